@@ -1,0 +1,5 @@
+"""Lets `python -m agentteams` run the CLI."""
+
+from agentteams.cli import main
+
+main()

@@ -1,0 +1,91 @@
+"""Atomic, crash-safe JSON file I/O in Claude Code's exact format, and quarantine of corrupt files.
+
+Format: `JSON.stringify(x, null, 2)` — indent 2, `": "`, raw non-ASCII, no trailing newline.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agentteams.errors import CorruptFileError
+
+
+def dump_json(obj: object) -> str:
+    return json.dumps(obj, indent=2, ensure_ascii=False)
+
+
+def dump_compact(obj: object) -> str:
+    """`JSON.stringify(x)`: the form protocol messages take inside an envelope's `text`."""
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=False)
+
+
+def now_iso() -> str:
+    """ISO-8601 UTC with milliseconds and `Z`, as JavaScript's `toISOString()`."""
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def epoch_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def encode(text: str) -> bytes:
+    # surrogatepass: a lone surrogate from a model or a peer must not make a message unwritable
+    return text.encode("utf-8", "surrogatepass")
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write to `<path>.tmp.<8 hex>` in the same directory, fsync, then rename over `path`."""
+    tmp = path.with_name(f"{path.name}.tmp.{secrets.token_hex(4)}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_json(path: Path, obj: object) -> None:
+    atomic_write_bytes(path, encode(dump_json(obj)))
+
+
+def parse_json_bytes(raw: bytes, path: Path) -> Any:
+    """Parse `raw` read from `path`; raises CorruptFileError (not moved) when it is not JSON."""
+    try:
+        return json.loads(raw.decode("utf-8", "surrogatepass"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CorruptFileError(f"{path} is not valid JSON ({e})") from e
+
+
+def read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def quarantine(path: Path) -> Path:
+    """Move a corrupt file aside to `<name>.corrupt-<timestamp>` and return where it went."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while aside.exists():
+        n += 1
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    os.replace(path, aside)
+    return aside

@@ -1,0 +1,25 @@
+"""Error types. Every error a user can cause is an `AgentTeamsError` whose message is one clear line."""
+
+
+class AgentTeamsError(Exception):
+    """Base of every error the CLI turns into one line on stderr and a non-zero exit."""
+
+
+class InvalidNameError(AgentTeamsError):
+    """A team, agent or task name that is empty, too long, or would leave the config root."""
+
+
+class NotFoundError(AgentTeamsError):
+    """A team, member or task that does not exist."""
+
+
+class ConflictError(AgentTeamsError):
+    """An operation that would break an invariant: a dependency cycle, deleting a team with members."""
+
+
+class CorruptFileError(AgentTeamsError):
+    """A JSON file that cannot be parsed or has the wrong shape; the message says where it went."""
+
+
+class LockTimeoutError(AgentTeamsError):
+    """A lock that could not be taken before the deadline."""

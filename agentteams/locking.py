@@ -1,0 +1,218 @@
+"""Claude Code's lock protocol (proper-lockfile: `mkdir <target>.lock`), fronted by an OS queue.
+
+Our processes first queue on a kernel lock (portalocker/flock on a hidden never-replaced file beside the
+target), so they sleep instead of spinning; then take the mkdir lock, which also excludes real `claude`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import portalocker
+
+from agentteams.errors import LockTimeoutError, NotFoundError
+
+STALE_SECONDS = 10.0
+REFRESH_SECONDS = 5.0
+DEFAULT_DEADLINE = 15.0  # beyond STALE_SECONDS, so a stale lock is always broken before we give up
+MIN_BACKOFF = 0.005
+MAX_BACKOFF = 0.1
+
+
+def lock_dir_for(target: Path) -> Path:
+    """The directory proper-lockfile creates for `target`."""
+    return target.with_name(target.name + ".lock")
+
+
+def queue_file_for(target: Path) -> Path:
+    """The hidden file our own processes flock before racing for the mkdir lock."""
+    return target.with_name(f".{target.name}.flock")
+
+
+@dataclass
+class _Record:
+    """Written into the queue file while held: lets the next holder spot a lock dir a dead holder left."""
+
+    ino: int
+    mtime_ns: int
+
+    def encode(self) -> bytes:
+        return f"{os.getpid()} {self.ino} {self.mtime_ns}\n".encode()
+
+    @classmethod
+    def decode(cls, raw: bytes) -> _Record | None:
+        parts = raw.split()
+        if len(parts) != 3:
+            return None
+        try:
+            return cls(int(parts[1]), int(parts[2]))
+        except ValueError:
+            return None
+
+
+class _Refresher:
+    """One daemon thread per process that touches the mtime of locks held longer than REFRESH_SECONDS."""
+
+    def __init__(self) -> None:
+        self._held: dict[int, FileLock] = {}
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def add(self, lock: FileLock) -> None:
+        with self._cond:
+            self._held[id(lock)] = lock
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="agentteams-lock-refresh", daemon=True)
+                self._thread.start()
+
+    def remove(self, lock: FileLock) -> None:
+        with self._cond:
+            self._held.pop(id(lock), None)
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait(timeout=1.0)
+                due = [lk for lk in self._held.values() if time.monotonic() - lk.touched >= REFRESH_SECONDS]
+            for lk in due:
+                lk.refresh()
+
+
+_REFRESHER = _Refresher()
+
+
+class FileLock:
+    """Exclusive lock on `target`, compatible with Claude Code's proper-lockfile usage."""
+
+    def __init__(self, target: Path, *, deadline: float = DEFAULT_DEADLINE) -> None:
+        self.target = target
+        self.lock_dir = lock_dir_for(target)
+        self.deadline = deadline
+        self.touched = 0.0
+        self._queue: IO[bytes] | None = None
+        self._refresh_mutex = threading.Lock()
+
+    def __enter__(self) -> FileLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def acquire(self) -> None:
+        try:
+            queue = open(queue_file_for(self.target), "a+b")  # noqa: SIM115 - held until release()
+        except FileNotFoundError as e:
+            raise NotFoundError(f"cannot lock {self.target}: its directory does not exist") from e
+        portalocker.lock(queue, portalocker.LOCK_EX)  # sleeps in the kernel, FIFO-ish, no spinning
+        try:
+            self._take_dir(queue)
+        except BaseException:
+            portalocker.unlock(queue)
+            queue.close()
+            raise
+        self._queue = queue
+        self.touched = time.monotonic()
+        _REFRESHER.add(self)
+
+    def _take_dir(self, queue: IO[bytes]) -> None:
+        start = time.monotonic()
+        backoff = MIN_BACKOFF
+        while True:
+            try:
+                os.mkdir(self.lock_dir)
+            except FileExistsError:
+                if self._break_if_dead(queue):
+                    continue
+            except FileNotFoundError as e:
+                raise NotFoundError(f"cannot lock {self.target}: its directory does not exist") from e
+            else:
+                st = os.stat(self.lock_dir)
+                self._write_record(queue, _Record(st.st_ino, st.st_mtime_ns))
+                return
+            if time.monotonic() - start > self.deadline:
+                raise LockTimeoutError(
+                    f"timed out after {self.deadline:.0f}s waiting for lock {self.lock_dir} "
+                    f"(another process holds it; it is broken automatically once {STALE_SECONDS:.0f}s stale)"
+                )
+            time.sleep(backoff)
+            backoff = min(MAX_BACKOFF, backoff * 2)
+
+    def _break_if_dead(self, queue: IO[bytes]) -> bool:
+        """Remove the lock dir if its holder is gone; True when the caller should retry at once."""
+        try:
+            st = os.stat(self.lock_dir)
+        except FileNotFoundError:
+            return True
+        queue.seek(0)
+        record = _Record.decode(queue.read(128))
+        # We hold the queue lock, so a record left in it names a lock dir whose holder (one of ours)
+        # died before releasing; a live holder always clears it first.
+        orphan = record is not None and (record.ino, record.mtime_ns) == (st.st_ino, st.st_mtime_ns)
+        stale = time.time() - st.st_mtime > STALE_SECONDS
+        if not (orphan or stale):
+            return False
+        with contextlib.suppress(FileNotFoundError):
+            os.rmdir(self.lock_dir)
+        return True
+
+    @staticmethod
+    def _write_record(queue: IO[bytes], record: _Record | None) -> None:
+        queue.seek(0)
+        queue.truncate()
+        if record is not None:
+            queue.write(record.encode())
+        queue.flush()
+
+    def refresh(self) -> None:
+        """Touch the lock dir so other processes do not take it for stale (proper-lockfile's `update`)."""
+        with self._refresh_mutex:
+            if self._queue is None:
+                return
+            try:
+                os.utime(self.lock_dir)
+                st = os.stat(self.lock_dir)
+            except FileNotFoundError:
+                return
+            self._write_record(self._queue, _Record(st.st_ino, st.st_mtime_ns))
+            self.touched = time.monotonic()
+
+    def release(self) -> None:
+        _REFRESHER.remove(self)
+        with self._refresh_mutex:
+            queue, self._queue = self._queue, None
+            if queue is None:
+                return
+            try:
+                with contextlib.suppress(FileNotFoundError):
+                    os.rmdir(self.lock_dir)
+                self._write_record(queue, None)
+            finally:
+                portalocker.unlock(queue)
+                queue.close()
+
+
+@contextlib.contextmanager
+def locked(target: Path, *, deadline: float = DEFAULT_DEADLINE) -> Iterator[FileLock]:
+    with FileLock(target, deadline=deadline) as lock:
+        yield lock
+
+
+def ensure_file(path: Path, initial: bytes) -> bool:
+    """Create `path` with `initial` unless it exists (`wx`, as the CLI does); True if it was created."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return False
+    try:
+        os.write(fd, initial)
+    finally:
+        os.close(fd)
+    return True

@@ -1,0 +1,127 @@
+"""The config root and every on-disk path and name rule shared with Claude Code.
+
+The only module that reads the environment for locations. No name can address a path outside the root.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from agentteams.errors import InvalidNameError
+
+LEAD_NAME = "team-lead"
+MAX_NAME_LEN = 128
+_TEAM_DIR_RE = re.compile(r"[^A-Za-z0-9]")
+_PATH_PART_RE = re.compile(r"[^A-Za-z0-9_-]")
+_TASK_ID_RE = re.compile(r"^[0-9]+$")
+
+
+def config_root() -> Path:
+    """`$CLAUDE_CONFIG_DIR`, else `~/.claude`."""
+    env = os.environ.get("CLAUDE_CONFIG_DIR")
+    return Path(env) if env else Path.home() / ".claude"
+
+
+def _checked(raw: str, kind: str, sanitized: str) -> str:
+    if not raw or not raw.strip():
+        raise InvalidNameError(f"{kind} name is empty")
+    if len(raw) > MAX_NAME_LEN:
+        raise InvalidNameError(f"{kind} name is longer than {MAX_NAME_LEN} characters: {raw[:40]!r}...")
+    if not any(c.isalnum() for c in sanitized):
+        raise InvalidNameError(f"{kind} name {raw!r} has no letters or digits")
+    return sanitized
+
+
+def team_dir_name(team: str) -> str:
+    """Team directory rule: every non-alphanumeric character becomes `-`, then lowercase."""
+    return _checked(team, "team", _TEAM_DIR_RE.sub("-", team).lower())
+
+
+def path_part(name: str, kind: str = "agent") -> str:
+    """Inbox-file and task-dir rule: `[^A-Za-z0-9_-]` becomes `-`, case kept."""
+    return _checked(name, kind, _PATH_PART_RE.sub("-", name))
+
+
+def agent_name(name: str) -> str:
+    """An agent's name as stored: `@` (the id separator) becomes `-`."""
+    cleaned = name.strip().replace("@", "-")
+    path_part(cleaned)  # refuses names that could not have an inbox
+    return cleaned
+
+
+def agent_id(name: str, team: str) -> str:
+    return f"{name}@{team}"
+
+
+def unique_name(wanted: str, taken: list[str]) -> str:
+    """`wanted`, or `wanted-2`, `wanted-3`, ... compared case-insensitively against `taken`."""
+    lowered = {t.lower() for t in taken}
+    if wanted.lower() not in lowered:
+        return wanted
+    n = 2
+    while f"{wanted}-{n}".lower() in lowered:
+        n += 1
+    return f"{wanted}-{n}"
+
+
+def task_id_part(task_id: str) -> str:
+    if not _TASK_ID_RE.match(task_id):
+        raise InvalidNameError(f"task id must be a positive whole number, got {task_id!r}")
+    return str(int(task_id))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Path builders below one config root; every result is checked to stay inside it."""
+
+    root: Path
+
+    @classmethod
+    def from_env(cls) -> Layout:
+        return cls(config_root())
+
+    def _inside(self, path: Path) -> Path:
+        root = os.path.normpath(os.path.abspath(self.root))
+        full = os.path.normpath(os.path.abspath(path))
+        if os.path.commonpath([root, full]) != root or full == root:
+            raise InvalidNameError(f"path {path} would leave the config root {self.root}")
+        return Path(full)
+
+    @property
+    def teams_dir(self) -> Path:
+        return self.root / "teams"
+
+    @property
+    def tasks_root(self) -> Path:
+        return self.root / "tasks"
+
+    def team_dir(self, team: str) -> Path:
+        return self._inside(self.teams_dir / team_dir_name(team))
+
+    def config_file(self, team: str) -> Path:
+        return self.team_dir(team) / "config.json"
+
+    def inbox_dir(self, team: str) -> Path:
+        return self.team_dir(team) / "inboxes"
+
+    def inbox_file(self, team: str, agent: str) -> Path:
+        return self._inside(self.inbox_dir(team) / f"{path_part(agent_name(agent))}.json")
+
+    def history_file(self, team: str, agent: str) -> Path:
+        """Append-only archive of delivered messages moved out of the live inbox (ours, not the CLI's)."""
+        return self._inside(self.inbox_dir(team) / f"{path_part(agent_name(agent))}.history.jsonl")
+
+    def task_dir(self, team: str) -> Path:
+        return self._inside(self.tasks_root / path_part(team, "team"))
+
+    def task_file(self, team: str, task_id: str) -> Path:
+        return self.task_dir(team) / f"{task_id_part(task_id)}.json"
+
+    def task_lock_target(self, team: str) -> Path:
+        return self.task_dir(team) / ".lock"
+
+    def highwatermark_file(self, team: str) -> Path:
+        return self.task_dir(team) / ".highwatermark"

@@ -1,0 +1,242 @@
+"""Typed on-disk shapes — team config, member, inbox envelope, task — parsed and dumped losslessly.
+
+Unknown keys are kept and written back; keys keep the order they were read in (new ones follow the
+order Claude Code writes), except tasks, which Claude Code always re-emits in schema order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Self, cast, get_args
+
+from agentteams.errors import CorruptFileError
+
+TaskStatus = Literal["pending", "in_progress", "completed", "deleted"]
+TASK_STATUSES: tuple[str, ...] = get_args(TaskStatus)
+COLORS = ("blue", "green", "yellow", "purple", "orange", "pink", "cyan", "red")
+
+
+class ShapeError(CorruptFileError):
+    """Valid JSON whose shape is not what the file kind requires."""
+
+
+def key(
+    name: str, kind: type | tuple[type, ...], default: Any = None, *, factory: Callable[[], Any] | None = None
+) -> Any:
+    """A dataclass field stored under JSON key `name`, checked to be of `kind` when read."""
+    meta = {"key": name, "kind": kind}
+    if factory is not None:
+        return field(default_factory=factory, metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+def _check(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    is_bool = isinstance(value, bool)
+    ok = any(isinstance(value, k) and (k is bool or not is_bool) for k in kinds)
+    if not ok:
+        names = "/".join(k.__name__ for k in kinds)
+        raise ShapeError(f"{where}: expected {names}, got {type(value).__name__}")
+    return value
+
+
+@dataclass(kw_only=True)
+class Record:
+    """Base of every on-disk object: typed fields plus `extra` (unknown keys) and the order read."""
+
+    ORDER: ClassVar[tuple[str, ...]] = ()
+    FORCE_ORDER: ClassVar[bool] = False
+    extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    key_order: tuple[str, ...] = field(default=(), repr=False, compare=False)
+
+    @classmethod
+    def _fields(cls) -> dict[str, dataclasses.Field[Any]]:
+        return {f.metadata["key"]: f for f in dataclasses.fields(cls) if "key" in f.metadata}
+
+    @classmethod
+    def from_json(cls, obj: object, where: str = "") -> Self:
+        where = where or cls.__name__
+        if not isinstance(obj, dict):
+            raise ShapeError(f"{where}: expected an object, got {type(obj).__name__}")
+        known = cls._fields()
+        values: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for k, v in obj.items():
+            f = known.get(k)
+            if f is None:
+                extra[k] = v
+            elif v is not None:
+                values[f.name] = cls._convert(k, _check(v, f.metadata["kind"], f"{where}.{k}"), where)
+        missing = [f.name for f in dataclasses.fields(cls) if _required(f) and f.name not in values]
+        if missing:
+            raise ShapeError(f"{where}: missing {', '.join(missing)}")
+        rec = cls(**values, extra=extra, key_order=tuple(obj))
+        rec.validate(where)
+        return rec
+
+    @classmethod
+    def _convert(cls, json_key: str, value: Any, where: str) -> Any:
+        """Hook for nested records; the default keeps the JSON value."""
+        return value
+
+    def validate(self, where: str) -> None:
+        """Hook for value checks beyond types."""
+
+    def _value(self, json_key: str, f: dataclasses.Field[Any]) -> Any:
+        v = getattr(self, f.name)
+        if isinstance(v, list) and v and isinstance(v[0], Record):
+            return [r.to_json() for r in v]
+        return v
+
+    def to_json(self) -> dict[str, Any]:
+        known = self._fields()
+        out: dict[str, Any] = {}
+        order = self.ORDER if self.FORCE_ORDER else (*self.key_order, *self.ORDER)
+        for k in (*order, *known, *self.extra):
+            if k in out:
+                continue
+            if k in known:
+                v = self._value(k, known[k])
+                if v is not None:
+                    out[k] = v
+            elif k in self.extra:
+                out[k] = self.extra[k]
+        return out
+
+    def replace(self, **changes: Any) -> Self:
+        return dataclasses.replace(self, **changes)
+
+
+def _required(f: dataclasses.Field[Any]) -> bool:
+    return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+
+
+@dataclass(kw_only=True)
+class Member(Record):
+    """One entry of `members` in a team config."""
+
+    LEAD_ORDER: ClassVar[tuple[str, ...]] = (
+        "agentId", "name", "agentType", "model", "joinedAt", "tmuxPaneId", "cwd", "subscriptions",
+        "backendType",
+    )  # fmt: skip
+    ORDER: ClassVar[tuple[str, ...]] = (
+        "agentId", "name", "agentType", "color", "joinedAt", "tmuxPaneId", "subscriptions", "model",
+        "prompt", "planModeRequired", "cwd", "backendType", "isActive",
+    )  # fmt: skip
+    agent_id: str = key("agentId", str, dataclasses.MISSING)
+    name: str = key("name", str, dataclasses.MISSING)
+    joined_at: int = key("joinedAt", (int, float), dataclasses.MISSING)
+    agent_type: str | None = key("agentType", str)
+    color: str | None = key("color", str)
+    tmux_pane_id: str | None = key("tmuxPaneId", str)
+    subscriptions: list[Any] | None = key("subscriptions", list)
+    model: str | None = key("model", str)
+    prompt: str | None = key("prompt", str)
+    plan_mode_required: bool | None = key("planModeRequired", bool)
+    cwd: str | None = key("cwd", str)
+    backend_type: str | None = key("backendType", str)
+    is_active: bool | None = key("isActive", bool)
+    mode: str | None = key("mode", str)
+    worktree_path: str | None = key("worktreePath", str)
+    allowed_tools: list[str] | None = key("allowedTools", list)
+    disallowed_tools: list[str] | None = key("disallowedTools", list)
+
+
+@dataclass(kw_only=True)
+class TeamConfig(Record):
+    """`teams/<team>/config.json`."""
+
+    ORDER: ClassVar[tuple[str, ...]] = (
+        "name", "description", "createdAt", "leadAgentId", "leadSessionId", "members", "hiddenPaneIds",
+    )  # fmt: skip
+    name: str = key("name", str, dataclasses.MISSING)
+    created_at: int = key("createdAt", (int, float), dataclasses.MISSING)
+    lead_agent_id: str = key("leadAgentId", str, dataclasses.MISSING)
+    lead_session_id: str = key("leadSessionId", str, "")
+    members: list[Member] = key("members", list, dataclasses.MISSING)
+    description: str | None = key("description", str)
+    hidden_pane_ids: list[str] | None = key("hiddenPaneIds", list)
+
+    @classmethod
+    def _convert(cls, json_key: str, value: Any, where: str) -> Any:
+        if json_key == "members":
+            return [Member.from_json(m, f"{where}.members[{i}]") for i, m in enumerate(value)]
+        return value
+
+    def _value(self, json_key: str, f: dataclasses.Field[Any]) -> Any:
+        if json_key == "members":
+            return [m.to_json() for m in self.members]
+        return super()._value(json_key, f)
+
+    def member(self, name_or_id: str) -> Member | None:
+        for m in self.members:
+            if name_or_id in (m.name, m.agent_id):
+                return m
+        return None
+
+    @property
+    def lead_name(self) -> str:
+        lead = self.member(self.lead_agent_id)
+        return lead.name if lead else "team-lead"
+
+
+@dataclass(kw_only=True)
+class Envelope(Record):
+    """One message in an inbox file; `text` holds plain text or a compact-JSON protocol message."""
+
+    ORDER: ClassVar[tuple[str, ...]] = (
+        "from", "text", "summary", "timestamp", "color", "msgV", "msg_id", "type", "read",
+    )  # fmt: skip
+    sender: str = key("from", str, dataclasses.MISSING)
+    text: str = key("text", str, dataclasses.MISSING)
+    timestamp: str = key("timestamp", str, "")
+    summary: str | None = key("summary", str)
+    color: str | None = key("color", str)
+    msg_v: int | None = key("msgV", int)
+    msg_id: str | None = key("msg_id", str)
+    type: str | None = key("type", str)
+    read: bool | None = key("read", bool)
+
+    @property
+    def identity(self) -> tuple[str, ...]:
+        """How a message is recognised across rewrites by any process: never its index."""
+        if self.msg_id:
+            return ("id", self.msg_id)
+        return ("key", self.sender, self.timestamp, self.text)
+
+    @property
+    def unread(self) -> bool:
+        return self.read is not True
+
+
+@dataclass(kw_only=True)
+class Task(Record):
+    """`tasks/<team>/<id>.json`."""
+
+    ORDER: ClassVar[tuple[str, ...]] = (
+        "id", "subject", "description", "activeForm", "owner", "status", "blocks", "blockedBy", "metadata",
+    )  # fmt: skip
+    FORCE_ORDER: ClassVar[bool] = True
+    id: str = key("id", str, dataclasses.MISSING)
+    subject: str = key("subject", str, dataclasses.MISSING)
+    description: str = key("description", str, "")
+    active_form: str | None = key("activeForm", str)
+    owner: str | None = key("owner", str)
+    status: TaskStatus = key("status", str, "pending")
+    blocks: list[str] = key("blocks", list, dataclasses.MISSING)
+    blocked_by: list[str] = key("blockedBy", list, dataclasses.MISSING)
+    metadata: dict[str, Any] | None = key("metadata", dict)
+
+    def validate(self, where: str) -> None:
+        if self.status not in TASK_STATUSES:
+            raise ShapeError(f"{where}: unknown status {self.status!r}")
+        self.status = cast(TaskStatus, self.status)
+        for name in ("blocks", "blocked_by"):
+            if not all(isinstance(x, str) for x in getattr(self, name)):
+                raise ShapeError(f"{where}: {name} must list task ids as strings")
+
+    @property
+    def resolved(self) -> bool:
+        return self.status in ("completed", "deleted")
