@@ -13,9 +13,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
-
-import portalocker
+from typing import IO, Any
 
 from agentteams.errors import LockTimeoutError, NotFoundError
 
@@ -24,6 +22,28 @@ REFRESH_SECONDS = 5.0
 DEFAULT_DEADLINE = 15.0  # beyond STALE_SECONDS, so a stale lock is always broken before we give up
 MIN_BACKOFF = 0.005
 MAX_BACKOFF = 0.1
+
+
+def _portalocker() -> Any:
+    # imported on first use: it costs ~50 ms at start-up, and commands that only read take no lock
+    import portalocker
+
+    return portalocker
+
+
+def flock_exclusive(fh: IO[bytes]) -> None:
+    """Block (in the kernel, no spinning) until `fh` is exclusively locked."""
+    pl = _portalocker()
+    pl.lock(fh, pl.LOCK_EX)
+
+
+def flock_shared(fh: IO[bytes]) -> None:
+    pl = _portalocker()
+    pl.lock(fh, pl.LOCK_SH)
+
+
+def flock_release(fh: IO[bytes]) -> None:
+    _portalocker().unlock(fh)
 
 
 def lock_dir_for(target: Path) -> Path:
@@ -111,11 +131,11 @@ class FileLock:
             queue = open(queue_file_for(self.target), "a+b")  # noqa: SIM115 - held until release()
         except FileNotFoundError as e:
             raise NotFoundError(f"cannot lock {self.target}: its directory does not exist") from e
-        portalocker.lock(queue, portalocker.LOCK_EX)  # sleeps in the kernel, FIFO-ish, no spinning
+        flock_exclusive(queue)
         try:
             self._take_dir(queue)
         except BaseException:
-            portalocker.unlock(queue)
+            flock_release(queue)
             queue.close()
             raise
         self._queue = queue
@@ -195,7 +215,7 @@ class FileLock:
                     os.rmdir(self.lock_dir)
                 self._write_record(queue, None)
             finally:
-                portalocker.unlock(queue)
+                flock_release(queue)
                 queue.close()
 
 

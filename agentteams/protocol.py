@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 from agentteams.atomicio import dump_compact, epoch_ms, now_iso
 from agentteams.records import Record, ShapeError, key
 
+
 @dataclass(kw_only=True)
 class Message(Record):
     """Base of every protocol message; `TYPE` is written first as `type`."""

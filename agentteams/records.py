@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Self, cast, get_args
+from typing import Any, ClassVar, Literal, Self, get_args
 
 from agentteams.errors import CorruptFileError
 
@@ -232,7 +232,6 @@ class Task(Record):
     def validate(self, where: str) -> None:
         if self.status not in TASK_STATUSES:
             raise ShapeError(f"{where}: unknown status {self.status!r}")
-        self.status = cast(TaskStatus, self.status)
         for name in ("blocks", "blocked_by"):
             if not all(isinstance(x, str) for x in getattr(self, name)):
                 raise ShapeError(f"{where}: {name} must list task ids as strings")

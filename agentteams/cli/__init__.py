@@ -1,0 +1,62 @@
+"""The `agentteams` command: typer app, composition root, and the one place that turns errors into exits."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+
+from agentteams import __version__
+from agentteams.cli import msg_cmd, task_cmd, team_cmd
+from agentteams.errors import AgentTeamsError
+
+app = typer.Typer(
+    name="agentteams",
+    help="A Claude-Code-compatible agent CLI whose headline feature is agent teams.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(team_cmd.app, name="team")
+app.add_typer(task_cmd.app, name="task")
+app.add_typer(msg_cmd.app, name="msg")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agentteams {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: bool = typer.Option(
+        False, "--version", "-v", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """Create and inspect agent teams, their tasks and mailboxes."""
+
+
+class _OneLine(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"agentteams: {record.levelname.lower()}: {record.getMessage()}"
+
+
+def main() -> None:
+    """Console-script entry point: one clear line and exit 1 for every expected failure."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_OneLine())
+    log = logging.getLogger("agentteams")
+    log.addHandler(handler)
+    log.setLevel(logging.WARNING)
+    try:
+        app()
+    except AgentTeamsError as e:
+        typer.echo(f"agentteams: error: {e}", err=True)
+        sys.exit(1)
+    except OSError as e:
+        typer.echo(f"agentteams: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,64 @@
+"""`agentteams team ...`: create, show, list and delete teams from a shell."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from agentteams.cli.output import emit_json, team_text
+from agentteams.errors import CorruptFileError
+from agentteams.teams import TeamStore
+
+app = typer.Typer(help="Create, inspect and delete teams.", no_args_is_help=True)
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+
+
+@app.command()
+def create(
+    name: str,
+    description: Annotated[str | None, typer.Option("--description", "-d")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a team (a name already taken gets a -2, -3, ... suffix)."""
+    config = TeamStore().create(name, description=description)
+    if as_json:
+        emit_json(config.to_json())
+    else:
+        typer.echo(config.name)
+
+
+@app.command()
+def show(name: str, as_json: JsonOpt = False) -> None:
+    """Show a team's config and members."""
+    config = TeamStore().read(name)
+    if as_json:
+        emit_json(config.to_json())
+    else:
+        typer.echo(team_text(config))
+
+
+@app.command("list")
+def list_(as_json: JsonOpt = False) -> None:
+    """List every team; an unreadable config is reported, not hidden."""
+    entries = TeamStore().list_teams()
+    if as_json:
+        emit_json(
+            [e.to_json() if not isinstance(e, CorruptFileError) else {"error": str(e)} for e in entries]
+        )
+        return
+    for e in entries:
+        if isinstance(e, CorruptFileError):
+            typer.echo(f"(unreadable) {e}")
+        else:
+            typer.echo(f"{e.name}\t{len(e.members)} member(s)\t{e.description or ''}".rstrip())
+
+
+@app.command()
+def delete(
+    name: str, force: Annotated[bool, typer.Option("--force", help="Delete even with members left.")] = False
+) -> None:
+    """Delete a team, its task list and member worktrees; refuses while teammates remain."""
+    for warning in TeamStore().delete(name, force=force):
+        typer.echo(f"agentteams: warning: {warning}", err=True)
+    typer.echo(f"deleted {name}")

@@ -1,0 +1,275 @@
+"""The mailbox store: one JSON-array inbox per agent, shared with Claude Code, that never loses a message.
+
+Sends are group-committed: each writer appends its envelope to a spool beside the inbox, then whoever
+holds the inbox lock moves every spooled envelope into the inbox in one atomic rewrite. Delivered
+messages beyond the newest few move to an append-only history file, so the live inbox stays small.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+from agentteams.atomicio import (
+    atomic_write_bytes,
+    dump_compact,
+    dump_json,
+    encode,
+    now_iso,
+    quarantine,
+    read_bytes,
+)
+from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError
+from agentteams.locking import ensure_file, flock_exclusive, flock_release, flock_shared, locked
+from agentteams.paths import Layout
+from agentteams.protocol import Message
+from agentteams.records import Envelope, ShapeError, TeamConfig
+from agentteams.teams import TeamStore
+
+log = logging.getLogger("agentteams")
+
+KEEP_DELIVERED = 20  # delivered messages kept in the live inbox; older ones go to the history file
+FULL_CHECK_BYTES = 64 * 1024  # below this an inbox is fully parsed before an append
+MAX_TEXT_CHARS = 8 * 1024 * 1024
+
+
+def spool_file(inbox: Path) -> Path:
+    return inbox.with_name(f".{inbox.name}.spool")
+
+
+def new_envelope(sender: str, text: str, *, summary: str | None = None, color: str | None = None) -> Envelope:
+    return Envelope(
+        sender=sender, text=text, summary=summary, timestamp=now_iso(), color=color, msg_v=1,
+        msg_id=str(uuid.uuid4()), type="message", read=False,
+    )  # fmt: skip
+
+
+def _item_bytes(env: Envelope) -> bytes:
+    # An array element of JSON.stringify(list, null, 2) is the element's own indent-2 dump shifted
+    # two spaces right; raw newlines cannot occur inside JSON strings, so shifting every line is exact.
+    return encode(dump_json(env.to_json()).replace("\n", "\n  "))
+
+
+def append_to_array(current: bytes, envs: list[Envelope]) -> bytes | None:
+    """`current` (a JSON array's text) with `envs` appended, byte-identical to a full re-dump.
+
+    None when `current` is not an array's text.
+    """
+    body = current.strip()
+    if not (body.startswith(b"[") and body.endswith(b"]")):
+        return None
+    items = b",\n  ".join(_item_bytes(e) for e in envs)
+    inner = body[1:-1].strip()
+    if not inner:
+        return b"[\n  " + items + b"\n]"
+    return body[:-1].rstrip() + b",\n  " + items + b"\n]"
+
+
+def _parse_inbox(raw: bytes, path: Path) -> list[Envelope]:
+    if not raw.strip():
+        return []  # a CLI creating the file ("wx", then write) can be caught between the two steps
+    try:
+        data = json.loads(raw.decode("utf-8", "surrogatepass"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CorruptFileError(f"{path} is not valid JSON ({e})") from e
+    if not isinstance(data, list):
+        raise ShapeError(f"{path}: expected a JSON array of messages")
+    return [Envelope.from_json(item, f"{path}[{i}]") for i, item in enumerate(data)]
+
+
+class Mailbox:
+    def __init__(self, layout: Layout | None = None, teams: TeamStore | None = None) -> None:
+        self.layout = layout or Layout.from_env()
+        self.teams = teams or TeamStore(self.layout)
+
+    # -- sending ------------------------------------------------------------------------------------
+
+    def resolve_recipient(self, config: TeamConfig, to: str) -> str:
+        member = config.member(to) or config.member(to.split("@", 1)[0])
+        if member is None:
+            names = ", ".join(m.name for m in config.members)
+            raise NotFoundError(f"{to!r} is not a member of team {config.name!r} (members: {names})")
+        return member.name
+
+    def send(
+        self, team: str, to: str, text: str, *, sender: str, summary: str | None = None,
+        color: str | None = None,
+    ) -> Envelope:  # fmt: skip
+        """Append one message to a member's inbox; returns once it is durably in the inbox file."""
+        if len(text) > MAX_TEXT_CHARS:
+            raise AgentTeamsError(f"message is {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
+        config = self.teams.read(team)
+        name = self.resolve_recipient(config, to)
+        if color is None and (member := config.member(sender)) and member.agent_id != config.lead_agent_id:
+            color = member.color
+        env = new_envelope(sender, text, summary=summary, color=color)
+        self._commit(self.layout.inbox_file(config.name, name), env)
+        return env
+
+    def send_message(self, team: str, to: str, message: Message, *, sender: str) -> Envelope:
+        return self.send(team, to, message.to_text(), sender=sender)
+
+    def broadcast(self, team: str, text: str, *, sender: str, summary: str | None = None) -> list[str]:
+        """Send `text` to every member but the sender; returns the recipients."""
+        config = self.teams.read(team)
+        names = [m.name for m in config.members if sender not in (m.name, m.agent_id)]
+        for name in names:
+            self.send(config.name, name, text, sender=sender, summary=summary)
+        return names
+
+    def _commit(self, inbox: Path, env: Envelope) -> None:
+        inbox.parent.mkdir(parents=True, exist_ok=True)
+        record = b"\n" + encode(dump_compact(env.to_json())) + b"\n"  # leading \n isolates a torn line
+        with open(spool_file(inbox), "ab") as spool:
+            flock_shared(spool)
+            try:
+                spool.write(record)
+                spool.flush()
+            finally:
+                flock_release(spool)
+        ensure_file(inbox, b"[]")
+        with locked(inbox):
+            self._flush_spool(inbox)
+
+    def _flush_spool(self, inbox: Path) -> None:
+        """Move spooled envelopes into the inbox. Caller holds the inbox lock."""
+        path = spool_file(inbox)
+        try:
+            spool = open(path, "r+b")  # noqa: SIM115 - locked below, closed in finally
+        except FileNotFoundError:
+            return
+        try:
+            flock_exclusive(spool)
+            raw = spool.read()
+            if not raw.strip():
+                return  # another holder already committed ours
+            current = read_bytes(inbox) or b"[]"
+            envs = [e for e in self._spooled(raw) if e.msg_id is None or encode(e.msg_id) not in current]
+            if envs:
+                atomic_write_bytes(inbox, self._appended(inbox, current, envs))
+            spool.truncate(0)
+        finally:
+            flock_release(spool)
+            spool.close()
+
+    @staticmethod
+    def _spooled(raw: bytes) -> list[Envelope]:
+        envs = []
+        for line in raw.split(b"\n"):
+            if not line.strip():
+                continue
+            try:
+                envs.append(Envelope.from_json(json.loads(line), "spooled message"))
+            except (ValueError, CorruptFileError):
+                # only a writer killed mid-append leaves a torn line, and its send never returned
+                log.debug("dropping a torn spool line of %d bytes", len(line))
+        return envs
+
+    def _appended(self, inbox: Path, current: bytes, envs: list[Envelope]) -> bytes:
+        if len(current) <= FULL_CHECK_BYTES:
+            try:
+                _parse_inbox(current, inbox)
+            except CorruptFileError:
+                current = b"garbage"  # falls through to the quarantine below
+        new = append_to_array(current, envs)
+        if new is None:
+            aside = quarantine(inbox)
+            log.warning("inbox %s was not a JSON array; moved it to %s and started a new one", inbox, aside)
+            new = append_to_array(b"[]", envs)
+            assert new is not None
+        return new
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def inbox_path(self, team: str, agent: str) -> Path:
+        return self.layout.inbox_file(self.teams.canonical(team), agent)
+
+    def read_live(self, team: str, agent: str) -> list[Envelope]:
+        """The messages now in the inbox file (a corrupt file is moved aside and reported)."""
+        path = self.inbox_path(team, agent)
+        raw = read_bytes(path)
+        if raw is None:
+            return []
+        try:
+            return _parse_inbox(raw, path)
+        except CorruptFileError:
+            with locked(path):
+                return self._load_locked(path)
+
+    def unread(self, team: str, agent: str) -> list[Envelope]:
+        return [e for e in self.read_live(team, agent) if e.unread]
+
+    def history(self, team: str, agent: str) -> list[Envelope]:
+        path = self.layout.history_file(self.teams.canonical(team), agent)
+        raw = read_bytes(path) or b""
+        return self._spooled(raw)
+
+    def read_all(self, team: str, agent: str) -> list[Envelope]:
+        """History then live inbox, each message once."""
+        seen: set[tuple[str, ...]] = set()
+        out: list[Envelope] = []
+        for env in [*self.history(team, agent), *self.read_live(team, agent)]:
+            if env.identity not in seen:
+                seen.add(env.identity)
+                out.append(env)
+        return out
+
+    def _load_locked(self, path: Path) -> list[Envelope]:
+        raw = read_bytes(path)
+        if raw is None:
+            return []
+        try:
+            return _parse_inbox(raw, path)
+        except CorruptFileError as e:
+            aside = quarantine(path)
+            atomic_write_bytes(path, b"[]")
+            log.warning("%s; moved it to %s and started a new inbox", e, aside)
+            return []
+
+    # -- delivery -----------------------------------------------------------------------------------
+
+    def mark_delivered(self, team: str, agent: str, delivered: Iterable[Envelope]) -> int:
+        """Mark these messages read (by identity, never index); archive old delivered ones. Returns count."""
+        wanted = {e.identity for e in delivered}
+        path = self.inbox_path(team, agent)
+        if not wanted or not path.exists():
+            return 0
+        with locked(path):
+            self._flush_spool(path)
+            envs = self._load_locked(path)
+            marked = 0
+            for env in envs:
+                if env.identity in wanted and env.unread:
+                    env.read = True
+                    marked += 1
+            keep = self._archive(team, agent, envs)
+            if marked or len(keep) != len(envs):
+                atomic_write_bytes(path, encode(dump_json([e.to_json() for e in keep])))
+        return marked
+
+    def _archive(self, team: str, agent: str, envs: list[Envelope]) -> list[Envelope]:
+        """Append delivered messages beyond the newest KEEP_DELIVERED to the history; return the rest."""
+        delivered = [i for i, e in enumerate(envs) if not e.unread]
+        old = set(delivered[: max(0, len(delivered) - KEEP_DELIVERED)])
+        if not old:
+            return envs
+        lines = b"".join(encode(dump_compact(envs[i].to_json())) + b"\n" for i in sorted(old))
+        hist = self.layout.history_file(self.teams.canonical(team), agent)
+        fd = os.open(hist, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            os.write(fd, lines)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return [e for i, e in enumerate(envs) if i not in old]
+
+    def remove_inbox(self, team: str, agent: str) -> None:
+        path = self.inbox_path(team, agent)
+        for p in (path, spool_file(path), self.layout.history_file(self.teams.canonical(team), agent)):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()

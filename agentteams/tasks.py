@@ -1,0 +1,335 @@
+"""The task store: one JSON file per task under `tasks/<team>/`, shared with Claude Code.
+
+Lock order, always: the list lock (`.lock`) before any task lock, and never two task locks at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from agentteams.atomicio import (
+    atomic_write_bytes,
+    atomic_write_json,
+    parse_json_bytes,
+    quarantine,
+    read_bytes,
+)
+from agentteams.errors import ConflictError, CorruptFileError, InvalidNameError, NotFoundError
+from agentteams.locking import ensure_file, locked
+from agentteams.mailbox import Mailbox
+from agentteams.paths import LEAD_NAME, Layout, task_id_part
+from agentteams.protocol import TaskAssignment
+from agentteams.records import Task, TaskStatus
+
+log = logging.getLogger("agentteams")
+
+ClaimReason = Literal["task_not_found", "already_claimed", "already_resolved", "blocked", "agent_busy"]
+UNSET: Any = object()
+
+
+@dataclass
+class ClaimResult:
+    success: bool
+    task: Task | None = None
+    reason: ClaimReason | None = None
+    busy_with: list[str] = field(default_factory=list)
+
+
+@dataclass
+class UpdateResult:
+    task: Task
+    updated: list[str]  # JSON names of the fields that changed, for "Updated task #2 owner, blockedBy"
+    assignment_sent: bool = False
+
+
+@dataclass
+class UnassignResult:
+    tasks: list[Task]
+    notice: str
+
+
+class TaskStore:
+    def __init__(self, layout: Layout | None = None, mailbox: Mailbox | None = None) -> None:
+        self.layout = layout or Layout.from_env()
+        self.mailbox = mailbox or Mailbox(self.layout)
+
+    # -- files --------------------------------------------------------------------------------------
+
+    def _dir(self, team: str) -> Path:
+        d = self.layout.task_dir(team)
+        d.mkdir(parents=True, exist_ok=True)
+        ensure_file(self.layout.task_lock_target(team), b"")
+        return d
+
+    @contextlib.contextmanager
+    def _list_lock(self, team: str) -> Iterator[None]:
+        self._dir(team)
+        with locked(self.layout.task_lock_target(team)):
+            yield
+
+    def _load(self, team: str, task_id: str, *, under_lock: bool) -> Task | None:
+        path = self.layout.task_file(team, task_id)
+        raw = read_bytes(path)
+        if raw is None:
+            return None
+        try:
+            return Task.from_json(parse_json_bytes(raw, path), str(path))
+        except CorruptFileError as e:
+            if not under_lock:
+                with locked(path):
+                    return self._load(team, task_id, under_lock=True)
+            aside = quarantine(path)
+            self._raise_watermark(team, int(task_id))  # its id must never be handed out again
+            log.warning("%s; moved it to %s", e, aside)
+            return None
+
+    def _write(self, team: str, task: Task) -> None:
+        atomic_write_json(self.layout.task_file(team, task.id), task.to_json())
+
+    def _watermark(self, team: str) -> int:
+        raw = read_bytes(self.layout.highwatermark_file(team))
+        try:
+            return int(raw.strip()) if raw else 0
+        except ValueError:
+            return 0
+
+    def _raise_watermark(self, team: str, value: int) -> None:
+        if value > self._watermark(team):
+            atomic_write_bytes(self.layout.highwatermark_file(team), str(value).encode())
+
+    def _ids_on_disk(self, team: str) -> list[int]:
+        d = self.layout.task_dir(team)
+        if not d.is_dir():
+            return []
+        return sorted(int(p.stem) for p in d.glob("*.json") if p.stem.isdigit())
+
+    # -- queries ------------------------------------------------------------------------------------
+
+    def get(self, team: str, task_id: str) -> Task:
+        task = self._load(team, task_id_part(task_id), under_lock=False)
+        if task is None:
+            raise NotFoundError(f"task #{task_id} not found in team {team!r}")
+        return task
+
+    def list_tasks(self, team: str) -> list[Task]:
+        """All tasks in numeric id order; a corrupt file is moved aside and reported, not dropped."""
+        return [t for i in self._ids_on_disk(team) if (t := self._load(team, str(i), under_lock=False))]
+
+    @staticmethod
+    def open_ids(tasks: Sequence[Task]) -> set[str]:
+        return {t.id for t in tasks if not t.resolved}
+
+    def find_claimable(self, team: str) -> Task | None:
+        """Lowest-id pending, unowned task whose blockers are all resolved."""
+        tasks = self.list_tasks(team)
+        open_ids = self.open_ids(tasks)
+        for t in tasks:
+            if t.status == "pending" and not t.owner and not any(d in open_ids for d in t.blocked_by):
+                return t
+        return None
+
+    # -- changes ------------------------------------------------------------------------------------
+
+    def create(
+        self, team: str, subject: str, description: str = "", *, active_form: str | None = None,
+        metadata: dict[str, Any] | None = None, blocked_by: Sequence[str] = (),
+    ) -> Task:  # fmt: skip
+        if not subject.strip():
+            raise InvalidNameError("a task needs a subject")
+        blockers = [task_id_part(b) for b in blocked_by]
+        with self._list_lock(team):
+            for b in blockers:
+                if self._load(team, b, under_lock=False) is None:
+                    raise NotFoundError(f"task #{b} not found in team {team!r}")
+            new_id = str(max([0, *self._ids_on_disk(team)][-1], self._watermark(team)) + 1)
+            task = Task(
+                id=new_id, subject=subject, description=description, active_form=active_form,
+                status="pending", blocks=[], blocked_by=list(dict.fromkeys(blockers)), metadata=metadata,
+            )  # fmt: skip
+            self._write(team, task)
+            for b in task.blocked_by:
+                self._link(team, b, "blocks", new_id)
+        return task
+
+    def _link(self, team: str, task_id: str, attr: Literal["blocks", "blocked_by"], other: str) -> None:
+        with locked(self.layout.task_file(team, task_id)):
+            t = self._load(team, task_id, under_lock=True)
+            if t is not None and other not in getattr(t, attr):
+                getattr(t, attr).append(other)
+                self._write(team, t)
+
+    def _unlink(self, team: str, task_id: str, other: str) -> None:
+        with locked(self.layout.task_file(team, task_id)):
+            t = self._load(team, task_id, under_lock=True)
+            if t is not None and (other in t.blocks or other in t.blocked_by):
+                t.blocks = [x for x in t.blocks if x != other]
+                t.blocked_by = [x for x in t.blocked_by if x != other]
+                self._write(team, t)
+
+    def update(
+        self, team: str, task_id: str, *, subject: str | None = None, description: str | None = None,
+        active_form: str | None = None, status: TaskStatus | None = None, owner: str | None = UNSET,
+        add_blocks: Sequence[str] = (), add_blocked_by: Sequence[str] = (),
+        metadata: dict[str, Any] | None = None, assigned_by: str = LEAD_NAME,
+    ) -> UpdateResult:  # fmt: skip
+        """Merge changes into a task. `status="deleted"` deletes it; `owner=""` or None clears the owner."""
+        task_id = task_id_part(task_id)
+        if status == "deleted":
+            task = self.delete(team, task_id)
+            return UpdateResult(task, ["status"])
+        blocks = [task_id_part(x) for x in add_blocks]
+        blocked_by = [task_id_part(x) for x in add_blocked_by]
+        fields = {"subject": subject, "description": description, "active_form": active_form,
+                  "status": status, "metadata": metadata}  # fmt: skip
+        if blocks or blocked_by:
+            with self._list_lock(team):
+                self._check_links(team, task_id, blocks, blocked_by)
+                result = self._update_one(team, task_id, fields, owner, blocks, blocked_by)
+                for other in blocks:
+                    self._link(team, other, "blocked_by", task_id)
+                for other in blocked_by:
+                    self._link(team, other, "blocks", task_id)
+        else:
+            result = self._update_one(team, task_id, fields, owner, [], [])
+        if result.updated and "owner" in result.updated and result.task.owner:
+            result.assignment_sent = self._notify_owner(team, result.task, assigned_by)
+        return result
+
+    def _update_one(
+        self, team: str, task_id: str, fields: dict[str, Any], owner: str | None,
+        blocks: list[str], blocked_by: list[str],
+    ) -> UpdateResult:  # fmt: skip
+        with locked(self.layout.task_file(team, task_id)):
+            task = self._load(team, task_id, under_lock=True)
+            if task is None:
+                raise NotFoundError(f"task #{task_id} not found in team {team!r}")
+            before = task.to_json()
+            for attr, value in fields.items():
+                if value is not None:
+                    setattr(task, attr, value)
+            if owner is not UNSET:
+                task.owner = owner or None
+            task.blocks += [x for x in blocks if x not in task.blocks]
+            task.blocked_by += [x for x in blocked_by if x not in task.blocked_by]
+            task.validate(str(self.layout.task_file(team, task_id)))
+            after = task.to_json()
+            changed = [k for k in Task.ORDER if before.get(k) != after.get(k)]
+            if changed:
+                self._write(team, task)
+        return UpdateResult(task, changed)
+
+    def _check_links(self, team: str, task_id: str, blocks: list[str], blocked_by: list[str]) -> None:
+        """Refuse links to missing tasks, to itself, or that would close a dependency cycle."""
+        tasks = {t.id: t for t in self.list_tasks(team)}
+        if task_id not in tasks:
+            raise NotFoundError(f"task #{task_id} not found in team {team!r}")
+        for other in (*blocks, *blocked_by):
+            if other == task_id:
+                raise ConflictError(f"task #{task_id} cannot depend on itself")
+            if other not in tasks:
+                raise NotFoundError(f"task #{other} not found in team {team!r}")
+        # edges run blocker -> blocked; adding a -> b closes a cycle when b already reaches a
+        edges: dict[str, set[str]] = {i: set(t.blocks) for i, t in tasks.items()}
+        for i, t in tasks.items():
+            for blocker in t.blocked_by:
+                edges.setdefault(blocker, set()).add(i)
+        for a, b in [*((task_id, x) for x in blocks), *((x, task_id) for x in blocked_by)]:
+            if self._reaches(edges, b, a):
+                raise ConflictError(f"making #{a} block #{b} would create a dependency cycle")
+            edges.setdefault(a, set()).add(b)
+
+    @staticmethod
+    def _reaches(edges: dict[str, set[str]], start: str, goal: str) -> bool:
+        stack, seen = [start], set()
+        while stack:
+            node = stack.pop()
+            if node == goal:
+                return True
+            if node not in seen:
+                seen.add(node)
+                stack.extend(edges.get(node, ()))
+        return False
+
+    def _notify_owner(self, team: str, task: Task, assigned_by: str) -> bool:
+        """Send `task_assignment` to a new owner who is a member and not the assigner."""
+        if not task.owner or task.owner == assigned_by or not self.mailbox.teams.exists(team):
+            return False
+        config = self.mailbox.teams.read(team)
+        if config.member(task.owner) is None:
+            return False
+        msg = TaskAssignment(
+            task_id=task.id, subject=task.subject, description=task.description, assigned_by=assigned_by
+        )
+        self.mailbox.send_message(team, task.owner, msg, sender=assigned_by)
+        return True
+
+    def delete(self, team: str, task_id: str) -> Task:
+        """Remove a task, raise the watermark past its id, and drop references to it."""
+        task_id = task_id_part(task_id)
+        with self._list_lock(team):
+            task = self.get(team, task_id)
+            self.layout.task_file(team, task_id).unlink()
+            self._raise_watermark(team, int(task_id))
+            for other in self.list_tasks(team):
+                if task_id in other.blocks or task_id in other.blocked_by:
+                    self._unlink(team, other.id, task_id)
+        task.status = "deleted"
+        return task
+
+    def claim(self, team: str, task_id: str, agent: str, *, check_busy: bool = False) -> ClaimResult:
+        """Take an unowned, unresolved, unblocked task for `agent` (owner set, status in_progress)."""
+        task_id = task_id_part(task_id)
+        if not self.layout.task_file(team, task_id).exists():
+            return ClaimResult(False, reason="task_not_found")
+        with contextlib.ExitStack() as stack:
+            if check_busy:
+                stack.enter_context(self._list_lock(team))
+            stack.enter_context(locked(self.layout.task_file(team, task_id)))
+            task = self._load(team, task_id, under_lock=True)
+            if task is None:
+                return ClaimResult(False, reason="task_not_found")
+            if task.owner and task.owner != agent:
+                return ClaimResult(False, task, "already_claimed")
+            if task.resolved:
+                return ClaimResult(False, task, "already_resolved")
+            others = [t for t in self.list_tasks(team) if t.id != task_id]
+            if any(d in self.open_ids(others) for d in task.blocked_by):
+                return ClaimResult(False, task, "blocked")
+            busy = [t.id for t in others if t.owner == agent and not t.resolved]
+            if check_busy and busy:
+                return ClaimResult(False, task, "agent_busy", busy)
+            task.owner, task.status = agent, "in_progress"
+            self._write(team, task)
+            return ClaimResult(True, task)
+
+    def claim_next(self, team: str, agent: str, *, check_busy: bool = False) -> ClaimResult:
+        """Claim the lowest-id claimable task, retrying when another agent wins the race."""
+        while (task := self.find_claimable(team)) is not None:
+            result = self.claim(team, task.id, agent, check_busy=check_busy)
+            if result.success or result.reason == "agent_busy":
+                return result
+        return ClaimResult(False, reason="task_not_found")
+
+    def unassign_all(
+        self, team: str, agent_name: str, agent_id: str | None = None, *, terminated: bool = False
+    ) -> UnassignResult:
+        """Put every unfinished task of a departed agent back to pending with no owner."""
+        owners = {agent_name, agent_id or agent_name}
+        moved = []
+        for t in self.list_tasks(team):
+            if not t.resolved and t.owner in owners:
+                moved.append(self.update(team, t.id, owner=None, status="pending").task)
+        how = "stopped unexpectedly" if terminated else "shut down"
+        notice = f"Teammate {agent_name} {how}."
+        if moved:
+            listed = ", ".join(f'#{t.id} "{t.subject}"' for t in moved)
+            notice += (
+                f" Its unfinished task(s) are back on the board, pending and unowned: {listed}."
+                " Give them to an idle teammate with TaskUpdate (owner), or let one claim them."
+            )
+        return UnassignResult(moved, notice)

@@ -1,0 +1,228 @@
+"""The team store: `teams/<team>/config.json` — create, read, members, flags, delete.
+
+Every change is a locked read-modify-write of the config, so concurrent joins never lose a member.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from agentteams.atomicio import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
+from agentteams.errors import ConflictError, CorruptFileError, NotFoundError
+from agentteams.locking import ensure_file, locked
+from agentteams.paths import LEAD_NAME, Layout, agent_id, agent_name, team_dir_name, unique_name
+from agentteams.records import COLORS, Member, TeamConfig
+
+log = logging.getLogger("agentteams")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class NewMember:
+    """What a caller knows about a teammate it is about to add."""
+
+    name: str
+    agent_type: str | None = None
+    model: str | None = None
+    prompt: str | None = None
+    color: str | None = None
+    plan_mode_required: bool = False
+    cwd: str | None = None
+    backend_type: str | None = None
+    tmux_pane_id: str = ""
+    mode: str | None = None
+
+
+def next_color(config: TeamConfig) -> str:
+    """First palette colour no current teammate uses; cycles by join count when all are taken."""
+    used = {m.color for m in config.members if m.name != config.lead_name}
+    for color in COLORS:
+        if color not in used:
+            return color
+    return COLORS[(len(config.members) - 1) % len(COLORS)]
+
+
+class TeamStore:
+    def __init__(self, layout: Layout | None = None) -> None:
+        self.layout = layout or Layout.from_env()
+
+    def canonical(self, team: str) -> str:
+        return team_dir_name(team)
+
+    def exists(self, team: str) -> bool:
+        return self.layout.config_file(team).exists()
+
+    def create(
+        self,
+        team: str,
+        *,
+        description: str | None = None,
+        lead_session_id: str = "",
+        lead_model: str | None = None,
+        lead_agent_type: str = LEAD_NAME,
+        cwd: str | None = None,
+        lead_pane_id: str = "",
+        lead_backend_type: str | None = None,
+    ) -> TeamConfig:
+        """Create a team; a name already taken gets `-2`, `-3`, ... (the directory is claimed by mkdir)."""
+        base = team_dir_name(team)
+        self.layout.teams_dir.mkdir(parents=True, exist_ok=True)
+        name, n = base, 1
+        while True:
+            try:
+                os.mkdir(self.layout.team_dir(name))
+                break
+            except FileExistsError:
+                n += 1
+                name = f"{base}-{n}"
+        now = epoch_ms()
+        lead = Member(
+            agent_id=agent_id(LEAD_NAME, name), name=LEAD_NAME, agent_type=lead_agent_type, model=lead_model,
+            joined_at=now, tmux_pane_id=lead_pane_id, cwd=cwd or os.getcwd(), subscriptions=[],
+            backend_type=lead_backend_type, key_order=Member.LEAD_ORDER,
+        )  # fmt: skip
+        config = TeamConfig(
+            name=name, description=description, created_at=now, lead_agent_id=lead.agent_id,
+            lead_session_id=lead_session_id, members=[lead],
+        )  # fmt: skip
+        self.layout.inbox_dir(name).mkdir(exist_ok=True)
+        with locked(self.layout.config_file(name)):
+            atomic_write_json(self.layout.config_file(name), config.to_json())
+        task_dir = self.layout.task_dir(name)
+        task_dir.mkdir(parents=True, exist_ok=True)
+        ensure_file(self.layout.task_lock_target(name), b"")
+        return config
+
+    def read(self, team: str) -> TeamConfig:
+        path = self.layout.config_file(team)
+        raw = read_bytes(path)
+        if raw is None:
+            raise NotFoundError(f"no team named {team!r} (no {path})")
+        try:
+            return TeamConfig.from_json(parse_json_bytes(raw, path), str(path))
+        except CorruptFileError as e:
+            hint = "the file was left as it is: fix it, or delete the team with --force"
+            raise CorruptFileError(f"{e}; {hint}") from e
+
+    def list_teams(self) -> list[TeamConfig | CorruptFileError]:
+        """Every team, in name order; an unreadable config is listed as its error, never dropped."""
+        if not self.layout.teams_dir.is_dir():
+            return []
+        out: list[TeamConfig | CorruptFileError] = []
+        for d in sorted(self.layout.teams_dir.iterdir()):
+            if not (d / "config.json").exists():
+                continue
+            try:
+                out.append(self.read(d.name))
+            except CorruptFileError as e:
+                out.append(e)
+        return out
+
+    def update(self, team: str, change: Callable[[TeamConfig], T]) -> T:
+        """Apply `change` to the config under its lock and write it back; returns what `change` returns."""
+        path = self.layout.config_file(team)
+        if not path.parent.is_dir():
+            raise NotFoundError(f"no team named {team!r} (no {path.parent})")
+        with locked(path):
+            config = self.read(team)
+            result = change(config)
+            atomic_write_json(path, config.to_json())
+        return result
+
+    def add_member(self, team: str, new: NewMember) -> Member:
+        def change(config: TeamConfig) -> Member:
+            name = unique_name(agent_name(new.name), [m.name for m in config.members])
+            member = Member(
+                agent_id=agent_id(name, config.name), name=name, agent_type=new.agent_type,
+                color=new.color or next_color(config), joined_at=epoch_ms(),
+                tmux_pane_id=new.tmux_pane_id, subscriptions=[], model=new.model, prompt=new.prompt,
+                plan_mode_required=new.plan_mode_required, cwd=new.cwd or os.getcwd(),
+                backend_type=new.backend_type, mode=new.mode,
+            )  # fmt: skip
+            config.members.append(member)
+            return member
+
+        return self.update(team, change)
+
+    def remove_member(self, team: str, name_or_id: str) -> Member | None:
+        """Remove a teammate by name or agent id; None when it was not a member. The lead stays."""
+
+        def change(config: TeamConfig) -> Member | None:
+            member = config.member(name_or_id)
+            if member is None:
+                return None
+            if member.agent_id == config.lead_agent_id:
+                raise ConflictError("the team lead cannot be removed from its own team")
+            config.members.remove(member)
+            return member
+
+        return self.update(team, change)
+
+    def set_member_fields(self, team: str, name_or_id: str, **fields: Any) -> Member:
+        """Set typed fields of one member (e.g. is_active, mode, tmux_pane_id, backend_type)."""
+
+        def change(config: TeamConfig) -> Member:
+            member = config.member(name_or_id)
+            if member is None:
+                raise NotFoundError(f"team {config.name!r} has no member {name_or_id!r}")
+            for attr, value in fields.items():
+                setattr(member, attr, value)
+            return member
+
+        return self.update(team, change)
+
+    def set_active(self, team: str, name: str, active: bool) -> Member:
+        return self.set_member_fields(team, name, is_active=active)
+
+    def set_mode(self, team: str, name: str, mode: str) -> Member:
+        return self.set_member_fields(team, name, mode=mode)
+
+    def delete(self, team: str, *, force: bool = False) -> list[str]:
+        """Remove the team dir, its task dir and member worktrees; refuses while teammates remain.
+
+        Returns warnings about anything that could not be removed.
+        """
+        team_dir = self.layout.team_dir(team)
+        if not team_dir.is_dir():
+            raise NotFoundError(f"no team named {team!r} (no {team_dir})")
+        worktrees: list[str] = []
+        try:
+            config = self.read(team)
+            others = [m.name for m in config.members if m.agent_id != config.lead_agent_id]
+            if others and not force:
+                raise ConflictError(
+                    f"team {config.name!r} still has members: {', '.join(others)}; shut them down first "
+                    "or pass --force"
+                )
+            worktrees = [m.worktree_path for m in config.members if m.worktree_path]
+        except (CorruptFileError, NotFoundError):
+            if not force:
+                raise
+        warnings = [w for path in worktrees if (w := _remove_worktree(Path(path)))]
+        shutil.rmtree(team_dir)
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(self.layout.task_dir(team_dir.name))
+        return warnings
+
+
+def _remove_worktree(path: Path) -> str | None:
+    if not path.exists():
+        return None
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(path), "worktree", "remove", "--force", str(path)],
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"could not remove worktree {path}: {e}"
+    if proc.returncode != 0:
+        return f"could not remove worktree {path}: {proc.stderr.strip() or proc.stdout.strip()}"
+    return None
