@@ -1,8 +1,7 @@
-"""The mailbox store: one JSON-array inbox per agent, shared with Claude Code, that never loses a message.
+"""The mailbox store: one JSON-array inbox per agent, shared with Claude Code, never losing a message.
 
-Sends are group-committed: each writer appends its envelope to a spool beside the inbox, then whoever
-holds the inbox lock moves every spooled envelope into the inbox in one atomic rewrite. Delivered
-messages beyond the newest few move to an append-only history file, so the live inbox stays small.
+Sends are group-committed (spool, then one atomic rewrite by the lock holder); old delivered messages
+move to an append-only history file so the live inbox stays small.
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ Lock order, always: the list lock (`.lock`) before any task lock, and never two 
 from __future__ import annotations
 
 import contextlib
+import copy
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -208,7 +209,7 @@ class TaskStore:
             task = self._load(team, task_id, under_lock=True)
             if task is None:
                 raise NotFoundError(f"task #{task_id} not found in team {team!r}")
-            before = task.to_json()
+            before = copy.deepcopy(task.to_json())  # to_json shares the task's lists
             for attr, value in fields.items():
                 if value is not None:
                     setattr(task, attr, value)

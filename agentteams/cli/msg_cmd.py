@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from agentteams.cli.output import emit_json, envelope_text
+from agentteams.errors import NotFoundError
 from agentteams.mailbox import Mailbox
 
 app = typer.Typer(help="Send and read team messages.", no_args_is_help=True)
@@ -52,6 +53,8 @@ def read(
 ) -> None:
     """Read an agent's inbox."""
     box = Mailbox()
+    if not (team_dir := box.layout.team_dir(team)).is_dir():
+        raise NotFoundError(f"no team named {team!r} (no {team_dir})")
     envs = box.read_all(team, agent) if all_ else box.read_live(team, agent)
     if unread:
         envs = [e for e in envs if e.unread]

@@ -7,7 +7,7 @@ from typing import Annotated, cast
 import typer
 
 from agentteams.cli.output import emit_json, task_detail, task_line
-from agentteams.errors import InvalidNameError
+from agentteams.errors import InvalidNameError, NotFoundError
 from agentteams.records import TASK_STATUSES, TaskStatus
 from agentteams.tasks import UNSET, TaskStore
 
@@ -16,8 +16,13 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def _store_team(team: str) -> tuple[TaskStore, str]:
+    """The store and canonical team name; refuses a name that is neither a team nor a task list."""
     store = TaskStore()
-    return store, store.mailbox.teams.canonical(team)
+    name = store.mailbox.teams.canonical(team)
+    # a task list may outlive its team (the real CLI keeps tasks/<team>/), so either one will do
+    if not store.mailbox.teams.exists(name) and not store.layout.task_dir(name).is_dir():
+        raise NotFoundError(f"no team or task list named {team!r}")
+    return store, name
 
 
 @app.command()

@@ -1,0 +1,33 @@
+"""Every test gets its own config root and runs outside tmux."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentteams.paths import Layout
+
+
+@pytest.fixture(autouse=True)
+def config_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    root = tmp_path / "claude"
+    root.mkdir()
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root))
+    monkeypatch.delenv("TMUX", raising=False)
+    monkeypatch.delenv("TMUX_PANE", raising=False)
+    yield root
+
+
+@pytest.fixture
+def layout(config_root: Path) -> Layout:
+    return Layout(config_root)
+
+
+def child_env(config_root: Path) -> dict[str, str]:
+    """Environment for a child process: same config root, outside tmux."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+    env["CLAUDE_CONFIG_DIR"] = str(config_root)
+    return env

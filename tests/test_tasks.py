@@ -1,0 +1,150 @@
+"""The task store: ids, watermark, merge updates, dependencies, claims, unassignment."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agentteams.errors import ConflictError, NotFoundError
+from agentteams.mailbox import Mailbox
+from agentteams.paths import Layout
+from agentteams.protocol import TaskAssignment, parse_message
+from agentteams.tasks import TaskStore
+from agentteams.teams import NewMember, TeamStore
+
+
+@pytest.fixture
+def tasks(layout: Layout) -> TaskStore:
+    teams = TeamStore(layout)
+    teams.create("t")
+    for name in ("alice", "bob"):
+        teams.add_member("t", NewMember(name=name))
+    return TaskStore(layout)
+
+
+def test_ids_increase_and_are_never_reused(tasks: TaskStore, layout: Layout) -> None:
+    assert [tasks.create("t", f"s{i}").id for i in range(3)] == ["1", "2", "3"]
+    tasks.delete("t", "3")
+    assert layout.highwatermark_file("t").read_text() == "3"
+    assert tasks.create("t", "s4").id == "4"
+    assert [t.id for t in tasks.list_tasks("t")] == ["1", "2", "4"]
+
+
+def test_ids_sort_numerically(tasks: TaskStore) -> None:
+    for i in range(11):
+        tasks.create("t", f"s{i}")
+    assert [t.id for t in tasks.list_tasks("t")] == [str(i) for i in range(1, 12)]
+
+
+def test_update_merges_and_reports_changed_fields(tasks: TaskStore) -> None:
+    tasks.create("t", "s", "d")
+    result = tasks.update("t", "1", status="in_progress", description="d")
+    assert result.updated == ["status"]
+    assert tasks.update("t", "1", subject="s").updated == []
+    assert tasks.get("t", "1").status == "in_progress"
+    with pytest.raises(NotFoundError):
+        tasks.update("t", "9", status="completed")
+
+
+def test_owner_change_sends_task_assignment(tasks: TaskStore, layout: Layout) -> None:
+    tasks.create("t", "Write tests", "Add tests")
+    assert tasks.update("t", "1", owner="alice").assignment_sent
+    [env] = Mailbox(layout).unread("t", "alice")
+    msg = parse_message(env.text)
+    assert isinstance(msg, TaskAssignment)
+    assert (msg.task_id, msg.subject, msg.assigned_by) == ("1", "Write tests", "team-lead")
+    assert not tasks.update("t", "1", owner="bob", assigned_by="bob").assignment_sent  # self-claim
+    assert not tasks.update("t", "1", owner="").assignment_sent
+    assert tasks.get("t", "1").owner is None
+
+
+def test_dependencies_are_two_way_and_cleaned_on_delete(tasks: TaskStore) -> None:
+    for s in "abc":
+        tasks.create("t", s)
+    tasks.update("t", "3", add_blocked_by=["1", "2"])
+    tasks.update("t", "1", add_blocks=["2"])
+    assert tasks.get("t", "1").blocks == ["3", "2"]
+    assert tasks.get("t", "2").blocked_by == ["1"]
+    tasks.delete("t", "1")
+    assert tasks.get("t", "3").blocked_by == ["2"]
+    assert tasks.get("t", "2").blocked_by == []
+
+
+def test_cycles_and_bad_links_are_refused(tasks: TaskStore) -> None:
+    for s in "abcd":
+        tasks.create("t", s)
+    tasks.update("t", "2", add_blocked_by=["1"])
+    tasks.update("t", "3", add_blocked_by=["2"])
+    with pytest.raises(ConflictError, match="cycle"):
+        tasks.update("t", "1", add_blocked_by=["3"])
+    with pytest.raises(ConflictError, match="cycle"):
+        tasks.update("t", "3", add_blocks=["1"])
+    with pytest.raises(ConflictError, match="itself"):
+        tasks.update("t", "4", add_blocks=["4"])
+    with pytest.raises(NotFoundError):
+        tasks.update("t", "4", add_blocked_by=["99"])
+    assert tasks.get("t", "1").blocked_by == []  # nothing half-applied
+
+
+def test_create_with_blockers(tasks: TaskStore) -> None:
+    tasks.create("t", "a")
+    task = tasks.create("t", "b", blocked_by=["1", "1"])
+    assert task.blocked_by == ["1"]
+    assert tasks.get("t", "1").blocks == ["2"]
+    with pytest.raises(NotFoundError):
+        tasks.create("t", "c", blocked_by=["7"])
+
+
+def test_claim_reasons(tasks: TaskStore) -> None:
+    tasks.create("t", "a")
+    tasks.create("t", "b", blocked_by=["1"])
+    tasks.create("t", "c")
+    assert tasks.claim("t", "9", "alice").reason == "task_not_found"
+    assert tasks.claim("t", "2", "alice").reason == "blocked"
+    ok = tasks.claim("t", "1", "alice")
+    assert ok.success and ok.task is not None
+    assert (ok.task.owner, ok.task.status) == ("alice", "in_progress")
+    assert tasks.claim("t", "1", "alice").success  # claiming your own task again is fine
+    assert tasks.claim("t", "1", "bob").reason == "already_claimed"
+    busy = tasks.claim("t", "3", "alice", check_busy=True)
+    assert (busy.reason, busy.busy_with) == ("agent_busy", ["1"])
+    tasks.update("t", "1", status="completed")
+    assert tasks.claim("t", "1", "alice").reason == "already_resolved"
+    assert tasks.claim("t", "2", "bob").success
+
+
+def test_find_and_claim_next_take_the_lowest_unblocked(tasks: TaskStore) -> None:
+    tasks.create("t", "a")
+    tasks.create("t", "b", blocked_by=["1"])
+    tasks.create("t", "c")
+    first = tasks.claim_next("t", "alice")
+    second = tasks.claim_next("t", "bob")
+    assert first.task is not None and first.task.id == "1"
+    assert second.task is not None and second.task.id == "3"
+    assert tasks.claim_next("t", "carol").reason == "task_not_found"
+    tasks.update("t", "1", status="completed")
+    found = tasks.find_claimable("t")
+    assert found is not None and found.id == "2"
+
+
+def test_unassign_all_puts_open_work_back(tasks: TaskStore, layout: Layout) -> None:
+    for s in "abc":
+        tasks.create("t", s)
+    for i in ("1", "2", "3"):
+        tasks.claim("t", i, "alice")
+    tasks.update("t", "3", status="completed")
+    result = tasks.unassign_all("t", "alice", "alice@t")
+    assert [t.id for t in result.tasks] == ["1", "2"]
+    assert '#1 "a"' in result.notice and '#2 "b"' in result.notice
+    raw = json.loads(layout.task_file("t", "1").read_text())
+    assert "owner" not in raw and raw["status"] == "pending"
+    assert tasks.get("t", "3").owner == "alice"
+    assert tasks.unassign_all("t", "bob").notice == "Teammate bob shut down."
+
+
+def test_status_deleted_deletes(tasks: TaskStore, layout: Layout) -> None:
+    tasks.create("t", "a")
+    tasks.update("t", "1", status="deleted")
+    assert not layout.task_file("t", "1").exists()
+    assert tasks.create("t", "b").id == "2"

@@ -1,0 +1,98 @@
+"""The team store: create, members, colours, flags and delete."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from agentteams.errors import ConflictError, NotFoundError
+from agentteams.paths import Layout
+from agentteams.records import COLORS
+from agentteams.tasks import TaskStore
+from agentteams.teams import NewMember, TeamStore
+
+
+def test_create_sets_up_dirs_and_lead(layout: Layout) -> None:
+    config = TeamStore(layout).create("Alpha Team", description="d", lead_session_id="s1", lead_model="m")
+    assert config.name == "alpha-team"
+    assert config.lead_agent_id == "team-lead@alpha-team"
+    assert [m.name for m in config.members] == ["team-lead"]
+    assert layout.inbox_dir("alpha-team").is_dir()
+    assert layout.task_lock_target("alpha-team").read_bytes() == b""
+    assert TeamStore(layout).read("alpha-team") == config
+
+
+def test_taken_names_get_a_suffix(layout: Layout) -> None:
+    teams = TeamStore(layout)
+    assert [teams.create("x").name for _ in range(3)] == ["x", "x-2", "x-3"]
+
+
+def test_members_get_unique_names_and_palette_colours(layout: Layout) -> None:
+    teams = TeamStore(layout)
+    teams.create("t")
+    added = [teams.add_member("t", NewMember(name="dev")) for _ in range(3)]
+    assert [m.name for m in added] == ["dev", "dev-2", "dev-3"]
+    assert [m.agent_id for m in added] == ["dev@t", "dev-2@t", "dev-3@t"]
+    assert [m.color for m in added] == list(COLORS[:3])
+    teams.remove_member("t", "dev-2")
+    assert teams.add_member("t", NewMember(name="new")).color == COLORS[1]  # a freed colour is reused
+
+
+def test_remove_by_name_or_id_and_lead_stays(layout: Layout) -> None:
+    teams = TeamStore(layout)
+    teams.create("t")
+    teams.add_member("t", NewMember(name="a"))
+    teams.add_member("t", NewMember(name="b"))
+    assert teams.remove_member("t", "a@t") is not None
+    assert teams.remove_member("t", "b") is not None
+    assert teams.remove_member("t", "nobody") is None
+    with pytest.raises(ConflictError):
+        teams.remove_member("t", "team-lead")
+    assert [m.name for m in teams.read("t").members] == ["team-lead"]
+
+
+def test_flags_and_mode(layout: Layout) -> None:
+    teams = TeamStore(layout)
+    teams.create("t")
+    teams.add_member("t", NewMember(name="a"))
+    teams.set_active("t", "a", True)
+    teams.set_mode("t", "a", "plan")
+    member = teams.read("t").member("a")
+    assert member is not None and member.is_active is True and member.mode == "plan"
+    with pytest.raises(NotFoundError):
+        teams.set_active("t", "zed", False)
+
+
+def test_unknown_keys_survive_updates(layout: Layout) -> None:
+    teams = TeamStore(layout)
+    teams.create("t")
+    path = layout.config_file("t")
+    text = path.read_text().replace('"members": [', '"futureKey": {"x": [1, 2]},\n  "members": [', 1)
+    path.write_text(text)
+    teams.add_member("t", NewMember(name="a"))
+    assert '"futureKey": {\n    "x": [\n      1,\n      2\n    ]\n  },\n  "members"' in path.read_text()
+
+
+def test_delete_refuses_with_members_then_removes_everything(layout: Layout, tmp_path: Path) -> None:
+    teams = TeamStore(layout)
+    teams.create("t")
+    TaskStore(layout).create("t", "a task")
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q",
+                    "--allow-empty", "-m", "init"], check=True)  # fmt: skip
+    worktree = tmp_path / "wt"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(worktree)], check=True)
+    teams.add_member("t", NewMember(name="a"))
+    teams.set_member_fields("t", "a", worktree_path=str(worktree))
+    with pytest.raises(ConflictError, match="still has members: a"):
+        teams.delete("t")
+    assert layout.team_dir("t").is_dir()
+    assert teams.delete("t", force=True) == []
+    assert not layout.team_dir("t").exists()
+    assert not layout.task_dir("t").exists()
+    assert not worktree.exists()
+    with pytest.raises(NotFoundError):
+        teams.delete("t")
