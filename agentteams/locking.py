@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -22,6 +23,10 @@ REFRESH_SECONDS = 5.0
 DEFAULT_DEADLINE = 15.0  # beyond STALE_SECONDS, so a stale lock is always broken before we give up
 MIN_BACKOFF = 0.005
 MAX_BACKOFF = 0.1
+# The sticky bit marks a lock dir as one of ours from the instant mkdir creates it (the umask leaves it
+# alone, proper-lockfile never sets it), so one left by a holder killed before writing its record is
+# still recognised.
+LOCK_DIR_MODE = 0o1777
 
 
 def _portalocker() -> Any:
@@ -126,13 +131,23 @@ class FileLock:
     def __exit__(self, *exc: object) -> None:
         self.release()
 
-    def acquire(self) -> None:
+    def acquire(self, *, unless: Callable[[], bool] | None = None) -> bool:
+        """Take the lock; True once held.
+
+        `unless` is called when this process is first in our processes' queue, before the mkdir lock:
+        if it returns True the lock is not taken and acquire returns False (a cheap pass for a caller
+        whose work another holder has already done).
+        """
         try:
             queue = open(queue_file_for(self.target), "a+b")  # noqa: SIM115 - held until release()
         except FileNotFoundError as e:
             raise NotFoundError(f"cannot lock {self.target}: its directory does not exist") from e
         flock_exclusive(queue)
         try:
+            if unless is not None and unless():
+                flock_release(queue)
+                queue.close()
+                return False
             self._take_dir(queue)
         except BaseException:
             flock_release(queue)
@@ -141,13 +156,14 @@ class FileLock:
         self._queue = queue
         self.touched = time.monotonic()
         _REFRESHER.add(self)
+        return True
 
     def _take_dir(self, queue: IO[bytes]) -> None:
         start = time.monotonic()
         backoff = MIN_BACKOFF
         while True:
             try:
-                os.mkdir(self.lock_dir)
+                os.mkdir(self.lock_dir, LOCK_DIR_MODE)
             except FileExistsError:
                 if self._break_if_dead(queue):
                     continue
@@ -173,9 +189,11 @@ class FileLock:
             return True
         queue.seek(0)
         record = _Record.decode(queue.read(128))
-        # We hold the queue lock, so a record left in it names a lock dir whose holder (one of ours)
-        # died before releasing; a live holder always clears it first.
-        orphan = record is not None and (record.ino, record.mtime_ns) == (st.st_ino, st.st_mtime_ns)
+        # We hold the queue lock, so a lock dir one of ours made (sticky bit), or one a record left in
+        # the queue file names, was left by a holder that died before releasing; a live holder always
+        # removes both first.
+        ours = bool(st.st_mode & stat.S_ISVTX)
+        orphan = ours or (record is not None and (record.ino, record.mtime_ns) == (st.st_ino, st.st_mtime_ns))
         stale = time.time() - st.st_mtime > STALE_SECONDS
         if not (orphan or stale):
             return False

@@ -30,8 +30,8 @@ def _checked(raw: str, kind: str, sanitized: str) -> str:
         raise InvalidNameError(f"{kind} name is empty")
     if len(raw) > MAX_NAME_LEN:
         raise InvalidNameError(f"{kind} name is longer than {MAX_NAME_LEN} characters: {raw[:40]!r}...")
-    if not any(c.isalnum() for c in sanitized):
-        raise InvalidNameError(f"{kind} name {raw!r} has no letters or digits")
+    if not any(c.isascii() and c.isalnum() for c in sanitized):
+        raise InvalidNameError(f"{kind} name {raw!r} needs at least one ASCII letter or digit (A-Z, a-z, 0-9)")
     return sanitized
 
 

@@ -69,7 +69,7 @@ class Record:
                 extra[k] = v
             elif v is not None:
                 values[f.name] = cls._convert(k, _check(v, f.metadata["kind"], f"{where}.{k}"), where)
-        missing = [f.name for f in dataclasses.fields(cls) if _required(f) and f.name not in values]
+        missing = [f.metadata["key"] for f in dataclasses.fields(cls) if _required(f) and f.name not in values]
         if missing:
             raise ShapeError(f"{where}: missing {', '.join(missing)}")
         rec = cls(**values, extra=extra, key_order=tuple(obj))

@@ -93,10 +93,12 @@ class TaskStore:
         atomic_write_json(self.layout.task_file(team, task.id), task.to_json())
 
     def _watermark(self, team: str) -> int:
-        raw = read_bytes(self.layout.highwatermark_file(team))
+        path = self.layout.highwatermark_file(team)
+        raw = read_bytes(path)
         try:
             return int(raw.strip()) if raw else 0
         except ValueError:
+            log.warning("%s is not a number; ids continue after the highest task file", path)
             return 0
 
     def _raise_watermark(self, team: str, value: int) -> None:

@@ -199,8 +199,7 @@ class TeamStore:
             others = [m.name for m in config.members if m.agent_id != config.lead_agent_id]
             if others and not force:
                 raise ConflictError(
-                    f"team {config.name!r} still has members: {', '.join(others)}; shut them down first "
-                    "or pass --force"
+                    f"team {config.name!r} still has members: {', '.join(others)}; shut them down first or pass --force"
                 )
             worktrees = [m.worktree_path for m in config.members if m.worktree_path]
         except (CorruptFileError, NotFoundError):

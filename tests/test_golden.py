@@ -82,9 +82,7 @@ def test_team_store_writes_golden_config(layout: Layout) -> None:
         want = json.loads(golden(name))
         ours = json.loads(layout.config_file(TEAM).read_text())
         ours = _like(ours, want, ("createdAt",))
-        ours["members"] = [
-            _like(m, w, ("joinedAt",)) for m, w in zip(ours["members"], want["members"], strict=True)
-        ]
+        ours["members"] = [_like(m, w, ("joinedAt",)) for m, w in zip(ours["members"], want["members"], strict=True)]
         assert dump_json(ours) == golden(name), name
 
 
@@ -132,9 +130,7 @@ def test_mailbox_writes_golden_inboxes(layout: Layout) -> None:
     TeamStore(layout).add_member(TEAM, NewMember(name="bob", cwd=CWD))
     box = Mailbox(layout)
     box.send(TEAM, "alice", "ALICEMARK You are alice. Reply briefly and wait.", sender="team-lead")
-    box.send(
-        TEAM, "alice", "Hello alice, please start on task 1", sender="team-lead", summary="greeting alice"
-    )
+    box.send(TEAM, "alice", "Hello alice, please start on task 1", sender="team-lead", summary="greeting alice")
     _inbox_matches(layout.inbox_file(TEAM, "alice"), "inbox_alice_prompt_and_message.json")
 
     box.send_message(TEAM, "team-lead", IdleNotification(sender="alice", timestamp="t"), sender="alice")

@@ -67,9 +67,7 @@ def test_module_docstring_and_size(path: Path) -> None:
     if path.name != "__init__.py" or tree.body:
         doc = ast.get_docstring(tree)
         assert doc, f"{path} needs a 1-3 line docstring saying what it owns"
-        assert len([ln for ln in doc.splitlines() if ln.strip()]) <= 3, (
-            f"{path}: module docstring longer than 3 lines"
-        )
+        assert len([ln for ln in doc.splitlines() if ln.strip()]) <= 3, f"{path}: module docstring longer than 3 lines"
     assert len(path.read_text(encoding="utf-8").splitlines()) <= 400, f"{path} is over 400 lines"
 
 

@@ -51,7 +51,16 @@ def main() -> None:
     log.addHandler(handler)
     log.setLevel(logging.WARNING)
     try:
-        app()
+        code = app(standalone_mode=False)
+    except typer.TyperException as e:  # a usage error (unknown option, missing argument, ...)
+        if type(e).__name__ == "NoArgsIsHelpError":  # typer has already printed the help
+            sys.exit(2)
+        message = " ".join(e.format_message().split())
+        typer.echo(f"agentteams: error: {message} (see --help)", err=True)
+        sys.exit(1)
+    except typer.Abort:
+        typer.echo("agentteams: error: aborted", err=True)
+        sys.exit(1)
     except AgentTeamsError as e:
         typer.echo(f"agentteams: error: {e}", err=True)
         sys.exit(1)
@@ -60,3 +69,4 @@ def main() -> None:
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)  # typer.Exit(n) comes back as n

@@ -45,9 +45,7 @@ def team_text(config: TeamConfig) -> str:
         role = "lead" if m.agent_id == config.lead_agent_id else (m.agent_type or "teammate")
         state = {True: "active", False: "idle", None: "-"}[m.is_active]
         pane = m.tmux_pane_id or "-"
-        lines.append(
-            f"  {m.name:<16} {m.color or '-':<7} {role:<12} {m.backend_type or '-':<10} {pane:<8} {state}"
-        )
+        lines.append(f"  {m.name:<16} {m.color or '-':<7} {role:<12} {m.backend_type or '-':<10} {pane:<8} {state}")
     return "\n".join(lines)
 
 

@@ -69,9 +69,7 @@ def get(team: str, task_id: str, as_json: JsonOpt = False) -> None:
 def update(
     team: str,
     task_id: str,
-    status: Annotated[
-        str | None, typer.Option("--status", help="pending|in_progress|completed|deleted")
-    ] = None,
+    status: Annotated[str | None, typer.Option("--status", help="pending|in_progress|completed|deleted")] = None,
     owner: Annotated[str | None, typer.Option("--owner", help="New owner; '' clears it.")] = None,
     subject: Annotated[str | None, typer.Option("--subject")] = None,
     description: Annotated[str | None, typer.Option("--description", "-d")] = None,
@@ -102,9 +100,7 @@ def claim(
     team: str,
     task_id: Annotated[str | None, typer.Argument(help="Task id; omit to take the lowest claimable.")] = None,
     agent: Annotated[str, typer.Option("--agent", help="Who claims.")] = ...,  # type: ignore[assignment]
-    check_busy: Annotated[
-        bool, typer.Option("--check-busy", help="Refuse if the agent owns open work.")
-    ] = False,
+    check_busy: Annotated[bool, typer.Option("--check-busy", help="Refuse if the agent owns open work.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Claim a task for an agent; prints the id, or the reason and exits 1."""

@@ -43,9 +43,7 @@ def list_(as_json: JsonOpt = False) -> None:
     """List every team; an unreadable config is reported, not hidden."""
     entries = TeamStore().list_teams()
     if as_json:
-        emit_json(
-            [e.to_json() if not isinstance(e, CorruptFileError) else {"error": str(e)} for e in entries]
-        )
+        emit_json([e.to_json() if not isinstance(e, CorruptFileError) else {"error": str(e)} for e in entries])
         return
     for e in entries:
         if isinstance(e, CorruptFileError):
