@@ -10,6 +10,7 @@ import json
 import os
 import secrets
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,15 +42,13 @@ def encode(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write to `<path>.tmp.<8 hex>` in the same directory, fsync, then rename over `path`."""
+def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
+    """Create `<path>.tmp.<8 hex>` in the same directory, let `fill` write it, fsync, rename over `path`."""
     tmp = path.with_name(f"{path.name}.tmp.{secrets.token_hex(4)}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            fill(fd)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -58,6 +57,33 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Replace `path` with `data`, atomically and durably."""
+    _atomic_write(path, lambda fd: _write_all(fd, data))
+
+
+def atomic_write_spliced(path: Path, keep: int, tail: bytes) -> None:
+    """Replace `path` with its first `keep` bytes plus `tail`; the kernel copies the kept part."""
+
+    def fill(fd: int) -> None:
+        with open(path, "rb") as src:
+            copied = 0
+            while copied < keep:
+                n = os.copy_file_range(src.fileno(), fd, keep - copied, copied)
+                if n == 0:
+                    raise OSError(f"{path} shrank while being copied")
+                copied += n
+        _write_all(fd, tail)
+
+    _atomic_write(path, fill)
 
 
 def atomic_write_json(path: Path, obj: object) -> None:

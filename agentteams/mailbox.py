@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agentteams.atomicio import (
     atomic_write_bytes,
+    atomic_write_spliced,
     dump_compact,
     dump_json,
     encode,
@@ -39,6 +40,11 @@ MAX_TEXT_CHARS = 8 * 1024 * 1024
 
 def spool_file(inbox: Path) -> Path:
     return inbox.with_name(f".{inbox.name}.spool")
+
+
+def in_flight_file(inbox: Path) -> Path:
+    """A spool a committer has taken and not yet finished writing into the inbox."""
+    return inbox.with_name(f".{inbox.name}.spool.inflight")
 
 
 def new_envelope(sender: str, text: str, *, summary: str | None = None, color: str | None = None) -> Envelope:
@@ -80,6 +86,36 @@ def _trim(buf: bytes, start: int, end: int) -> tuple[int, int]:
     while end > start and buf[end - 1] in _WHITESPACE:
         end -= 1
     return start, end
+
+
+def _array_prefix_end(path: Path, size: int, window: int = 512) -> int | None:
+    """Where the last element of the non-empty JSON array in `path` ends; None when that is not clear.
+
+    Reads only the file's two ends (the caller holds the inbox lock, so the file cannot change).
+    """
+    with open(path, "rb") as f:
+        head = f.read(window)
+        f.seek(max(0, size - window))
+        tail = f.read(window)
+    first, _ = _trim(head, 0, len(head))
+    _, end = _trim(tail, 0, len(tail))
+    if first >= len(head) or head[first] != ord("[") or end == 0 or tail[end - 1] != ord("]"):
+        return None
+    _, last = _trim(tail, 0, end - 1)
+    if last == 0 or tail[last - 1] in b"[,":
+        return None  # the element's end lies before the window, or the array is empty or malformed
+    return size - len(tail) + last
+
+
+def _is_array_of_objects(raw: bytes) -> bool:
+    try:
+        data = json.loads(raw.decode("utf-8", "surrogatepass"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    # the envelope's required keys only; a full parse of every field costs more than the rewrite itself
+    return isinstance(data, list) and all(
+        isinstance(e, dict) and isinstance(e.get("from"), str) and isinstance(e.get("text"), str) for e in data
+    )
 
 
 def _parse_inbox(raw: bytes, path: Path) -> list[Envelope]:
@@ -135,15 +171,10 @@ class Mailbox:
         return names
 
     def _commit(self, inbox: Path, env: Envelope) -> None:
-        inbox.parent.mkdir(parents=True, exist_ok=True)
-        record = b"\n" + encode(dump_compact(env.to_json())) + b"\n"  # leading \n isolates a torn line
-        with open(spool_file(inbox), "ab") as spool:
-            flock_shared(spool)
-            try:
-                spool.write(record)
-                spool.flush()
-            finally:
-                flock_release(spool)
+        if not inbox.parent.parent.is_dir():
+            raise NotFoundError(f"team directory {inbox.parent.parent} is gone")
+        inbox.parent.mkdir(exist_ok=True)
+        self._spool_append(inbox, b"\n" + encode(dump_compact(env.to_json())) + b"\n")  # \n isolates a torn line
         ensure_file(inbox, b"[]")
         # Whoever holds the lock commits everything spooled. A sender whose message a previous holder
         # has already committed passes through without taking the mkdir lock or writing: the senders that
@@ -157,35 +188,79 @@ class Mailbox:
                 lock.release()
 
     @staticmethod
-    def _committed(inbox: Path, mine: bytes) -> bool:
-        """Whether a spooled message (its quoted msg_id) has left the spool, i.e. has been committed.
+    def _spool_append(inbox: Path, record: bytes) -> None:
+        path = spool_file(inbox)
+        while True:
+            with open(path, "ab") as spool:
+                flock_shared(spool)
+                try:
+                    # a committer may have taken this spool (renamed it) while we waited: append to the new one
+                    try:
+                        same = os.fstat(spool.fileno()).st_ino == os.stat(path).st_ino
+                    except FileNotFoundError:
+                        same = False
+                    if same:
+                        spool.write(record)
+                        spool.flush()
+                        return
+                finally:
+                    flock_release(spool)
 
-        Called first in the inbox lock's queue: every flush runs under that lock, so none is in progress,
-        and a record leaves the spool only after the inbox rewrite that contains it.
+    @staticmethod
+    def _committed(inbox: Path, mine: bytes) -> bool:
+        """Whether a spooled message (its quoted msg_id) has been committed to the inbox.
+
+        Called first in the inbox lock's queue, so no commit is in progress: a message is committed once
+        it has left the spool, unless a committer died holding it (its in-flight file is still there).
         """
+        if in_flight_file(inbox).exists():
+            return False
         try:
             with open(spool_file(inbox), "rb") as spool:
                 return mine not in spool.read()
         except FileNotFoundError:
-            return True  # the inbox was removed with its spool (as _flush_spool treats it)
+            return True
 
     def _flush_spool(self, inbox: Path) -> None:
         """Move spooled envelopes into the inbox. Caller holds the inbox lock."""
-        path = spool_file(inbox)
-        try:
-            spool = open(path, "r+b")  # noqa: SIM115 - locked below, closed in finally
-        except FileNotFoundError:
+        in_flight = in_flight_file(inbox)
+        recovered = in_flight.exists()  # a committer died between taking the spool and finishing
+        if not recovered and not self._take_spool(inbox):
             return
-        try:
-            flock_exclusive(spool)
-            raw = spool.read()
-            if not raw.strip():
-                return  # another holder already committed ours
+        envs = self._spooled(read_bytes(in_flight) or b"")
+        size = inbox.stat().st_size if inbox.exists() else 0
+        keep = None if recovered or size <= FULL_CHECK_BYTES else _array_prefix_end(inbox, size)
+        if keep is not None and envs:
+            # a large inbox is not read into memory: the kernel copies it, we write only the new tail
+            atomic_write_spliced(inbox, keep, b",\n  " + b",\n  ".join(_item_bytes(e) for e in envs) + b"\n]")
+        else:
             current = read_bytes(inbox) or b"[]"
-            envs = [e for e in self._spooled(raw) if e.msg_id is None or encode(e.msg_id) not in current]
+            if recovered:  # it may have written the inbox before it died
+                envs = [e for e in envs if e.msg_id is None or encode(e.msg_id) not in current]
             if envs:
                 atomic_write_bytes(inbox, self._appended(inbox, current, envs))
-            spool.truncate(0)
+        in_flight.unlink()
+        if recovered:
+            self._flush_spool(inbox)
+
+    @staticmethod
+    def _take_spool(inbox: Path) -> bool:
+        """Rename a non-empty spool to the in-flight file; True if there was one.
+
+        The spool is locked only for the rename, so senders keep spooling while the inbox is rewritten
+        and the next commit carries them all.
+        """
+        path = spool_file(inbox)
+        try:
+            spool = open(path, "rb")  # noqa: SIM115 - locked below, closed in finally
+        except FileNotFoundError:
+            return False
+        try:
+            flock_exclusive(spool)
+            if os.fstat(spool.fileno()).st_size == 0:
+                return False
+            os.rename(path, in_flight_file(inbox))
+            return True
         finally:
             flock_release(spool)
             spool.close()
@@ -204,11 +279,10 @@ class Mailbox:
         return envs
 
     def _appended(self, inbox: Path, current: bytes, envs: list[Envelope]) -> bytes:
-        if len(current) <= FULL_CHECK_BYTES:
-            try:
-                _parse_inbox(current, inbox)
-            except CorruptFileError:
-                current = b"garbage"  # falls through to the quarantine below
+        if not current.strip():
+            current = b"[]"  # caught between a creator's "wx" and its write
+        elif len(current) <= FULL_CHECK_BYTES and not _is_array_of_objects(current):
+            current = b"garbage"  # falls through to the quarantine below
         new = append_to_array(current, envs)
         if new is None:
             aside = quarantine(inbox)
@@ -303,6 +377,7 @@ class Mailbox:
 
     def remove_inbox(self, team: str, agent: str) -> None:
         path = self.inbox_path(team, agent)
-        for p in (path, spool_file(path), self.layout.history_file(self.teams.canonical(team), agent)):
+        history = self.layout.history_file(self.teams.canonical(team), agent)
+        for p in (path, spool_file(path), in_flight_file(path), history):
             with contextlib.suppress(FileNotFoundError):
                 p.unlink()

@@ -53,7 +53,10 @@ class Record:
 
     @classmethod
     def _fields(cls) -> dict[str, dataclasses.Field[Any]]:
-        return {f.metadata["key"]: f for f in dataclasses.fields(cls) if "key" in f.metadata}
+        known = _FIELDS.get(cls)
+        if known is None:
+            known = _FIELDS[cls] = {f.metadata["key"]: f for f in dataclasses.fields(cls) if "key" in f.metadata}
+        return known
 
     @classmethod
     def from_json(cls, obj: object, where: str = "") -> Self:
@@ -69,7 +72,7 @@ class Record:
                 extra[k] = v
             elif v is not None:
                 values[f.name] = cls._convert(k, _check(v, f.metadata["kind"], f"{where}.{k}"), where)
-        missing = [f.metadata["key"] for f in dataclasses.fields(cls) if _required(f) and f.name not in values]
+        missing = [k for k, f in known.items() if _required(f) and f.name not in values]
         if missing:
             raise ShapeError(f"{where}: missing {', '.join(missing)}")
         rec = cls(**values, extra=extra, key_order=tuple(obj))
@@ -107,6 +110,9 @@ class Record:
 
     def replace(self, **changes: Any) -> Self:
         return dataclasses.replace(self, **changes)
+
+
+_FIELDS: dict[type, dict[str, dataclasses.Field[Any]]] = {}
 
 
 def _required(f: dataclasses.Field[Any]) -> bool:

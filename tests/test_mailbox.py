@@ -10,7 +10,15 @@ from hypothesis import strategies as st
 
 from agentteams.atomicio import dump_json
 from agentteams.errors import NotFoundError
-from agentteams.mailbox import KEEP_DELIVERED, Mailbox, append_to_array, new_envelope, spool_file
+from agentteams.mailbox import (
+    FULL_CHECK_BYTES,
+    KEEP_DELIVERED,
+    Mailbox,
+    append_to_array,
+    in_flight_file,
+    new_envelope,
+    spool_file,
+)
 from agentteams.paths import Layout
 from agentteams.teams import NewMember, TeamStore
 from tests.support import ccref
@@ -63,7 +71,8 @@ def test_send_writes_claude_code_envelopes(box: Mailbox, layout: Layout) -> None
     assert on_disk[0]["color"] == "green"  # bob's colour; the lead's messages carry none
     assert "color" not in box.send("t", "alice", "x", sender="team-lead").to_json()
     assert box.send("t", "alice@t", "by id", sender="team-lead").text == "by id"
-    assert not spool_file(layout.inbox_file("t", "alice")).read_bytes().strip()
+    assert not spool_file(layout.inbox_file("t", "alice")).exists()  # taken by the commit
+    assert not in_flight_file(layout.inbox_file("t", "alice")).exists()
 
 
 def test_non_members_and_missing_teams_are_refused(box: Mailbox, layout: Layout) -> None:
@@ -117,12 +126,21 @@ def test_a_torn_spool_line_is_dropped_and_others_survive(box: Mailbox, layout: L
     assert [e.text for e in box.read_live("t", "alice")] == ["first", "second"]
 
 
-def test_a_flush_interrupted_after_the_rename_is_not_duplicated(box: Mailbox, layout: Layout) -> None:
+def test_a_commit_that_died_after_writing_the_inbox_is_not_duplicated(box: Mailbox, layout: Layout) -> None:
     inbox = layout.inbox_file("t", "alice")
     env = box.send("t", "alice", "once", sender="team-lead")
-    spool_file(inbox).write_bytes(b"\n" + json.dumps(env.to_json()).encode() + b"\n")  # not truncated
-    box.send("t", "alice", "twice?", sender="team-lead")
-    assert [e.text for e in box.read_live("t", "alice")] == ["once", "twice?"]
+    in_flight_file(inbox).write_bytes(b"\n" + json.dumps(env.to_json()).encode() + b"\n")  # not unlinked
+    box.send("t", "alice", "then this", sender="team-lead")
+    assert [e.text for e in box.read_live("t", "alice")] == ["once", "then this"]
+    assert not in_flight_file(inbox).exists()
+
+
+def test_a_commit_that_died_before_writing_the_inbox_is_recovered(box: Mailbox, layout: Layout) -> None:
+    inbox = layout.inbox_file("t", "alice")
+    lost = new_envelope("bob", "taken from the spool, never written")
+    in_flight_file(inbox).write_bytes(b"\n" + json.dumps(lost.to_json()).encode() + b"\n")
+    box.send("t", "alice", "next", sender="team-lead")
+    assert [e.text for e in box.read_live("t", "alice")] == ["taken from the spool, never written", "next"]
 
 
 def test_broadcast_reaches_everyone_but_the_sender(box: Mailbox) -> None:
@@ -135,3 +153,14 @@ def test_foreign_writes_are_read(box: Mailbox, layout: Layout) -> None:
     ccref.send(layout.inbox_file("t", "team-lead"), "alice", "from a real CLI")
     box.send("t", "team-lead", "from us", sender="bob")
     assert [e.text for e in box.unread("t", "team-lead")] == ["from a real CLI", "from us"]
+
+
+def test_large_inboxes_are_appended_by_splicing_byte_identically(box: Mailbox, layout: Layout) -> None:
+    inbox = layout.inbox_file("t", "alice")
+    text = 'é\n"quoted" ' * 60
+    sent = [box.send("t", "alice", f"{i} {text}", sender="bob", summary="s") for i in range(120)]
+    assert inbox.stat().st_size > FULL_CHECK_BYTES  # so the later sends took the spliced path
+    assert inbox.read_text(encoding="utf-8") == dump_json([e.to_json() for e in sent])
+    inbox.write_bytes(inbox.read_bytes() + b"\n\n  ")  # trailing whitespace a hand edit may leave
+    last = box.send("t", "alice", "after whitespace", sender="bob")
+    assert [e.msg_id for e in box.read_live("t", "alice")] == [e.msg_id for e in [*sent, last]]
