@@ -1,0 +1,29 @@
+"""The store benchmark still runs and its correctness figures hold (speed is judged by the script, not here)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import child_env
+
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_store.py"
+
+
+def test_bench_store_quick_run(tmp_path: Path, config_root: Path) -> None:
+    out = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "--quick", "--json", str(out)],
+        env=child_env(config_root), capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "d. targets" in proc.stdout
+    data = json.loads(out.read_text())
+    ours = [r for r in data["throughput"] if r["impl"] == "ours"]
+    assert {r["writers"] for r in ours} == {1, 4, 8}
+    for row in ours:
+        assert (row["lost"], row["failed"], row["valid_json"]) == (0, 0, True), row
+    sizes = {r["size"] for r in data["append"] if r["impl"] == "ours"}
+    assert sizes == {10, 100, 1000, 10000}
