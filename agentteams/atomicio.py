@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -44,7 +43,7 @@ def encode(text: str) -> bytes:
 
 def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
     """Create `<path>.tmp.<8 hex>` in the same directory, let `fill` write it, fsync, rename over `path`."""
-    tmp = path.with_name(f"{path.name}.tmp.{secrets.token_hex(4)}")
+    tmp = path.with_name(f"{path.name}.tmp.{os.urandom(4).hex()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         try:

@@ -120,6 +120,15 @@ class Layout:
     def task_file(self, team: str, task_id: str) -> Path:
         return self.task_dir(team) / f"{task_id_part(task_id)}.json"
 
+    @property
+    def projects_dir(self) -> Path:
+        return self.root / "projects"
+
+    def transcript_file(self, cwd: Path | str, session_id: str) -> Path:
+        """`projects/<cwd with every non-alphanumeric character as ->/<session-id>.jsonl`, as Claude Code."""
+        slug = _TEAM_DIR_RE.sub("-", str(cwd))[:200]
+        return self._inside(self.projects_dir / slug / f"{path_part(session_id, 'session')}.jsonl")
+
     def task_lock_target(self, team: str) -> Path:
         return self.task_dir(team) / ".lock"
 

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentteams.atomicio import (
     atomic_write_bytes,
@@ -22,10 +22,12 @@ from agentteams.atomicio import (
 )
 from agentteams.errors import ConflictError, CorruptFileError, InvalidNameError, NotFoundError
 from agentteams.locking import ensure_file, locked
-from agentteams.mailbox import Mailbox
 from agentteams.paths import LEAD_NAME, Layout, task_id_part
-from agentteams.protocol import TaskAssignment
 from agentteams.records import Task, TaskStatus
+
+if TYPE_CHECKING:
+    from agentteams.mailbox import Mailbox
+    from agentteams.teams import TeamStore
 
 log = logging.getLogger("agentteams")
 
@@ -54,10 +56,47 @@ class UnassignResult:
     notice: str
 
 
+def task_line(task: Task) -> str:
+    """`#2 [pending] Write tests (alice) [blocked by #1]`, as Claude Code's TaskList prints it."""
+    line = f"#{task.id} [{task.status}] {task.subject}"
+    if task.owner:
+        line += f" ({task.owner})"
+    if task.blocked_by:
+        line += " [blocked by " + ", ".join(f"#{b}" for b in task.blocked_by) + "]"
+    return line
+
+
+def task_detail(task: Task) -> str:
+    """`Task #2: Write tests` / `Status: pending` / ..., as Claude Code's TaskGet prints it."""
+    lines = [f"Task #{task.id}: {task.subject}", f"Status: {task.status}"]
+    if task.description:
+        lines.append(f"Description: {task.description}")
+    if task.owner:
+        lines.append(f"Owner: {task.owner}")
+    if task.blocked_by:
+        lines.append("Blocked by: " + ", ".join(f"#{b}" for b in task.blocked_by))
+    if task.blocks:
+        lines.append("Blocks: " + ", ".join(f"#{b}" for b in task.blocks))
+    return "\n".join(lines)
+
+
 class TaskStore:
     def __init__(self, layout: Layout | None = None, mailbox: Mailbox | None = None) -> None:
         self.layout = layout or Layout.from_env()
-        self.mailbox = mailbox or Mailbox(self.layout)
+        self._mailbox = mailbox
+
+    @property
+    def mailbox(self) -> Mailbox:
+        """Made on first use: reading tasks must not pay for the mailbox and protocol imports."""
+        if self._mailbox is None:
+            from agentteams.mailbox import Mailbox
+
+            self._mailbox = Mailbox(self.layout)
+        return self._mailbox
+
+    @property
+    def teams(self) -> TeamStore:
+        return self.mailbox.teams
 
     # -- files --------------------------------------------------------------------------------------
 
@@ -265,6 +304,8 @@ class TaskStore:
         config = self.mailbox.teams.read(team)
         if config.member(task.owner) is None:
             return False
+        from agentteams.protocol import TaskAssignment
+
         msg = TaskAssignment(
             task_id=task.id, subject=task.subject, description=task.description, assigned_by=assigned_by
         )

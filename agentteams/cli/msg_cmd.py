@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentteams.cli.output import emit_json, envelope_text
 from agentteams.errors import NotFoundError
-from agentteams.mailbox import Mailbox
 
-app = typer.Typer(help="Send and read team messages.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from agentteams.mailbox import Mailbox
+
+
+def _box() -> Mailbox:
+    from agentteams.mailbox import Mailbox  # loaded per command: start-up stays at typer's own cost
+
+    return Mailbox()
+
+
+app = typer.Typer(help="Send and read team messages.", no_args_is_help=True, rich_markup_mode=None)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 FromOpt = Annotated[str, typer.Option("--from", help="Sender name.")]
 
@@ -25,7 +34,7 @@ def send(
     as_json: JsonOpt = False,
 ) -> None:
     """Send a message to one member's inbox."""
-    env = Mailbox().send(team, to, text, sender=sender, summary=summary)
+    env = _box().send(team, to, text, sender=sender, summary=summary)
     if as_json:
         emit_json(env.to_json())
     else:
@@ -35,7 +44,7 @@ def send(
 @app.command()
 def broadcast(team: str, text: str, sender: FromOpt = "team-lead", as_json: JsonOpt = False) -> None:
     """Send a message to every member but the sender."""
-    names = Mailbox().broadcast(team, text, sender=sender)
+    names = _box().broadcast(team, text, sender=sender)
     if as_json:
         emit_json(names)
     else:
@@ -52,7 +61,7 @@ def read(
     as_json: JsonOpt = False,
 ) -> None:
     """Read an agent's inbox."""
-    box = Mailbox()
+    box = _box()
     if not (team_dir := box.layout.team_dir(team)).is_dir():
         raise NotFoundError(f"no team named {team!r} (no {team_dir})")
     envs = box.read_all(team, agent) if all_ else box.read_live(team, agent)

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from agentteams.protocol import parse_message
-from agentteams.records import Envelope, Task, TeamConfig
+if TYPE_CHECKING:
+    from agentteams.records import Envelope, Task, TeamConfig
 
 
 def emit_json(data: Any) -> None:
@@ -16,27 +16,17 @@ def emit_json(data: Any) -> None:
 
 
 def task_line(task: Task) -> str:
-    """`#2 [pending] Write tests (alice) [blocked by #1]`, as Claude Code's TaskList prints it."""
-    line = f"#{task.id} [{task.status}] {task.subject}"
-    if task.owner:
-        line += f" ({task.owner})"
-    if task.blocked_by:
-        line += " [blocked by " + ", ".join(f"#{b}" for b in task.blocked_by) + "]"
-    return line
+    """`#2 [pending] Write tests (alice) [blocked by #1]` (the format lives in `agentteams.tasks`)."""
+    from agentteams.tasks import task_line as line
+
+    return line(task)
 
 
 def task_detail(task: Task) -> str:
-    """`Task #2: Write tests` / `Status: pending` / ..., as Claude Code's TaskGet prints it."""
-    lines = [f"Task #{task.id}: {task.subject}", f"Status: {task.status}"]
-    if task.description:
-        lines.append(f"Description: {task.description}")
-    if task.owner:
-        lines.append(f"Owner: {task.owner}")
-    if task.blocked_by:
-        lines.append("Blocked by: " + ", ".join(f"#{b}" for b in task.blocked_by))
-    if task.blocks:
-        lines.append("Blocks: " + ", ".join(f"#{b}" for b in task.blocks))
-    return "\n".join(lines)
+    """`Task #2: Write tests` / `Status: pending` / ... (the format lives in `agentteams.tasks`)."""
+    from agentteams.tasks import task_detail as detail
+
+    return detail(task)
 
 
 def team_text(config: TeamConfig) -> str:
@@ -50,6 +40,8 @@ def team_text(config: TeamConfig) -> str:
 
 
 def envelope_text(env: Envelope) -> str:
+    from agentteams.protocol import parse_message
+
     msg = parse_message(env.text)
     body = f"[{msg.TYPE or msg.to_json().get('type')}] {env.text}" if msg else env.text
     flag = "" if env.unread else " (read)"

@@ -2,25 +2,30 @@
 
 from __future__ import annotations
 
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
 from agentteams.cli.output import emit_json, task_detail, task_line
 from agentteams.errors import InvalidNameError, NotFoundError
-from agentteams.records import TASK_STATUSES, TaskStatus
-from agentteams.tasks import UNSET, TaskStore
 
-app = typer.Typer(help="Create, update, claim and list tasks.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from agentteams.records import TaskStatus
+    from agentteams.tasks import TaskStore
+
+app = typer.Typer(help="Create, update, claim and list tasks.", no_args_is_help=True, rich_markup_mode=None)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
 def _store_team(team: str) -> tuple[TaskStore, str]:
     """The store and canonical team name; refuses a name that is neither a team nor a task list."""
+    from agentteams.paths import team_dir_name
+    from agentteams.tasks import TaskStore  # loaded per command: start-up stays at typer's own cost
+
     store = TaskStore()
-    name = store.mailbox.teams.canonical(team)
+    name = team_dir_name(team)
     # a task list may outlive its team (the real CLI keeps tasks/<team>/), so either one will do
-    if not store.mailbox.teams.exists(name) and not store.layout.task_dir(name).is_dir():
+    if not store.layout.config_file(name).exists() and not store.layout.task_dir(name).is_dir():
         raise NotFoundError(f"no team or task list named {team!r}")
     return store, name
 
@@ -79,11 +84,14 @@ def update(
     as_json: JsonOpt = False,
 ) -> None:
     """Update a task; setting an owner sends them a task_assignment message."""
+    from agentteams.records import TASK_STATUSES
+    from agentteams.tasks import UNSET
+
     if status is not None and status not in TASK_STATUSES:
         raise InvalidNameError(f"status must be one of {', '.join(TASK_STATUSES)}, got {status!r}")
     store, team = _store_team(team)
     result = store.update(
-        team, task_id, status=cast(TaskStatus | None, status),
+        team, task_id, status=cast("TaskStatus | None", status),
         owner=UNSET if owner is None else owner, subject=subject, description=description,
         add_blocked_by=add_blocked_by or [], add_blocks=add_blocks or [], assigned_by=sender,
     )  # fmt: skip

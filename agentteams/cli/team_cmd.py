@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentteams.cli.output import emit_json, team_text
-from agentteams.errors import CorruptFileError
-from agentteams.teams import TeamStore
 
-app = typer.Typer(help="Create, inspect and delete teams.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from agentteams.teams import TeamStore
+
+
+def _store() -> TeamStore:
+    from agentteams.teams import TeamStore  # loaded per command: start-up stays at typer's own cost
+
+    return TeamStore()
+
+
+app = typer.Typer(help="Create, inspect and delete teams.", no_args_is_help=True, rich_markup_mode=None)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
@@ -21,7 +29,7 @@ def create(
     as_json: JsonOpt = False,
 ) -> None:
     """Create a team (a name already taken gets a -2, -3, ... suffix)."""
-    config = TeamStore().create(name, description=description)
+    config = _store().create(name, description=description)
     if as_json:
         emit_json(config.to_json())
     else:
@@ -31,7 +39,7 @@ def create(
 @app.command()
 def show(name: str, as_json: JsonOpt = False) -> None:
     """Show a team's config and members."""
-    config = TeamStore().read(name)
+    config = _store().read(name)
     if as_json:
         emit_json(config.to_json())
     else:
@@ -41,7 +49,9 @@ def show(name: str, as_json: JsonOpt = False) -> None:
 @app.command("list")
 def list_(as_json: JsonOpt = False) -> None:
     """List every team; an unreadable config is reported, not hidden."""
-    entries = TeamStore().list_teams()
+    from agentteams.errors import CorruptFileError
+
+    entries = _store().list_teams()
     if as_json:
         emit_json([e.to_json() if not isinstance(e, CorruptFileError) else {"error": str(e)} for e in entries])
         return
@@ -57,6 +67,6 @@ def delete(
     name: str, force: Annotated[bool, typer.Option("--force", help="Delete even with members left.")] = False
 ) -> None:
     """Delete a team, its task list and member worktrees; refuses while teammates remain."""
-    for warning in TeamStore().delete(name, force=force):
+    for warning in _store().delete(name, force=force):
         typer.echo(f"agentteams: warning: {warning}", err=True)
     typer.echo(f"deleted {name}")

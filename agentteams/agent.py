@@ -1,0 +1,235 @@
+"""One agent loop: the model answers, permitted tools run, results go back, until the turn ends.
+
+Emits events through a callback and never prints; a tool's failure is an error result, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from agentteams.model.types import Block, Message, ModelClient, ModelRequest, StreamCallbacks, Usage
+from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult
+
+StopReason = Literal["end_turn", "max_turns", "interrupted", "max_tokens", "exit_requested"]
+Answer = Literal["allow", "deny", "always"]
+
+
+class Decision(Protocol):
+    @property
+    def behavior(self) -> str: ...  # "allow" | "deny" | "ask"
+
+    @property
+    def reason(self) -> str: ...
+
+
+class Permissions(Protocol):
+    def decide(self, tool_name: str, kind: ToolKind, target: str | None) -> Decision: ...
+    def remember(self, tool_name: str, target: str | None) -> None: ...
+
+
+@dataclass
+class PermissionAsk:
+    """A question for the person: may this tool call run?"""
+
+    tool: str
+    target: str | None
+    input: dict[str, Any]
+    reason: str
+
+
+@dataclass
+class AgentEvent:
+    """What happened: kind is text | tool_start | tool_end | retry | assistant | tool_results | turn_end."""
+
+    kind: str
+    text: str = ""
+    tool: str = ""
+    tool_use_id: str = ""
+    input: dict[str, Any] = field(default_factory=dict)
+    result: ToolResult | None = None
+    message: Message | None = None
+    usage: Usage | None = None
+
+
+@dataclass
+class TurnResult:
+    text: str
+    stop_reason: StopReason
+    model_calls: int
+    usage: Usage
+
+
+class Interrupted(Exception):
+    """Raised inside a streaming callback to end the current turn at once."""
+
+
+@dataclass
+class AgentSettings:
+    model: str
+    system: str
+    max_turns: int | None = None  # model calls per user turn
+    max_tokens: int = 8192
+    name: str = "main"
+
+
+class Agent:
+    """Holds one conversation; `run(prompt)` plays one user turn to its end."""
+
+    def __init__(
+        self,
+        client: ModelClient,
+        tools: Sequence[Tool],
+        ctx: ToolContext,
+        permissions: Permissions,
+        settings: AgentSettings,
+        on_event: Callable[[AgentEvent], None] | None = None,
+        ask: Callable[[PermissionAsk], Answer] | None = None,
+    ) -> None:
+        self.client = client
+        self.tools = {t.name: t for t in tools}
+        self.ctx = ctx
+        self.permissions = permissions
+        self.settings = settings
+        self.on_event = on_event or (lambda _e: None)
+        self.ask = ask
+        self.messages: list[Message] = []
+        self.usage = Usage()
+
+    def _emit(self, event: AgentEvent) -> None:
+        self.on_event(event)
+
+    def run(self, prompt: str | list[Block]) -> TurnResult:
+        self.ctx.interrupt.clear()
+        self.messages.append({"role": "user", "content": prompt})
+        self._emit(AgentEvent("user", message=self.messages[-1]))
+        usage, calls, text = Usage(), 0, ""
+        stop: StopReason = "end_turn"
+        while True:
+            if self.ctx.interrupt.is_set():
+                stop = "interrupted"
+                break
+            if self.settings.max_turns is not None and calls >= self.settings.max_turns:
+                stop = "max_turns"
+                break
+            calls += 1
+            try:
+                response = self.client.complete(self._request(), self._callbacks())
+            except Interrupted:
+                stop = "interrupted"
+                break
+            usage.add(response.usage)
+            self.usage.add(response.usage)
+            self.messages.append({"role": "assistant", "content": response.content})
+            self._emit(AgentEvent("assistant", message=self.messages[-1], usage=response.usage))
+            text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text") or text
+            uses = [b for b in response.content if b.get("type") == "tool_use"]
+            if not uses:
+                stop = "max_tokens" if response.stop_reason == "max_tokens" else "end_turn"
+                break
+            results = self._run_tools(uses)
+            self.messages.append({"role": "user", "content": results})
+            self._emit(AgentEvent("tool_results", message=self.messages[-1]))
+            if self.ctx.extra.get("exit_requested"):
+                stop = "exit_requested"
+                break
+        result = TurnResult(text, stop, calls, usage)
+        self._emit(AgentEvent("turn_end", text=text, usage=usage))
+        return result
+
+    def _request(self) -> ModelRequest:
+        specs = [t.spec() for t in self.tools.values()]
+        return ModelRequest(
+            model=self.settings.model, system=self.settings.system, tools=specs, messages=self.messages,
+            max_tokens=self.settings.max_tokens, agent=self.settings.name,
+        )  # fmt: skip
+
+    def _callbacks(self) -> StreamCallbacks:
+        def on_text(delta: str) -> None:
+            if self.ctx.interrupt.is_set():
+                raise Interrupted
+            self._emit(AgentEvent("text", text=delta))
+
+        return StreamCallbacks(on_text=on_text, on_retry=lambda n: self._emit(AgentEvent("retry", text=n.reason)))
+
+    def _run_tools(self, uses: list[Block]) -> list[Block]:
+        """Run the calls in order; consecutive read-only calls run side by side."""
+        results: list[Block] = []
+        i = 0
+        while i < len(uses):
+            j = i + 1
+            if self._is_read_only(uses[i]):
+                while j < len(uses) and self._is_read_only(uses[j]):
+                    j += 1
+            batch = uses[i:j]
+            if len(batch) == 1:
+                results.append(self._run_one(batch[0]))
+            else:
+                with ThreadPoolExecutor(max_workers=min(8, len(batch))) as pool:
+                    results.extend(pool.map(self._run_one, batch))
+            i = j
+        return results
+
+    def _is_read_only(self, use: Block) -> bool:
+        tool = self.tools.get(str(use.get("name")))
+        return tool is not None and tool.read_only
+
+    def _run_one(self, use: Block) -> Block:
+        name, use_id = str(use.get("name")), str(use.get("id"))
+        args = use.get("input") if isinstance(use.get("input"), dict) else {}
+        assert isinstance(args, dict)
+        self._emit(AgentEvent("tool_start", tool=name, tool_use_id=use_id, input=args))
+        result = self._execute(name, args)
+        self._emit(AgentEvent("tool_end", tool=name, tool_use_id=use_id, input=args, result=result))
+        block: Block = {"type": "tool_result", "tool_use_id": use_id, "content": result.content}
+        if result.is_error:
+            block["is_error"] = True
+        return block
+
+    def _execute(self, name: str, args: dict[str, Any]) -> ToolResult:
+        tool = self.tools.get(name)
+        if tool is None:
+            return ToolResult.error(f"No tool named {name!r} is available. Available: {', '.join(self.tools)}")
+        if self.ctx.interrupt.is_set():
+            return ToolResult.error("Interrupted by the user before this tool ran.")
+        try:
+            target = tool.permission_target(args)
+        except ToolInputError as e:
+            return ToolResult.error(str(e))
+        refusal = self._permission(tool, target, args)
+        if refusal is not None:
+            return refusal
+        try:
+            return tool.run(args, self.ctx)
+        except ToolInputError as e:
+            return ToolResult.error(str(e))
+        except Exception as e:  # a tool bug must not end the session: the model sees what failed
+            return ToolResult.error(f"{name} failed: {type(e).__name__}: {e}")
+
+    def _permission(self, tool: Tool, target: str | None, args: dict[str, Any]) -> ToolResult | None:
+        decision = self.permissions.decide(tool.name, tool.kind, target)
+        if decision.behavior == "allow":
+            return None
+        if decision.behavior == "ask" and self.ask is not None:
+            answer = self.ask(PermissionAsk(tool.name, target, args, decision.reason))
+            if answer == "always":
+                self.permissions.remember(tool.name, target)
+            if answer in ("allow", "always"):
+                return None
+            return ToolResult.error(f"The user denied permission to use {tool.name}.")
+        return ToolResult.error(f"Permission denied for {tool.name}: {decision.reason}")
+
+
+def tool_input_summary(args: dict[str, Any], limit: int = 80) -> str:
+    """A one-line rendering of a tool call's input, for compact display."""
+    for key in ("command", "file_path", "pattern", "subject", "taskId", "recipient", "to", "description"):
+        if isinstance(args.get(key), str):
+            text = str(args[key])
+            break
+    else:
+        text = json.dumps(args, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,9 @@
+"""The project's scripted Anthropic Messages API server (SSE and JSON), for tests, the demo and interop runs.
+
+Script format: README.md, "Scripted Messages API server"; `script.py` validates it.
+"""
+
+from agentteams.mockapi.script import ScriptError, load_script
+from agentteams.mockapi.server import MockServer
+
+__all__ = ["MockServer", "ScriptError", "load_script"]

@@ -1,0 +1,107 @@
+"""`ModelConfig`: credentials, base URL, timeout and retry budget for the model client, read from the environment.
+
+Its repr masks every secret; its errors are one line and never contain a key.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from agentteams.errors import AgentTeamsError
+
+DEFAULT_TIMEOUT = 600.0  # seconds, as the SDK's own default
+DEFAULT_MAX_RETRIES = 5  # retries after the first attempt: six attempts in all
+
+
+NO_CREDENTIALS = (
+    "no Anthropic API key: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN), or run `agentteams demo` to try it offline"
+)
+
+
+class MissingCredentialsError(AgentTeamsError):
+    """Neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set."""
+
+
+class BadBaseURLError(AgentTeamsError):
+    """ANTHROPIC_BASE_URL is not an http(s) URL."""
+
+
+def display_url(url: str) -> str:
+    """A URL fit for a message: user info, query and fragment removed (they may carry credentials)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "<unparseable URL>"
+    if not parts.scheme or not parts.hostname:
+        return url.split("?", maxsplit=1)[0].split("#", maxsplit=1)[0].rsplit("@", 1)[-1]
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    if port is not None:
+        host = f"{host}:{port}"
+    return f"{parts.scheme}://{host}{parts.path}"
+
+
+def check_base_url(url: str) -> str:
+    """Return `url` without a trailing slash, or raise `BadBaseURLError` when it is not http(s)://host[:port]."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # raises ValueError on a port that is not a number in range
+        valid = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        valid = False
+    if not valid:
+        raise BadBaseURLError(
+            f"ANTHROPIC_BASE_URL {display_url(url)!r} is not a valid http(s) URL (expected e.g. https://api.anthropic.com)"
+        )
+    return url.rstrip("/")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """How to reach the Messages API. Build it with `from_env()`; never print the secrets it holds."""
+
+    api_key: str | None = field(default=None, repr=False)
+    auth_token: str | None = field(default=None, repr=False)
+    base_url: str | None = None
+    timeout: float = DEFAULT_TIMEOUT
+    max_retries: int = DEFAULT_MAX_RETRIES
+
+    def __repr__(self) -> str:
+        return (
+            f"ModelConfig(api_key={_mask(self.api_key)}, auth_token={_mask(self.auth_token)}, "
+            f"base_url={self.base_url!r}, timeout={self.timeout!r}, max_retries={self.max_retries!r})"
+        )
+
+    __str__ = __repr__
+
+    def secrets(self) -> list[str]:
+        """The secret strings this config holds, so messages can be scrubbed of them."""
+        return [s for s in (self.api_key, self.auth_token) if s]
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> ModelConfig:
+        """Read ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL (and API_TIMEOUT_MS, as Claude Code)."""
+        environ = os.environ if env is None else env
+        api_key = environ.get("ANTHROPIC_API_KEY", "").strip() or None
+        auth_token = environ.get("ANTHROPIC_AUTH_TOKEN", "").strip() or None
+        if api_key is None and auth_token is None:
+            raise MissingCredentialsError(NO_CREDENTIALS)
+        raw_url = environ.get("ANTHROPIC_BASE_URL", "").strip()
+        base_url = check_base_url(raw_url) if raw_url else None
+        return cls(api_key=api_key, auth_token=auth_token, base_url=base_url, timeout=_timeout(environ))
+
+
+def _mask(secret: str | None) -> str:
+    return "None" if secret is None else "'***'"
+
+
+def _timeout(environ: Mapping[str, str]) -> float:
+    raw = environ.get("API_TIMEOUT_MS", "").strip()
+    try:
+        millis = float(raw)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+    return millis / 1000 if millis > 0 else DEFAULT_TIMEOUT

@@ -1,0 +1,140 @@
+"""Per-model prices ($ per million tokens) and `UsageLedger`, the thread-safe per-agent usage and cost account.
+
+Cache writes cost 1.25x the input price (5-minute ephemeral cache), cache reads 0.1x. Unknown models cost 0.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentteams.model.types import Usage
+
+CACHE_WRITE_FACTOR = 1.25
+CACHE_READ_FACTOR = 0.1
+
+
+@dataclass(frozen=True)
+class Price:
+    """Dollars per million tokens."""
+
+    input: float
+    output: float
+
+    @property
+    def cache_write(self) -> float:
+        return self.input * CACHE_WRITE_FACTOR
+
+    @property
+    def cache_read(self) -> float:
+        return self.input * CACHE_READ_FACTOR
+
+
+# (substring of the lower-cased model id, price): the first match wins, so the most specific come first.
+# Opus 4 / 4.1 / 3 kept the old Opus price; Opus 4.5 and later ones are assumed at the 4.5 price.
+PRICES: tuple[tuple[str, Price], ...] = (
+    ("opus-4-1", Price(15.0, 75.0)),
+    ("opus-4-0", Price(15.0, 75.0)),
+    ("opus-4-2025", Price(15.0, 75.0)),
+    ("3-opus", Price(15.0, 75.0)),
+    ("opus", Price(5.0, 25.0)),
+    ("sonnet", Price(3.0, 15.0)),
+    ("haiku-4", Price(1.0, 5.0)),
+    ("3-5-haiku", Price(0.8, 4.0)),
+    ("3-haiku", Price(0.25, 1.25)),
+    ("haiku", Price(1.0, 5.0)),
+)
+
+
+def price_for(model: str) -> Price | None:
+    """The price of a model id (full, Bedrock or Vertex form), or None when the family is unknown."""
+    key = model.lower()
+    for pattern, price in PRICES:
+        if pattern in key:
+            return price
+    return None
+
+
+def cost_usd(model: str, usage: Usage) -> float:
+    """What one call with this usage cost in dollars; 0.0 for an unknown model."""
+    price = price_for(model)
+    if price is None:
+        return 0.0
+    total = (
+        usage.input_tokens * price.input
+        + usage.output_tokens * price.output
+        + usage.cache_creation_input_tokens * price.cache_write
+        + usage.cache_read_input_tokens * price.cache_read
+    )
+    return total / 1_000_000
+
+
+@dataclass
+class AgentAccount:
+    """Everything one agent has spent so far."""
+
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float = 0.0
+    requests: int = 0
+    models: set[str] = field(default_factory=set)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "requests": self.requests,
+            "cost_usd": round(self.cost_usd, 6),
+            "models": sorted(self.models),
+            **self.usage.to_json(),
+        }
+
+
+class UsageLedger:
+    """Accumulates usage and cost per agent name; safe to share between threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._accounts: dict[str, AgentAccount] = {}
+
+    def record(self, agent: str, model: str, usage: Usage) -> float:
+        """Add one call's usage to `agent`'s account; return that call's cost in dollars."""
+        cost = cost_usd(model, usage)
+        with self._lock:
+            account = self._accounts.setdefault(agent, AgentAccount())
+            account.usage.add(usage)
+            account.cost_usd += cost
+            account.requests += 1
+            account.models.add(model)
+        return cost
+
+    def account(self, agent: str) -> AgentAccount:
+        """A copy of one agent's account (empty when it has made no call)."""
+        with self._lock:
+            found = self._accounts.get(agent, AgentAccount())
+            return _copy(found)
+
+    def agents(self) -> list[str]:
+        with self._lock:
+            return sorted(self._accounts)
+
+    def total(self) -> AgentAccount:
+        """All agents together."""
+        with self._lock:
+            total = AgentAccount()
+            for account in self._accounts.values():
+                total.usage.add(account.usage)
+                total.cost_usd += account.cost_usd
+                total.requests += account.requests
+                total.models |= account.models
+            return total
+
+    def to_json(self) -> dict[str, Any]:
+        """`{"agents": {name: account}, "total": account}`, each account with usage, cost and request count."""
+        with self._lock:
+            agents = {name: self._accounts[name].to_json() for name in sorted(self._accounts)}
+        return {"agents": agents, "total": self.total().to_json()}
+
+
+def _copy(account: AgentAccount) -> AgentAccount:
+    usage = Usage()
+    usage.add(account.usage)
+    return AgentAccount(usage=usage, cost_usd=account.cost_usd, requests=account.requests, models=set(account.models))

@@ -1,0 +1,330 @@
+"""Permission decisions: the six modes, `--allowedTools`/`--disallowedTools` rules, session allow-always.
+
+Pure logic: `PermissionPolicy.decide` says allow, deny or ask; asking the person is the UI's job.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol, TypeVar, cast, get_args
+
+from agentteams.errors import AgentTeamsError
+
+PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "delegate"]
+PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
+Behavior = Literal["allow", "deny", "ask"]
+ToolKind = Literal["read", "edit", "execute", "coordinate", "plan"]
+
+# Words that run the command after them; a deny rule sees through them (`sudo rm x` is still `rm`).
+_WRAPPERS = frozenset({"sudo", "env", "command", "builtin", "exec", "nohup", "time", "nice"})
+_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
+_SUBCOMMAND_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
+
+
+class PermissionRuleError(AgentTeamsError):
+    """A `--allowedTools` / `--disallowedTools` value or a permission mode that cannot be understood."""
+
+
+class NamedTool(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+
+T = TypeVar("T", bound=NamedTool)
+
+
+@dataclass(frozen=True)
+class Decision:
+    behavior: Behavior
+    reason: str
+
+
+@dataclass(frozen=True)
+class Rule:
+    """`Edit` (the whole tool), `Bash(git:*)` (command prefix), `Bash(npm run test)`, `Read(~/**)` (path glob)."""
+
+    tool: str
+    pattern: str | None = None
+    literal: bool = False  # the pattern is one exact path (session allow-always), not a glob
+
+    def __str__(self) -> str:
+        return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
+
+    def covers(self, tool_name: str, kind: str, target: str | None, cwd: Path, *, deny: bool) -> bool:
+        """Whether this rule applies to a call. A deny rule looks harder (every spelling, every subcommand)."""
+        if tool_name != self.tool:
+            return False
+        if self.pattern is None:
+            return True
+        if target is None:
+            return False
+        if kind == "execute":
+            return _command_covered(self.pattern, target, deny=deny)
+        return _path_covered(self, target, cwd, deny=deny)
+
+
+def parse_mode(value: str) -> PermissionMode:
+    if value in PERMISSION_MODES:
+        return cast(PermissionMode, value)
+    raise PermissionRuleError(f"unknown permission mode {value!r}; choose one of: {', '.join(PERMISSION_MODES)}")
+
+
+def parse_rules(values: str | Iterable[str]) -> list[Rule]:
+    """Rules from flag values, each comma- or space-separated; never split inside parentheses."""
+    texts = [values] if isinstance(values, str) else list(values)
+    rules: list[Rule] = []
+    for text in texts:
+        rules += [_parse_rule(token) for token in _split_rule_list(text)]
+    return rules
+
+
+def _split_rule_list(text: str) -> list[str]:
+    tokens, current, depth = [], "", 0
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise PermissionRuleError(f"unbalanced ')' in permission rules {text!r}")
+        if depth == 0 and (ch == "," or ch.isspace()):
+            tokens.append(current)
+            current = ""
+        else:
+            current += ch
+    if depth:
+        raise PermissionRuleError(f"unclosed '(' in permission rules {text!r}")
+    return [t for t in (tok.strip() for tok in [*tokens, current]) if t]
+
+
+def _parse_rule(token: str) -> Rule:
+    match = re.fullmatch(r"([A-Za-z_][\w.-]*)(?:\((.*)\))?", token, re.DOTALL)
+    if match is None:
+        raise PermissionRuleError(f"cannot read permission rule {token!r}; use e.g. Edit, Bash(git:*) or Read(~/**)")
+    tool, pattern = match.group(1), match.group(2)
+    pattern = pattern.strip() if pattern is not None else None
+    return Rule(tool, None if pattern in (None, "", "*") else pattern)
+
+
+# -- commands ---------------------------------------------------------------------------------------------
+
+
+def subcommands(command: str, *, quotes: bool = True) -> list[str]:
+    """The simple commands in a shell line: split at `&&`, `||`, `;`, `|`, `&`, newlines and substitutions.
+
+    Single quotes protect everything; double quotes protect all but `$(` and backticks (with
+    `quotes=False` nothing is protected). Whitespace is collapsed so rules compare words, not spacing.
+    """
+    segments, current, quote, i = [], "", "", 0
+    outer: list[str] = []  # the quote state around each open `$(` / `(`
+    while i < len(command):
+        ch, pair = command[i], command[i : i + 2]
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif pair == "$(" or ch == "`" or (not quote and ch in "()\n;|&" and not _is_redirect(command, i)):
+            if pair == "$(" or ch == "(":
+                outer, quote = [*outer, quote], ""
+            elif ch == ")":
+                quote, outer = (outer[-1], outer[:-1]) if outer else ("", outer)
+            segments.append(current)
+            current, i = "", i + (2 if pair in ("$(", "&&", "||") else 1)
+            continue
+        elif quotes and ch in "'\"":
+            quote = "" if quote == ch else (quote or ch)
+        current += ch
+        i += 1
+    segments.append(current)
+    cleaned = (" ".join(s.split()) for s in segments)
+    return [s for s in cleaned if s.strip("\"' ")]
+
+
+def _is_redirect(command: str, i: int) -> bool:
+    """Whether the `&` at `i` belongs to a redirection (`2>&1`, `&>file`) rather than ending a command."""
+    return command[i] == "&" and ((i > 0 and command[i - 1] in "<>") or command[i + 1 : i + 2] == ">")
+
+
+def _spellings(segment: str) -> list[str]:
+    """A command as written, and without env assignments, wrappers and the program's directory."""
+    words = segment.split(" ")
+    while words and (_ENV_ASSIGNMENT.match(words[0]) or words[0] in _WRAPPERS or words[0].startswith("-")):
+        words = words[1:]
+    if not words:
+        return [segment]
+    words[0] = os.path.basename(words[0].lstrip("\\")) or words[0]
+    return list(dict.fromkeys([segment, " ".join(words)]))
+
+
+def _command_matches(pattern: str, command: str) -> bool:
+    if pattern.endswith(":*"):
+        prefix = " ".join(pattern[:-2].split())
+        return command == prefix or command.startswith(prefix + " ")
+    if "*" in pattern:
+        regex = ".*".join(re.escape(" ".join(part.split())) for part in pattern.split("*"))
+        return re.fullmatch(regex, command, re.DOTALL) is not None
+    return command == " ".join(pattern.split())
+
+
+def _command_covered(pattern: str, command: str, *, deny: bool) -> bool:
+    """Deny: some subcommand, in some spelling, matches. Allow: every subcommand matches as written."""
+    parts = subcommands(command)
+    if deny:  # a quote-blind split as well: a deny rule would rather refuse too much than too little
+        parts += subcommands(command, quotes=False)
+        return any(_command_matches(pattern, s) for part in parts for s in _spellings(part))
+    return bool(parts) and all(_command_matches(pattern, part) for part in parts)
+
+
+def command_prefix(segment: str) -> str:
+    """What "allow always" remembers for a command: its program, plus a subcommand word (`git status`)."""
+    words = segment.split()
+    if len(words) > 1 and _SUBCOMMAND_WORD.match(words[1]):
+        return f"{words[0]} {words[1]}"
+    return words[0] if words else segment
+
+
+# -- paths ------------------------------------------------------------------------------------------------
+
+
+def _absolute(path: str, cwd: Path) -> str:
+    expanded = os.path.expanduser(path)
+    return os.path.normpath(expanded if os.path.isabs(expanded) else os.path.join(cwd, expanded))
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """`**` spans directories (`dir/**` also matches `dir`), `*` and `?` stay inside one name."""
+    out, i = "", 0
+    while i < len(pattern):
+        if pattern.startswith("/**", i) and i + 3 == len(pattern):
+            out, i = out + "(?:/.*)?", i + 3
+        elif pattern.startswith("**/", i):
+            out, i = out + "(?:.*/)?", i + 3
+        elif pattern.startswith("**", i):
+            out, i = out + ".*", i + 2
+        else:
+            out += {"*": "[^/]*", "?": "[^/]"}.get(pattern[i], re.escape(pattern[i]))
+            i += 1
+    return re.compile(out, re.DOTALL)
+
+
+def _pattern_spellings(rule: Rule, cwd: Path) -> list[re.Pattern[str]]:
+    """The rule's glob as written and with its fixed leading directories' symlinks resolved."""
+    assert rule.pattern is not None
+    absolute = _absolute(rule.pattern, cwd)
+    if rule.literal:
+        return [re.compile(re.escape(p)) for p in dict.fromkeys([absolute, os.path.realpath(absolute)])]
+    parts = absolute.split("/")
+    fixed = next((n for n, part in enumerate(parts) if any(c in part for c in "*?")), len(parts))
+    base = "/".join(parts[:fixed]) or "/"
+    real = os.path.join(os.path.realpath(base), *parts[fixed:])
+    return [glob_regex(p) for p in dict.fromkeys([absolute, real])]
+
+
+def _path_covered(rule: Rule, target: str, cwd: Path, *, deny: bool) -> bool:
+    """Allow looks at the file that will really be touched; deny also at the path as written."""
+    written = _absolute(target, cwd)
+    candidates = [os.path.realpath(written), written] if deny else [os.path.realpath(written)]
+    return any(rx.fullmatch(c) for rx in _pattern_spellings(rule, cwd) for c in candidates)
+
+
+# -- the policy -------------------------------------------------------------------------------------------
+
+
+@dataclass
+class PermissionPolicy:
+    mode: PermissionMode = "default"
+    allowed: list[Rule] = field(default_factory=list)
+    disallowed: list[Rule] = field(default_factory=list)
+    cwd: Path = field(default_factory=Path.cwd)
+    plan_file: Path | None = None
+    interactive: bool = True
+    session_rules: list[Rule] = field(default_factory=list)  # "allow always for this session"
+
+    def decide(self, tool_name: str, kind: str, target: str | None = None) -> Decision:
+        """Disallowed rules, then the hard limits of plan and delegate mode, then allow rules, then the mode."""
+        for rule in self.disallowed:
+            if rule.covers(tool_name, kind, target, self.cwd, deny=True):
+                return Decision("deny", f"{_call(tool_name, target)} is denied by the rule {rule} (--disallowedTools)")
+        hard = self._mode_limit(kind, target)
+        if hard is not None:
+            return Decision("deny", hard)
+        for rule in [*self.allowed, *self.session_rules]:
+            if rule.covers(tool_name, kind, target, self.cwd, deny=False):
+                source = "allowed for this session" if rule in self.session_rules else "--allowedTools"
+                return Decision("allow", f"{tool_name} is allowed by the rule {rule} ({source})")
+        return self._by_mode(tool_name, kind, target)
+
+    def _mode_limit(self, kind: str, target: str | None) -> str | None:
+        """Why plan or delegate mode refuses this call outright (no rule can lift it), or None."""
+        if self.mode == "delegate" and kind != "coordinate":
+            return "delegate mode: the lead only coordinates (tasks, messages, teammates); give this work to a teammate"
+        if self.mode == "plan" and (kind == "execute" or (kind == "edit" and not self._is_plan_file(target))):
+            where = f" (only the plan file {self.plan_file} may be written)" if self.plan_file else ""
+            return f"plan mode is read-only until the plan is approved{where}; finish the plan and call ExitPlanMode"
+        return None
+
+    def _is_plan_file(self, target: str | None) -> bool:
+        if target is None or self.plan_file is None:
+            return False
+        plan = os.path.realpath(_absolute(str(self.plan_file), self.cwd))
+        return os.path.realpath(_absolute(target, self.cwd)) == plan
+
+    def _by_mode(self, tool_name: str, kind: str, target: str | None) -> Decision:
+        free = {"read", "coordinate", "plan", *(("edit",) if self.mode == "acceptEdits" else ())}
+        if self.mode == "bypassPermissions" or kind in free:
+            return Decision("allow", f"{self.mode} mode allows {kind} tools")
+        if self.mode == "plan" and kind == "edit":  # `_mode_limit` let it through: it is the plan file
+            return Decision("allow", "plan mode allows writing the plan file")
+        if self.mode == "dontAsk":
+            hint = self._hint(tool_name, kind, target)
+            return Decision("deny", f"dontAsk mode denies what is not pre-approved; allow it with {hint}")
+        if not self.interactive:
+            return Decision(
+                "deny",
+                f"{tool_name} needs permission and nobody can be asked in a non-interactive session; "
+                f"allow it with {self._hint(tool_name, kind, target)}",
+            )
+        return Decision("ask", f"{self.mode} mode asks before {_ACTIONS.get(kind, 'using ' + tool_name)}")
+
+    def _hint(self, tool_name: str, kind: str, target: str | None) -> str:
+        if kind == "execute" and target and (parts := subcommands(target)):
+            rules = " ".join(f"{tool_name}({command_prefix(p)}:*)" for p in dict.fromkeys(parts))
+            return f'--allowedTools "{rules}" or --permission-mode bypassPermissions'
+        mode = "acceptEdits" if kind == "edit" else "bypassPermissions"
+        return f'--allowedTools "{tool_name}" or --permission-mode {mode}'
+
+    def remember(self, tool_name: str, target: str | None, kind: str | None = None) -> None:
+        """Allow this tool again for the rest of the session: the same command prefix(es), or the same path.
+
+        `kind` says how to read `target` (a command for "execute", else a path; by default a command
+        for Bash only). The rules added are kept in `session_rules`.
+        """
+        if target is None:
+            new = [Rule(tool_name)]
+        elif (kind or ("execute" if tool_name == "Bash" else "path")) == "execute":
+            new = [Rule(tool_name, f"{command_prefix(p)}:*") for p in dict.fromkeys(subcommands(target))]
+        else:
+            new = [Rule(tool_name, _absolute(target, self.cwd), literal=True)]
+        self.session_rules += [r for r in new if r not in self.session_rules]
+
+
+_ACTIONS = {"edit": "editing files", "execute": "running commands"}
+
+
+def _call(tool_name: str, target: str | None) -> str:
+    if not target:
+        return tool_name
+    shown = " ".join(target.split())
+    return f"{tool_name} `{shown if len(shown) <= 80 else shown[:77] + '...'}`"
+
+
+def offered_tools(all_tools: Sequence[T], mode: str, disallowed: Sequence[Rule]) -> list[T]:
+    """The tools the model is told about: delegate mode offers only coordination tools, and a bare
+    tool name in `disallowed` hides that tool (a rule with a pattern only refuses matching calls)."""
+    hidden = {r.tool for r in disallowed if r.pattern is None}
+    return [t for t in all_tools if t.name not in hidden and (mode != "delegate" or t.kind == "coordinate")]

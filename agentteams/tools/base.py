@@ -1,0 +1,84 @@
+"""The tool interface: schema, permission target, and `run(args, ctx) -> ToolResult`; a failure is a result.
+
+A tool never prints and never raises for a user-caused problem: it returns `ToolResult(is_error=True)`.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+from agentteams.model.types import ToolSpec
+from agentteams.paths import Layout
+from agentteams.permissions import ToolKind
+
+__all__ = ["Tool", "ToolContext", "ToolInputError", "ToolKind", "ToolResult", "require_str"]
+
+
+@dataclass
+class ToolResult:
+    content: str  # what the model sees
+    is_error: bool = False
+    data: dict[str, Any] | None = None  # structured detail for the UI and transcripts
+
+    @classmethod
+    def error(cls, message: str) -> ToolResult:
+        return cls(message, is_error=True)
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may use about the agent that calls it."""
+
+    cwd: Path
+    layout: Layout
+    session_id: str
+    agent_name: str = "team-lead"  # our name in a team (the lead is "team-lead")
+    team_name: str | None = None  # the team we lead or belong to, if any
+    color: str | None = None
+    is_lead: bool = True
+    plan_file: Path | None = None  # the one file plan mode may write
+    read_files: dict[Path, float] = field(default_factory=dict)  # path -> mtime when last Read
+    interrupt: threading.Event = field(default_factory=threading.Event)
+    extra: dict[str, Any] = field(default_factory=dict)  # runtime hooks (spawner, subagent runner, ...)
+
+    def resolve(self, path: str) -> Path:
+        p = Path(path).expanduser()
+        return p if p.is_absolute() else (self.cwd / p)
+
+
+class Tool:
+    """Base class; subclasses set the class attributes and implement `run`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    input_schema: ClassVar[dict[str, Any]]
+    kind: ClassVar[ToolKind] = "read"
+
+    @property
+    def read_only(self) -> bool:
+        return self.kind == "read"
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.input_schema)
+
+    def permission_target(self, args: dict[str, Any]) -> str | None:
+        """The string a rule like `Bash(git:*)` or `Read(~/**)` is matched against (a command or a path)."""
+        return None
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise NotImplementedError
+
+
+def require_str(args: dict[str, Any], key: str) -> str:
+    """An argument that must be a non-empty string; raises ToolInputError otherwise."""
+    value = args.get(key)
+    if not isinstance(value, str) or not value:
+        raise ToolInputError(f"`{key}` is required and must be a non-empty string")
+    return value
+
+
+class ToolInputError(Exception):
+    """Bad arguments from the model; the agent loop turns it into an error result."""

@@ -1,0 +1,50 @@
+"""Session transcripts: one JSONL file per session under `projects/<cwd-slug>/`, with secrets redacted."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentteams.atomicio import encode, now_iso
+
+REDACTED = "<redacted>"
+
+
+class Transcript:
+    """Appends one JSON line per entry; safe to share between threads of one process."""
+
+    def __init__(self, path: Path, session_id: str, *, cwd: str, secrets: Sequence[str | None] = ()) -> None:
+        self.path = path
+        self.session_id = session_id
+        self.cwd = cwd
+        self._secrets = sorted({s for s in secrets if s and len(s) >= 8}, key=len, reverse=True)
+        self._lock = threading.Lock()
+
+    def record(self, entry_type: str, agent: str, **fields: Any) -> None:
+        entry = {"type": entry_type, "sessionId": self.session_id, "timestamp": now_iso(), "agent": agent,
+                 "cwd": self.cwd, **fields}  # fmt: skip
+        line = json.dumps(entry, ensure_ascii=False, default=str)
+        for secret in self._secrets:
+            line = line.replace(secret, REDACTED)
+        with self._lock:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, encode(line) + b"\n")
+            finally:
+                os.close(fd)
+
+
+def read_transcript(path: Path) -> list[dict[str, Any]]:
+    """Every readable entry of a transcript (a torn last line from a crash is skipped)."""
+    entries = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return entries
