@@ -196,7 +196,7 @@ class Agent:
         if self.ctx.interrupt.is_set():
             return ToolResult.error("Interrupted by the user before this tool ran.")
         try:
-            target = tool.permission_target(args)
+            target = tool.permission_target(args, self.ctx.cwd)
         except ToolInputError as e:
             return ToolResult.error(str(e))
         refusal = self._permission(tool, target, args)

@@ -180,6 +180,12 @@ def _command_covered(pattern: str, command: str, *, deny: bool) -> bool:
     return bool(parts) and all(_command_matches(pattern, part) for part in parts)
 
 
+def _all_parts_allowed(tool_name: str, command: str, rules: list[Rule], cwd: Path) -> bool:
+    """A compound command (`a && b | c`) is allowed when each of its commands is allowed by some rule."""
+    parts = subcommands(command)
+    return len(parts) > 1 and all(any(r.covers(tool_name, "execute", p, cwd, deny=False) for r in rules) for p in parts)
+
+
 def command_prefix(segment: str) -> str:
     """What "allow always" remembers for a command: its program, plus a subcommand word (`git status`)."""
     words = segment.split()
@@ -253,10 +259,13 @@ class PermissionPolicy:
         hard = self._mode_limit(kind, target)
         if hard is not None:
             return Decision("deny", hard)
-        for rule in [*self.allowed, *self.session_rules]:
+        rules = [*self.allowed, *self.session_rules]
+        for rule in rules:
             if rule.covers(tool_name, kind, target, self.cwd, deny=False):
                 source = "allowed for this session" if rule in self.session_rules else "--allowedTools"
                 return Decision("allow", f"{tool_name} is allowed by the rule {rule} ({source})")
+        if kind == "execute" and target and _all_parts_allowed(tool_name, target, rules, self.cwd):
+            return Decision("allow", f"every command in it is allowed by {', '.join(map(str, rules))}")
         return self._by_mode(tool_name, kind, target)
 
     def _mode_limit(self, kind: str, target: str | None) -> str | None:

@@ -71,7 +71,7 @@ class Boom(Echo):
 class BadTarget(Echo):
     name = "BadTarget"
 
-    def permission_target(self, args: dict[str, Any]) -> str | None:
+    def permission_target(self, args: dict[str, Any], cwd: Path | None = None) -> str | None:
         raise ToolInputError("`path` is required")
 
 

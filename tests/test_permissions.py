@@ -293,3 +293,12 @@ def test_real_tools_fit_offered_tools() -> None:
     tools = [cls() for cls in (*TASK_TOOLS, *TEAM_TOOLS, *PLAN_TOOLS)]
     names = [t.name for t in offered_tools(tools, "delegate", parse_rules("TeamDelete"))]
     assert names == ["TaskCreate", "TaskGet", "TaskUpdate", "TaskList", "TeamCreate", "SendMessage"]
+
+
+def test_each_part_of_a_compound_command_may_be_allowed_by_a_different_rule(tmp_path: Path) -> None:
+    policy = PermissionPolicy(
+        mode="default", allowed=parse_rules("Bash(cat:*), Bash(echo:*)"), cwd=tmp_path, interactive=False
+    )
+    assert policy.decide("Bash", "execute", "cat a && echo done").behavior == "allow"
+    assert policy.decide("Bash", "execute", "cat a && rm -rf b").behavior == "deny"
+    assert policy.decide("Bash", "execute", "cat a | grep x").behavior == "deny"

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import typer
 
 from agentteams import __version__
-from agentteams.cli import mockapi_cmd, msg_cmd, task_cmd, team_cmd
+from agentteams.cli import agent_cmd, mockapi_cmd, msg_cmd, task_cmd, team_cmd
 from agentteams.errors import AgentTeamsError
 
 app = typer.Typer(
@@ -52,8 +53,11 @@ def main() -> None:
     log = logging.getLogger("agentteams")
     log.addHandler(handler)
     log.setLevel(logging.WARNING)
+    argv = sys.argv[1:]
+    # store commands are sub-commands; anything else is the agent itself, whose first word may be a prompt
+    target = app if argv and argv[0] in agent_cmd.STORE_COMMANDS else agent_cmd.app
     try:
-        code = app(standalone_mode=False)
+        code = target(args=argv, prog_name="agentteams", standalone_mode=False)
     except typer.TyperException as e:  # a usage error (unknown option, missing argument, ...)
         if type(e).__name__ == "NoArgsIsHelpError":  # typer has already printed the help
             sys.exit(2)
@@ -71,4 +75,11 @@ def main() -> None:
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
+    except Exception as e:  # a bug of ours: one line, and the traceback only when asked for
+        if os.environ.get("AGENTTEAMS_DEBUG"):
+            raise
+        typer.echo(
+            f"agentteams: internal error: {type(e).__name__}: {e} (set AGENTTEAMS_DEBUG=1 for details)", err=True
+        )
+        sys.exit(70)
     sys.exit(code if isinstance(code, int) else 0)  # typer.Exit(n) comes back as n

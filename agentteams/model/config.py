@@ -83,7 +83,8 @@ class ModelConfig:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ModelConfig:
-        """Read ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL (and API_TIMEOUT_MS, as Claude Code)."""
+        """Read ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL (and API_TIMEOUT_MS,
+        CLAUDE_CODE_MAX_RETRIES, as Claude Code)."""
         environ = os.environ if env is None else env
         api_key = environ.get("ANTHROPIC_API_KEY", "").strip() or None
         auth_token = environ.get("ANTHROPIC_AUTH_TOKEN", "").strip() or None
@@ -91,11 +92,20 @@ class ModelConfig:
             raise MissingCredentialsError(NO_CREDENTIALS)
         raw_url = environ.get("ANTHROPIC_BASE_URL", "").strip()
         base_url = check_base_url(raw_url) if raw_url else None
-        return cls(api_key=api_key, auth_token=auth_token, base_url=base_url, timeout=_timeout(environ))
+        return cls(
+            api_key=api_key, auth_token=auth_token, base_url=base_url, timeout=_timeout(environ),
+            max_retries=_max_retries(environ),
+        )  # fmt: skip
 
 
 def _mask(secret: str | None) -> str:
     return "None" if secret is None else "'***'"
+
+
+def _max_retries(environ: Mapping[str, str]) -> int:
+    """CLAUDE_CODE_MAX_RETRIES, as Claude Code reads it; our default otherwise."""
+    raw = environ.get("CLAUDE_CODE_MAX_RETRIES", "").strip()
+    return int(raw) if raw.isdigit() else DEFAULT_MAX_RETRIES
 
 
 def _timeout(environ: Mapping[str, str]) -> float:

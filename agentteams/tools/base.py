@@ -64,8 +64,9 @@ class Tool:
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.input_schema)
 
-    def permission_target(self, args: dict[str, Any]) -> str | None:
-        """The string a rule like `Bash(git:*)` or `Read(~/**)` is matched against (a command or a path)."""
+    def permission_target(self, args: dict[str, Any], cwd: Path | None = None) -> str | None:
+        """The string a rule like `Bash(git:*)` or `Read(~/**)` is matched against (a command, or a path
+        made absolute against the agent's `cwd`)."""
         return None
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

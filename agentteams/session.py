@@ -1,0 +1,116 @@
+"""One agent session for the lead or a solo run: model client, tools, permissions, prompt, transcript.
+
+The composition the CLI (and later the team runtimes) start from; reports through callbacks, never prints.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Literal
+
+from agentteams.agent import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
+from agentteams.model.aliases import resolve_model
+from agentteams.model.pricing import UsageLedger
+from agentteams.model.types import ModelClient
+from agentteams.paths import LEAD_NAME, Layout
+from agentteams.permissions import PermissionPolicy, offered_tools, parse_mode, parse_rules
+from agentteams.prompts import system_prompt
+from agentteams.tools.base import Tool, ToolContext
+from agentteams.tools.registry import all_tools, subagent_tools
+from agentteams.transcript import Transcript
+
+SUBAGENT_GUIDANCE = (
+    "You are a subagent started for one job. Work on it with the tools you have, then answer with one "
+    "complete final report: the caller sees only that report, not your intermediate steps."
+)
+
+
+@dataclass
+class SessionOptions:
+    cwd: Path
+    model: str = "sonnet"
+    permission_mode: str = "default"
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+    append_system_prompt: str | None = None
+    max_turns: int | None = None
+    interactive: bool = False
+    session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    team_role: Literal["lead", "teammate"] | None = "lead"
+
+
+class Session:
+    """Builds and holds the main agent; `run(prompt)` plays one user turn."""
+
+    def __init__(
+        self,
+        options: SessionOptions,
+        client: ModelClient,
+        *,
+        layout: Layout | None = None,
+        on_event: Callable[[AgentEvent], None] | None = None,
+        ask: Callable[[PermissionAsk], Answer] | None = None,
+        secrets: tuple[str | None, ...] = (),
+    ) -> None:
+        self.options = options
+        self.layout = layout or Layout.from_env()
+        self.model = resolve_model(options.model)
+        self.client = client
+        self.ledger = UsageLedger()
+        self._outer = on_event or (lambda _e: None)
+        cwd = str(options.cwd)
+        self.transcript = Transcript(
+            self.layout.transcript_file(cwd, options.session_id), options.session_id, cwd=cwd, secrets=secrets
+        )
+        self.ctx = ToolContext(cwd=options.cwd, layout=self.layout, session_id=options.session_id, agent_name=LEAD_NAME)
+        self.ctx.extra["run_subagent"] = self._run_subagent
+        mode = parse_mode(options.permission_mode)
+        disallowed = parse_rules(options.disallowed_tools)
+        self.policy = PermissionPolicy(
+            mode=mode, allowed=parse_rules(options.allowed_tools), disallowed=disallowed, cwd=options.cwd,
+            plan_file=self.ctx.plan_file, interactive=options.interactive,
+        )  # fmt: skip
+        self.tools: list[Tool] = offered_tools(all_tools(), mode, disallowed)
+        system = system_prompt(
+            cwd=cwd, model=self.model, date=date.today().isoformat(), team_role=options.team_role,
+            append=options.append_system_prompt,
+        )  # fmt: skip
+        settings = AgentSettings(self.model, system, options.max_turns, name=LEAD_NAME)
+        self.agent = Agent(
+            client, self.tools, self.ctx, self.policy, settings, on_event=self._event_for(LEAD_NAME), ask=ask
+        )
+
+    def run(self, prompt: str) -> TurnResult:
+        return self.agent.run(prompt)
+
+    def _event_for(self, agent: str) -> Callable[[AgentEvent], None]:
+        def handle(event: AgentEvent) -> None:
+            if event.kind in ("user", "assistant", "tool_results") and event.message is not None:
+                self.transcript.record(event.kind, agent, message=event.message)
+            if event.kind == "assistant" and event.usage is not None:
+                self.ledger.record(agent, self.model, event.usage)
+            if agent == LEAD_NAME:
+                self._outer(event)
+
+        return handle
+
+    def _run_subagent(self, kind: str, prompt: str, model: str | None) -> str:
+        """Run a synchronous subagent with its own conversation and return its final text."""
+        name = f"{LEAD_NAME}/{kind}"
+        sub_model = resolve_model(model) if model else self.model
+        system = system_prompt(
+            cwd=str(self.options.cwd), model=sub_model, date=date.today().isoformat(), append=SUBAGENT_GUIDANCE
+        )
+        ctx = ToolContext(
+            cwd=self.options.cwd, layout=self.layout, session_id=self.options.session_id,
+            agent_name=self.ctx.agent_name, team_name=self.ctx.team_name, interrupt=self.ctx.interrupt,
+        )  # fmt: skip
+        sub = Agent(
+            self.client, subagent_tools(kind, self.tools), ctx, self.policy,
+            AgentSettings(sub_model, system, self.options.max_turns, name=name), on_event=self._event_for(name),
+        )  # fmt: skip
+        return sub.run(prompt).text

@@ -1,0 +1,224 @@
+"""End to end: `agentteams -p` as a real process, through the real anthropic SDK, against our scripted server."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentteams.mockapi import MockServer
+from tests.conftest import child_env
+
+KEY = "test-key-e2e-0123456789abcdef"
+
+
+def tool(name: str, **args: Any) -> dict[str, Any]:
+    return {"type": "tool_use", "name": name, "input": args}
+
+
+def turns(*blocks: dict[str, Any] | str) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for b in blocks:
+        out.append({"content": [{"type": "text", "text": b}]} if isinstance(b, str) else {"content": [b]})
+    return out
+
+
+def script(*blocks: dict[str, Any] | str) -> dict[str, Any]:
+    return {"routes": [{"name": "main", "match": {"tools": True}, "turns": turns(*blocks)}]}
+
+
+CODING_SESSION = script(
+    tool("Read", file_path="notes.txt"),
+    tool("Edit", file_path="notes.txt", old_string="draft", new_string="final"),
+    tool("Bash", command="cat notes.txt && echo COMMAND-RAN"),
+    tool("TaskCreate", subject="Ship it", description="release the notes"),
+    tool("TaskUpdate", taskId="1", status="completed"),
+    "All done: the notes are final.",
+)
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    d = tmp_path / "work"
+    d.mkdir()
+    (d / "notes.txt").write_text("status: draft\n")
+    return d
+
+
+@pytest.fixture
+def server_factory() -> Iterator[list[MockServer]]:
+    servers: list[MockServer] = []
+    yield servers
+    for s in servers:
+        s.stop()
+
+
+def serve(servers: list[MockServer], spec: dict[str, Any]) -> MockServer:
+    server = MockServer(spec).start()
+    servers.append(server)
+    return server
+
+
+def agentteams(
+    config_root: Path, cwd: Path, *args: str, base_url: str | None, key: str | None = KEY
+) -> subprocess.CompletedProcess[str]:
+    env = child_env(config_root)
+    env.pop("ANTHROPIC_API_KEY", None)
+    env.pop("ANTHROPIC_AUTH_TOKEN", None)
+    if key:
+        env["ANTHROPIC_API_KEY"] = key
+    if base_url:
+        env["ANTHROPIC_BASE_URL"] = base_url
+    env["CLAUDE_CODE_MAX_RETRIES"] = "2"
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentteams", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert KEY not in proc.stderr + proc.stdout
+    return proc
+
+
+def tool_results(server: MockServer) -> list[dict[str, Any]]:
+    """Every tool_result block the agent sent back, in order."""
+    out = []
+    for req in server.requests:
+        if req["path"].startswith("/v1/messages") and isinstance(req.get("body"), dict):
+            last = req["body"]["messages"][-1]
+            if isinstance(last["content"], list):
+                out += [b for b in last["content"] if b.get("type") == "tool_result"]
+    seen: dict[str, dict[str, Any]] = {b["tool_use_id"]: b for b in out}
+    return list(seen.values())
+
+
+def result_text(block: dict[str, Any]) -> str:
+    content = block["content"]
+    return content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
+
+
+def check_coding_session(config_root: Path, work: Path, server: MockServer) -> None:
+    assert (work / "notes.txt").read_text() == "status: final\n"
+    results = tool_results(server)
+    assert len(results) == 5 and not any(r.get("is_error") for r in results)
+    assert "COMMAND-RAN" in result_text(results[2]) and "status: final" in result_text(results[2])
+    assert result_text(results[3]) == "Task #1 created successfully: Ship it"
+    [task_file] = (config_root / "tasks").glob("*/1.json")
+    assert json.loads(task_file.read_text())["status"] == "completed"
+    [transcript] = (config_root / "projects").glob("*/*.jsonl")
+    text = transcript.read_text()
+    assert "COMMAND-RAN" in text and KEY not in text
+
+
+def test_text_output(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+    server = serve(server_factory, CODING_SESSION)
+    proc = agentteams(config_root, work, "-p", "finalise the notes", "--dangerously-skip-permissions",
+                      base_url=server.base_url)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "All done: the notes are final."
+    check_coding_session(config_root, work, server)
+
+
+def test_json_output(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+    server = serve(server_factory, CODING_SESSION)
+    proc = agentteams(
+        config_root, work, "-p", "finalise the notes", "--output-format", "json", "--permission-mode", "acceptEdits",
+        "--allowedTools", "Bash(cat:*) Bash(echo:*)", base_url=server.base_url,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert (out["type"], out["subtype"], out["is_error"]) == ("result", "success", False)
+    assert out["result"] == "All done: the notes are final." and out["num_turns"] == 6
+    assert out["usage"]["output_tokens"] > 0 and out["usage"]["cache_read_input_tokens"] > 0
+    assert out["total_cost_usd"] > 0 and len(out["session_id"]) == 36
+    check_coding_session(config_root, work, server)
+
+
+def test_stream_json_output(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+    server = serve(server_factory, CODING_SESSION)
+    proc = agentteams(config_root, work, "-p", "finalise the notes", "--output-format", "stream-json",
+                      "--dangerously-skip-permissions", base_url=server.base_url)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert lines[0]["type"] == "system" and lines[0]["subtype"] == "init" and "Bash" in lines[0]["tools"]
+    assert [x["type"] for x in lines[1:-1]] == ["assistant", "user"] * 5 + ["assistant"]
+    assert lines[-1]["type"] == "result" and lines[-1]["result"] == "All done: the notes are final."
+    check_coding_session(config_root, work, server)
+
+
+def test_plan_mode_refuses_write(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+    server = serve(server_factory, script(tool("Write", file_path="new.txt", content="x"), "ok"))
+    proc = agentteams(config_root, work, "-p", "go", "--permission-mode", "plan", base_url=server.base_url)
+    assert proc.returncode == 0, proc.stderr
+    [res] = tool_results(server)
+    assert res["is_error"] and "plan mode" in result_text(res)
+    assert not (work / "new.txt").exists()
+
+
+def test_disallowed_rm_is_refused_but_ls_runs(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+    server = serve(server_factory, script(tool("Bash", command="rm notes.txt"), tool("Bash", command="ls"), "ok"))
+    proc = agentteams(config_root, work, "-p", "go", "--dangerously-skip-permissions", "--disallowedTools",
+                      "Bash(rm:*)", base_url=server.base_url)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    rm, ls = tool_results(server)
+    assert rm["is_error"] and "Bash(rm:*)" in result_text(rm)
+    assert not ls.get("is_error") and "notes.txt" in result_text(ls)
+    assert (work / "notes.txt").exists()
+
+
+def test_delegate_mode_offers_only_coordination_tools(
+    config_root: Path, work: Path, server_factory: list[MockServer]
+) -> None:
+    server = serve(server_factory, script("ok"))
+    proc = agentteams(config_root, work, "-p", "go", "--permission-mode", "delegate", base_url=server.base_url)
+    assert proc.returncode == 0, proc.stderr
+    [req] = [r for r in server.requests if r["path"].startswith("/v1/messages")]
+    names = {t["name"] for t in req["body"]["tools"]}
+    assert names and names <= {"TaskCreate", "TaskGet", "TaskUpdate", "TaskList", "TeamCreate", "TeamDelete",
+                                "SendMessage", "Task"}  # fmt: skip
+    assert not names & {"Bash", "Edit", "Write", "Read"}
+
+
+def test_overloaded_twice_then_success(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+    error = {"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded", "retry_after": 0},
+             "repeat": 2}  # fmt: skip
+    spec = {"routes": [{"name": "main", "match": {"tools": True}, "turns": [error, {"content": [
+        {"type": "text", "text": "made it"}]}]}]}  # fmt: skip
+    server = serve(server_factory, spec)
+    proc = agentteams(config_root, work, "-p", "go", base_url=server.base_url)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "made it"
+    assert [r["status"] for r in server.requests if r["path"].startswith("/v1/messages")] == [529, 529, 200]
+
+
+def test_a_400_is_one_clear_error(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+    bad = {"error": {"status": 400, "type": "invalid_request_error", "message": "prompt is too long"}}
+    server = serve(server_factory, {"routes": [{"name": "main", "turns": [bad]}]})
+    proc = agentteams(config_root, work, "-p", "go", base_url=server.base_url)
+    assert proc.returncode == 1
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("agentteams: error:") and "400" in line and "prompt is too long" in line
+
+
+@pytest.mark.parametrize(
+    ("args", "key", "url", "expect"),
+    [
+        (("-p", "go"), None, None, "ANTHROPIC_API_KEY"),
+        (("-p", "go"), KEY, "http://127.0.0.1:9", "127.0.0.1:9"),
+        (("-p", "go"), KEY, "not a url", "ANTHROPIC_BASE_URL"),
+        (("-p", "go", "--model", "gpt-9"), KEY, None, "sonnet"),
+        (("-p", "go", "--output-format", "yaml"), KEY, None, "--output-format"),
+        (("-p", "go", "--permission-mode", "yolo"), KEY, None, "acceptEdits"),
+    ],
+)
+def test_setup_errors_are_one_line(
+    config_root: Path, work: Path, args: tuple[str, ...], key: str | None, url: str | None, expect: str
+) -> None:
+    proc = agentteams(config_root, work, *args, base_url=url, key=key)
+    assert proc.returncode == 1
+    [line] = proc.stderr.strip().splitlines()
+    assert line.startswith("agentteams: error:") and expect in line, line
