@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
+from agentteams import report
 from agentteams.atomicio import (
     atomic_write_bytes,
     atomic_write_spliced,
@@ -30,8 +30,6 @@ from agentteams.paths import Layout
 from agentteams.protocol import Message
 from agentteams.records import Envelope, ShapeError, TeamConfig
 from agentteams.teams import TeamStore
-
-log = logging.getLogger("agentteams")
 
 KEEP_DELIVERED = 20  # delivered messages kept in the live inbox; older ones go to the history file
 FULL_CHECK_BYTES = 64 * 1024  # below this an inbox is fully parsed before an append
@@ -275,7 +273,7 @@ class Mailbox:
                 envs.append(Envelope.from_json(json.loads(line), "spooled message"))
             except (ValueError, CorruptFileError):
                 # only a writer killed mid-append leaves a torn line, and its send never returned
-                log.debug("dropping a torn spool line of %d bytes", len(line))
+                report.debug("dropping a torn spool line of %d bytes", len(line))
         return envs
 
     def _appended(self, inbox: Path, current: bytes, envs: list[Envelope]) -> bytes:
@@ -286,7 +284,7 @@ class Mailbox:
         new = append_to_array(current, envs)
         if new is None:
             aside = quarantine(inbox)
-            log.warning("inbox %s was not a JSON array; moved it to %s and started a new one", inbox, aside)
+            report.warning("inbox %s was not a JSON array; moved it to %s and started a new one", inbox, aside)
             new = append_to_array(b"[]", envs)
             assert new is not None
         return new
@@ -335,7 +333,7 @@ class Mailbox:
         except CorruptFileError as e:
             aside = quarantine(path)
             atomic_write_bytes(path, b"[]")
-            log.warning("%s; moved it to %s and started a new inbox", e, aside)
+            report.warning("%s; moved it to %s and started a new inbox", e, aside)
             return []
 
     # -- delivery -----------------------------------------------------------------------------------

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentteams import report
 from agentteams.atomicio import (
     atomic_write_bytes,
     atomic_write_json,
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from agentteams.mailbox import Mailbox
     from agentteams.teams import TeamStore
 
-log = logging.getLogger("agentteams")
 
 ClaimReason = Literal["task_not_found", "already_claimed", "already_resolved", "blocked", "agent_busy"]
 UNSET: Any = object()
@@ -125,7 +124,7 @@ class TaskStore:
                     return self._load(team, task_id, under_lock=True)
             aside = quarantine(path)
             self._raise_watermark(team, int(task_id))  # its id must never be handed out again
-            log.warning("%s; moved it to %s", e, aside)
+            report.warning("%s; moved it to %s", e, aside)
             return None
 
     def _write(self, team: str, task: Task) -> None:
@@ -137,7 +136,7 @@ class TaskStore:
         try:
             return int(raw.strip()) if raw else 0
         except ValueError:
-            log.warning("%s is not a number; ids continue after the highest task file", path)
+            report.warning("%s is not a number; ids continue after the highest task file", path)
             return 0
 
     def _raise_watermark(self, team: str, value: int) -> None:

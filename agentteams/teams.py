@@ -6,7 +6,6 @@ Every change is a locked read-modify-write of the config, so concurrent joins ne
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import shutil
 import subprocess
@@ -21,7 +20,6 @@ from agentteams.locking import ensure_file, locked
 from agentteams.paths import LEAD_NAME, Layout, agent_id, agent_name, team_dir_name, unique_name
 from agentteams.records import COLORS, Member, TeamConfig
 
-log = logging.getLogger("agentteams")
 T = TypeVar("T")
 
 

@@ -475,7 +475,7 @@ ERRORS: list[tuple[tuple[str, ...], str]] = [
     # messages
     (("msg", "send", "t", "mallory", "hi"), "'mallory' is not a member"),
     # usage errors
-    (("bogus",), "No such command 'bogus'"),
+    (("bogus",), "the interactive lead is not available yet"),  # a first word that is no command is a prompt
     (("team", "create"), "Missing argument"),
     (("task", "claim", "t", "1"), "Missing option '--agent'"),
     (("task", "list", "t", "--bogus"), "No such option: --bogus"),

@@ -10,7 +10,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "agentteams"
 
 LAYERS: dict[str, int] = {
-    "__init__": 0, "errors": 0, "paths": 0, "prompts": 0,
+    "__init__": 0, "errors": 0, "paths": 0, "prompts": 0, "report": 0,
     "locking": 1, "atomicio": 1, "protocol": 1, "records": 1,
     "teams": 2, "mailbox": 2, "tasks": 2, "permissions": 2, "model": 2, "backends": 2, "mockapi": 2,
     "transcript": 2,

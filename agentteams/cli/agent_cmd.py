@@ -1,7 +1,5 @@
 """`agentteams [PROMPT] [-p] ...`: the agent itself, as Claude Code's command line runs it."""
 
-from __future__ import annotations
-
 from pathlib import Path
 from typing import Annotated
 
@@ -10,7 +8,6 @@ import typer
 from agentteams import __version__
 from agentteams.errors import AgentTeamsError
 
-STORE_COMMANDS = ("team", "task", "msg", "mock-api")
 EPILOG = (
     "Store commands: agentteams team|task|msg ... (see agentteams team --help); "
     "agentteams mock-api --script FILE serves a scripted Messages API for offline runs."

@@ -1,7 +1,5 @@
 """`agentteams mock-api`: serve the project's scripted Messages API until Ctrl-C or SIGTERM."""
 
-from __future__ import annotations
-
 import signal
 import threading
 from pathlib import Path
@@ -10,7 +8,10 @@ from typing import Annotated
 
 import typer
 
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
+
+@app.command()
 def mock_api(
     script: Annotated[Path, typer.Option("--script", help="The JSON script of routes and turns.")],
     port: Annotated[int, typer.Option("--port", help="Port to listen on (0: any free port).")] = 0,
@@ -40,8 +41,3 @@ def mock_api(
         server.stop()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def register(app: typer.Typer) -> None:
-    """Add the `mock-api` command to the top-level app."""
-    app.command("mock-api")(mock_api)

@@ -1,7 +1,5 @@
 """`agentteams msg ...`: send, broadcast and read team mailboxes from a shell."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -13,7 +11,7 @@ if TYPE_CHECKING:
     from agentteams.mailbox import Mailbox
 
 
-def _box() -> Mailbox:
+def _box() -> "Mailbox":
     from agentteams.mailbox import Mailbox  # loaded per command: start-up stays at typer's own cost
 
     return Mailbox()

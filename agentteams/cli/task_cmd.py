@@ -1,7 +1,5 @@
 """`agentteams task ...`: the shared task list from a shell."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
@@ -17,7 +15,7 @@ app = typer.Typer(help="Create, update, claim and list tasks.", no_args_is_help=
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
-def _store_team(team: str) -> tuple[TaskStore, str]:
+def _store_team(team: str) -> "tuple[TaskStore, str]":
     """The store and canonical team name; refuses a name that is neither a team nor a task list."""
     from agentteams.paths import team_dir_name
     from agentteams.tasks import TaskStore  # loaded per command: start-up stays at typer's own cost

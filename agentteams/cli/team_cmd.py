@@ -1,7 +1,5 @@
 """`agentteams team ...`: create, show, list and delete teams from a shell."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -12,7 +10,7 @@ if TYPE_CHECKING:
     from agentteams.teams import TeamStore
 
 
-def _store() -> TeamStore:
+def _store() -> "TeamStore":
     from agentteams.teams import TeamStore  # loaded per command: start-up stays at typer's own cost
 
     return TeamStore()

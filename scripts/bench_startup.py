@@ -1,0 +1,156 @@
+"""Cold-start time and memory of CLI commands against the typer+rich floor, and request-prefix stability.
+
+Usage: python scripts/bench_startup.py [--runs N] [--json PATH] [--check]
+
+Commands are run round-robin (so load drifts hit every row alike); each figure is the median wall time
+and peak RSS of N fresh processes. The prefix check plays a 20-turn scripted session through the real
+SDK against the project's scripted server and checks that each request's prefix, up to its last cache
+breakpoint, is byte-identical in the next request (cache_control markers aside: they are metadata).
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+TARGET = 1.3
+
+
+def _console_script() -> str:
+    script = Path(sys.executable).with_name("agentteams")
+    return str(script) if script.exists() else "agentteams"
+
+
+def _run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode}")
+    return elapsed, usage.ru_maxrss  # KiB on Linux
+
+
+def bench_commands(runs: int) -> list[dict[str, Any]]:
+    exe, cli = sys.executable, _console_script()
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
+        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        env["CLAUDE_CONFIG_DIR"] = tmp
+        subprocess.run([cli, "team", "create", "bench"], env=env, check=True, capture_output=True)
+        for i in range(5):
+            subprocess.run([cli, "task", "create", "bench", f"task {i}"], env=env, check=True, capture_output=True)
+        cases = {
+            "python -c pass": [exe, "-c", "pass"],
+            "floor: import typer, rich": [exe, "-c", "import typer, rich"],
+            "import anthropic": [exe, "-c", "import anthropic"],
+            "agentteams --version": [cli, "--version"],
+            "agentteams --help": [cli, "--help"],
+            "agentteams task list": [cli, "task", "list", "bench"],
+        }
+        samples: dict[str, list[tuple[float, int]]] = {name: [] for name in cases}
+        for cmd in cases.values():  # warm the page cache once
+            _run_once(cmd, env)
+        for _ in range(runs):
+            for name, cmd in cases.items():
+                samples[name].append(_run_once(cmd, env))
+    floor = statistics.median(t for t, _ in samples["floor: import typer, rich"])
+    rows = []
+    for name, got in samples.items():
+        ms = statistics.median(t for t, _ in got) * 1000
+        rows.append({"command": name, "median_ms": round(ms, 1), "rss_mb": round(max(r for _, r in got) / 1024, 1),
+                     "vs_floor": round(ms / (floor * 1000), 2)})  # fmt: skip
+    return rows
+
+
+def bench_prefix(turns: int = 20) -> dict[str, Any]:
+    """Play `turns` model calls through the real client and server; compare consecutive request prefixes."""
+    from agentteams.mockapi import MockServer
+    from agentteams.model.anthropic_client import AnthropicClient
+    from agentteams.model.config import ModelConfig
+    from agentteams.session import Session, SessionOptions
+
+    with tempfile.TemporaryDirectory(prefix="bench-prefix-") as tmp:
+        work = Path(tmp) / "work"
+        work.mkdir()
+        (work / "a.txt").write_text("hello\n")
+        calls = [{"content": [{"type": "tool_use", "name": "Read", "input": {"file_path": "a.txt"}}]}] * (turns - 1)
+        script = {"routes": [{"name": "main", "match": {"tools": True}, "turns": [*calls, "done"]}]}
+        with MockServer(script) as server:
+            os.environ["CLAUDE_CONFIG_DIR"] = str(Path(tmp) / "cfg")
+            config = ModelConfig(api_key="bench-key-not-secret", base_url=server.base_url)
+            session = Session(SessionOptions(cwd=work, model="haiku"), AnthropicClient(config))
+            session.run("read a.txt repeatedly")
+            bodies = [r["body"] for r in server.requests if r["path"].startswith("/v1/messages")]
+        usage = session.ledger.total().usage
+    stable = sum(_prefix_kept(a, b) for a, b in itertools.pairwise(bodies))
+    breakpoints = [_count_breakpoints(b) for b in bodies]
+    return {"requests": len(bodies), "stable_transitions": stable, "transitions": len(bodies) - 1,
+            "breakpoints_min": min(breakpoints), "breakpoints_max": max(breakpoints),
+            "cache_read_tokens": usage.cache_read_input_tokens, "input_tokens": usage.input_tokens,
+            "cache_creation_tokens": usage.cache_creation_input_tokens}  # fmt: skip
+
+
+def _strip(obj: Any) -> Any:
+    if isinstance(obj, dict):
+        return {k: _strip(v) for k, v in obj.items() if k != "cache_control"}
+    if isinstance(obj, list):
+        return [_strip(v) for v in obj]
+    return obj
+
+
+def _prefix_kept(body: dict[str, Any], following: dict[str, Any]) -> bool:
+    """Tools, system and every message of `body` reappear unchanged at the start of `following`."""
+    n = len(body["messages"])
+    mine = json.dumps(_strip([body["tools"], body["system"], body["messages"]]), sort_keys=False)
+    theirs = json.dumps(_strip([following["tools"], following["system"], following["messages"][:n]]))
+    return mine == theirs
+
+
+def _count_breakpoints(obj: Any) -> int:
+    if isinstance(obj, dict):
+        return int("cache_control" in obj) + sum(_count_breakpoints(v) for v in obj.values())
+    if isinstance(obj, list):
+        return sum(_count_breakpoints(v) for v in obj)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=25)
+    ap.add_argument("--json", type=Path)
+    ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    args = ap.parse_args(argv)
+    rows = bench_commands(args.runs)
+    print(f"cold start, median of {args.runs} runs each (round-robin), Python {sys.version.split()[0]}")
+    print(f"{'command':<28} {'median ms':>10} {'peak RSS MB':>12} {'vs floor':>9}")
+    for r in rows:
+        print(f"{r['command']:<28} {r['median_ms']:>10.1f} {r['rss_mb']:>12.1f} {r['vs_floor']:>8.2f}x")
+    prefix = bench_prefix()
+    print(f"\nrequest prefix over a {prefix['requests']}-request scripted session (real SDK, scripted server):")
+    print(f"  prefix kept byte-identical: {prefix['stable_transitions']}/{prefix['transitions']} transitions; "
+          f"cache breakpoints per request: {prefix['breakpoints_min']}-{prefix['breakpoints_max']}")  # fmt: skip
+    print(f"  tokens: {prefix['cache_read_tokens']} read from cache, {prefix['cache_creation_tokens']} written, "
+          f"{prefix['input_tokens']} uncached")  # fmt: skip
+    ours = [r for r in rows if r["command"].startswith("agentteams")]
+    ok = all(r["vs_floor"] <= TARGET for r in ours) and prefix["stable_transitions"] == prefix["transitions"]
+    print(f"\ntarget: every agentteams command within {TARGET}x of the floor, every prefix kept: "
+          f"{'PASS' if ok else 'FAIL'}")  # fmt: skip
+    if args.json:
+        args.json.write_text(json.dumps({"commands": rows, "prefix": prefix, "ok": ok}, indent=2))
+    return 1 if args.check and not ok else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
