@@ -61,7 +61,7 @@ def queue_file_for(target: Path) -> Path:
     return target.with_name(f".{target.name}.flock")
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class _Record:
     """Written into the queue file while held: lets the next holder spot a lock dir a dead holder left."""
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from agentteams.errors import InvalidNameError
@@ -73,11 +72,16 @@ def task_id_part(task_id: str) -> str:
     return str(int(task_id))
 
 
-@dataclass(frozen=True)
 class Layout:
     """Path builders below one config root; every result is checked to stay inside it."""
 
-    root: Path
+    __slots__ = ("root",)
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def __repr__(self) -> str:
+        return f"Layout({str(self.root)!r})"
 
     @classmethod
     def from_env(cls) -> Layout:

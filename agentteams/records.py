@@ -42,7 +42,7 @@ def _check(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
     return value
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, repr=False, eq=False)  # Record supplies both: fewer methods to generate
 class Record:
     """Base of every on-disk object: typed fields plus `extra` (unknown keys) and the order read."""
 
@@ -108,6 +108,14 @@ class Record:
                 out[k] = self.extra[k]
         return out
 
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and isinstance(other, Record) and other.to_json() == self.to_json()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like any dataclass with eq
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.to_json()!r})"
+
     def replace(self, **changes: Any) -> Self:
         return dataclasses.replace(self, **changes)
 
@@ -119,7 +127,7 @@ def _required(f: dataclasses.Field[Any]) -> bool:
     return f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, repr=False, eq=False)  # Record supplies both: fewer methods to generate
 class Member(Record):
     """One entry of `members` in a team config."""
 
@@ -150,7 +158,7 @@ class Member(Record):
     disallowed_tools: list[str] | None = key("disallowedTools", list)
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, repr=False, eq=False)  # Record supplies both: fewer methods to generate
 class TeamConfig(Record):
     """`teams/<team>/config.json`."""
 
@@ -188,7 +196,7 @@ class TeamConfig(Record):
         return lead.name if lead else "team-lead"
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, repr=False, eq=False)  # Record supplies both: fewer methods to generate
 class Envelope(Record):
     """One message in an inbox file; `text` holds plain text or a compact-JSON protocol message."""
 
@@ -217,7 +225,7 @@ class Envelope(Record):
         return self.read is not True
 
 
-@dataclass(kw_only=True)
+@dataclass(kw_only=True, repr=False, eq=False)  # Record supplies both: fewer methods to generate
 class Task(Record):
     """`tasks/<team>/<id>.json`."""
 

@@ -34,7 +34,7 @@ ClaimReason = Literal["task_not_found", "already_claimed", "already_resolved", "
 UNSET: Any = object()
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class ClaimResult:
     success: bool
     task: Task | None = None
@@ -42,14 +42,14 @@ class ClaimResult:
     busy_with: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class UpdateResult:
     task: Task
     updated: list[str]  # JSON names of the fields that changed, for "Updated task #2 owner, blockedBy"
     assignment_sent: bool = False
 
 
-@dataclass
+@dataclass(repr=False, eq=False)
 class UnassignResult:
     tasks: list[Task]
     notice: str

@@ -46,8 +46,10 @@ def _run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
 def bench_commands(runs: int) -> list[dict[str, Any]]:
     exe, cli = sys.executable, _console_script()
     with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
-        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+        # as a user runs it: with bytecode written (pip compiles it at install time)
+        env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "PYTHONDONTWRITEBYTECODE")}
         env["CLAUDE_CONFIG_DIR"] = tmp
+        subprocess.run([exe, "-m", "compileall", "-q", str(ROOT / "agentteams")], env=env, check=True)
         subprocess.run([cli, "team", "create", "bench"], env=env, check=True, capture_output=True)
         for i in range(5):
             subprocess.run([cli, "task", "create", "bench", f"task {i}"], env=env, check=True, capture_output=True)

@@ -27,3 +27,21 @@ def test_bench_store_quick_run(tmp_path: Path, config_root: Path) -> None:
         assert (row["lost"], row["failed"], row["valid_json"]) == (0, 0, True), row
     sizes = {r["size"] for r in data["append"] if r["impl"] == "ours"}
     assert sizes == {10, 100, 1000, 10000}
+
+
+def test_bench_startup_runs_and_the_request_prefix_is_kept(tmp_path: Path, config_root: Path) -> None:
+    out = tmp_path / "startup.json"
+    script = SCRIPT.with_name("bench_startup.py")
+    proc = subprocess.run(
+        [sys.executable, str(script), "--runs", "1", "--json", str(out)],
+        env=child_env(config_root), capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads(out.read_text())
+    names = {r["command"] for r in data["commands"]}
+    assert {"agentteams --version", "agentteams --help", "agentteams task list", "import anthropic"} <= names
+    prefix = data["prefix"]
+    assert prefix["requests"] == 20
+    assert prefix["stable_transitions"] == prefix["transitions"] == 19
+    assert prefix["breakpoints_min"] >= 3 and prefix["breakpoints_max"] <= 4
+    assert prefix["cache_read_tokens"] > 0

@@ -222,3 +222,24 @@ def test_setup_errors_are_one_line(
     assert proc.returncode == 1
     [line] = proc.stderr.strip().splitlines()
     assert line.startswith("agentteams: error:") and expect in line, line
+
+
+def test_an_explore_subagent_reports_back(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+    spec = {"routes": [
+        {"name": "sub", "match": {"system": "You are a subagent"}, "turns": turns(
+            tool("Read", file_path="notes.txt"), "SUBAGENT-REPORT: the notes say draft")},
+        {"name": "main", "match": {"tools": True}, "turns": turns(
+            tool("Task", description="look at notes", prompt="What do the notes say?", subagent_type="Explore"),
+            "The subagent says the notes are a draft.")},
+    ]}  # fmt: skip
+    server = serve(server_factory, spec)
+    proc = agentteams(config_root, work, "-p", "go", "--output-format", "json", base_url=server.base_url)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["result"] == "The subagent says the notes are a draft." and out["num_turns"] == 2
+    sub = [r for r in server.requests if r.get("route") == "sub"]
+    assert len(sub) == 2
+    assert {t["name"] for t in sub[0]["body"]["tools"]} <= {"Read", "Glob", "Grep", "Bash"}
+    task_result = [r for r in tool_results(server) if "SUBAGENT-REPORT" in result_text(r)]
+    assert len(task_result) == 1 and not task_result[0].get("is_error")
+    assert out["usage"]["output_tokens"] > 0  # the subagent's calls count towards the session's usage
