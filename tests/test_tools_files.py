@@ -291,3 +291,12 @@ def test_grep_fallback_matches_ripgrep(ctx: ToolContext, tree: Path, args: dict[
     with_rg = GrepTool(use_ripgrep=True).run(dict(args), ctx)
     assert not with_rg.is_error, with_rg.content
     assert fallback(ctx, **args) == with_rg.content
+
+
+def test_file_tools_resolve_relative_targets_against_the_agent_cwd(tmp_path: Path) -> None:
+    from agentteams.tools.files import EditTool, ReadTool, WriteTool
+
+    for tool in (ReadTool(), WriteTool(), EditTool()):
+        assert tool.permission_target({"file_path": "sub/x.txt"}, tmp_path) == str(
+            (tmp_path / "sub" / "x.txt").resolve()
+        )

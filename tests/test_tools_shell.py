@@ -223,3 +223,35 @@ def test_bad_arguments_are_refused(ctx: ToolContext) -> None:
     assert result.is_error and "run_in_background is not supported" in result.content
     ctx.cwd = ctx.cwd / "missing"
     assert bash(ctx, "true").is_error
+
+
+def test_ctrl_c_in_the_agent_process_kills_the_running_command(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    marker = f"32.{os.getpid()}"
+    code = (
+        "import pathlib; from agentteams.paths import Layout; from agentteams.tools.base import ToolContext; "
+        "from agentteams.tools.shell import BashTool; "
+        f"ctx = ToolContext(cwd=pathlib.Path({str(tmp_path)!r}), layout=Layout(pathlib.Path({str(tmp_path)!r})), "
+        "session_id='s'); "
+        f"BashTool().run({{'command': 'sleep {marker} & sleep {marker}; wait'}}, ctx)"
+    )
+    agent = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.DEVNULL)
+    try:
+        found: tuple[int, int] | None = None
+
+        def started() -> bool:
+            nonlocal found
+            found = find_process(f"sleep\0{marker}")
+            return found is not None
+
+        assert wait_until(started, 15), "the command never started"
+        agent.send_signal(signal.SIGINT)  # what Ctrl-C does to the agent's process
+        agent.wait(10)
+        assert found is not None
+        pgid = found[1]
+        assert wait_until(lambda: not live_members(pgid), 5), f"left behind: {live_members(pgid)}"
+    finally:
+        agent.kill()
+        agent.wait()

@@ -45,6 +45,12 @@ def resolve_path(raw: str, base: Path | None = None) -> Path:
     return path.resolve()
 
 
+def file_target(args: dict[str, Any], cwd: Path | None) -> str | None:
+    """What path rules match a file tool's call against: `file_path` made absolute against the agent's cwd."""
+    raw = args.get("file_path")
+    return str(resolve_path(raw, cwd)) if isinstance(raw, str) and raw else None
+
+
 def human_size(size: int) -> str:
     value = float(size)
     for unit in ("bytes", "KB", "MB", "GB"):
@@ -180,8 +186,7 @@ class ReadTool(Tool):
     kind = "read"
 
     def permission_target(self, args: dict[str, Any], cwd: Path | None = None) -> str | None:
-        raw = args.get("file_path")
-        return str(resolve_path(raw, cwd)) if isinstance(raw, str) and raw else None
+        return file_target(args, cwd)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = path_arg(args, ctx)
@@ -238,7 +243,7 @@ class WriteTool(Tool):
     kind = "edit"
 
     def permission_target(self, args: dict[str, Any], cwd: Path | None = None) -> str | None:
-        return ReadTool().permission_target(args)
+        return file_target(args, cwd)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = path_arg(args, ctx)
@@ -317,7 +322,7 @@ class EditTool(Tool):
     kind = "edit"
 
     def permission_target(self, args: dict[str, Any], cwd: Path | None = None) -> str | None:
-        return ReadTool().permission_target(args)
+        return file_target(args, cwd)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = path_arg(args, ctx)

@@ -244,7 +244,11 @@ class BashTool(Tool):
     def _finish(
         self, proc: subprocess.Popen[bytes], capture: OutputCapture, timeout_ms: int, ctx: ToolContext
     ) -> ToolResult:
-        outcome = wait_for(proc, timeout_ms / 1000, ctx.interrupt)
+        try:
+            outcome = wait_for(proc, timeout_ms / 1000, ctx.interrupt)
+        except BaseException:  # Ctrl-C or shutdown of the agent itself: the command must not outlive it
+            kill_group(proc)
+            raise
         leftovers = escaped = False
         if outcome != "exited":
             kill_group(proc)
