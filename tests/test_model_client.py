@@ -235,8 +235,8 @@ def test_bad_base_url_is_one_line_naming_the_url() -> None:
 def test_model_aliases(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL"):
         monkeypatch.delenv(name, raising=False)
-    assert resolve_model("sonnet") == resolve_model("default") == "claude-sonnet-4-5"
-    assert resolve_model("Opus") == "claude-opus-4-1" and resolve_model("haiku") == "claude-haiku-4-5"
+    assert resolve_model("sonnet") == resolve_model("default") == "claude-sonnet-4-6"
+    assert resolve_model("Opus") == "claude-opus-4-8" and resolve_model("haiku") == "claude-haiku-4-5"
     monkeypatch.setenv("ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-4-5-20251101")
     assert resolve_model("opus") == "claude-opus-4-5-20251101"
     for full in ("claude-3-5-haiku-20241022", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",

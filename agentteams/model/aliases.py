@@ -13,8 +13,8 @@ from agentteams.errors import AgentTeamsError
 
 # alias -> (current model id, environment variable that overrides it)
 MODEL_ALIASES: dict[str, tuple[str, str]] = {
-    "sonnet": ("claude-sonnet-4-5", "ANTHROPIC_DEFAULT_SONNET_MODEL"),
-    "opus": ("claude-opus-4-1", "ANTHROPIC_DEFAULT_OPUS_MODEL"),
+    "sonnet": ("claude-sonnet-4-6", "ANTHROPIC_DEFAULT_SONNET_MODEL"),
+    "opus": ("claude-opus-4-8", "ANTHROPIC_DEFAULT_OPUS_MODEL"),  # what Claude Code 2.1.197 wrote
     "haiku": ("claude-haiku-4-5", "ANTHROPIC_DEFAULT_HAIKU_MODEL"),
 }
 DEFAULT_ALIAS = "sonnet"
