@@ -45,3 +45,15 @@ def test_bench_startup_runs_and_the_request_prefix_is_kept(tmp_path: Path, confi
     assert prefix["stable_transitions"] == prefix["transitions"] == 19
     assert prefix["breakpoints_min"] >= 3 and prefix["breakpoints_max"] <= 4
     assert prefix["cache_read_tokens"] > 0
+
+
+def test_bench_wake_runs_every_watcher(tmp_path: Path, config_root: Path) -> None:
+    out = tmp_path / "wake.json"
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT.with_name("bench_wake.py")), "--writes", "3", "--json", str(out)],
+        env=child_env(config_root), capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["mode"] for r in rows] == ["inotify", "poll", "poll"]
+    assert all(r["writes"] == 3 for r in rows)
