@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -31,3 +33,15 @@ def child_env(config_root: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
     env["CLAUDE_CONFIG_DIR"] = str(config_root)
     return env
+
+
+def run_agentteams(config_root: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The CLI as a real process; it must never print a traceback."""
+    env = child_env(config_root)
+    env["PYTHONIOENCODING"] = "utf-8"
+    proc = subprocess.run(
+        [sys.executable, "-m", "agentteams", *args],
+        env=env, capture_output=True, text=True, encoding="utf-8", timeout=timeout, check=False,
+    )  # fmt: skip
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    return proc

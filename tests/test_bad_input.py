@@ -9,7 +9,6 @@ import logging
 import os
 import re
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from agentteams.paths import Layout
 from agentteams.protocol import TaskAssignment, UnknownMessage, parse_message
 from agentteams.tasks import TaskStore
 from agentteams.teams import NewMember, TeamStore
-from tests.conftest import child_env
+from tests.conftest import run_agentteams
 
 STAMP = r"\d{8}T\d{12}Z(-\d+)?"
 
@@ -69,19 +68,7 @@ def tree(root: Path) -> set[str]:
 
 
 def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = child_env(root)
-    env["PYTHONIOENCODING"] = "utf-8"
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentteams", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=60,
-        check=False,
-    )
-    assert "Traceback" not in proc.stdout + proc.stderr
-    return proc
+    return run_agentteams(root, *args)
 
 
 # -- corrupt inbox -----------------------------------------------------------------------------------

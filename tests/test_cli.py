@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from agentteams.mailbox import KEEP_DELIVERED, Mailbox
 from agentteams.paths import Layout
 from agentteams.tasks import TaskStore
 from agentteams.teams import NewMember, TeamStore
-from tests.conftest import child_env
+from tests.conftest import run_agentteams
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -34,20 +32,8 @@ class Result:
 
 
 def cli(root: Path, *args: str) -> Result:
-    env = child_env(root)
-    env["PYTHONIOENCODING"] = "utf-8"
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentteams", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=60,
-        check=False,
-    )
-    result = Result(proc.returncode, proc.stdout, proc.stderr)
-    assert "Traceback" not in proc.stdout + proc.stderr, result
-    return result
+    proc = run_agentteams(root, *args)
+    return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
 def ok(root: Path, *args: str) -> Result:
