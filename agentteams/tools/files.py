@@ -166,7 +166,14 @@ def read_numbered(stream: IO[bytes], offset: int, limit: int) -> tuple[list[str]
     return shown, total
 
 
-class ReadTool(Tool):
+class FileTool(Tool):
+    """A tool whose call names one file: permission rules match that file's absolute path."""
+
+    def permission_target(self, args: dict[str, Any], cwd: Path | None = None) -> str | None:
+        return file_target(args, cwd)
+
+
+class ReadTool(FileTool):
     name = "Read"
     description = (
         "Read a text file. Returns its lines numbered like `cat -n` (number, tab, text); by default up "
@@ -184,9 +191,6 @@ class ReadTool(Tool):
         "additionalProperties": False,
     }
     kind = "read"
-
-    def permission_target(self, args: dict[str, Any], cwd: Path | None = None) -> str | None:
-        return file_target(args, cwd)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = path_arg(args, ctx)
@@ -225,7 +229,7 @@ def _count_lines(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
-class WriteTool(Tool):
+class WriteTool(FileTool):
     name = "Write"
     description = (
         "Write a file, replacing it if it exists and creating missing parent directories. An existing file "
@@ -241,9 +245,6 @@ class WriteTool(Tool):
         "additionalProperties": False,
     }
     kind = "edit"
-
-    def permission_target(self, args: dict[str, Any], cwd: Path | None = None) -> str | None:
-        return file_target(args, cwd)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = path_arg(args, ctx)
@@ -301,7 +302,7 @@ def snippet(text: str, start: int, length: int) -> str:
     return "\n".join(numbered(n, lines[n - 1].removesuffix("\r")) for n in range(lo, hi + 1))
 
 
-class EditTool(Tool):
+class EditTool(FileTool):
     name = "Edit"
     description = (
         "Replace exact text in a file that was Read first in this session. old_string must match the file "
@@ -320,9 +321,6 @@ class EditTool(Tool):
         "additionalProperties": False,
     }
     kind = "edit"
-
-    def permission_target(self, args: dict[str, Any], cwd: Path | None = None) -> str | None:
-        return file_target(args, cwd)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = path_arg(args, ctx)
