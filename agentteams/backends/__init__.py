@@ -1,0 +1,1 @@
+"""Spawn backends: where a teammate process runs (tmux panes; in-process threads)."""
