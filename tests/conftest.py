@@ -45,3 +45,13 @@ def run_agentteams(config_root: Path, *args: str, timeout: float = 60) -> subpro
     )  # fmt: skip
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
     return proc
+
+
+def make_team(layout: Layout, team: str, *members: str) -> None:
+    """A team with these teammates, through the real stores."""
+    from agentteams.teams import NewMember, TeamStore
+
+    teams = TeamStore(layout)
+    teams.create(team)
+    for name in members:
+        teams.add_member(team, NewMember(name=name))

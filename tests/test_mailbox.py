@@ -20,16 +20,13 @@ from agentteams.mailbox import (
     spool_file,
 )
 from agentteams.paths import Layout
-from agentteams.teams import NewMember, TeamStore
+from tests.conftest import make_team
 from tests.support import ccref
 
 
 @pytest.fixture
 def box(layout: Layout) -> Mailbox:
-    teams = TeamStore(layout)
-    teams.create("t")
-    for name in ("alice", "bob"):
-        teams.add_member("t", NewMember(name=name))
+    make_team(layout, "t", "alice", "bob")
     return Mailbox(layout)
 
 

@@ -11,15 +11,12 @@ from agentteams.mailbox import Mailbox
 from agentteams.paths import Layout
 from agentteams.protocol import TaskAssignment, parse_message
 from agentteams.tasks import TaskStore
-from agentteams.teams import NewMember, TeamStore
+from tests.conftest import make_team
 
 
 @pytest.fixture
 def tasks(layout: Layout) -> TaskStore:
-    teams = TeamStore(layout)
-    teams.create("t")
-    for name in ("alice", "bob"):
-        teams.add_member("t", NewMember(name=name))
+    make_team(layout, "t", "alice", "bob")
     return TaskStore(layout)
 
 
