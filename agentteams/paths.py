@@ -118,6 +118,10 @@ class Layout:
         """Append-only archive of delivered messages moved out of the live inbox (ours, not the CLI's)."""
         return self._inside(self.inbox_dir(team) / f"{path_part(agent_name(agent))}.history.jsonl")
 
+    def presence_file(self, team: str, agent: str) -> Path:
+        """`teams/<team>/agents/<agent>.json`: where one of our agents runs and what it is doing (ours)."""
+        return self._inside(self.team_dir(team) / "agents" / f"{path_part(agent_name(agent))}.json")
+
     def task_dir(self, team: str) -> Path:
         return self._inside(self.tasks_root / path_part(team, "team"))
 
@@ -132,6 +136,10 @@ class Layout:
         """`projects/<cwd with every non-alphanumeric character as ->/<session-id>.jsonl`, as Claude Code."""
         slug = _TEAM_DIR_RE.sub("-", str(cwd))[:200]
         return self._inside(self.projects_dir / slug / f"{path_part(session_id, 'session')}.jsonl")
+
+    def plan_file(self, session_id: str) -> Path:
+        """Where a session in plan mode writes its plan: the one file plan mode lets it edit."""
+        return self._inside(self.root / "plans" / f"{path_part(session_id, 'session')}.md")
 
     def task_lock_target(self, team: str) -> Path:
         return self.task_dir(team) / ".lock"

@@ -18,7 +18,7 @@ from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
 from agentteams.paths import LEAD_NAME, Layout
 from agentteams.permissions import PermissionPolicy, offered_tools, parse_mode, parse_rules
-from agentteams.prompts import system_prompt
+from agentteams.prompts import Identity, system_prompt
 from agentteams.tools.base import Tool, ToolContext
 from agentteams.tools.registry import all_tools, subagent_tools
 from agentteams.transcript import Transcript
@@ -41,6 +41,8 @@ class SessionOptions:
     interactive: bool = False
     session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     team_role: Literal["lead", "teammate"] | None = "lead"
+    identity: Identity | None = None  # set for a teammate: its name, team, lead and colour
+    plan_mode_required: bool = False  # a teammate that must have its plan approved before changing anything
 
 
 class Session:
@@ -66,7 +68,14 @@ class Session:
         self.transcript = Transcript(
             self.layout.transcript_file(cwd, options.session_id), options.session_id, cwd=cwd, secrets=secrets
         )
-        self.ctx = ToolContext(cwd=options.cwd, layout=self.layout, session_id=options.session_id, agent_name=LEAD_NAME)
+        me = options.identity
+        self.name = me.name if me else LEAD_NAME
+        self.ctx = ToolContext(
+            cwd=options.cwd, layout=self.layout, session_id=options.session_id, agent_name=self.name,
+            team_name=me.team if me else None, color=me.color if me else None, is_lead=me is None,
+        )  # fmt: skip
+        self.ctx.extra["model"] = self.model
+        self.ctx.plan_file = self.layout.plan_file(options.session_id)
         self.ctx.extra["run_subagent"] = self._run_subagent
         mode = parse_mode(options.permission_mode)
         disallowed = parse_rules(options.disallowed_tools)
@@ -77,15 +86,28 @@ class Session:
         self.tools: list[Tool] = offered_tools(all_tools(), mode, disallowed)
         system = system_prompt(
             cwd=cwd, model=self.model, date=date.today().isoformat(), team_role=options.team_role,
-            append=options.append_system_prompt,
+            identity=me, append=options.append_system_prompt,
         )  # fmt: skip
-        settings = AgentSettings(self.model, system, options.max_turns, name=LEAD_NAME)
+        settings = AgentSettings(self.model, system, options.max_turns, name=self.name)
         self.agent = Agent(
-            client, self.tools, self.ctx, self.policy, settings, on_event=self._event_for(LEAD_NAME), ask=ask
+            client, self.tools, self.ctx, self.policy, settings, on_event=self._event_for(self.name), ask=ask
         )
 
     def run(self, prompt: str) -> TurnResult:
         return self.agent.run(prompt)
+
+    def listen(self, fn: Callable[[AgentEvent], None]) -> None:
+        """Also send this session's own events to `fn` (after the ones registered before)."""
+        prior = self._outer
+
+        def both(event: AgentEvent) -> None:
+            prior(event)
+            fn(event)
+
+        self._outer = both
+
+    def tool(self, name: str) -> Tool | None:
+        return next((t for t in self.tools if t.name == name), None)
 
     def _event_for(self, agent: str) -> Callable[[AgentEvent], None]:
         def handle(event: AgentEvent) -> None:
@@ -93,14 +115,14 @@ class Session:
                 self.transcript.record(event.kind, agent, message=event.message)
             if event.kind == "assistant" and event.usage is not None:
                 self.ledger.record(agent, self.model, event.usage)
-            if agent == LEAD_NAME:
+            if agent == self.name:
                 self._outer(event)
 
         return handle
 
     def _run_subagent(self, kind: str, prompt: str, model: str | None) -> str:
         """Run a synchronous subagent with its own conversation and return its final text."""
-        name = f"{LEAD_NAME}/{kind}"
+        name = f"{self.name}/{kind}"
         sub_model = resolve_model(model) if model else self.model
         system = system_prompt(
             cwd=str(self.options.cwd), model=sub_model, date=date.today().isoformat(), append=SUBAGENT_GUIDANCE

@@ -31,6 +31,14 @@ _WATCH_MASK = _NAME_EVENTS | _IN_DELETE_SELF | _IN_MOVE_SELF
 Stamp = tuple[int, int, int] | None
 
 
+def _dir_stamp(path: Path) -> tuple[Stamp, ...]:
+    try:
+        names = sorted(os.listdir(path))
+    except OSError:
+        return ()
+    return tuple(_stamp(path / n) for n in names)
+
+
 def _stamp(path: Path) -> Stamp:
     try:
         st = os.stat(path)
@@ -40,29 +48,35 @@ def _stamp(path: Path) -> Stamp:
 
 
 class FileWatcher:
-    """Wakes when one of `paths` is created, written, replaced or removed.
+    """Wakes when one of `paths`, or any file in one of `dirs`, is created, written, replaced or removed.
 
     Changes made after construction are never lost: each `wait` reports the ones since the previous
     report. The files need not exist yet; their directories must.
     """
 
     def __init__(
-        self, paths: Iterable[Path], *, mode: Mode | None = None, poll_interval: float = POLL_INTERVAL
-    ) -> None:
+        self, paths: Iterable[Path], *, dirs: Iterable[Path] = (), mode: Mode | None = None,
+        poll_interval: float = POLL_INTERVAL,
+    ) -> None:  # fmt: skip
         self.paths = [Path(p) for p in paths]
-        if not self.paths:
+        self.dirs = [Path(d) for d in dirs]
+        if not self.paths and not self.dirs:
             raise AgentTeamsError("nothing to watch: no paths given")
-        for d in {p.parent for p in self.paths}:
+        for d in {p.parent for p in self.paths} | set(self.dirs):
             if not d.is_dir():
                 raise AgentTeamsError(f"cannot watch {d}: the directory does not exist")
         self.poll_interval = poll_interval
         self._inotify: Any = None
         self._names: dict[int, set[str]] = {}
-        self._stamps: list[Stamp] = []
+        self._any: set[int] = set()  # watches of whole directories
+        self._stamps: list[Any] = []
         wanted = mode or ("poll" if os.environ.get(ENV_MODE, "").strip().lower() == "poll" else "inotify")
         self.mode: Mode = "inotify" if wanted == "inotify" and self._start_inotify() else "poll"
         if self.mode == "poll":
-            self._stamps = [_stamp(p) for p in self.paths]
+            self._stamps = self._poll_stamps()
+
+    def _poll_stamps(self) -> list[Any]:
+        return [*(_stamp(p) for p in self.paths), *(_dir_stamp(d) for d in self.dirs)]
 
     def _start_inotify(self) -> bool:
         """Watch each directory; False when inotify is unavailable here (the caller then polls)."""
@@ -76,6 +90,8 @@ class FileWatcher:
             for p in self.paths:
                 wd = ino.add_watch(p.parent, _WATCH_MASK)
                 self._names.setdefault(wd, set()).add(p.name)
+            for p in self.dirs:
+                self._any.add(ino.add_watch(p, _WATCH_MASK))
         except OSError as e:
             ino.close()
             self._names.clear()
@@ -103,7 +119,7 @@ class FileWatcher:
             changed = False
             for ev in self._inotify.read(timeout=ms):  # drains everything queued, so nothing is reported twice
                 if ev.mask & (_DIR_GONE | _IN_Q_OVERFLOW) or (
-                    ev.mask & _NAME_EVENTS and ev.name in self._names.get(ev.wd, ())
+                    ev.mask & _NAME_EVENTS and (ev.wd in self._any or ev.name in self._names.get(ev.wd, ()))
                 ):
                     changed = True
             if changed:
@@ -113,7 +129,7 @@ class FileWatcher:
 
     def _wait_poll(self, deadline: float | None) -> bool:
         while True:
-            stamps = [_stamp(p) for p in self.paths]
+            stamps = self._poll_stamps()
             if stamps != self._stamps:
                 self._stamps = stamps
                 return True

@@ -13,10 +13,10 @@ LAYERS: dict[str, int] = {
     "__init__": 0, "errors": 0, "paths": 0, "prompts": 0, "report": 0,
     "locking": 1, "atomicio": 1, "protocol": 1, "records": 1,
     "teams": 2, "mailbox": 2, "tasks": 2, "permissions": 2, "model": 2, "backends": 2, "mockapi": 2,
-    "transcript": 2,
+    "transcript": 2, "presence": 2, "delivery": 2,
     "tools": 3,
     "agent": 4,
-    "teammate": 5, "lead": 5, "wake": 5, "session": 5,
+    "teammate": 5, "lead": 5, "spawning": 5, "wake": 5, "session": 5,
     "cli": 6, "ui": 6, "__main__": 6,
 }  # fmt: skip
 

@@ -6,10 +6,12 @@ import importlib
 import os
 import sys
 
-import typer
-
 from agentteams import report
 from agentteams.errors import AgentTeamsError
+
+TYPE_CHECKING = False  # not typing's: importing typing costs ~3 ms on every command
+if TYPE_CHECKING:
+    import typer  # imported inside functions: a teammate's launcher must not pay ~140 ms for it
 
 GROUPS = ("team", "task", "msg")
 
@@ -30,11 +32,23 @@ def _target(argv: list[str]) -> tuple[typer.Typer, list[str], str]:
 
 
 def _one_line(level: str, message: str) -> None:
+    import typer
+
     typer.echo(f"agentteams: {level}: {message}", err=True)
 
 
 def main() -> None:
     """Console-script entry point: one clear line and exit 1 for every expected failure."""
+    if "AGENTTEAMS_FORKSERVER" in os.environ:  # launch.ENV_VAR; tested here so other commands skip the import
+        from agentteams.cli import launch
+
+        launch.run_if_teammate(sys.argv)  # exits when the fork server ran this teammate; else start cold
+    _run()
+
+
+def _run() -> None:
+    import typer
+
     report.set_sink(_one_line)
     # store commands are sub-commands; anything else is the agent itself, whose first word may be a prompt
     target, args, prog = _target(sys.argv[1:])

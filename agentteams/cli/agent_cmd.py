@@ -1,5 +1,6 @@
 """`agentteams [PROMPT] [-p] ...`: the agent itself, as Claude Code's command line runs it."""
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -15,6 +16,8 @@ EPILOG = (
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 RULES_HELP = "Tool rules, e.g. 'Bash(git:*) Edit' (repeatable)."
+TEAMMATE = "Teammate (set by the lead when it spawns one)"
+MODES = ("auto", "tmux", "in-process")
 
 
 def _version(value: bool) -> None:
@@ -40,6 +43,21 @@ def run(
         list[str] | None, typer.Option("--disallowedTools", "--disallowed-tools", help=RULES_HELP)
     ] = None,
     session_id: Annotated[str | None, typer.Option("--session-id", help="A UUID for this session.")] = None,
+    teammate_mode: Annotated[
+        str, typer.Option("--teammate-mode", help="Where teammates run: auto (tmux inside tmux), tmux, in-process.")
+    ] = "auto",
+    teammate_command: Annotated[
+        str | None, typer.Option("--teammate-command", help="Program started for each teammate (e.g. claude).")
+    ] = None,
+    agent_id: Annotated[str | None, typer.Option("--agent-id", help=f"{TEAMMATE}: name@team.")] = None,
+    agent_name: Annotated[str | None, typer.Option("--agent-name", help=f"{TEAMMATE}: its name.")] = None,
+    team_name: Annotated[str | None, typer.Option("--team-name", help=f"{TEAMMATE}: its team.")] = None,
+    agent_color: Annotated[str | None, typer.Option("--agent-color", help=f"{TEAMMATE}: its colour.")] = None,
+    parent_session_id: Annotated[str | None, typer.Option("--parent-session-id", help=f"{TEAMMATE}.")] = None,
+    agent_type: Annotated[str | None, typer.Option("--agent-type", help=f"{TEAMMATE}: its role.")] = None,
+    plan_mode_required: Annotated[bool, typer.Option("--plan-mode-required", help=f"{TEAMMATE}.")] = False,
+    settings: Annotated[str | None, typer.Option("--settings", help="Accepted for compatibility.")] = None,
+    plugin_dir: Annotated[list[str] | None, typer.Option("--plugin-dir", help="Accepted for compatibility.")] = None,
     version: Annotated[
         bool, typer.Option("--version", "-v", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
@@ -50,14 +68,32 @@ def run(
 
     if output_format not in headless.FORMATS:
         raise AgentTeamsError(f"--output-format must be one of {', '.join(headless.FORMATS)}, got {output_format!r}")
-    if not print_mode:
-        raise AgentTeamsError("the interactive lead is not available yet: run a prompt headless with -p PROMPT")
-    text = prompt if prompt is not None else headless.read_stdin_prompt()
+    if teammate_mode not in MODES:
+        raise AgentTeamsError(f"--teammate-mode must be one of {', '.join(MODES)}, got {teammate_mode!r}")
+    # Claude Code's "auto" mode approves routine work itself; ours has no classifier, so edits pass and
+    # anything riskier asks (the lead, for a teammate)
+    mode = (
+        "bypassPermissions" if skip_permissions else ("acceptEdits" if permission_mode == "auto" else permission_mode)
+    )
     options = SessionOptions(
-        cwd=Path.cwd(), model=model, permission_mode="bypassPermissions" if skip_permissions else permission_mode,
-        allowed_tools=allowed_tools or [], disallowed_tools=disallowed_tools or [],
-        append_system_prompt=append_system_prompt, max_turns=max_turns, interactive=False,
+        cwd=Path.cwd(), model=model, permission_mode=mode, allowed_tools=allowed_tools or [],
+        disallowed_tools=disallowed_tools or [], append_system_prompt=append_system_prompt, max_turns=max_turns,
+        interactive=not print_mode,
     )  # fmt: skip
     if session_id:
         options.session_id = session_id
-    raise typer.Exit(headless.run(text, options, output_format))
+    if agent_name or agent_id or team_name:
+        from agentteams.cli import teammate_run
+
+        who = teammate_run.TeammateFlags(
+            agent_id, agent_name, team_name, agent_color, parent_session_id, agent_type, plan_mode_required
+        )
+        raise typer.Exit(teammate_run.run(options, who, prompt))
+    command = teammate_command or os.environ.get("CLAUDE_CODE_TEAMMATE_COMMAND") or None
+    if not print_mode:
+        from agentteams.cli import interactive
+
+        raise typer.Exit(interactive.run(prompt, options, teammate_mode=teammate_mode, teammate_command=command))
+    text = prompt if prompt is not None else headless.read_stdin_prompt()
+    options.interactive = False
+    raise typer.Exit(headless.run(text, options, output_format, teammate_mode=teammate_mode, teammate_command=command))

@@ -12,6 +12,7 @@ import typer
 from agentteams.errors import AgentTeamsError
 
 FORMATS = ("text", "json", "stream-json")
+SETTLE_SECONDS = 1.0
 SUBTYPES = {"end_turn": "success", "exit_requested": "success", "max_turns": "error_max_turns",
             "interrupted": "error_interrupted", "max_tokens": "error_max_tokens"}  # fmt: skip
 
@@ -29,36 +30,53 @@ def _line(obj: dict[str, Any]) -> None:
     typer.echo(json.dumps(obj, ensure_ascii=False))
 
 
-def run(prompt: str, options: Any, output_format: str) -> int:
-    """Run `prompt` once and print the outcome; returns the exit code."""
+def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "auto",
+        teammate_command: str | None = None) -> int:  # fmt: skip
+    """Run `prompt` to the end (a team it starts is shut down first) and print the outcome; the exit code."""
     from agentteams.agent import AgentEvent
+    from agentteams.cli.lead_setup import build_lead
     from agentteams.model.aliases import resolve_model
-    from agentteams.model.anthropic_client import AnthropicClient
-    from agentteams.model.config import ModelConfig
-    from agentteams.session import Session
 
     resolve_model(options.model)  # an unknown alias fails before anything else
-    config = ModelConfig.from_env()
     streaming = output_format == "stream-json"
+    turns: list[Any] = []
 
     def on_event(event: AgentEvent) -> None:
         if streaming and event.kind in ("assistant", "tool_results") and event.message is not None:
             kind = "assistant" if event.kind == "assistant" else "user"
             _line({"type": kind, "message": event.message, "session_id": options.session_id})
 
-    client = AnthropicClient(config)
-    session = Session(options, client, on_event=on_event, secrets=tuple(config.secrets()))
+    parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
+                       on_event=on_event, on_turn_end=turns.append)  # fmt: skip
+    runtime = parts.runtime
+    session = runtime.session
     if streaming:
         _line({"type": "system", "subtype": "init", "session_id": options.session_id, "model": session.model,
                "cwd": str(options.cwd), "permissionMode": session.policy.mode,
                "tools": [t.name for t in session.tools]})  # fmt: skip
     start = time.monotonic()
-    result = session.run(prompt)
+    try:
+        runtime.submit(prompt)
+        quiet_since: float | None = None
+        # teammates at work: their messages start further turns. Settled must hold for a moment, since a
+        # teammate that just went idle may be claiming its next task
+        while quiet_since is None or time.monotonic() - quiet_since < SETTLE_SECONDS:
+            runtime.wait_idle(timeout=0.1)
+            if not runtime.settled():
+                quiet_since = None
+            elif quiet_since is None:
+                quiet_since = time.monotonic()
+    finally:
+        parts.close(team_down=True)
+    done = [r for r in turns if r is not None]
+    if not done:
+        raise runtime.last_error or AgentTeamsError("the run ended before the model answered")
+    result = done[-1]
     subtype = SUBTYPES.get(result.stop_reason, "error_during_execution")
     total = session.ledger.total()
     summary = {
         "type": "result", "subtype": subtype, "is_error": subtype != "success", "result": result.text,
-        "session_id": options.session_id, "num_turns": result.model_calls,
+        "session_id": options.session_id, "num_turns": sum(r.model_calls for r in done),
         "duration_ms": int((time.monotonic() - start) * 1000), "total_cost_usd": round(total.cost_usd, 6),
         "usage": total.usage.to_json(), "model": session.model,
     }  # fmt: skip

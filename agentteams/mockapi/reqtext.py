@@ -47,3 +47,14 @@ def first_user_text(body: dict[str, Any]) -> str:
 def last_user_text(body: dict[str, Any]) -> str:
     users = _user_messages(body)
     return content_text(users[-1].get("content")) if users else ""
+
+
+def last_prompt_text(body: dict[str, Any]) -> str:
+    """The text of the newest user message that is a prompt (has text), not only tool results: the turn's opener."""
+    for message in reversed(_user_messages(body)):
+        content = message.get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "text" for b in content):
+            return content_text([b for b in content if isinstance(b, dict) and b.get("type") == "text"])
+    return ""

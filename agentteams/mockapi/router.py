@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-from agentteams.mockapi.reqtext import first_user_text, last_user_text, system_text
+from agentteams.mockapi.reqtext import first_user_text, last_prompt_text, last_user_text, system_text
 from agentteams.mockapi.script import Match, Route, Script, Turn
 
 
@@ -26,6 +26,8 @@ def matches(match: Match, body: dict[str, Any], raw: str) -> bool:
         return False
     if match.any is not None and match.any not in raw:
         return False
+    if match.last_prompt is not None and match.last_prompt not in last_prompt_text(body):
+        return False
     return match.first_user is None or match.first_user in first_user_text(body)
 
 
@@ -33,7 +35,8 @@ def ready(turn: Turn, body: dict[str, Any]) -> bool:
     """True if the turn's wait conditions are met by the conversation so far."""
     if turn.wait_for is not None:
         messages = json.dumps(body.get("messages", []), ensure_ascii=False)
-        if turn.wait_for not in messages:
+        wanted = (turn.wait_for,) if isinstance(turn.wait_for, str) else turn.wait_for
+        if not all(w in messages for w in wanted):
             return False
     return turn.wait_for_last is None or turn.wait_for_last in last_user_text(body)
 

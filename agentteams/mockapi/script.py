@@ -30,7 +30,7 @@ _TURN_KEYS = {"content", "text", "stop_reason", "wait_for", "wait_for_last", "er
               "delay_ms", "chunk", "delta_delay_ms"}  # fmt: skip
 _ERROR_KEYS = {"status", "type", "message", "retry_after", "in_stream"}
 _ROUTE_KEYS = {"name", "match", "turns", "idle"}
-_MATCH_KEYS = {"system", "any", "first_user", "tools"}
+_MATCH_KEYS = {"system", "any", "first_user", "last_prompt", "tools"}
 _USAGE_KEYS = {"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}
 PLACEHOLDER = re.compile(r"\{\{re:(.+?)\}\}(?!\})")
 
@@ -52,7 +52,7 @@ class ErrorSpec:
 class Turn:
     content: tuple[Block, ...] = ()
     stop_reason: str | None = None
-    wait_for: str | None = None
+    wait_for: str | tuple[str, ...] | None = None  # a tuple: every one of them
     wait_for_last: str | None = None
     error: ErrorSpec | None = None
     repeat: int = 1
@@ -67,6 +67,7 @@ class Match:
     system: str | None = None
     any: str | None = None
     first_user: str | None = None
+    last_prompt: str | None = None  # in the newest user message with text: the prompt that opened this turn
     tools: bool | None = None
 
 
@@ -141,13 +142,13 @@ def _route(raw: Any, index: int, where: str) -> Route:
 
 def _match(raw: Any, where: str) -> Match:
     _check_keys(raw, _MATCH_KEYS, where)
-    for key in ("system", "any", "first_user"):
+    for key in ("system", "any", "first_user", "last_prompt"):
         if key in raw and not isinstance(raw[key], str):
             raise ScriptError(f"{where}: '{key}' must be a string")
     if "tools" in raw and not isinstance(raw["tools"], bool):
         raise ScriptError(f"{where}: 'tools' must be true or false")
     return Match(system=raw.get("system"), any=raw.get("any"), first_user=raw.get("first_user"),
-                 tools=raw.get("tools"))  # fmt: skip
+                 last_prompt=raw.get("last_prompt"), tools=raw.get("tools"))  # fmt: skip
 
 
 def _turn(raw: Any, where: str) -> Turn:
@@ -156,13 +157,18 @@ def _turn(raw: Any, where: str) -> Turn:
         return text_turn(raw)
     _check_keys(raw, _TURN_KEYS, where)
     content = _content(raw, where)
-    for key in ("stop_reason", "wait_for", "wait_for_last"):
+    for key in ("stop_reason", "wait_for_last"):
         if key in raw and not isinstance(raw[key], str):
             raise ScriptError(f"{where}: '{key}' must be a string")
+    wait_for = raw.get("wait_for")
+    if isinstance(wait_for, list) and wait_for and all(isinstance(w, str) for w in wait_for):
+        wait_for = tuple(wait_for)
+    elif wait_for is not None and not isinstance(wait_for, str):
+        raise ScriptError(f"{where}: 'wait_for' must be a string or a list of strings")
     return Turn(
         content=content,
         stop_reason=raw.get("stop_reason"),
-        wait_for=raw.get("wait_for"),
+        wait_for=wait_for,
         wait_for_last=raw.get("wait_for_last"),
         error=_error(raw["error"], f"{where}.error") if "error" in raw else None,
         repeat=_int(raw, "repeat", 1, 1, where),

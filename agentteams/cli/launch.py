@@ -1,0 +1,194 @@
+"""The teammate launcher: hands this process's stdio, argv and environment to the fork server and relays the exit.
+
+Also the wire protocol's other end (`read_request`). Cheap stdlib imports only: a pane reaches a warm teammate fast.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import socket
+import struct
+import time
+
+ENV_VAR = "AGENTTEAMS_FORKSERVER"  # the fork server's socket path, set by the lead in a teammate's env
+TEST_ENTRY_VAR = "AGENTTEAMS_FORKSERVER_TEST_ENTRY"  # test hook: `module:function` the child runs instead of the CLI
+HEADER = struct.Struct("!I")  # launcher -> server: payload length, then the JSON payload {argv, env, cwd, umask}
+FRAME = struct.Struct("!ci")  # child -> launcher: b"P" + its pid, then b"X" + its exit code
+CONNECT_WAIT = 5.0  # how long to wait for a server that is still starting (its pid is alive)
+RETRY_INTERVAL = 0.01
+MAX_REQUEST = 16 << 20
+DIED_CODE = 137  # as a shell reports a SIGKILLed process
+FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGWINCH)
+_WAITING = (errno.ENOENT, errno.ECONNREFUSED, errno.EAGAIN)
+
+
+def is_teammate_argv(argv: list[str]) -> bool:
+    """True for a teammate's command line (`--agent-id` given): only those go through the fork server."""
+    return any(a == "--agent-id" or a.startswith("--agent-id=") for a in argv[1:])
+
+
+def run_if_teammate(argv: list[str]) -> None:
+    """Exit with the teammate's code when the fork server ran it; return (start cold) when it cannot."""
+    path = os.environ.get(ENV_VAR)
+    if not path or not is_teammate_argv(argv):
+        return
+    try:
+        sock = _connect(path)
+    except KeyboardInterrupt:  # Ctrl-C while a starting server is awaited: as the CLI itself would exit
+        os._exit(130)
+    if sock is None:
+        return
+    code = _Relay(sock).run(argv)
+    if code is not None:
+        os._exit(code)  # nothing of ours to tear down: skip the interpreter's shutdown
+
+
+def server_pid(path: str) -> int | None:
+    """The pid in a socket name `fs-<pid>.sock`, or None for any other name."""
+    name = os.path.basename(path)
+    digits = name[3:-5]
+    if name.startswith("fs-") and name.endswith(".sock") and digits.isdigit():
+        return int(digits)
+    return None
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie does not count: it will never listen)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[0] != b"Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _connect(path: str) -> socket.socket | None:
+    """A connection to the server; None when it is not there (no socket, refused, stale, starting for too long)."""
+    pid = server_pid(path)
+    deadline = time.monotonic() + CONNECT_WAIT
+    while True:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.connect(path)
+        except (OSError, ValueError) as e:
+            sock.close()
+            # the server binds only once its imports are done: wait while the process named in the path lives
+            starting = isinstance(e, OSError) and e.errno in _WAITING and pid is not None and pid_alive(pid)
+            if not starting or time.monotonic() > deadline:
+                return None
+            time.sleep(RETRY_INTERVAL)
+            continue
+        return sock
+
+
+class _Relay:
+    """One request: send stdio + argv + env, then forward signals to the child and wait for its exit code."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+        self.child = 0
+        self.signals: list[int] = []
+
+    def run(self, argv: list[str]) -> int | None:
+        """The child's exit code; None when the server dropped us before a child started (then start cold)."""
+        try:
+            self._send(argv)
+        except (OSError, ValueError):
+            return None
+        for signum in FORWARDED:
+            signal.signal(signum, self._forward)
+        frame = self._frame()
+        if frame is None or frame[0] != b"P":
+            return 128 + self.signals[-1] if self.signals else None
+        self.child = frame[1]
+        for pending in self.signals:  # arrived before we knew whom to tell
+            self._kill(pending)
+        frame = self._frame()
+        if frame is not None and frame[0] == b"X":
+            return frame[1]
+        if self.signals:  # we passed on a signal that ended it: report as a shell would
+            return 128 + self.signals[-1]
+        message = f"agentteams: error: the teammate process (pid {self.child}) died without an exit status\n"
+        os.write(2, message.encode())
+        return DIED_CODE
+
+    def _send(self, argv: list[str]) -> None:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        payload = json.dumps({"argv": argv, "env": dict(os.environ), "cwd": os.getcwd(), "umask": umask}).encode()
+        data = HEADER.pack(len(payload)) + payload
+        sent = socket.send_fds(self.sock, [data], [0, 1, 2])  # the child adopts our very stdin/stdout/stderr
+        self.sock.sendall(data[sent:])
+
+    def _frame(self) -> tuple[bytes, int] | None:
+        data = b""
+        while len(data) < FRAME.size:
+            try:
+                chunk = self.sock.recv(FRAME.size - len(data))
+            except OSError:
+                return None
+            if not chunk:
+                return None
+            data += chunk
+        tag, value = FRAME.unpack(data)
+        return tag, value
+
+    def _forward(self, signum: int, frame: object) -> None:
+        if signum != signal.SIGWINCH:
+            self.signals.append(signum)
+        if self.child:
+            self._kill(signum)
+
+    def _kill(self, signum: int) -> None:
+        try:
+            os.kill(self.child, signum)
+        except ProcessLookupError:
+            return  # already gone: its exit (or EOF) is on its way
+
+
+class Request:
+    """What a launcher sends besides its stdio fds: argv, environment, working directory, umask."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: str, umask: int) -> None:
+        self.argv, self.env, self.cwd, self.umask = argv, env, cwd, umask
+
+
+def read_request(conn: socket.socket, timeout: float) -> tuple[Request, list[int]]:
+    """The fork server child's side of `_Relay._send`: the request and the launcher's stdin/stdout/stderr fds."""
+    conn.settimeout(timeout)
+    data, fds, flags, _ = socket.recv_fds(conn, 65536, 3)
+    if flags & socket.MSG_CTRUNC or len(fds) != 3:
+        raise ValueError(f"expected 3 file descriptors, got {len(fds)}")
+    data = _fill(conn, data, HEADER.size)
+    size = HEADER.unpack_from(data)[0]
+    if size > MAX_REQUEST:
+        raise ValueError(f"request of {size} bytes is too large")
+    raw = json.loads(_fill(conn, data, HEADER.size + size)[HEADER.size : HEADER.size + size])
+    conn.settimeout(None)
+    argv, env, cwd, umask = (
+        (raw.get(k) for k in ("argv", "env", "cwd", "umask")) if isinstance(raw, dict) else [None] * 4
+    )
+    if not (
+        isinstance(argv, list) and all(isinstance(a, str) for a in argv)
+        and isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())
+        and isinstance(cwd, str) and isinstance(umask, int)
+    ):  # fmt: skip
+        raise ValueError("malformed request")
+    return Request(argv, env, cwd, umask), fds
+
+
+def _fill(conn: socket.socket, data: bytes, size: int) -> bytes:
+    while len(data) < size:
+        chunk = conn.recv(65536)
+        if not chunk:
+            raise EOFError("the launcher closed the connection mid-request")
+        data += chunk
+    return data

@@ -1,0 +1,81 @@
+"""Composition of a lead: model client, session, teammate spawner (tmux + fork server, or in-process), runtime.
+
+Shared by the interactive REPL and headless `-p`; the caller owns the terminal.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentteams.agent import AgentEvent, Answer, PermissionAsk
+from agentteams.delivery import TeamEvent
+from agentteams.errors import AgentTeamsError
+from agentteams.lead import LeadRuntime, PermissionJudge
+
+
+@dataclass
+class LeadParts:
+    runtime: LeadRuntime
+    backend: str
+    stoppers: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self, *, team_down: bool = True, timeout: float = 20.0) -> None:
+        """Stop the runtime; with `team_down`, a team still standing is shut down first (nothing orphaned)."""
+        try:
+            if team_down and self.runtime.team:
+                self.runtime.shutdown_team(timeout=timeout)
+        finally:
+            self.runtime.close()
+            for stop in self.stoppers:
+                stop()
+
+
+def use_tmux(mode: str, command: list[str] | None) -> bool:
+    if mode == "in-process":
+        if command:
+            raise AgentTeamsError("--teammate-command starts processes: it needs --teammate-mode tmux or auto")
+        return False
+    return mode == "tmux" or bool(os.environ.get("TMUX")) or bool(command)
+
+
+def build_lead(
+    options: Any, *, teammate_mode: str = "auto", teammate_command: str | None = None,
+    on_event: Callable[[AgentEvent], None] | None = None, on_team_event: Callable[[TeamEvent], None] | None = None,
+    on_teammate_event: Callable[[str, AgentEvent], None] | None = None,
+    ask: Callable[[PermissionAsk], Answer] | None = None, judge: PermissionJudge | None = None,
+    on_turn_end: Callable[[Any], None] | None = None,
+) -> LeadParts:  # fmt: skip
+    """Everything a lead needs, started; the model client is built (and the key checked) first."""
+    from agentteams.model.anthropic_client import AnthropicClient
+    from agentteams.model.config import ModelConfig
+    from agentteams.paths import Layout
+    from agentteams.session import Session
+    from agentteams.spawning import InProcessSpawner, TmuxSpawner
+
+    config = ModelConfig.from_env()
+    client = AnthropicClient(config)
+    secrets = tuple(config.secrets())
+    layout = Layout.from_env()
+    command = shlex.split(teammate_command) if teammate_command else None
+    stoppers: list[Callable[[], None]] = []
+    spawner: Any
+    if use_tmux(teammate_mode, command):
+        extra: Callable[[], dict[str, str]] = dict
+        if command is None:  # our own teammates start from a warm, pre-imported process
+            from agentteams.cli.forkserver import ForkServer
+
+            server = ForkServer.start()
+            stoppers.append(server.stop)
+            extra = server.env
+        spawner = TmuxSpawner(layout, command=command, extra_env=extra)
+    else:
+        spawner = InProcessSpawner(layout, client, secrets=secrets, on_event=on_teammate_event,
+                                   on_team_event=on_team_event)  # fmt: skip
+    session = Session(options, client, layout=layout, on_event=on_event, ask=ask, secrets=secrets)
+    runtime = LeadRuntime(session, spawner, on_team_event=on_team_event, judge=judge, on_turn_end=on_turn_end)
+    runtime.start()
+    return LeadParts(runtime, spawner.backend, stoppers)

@@ -1,0 +1,62 @@
+"""Plain, compact rendering of agent and team events for a teammate's pane (the REPL has its own)."""
+
+from __future__ import annotations
+
+import json
+from typing import TextIO
+
+from agentteams.agent import AgentEvent, tool_input_summary
+from agentteams.delivery import TeamEvent
+
+ANSI = {"red": 31, "green": 32, "yellow": 33, "blue": 34, "purple": 35, "cyan": 36, "orange": 33, "pink": 35}
+
+
+class PaneRenderer:
+    """Streams text as it arrives, one line per tool call, team events dimmed; colour only on a terminal."""
+
+    def __init__(self, out: TextIO, *, name: str, color: str | None) -> None:
+        self.out = out
+        self.name = name
+        self.tty = out.isatty()
+        self.color = color
+        self._mid_line = False
+
+    def _paint(self, text: str, color: str | None, *, bold: bool = False) -> str:
+        if not self.tty or (color is None and not bold):
+            return text
+        codes = [str(ANSI[color])] if color in ANSI else []
+        codes += ["1"] if bold else []
+        return f"\033[{';'.join(codes)}m{text}\033[0m" if codes else text
+
+    def _line(self, text: str) -> None:
+        if self._mid_line:
+            self.out.write("\n")
+            self._mid_line = False
+        self.out.write(text + "\n")
+        self.out.flush()
+
+    def banner(self, text: str) -> None:
+        self._line(self._paint(f"● {text}", self.color, bold=True))
+
+    def agent_event(self, event: AgentEvent) -> None:
+        if event.kind == "text":
+            self.out.write(event.text)
+            self.out.flush()
+            self._mid_line = not event.text.endswith("\n")
+        elif event.kind == "tool_start":
+            self._line(self._paint(f"  ⏺ {event.tool}({tool_input_summary(event.input)})", None, bold=True))
+        elif event.kind == "tool_end" and event.result is not None and event.result.is_error:
+            self._line(f"    ✗ {event.result.content.splitlines()[0][:160] if event.result.content else 'failed'}")
+        elif event.kind == "retry":
+            self._line(f"  … retrying: {event.text}")
+        elif event.kind == "user" and event.message is not None:
+            content = event.message.get("content")
+            if isinstance(content, str):
+                first = content.strip().splitlines()[:1]
+                self._line(self._paint(f"▸ {first[0][:160] if first else ''}", "cyan"))
+
+    def team_event(self, event: TeamEvent) -> None:
+        if event.kind == "state":
+            return
+        detail = event.text if len(event.text) < 160 else json.dumps(event.text[:157] + "...")
+        self._line(self._paint(f"  [{event.kind}] {event.agent}: {detail}", event.color))

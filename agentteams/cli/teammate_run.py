@@ -1,0 +1,72 @@
+"""`agentteams --agent-id ... --agent-name ... --team-name ...`: run as a teammate until shut down.
+
+The same flags Claude Code gives its teammates, so either program can be the other's teammate.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from agentteams.errors import AgentTeamsError
+
+
+@dataclass
+class TeammateFlags:
+    agent_id: str | None
+    agent_name: str | None
+    team_name: str | None
+    color: str | None
+    parent_session_id: str | None
+    agent_type: str | None
+    plan_mode_required: bool
+
+
+def _who(flags: TeammateFlags) -> tuple[str, str]:
+    name, team = flags.agent_name, flags.team_name
+    if flags.agent_id and "@" in flags.agent_id:
+        id_name, _, id_team = flags.agent_id.partition("@")
+        name, team = name or id_name, team or id_team
+    if not name or not team:
+        raise AgentTeamsError("a teammate needs --agent-name and --team-name (or --agent-id name@team)")
+    return name, team
+
+
+def _terminate(signum: int, _frame: Any) -> None:
+    raise SystemExit(128 + signum)  # unwinds, so the presence file and locks are released
+
+
+def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
+    """Join the team as `flags` says and serve turns; returns the exit code (0 after an approved shutdown)."""
+    from agentteams.cli.render import PaneRenderer
+    from agentteams.model.anthropic_client import AnthropicClient
+    from agentteams.model.config import ModelConfig
+    from agentteams.paths import Layout
+    from agentteams.prompts import Identity
+    from agentteams.teammate import TeammateRuntime
+    from agentteams.teams import TeamStore
+
+    name, team = _who(flags)
+    layout = Layout.from_env()
+    config = TeamStore(layout).read(team)  # a missing team is one clear line, before any model set-up
+    if config.member(name) is None:
+        raise AgentTeamsError(f"team {config.name!r} has no member {name!r}: the lead registers teammates first")
+    model_config = ModelConfig.from_env()
+    options.team_role = "teammate"
+    options.identity = Identity(name, config.name, lead=config.lead_name, agent_type=flags.agent_type,
+                                color=flags.color)  # fmt: skip
+    options.plan_mode_required = flags.plan_mode_required
+    pane = os.environ.get("TMUX_PANE", "")
+    renderer = PaneRenderer(sys.stdout, name=name, color=flags.color)
+    runtime = TeammateRuntime(
+        options, AnthropicClient(model_config), layout=layout, backend="tmux" if pane else "process",
+        pane_id=pane, on_event=renderer.agent_event, on_team_event=renderer.team_event,
+        secrets=tuple(model_config.secrets()),
+    )  # fmt: skip
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _terminate)
+    renderer.banner(f"{name} in team {config.name} (lead: {config.lead_name}); waiting for messages")
+    return runtime.run()

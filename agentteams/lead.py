@@ -1,0 +1,387 @@
+"""Lead runtime: runs the lead's turns, delivers its inbox, spawns teammates and sees them leave or die.
+
+User prompts and teammate messages queue while a turn runs and go in when it ends; idle notices only
+update the team view, unless the whole team has gone idle.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from agentteams import report
+from agentteams.agent import AgentEvent, TurnResult
+from agentteams.atomicio import now_iso
+from agentteams.delivery import TeamEvent, lead_preamble, message_block
+from agentteams.errors import AgentTeamsError, NotFoundError
+from agentteams.mailbox import Mailbox
+from agentteams.paths import LEAD_NAME
+from agentteams.presence import Presence, remove_presence, write_presence
+from agentteams.protocol import (
+    IdleNotification,
+    PermissionRequest,
+    PermissionResponse,
+    ShutdownApproved,
+    ShutdownRequest,
+    parse_message,
+)
+from agentteams.records import Envelope
+from agentteams.session import Session
+from agentteams.spawning import Handle, SpawnRequest, spawn_member
+from agentteams.tasks import TaskStore
+from agentteams.tools.base import ToolInputError
+from agentteams.wake import FileWatcher
+
+CHECK_EVERY = 0.5  # seconds between liveness checks of teammates (death is noticed within ~2 s)
+
+
+class Spawner(Protocol):
+    backend: Any
+
+    def spawn(self, req: SpawnRequest) -> Handle: ...
+    def alive(self, handle: Handle, team: str) -> bool: ...
+    def stop(self, handle: Handle) -> None: ...
+
+
+# (tool name, input, member name) -> approve?  Interactive: the person; headless: the lead's policy
+PermissionJudge = Callable[[PermissionRequest, str], bool]
+
+
+@dataclass
+class Turn:
+    prompt: str | None = None
+    envs: list[Envelope] | None = None
+    notices: list[str] | None = None
+
+
+class LeadRuntime:
+    """Owns the lead's worker thread (turns) and team thread (inbox, liveness)."""
+
+    def __init__(
+        self, session: Session, spawner: Spawner, *, on_team_event: Callable[[TeamEvent], None] | None = None,
+        judge: PermissionJudge | None = None, on_turn_end: Callable[[TurnResult | None], None] | None = None,
+    ) -> None:  # fmt: skip
+        self.session = session
+        self.ctx = session.ctx
+        self.layout = session.layout
+        self.spawner = spawner
+        self.mailbox = Mailbox(self.layout)
+        self.teams = self.mailbox.teams
+        self.tasks = TaskStore(self.layout)
+        self._team_event = on_team_event or (lambda _e: None)
+        self._on_turn_end = on_turn_end or (lambda _r: None)
+        self.judge = judge
+        self.handles: dict[str, Handle] = {}
+        self._cond = threading.Condition()
+        self._prompts: list[str] = []
+        self._envs: list[Envelope] = []  # teammate messages for the model, not yet delivered
+        self._notices: list[str] = []  # things the runtime tells the model (a teammate left, died, ...)
+        self._idle: dict[str, IdleNotification] = {}  # idle notices since the model last heard of them
+        self._seen: set[tuple[str, ...]] = set()
+        self._busy = False
+        self._closing = False
+        self.last_result: TurnResult | None = None
+        self.last_error: AgentTeamsError | None = None
+        self._threads: list[threading.Thread] = []
+        self._team_thread: threading.Thread | None = None
+        self._inbox_lock = threading.RLock()  # the team thread and shutdown_team both read the inbox
+        self._muted = False  # while shutting the team down, departures are not news for the model
+        self.ctx.extra["spawn_teammate"] = self.spawn_teammate
+        session.listen(self._on_agent_event)
+
+    # -- public -------------------------------------------------------------------------------------
+
+    @property
+    def team(self) -> str | None:
+        return self.ctx.team_name
+
+    @property
+    def busy(self) -> bool:
+        with self._cond:
+            return self._busy or bool(self._prompts)
+
+    def start(self) -> None:
+        worker = threading.Thread(target=self._work, name="lead-turns", daemon=True)
+        worker.start()
+        self._threads.append(worker)
+        if self.team:
+            self._start_team_thread()
+
+    def submit(self, prompt: str) -> None:
+        """Queue a user prompt; it starts a turn at once when the lead is idle."""
+        with self._cond:
+            self._prompts.append(prompt)
+            self._cond.notify_all()
+
+    def interrupt(self) -> None:
+        self.ctx.interrupt.set()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until no turn runs and nothing is queued for the model."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while self._busy or self._prompts or self._model_work_pending():
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
+
+    def members(self) -> list[str]:
+        return list(self.handles)
+
+    def settled(self) -> bool:
+        """Nothing will happen without the user: no turn, nothing queued, every teammate idle or gone."""
+        with self._cond:
+            if self._busy or self._prompts or self._model_work_pending():
+                return False
+            return self._team_idle()
+
+    def shutdown_team(self, timeout: float = 60.0) -> list[str]:
+        """Ask every teammate to stop, wait for each to leave (forcing stragglers), then delete the team."""
+        team = self.team
+        if not team:
+            return []
+        self._muted = True
+        for name in list(self.handles):
+            request = ShutdownRequest(
+                request_id=ShutdownRequest.new_request_id(name), sender=LEAD_NAME,
+                reason="The team's work is finished.", timestamp=now_iso(),
+            )  # fmt: skip
+            with contextlib.suppress(AgentTeamsError):
+                self.mailbox.send(team, name, request.to_text(), sender=LEAD_NAME)
+        deadline = time.monotonic() + timeout
+        while self.handles and time.monotonic() < deadline:
+            self._process_inbox()
+            self._check_liveness()
+            time.sleep(0.05)
+        for name in list(self.handles):
+            self._member_gone(name, "was stopped (it did not answer the shutdown request in time)")
+        warnings: list[str] = []
+        with contextlib.suppress(NotFoundError):
+            warnings = self.teams.delete(team, force=True)
+        self.ctx.team_name = None
+        return warnings
+
+    def close(self) -> None:
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        self.ctx.interrupt.set()
+        for t in self._threads:
+            if t is not threading.current_thread():
+                t.join(timeout=5)
+        for name, handle in list(self.handles.items()):
+            with contextlib.suppress(Exception):
+                self.spawner.stop(handle)
+            self.handles.pop(name, None)
+
+    # -- spawning -----------------------------------------------------------------------------------
+
+    def spawn_teammate(self, args: dict[str, Any]) -> str:
+        """The Task tool with `name`: register the member, queue its prompt, start its process or thread."""
+        if not self.team:
+            raise ToolInputError("There is no team yet: create one with TeamCreate before spawning teammates.")
+        member, handle = spawn_member(self.session, self.spawner, self.team, args)
+        self.handles[member.name] = handle
+        self._team_event(TeamEvent("joined", member.name, str(self.spawner.backend), color=member.color))
+        return (
+            f"Spawned successfully.\nagent_id: {member.agent_id}\nname: {member.name}\n"
+            "The agent is now running and will receive instructions via mailbox."
+        )
+
+    # -- the worker: one turn at a time -------------------------------------------------------------
+
+    def _model_work_pending(self) -> bool:
+        return bool(self._envs or self._notices or (self._idle and self._team_idle()))
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._closing and not self._prompts and not self._model_work_pending():
+                    self._cond.wait()
+                if self._closing:
+                    return
+                turn = Turn(
+                    self._prompts.pop(0) if self._prompts else None, self._envs, self._notices
+                )  # fmt: skip
+                idle, self._envs, self._notices, self._idle = self._idle, [], [], {}
+                self._busy = True
+            result: TurnResult | None = None
+            self.last_error = None
+            try:
+                result = self.session.run(self._compose(turn, idle))
+                self.last_result = result
+            except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
+                self.last_error = e
+            finally:
+                if turn.envs and self.team:
+                    self.mailbox.mark_delivered(self.team, LEAD_NAME, turn.envs)
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+                self._on_turn_end(result)
+
+    def _compose(self, turn: Turn, idle: dict[str, IdleNotification]) -> str:
+        parts: list[str] = []
+        if turn.notices:
+            parts.extend(f"[team] {n}" for n in turn.notices)
+        envs = list(turn.envs or [])
+        if idle:
+            envs += [Envelope(sender=name, text=n.to_text(), timestamp=n.timestamp) for name, n in idle.items()]
+        if envs:
+            parts.append(lead_preamble(len(envs)) + "\n\n" + "\n\n".join(message_block(e) for e in envs))
+        if turn.prompt:
+            parts.append(turn.prompt)
+        return "\n\n".join(parts)
+
+    def _on_agent_event(self, event: AgentEvent) -> None:
+        if event.kind == "tool_end" and event.tool == "TeamCreate" and event.result and not event.result.is_error:
+            self._start_team_thread()
+
+    # -- the team thread: inbox and liveness --------------------------------------------------------
+
+    def _start_team_thread(self) -> None:
+        if self._team_thread is not None and self._team_thread.is_alive():
+            return
+        team = self.team
+        assert team is not None
+        write_presence(self.layout, team, LEAD_NAME, Presence(pid=_pid(), session_id=self.ctx.session_id,
+                                                               backend="process"))  # fmt: skip
+        self._team_thread = threading.Thread(target=self._watch_team, args=(team,), name="lead-team", daemon=True)
+        self._team_thread.start()
+        self._threads.append(self._team_thread)
+
+    def _watch_team(self, team: str) -> None:
+        inbox = self.mailbox.inbox_path(team, LEAD_NAME)
+        inbox.parent.mkdir(parents=True, exist_ok=True)
+        with FileWatcher([inbox]) as watcher:
+            while not self._closing and self.team == team:
+                try:
+                    self._process_inbox()
+                    self._check_liveness()
+                except AgentTeamsError as e:
+                    report.warning("team %s: %s", team, e)
+                watcher.wait(CHECK_EVERY)
+        remove_presence(self.layout, team, LEAD_NAME)
+
+    def _process_inbox(self) -> None:
+        team = self.team
+        if not team:
+            return
+        with self._inbox_lock:
+            handled: list[Envelope] = []
+            for env in self.mailbox.unread(team, LEAD_NAME):
+                if env.identity in self._seen:
+                    continue
+                self._seen.add(env.identity)
+                if self._handle(env):
+                    handled.append(env)
+            if handled:
+                self.mailbox.mark_delivered(team, LEAD_NAME, handled)
+
+    def _handle(self, env: Envelope) -> bool:
+        """React to one message; True when it is dealt with here (not for the model)."""
+        msg = parse_message(env.text)
+        who = env.sender
+        if isinstance(msg, IdleNotification):
+            with self._cond:
+                self._idle[who] = msg
+                self._cond.notify_all()
+            self._team_event(TeamEvent("idle", who, msg.summary or "", color=env.color))
+            return True
+        if isinstance(msg, PermissionRequest):
+            self._answer_permission(msg, who)
+            return True
+        if isinstance(msg, ShutdownApproved):
+            self._member_gone(who, "shut down (approved the shutdown request)")
+        self._team_event(TeamEvent("message", who, env.text, color=env.color, summary=env.summary))
+        if self._muted:
+            return True
+        with self._cond:
+            self._envs.append(env)
+            self._idle.pop(who, None)
+            self._cond.notify_all()
+        return False
+
+    def _answer_permission(self, msg: PermissionRequest, who: str) -> None:
+        team = self.team
+        assert team is not None
+        tool = self.session.tool(msg.tool_name)
+        if self.judge is not None:
+            allow = self.judge(msg, who)
+        elif tool is None:
+            allow = False
+        else:
+            try:
+                target = tool.permission_target(msg.input, self.session.options.cwd)
+            except AgentTeamsError:
+                target = None
+            allow = self.session.policy.decide(tool.name, tool.kind, target).behavior == "allow"
+        answer = PermissionResponse(
+            request_id=msg.request_id, subtype="success" if allow else "error",
+            response={"updated_input": msg.input, "permission_updates": []} if allow else None,
+            error=None if allow else "The team lead denied this request.",
+        )  # fmt: skip
+        self._team_event(TeamEvent("permission", who, f"{msg.tool_name}: {'allowed' if allow else 'denied'}"))
+        self.mailbox.send(team, who, answer.to_text(), sender=LEAD_NAME)
+
+    def _check_liveness(self) -> None:
+        team = self.team
+        if not team:
+            return
+        with self._inbox_lock:
+            dead = [n for n, h in list(self.handles.items()) if not self.spawner.alive(h, team)]
+            if dead:
+                self._process_inbox()  # an approval written just before exiting is not a death
+            for name in dead:
+                if name in self.handles:
+                    self._member_gone(name, "stopped unexpectedly (its process or pane is gone)", died=True)
+
+    def _member_gone(self, name: str, how: str, *, died: bool = False) -> None:
+        """Unassign its tasks, drop it from the team, close its pane, and tell the model."""
+        team = self.team
+        handle = self.handles.pop(name, None)
+        if handle is not None:
+            with contextlib.suppress(Exception):
+                self.spawner.stop(handle)
+        if not team:
+            return
+        member = None
+        with contextlib.suppress(AgentTeamsError):
+            member = self.teams.read(team).member(name)
+        moved = self.tasks.unassign_all(team, name, member.agent_id if member else None, terminated=died)
+        with contextlib.suppress(AgentTeamsError):
+            self.teams.remove_member(team, name)
+        remove_presence(self.layout, team, name)
+        notice = f"Teammate {name} {how}."
+        if moved.tasks:
+            notice += " Its unfinished tasks are pending again: " + ", ".join(f"#{t.id}" for t in moved.tasks)
+        self._team_event(TeamEvent("died" if died else "left", name, notice))
+        with self._cond:
+            self._idle.pop(name, None)
+            if not self._muted:
+                self._notices.append(notice)
+            self._cond.notify_all()
+
+    def _team_idle(self) -> bool:
+        """Every teammate we started is between turns (`isActive: false`, which each sets for itself)."""
+        team = self.team
+        if not team or not self.handles:
+            return True
+        try:
+            config = self.teams.read(team)
+        except AgentTeamsError:
+            return True
+        members = [config.member(name) for name in self.handles]
+        return all(m is None or m.is_active is False for m in members)
+
+
+def _pid() -> int:
+    import os
+
+    return os.getpid()

@@ -1,0 +1,250 @@
+"""Starting teammates and knowing whether they still run: tmux panes (a process each) or in-process threads.
+
+A tmux teammate is `agentteams --agent-id ...` (or `--teammate-command`) in its own pane; the key is never in argv.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import sys
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from agentteams import report
+from agentteams.agent import AgentEvent
+from agentteams.delivery import TeamEvent
+from agentteams.errors import AgentTeamsError
+from agentteams.model.types import ModelClient
+from agentteams.paths import LEAD_NAME, Layout, agent_name, team_dir_name
+from agentteams.presence import pid_alive, read_presence
+from agentteams.prompts import Identity
+from agentteams.session import SessionOptions
+
+if TYPE_CHECKING:
+    from agentteams.records import Member
+    from agentteams.session import Session
+
+Backend = Literal["tmux", "in-process"]
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # Claude Code's rule for teammate names
+TEAMMATE_COMMAND_ENV = "CLAUDE_CODE_TEAMMATE_COMMAND"
+# What a teammate process needs from the lead's environment (never the API key: it comes from the
+# fork server or the tmux server's environment).
+FORWARDED_ENV = (
+    "ANTHROPIC_BASE_URL", "CLAUDE_CONFIG_DIR", "CLAUDE_CODE_MAX_RETRIES", "API_TIMEOUT_MS", "HTTP_PROXY",
+    "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_ERROR_REPORTING",
+    "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER", "DO_NOT_TRACK", "CLAUDE_CODE_SUBAGENT_MODEL", "IS_SANDBOX",
+    "AGENTTEAMS_WATCH", "AGENTTEAMS_DEBUG", "AGENTTEAMS_FORKSERVER", "PATH", "HOME", "LANG", "TERM",
+)  # fmt: skip
+
+
+@dataclass
+class SpawnRequest:
+    """Everything a new teammate is started with."""
+
+    name: str
+    team: str
+    color: str
+    cwd: Path
+    parent_session_id: str
+    model: str
+    permission_mode: str = "default"
+    plan_mode_required: bool = False
+    agent_type: str | None = None
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+
+    @property
+    def agent_id(self) -> str:
+        return f"{self.name}@{self.team}"
+
+
+@dataclass
+class Handle:
+    """A started teammate: where it runs and how to stop it."""
+
+    name: str
+    backend: Backend
+    pane_id: str = ""
+    thread: threading.Thread | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+    interrupt: threading.Event | None = None  # ends an in-process teammate's running turn
+
+
+def teammate_argv(req: SpawnRequest, executable: list[str]) -> list[str]:
+    """The teammate command line, flag for flag as Claude Code starts its teammates."""
+    argv = [
+        *executable, "--agent-id", req.agent_id, "--agent-name", req.name, "--team-name", req.team,
+        "--agent-color", req.color, "--parent-session-id", req.parent_session_id,
+    ]  # fmt: skip
+    if req.agent_type:
+        argv += ["--agent-type", req.agent_type]
+    if req.plan_mode_required:
+        argv.append("--plan-mode-required")
+    if req.permission_mode == "bypassPermissions":
+        argv.append("--dangerously-skip-permissions")
+    elif req.permission_mode != "default":
+        argv += ["--permission-mode", req.permission_mode]
+    argv += ["--model", req.model]
+    for rule in req.allowed_tools:
+        argv += ["--allowedTools", rule]
+    for rule in req.disallowed_tools:
+        argv += ["--disallowedTools", rule]
+    return argv
+
+
+def own_executable() -> list[str]:
+    """This program, by resolved path: a shim on PATH (pyenv) would cost ~200 ms per spawn."""
+    script = Path(sys.executable).with_name("agentteams")
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    found = shutil.which("agentteams")
+    return [found] if found else [sys.executable, "-m", "agentteams"]
+
+
+def teammate_env(extra: dict[str, str]) -> dict[str, str]:
+    env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
+    env.update({"CLAUDECODE": "1", "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS": "1", **extra})
+    return env
+
+
+class TmuxSpawner:
+    """Each teammate a process in its own pane beside the lead (or in the swarm session outside tmux)."""
+
+    backend: Backend = "tmux"
+
+    def __init__(
+        self, layout: Layout, *, socket_path: str | None = None, command: list[str] | None = None,
+        extra_env: Callable[[], dict[str, str]] | None = None,
+    ) -> None:  # fmt: skip
+        from agentteams.backends.tmux import TmuxBackend
+
+        self.layout = layout
+        self.tmux = TmuxBackend(socket_path)
+        self.command = command or own_executable()
+        self.extra_env = extra_env or dict
+        self.target_pane = os.environ.get("TMUX_PANE") if os.environ.get("TMUX") else None
+
+    def spawn(self, req: SpawnRequest) -> Handle:
+        argv = teammate_argv(req, self.command)
+        env = teammate_env(self.extra_env())
+        pane = self.tmux.spawn_pane(self.target_pane, req.name, req.color, argv, req.cwd, env)
+        return Handle(req.name, "tmux", pane_id=pane)
+
+    def alive(self, handle: Handle, team: str) -> bool:
+        if not self.tmux.pane_alive(handle.pane_id):
+            return False
+        presence = read_presence(self.layout, team, handle.name)
+        return presence is None or pid_alive(presence.pid)
+
+    def stop(self, handle: Handle) -> None:
+        self.tmux.kill_pane(handle.pane_id)
+
+    def focus(self, handle: Handle) -> None:
+        self.tmux.select_pane(handle.pane_id, zoom=False)
+
+
+class InProcessSpawner:
+    """Each teammate a thread of the lead's process: same files, same protocol, one model client."""
+
+    backend: Backend = "in-process"
+
+    def __init__(
+        self, layout: Layout, client: ModelClient, *, secrets: tuple[str | None, ...] = (),
+        on_event: Callable[[str, AgentEvent], None] | None = None,
+        on_team_event: Callable[[TeamEvent], None] | None = None,
+    ) -> None:  # fmt: skip
+        self.layout = layout
+        self.client = client
+        self.secrets = secrets
+        self.on_event = on_event or (lambda _n, _e: None)
+        self.on_team_event = on_team_event
+
+    def spawn(self, req: SpawnRequest) -> Handle:
+        from agentteams.teammate import TeammateRuntime
+
+        handle = Handle(req.name, "in-process")
+        options = SessionOptions(
+            cwd=req.cwd, model=req.model, permission_mode=req.permission_mode, allowed_tools=req.allowed_tools,
+            disallowed_tools=req.disallowed_tools, team_role="teammate", plan_mode_required=req.plan_mode_required,
+            identity=Identity(req.name, req.team, agent_type=req.agent_type, color=req.color),
+        )  # fmt: skip
+        runtime = TeammateRuntime(
+            options, self.client, layout=self.layout, backend="in-process", stop=handle.stop,
+            on_event=lambda e: self.on_event(req.name, e), on_team_event=self.on_team_event, secrets=self.secrets,
+        )  # fmt: skip
+
+        def serve() -> None:
+            try:
+                runtime.run()
+            except Exception as e:  # a crashed teammate thread is a dead teammate, not a dead lead
+                report.warning("teammate %s stopped: %s: %s", req.name, type(e).__name__, e)
+
+        handle.interrupt = runtime.ctx.interrupt
+        handle.thread = threading.Thread(target=serve, name=f"teammate-{req.name}", daemon=True)
+        handle.thread.start()
+        return handle
+
+    def alive(self, handle: Handle, team: str) -> bool:
+        return handle.thread is not None and handle.thread.is_alive()
+
+    def stop(self, handle: Handle) -> None:
+        handle.stop.set()
+        if handle.interrupt is not None:
+            handle.interrupt.set()
+        if handle.thread is not None and handle.thread is not threading.current_thread():
+            handle.thread.join(timeout=5)
+
+    def focus(self, handle: Handle) -> None:
+        raise AgentTeamsError(f"{handle.name} runs inside the lead's process: it has no pane to focus")
+
+
+def spawn_member(session: Session, spawner: Any, team: str, args: dict[str, Any]) -> tuple[Member, Handle]:
+    """Register the teammate, write its prompt as its first message, start it; undone if the start fails."""
+    from agentteams.mailbox import Mailbox
+    from agentteams.model.aliases import resolve_model
+    from agentteams.protocol import parse_message
+    from agentteams.teams import NewMember
+    from agentteams.tools.base import ToolInputError
+
+    wanted = str(args.get("team_name") or team)
+    if team_dir_name(wanted) != team_dir_name(team):
+        raise ToolInputError(f'You lead team "{team}"; teammates can only join that team.')
+    name = agent_name(str(args.get("name", "")))
+    if not NAME_PATTERN.match(name) or name.lower() in (LEAD_NAME, "main"):
+        raise ToolInputError(f"{name!r} cannot be a teammate's name: use letters, digits, - and _ (not team-lead).")
+    prompt = str(args.get("prompt", ""))
+    if parse_message(prompt) is not None:
+        raise ToolInputError("A teammate's prompt must be instructions, not a protocol message.")
+    opts = session.options
+    lead_mode = "bypassPermissions" if session.policy.mode == "bypassPermissions" else opts.permission_mode
+    mode = str(args.get("mode") or lead_mode)  # teammates inherit the lead's mode and model unless told
+    plan = bool(args.get("plan_mode_required")) or mode == "plan"
+    model = resolve_model(str(args["model"])) if args.get("model") else session.model
+    kind = args.get("subagent_type")
+    mailbox = Mailbox(session.layout)
+    member = mailbox.teams.add_member(team, NewMember(
+        name=name, agent_type=str(kind) if kind and kind != "general-purpose" else None, model=model,
+        prompt=prompt, plan_mode_required=plan, cwd=str(opts.cwd),
+    ))  # fmt: skip
+    mailbox.send(team, member.name, prompt, sender=LEAD_NAME)
+    req = SpawnRequest(
+        name=member.name, team=team, color=member.color or "blue", cwd=opts.cwd, parent_session_id=opts.session_id,
+        model=model, permission_mode=lead_mode if plan else mode, plan_mode_required=plan,
+        agent_type=member.agent_type,
+    )  # fmt: skip
+    try:
+        handle = spawner.spawn(req)
+    except Exception as e:
+        mailbox.teams.remove_member(team, member.name)
+        mailbox.remove_inbox(team, member.name)
+        raise ToolInputError(f"Could not start {member.name}: {e}") from e
+    mailbox.teams.set_member_fields(
+        team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True
+    )
+    return member, handle

@@ -1,0 +1,270 @@
+"""Teammate runtime: turn → idle notice to the lead → wait on the inbox → wake → next turn, until shut down.
+
+Wakes on shutdown requests first, then the lead's messages, then peers', else claims the next open task.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentteams import report
+from agentteams.agent import AgentEvent, Answer, PermissionAsk
+from agentteams.atomicio import now_iso
+from agentteams.delivery import TeamEvent, message_block, wake_order
+from agentteams.errors import AgentTeamsError, NotFoundError
+from agentteams.mailbox import Mailbox
+from agentteams.model.types import ModelClient
+from agentteams.paths import Layout
+from agentteams.presence import Presence, State, remove_presence, write_presence
+from agentteams.prompts import claim_prompt
+from agentteams.protocol import (
+    IdleNotification,
+    PermissionRequest,
+    PermissionResponse,
+    PlanApprovalResponse,
+    parse_message,
+)
+from agentteams.records import Envelope
+from agentteams.session import Session, SessionOptions
+from agentteams.tasks import TaskStore
+from agentteams.tools.team_tools import parse_send
+from agentteams.wake import FileWatcher
+
+WAIT_SLICE = 0.5  # seconds between checks of the stop flag while waiting; the inbox itself wakes at once
+PERMISSION_TIMEOUT = 600.0
+
+
+@dataclass
+class Work:
+    """What the next turn is about: rendered messages, or a task this teammate just claimed."""
+
+    prompt: str
+    envs: list[Envelope] = field(default_factory=list)
+    task_id: str | None = None
+
+
+@dataclass
+class TurnNotes:
+    """What the idle notice after a turn reports."""
+
+    peer_dm: str | None = None
+    completed_task: str | None = None
+    delivered: bool = False
+
+
+class TeammateRuntime:
+    """Runs one teammate until a shutdown is approved, its team goes away, or `stop` is set."""
+
+    def __init__(
+        self,
+        options: SessionOptions,
+        client: ModelClient,
+        *,
+        layout: Layout,
+        backend: str,
+        pane_id: str = "",
+        stop: threading.Event | None = None,
+        on_event: Callable[[AgentEvent], None] | None = None,
+        on_team_event: Callable[[TeamEvent], None] | None = None,
+        secrets: tuple[str | None, ...] = (),
+    ) -> None:
+        if options.identity is None:
+            raise AgentTeamsError("a teammate needs --agent-name and --team-name")
+        self.me = options.identity
+        self.team, self.name = options.identity.team, options.identity.name
+        self.layout = layout
+        self.stop = stop or threading.Event()
+        self._outer = on_event or (lambda _e: None)
+        self._team_event = on_team_event or (lambda _e: None)
+        self.mailbox = Mailbox(layout)
+        self.teams = self.mailbox.teams
+        self.tasks = TaskStore(layout)
+        self.session = Session(options, client, layout=layout, on_event=self._on_agent_event, secrets=secrets)
+        self.session.agent.ask = self._ask_lead
+        self.ctx = self.session.ctx
+        # after plan approval a plan-mode teammate works in the mode it was started with (never plan again)
+        self.mode_after_plan = "default" if options.permission_mode == "plan" else options.permission_mode
+        if options.plan_mode_required:
+            self.session.policy.mode = "plan"
+        self.presence = Presence(pid=os.getpid(), session_id=options.session_id, backend=backend, pane_id=pane_id)
+        self._notes = TurnNotes()
+        self._pending: list[Envelope] = []
+
+    # -- the loop -----------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Serve turns until told to stop; the exit code is 0 after an approved shutdown."""
+        inbox = self.mailbox.inbox_path(self.team, self.name)
+        task_dir = self.layout.task_dir(self.teams.canonical(self.team))
+        task_dir.mkdir(parents=True, exist_ok=True)
+        self._set_state("idle")
+        try:
+            with FileWatcher([inbox], dirs=[task_dir]) as watcher:
+                while not self.stop.is_set():
+                    if not self._still_member():
+                        report.debug("%s: no longer in team %s; stopping", self.name, self.team)
+                        return 0
+                    work = self._next_work()
+                    if work is None:
+                        watcher.wait(WAIT_SLICE)
+                        continue
+                    if self._turn(work):
+                        return 0
+            return 0
+        finally:
+            remove_presence(self.layout, self.team, self.name)
+
+    def _still_member(self) -> bool:
+        try:
+            return self.teams.read(self.team).member(self.name) is not None
+        except NotFoundError:
+            return False
+
+    def _next_work(self) -> Work | None:
+        unread = self.mailbox.unread(self.team, self.name)
+        if unread:
+            lead = self._lead_name()
+            envs = wake_order(unread, lead)
+            return Work("\n\n".join(self._render(e) for e in envs), envs)
+        if self.ctx.extra.get("awaiting_plan_approval"):
+            return None  # no new work until the lead has answered the plan
+        claim = self.tasks.claim_next(self.team, self.name, check_busy=True)
+        if claim.success and claim.task is not None:
+            t = claim.task
+            self._team_event(TeamEvent("claimed", self.name, f"#{t.id} {t.subject}", color=self.me.color))
+            return Work(claim_prompt(t.id, t.subject, t.description), task_id=t.id)
+        return None
+
+    def _render(self, env: Envelope) -> str:
+        msg = parse_message(env.text)
+        if isinstance(msg, PlanApprovalResponse):
+            return self._plan_answer(env, msg)
+        return message_block(env)
+
+    def _plan_answer(self, env: Envelope, msg: PlanApprovalResponse) -> str:
+        """Leave plan mode on approval; either way the model reads the verdict as plain words."""
+        self.ctx.extra.pop("awaiting_plan_approval", None)
+        if msg.approved:
+            mode = msg.permission_mode if msg.permission_mode not in (None, "plan") else self.mode_after_plan
+            self.session.policy.mode = mode  # type: ignore[assignment]
+            self.teams.set_mode(self.team, self.name, mode)
+            text = "[Plan Approved] Your plan was approved by the team lead: you may now make changes."
+        else:
+            text = f"[Plan Rejected] The team lead rejected your plan. Feedback: {msg.feedback or '(none)'}"
+        plain = Envelope(sender=env.sender, text=text, timestamp=env.timestamp, color=env.color)
+        return message_block(plain)
+
+    def _turn(self, work: Work) -> bool:
+        """One turn; True when the teammate approved its shutdown and must exit."""
+        self._notes = TurnNotes()
+        self._pending = work.envs
+        self._set_active(True)
+        self._set_state("working", current_task=work.task_id or self.presence.current_task)
+        reason, failure = "available", None
+        try:
+            result = self.session.run(work.prompt)
+            if result.stop_reason == "interrupted":
+                reason = "interrupted"
+        except AgentTeamsError as e:  # the model is unreachable: tell the lead, keep serving
+            reason, failure = "failed", str(e)
+            report.warning("%s: the turn failed: %s", self.name, e)
+        finally:
+            self._deliver()  # even a failed turn consumed them: redelivering would fail the same way
+        if self.ctx.extra.get("exit_requested"):
+            self._set_state("stopping")
+            return True
+        self._set_active(False)
+        self._set_state("awaiting_plan_approval" if self.ctx.extra.get("awaiting_plan_approval") else "idle")
+        self._send_idle(reason, failure)
+        return False
+
+    def _deliver(self) -> None:
+        if self._pending:
+            self.mailbox.mark_delivered(self.team, self.name, self._pending)
+            self._pending = []
+
+    def _send_idle(self, reason: str, failure: str | None) -> None:
+        notes = self._notes
+        msg = IdleNotification(
+            sender=self.name, timestamp=now_iso(), idle_reason=reason, summary=notes.peer_dm,
+            completed_task_id=notes.completed_task, completed_status="resolved" if notes.completed_task else None,
+            failure_reason=failure,
+        )  # fmt: skip
+        self._send_lead(msg.to_text())
+
+    def _send_lead(self, text: str) -> None:
+        try:
+            self.mailbox.send(self.team, self._lead_name(), text, sender=self.name, color=self.me.color)
+        except AgentTeamsError as e:
+            report.warning("%s: could not reach the lead: %s", self.name, e)
+
+    def _lead_name(self) -> str:
+        try:
+            return self.teams.read(self.team).lead_name
+        except AgentTeamsError:
+            return self.me.lead
+
+    # -- what the agent does ------------------------------------------------------------------------
+
+    def _on_agent_event(self, event: AgentEvent) -> None:
+        if event.kind == "assistant":
+            self._deliver()  # the messages reached the model: now they count as delivered
+            if event.usage is not None:
+                self.presence.input_tokens += event.usage.input_tokens
+                self.presence.output_tokens += event.usage.output_tokens
+                self.presence.cost_usd = round(self.session.ledger.account(self.name).cost_usd, 6)
+        elif event.kind == "tool_end" and event.result is not None and not event.result.is_error:
+            self._note_tool(event.tool, event.input)
+        self._outer(event)
+
+    def _note_tool(self, tool: str, args: dict[str, Any]) -> None:
+        if tool == "SendMessage":
+            out = parse_send(args)
+            if out.kind == "message" and out.to and out.to != self._lead_name():
+                first = (out.content or "").strip().splitlines()
+                about = out.summary or (first[0] if first else "")
+                self._notes.peer_dm = f"[to {out.to}] {about[:80]}"
+                self._set_state(self.presence.state, last_message=self._notes.peer_dm)
+        elif tool == "TaskUpdate" and args.get("status") == "completed":
+            self._notes.completed_task = str(args.get("taskId") or args.get("task_id") or "") or None
+            self._set_state(self.presence.state, current_task=None)
+
+    def _ask_lead(self, ask: PermissionAsk) -> Answer:
+        """A tool needs approval: ask the lead by message and wait for its answer (deny on timeout)."""
+        request_id = f"perm-{uuid.uuid4().hex[:12]}"
+        msg = PermissionRequest(
+            request_id=request_id, agent_id=f"{self.name}@{self.team}", tool_name=ask.tool,
+            description=ask.reason, input=ask.input, permission_suggestions=[],
+        )  # fmt: skip
+        self._send_lead(msg.to_text())
+        inbox = self.mailbox.inbox_path(self.team, self.name)
+        with FileWatcher([inbox]) as watcher:
+            waited = 0.0
+            while not self.stop.is_set() and not self.ctx.interrupt.is_set() and waited < PERMISSION_TIMEOUT:
+                for env in self.mailbox.unread(self.team, self.name):
+                    answer = parse_message(env.text)
+                    if isinstance(answer, PermissionResponse) and answer.request_id == request_id:
+                        self.mailbox.mark_delivered(self.team, self.name, [env])
+                        return "allow" if answer.subtype == "success" else "deny"
+                waited += WAIT_SLICE if not watcher.wait(WAIT_SLICE) else 0.0
+        return "deny"
+
+    # -- state on disk ------------------------------------------------------------------------------
+
+    def _set_active(self, active: bool) -> None:
+        try:
+            self.teams.set_active(self.team, self.name, active)
+        except AgentTeamsError as e:  # removed from the team: the loop notices and stops
+            report.debug("%s: could not set isActive: %s", self.name, e)
+
+    def _set_state(self, state: State, **fields: Any) -> None:
+        self.presence.state = state
+        for key, value in fields.items():
+            setattr(self.presence, key, value)
+        write_presence(self.layout, self.team, self.name, self.presence)
+        self._team_event(TeamEvent("state", self.name, state, color=self.me.color))
