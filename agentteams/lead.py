@@ -80,7 +80,7 @@ class LeadRuntime:
         self._prompts: list[str] = []
         self._envs: list[Envelope] = []  # teammate messages for the model, not yet delivered
         self._notices: list[str] = []  # things the runtime tells the model (a teammate left, died, ...)
-        self._idle: dict[str, IdleNotification] = {}  # idle notices since the model last heard of them
+        self._idle: list[Envelope] = []  # idle notices the model has not seen yet
         self._seen: set[tuple[str, ...]] = set()
         self._busy = False
         self._closing = False
@@ -209,7 +209,7 @@ class LeadRuntime:
                 turn = Turn(
                     self._prompts.pop(0) if self._prompts else None, self._envs, self._notices
                 )  # fmt: skip
-                idle, self._envs, self._notices, self._idle = self._idle, [], [], {}
+                idle, self._envs, self._notices, self._idle = self._idle, [], [], []
                 self._busy = True
             result: TurnResult | None = None
             self.last_error = None
@@ -226,13 +226,11 @@ class LeadRuntime:
                     self._cond.notify_all()
                 self._on_turn_end(result)
 
-    def _compose(self, turn: Turn, idle: dict[str, IdleNotification]) -> str:
+    def _compose(self, turn: Turn, idle: list[Envelope]) -> str:
         parts: list[str] = []
         if turn.notices:
             parts.extend(f"[team] {n}" for n in turn.notices)
-        envs = list(turn.envs or [])
-        if idle:
-            envs += [Envelope(sender=name, text=n.to_text(), timestamp=n.timestamp) for name, n in idle.items()]
+        envs = [*(turn.envs or []), *idle]
         if envs:
             parts.append(lead_preamble(len(envs)) + "\n\n" + "\n\n".join(message_block(e) for e in envs))
         if turn.prompt:
@@ -290,7 +288,7 @@ class LeadRuntime:
         who = env.sender
         if isinstance(msg, IdleNotification):
             with self._cond:
-                self._idle[who] = msg
+                self._add_idle(env, msg)
                 self._cond.notify_all()
             self._team_event(TeamEvent("idle", who, msg.summary or "", color=env.color))
             return True
@@ -304,9 +302,18 @@ class LeadRuntime:
             return True
         with self._cond:
             self._envs.append(env)
-            self._idle.pop(who, None)
             self._cond.notify_all()
         return False
+
+    def _add_idle(self, env: Envelope, msg: IdleNotification) -> None:
+        """Keep every notice that says something (a finished task, a DM); a bare one replaces the last bare one."""
+
+        def bare(n: IdleNotification) -> bool:
+            return not (n.summary or n.completed_task_id or n.failure_reason)
+
+        if bare(msg):
+            self._idle = [e for e in self._idle if not (e.sender == env.sender and bare(_idle_of(e)))]
+        self._idle.append(env)
 
     def _answer_permission(self, msg: PermissionRequest, who: str) -> None:
         team = self.team
@@ -363,7 +370,7 @@ class LeadRuntime:
             notice += " Its unfinished tasks are pending again: " + ", ".join(f"#{t.id}" for t in moved.tasks)
         self._team_event(TeamEvent("died" if died else "left", name, notice))
         with self._cond:
-            self._idle.pop(name, None)
+            self._idle = [e for e in self._idle if e.sender != name]
             if not self._muted:
                 self._notices.append(notice)
             self._cond.notify_all()
@@ -385,3 +392,8 @@ def _pid() -> int:
     import os
 
     return os.getpid()
+
+
+def _idle_of(env: Envelope) -> IdleNotification:
+    msg = parse_message(env.text)
+    return msg if isinstance(msg, IdleNotification) else IdleNotification()

@@ -76,6 +76,7 @@ class Session:
         )  # fmt: skip
         self.ctx.extra["model"] = self.model
         self.ctx.plan_file = self.layout.plan_file(options.session_id)
+        self.ctx.extra["permission_mode"] = parse_mode(options.permission_mode)
         self.ctx.extra["run_subagent"] = self._run_subagent
         mode = parse_mode(options.permission_mode)
         disallowed = parse_rules(options.disallowed_tools)

@@ -172,6 +172,7 @@ class InProcessSpawner:
         options = SessionOptions(
             cwd=req.cwd, model=req.model, permission_mode=req.permission_mode, allowed_tools=req.allowed_tools,
             disallowed_tools=req.disallowed_tools, team_role="teammate", plan_mode_required=req.plan_mode_required,
+            interactive=True,  # a teammate can always ask: its questions go to the lead
             identity=Identity(req.name, req.team, agent_type=req.agent_type, color=req.color),
         )  # fmt: skip
         runtime = TeammateRuntime(

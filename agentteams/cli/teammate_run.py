@@ -59,6 +59,7 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     options.identity = Identity(name, config.name, lead=config.lead_name, agent_type=flags.agent_type,
                                 color=flags.color)  # fmt: skip
     options.plan_mode_required = flags.plan_mode_required
+    options.interactive = True  # its permission questions go to the lead, even with -p
     pane = os.environ.get("TMUX_PANE", "")
     renderer = PaneRenderer(sys.stdout, name=name, color=flags.color)
     runtime = TeammateRuntime(

@@ -268,9 +268,11 @@ class SendMessageTool(CoordinationTool):
         request_id = _need(out.request_id, "the request_id being answered", "plan_approval_response")
         approve = _need(out.approve, "approve (true or false)", "plan_approval_response")
         if approve:
+            mode = ctx.extra.get("permission_mode")  # the teammate goes on in the lead's mode
             msg = PlanApprovalResponse(
-                request_id=request_id, approved=True, timestamp=now_iso(), permission_mode="default"
-            )
+                request_id=request_id, approved=True, timestamp=now_iso(),
+                permission_mode=mode if isinstance(mode, str) and mode != "plan" else "default",
+            )  # fmt: skip
             text = f"Plan approved for {name}. They leave plan mode and can start implementing."
         else:
             feedback = out.content or "The plan needs changes: revise it and submit it again."

@@ -1,0 +1,260 @@
+"""Teams end to end: real processes, a private tmux server, the real SDK against our scripted server.
+
+The lead is `agentteams -p` (it shuts its team down before answering); teammates run in tmux panes or as threads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentteams.mockapi import MockServer
+from agentteams.paths import Layout
+from agentteams.presence import read_presence
+from tests.conftest import child_env
+from tests.support.team_script import REQUEST_ID, TEAM, say, team_scenario, tool
+from tests.support.tmuxlab import Tmux, processes_with_env
+from tests.support.workers import wait_until
+
+KEY = "test-key-team-0123456789abcdef"
+AGENTTEAMS = str(Path(sys.executable).with_name("agentteams"))
+
+
+@dataclass
+class Run:
+    rc: int
+    out: str
+    err: str
+    server: MockServer
+
+    def routes(self) -> list[str | None]:
+        return [r.get("route") for r in self.server.requests]
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    d = tmp_path / "work"
+    d.mkdir()
+    return d
+
+
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[Tmux]:
+    t = Tmux(tmp_path / "tmux.sock")
+    yield t
+    t.kill_server()
+
+
+def lead_env(config_root: Path, server: MockServer) -> dict[str, str]:
+    env = child_env(config_root)
+    env.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.base_url, CLAUDE_CODE_MAX_RETRIES="1")
+    env.pop("ANTHROPIC_AUTH_TOKEN", None)
+    return env
+
+
+def lead_in_tmux(tmux: Tmux, env: dict[str, str], work: Path, tmp: Path, *args: str) -> tuple[str, Path]:
+    """Start `agentteams -p go ...` in the lead pane of a private tmux server; returns the pane and rc file."""
+    pane = tmux.start(env, work)
+    rc = tmp / "rc.txt"
+    line = f"{AGENTTEAMS} -p go --dangerously-skip-permissions {' '.join(args)} > {tmp}/out.txt 2> {tmp}/err.txt"
+    tmux.respawn(pane, f"{line}; echo $? > {rc}")
+    return pane, rc
+
+
+def finish(rc: Path, tmp: Path, server: MockServer, timeout: float = 60) -> Run:
+    wait_until(rc.exists, timeout, "the lead to exit")
+    time.sleep(0.05)  # the shell writes rc after the lead exited; give the write itself a moment
+    return Run(int(rc.read_text().strip()), (tmp / "out.txt").read_text(), (tmp / "err.txt").read_text(), server)
+
+
+def assert_nothing_left(layout: Layout, config_root: Path, tmux: Tmux | None = None) -> None:
+    assert not (layout.teams_dir / TEAM).exists(), "the team dir is left behind"
+    assert not layout.task_dir(TEAM).exists(), "the task dir is left behind"
+    exclude = frozenset({tmux.server_pid()}) if tmux else frozenset()
+    assert processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=exclude) == []
+    if tmux is not None:
+        panes = tmux.panes()
+        assert len(panes) == 1, f"teammate panes are left behind: {panes}"
+
+
+def check_team_run(run: Run, work: Path) -> None:
+    assert run.rc == 0, run.err
+    assert "LEAD-DONE" in run.out
+    log = (work / "work.log").read_text().split()  # lines like task-2-by-bob, in the order work was done
+    assert len(log) == 3, log
+    assert {line.split("-")[1] for line in log[:2]} == {"1", "2"}, f"task 3 must come after 1 and 2: {log}"
+    assert log[2].startswith("task-3-by-"), log
+    lead_requests = [r for r in run.server.requests if r.get("route") == "lead"]
+    seen = json.dumps([r.get("body") for r in lead_requests])
+    assert "completedTaskId" in seen, "idle notices with the completed task never reached the lead's model"
+    assert "[to alice]" in seen or "[to bob]" in seen, "no idle notice carried the peer-DM summary"
+    for name in ("alice", "bob"):
+        assert f"{name}-shutdown" in run.routes(), f"{name} never answered the shutdown request"
+
+
+def test_team_in_tmux_panes(config_root: Path, layout: Layout, work: Path, tmp_path: Path, tmux: Tmux) -> None:
+    with MockServer(team_scenario()) as server:
+        _pane, rc = lead_in_tmux(tmux, lead_env(config_root, server), work, tmp_path, "--teammate-mode", "tmux")
+        run = finish(rc, tmp_path, server)
+    check_team_run(run, work)
+    assert_nothing_left(layout, config_root, tmux)
+
+
+def test_team_in_process(config_root: Path, layout: Layout, work: Path, tmp_path: Path) -> None:
+    with MockServer(team_scenario()) as server:
+        proc = subprocess.run(
+            [AGENTTEAMS, "-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "in-process"],
+            cwd=work, env=lead_env(config_root, server), capture_output=True, text=True, timeout=90, check=False,
+        )  # fmt: skip
+        run = Run(proc.returncode, proc.stdout, proc.stderr, server)
+    check_team_run(run, work)
+    assert_nothing_left(layout, config_root)
+
+
+def kill_scenario() -> dict[str, Any]:
+    lead = [
+        tool("TeamCreate", team_name=TEAM),
+        tool("TaskCreate", subject="Long job", description="takes a while"),
+        tool("Task", name="alice", team_name=TEAM, description="worker", prompt="You are alice. START-alice"),
+        say("Started."),
+        {**tool("TeamDelete"), "wait_for": "Teammate alice stopped unexpectedly"},
+        say("alice died; team removed. LEAD-DONE"),
+    ]
+    return {"routes": [
+        {"name": "alice-claim", "match": {"system": "Your name is alice", "last_prompt": "You claimed task #"},
+         "turns": [{**say("never sent"), "delay_ms": 20000}]},
+        {"name": "alice-other", "match": {"system": "Your name is alice"}, "turns": [], "idle": "Noted."},
+        {"name": "lead", "match": {"system": "You lead a team"}, "turns": lead, "idle": "Noted."},
+    ]}  # fmt: skip
+
+
+def test_killed_teammate_is_noticed_within_2s(
+    config_root: Path, layout: Layout, work: Path, tmp_path: Path, tmux: Tmux
+) -> None:
+    from agentteams.tasks import TaskStore
+
+    tasks = TaskStore(layout)
+    with MockServer(kill_scenario()) as server:
+        _pane, rc = lead_in_tmux(tmux, lead_env(config_root, server), work, tmp_path, "--teammate-mode", "tmux")
+        wait_until(lambda: "alice-claim" in [r.get("route") for r in server.requests], 30, "alice to claim the task")
+        task = tasks.get(TEAM, "1")
+        assert (task.owner, task.status) == ("alice", "in_progress")
+        presence = read_presence(layout, TEAM, "alice")
+        assert presence is not None and presence.state == "working"
+        os.kill(presence.pid, signal.SIGKILL)  # mid-turn: its model request is still open
+        killed = time.monotonic()
+
+        def unassigned() -> bool:
+            t = tasks.get(TEAM, "1")
+            return t.owner is None and t.status == "pending"
+
+        wait_until(unassigned, 5, "the lead to unassign the dead teammate's task")
+        noticed = time.monotonic() - killed
+        assert noticed < 2.0, f"the lead took {noticed:.2f} s to notice"
+        run = finish(rc, tmp_path, server)
+    assert run.rc == 0, run.err
+    assert "LEAD-DONE" in run.out
+    assert_nothing_left(layout, config_root, tmux)
+
+
+def plan_scenario() -> dict[str, Any]:
+    approve = {"type": "plan_approval_response", "request_id": r'{{re:"requestId":"(plan_approval[^"]+)"}}'}
+    lead = [
+        tool("TeamCreate", team_name=TEAM),
+        tool("Task", name="alice", team_name=TEAM, description="planner", prompt="You are alice. START-alice",
+             mode="plan"),
+        say("Started."),
+        {**tool("SendMessage", to="alice", message={**approve, "approve": False, "feedback": "Add a test step"}),
+         "wait_for": "plan_approval_request"},
+        say("Feedback sent."),
+        {**tool("SendMessage", to="alice", message={**approve, "approve": True}), "wait_for": "PLAN-V2"},
+        say("Approved."),
+        {**tool("SendMessage", to="alice", message={"type": "shutdown_request"}), "wait_for": "WROTE-IT"},
+        say("Waiting."),
+        {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
+        say("LEAD-DONE"),
+    ]  # fmt: skip
+    me = "Your name is alice"
+    return {"routes": [
+        {"name": "alice-shutdown", "match": {"system": me, "last_prompt": "shutdown_request"},
+         "turns": [tool("SendMessage", to="team-lead", message={"type": "shutdown_response",
+                                                                  "request_id": REQUEST_ID, "approve": True})]},
+        {"name": "alice-rejected", "match": {"system": me, "last_prompt": "[Plan Rejected]"},
+         "turns": [tool("ExitPlanMode", plan="PLAN-V2: write out.txt, then check it"), say("Resubmitted.")]},
+        {"name": "alice-approved", "match": {"system": me, "last_prompt": "[Plan Approved]"},
+         "turns": [tool("Write", file_path="out.txt", content="hello"),
+                   tool("SendMessage", to="team-lead", message="WROTE-IT"), say("Done.")]},
+        {"name": "alice-start", "match": {"system": me, "last_prompt": "START-alice"},
+         "turns": [tool("Write", file_path="out.txt", content="too early"),
+                   tool("ExitPlanMode", plan="PLAN-V1: write out.txt"), say("Waiting for approval.")]},
+        {"name": "alice-other", "match": {"system": me}, "turns": [], "idle": "Noted."},
+        {"name": "lead", "match": {"system": "You lead a team"}, "turns": lead, "idle": "Noted."},
+    ]}  # fmt: skip
+
+
+def test_plan_mode_teammate_waits_for_approval(config_root: Path, layout: Layout, work: Path) -> None:
+    with MockServer(plan_scenario()) as server:
+        proc = subprocess.run(
+            [AGENTTEAMS, "-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "in-process"],
+            cwd=work, env=lead_env(config_root, server), capture_output=True, text=True, timeout=90, check=False,
+        )  # fmt: skip
+        alice = [r["body"] for r in server.requests if str(r.get("route", "")).startswith("alice")]
+    assert proc.returncode == 0, proc.stderr
+    assert "LEAD-DONE" in proc.stdout
+    assert (work / "out.txt").read_text() == "hello", "the write before approval must have been refused"
+    seen = json.dumps(alice[-1]["messages"])
+    assert "plan mode is read-only" in seen
+    assert "[Plan Rejected]" in seen and "Add a test step" in seen
+    assert "[Plan Approved]" in seen
+    assert_nothing_left(layout, config_root)
+
+
+def permission_scenario() -> dict[str, Any]:
+    lead = [
+        tool("TeamCreate", team_name=TEAM),
+        tool("Task", name="alice", team_name=TEAM, description="writer", prompt="You are alice. START-alice"),
+        say("Started."),
+        {**tool("SendMessage", to="alice", message={"type": "shutdown_request"}), "wait_for": "PERM-DONE"},
+        say("Waiting."),
+        {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
+        say("LEAD-DONE"),
+    ]
+    me = "Your name is alice"
+    return {"routes": [
+        {"name": "alice-shutdown", "match": {"system": me, "last_prompt": "shutdown_request"},
+         "turns": [tool("SendMessage", to="team-lead", message={"type": "shutdown_response",
+                                                                  "request_id": REQUEST_ID, "approve": True})]},
+        {"name": "alice-start", "match": {"system": me, "last_prompt": "START-alice"},
+         "turns": [tool("Write", file_path="allowed.txt", content="ok"),
+                   tool("Bash", command="touch refused.txt"),
+                   tool("SendMessage", to="team-lead", message="PERM-DONE"), say("Done.")]},
+        {"name": "alice-other", "match": {"system": me}, "turns": [], "idle": "Noted."},
+        {"name": "lead", "match": {"system": "You lead a team"}, "turns": lead, "idle": "Noted."},
+    ]}  # fmt: skip
+
+
+def test_teammate_permission_requests_are_answered_by_the_lead_policy(
+    config_root: Path, layout: Layout, work: Path
+) -> None:
+    """A default-mode teammate asks the lead; a headless lead answers with its own rules (Write yes, Bash no)."""
+    with MockServer(permission_scenario()) as server:
+        proc = subprocess.run(
+            [AGENTTEAMS, "-p", "go", "--allowedTools", "Write", "--teammate-mode", "in-process"],
+            cwd=work, env=lead_env(config_root, server), capture_output=True, text=True, timeout=90, check=False,
+        )  # fmt: skip
+        alice = [r["body"] for r in server.requests if str(r.get("route", "")).startswith("alice")]
+    assert proc.returncode == 0, proc.stderr
+    assert (work / "allowed.txt").read_text() == "ok"
+    assert not (work / "refused.txt").exists()
+    assert "The user denied permission to use Bash" in json.dumps(alice[-1]["messages"])
+    assert_nothing_left(layout, config_root)
