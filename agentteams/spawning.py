@@ -133,7 +133,7 @@ class TmuxSpawner:
     def spawn(self, req: SpawnRequest) -> Handle:
         argv = teammate_argv(req, self.command)
         env = teammate_env(self.extra_env())
-        pane = self.tmux.spawn_pane(self.target_pane, req.name, req.color, argv, req.cwd, env)
+        pane = self.tmux.spawn_pane(self.target_pane, req.name, req.color, argv, req.cwd, env, tag=req.agent_id)
         return Handle(req.name, "tmux", pane_id=pane)
 
     def alive(self, handle: Handle, team: str) -> bool:

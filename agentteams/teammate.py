@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.mailbox import Mailbox
 from agentteams.model.types import ModelClient
 from agentteams.paths import Layout
-from agentteams.presence import Presence, State, remove_presence, write_presence
+from agentteams.presence import Presence, State, pid_alive, read_presence, remove_presence, write_presence
 from agentteams.prompts import claim_prompt
 from agentteams.protocol import (
     IdleNotification,
@@ -35,6 +36,7 @@ from agentteams.tasks import TaskStore
 from agentteams.tools.team_tools import parse_send
 from agentteams.wake import FileWatcher
 
+LEAD_CHECK_EVERY = 2.0  # seconds between checks that our lead still runs
 WAIT_SLICE = 0.5  # seconds between checks of the stop flag while waiting; the inbox itself wakes at once
 PERMISSION_TIMEOUT = 600.0
 
@@ -94,6 +96,7 @@ class TeammateRuntime:
         self.presence = Presence(pid=os.getpid(), session_id=options.session_id, backend=backend, pane_id=pane_id)
         self._notes = TurnNotes()
         self._pending: list[Envelope] = []
+        self._lead_checked = 0.0
 
     # -- the loop -----------------------------------------------------------------------------------
 
@@ -109,6 +112,9 @@ class TeammateRuntime:
                     if not self._still_member():
                         report.debug("%s: no longer in team %s; stopping", self.name, self.team)
                         return 0
+                    if self._lead_gone():
+                        report.warning("%s: the lead of team %s is gone; stopping", self.name, self.team)
+                        return 0
                     work = self._next_work()
                     if work is None:
                         watcher.wait(WAIT_SLICE)
@@ -118,6 +124,15 @@ class TeammateRuntime:
             return 0
         finally:
             remove_presence(self.layout, self.team, self.name)
+
+    def _lead_gone(self) -> bool:
+        """True when our lead process recorded its pid and has died (a foreign lead records none)."""
+        now = time.monotonic()
+        if now - self._lead_checked < LEAD_CHECK_EVERY:
+            return False
+        self._lead_checked = now
+        lead = read_presence(self.layout, self.team, self._lead_name())
+        return lead is not None and not pid_alive(lead.pid)
 
     def _still_member(self) -> bool:
         try:

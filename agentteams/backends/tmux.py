@@ -18,6 +18,7 @@ from agentteams.errors import AgentTeamsError
 SWARM_SESSION = "agentteams-swarm"
 MAX_PANES_PER_WINDOW = 5  # the lead + 4 teammates; further teammates go to another window
 WINDOW_TAG = "@agentteams"  # window user option marking windows we created for teammates
+PANE_TAG = "@agentteams-agent"  # pane user option: the agent id (name@team) a teammate pane runs
 SECRET_KEYS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
 PLACEHOLDER = "cat"
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -79,14 +80,19 @@ class TmuxBackend:
         return out[0] if out else ""
 
     def spawn_pane(
-        self, target_pane: str | None, name: str, color: str, command: list[str] | str, cwd: Path, env: dict[str, str]
-    ) -> str:
-        """Start `command` in a new pane named `name`, bordered in `color`; return its pane id ("%N")."""
+        self, target_pane: str | None, name: str, color: str, command: list[str] | str, cwd: Path,
+        env: dict[str, str], *, tag: str | None = None,
+    ) -> str:  # fmt: skip
+        """Start `command` in a new pane named `name`, bordered in `color`; return its pane id ("%N").
+
+        `tag` (an agent id) is stored in the pane option @agentteams-agent, so cleanup can find our panes."""
         line = build_command_line(command, cwd, env)
-        if _CONTROL.search(name + color) or not name or not color:
+        if _CONTROL.search(name + color + (tag or "")) or not name or not color:
             raise ValueError("pane name and colour must be non-empty text without control characters")
         pane = self._placeholder_pane(target_pane)
         self._decorate(pane, name, color)
+        if tag:
+            self._run("set-option", "-p", "-t", pane, PANE_TAG, tag)
         self._run("respawn-pane", "-k", "-t", pane, "--", line)
         return pane
 

@@ -13,19 +13,18 @@ TYPE_CHECKING = False  # not typing's: importing typing costs ~3 ms on every com
 if TYPE_CHECKING:
     import typer  # imported inside functions: a teammate's launcher must not pay ~140 ms for it
 
-GROUPS = ("team", "task", "msg")
+GROUPS = ("team", "task", "msg")  # command groups: `agentteams team create ...`
+# single commands, each a module `agentteams.cli.<name>_cmd` with a one-command typer `app`
+COMMANDS = {"mock-api": "mockapi", "status": "status", "watch": "watch", "attach": "attach", "logs": "logs",
+            "cleanup": "cleanup", "doctor": "doctor", "demo": "demo"}  # fmt: skip
 
 
 def _target(argv: list[str]) -> tuple[typer.Typer, list[str], str]:
     """The one typer app this command line needs: building every group's commands would cost ~30 ms."""
     first = argv[0] if argv else ""
-    if first in GROUPS:
-        module = importlib.import_module(f"agentteams.cli.{first}_cmd")
+    if first in GROUPS or first in COMMANDS:
+        module = importlib.import_module(f"agentteams.cli.{COMMANDS.get(first, first)}_cmd")
         return module.app, argv[1:], f"agentteams {first}"
-    if first == "mock-api":
-        from agentteams.cli import mockapi_cmd
-
-        return mockapi_cmd.app, argv[1:], "agentteams mock-api"
     from agentteams.cli import agent_cmd
 
     return agent_cmd.app, argv, "agentteams"

@@ -50,6 +50,8 @@ class TaskTool(Tool):
             return ToolResult.error(f"unknown subagent_type {kind!r}; use one of {', '.join(SUBAGENT_TOOLS)}")
         if args.get("name") and args.get("team_name"):
             spawn = ctx.extra.get("spawn_teammate")
+            if ctx.team_name and not ctx.is_lead:
+                return ToolResult.error("Teammates cannot start teammates: ask the team lead to spawn one.")
             if not callable(spawn):
                 return ToolResult.error("spawning teammates is not available in this session (no team runtime)")
             return ToolResult(str(spawn(args)))
