@@ -132,16 +132,19 @@ def kill_scenario() -> dict[str, Any]:
     ]
     return {"routes": [
         {"name": "alice-claim", "match": {"system": "Your name is alice", "last_prompt": "You claimed task #"},
-         "turns": [{**say("never sent"), "delay_ms": 20000}]},
+         "turns": [{**say("never sent"), "delay_ms": 6000}]},
         {"name": "alice-other", "match": {"system": "Your name is alice"}, "turns": [], "idle": "Noted."},
         {"name": "lead", "match": {"system": "You lead a team"}, "turns": lead, "idle": "Noted."},
     ]}  # fmt: skip
 
 
-def test_killed_teammate_is_noticed_within_2s(
-    config_root: Path, layout: Layout, work: Path, tmp_path: Path, tmux: Tmux
+@pytest.mark.parametrize("how", ["kill -9", "pane closed"])
+def test_dead_teammate_is_noticed_within_2s(
+    config_root: Path, layout: Layout, work: Path, tmp_path: Path, tmux: Tmux, how: str
 ) -> None:
+    from agentteams.presence import pid_alive
     from agentteams.tasks import TaskStore
+    from agentteams.teams import TeamStore
 
     tasks = TaskStore(layout)
     with MockServer(kill_scenario()) as server:
@@ -150,8 +153,12 @@ def test_killed_teammate_is_noticed_within_2s(
         task = tasks.get(TEAM, "1")
         assert (task.owner, task.status) == ("alice", "in_progress")
         presence = read_presence(layout, TEAM, "alice")
-        assert presence is not None and presence.state == "working"
-        os.kill(presence.pid, signal.SIGKILL)  # mid-turn: its model request is still open
+        member = TeamStore(layout).read(TEAM).member("alice")
+        assert presence is not None and presence.state == "working" and member is not None
+        if how == "kill -9":
+            os.kill(presence.pid, signal.SIGKILL)  # mid-turn: its model request is still open
+        else:
+            tmux.run("kill-pane", "-t", str(member.tmux_pane_id))
         killed = time.monotonic()
 
         def unassigned() -> bool:
@@ -161,6 +168,7 @@ def test_killed_teammate_is_noticed_within_2s(
         wait_until(unassigned, 5, "the lead to unassign the dead teammate's task")
         noticed = time.monotonic() - killed
         assert noticed < 2.0, f"the lead took {noticed:.2f} s to notice"
+        wait_until(lambda: not pid_alive(presence.pid), 5, "the teammate process to end with its pane")
         run = finish(rc, tmp_path, server)
     assert run.rc == 0, run.err
     assert "LEAD-DONE" in run.out
