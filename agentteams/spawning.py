@@ -125,7 +125,8 @@ class TmuxSpawner:
         from agentteams.backends.tmux import TmuxBackend
 
         self.layout = layout
-        self.tmux = TmuxBackend(socket_path)
+        inside = os.environ.get("TMUX", "").split(",", 1)[0] or None  # inside tmux: the lead's own server
+        self.tmux = TmuxBackend(socket_path or inside)
         self.command = command or own_executable()
         self.extra_env = extra_env or dict
         self.target_pane = os.environ.get("TMUX_PANE") if os.environ.get("TMUX") else None

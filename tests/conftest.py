@@ -20,6 +20,7 @@ def config_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(root))
     monkeypatch.delenv("TMUX", raising=False)
     monkeypatch.delenv("TMUX_PANE", raising=False)
+    monkeypatch.delenv("AGENTTEAMS_TMUX_SOCKET", raising=False)
     yield root
 
 

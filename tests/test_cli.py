@@ -461,10 +461,10 @@ ERRORS: list[tuple[tuple[str, ...], str]] = [
     # messages
     (("msg", "send", "t", "mallory", "hi"), "'mallory' is not a member"),
     # usage errors
-    (("bogus",), "no Anthropic API key"),
+    (("bogus",), "no Anthropic API key"),  # a first word that is no command is a prompt for the interactive lead
     (("--agent-name", "x", "--team-name", "nope"), "no team named 'nope'"),  # a teammate of a missing team
     (("--agent-id", "x"), "needs --agent-name and --team-name"),
-    (("-p", "hi", "--teammate-mode", "screen"), "--teammate-mode must be one of"),  # a first word that is no command is a prompt for the interactive lead
+    (("-p", "hi", "--teammate-mode", "screen"), "--teammate-mode must be one of"),
     (("team", "create"), "Missing argument"),
     (("task", "claim", "t", "1"), "Missing option '--agent'"),
     (("task", "list", "t", "--bogus"), "No such option: --bogus"),

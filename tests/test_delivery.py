@@ -8,8 +8,8 @@ from agentteams.protocol import ShutdownRequest
 from agentteams.records import Envelope
 
 
-def env(sender: str, text: str, **kw: str) -> Envelope:
-    return Envelope(sender=sender, text=text, timestamp=now_iso(), **kw)
+def env(sender: str, text: str, *, color: str | None = None, summary: str | None = None) -> Envelope:
+    return Envelope(sender=sender, text=text, timestamp=now_iso(), color=color, summary=summary)
 
 
 def test_block_has_the_claude_code_shape() -> None:

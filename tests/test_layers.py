@@ -16,7 +16,7 @@ LAYERS: dict[str, int] = {
     "transcript": 2, "presence": 2, "delivery": 2,
     "tools": 3,
     "agent": 4,
-    "teammate": 5, "lead": 5, "spawning": 5, "wake": 5, "session": 5,
+    "teammate": 5, "lead": 5, "spawning": 5, "wake": 5, "session": 5, "janitor": 5, "teamview": 5,
     "cli": 6, "ui": 6, "__main__": 6,
 }  # fmt: skip
 

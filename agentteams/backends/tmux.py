@@ -50,6 +50,10 @@ def build_command_line(command: list[str] | str, cwd: Path, env: dict[str, str])
 
 
 def _default_socket() -> str | None:
+    """AGENTTEAMS_TMUX_SOCKET (how tests point commands at a private server), else the server in $TMUX."""
+    override = os.environ.get("AGENTTEAMS_TMUX_SOCKET", "").strip()
+    if override:
+        return override
     tmux = os.environ.get("TMUX", "")
     return tmux.split(",", 1)[0] or None
 
