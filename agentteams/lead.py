@@ -7,6 +7,7 @@ update the team view, unless the whole team has gone idle.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -20,7 +21,7 @@ from agentteams.delivery import TeamEvent, lead_preamble, message_block
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.mailbox import Mailbox
 from agentteams.paths import LEAD_NAME
-from agentteams.presence import Presence, remove_presence, write_presence
+from agentteams.presence import Presence, State, remove_presence, write_presence
 from agentteams.protocol import (
     IdleNotification,
     PermissionRequest,
@@ -88,6 +89,8 @@ class LeadRuntime:
         self.last_error: AgentTeamsError | None = None
         self._threads: list[threading.Thread] = []
         self._team_thread: threading.Thread | None = None
+        pane = os.environ.get("TMUX_PANE", "") if os.environ.get("TMUX") else ""
+        self._presence = Presence(pid=os.getpid(), session_id=self.ctx.session_id, backend="process", pane_id=pane)
         self._inbox_lock = threading.RLock()  # the team thread and shutdown_team both read the inbox
         self._muted = False  # while shutting the team down, departures are not news for the model
         self.ctx.extra["spawn_teammate"] = self.spawn_teammate
@@ -213,6 +216,7 @@ class LeadRuntime:
                 self._busy = True
             result: TurnResult | None = None
             self.last_error = None
+            self._write_presence("working")
             try:
                 result = self.session.run(self._compose(turn, idle))
                 self.last_result = result
@@ -224,6 +228,7 @@ class LeadRuntime:
                 with self._cond:
                     self._busy = False
                     self._cond.notify_all()
+                self._write_presence("idle")
                 self._on_turn_end(result)
 
     def _compose(self, turn: Turn, idle: list[Envelope]) -> str:
@@ -248,11 +253,22 @@ class LeadRuntime:
             return
         team = self.team
         assert team is not None
-        write_presence(self.layout, team, LEAD_NAME, Presence(pid=_pid(), session_id=self.ctx.session_id,
-                                                               backend="process"))  # fmt: skip
+        self._write_presence("working" if self._busy else "idle")
         self._team_thread = threading.Thread(target=self._watch_team, args=(team,), name="lead-team", daemon=True)
         self._team_thread.start()
         self._threads.append(self._team_thread)
+
+    def _write_presence(self, state: State) -> None:
+        """The lead's own presence: pid, pane, state and what it has spent (for `status` and teammates)."""
+        team = self.team
+        if not team:
+            return
+        total = self.session.ledger.total()
+        self._presence.state = state
+        self._presence.input_tokens = total.usage.input_tokens
+        self._presence.output_tokens = total.usage.output_tokens
+        self._presence.cost_usd = round(total.cost_usd, 6)
+        write_presence(self.layout, team, LEAD_NAME, self._presence)
 
     def _watch_team(self, team: str) -> None:
         inbox = self.mailbox.inbox_path(team, LEAD_NAME)
@@ -386,12 +402,6 @@ class LeadRuntime:
             return True
         members = [config.member(name) for name in self.handles]
         return all(m is None or m.is_active is False for m in members)
-
-
-def _pid() -> int:
-    import os
-
-    return os.getpid()
 
 
 def _idle_of(env: Envelope) -> IdleNotification:

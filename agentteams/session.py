@@ -112,6 +112,7 @@ class Session:
 
     def _event_for(self, agent: str) -> Callable[[AgentEvent], None]:
         def handle(event: AgentEvent) -> None:
+            self.transcript.team = self.ctx.team_name  # `agentteams logs` finds a team's transcripts by it
             if event.kind in ("user", "assistant", "tool_results") and event.message is not None:
                 self.transcript.record(event.kind, agent, message=event.message)
             if event.kind == "assistant" and event.usage is not None:

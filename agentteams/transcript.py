@@ -17,16 +17,19 @@ REDACTED = "<redacted>"
 class Transcript:
     """Appends one JSON line per entry; safe to share between threads of one process."""
 
-    def __init__(self, path: Path, session_id: str, *, cwd: str, secrets: Sequence[str | None] = ()) -> None:
+    def __init__(
+        self, path: Path, session_id: str, *, cwd: str, secrets: Sequence[str | None] = (), team: str | None = None
+    ) -> None:
         self.path = path
         self.session_id = session_id
         self.cwd = cwd
+        self.team = team  # a teammate's team: how `agentteams logs` finds its transcript after it has exited
         self._secrets = sorted({s for s in secrets if s and len(s) >= 8}, key=len, reverse=True)
         self._lock = threading.Lock()
 
     def record(self, entry_type: str, agent: str, **fields: Any) -> None:
         entry = {"type": entry_type, "sessionId": self.session_id, "timestamp": now_iso(), "agent": agent,
-                 "cwd": self.cwd, **fields}  # fmt: skip
+                 **({"team": self.team} if self.team else {}), "cwd": self.cwd, **fields}  # fmt: skip
         line = json.dumps(entry, ensure_ascii=False, default=str)
         for secret in self._secrets:
             line = line.replace(secret, REDACTED)

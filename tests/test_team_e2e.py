@@ -149,7 +149,7 @@ def test_dead_teammate_is_noticed_within_2s(
     tasks = TaskStore(layout)
     with MockServer(kill_scenario()) as server:
         _pane, rc = lead_in_tmux(tmux, lead_env(config_root, server), work, tmp_path, "--teammate-mode", "tmux")
-        wait_until(lambda: "alice-claim" in [r.get("route") for r in server.requests], 30, "alice to claim the task")
+        wait_until(lambda: "alice-claim" in [r.get("route") for r in server.arrivals], 30, "alice to claim the task")
         task = tasks.get(TEAM, "1")
         assert (task.owner, task.status) == ("alice", "in_progress")
         presence = read_presence(layout, TEAM, "alice")

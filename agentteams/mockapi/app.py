@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentteams.mockapi.render import Renderer
+from agentteams.mockapi.render import Renderer, structured_fallback
 from agentteams.mockapi.router import Router
 from agentteams.mockapi.script import ERROR_TYPES, ErrorSpec, Script
 from agentteams.mockapi.sse import Event, error_body, message_events
@@ -66,6 +66,7 @@ class MockApp:
         self.cache = PromptCache()
         self.log_path = Path(log_path) if log_path is not None else None
         self._records: list[Record] = []
+        self._arrivals: list[Record] = []  # routed, maybe not yet answered (a `delay_ms` turn is still waiting)
         self._changed = threading.Condition()
 
     def handle(self, method: str, target: str, headers: dict[str, str], raw: str) -> Reply:
@@ -103,7 +104,10 @@ class MockApp:
             return error_reply(400, problem, request_id=rid)
         choice = self.router.choose(body, raw)
         record["route"], record["turn"] = choice.route, choice.turn
-        turn = choice.answer
+        with self._changed:
+            self._arrivals.append(record)
+            self._changed.notify_all()
+        turn = choice.answer if choice.route is not None else structured_fallback(choice.answer, body)
         if turn.delay_ms:
             time.sleep(turn.delay_ms / 1000)
         if turn.error is not None:
@@ -140,6 +144,12 @@ class MockApp:
     def records(self) -> list[Record]:
         with self._changed:
             return list(self._records)
+
+    @property
+    def arrivals(self) -> list[Record]:
+        """Every Messages request once routed, before its answer: what a model is working on right now."""
+        with self._changed:
+            return list(self._arrivals)
 
     def wait_for(self, n: int, timeout: float, where: Callable[[Record], bool] | None = None) -> list[Record]:
         """At least `n` records (those `where` accepts, if given), waiting up to `timeout` seconds."""

@@ -64,6 +64,11 @@ class MockServer:
         """A snapshot of every request so far: ts, method, path, route, turn, headers, body, status, response."""
         return self.app.records
 
+    @property
+    def arrivals(self) -> list[Record]:
+        """Messages requests as soon as they are routed, including those whose answer is still delayed."""
+        return self.app.arrivals
+
     def wait_for_requests(
         self, n: int, timeout: float = 10.0, where: Callable[[Record], bool] | None = None
     ) -> list[Record]:

@@ -1,0 +1,79 @@
+"""`agentteams attach TEAM AGENT`: focus an agent's tmux pane (zoomed), or attach to its session from outside tmux."""
+
+import os
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from agentteams.teamview import PaneInfo
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+@app.command()
+def attach(
+    team: Annotated[str, typer.Argument(help="The team.")],
+    agent: Annotated[str, typer.Argument(help="The member whose pane to show.")],
+) -> None:
+    """Show an agent's tmux pane: inside tmux, select and zoom it; outside, attach to its session there."""
+    pane = _live_pane(team, agent)
+    if os.environ.get("TMUX"):
+        _focus(pane)
+    else:  # replaces this process: the terminal becomes a tmux client showing the pane
+        os.execvp("tmux", attach_argv(pane))
+
+
+def attach_argv(pane: "PaneInfo") -> list[str]:
+    """`tmux [-S socket] attach-session -t S ; select-window -t W ; select-pane -t P` for a terminal outside tmux."""
+    from agentteams.backends.tmux import TmuxBackend
+
+    socket = TmuxBackend().server.socket_path  # set when the panes live on a server other than the default
+    return ["tmux", *(["-S", str(socket)] if socket else []), "attach-session", "-t", pane.session, ";",
+            "select-window", "-t", pane.window, ";", "select-pane", "-t", pane.pane_id]  # fmt: skip
+
+
+def _live_pane(team: str, agent: str) -> "PaneInfo":
+    """The agent's pane on the tmux server we can reach; one clear error when it has none or is dead."""
+    from agentteams.errors import AgentTeamsError
+    from agentteams.paths import Layout
+    from agentteams.presence import pid_alive, read_presence
+    from agentteams.teams import TeamStore
+    from agentteams.teamview import PaneTable, find_member
+
+    layout = Layout.from_env()
+    config = TeamStore(layout).read(team)
+    member = find_member(config, agent)
+    presence = read_presence(layout, config.name, member.name)
+    backend = (presence.backend if presence else None) or member.backend_type
+    pane_id = (presence.pane_id if presence else "") or member.tmux_pane_id
+    logs = f"use `agentteams logs {config.name} {member.name}`"
+    if backend == "in-process":
+        raise AgentTeamsError(f"{member.name} runs inside the lead's process: no pane; {logs}")
+    if not pane_id:
+        raise AgentTeamsError(f"{member.name} has no tmux pane (backend: {backend or 'unknown'}); {logs}")
+    if presence is not None and not pid_alive(presence.pid):
+        raise AgentTeamsError(f"{member.name} is dead: its process {presence.pid} has exited; {logs}")
+    table = PaneTable.probe()
+    if table.panes is None:
+        where = "the tmux server in $TMUX" if os.environ.get("TMUX") else "a default tmux server"
+        raise AgentTeamsError(f"cannot reach {where} to show {member.name}'s pane {pane_id}")
+    info = table.panes.get(pane_id)
+    if info is None or (info.tag and info.tag != member.agent_id):
+        raise AgentTeamsError(f"{member.name} is dead: its pane {pane_id} is gone from this tmux server; {logs}")
+    if info.dead:
+        raise AgentTeamsError(f"{member.name} is dead: the process in its pane {pane_id} has exited; {logs}")
+    return info
+
+
+def _focus(pane: "PaneInfo") -> None:
+    """Select the pane's window and the pane, zoomed; a client showing another session is switched over."""
+    from agentteams.backends.tmux import TmuxBackend
+
+    backend = TmuxBackend()
+    here = os.environ.get("TMUX_PANE", "")
+    if here:
+        current = backend.server.cmd("display-message", "-p", "-t", here, "#{session_name}").stdout
+        if current and current[0] != pane.session:
+            backend.server.cmd("switch-client", "-t", pane.pane_id)  # no client (a detached server): nothing to do
+    backend.select_pane(pane.pane_id, zoom=True)

@@ -1,0 +1,143 @@
+"""How `status` and `watch` show teams: rich tables on a terminal, aligned plain text otherwise, and feed lines."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from agentteams.errors import CorruptFileError
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+    from rich.table import Table
+
+    from agentteams.teamview import FeedItem, MemberView, TeamView
+
+FEED_SIZE = 15  # feed lines `watch` keeps on screen
+STATE_STYLE = {
+    "working": "green", "idle": "dim", "awaiting_plan_approval": "yellow", "stopping": "yellow",
+    "starting": "cyan", "dead": "bold red", "unknown": "dim",
+}  # fmt: skip
+RICH_COLOR = {"orange": "dark_orange", "pink": "hot_pink"}  # team colours rich does not know by that name
+TASK_STYLE = {"in_progress": "green", "completed": "dim", "pending": ""}
+COLUMNS = ("member", "role", "where", "state", "task", "usage", "last message")
+
+
+def state_text(state: str) -> str:
+    return state.replace("_", " ")
+
+
+def member_cells(view: TeamView, m: MemberView) -> list[str]:
+    """One row of COLUMNS: `where` is the backend and pane, `usage` tokens in/out and cost."""
+    task = view.task(m.current_task)
+    task_cell = f"#{m.current_task} {task.subject}" if task else (f"#{m.current_task}" if m.current_task else "-")
+    where = " ".join(x for x in (m.backend, m.pane) if x) or "-"
+    usage = f"{m.input_tokens}/{m.output_tokens} ${m.cost_usd or 0:.4f}" if m.input_tokens is not None else "-"
+    return [m.name, m.role, where, state_text(m.state), task_cell, usage, m.last_message or "-"]
+
+
+def _header(view: TeamView) -> str:
+    head = f"team {view.name}" + (f" — {view.description}" if view.description else "")
+    return head + ("" if view.panes_known else "  (no tmux server reachable: pane liveness unknown)")
+
+
+def plain_team(view: TeamView) -> str:
+    """Aligned text for scripts and pipes: a header, one row per member, then the task board."""
+    rows = [list(COLUMNS), *(member_cells(view, m) for m in view.members)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS) - 1)]
+    lines = [_header(view)]
+    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in rows]
+    lines.append("tasks" if view.tasks else "tasks: none")
+    lines += [f"  {t.line}" for t in view.tasks]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def plain_all(views: list[TeamView | CorruptFileError]) -> str:
+    if not views:
+        return "no teams"
+    return "\n\n".join(f"(unreadable team) {v}" if isinstance(v, CorruptFileError) else plain_team(v) for v in views)
+
+
+def _color(name: str | None) -> str:
+    return RICH_COLOR.get(name or "", name or "")
+
+
+def members_table(view: TeamView) -> Table:
+    from rich import box
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(title=_header(view), title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in COLUMNS:
+        table.add_column(col, no_wrap=col in ("member", "state", "usage"))
+    for m in view.members:
+        cells = [Text(c) for c in member_cells(view, m)]  # Text: a cell like "[to bob] ..." is not markup
+        cells[0].stylize(f"bold {_color(m.color)}".strip())
+        cells[3].stylize(STATE_STYLE.get(m.state, ""))
+        table.add_row(*cells)
+    return table
+
+
+def tasks_table(view: TeamView) -> RenderableType:
+    from rich.text import Text
+
+    if not view.tasks:
+        return Text("tasks: none", style="dim")
+    text = Text("tasks\n", style="bold")
+    for t in view.tasks:
+        text.append(f"  {t.line}\n", style=TASK_STYLE.get(t.status, ""))
+    text.rstrip()
+    return text
+
+
+def rich_all(views: list[TeamView | CorruptFileError]) -> RenderableType:
+    from rich.console import Group
+    from rich.text import Text
+
+    if not views:
+        return Text("no teams", style="dim")
+    parts: list[RenderableType] = []
+    for v in views:
+        if isinstance(v, CorruptFileError):
+            parts.append(Text(f"(unreadable team) {v}", style="red"))
+        else:
+            parts += [members_table(v), tasks_table(v), Text("")]
+    return Group(*parts)
+
+
+def _clock(timestamp: str) -> str:
+    try:
+        return datetime.fromisoformat(timestamp).astimezone().strftime("%H:%M:%S")
+    except ValueError:
+        return timestamp[:8]
+
+
+def feed_line(item: FeedItem, *, with_team: bool = False, full_time: bool = False) -> str:
+    """`12:00:01 alice → bob: [to bob] parser done` (the team first when several are shown)."""
+    when = item.timestamp if full_time else _clock(item.timestamp)
+    team = f"[{item.team}] " if with_team else ""
+    return f"{when} {team}{item.sender} → {item.recipient}: {item.label}"
+
+
+def rich_feed(items: list[FeedItem], *, with_team: bool = False) -> RenderableType:
+    from rich.text import Text
+
+    text = Text("messages\n", style="bold")
+    if not items:
+        text.append("  (none yet)", style="dim")
+    for item in items:
+        text.append(f"  {_clock(item.timestamp)} ", style="dim")
+        if with_team:
+            text.append(f"[{item.team}] ")
+        text.append(item.sender, style=_color(item.color) or "bold")
+        text.append(f" → {item.recipient}: ")
+        text.append(item.label + "\n", style="" if item.kind == "message" else "italic dim")
+    text.rstrip()
+    return text
+
+
+def rich_dashboard(views: list[TeamView | CorruptFileError], feed: list[FeedItem]) -> RenderableType:
+    from rich.console import Group
+
+    several = len(views) > 1
+    return Group(rich_all(views), rich_feed(feed[-FEED_SIZE:], with_team=several))

@@ -1,0 +1,127 @@
+"""`agentteams logs TEAM AGENT [-f]`: an agent's transcript as readable text, followed as it grows with `-f`."""
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.text import Text
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+RESULT_CHARS = 160
+
+
+@app.command()
+def logs(
+    team: Annotated[str, typer.Argument(help="The team (it may already be deleted).")],
+    agent: Annotated[str, typer.Argument(help="The member, or `lead`.")],
+    follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new entries until Ctrl-C.")] = False,
+) -> None:
+    """Print an agent's transcript: prompts, replies, tool calls and the first line of each result.
+
+    Works for a teammate that has exited too: its transcript is found by its name.
+    """
+    from rich.console import Console
+
+    from agentteams.paths import Layout
+    from agentteams.teamview import find_transcript
+
+    hit = find_transcript(Layout.from_env(), team, agent)
+    if not hit.exact:
+        note = f"team {team} is gone; showing the newest transcript of {agent}: {hit.path}"
+        typer.echo(f"agentteams: note: {note}", err=True)
+    path = hit.path
+    console = Console(force_terminal=None, highlight=False, soft_wrap=True)
+    printer = _Printer(console, path)
+    if not follow:
+        printer.print_new()
+        return
+    from agentteams.wake import FileWatcher
+
+    try:
+        with FileWatcher([path]) as watcher:  # watching before the first read: no entry slips between
+            printer.print_new()
+            while True:
+                watcher.wait()
+                printer.print_new()
+    except KeyboardInterrupt:
+        return
+
+
+class _Printer:
+    """Prints the complete lines appended to a transcript since the last call."""
+
+    def __init__(self, console: "Console", path: Path) -> None:
+        self.console = console
+        self.path = path
+        self.offset = 0
+        self.main_agent: str | None = None
+
+    def print_new(self) -> None:
+        import json
+
+        try:
+            with self.path.open("rb") as f:
+                if f.seek(0, 2) < self.offset:  # rewritten shorter: start over
+                    self.offset = 0
+                f.seek(self.offset)
+                chunk = f.read()
+        except FileNotFoundError:
+            return
+        done = chunk.rfind(b"\n") + 1  # a line still being written waits for its newline
+        self.offset += done
+        for line in chunk[:done].splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # a torn line from a crash
+            if isinstance(entry, dict):
+                for text in self.render(entry):
+                    self.console.print(text)
+        self.console.file.flush()  # a pipe is block-buffered: a follower must see each entry as it comes
+
+    def render(self, entry: dict[str, Any]) -> "list[Text]":
+        from rich.text import Text
+
+        agent = str(entry.get("agent") or "")
+        self.main_agent = self.main_agent or agent
+        message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+        content = message.get("content") if isinstance(message, dict) else None
+        role = "assistant" if entry.get("type") == "assistant" else "user"
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        out = [t for b in blocks if isinstance(b, dict) and (t := block_text(b, role)) is not None] if blocks else []
+        if agent and agent != self.main_agent:  # a subagent's turn inside this session
+            out = [Text(f"  ({agent}) ", style="dim") + t for t in out]
+        if role == "user" and isinstance(content, str):
+            out.insert(0, Text(""))
+        return out
+
+
+def block_text(block: dict[str, Any], role: str) -> "Text | None":
+    """One content block as one (possibly multi-line) text: prompts marked `>`, tool calls `⏺`, results dim."""
+    from rich.text import Text
+
+    from agentteams.agent import tool_input_summary
+
+    kind = block.get("type")
+    if kind == "text" and role == "user":
+        return Text("> " + str(block.get("text", "")).rstrip().replace("\n", "\n  "), style="cyan")
+    if kind == "text":
+        return Text(str(block.get("text", "")).rstrip())
+    if kind == "tool_use":
+        args = block.get("input") if isinstance(block.get("input"), dict) else {}
+        return Text(f"⏺ {block.get('name')}({tool_input_summary(args or {})})", style="bold")
+    if kind == "tool_result":
+        first = _result_first_line(block.get("content"))
+        return Text(f"  ⎿ {first}", style="red" if block.get("is_error") else "dim")
+    return None
+
+
+def _result_first_line(content: object) -> str:
+    if isinstance(content, list):
+        content = " ".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+    lines = str(content or "").strip().splitlines()
+    first = lines[0] if lines else "(no output)"
+    return first if len(first) <= RESULT_CHARS else first[: RESULT_CHARS - 1] + "…"

@@ -1,0 +1,42 @@
+"""`agentteams status [TEAM] [--json]`: each team's members (state, task, last message, usage) and task board."""
+
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+
+
+@app.command()
+def status(
+    team: Annotated[str | None, typer.Argument(help="One team (default: every team).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Show every team (or one): members with their state, task, last message and usage, then the task board.
+
+    A member is dead when its process or its tmux pane is gone.
+    """
+    from agentteams.cli.output import emit_json
+    from agentteams.errors import CorruptFileError
+    from agentteams.paths import Layout
+    from agentteams.teamview import PaneTable, build_view, read_configs
+
+    layout = Layout.from_env()
+    configs = read_configs(layout, team)  # one clear error for an unknown team, before asking tmux
+    panes = PaneTable.probe()
+    views = [c if isinstance(c, CorruptFileError) else build_view(layout, c, panes) for c in configs]
+    if as_json:
+        out = [{"error": str(v)} if isinstance(v, CorruptFileError) else v.to_json() for v in views]
+        emit_json(out[0] if team is not None else out)
+        return
+    from rich.console import Console
+
+    console = Console(force_terminal=None, highlight=False)
+    if console.is_terminal:
+        from agentteams.cli.dashboard import rich_all
+
+        console.print(rich_all(views))
+    else:
+        from agentteams.cli.dashboard import plain_all
+
+        typer.echo(plain_all(views))

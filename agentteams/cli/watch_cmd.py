@@ -1,0 +1,138 @@
+"""`agentteams watch [TEAM]`: `status` as a live dashboard with the newest messages, redrawn on file changes."""
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from agentteams.errors import CorruptFileError
+    from agentteams.paths import Layout
+    from agentteams.teamview import FeedItem, TeamView
+
+    Views = list[TeamView | CorruptFileError]
+    Show = Callable[[Views, list[FeedItem]], None]
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+REFRESH = 1.0  # seconds: a redraw even without file changes, so a process that died is noticed
+
+
+@app.command()
+def watch(team: Annotated[str | None, typer.Argument(help="One team (default: every team).")] = None) -> None:
+    """Follow every team (or one) live until Ctrl-C: members, tasks and the newest messages between agents.
+
+    When the output is not a terminal, print each new message as one plain line instead.
+    """
+    from rich.console import Console
+
+    from agentteams.paths import Layout
+    from agentteams.teams import TeamStore
+
+    layout = Layout.from_env()
+    if team is not None:
+        team = TeamStore(layout).read(team).name  # an unknown team: one clear error, before any display
+    console = Console(force_terminal=None, highlight=False)
+    try:
+        ended = _live(console, layout, team) if console.is_terminal else _lines(layout, team)
+    except KeyboardInterrupt:
+        return
+    if ended:
+        typer.echo(ended)
+
+
+def _live(console: "Console", layout: "Layout", team: str | None) -> str:
+    from rich.live import Live
+
+    from agentteams.cli.dashboard import rich_dashboard
+
+    with Live(console=console, auto_refresh=False, redirect_stdout=False, redirect_stderr=False) as live:
+        return _follow(layout, team, lambda views, feed: live.update(rich_dashboard(views, feed), refresh=True))
+
+
+def _lines(layout: "Layout", team: str | None) -> str:
+    from agentteams.cli.dashboard import FEED_SIZE, feed_line
+
+    seen: set[str] = set()
+    first = True
+
+    def show(views: "Views", feed: "list[FeedItem]") -> None:
+        nonlocal first
+        new = [i for i in feed if i.key not in seen]
+        seen.update(i.key for i in new)
+        for item in new[-FEED_SIZE:] if first else new:  # at the start, only the newest as context
+            typer.echo(feed_line(item, with_team=team is None, full_time=True))
+        first = False
+
+    return _follow(layout, team, show)
+
+
+def _snapshot(layout: "Layout", team: str | None) -> "tuple[Views, list[FeedItem]]":
+    from agentteams.errors import CorruptFileError
+    from agentteams.teamview import PaneTable, build_view, load_feed, read_configs
+
+    panes = PaneTable.probe()
+    views: Views = []
+    feed: list[FeedItem] = []
+    for config in read_configs(layout, team):
+        if isinstance(config, CorruptFileError):
+            views.append(config)
+            continue
+        items = load_feed(layout, config)
+        views.append(build_view(layout, config, panes, items))
+        feed += items
+    feed.sort(key=lambda i: i.timestamp)
+    return views, feed
+
+
+def _dirs(layout: "Layout", views: "Views") -> list[Path]:
+    """The directories whose changes change the view; only existing ones can be watched."""
+    from agentteams.errors import CorruptFileError
+
+    wanted = [layout.teams_dir if layout.teams_dir.is_dir() else layout.root]
+    for v in views:
+        if not isinstance(v, CorruptFileError):
+            team_dir = layout.team_dir(v.name)
+            wanted += [team_dir, team_dir / "inboxes", team_dir / "agents", layout.task_dir(v.name)]
+    return [d for d in wanted if d.is_dir()]
+
+
+def _follow(layout: "Layout", team: str | None, show: "Show") -> str:
+    """Call `show` now and after every change to the teams' files (or every REFRESH seconds), until Ctrl-C or
+    until the one team followed is deleted (then returns what to say)."""
+    import time
+
+    from agentteams.errors import AgentTeamsError, NotFoundError
+    from agentteams.wake import FileWatcher
+
+    watcher: FileWatcher | None = None
+    watched: list[Path] = []
+    try:
+        while True:
+            try:
+                views, feed = _snapshot(layout, team)
+            except NotFoundError:
+                if team is not None:
+                    return f"team {team} was deleted"
+                views, feed = [], []  # a team deleted between listing and reading it: the next pass sees it gone
+            show(views, feed)
+            dirs = _dirs(layout, views)
+            if dirs != watched:  # a directory appeared or went: watch the new set, then look again at once
+                if watcher is not None:
+                    watcher.close()
+                watcher, watched = None, dirs
+                try:
+                    watcher = FileWatcher([], dirs=dirs) if dirs else None
+                except AgentTeamsError:  # one vanished before we could watch it
+                    watched = []
+                if watcher is not None:
+                    continue
+            if watcher is None:
+                time.sleep(REFRESH)
+            else:
+                watcher.wait(REFRESH)
+    finally:
+        if watcher is not None:
+            watcher.close()

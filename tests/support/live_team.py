@@ -1,0 +1,143 @@
+"""A running team for the `status`/`watch`/`attach`/`logs` tests: a lead in a private tmux server and one
+teammate (alice) held mid-turn by a slow scripted model answer, plus helpers to run the CLI against it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from agentteams.mockapi import MockServer
+from agentteams.paths import Layout
+from agentteams.presence import pid_alive, read_presence
+from tests.conftest import child_env
+from tests.support.team_script import TEAM, say, tool
+from tests.support.tmuxlab import Tmux, processes_with_env
+from tests.support.workers import wait_until
+
+KEY = "test-key-live-0123456789abcdef"
+AGENTTEAMS = str(Path(sys.executable).with_name("agentteams"))
+ESC = "\x1b"
+
+
+def held_scenario() -> dict[str, Any]:
+    """alice claims task #1 and her model answer then takes a minute: she stays `working` until killed."""
+    lead = [
+        tool("TeamCreate", team_name=TEAM, description="status test"),
+        tool("TaskCreate", subject="Long job", description="takes a while"),
+        tool("TaskCreate", subject="Follow-up", description="after the long job"),
+        tool("TaskUpdate", taskId="2", addBlockedBy=["1"]),
+        tool("Task", name="alice", team_name=TEAM, description="worker", prompt="You are alice. START-alice"),
+        say("Started."),
+        {**tool("TeamDelete"), "wait_for": "Teammate alice stopped unexpectedly"},
+        say("alice died; team removed. LEAD-DONE"),
+    ]
+    return {"routes": [
+        {"name": "alice-claim", "match": {"system": "Your name is alice", "last_prompt": "You claimed task #"},
+         "turns": [{**say("never sent"), "delay_ms": 60000}]},
+        {"name": "alice-other", "match": {"system": "Your name is alice"}, "turns": [], "idle": "Noted."},
+        {"name": "lead", "match": {"system": "You lead a team"}, "turns": lead, "idle": "Noted."},
+    ]}  # fmt: skip
+
+
+@dataclass
+class LiveTeam:
+    tmux: Tmux
+    layout: Layout
+    env: dict[str, str]  # for CLI runs "inside" the private tmux server
+    lead_pane: str
+    alice_pane: str
+    lead_pid: int
+    alice_pid: int
+    rc: Path
+
+    def cli(
+        self, *args: str, env: dict[str, str] | None = None, timeout: float = 30
+    ) -> subprocess.CompletedProcess[str]:
+        return run_cli(env or self.env, *args, timeout=timeout)
+
+    def kill(self, pid: int) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        wait_until(lambda: not pid_alive(pid), 10, f"process {pid} to die")
+
+
+def run_cli(env: dict[str, str], *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
+    """The CLI as a real process, output piped; it must never print a traceback."""
+    proc = subprocess.run(
+        [AGENTTEAMS, *args], env=env, capture_output=True, text=True, encoding="utf-8", timeout=timeout, check=False
+    )
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
+    return proc
+
+
+def status_json(env: dict[str, str], *args: str) -> Any:
+    proc = run_cli(env, "status", *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def members(view: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {m["name"]: m for m in view["members"]}
+
+
+def inside(tmux: Tmux, config_root: Path) -> dict[str, str]:
+    """Environment of a command run in a pane of the private tmux server."""
+    env = child_env(config_root)
+    env["TMUX"] = f"{tmux.sock},{tmux.server_pid()},0"
+    return env
+
+
+@contextlib.contextmanager
+def live_team(config_root: Path, tmp: Path) -> Iterator[LiveTeam]:
+    """Start the team and wait until alice is mid-turn on task #1; afterwards stop everything it started."""
+    layout = Layout(config_root)
+    work = tmp / "work"
+    work.mkdir()
+    tmux = Tmux(tmp / "tmux.sock")
+    with MockServer(held_scenario()) as server:
+        env = child_env(config_root)
+        env.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.base_url, CLAUDE_CODE_MAX_RETRIES="1")
+        env.pop("ANTHROPIC_AUTH_TOKEN", None)
+        lead_pane = tmux.start(env, work)
+        rc = tmp / "rc.txt"
+        line = (
+            f"{AGENTTEAMS} -p go --dangerously-skip-permissions --teammate-mode tmux > {tmp}/out.txt 2> {tmp}/err.txt"
+        )
+        tmux.respawn(lead_pane, f"{line}; echo $? > {rc}")
+        try:
+            # the scripted server logs a request only once answered: alice's own report says she is mid-turn
+            wait_until(lambda: _working_on_1(layout), 60, "alice to start work on task #1")
+            lead = read_presence(layout, TEAM, "team-lead")
+            alice = read_presence(layout, TEAM, "alice")
+            assert lead is not None and alice is not None and alice.pane_id
+            yield LiveTeam(tmux, layout, inside(tmux, config_root), lead_pane, alice.pane_id, lead.pid, alice.pid, rc)
+        finally:
+            _stop(tmux, config_root, rc)
+
+
+def _working_on_1(layout: Layout) -> bool:
+    alice = read_presence(layout, TEAM, "alice")
+    return alice is not None and (alice.state, alice.current_task) == ("working", "1")
+
+
+def _stop(tmux: Tmux, config_root: Path, rc: Path) -> None:
+    """Kill what is left of the team (its processes carry this test's config root), then the tmux server."""
+    exclude: frozenset[int] = frozenset()
+    with contextlib.suppress(AssertionError):  # no server left to spare
+        exclude = frozenset({tmux.server_pid()})
+    for pid in processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=exclude):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=exclude) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    tmux.kill_server()

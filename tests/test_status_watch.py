@@ -1,0 +1,152 @@
+"""`agentteams status` and `watch` on a real team: a lead and a teammate in a private tmux server, the real SDK
+against the scripted server; the teammate is held mid-turn, then killed."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentteams.mailbox import Mailbox
+from agentteams.paths import Layout
+from agentteams.presence import Presence, write_presence
+from agentteams.tasks import TaskStore
+from agentteams.teams import NewMember, TeamStore
+from tests.conftest import child_env
+from tests.support.live_team import AGENTTEAMS, ESC, LiveTeam, live_team, members, run_cli, status_json
+from tests.support.team_script import TEAM
+from tests.support.workers import wait_until
+
+
+@pytest.fixture
+def team(config_root: Path, tmp_path: Path) -> Iterator[LiveTeam]:
+    with live_team(config_root, tmp_path) as t:
+        yield t
+
+
+def test_status_reports_members_states_and_tasks_then_a_killed_teammate_as_dead(team: LiveTeam) -> None:
+    view = status_json(team.env, TEAM)
+    assert view["name"] == TEAM and view["panes_known"] is True
+    who = members(view)
+    assert set(who) == {"team-lead", "alice"}
+    alice, lead = who["alice"], who["team-lead"]
+    assert (alice["state"], alice["role"], alice["color"]) == ("working", "teammate", "blue")
+    assert (alice["backend"], alice["pane"], alice["pid"]) == ("tmux", team.alice_pane, team.alice_pid)
+    assert alice["current_task"] == "1"
+    assert alice["input_tokens"] is not None and alice["cost_usd"] is not None
+    assert (lead["role"], lead["pid"]) == ("lead", team.lead_pid) and lead["state"] != "dead"
+    lines = [t["line"] for t in view["tasks"]]
+    assert lines == ["#1 [in_progress] Long job (alice)", "#2 [pending] Follow-up [blocked by #1]"]
+    assert view["tasks"][1]["blocked_by"] == ["1"]
+    assert [v["name"] for v in status_json(team.env)] == [TEAM]  # every team: a list
+    plain = team.cli("status")  # piped: plain aligned text
+    assert plain.returncode == 0, plain.stderr
+    assert ESC not in plain.stdout and f"team {TEAM} — status test" in plain.stdout
+    row = next(line for line in plain.stdout.splitlines() if line.split()[:1] == ["alice"])
+    assert "working" in row and f"tmux {team.alice_pane}" in row and "#1 Long job" in row
+    assert "#2 [pending] Follow-up [blocked by #1]" in plain.stdout
+
+    # The lead would remove a dead teammate at once: kill it first, so the dead teammate stays on the books.
+    team.kill(team.lead_pid)
+    team.kill(team.alice_pid)
+    killed = time.monotonic()
+    wait_until(lambda: members(status_json(team.env, TEAM))["alice"]["state"] == "dead", 5, "alice shown dead")
+    took = time.monotonic() - killed
+    assert took < 2.0, f"status took {took:.2f} s to show the killed teammate as dead"
+    print(f"status showed the killed teammate dead after {took:.3f} s")
+    assert members(status_json(team.env, TEAM))["team-lead"]["state"] == "dead"
+
+
+def test_watch_in_a_pane_shows_a_new_message_within_a_second(team: LiveTeam) -> None:
+    pane = team.tmux.run("new-window", "-d", "-P", "-F", "#{pane_id}", f"{AGENTTEAMS} watch {TEAM}")
+    wait_until(lambda: "messages" in team.tmux.capture(pane) and "alice" in team.tmux.capture(pane), 15, "watch")
+    assert "working" in team.tmux.capture(pane)
+    sent = time.monotonic()
+    Mailbox(team.layout).send(TEAM, "alice", "PING-7 please report", sender="team-lead")
+    wait_until(lambda: "team-lead → alice: PING-7 please report" in team.tmux.capture(pane), 5, "the new message")
+    took = time.monotonic() - sent
+    assert took < 1.0, f"watch took {took:.2f} s to show the message"
+    print(f"watch showed the new message after {took:.3f} s")
+    team.kill(team.lead_pid)
+    team.kill(team.alice_pid)
+    wait_until(lambda: "dead" in team.tmux.capture(pane), 3, "watch to show the dead teammate")  # 1 s redraw
+    team.tmux.send(pane, "C-c")
+    wait_until(lambda: team.tmux.panes()[pane][0], 5, "watch to exit on Ctrl-C")
+    status = team.tmux.run("display-message", "-p", "-t", pane, "#{pane_dead_status}")
+    assert status == "0"
+
+
+def _read_until(proc: subprocess.Popen[str], needle: str, timeout: float) -> str:
+    """Lines of `proc`'s stdout until one contains `needle` (fails after `timeout`)."""
+    assert proc.stdout is not None
+    out, deadline = "", time.monotonic() + timeout
+    while needle not in out:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {needle!r} in {out!r}"
+        if select.select([proc.stdout], [], [], left)[0]:
+            out += proc.stdout.readline()
+    return out
+
+
+def test_watch_piped_prints_new_messages_as_plain_lines(team: LiveTeam) -> None:
+    proc = subprocess.Popen([AGENTTEAMS, "watch", TEAM], env=team.env, stdout=subprocess.PIPE, text=True)
+    try:
+        first = _read_until(proc, "team-lead → alice: ", 15)  # the team's history so far: the spawn prompt
+        Mailbox(team.layout).send(TEAM, "team-lead", "hello lead", sender="alice", summary="progress note")
+        out = first + _read_until(proc, "alice → team-lead: progress note", 5)
+        Mailbox(team.layout).send(TEAM, "alice", json.dumps({"type": "shutdown_request", "requestId": "r1"}),
+                                  sender="team-lead")  # fmt: skip
+        out += _read_until(proc, "team-lead → alice: shutdown request", 5)
+        assert ESC not in out
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(10) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_status_without_a_tmux_server_trusts_the_process(config_root: Path, layout: Layout, tmp_path: Path) -> None:
+    """No tmux server to ask: a pane-backed member whose process runs is alive; one whose process is gone is dead."""
+    teams = TeamStore(layout)
+    teams.create(TEAM)
+    for name in ("alice", "bob", "carol"):
+        teams.add_member(TEAM, NewMember(name=name, backend_type="tmux", tmux_pane_id=f"%{len(name)}"))
+    teams.set_active(TEAM, "carol", False)  # no presence file: its own isActive says idle
+    TaskStore(layout).claim(TEAM, TaskStore(layout).create(TEAM, "Parse").id, "bob")
+    sleeper = subprocess.Popen(["sleep", "60"])
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    try:
+        write_presence(layout, TEAM, "alice", Presence(sleeper.pid, "s-a", "tmux", "idle", pane_id="%5"))
+        write_presence(layout, TEAM, "bob", Presence(gone.pid, "s-b", "tmux", "working", pane_id="%3"))
+        env = child_env(layout.root)
+        env["TMUX"] = f"{tmp_path}/no-such-server,1,0"
+        view = status_json(env, TEAM)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert view["panes_known"] is False
+    who = members(view)
+    assert (who["alice"]["state"], who["bob"]["state"], who["carol"]["state"]) == ("idle", "dead", "idle")
+    assert who["bob"]["current_task"] == "1"  # from the task board: its presence names none
+    plain = run_cli(env, "status", TEAM).stdout
+    assert "no tmux server reachable" in plain and ESC not in plain
+
+
+def test_status_errors_and_empty(config_root: Path) -> None:
+    env = child_env(config_root)
+    assert status_json(env) == []
+    assert run_cli(env, "status").stdout.strip() == "no teams"
+    proc = run_cli(env, "status", "nope")
+    assert proc.returncode == 1 and proc.stderr.startswith("agentteams: error: no team named 'nope'")
+    proc = run_cli(env, "watch", "nope")
+    assert proc.returncode == 1 and "no team named 'nope'" in proc.stderr
+    assert os.environ.get("TMUX") is None
