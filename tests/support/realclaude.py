@@ -31,10 +31,34 @@ class RealClaudeMissing(RuntimeError):
     """The real `claude` executable is not installed where the interop tests look for it."""
 
 
+def _install() -> None:
+    """The project-local npm install, made on first use so that `python -m pytest -q` alone is enough."""
+    import fcntl
+    import shutil
+
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RealClaudeMissing(f"the interop tests need the real Claude Code CLI, and npm is missing: {INSTALL_HINT}")
+    PREFIX.mkdir(parents=True, exist_ok=True)
+    with (PREFIX.parent / ".claude-code.install-lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # two test processes must not install into one prefix at once
+        if (PREFIX / "node_modules" / ".bin" / "claude").exists():
+            return
+        proc = subprocess.run(
+            [npm, "install", "--prefix", str(PREFIX), "--save-exact", "--no-audit", "--no-fund",
+             f"@anthropic-ai/claude-code@{VERSION}"],
+            capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+        if proc.returncode != 0:
+            raise RealClaudeMissing(f"npm install failed ({proc.stderr.strip()[-300:]}): {INSTALL_HINT}")
+
+
 def claude_bin() -> Path:
-    """`$CLAUDE_BIN`, else the project-local npm install; RealClaudeMissing (a test failure) when absent."""
+    """`$CLAUDE_BIN`, else the project-local npm install (made on first use); RealClaudeMissing when impossible."""
     env = os.environ.get("CLAUDE_BIN")
     path = Path(env) if env else PREFIX / "node_modules" / ".bin" / "claude"
+    if not env and not path.exists():
+        _install()
     if not (path.is_file() and os.access(path, os.X_OK)):
         where = "CLAUDE_BIN" if env else "the project-local install"
         raise RealClaudeMissing(f"real Claude Code CLI not found at {path} ({where}): {INSTALL_HINT}")
