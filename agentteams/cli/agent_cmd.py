@@ -10,7 +10,8 @@ from agentteams import __version__
 from agentteams.errors import AgentTeamsError
 
 EPILOG = (
-    "Store commands: agentteams team|task|msg ... (see agentteams team --help); "
+    "Teams: agentteams status | watch | attach TEAM AGENT | logs TEAM AGENT | cleanup | doctor | demo. "
+    "Stores: agentteams team|task|msg ... (see agentteams team --help). "
     "agentteams mock-api --script FILE serves a scripted Messages API for offline runs."
 )
 
