@@ -105,7 +105,7 @@ class TeammateRuntime:
         inbox = self.mailbox.inbox_path(self.team, self.name)
         task_dir = self.layout.task_dir(self.teams.canonical(self.team))
         task_dir.mkdir(parents=True, exist_ok=True)
-        self._set_state("idle")
+        announced = False  # the first presence write waits until there is nothing to do: off the spawn path
         try:
             with FileWatcher([inbox], dirs=[task_dir]) as watcher:
                 while not self.stop.is_set():
@@ -117,8 +117,12 @@ class TeammateRuntime:
                         return 0
                     work = self._next_work()
                     if work is None:
+                        if not announced:
+                            self._set_state(self.presence.state if self.presence.state != "starting" else "idle")
+                            announced = True
                         watcher.wait(WAIT_SLICE)
                         continue
+                    announced = True
                     if self._turn(work):
                         return 0
             return 0
@@ -178,8 +182,9 @@ class TeammateRuntime:
         """One turn; True when the teammate approved its shutdown and must exit."""
         self._notes = TurnNotes()
         self._pending = work.envs
-        self._set_active(True)
-        self._set_state("working", current_task=work.task_id or self.presence.current_task)
+        # the durable state writes (~10 ms with fsync) run beside the model request, not before it
+        marking = threading.Thread(target=self._mark_working, args=(work,), name=f"{self.name}-state")
+        marking.start()
         reason, failure = "available", None
         try:
             result = self.session.run(work.prompt)
@@ -189,6 +194,7 @@ class TeammateRuntime:
             reason, failure = "failed", str(e)
             report.warning("%s: the turn failed: %s", self.name, e)
         finally:
+            marking.join()
             self._deliver()  # even a failed turn consumed them: redelivering would fail the same way
         if self.ctx.extra.get("exit_requested"):
             self._set_state("stopping")
@@ -197,6 +203,10 @@ class TeammateRuntime:
         self._set_state("awaiting_plan_approval" if self.ctx.extra.get("awaiting_plan_approval") else "idle")
         self._send_idle(reason, failure)
         return False
+
+    def _mark_working(self, work: Work) -> None:
+        self._set_active(True)
+        self._set_state("working", current_task=work.task_id or self.presence.current_task)
 
     def _deliver(self) -> None:
         if self._pending:

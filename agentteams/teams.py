@@ -5,10 +5,11 @@ Every change is a locked read-modify-write of the config, so concurrent joins ne
 
 from __future__ import annotations
 
-import contextlib
+import errno
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -204,10 +205,23 @@ class TeamStore:
             if not force:
                 raise
         warnings = [w for path in worktrees if (w := _remove_worktree(Path(path)))]
-        shutil.rmtree(team_dir)
-        with contextlib.suppress(FileNotFoundError):
-            shutil.rmtree(self.layout.task_dir(team_dir.name))
+        _remove_tree(team_dir)
+        _remove_tree(self.layout.task_dir(team_dir.name))
         return warnings
+
+
+def _remove_tree(path: Path, attempts: int = 20) -> None:
+    """rmtree that outlasts a departing agent's last write (a file appearing mid-removal: ENOTEMPTY)."""
+    for attempt in range(attempts):
+        try:
+            shutil.rmtree(path)
+            return
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            if e.errno != errno.ENOTEMPTY or attempt == attempts - 1:
+                raise
+            time.sleep(0.05)
 
 
 def _remove_worktree(path: Path) -> str | None:

@@ -57,3 +57,30 @@ def test_bench_wake_runs_every_watcher(tmp_path: Path, config_root: Path) -> Non
     rows = json.loads(out.read_text())["rows"]
     assert [r["mode"] for r in rows] == ["inotify", "poll", "poll"]
     assert all(r["writes"] == 3 for r in rows)
+
+
+def test_bench_team_quick_run_reports_every_figure(tmp_path: Path, config_root: Path) -> None:
+    """Ours, the real CLI and the 500 ms poller all measured: every figure there and positive (targets not judged)."""
+    out = tmp_path / "team.json"
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT.with_name("bench_team.py")), "--quick", "--json", str(out)],
+        env=child_env(config_root), capture_output=True, text=True, timeout=270, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads(out.read_text())
+    for kind in ("ours", "real", "poller"):
+        delivery = data["delivery"][kind]
+        assert delivery["n"] == len(delivery["samples_ms"]) == 10
+        assert min(delivery["p50_ms"], delivery["p99_ms"], delivery["mean_ms"], *delivery["samples_ms"]) > 0
+    for kind in ("ours", "real"):
+        assert data["spawn"][kind]["median_ms"] > 0 and len(data["spawn"][kind]["samples_ms"]) == 1
+        idle = data["delivery"][kind]["idle"]
+        assert min(idle["rss_kb"], idle["hwm_kb"], idle["pss_kb"], idle["all_pss_kb"]) > 0
+    rows = data["rows"]
+    wanted = ("delivery p50", "delivery p99", "delivery mean", "spawn", "idle RSS", "idle PSS, teammate", "peak RSS",
+              "idle PSS, all", "RSS after")  # fmt: skip
+    assert [sum(r["figure"].startswith(w) for r in rows) for w in wanted] == [1] * len(wanted), rows
+    for row in rows:
+        assert row["ours"] > 0 and row["real"] > 0, row
+        assert row["poller"] is None or row["poller"] > 0, row
+    assert all(r["poller"] > 0 for r in rows if r["figure"].startswith("delivery")), rows

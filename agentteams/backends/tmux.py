@@ -94,19 +94,28 @@ class TmuxBackend:
         if _CONTROL.search(name + color + (tag or "")) or not name or not color:
             raise ValueError("pane name and colour must be non-empty text without control characters")
         pane = self._placeholder_pane(target_pane)
-        self._decorate(pane, name, color)
+        batch = self._decoration(pane, name, color)
         if tag:
-            self._run("set-option", "-p", "-t", pane, PANE_TAG, tag)
-        self._run("respawn-pane", "-k", "-t", pane, "--", line)
+            batch.append(("set-option", "-p", "-t", pane, PANE_TAG, tag))
+        batch.append(("respawn-pane", "-k", "-t", pane, "--", line))
+        self._run_batch(batch)
         return pane
+
+    def _run_batch(self, commands: list[tuple[str, ...]]) -> None:
+        """Several tmux commands in one client call (`a ; b`): ~6 ms each saved on the spawn path."""
+        args: list[str] = []
+        for command in commands:
+            args += [*command, ";"]
+        self._run(*args[:-1])
 
     def _placeholder_pane(self, target_pane: str | None) -> str:
         """A new pane running `cat`: beside `target_pane`, or in the swarm session."""
         if target_pane is not None:
-            window = self._query(target_pane, "#{window_id}")
-            if not window:
+            found = (self._query(target_pane, "#{window_id} #{window_panes}") or "").split()
+            if len(found) != 2:
                 raise TmuxError(f"tmux pane {target_pane} does not exist")
-            if self._pane_count(window) < MAX_PANES_PER_WINDOW:
+            window, panes = found[0], int(found[1])
+            if panes < MAX_PANES_PER_WINDOW:
                 pane = self._split(target_pane, window)
                 if pane is not None:
                     return pane
@@ -142,27 +151,31 @@ class TmuxBackend:
     def _split(self, beside: str, window: str, layout: str = "main-vertical") -> str | None:
         """Split `beside` with the placeholder and re-layout; None when there is no room left."""
         try:
-            out = self._run("split-window", "-d", "-h", "-t", beside, "-P", "-F", "#{pane_id}", PLACEHOLDER)
+            out = self._run(
+                "split-window", "-d", "-h", "-t", beside, "-P", "-F", "#{pane_id}", PLACEHOLDER, ";",
+                "select-layout", "-t", window, layout,
+            )  # fmt: skip
         except TmuxError as e:
             if "no space" in str(e):
                 return None
             raise
-        self._run("select-layout", "-t", window, layout)
         return out[0]
 
     def _pane_count(self, window: str) -> int:
         return len(self._run("list-panes", "-t", window, "-F", "#{pane_id}"))
 
-    def _decorate(self, pane: str, name: str, color: str) -> None:
+    def _decoration(self, pane: str, name: str, color: str) -> list[tuple[str, ...]]:
         """Title, coloured borders, the title in the top border, and keep failed panes for inspection."""
         style = f"fg={color}"
-        self._run("select-pane", "-t", pane, "-T", name)
-        self._run("set-option", "-p", "-t", pane, "pane-border-style", style)
-        self._run("set-option", "-p", "-t", pane, "pane-active-border-style", style)
         border = f"#[fg={color},bold] #{{pane_title}} #[default]"
-        self._run("set-option", "-p", "-t", pane, "pane-border-format", border)
-        self._run("set-option", "-w", "-t", pane, "pane-border-status", "top")
-        self._run("set-option", "-p", "-t", pane, "remain-on-exit", "failed")
+        return [
+            ("select-pane", "-t", pane, "-T", name),
+            ("set-option", "-p", "-t", pane, "pane-border-style", style),
+            ("set-option", "-p", "-t", pane, "pane-active-border-style", style),
+            ("set-option", "-p", "-t", pane, "pane-border-format", border),
+            ("set-option", "-w", "-t", pane, "pane-border-status", "top"),
+            ("set-option", "-p", "-t", pane, "remain-on-exit", "failed"),
+        ]
 
     def pane_alive(self, pane_id: str) -> bool:
         """True while the pane exists and its process has not exited."""

@@ -34,7 +34,11 @@ PREIMPORTS = (
     "anthropic", "anthropic.lib.streaming", "agentteams.model.anthropic_client", "agentteams.cli.agent_cmd",
     "typer", "rich", "rich.console",
 )  # fmt: skip
-OPTIONAL_PREIMPORTS = ("agentteams.teammate", "agentteams.session", "agentteams.cli.headless", "agentteams.wake")
+OPTIONAL_PREIMPORTS = (
+    "agentteams.teammate", "agentteams.session", "agentteams.cli.headless", "agentteams.wake",
+    "agentteams.cli.teammate_run", "agentteams.cli.render", "agentteams.tools.registry", "agentteams.mailbox",
+    "agentteams.tasks", "agentteams.presence", "agentteams.delivery", "portalocker", "inotify_simple",
+)  # fmt: skip
 SECRET_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 REQUEST_TIMEOUT = 10.0  # a connected client that sends nothing only ties up its own forked child, this long
 SUN_PATH_MAX = 107  # bytes in an AF_UNIX path, without the terminating NUL
@@ -77,8 +81,11 @@ def _preimport() -> None:
             importlib.import_module(name)
     import anthropic
 
-    # building a client imports the HTTP stack (~50 ms more); no request is made
+    from agentteams.model.anthropic_client import shared_ssl_context
+
+    # building a client imports the HTTP stack (~50 ms more) and loads the CA store; no request is made
     anthropic.Anthropic(api_key="warm-up", base_url="http://127.0.0.1:9").close()
+    shared_ssl_context()
     if threading.active_count() != 1:  # forking a process with other threads can deadlock its children
         names = ", ".join(t.name for t in threading.enumerate() if t is not threading.main_thread())
         raise ForkServerError(f"pre-imports started threads ({names}); a fork server must stay single-threaded")

@@ -5,6 +5,8 @@ The same flags Claude Code gives its teammates, so either program can be the oth
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import signal
 import sys
@@ -39,6 +41,20 @@ def _terminate(signum: int, _frame: Any) -> None:
     raise SystemExit(128 + signum)  # unwinds, so the presence file and locks are released
 
 
+def _leave() -> None:
+    """The runtime is done (shutdown approved, team gone): exit at once, and with its code.
+
+    A lead closes our pane as soon as it reads the approval (Claude Code polls its inbox every second). The
+    interpreter's final garbage collection over the SDK's objects took 0.3-0.6 s, so the pane's SIGHUP often
+    arrived mid-exit and turned a clean exit into 129. Now: stdio flushed, a hang-up ignored, no collection."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    gc.disable()
+    gc.freeze()
+
+
 def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     """Join the team as `flags` says and serve turns; returns the exit code (0 after an approved shutdown)."""
     from agentteams.cli.render import PaneRenderer
@@ -70,4 +86,6 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)
     renderer.banner(f"{name} in team {config.name} (lead: {config.lead_name}); waiting for messages")
-    return runtime.run()
+    code = runtime.run()
+    _leave()
+    return code

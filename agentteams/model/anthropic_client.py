@@ -216,6 +216,20 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 # ---------------------------------------------------------------- the client
 
 
+_SSL_CONTEXT: Any = None
+
+
+def shared_ssl_context() -> Any:
+    """One TLS context per process (loading the CA store costs ~30 ms per client); a fork server warms it,
+    so a forked teammate's first request does not pay for it."""
+    global _SSL_CONTEXT
+    if _SSL_CONTEXT is None:
+        import ssl
+
+        _SSL_CONTEXT = ssl.create_default_context()
+    return _SSL_CONTEXT
+
+
 class AnthropicClient:
     """`ModelClient` on the anthropic SDK: streams, retries transient failures, and reports usage."""
 
@@ -285,6 +299,7 @@ class AnthropicClient:
                     timeout=cfg.timeout,
                     max_retries=0,
                     default_headers=_auth_headers(cfg, anthropic.Omit()),
+                    http_client=anthropic.DefaultHttpxClient(verify=shared_ssl_context()),
                 )
             return self._sdk
 
