@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +21,7 @@ from tests.conftest import child_env
 from tests.support.live_team import AGENTTEAMS, ESC, KEY, LiveTeam, live_team, run_cli
 from tests.support.team_script import TEAM, team_scenario
 from tests.support.tmuxlab import Tmux
-from tests.support.workers import wait_until
+from tests.support.workers import read_until, wait_until
 
 
 @pytest.fixture
@@ -80,19 +79,6 @@ def test_attach_refuses_in_process_dead_and_unknown_agents(team: LiveTeam) -> No
     assert f"alice is dead: its process {team.alice_pid} has exited" in _error(team, "attach", TEAM, "alice")
 
 
-def _read_until(proc: subprocess.Popen[str], needle: str, timeout: float) -> str:
-    import select
-
-    assert proc.stdout is not None
-    out, deadline = "", time.monotonic() + timeout
-    while needle not in out:
-        left = deadline - time.monotonic()
-        assert left > 0, f"no {needle!r} in {out!r}"
-        if select.select([proc.stdout], [], [], left)[0]:
-            out += proc.stdout.readline()
-    return out
-
-
 def test_logs_of_a_running_teammate_and_follow(team: LiveTeam) -> None:
     proc = team.cli("logs", TEAM, "alice")
     assert proc.returncode == 0, proc.stderr
@@ -108,12 +94,12 @@ def test_logs_of_a_running_teammate_and_follow(team: LiveTeam) -> None:
     follow = subprocess.Popen([AGENTTEAMS, "logs", TEAM, "alice", "-f"], env=team.env, stdout=subprocess.PIPE,
                               text=True)  # fmt: skip
     try:
-        _read_until(follow, "You claimed task #1", 15)
+        read_until(follow, "You claimed task #1", 15)
         entry = {"role": "assistant", "content": [{"type": "text", "text": "FOLLOW-NEW"},
                                                   {"type": "tool_use", "id": "t9", "name": "Bash",
                                                    "input": {"command": "make test"}}]}  # fmt: skip
         Transcript(path, presence.session_id, cwd=cwd).record("assistant", "alice", message=entry)
-        out = _read_until(follow, "⏺ Bash(make test)", 5)
+        out = read_until(follow, "⏺ Bash(make test)", 5)
         assert "FOLLOW-NEW" in out and ESC not in out
         follow.send_signal(signal.SIGINT)
         assert follow.wait(10) == 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import subprocess
 import time
@@ -22,7 +21,7 @@ from agentteams.teams import NewMember, TeamStore
 from tests.conftest import child_env
 from tests.support.live_team import AGENTTEAMS, ESC, LiveTeam, live_team, members, run_cli, status_json
 from tests.support.team_script import TEAM
-from tests.support.workers import wait_until
+from tests.support.workers import read_until, wait_until
 
 
 @pytest.fixture
@@ -83,27 +82,15 @@ def test_watch_in_a_pane_shows_a_new_message_within_a_second(team: LiveTeam) -> 
     assert status == "0"
 
 
-def _read_until(proc: subprocess.Popen[str], needle: str, timeout: float) -> str:
-    """Lines of `proc`'s stdout until one contains `needle` (fails after `timeout`)."""
-    assert proc.stdout is not None
-    out, deadline = "", time.monotonic() + timeout
-    while needle not in out:
-        left = deadline - time.monotonic()
-        assert left > 0, f"no {needle!r} in {out!r}"
-        if select.select([proc.stdout], [], [], left)[0]:
-            out += proc.stdout.readline()
-    return out
-
-
 def test_watch_piped_prints_new_messages_as_plain_lines(team: LiveTeam) -> None:
     proc = subprocess.Popen([AGENTTEAMS, "watch", TEAM], env=team.env, stdout=subprocess.PIPE, text=True)
     try:
-        first = _read_until(proc, "team-lead → alice: ", 15)  # the team's history so far: the spawn prompt
+        first = read_until(proc, "team-lead → alice: ", 15)  # the team's history so far: the spawn prompt
         Mailbox(team.layout).send(TEAM, "team-lead", "hello lead", sender="alice", summary="progress note")
-        out = first + _read_until(proc, "alice → team-lead: progress note", 5)
+        out = first + read_until(proc, "alice → team-lead: progress note", 5)
         Mailbox(team.layout).send(TEAM, "alice", json.dumps({"type": "shutdown_request", "requestId": "r1"}),
                                   sender="team-lead")  # fmt: skip
-        out += _read_until(proc, "team-lead → alice: shutdown request", 5)
+        out += read_until(proc, "team-lead → alice: shutdown request", 5)
         assert ESC not in out
         proc.send_signal(signal.SIGINT)
         assert proc.wait(10) == 0

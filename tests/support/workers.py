@@ -12,6 +12,7 @@ import argparse
 import itertools
 import json
 import os
+import select
 import subprocess
 import sys
 import time
@@ -423,3 +424,19 @@ class Gate(Pool):
 
 if __name__ == "__main__":
     main()
+
+
+def read_until(proc: subprocess.Popen[str], needle: str, timeout: float) -> str:
+    """`proc`'s stdout until it contains `needle` (fails after `timeout`). Raw reads: a buffered readline can
+    hold the next line where select() cannot see it."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    raw, deadline = b"", time.monotonic() + timeout
+    while needle.encode() not in raw:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {needle!r} in {raw.decode(errors='replace')!r}"
+        if select.select([fd], [], [], left)[0]:
+            chunk = os.read(fd, 65536)
+            assert chunk, f"the command ended before printing {needle!r}: {raw.decode(errors='replace')!r}"
+            raw += chunk
+    return raw.decode(errors="replace")
