@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from agentteams import report
 from agentteams.agent import AgentEvent, TurnResult
 from agentteams.atomicio import now_iso
-from agentteams.delivery import TeamEvent, lead_preamble, message_block
+from agentteams.delivery import TeamEvent, add_idle_notice, lead_turn_text
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.mailbox import Mailbox
 from agentteams.paths import LEAD_NAME
@@ -222,7 +222,7 @@ class LeadRuntime:
             self.last_error = None
             self._write_presence("working")
             try:
-                result = self.session.run(self._compose(turn, idle))
+                result = self.session.run(lead_turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt))
                 self.last_result = result
             except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
                 self.last_error = e
@@ -234,17 +234,6 @@ class LeadRuntime:
                     self._cond.notify_all()
                 self._write_presence("idle")
                 self._on_turn_end(result)
-
-    def _compose(self, turn: Turn, idle: list[Envelope]) -> str:
-        parts: list[str] = []
-        if turn.notices:
-            parts.extend(f"[team] {n}" for n in turn.notices)
-        envs = [*(turn.envs or []), *idle]
-        if envs:
-            parts.append(lead_preamble(len(envs)) + "\n\n" + "\n\n".join(message_block(e) for e in envs))
-        if turn.prompt:
-            parts.append(turn.prompt)
-        return "\n\n".join(parts)
 
     def _on_agent_event(self, event: AgentEvent) -> None:
         if event.kind == "tool_end" and event.tool == "TeamCreate" and event.result and not event.result.is_error:
@@ -308,7 +297,7 @@ class LeadRuntime:
         who = env.sender
         if isinstance(msg, IdleNotification):
             with self._cond:
-                self._add_idle(env, msg)
+                self._idle = add_idle_notice(self._idle, env, msg)
                 self._cond.notify_all()
             self._team_event(TeamEvent("idle", who, msg.summary or "", color=env.color))
             return True
@@ -324,16 +313,6 @@ class LeadRuntime:
             self._envs.append(env)
             self._cond.notify_all()
         return False
-
-    def _add_idle(self, env: Envelope, msg: IdleNotification) -> None:
-        """Keep every notice that says something (a finished task, a DM); a bare one replaces the last bare one."""
-
-        def bare(n: IdleNotification) -> bool:
-            return not (n.summary or n.completed_task_id or n.failure_reason)
-
-        if bare(msg):
-            self._idle = [e for e in self._idle if not (e.sender == env.sender and bare(_idle_of(e)))]
-        self._idle.append(env)
 
     def _answer_permission(self, msg: PermissionRequest, who: str) -> None:
         team = self.team
@@ -406,8 +385,3 @@ class LeadRuntime:
             return True
         members = [config.member(name) for name in self.handles]
         return all(m is None or m.is_active is False for m in members)
-
-
-def _idle_of(env: Envelope) -> IdleNotification:
-    msg = parse_message(env.text)
-    return msg if isinstance(msg, IdleNotification) else IdleNotification()

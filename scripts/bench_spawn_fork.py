@@ -67,7 +67,7 @@ def main() -> None:
     import subprocess
 
     from agentteams.cli import launch
-    from agentteams.cli.forkserver import ForkServer
+    from agentteams.cli.forkclient import ForkServer
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="runs per fast row")

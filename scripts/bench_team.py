@@ -64,7 +64,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from agentteams.backends.tmux import TmuxBackend  # noqa: E402
-from agentteams.cli.forkserver import ForkServer  # noqa: E402
+from agentteams.cli.forkclient import ForkServer  # noqa: E402
 from agentteams.mailbox import Mailbox  # noqa: E402
 from agentteams.mockapi import MockServer  # noqa: E402
 from agentteams.mockapi.reqtext import last_user_text  # noqa: E402

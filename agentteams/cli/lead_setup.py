@@ -66,7 +66,7 @@ def build_lead(
     if use_tmux(teammate_mode, command):
         extra: Callable[[], dict[str, str]] = dict
         if command is None:  # our own teammates start from a warm, pre-imported process
-            from agentteams.cli.forkserver import ForkServer
+            from agentteams.cli.forkclient import ForkServer
 
             server = ForkServer.start()
             stoppers.append(server.stop)

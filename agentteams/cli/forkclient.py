@@ -1,0 +1,94 @@
+"""The lead's handle on its fork server: start it at start-up, give teammates `env()`, `stop()` at exit."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from agentteams.cli import launch
+from agentteams.cli.forkserver import STOP_WAIT, ensure_private, private_dir
+
+
+class ForkServer:
+    """The lead's fork server process: start it at start-up, pass `env()` to teammates, `stop()` at exit."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], socket_path: Path) -> None:
+        self.proc = proc
+        self.socket_path = socket_path
+        self.error: str | None = None  # the server's own words when it failed to start
+        self._buf = b""
+        self._ready = False
+        self._stopped = False
+
+    @classmethod
+    def start(cls, env: dict[str, str] | None = None, directory: Path | None = None) -> ForkServer:
+        """Launch the server with the lead's environment (or `env`); does not wait for it (see `wait_ready`)."""
+        env = dict(os.environ if env is None else env)
+        env.pop(launch.ENV_VAR, None)
+        directory = ensure_private(directory) if directory is not None else private_dir(env)
+        proc = subprocess.Popen(
+            [sys.executable, "-P", "-m", "agentteams.cli.forkserver", "--dir", str(directory)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+            start_new_session=True,  # the terminal's Ctrl-C and hang-up are the lead's; EOF on stdin is ours
+        )  # fmt: skip
+        return cls(proc, directory / f"fs-{proc.pid}.sock")
+
+    def wait_ready(self, timeout: float) -> bool:
+        """True once the server listens; False when it is not ready within `timeout` or has failed (see `error`)."""
+        if self._ready or self._stopped:
+            return self._ready
+        fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buf:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
+                return False
+            chunk = os.read(fd, 256)
+            if not chunk:
+                self._failed()
+                return False
+            self._buf += chunk
+        self._ready = self._buf.startswith(b"ready\n")
+        if self._ready:
+            self._close_pipes()
+        return self._ready
+
+    def env(self) -> dict[str, str]:
+        """What to add to a teammate's command environment (empty once the server has exited)."""
+        if self._stopped or self.proc.poll() is not None:
+            return {}
+        return {launch.ENV_VAR: str(self.socket_path)}
+
+    def stop(self) -> None:
+        """Close its stdin (it exits, its socket removed), kill it if it lingers; idempotent."""
+        if self._stopped:
+            return
+        self._stopped = True
+        with contextlib.suppress(OSError):
+            self.proc.stdin.close()  # type: ignore[union-attr]
+        try:
+            self.proc.wait(STOP_WAIT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self._close_pipes()
+        with contextlib.suppress(OSError):
+            if self.socket_path.is_socket():  # killed before it could clean up
+                self.socket_path.unlink()
+
+    def _failed(self) -> None:
+        lines: list[str] = []
+        with contextlib.suppress(subprocess.TimeoutExpired, OSError):
+            self.proc.wait(STOP_WAIT)
+            lines = self.proc.stderr.read().decode(errors="replace").strip().splitlines()  # type: ignore[union-attr]
+        self.error = lines[-1] if lines else f"fork server exited with status {self.proc.poll()}"
+
+    def _close_pipes(self) -> None:
+        for pipe in (self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()

@@ -1,0 +1,217 @@
+"""The REPL's rich rendering: streamed answers, one line per tool call, team events in the sender's colour.
+
+Thread-safe (the lead's worker thread, its team thread and the input loop all print here); plain text,
+without escape codes, whenever the console is not a terminal.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+from collections.abc import Callable
+from typing import IO, Any, cast
+
+from rich.console import Console
+from rich.text import Text
+
+from agentteams.agent import AgentEvent, TurnResult, tool_input_summary
+from agentteams.delivery import TeamEvent
+
+# team colour names (DESIGN.md §1) -> rich colours; rich downgrades them on terminals with fewer colours
+PALETTE = {
+    "red": "red", "blue": "blue", "green": "green", "yellow": "yellow", "purple": "medium_purple",
+    "orange": "dark_orange", "pink": "hot_pink", "cyan": "cyan",
+}  # fmt: skip
+BULLET = "⏺ "
+INDENT = "  "
+LINE_LIMIT = 200  # characters of a one-line rendering (a result, a protocol message) before it is cut
+
+
+def make_console(terminal: bool, file: io.TextIOBase | None = None) -> Console:
+    """A console on `file`, else on whatever `sys.stdout` is at print time."""
+    return Console(
+        file=cast(IO[str], file), force_terminal=terminal, color_system="auto" if terminal else None,
+        no_color=not terminal, highlight=False, markup=False, emoji=False, soft_wrap=True,
+    )  # fmt: skip
+
+
+def one_line(text: str, limit: int = LINE_LIMIT) -> str:
+    first = " ".join(text.split())
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def message_text(text: str) -> str:
+    """A teammate message for display: protocol messages (compact JSON) by their type, others as written."""
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return text
+        if isinstance(data, dict) and isinstance(data.get("type"), str):
+            return f"[{data['type']}]"
+    return text
+
+
+class Renderer:
+    """Prints events. With `hold_partial`, a streamed line is kept back until it ends (the prompt shows it)."""
+
+    def __init__(self, console: Console, *, hold_partial: bool = False) -> None:
+        self.console = console
+        self.hold_partial = hold_partial
+        self.on_change: Callable[[], None] = lambda: None  # the prompt redraws when the held line changes
+        self._lock = threading.RLock()
+        self._partial = ""  # hold mode: the streamed line not finished yet
+        self._in_text = False  # inside a run of streamed answer text
+        self._line_open = False  # the current streamed line has content
+        self._colors: dict[str, str] = {}  # agent -> team colour, remembered from earlier events
+
+    @property
+    def partial(self) -> str:
+        return self._partial
+
+    # -- output primitives --------------------------------------------------------------------------
+
+    def _print(self, text: Text | str) -> None:
+        with self._lock:
+            self._end_text()
+            self.console.print(text)
+
+    def _stream(self, piece: str) -> None:
+        if self.hold_partial:
+            self._partial += piece
+            self.on_change()
+        else:
+            self.console.print(Text(piece), end="")
+
+    def _finish_line(self) -> None:
+        if self.hold_partial:
+            line, self._partial = self._partial, ""
+            self.console.print(Text(line))
+            self.on_change()
+        else:
+            self.console.print()
+        self._line_open = False
+
+    def _end_text(self) -> None:
+        """End a run of streamed text, so what follows starts on a line of its own."""
+        if self._line_open:
+            self._finish_line()
+        self._in_text = False
+
+    # -- the lead's own events ----------------------------------------------------------------------
+
+    def text(self, delta: str) -> None:
+        with self._lock:
+            if not self._in_text:
+                delta = delta.lstrip("\n")
+                if not delta:
+                    return
+                self._in_text = True
+                self._stream(BULLET)
+                self._line_open = True
+            for i, piece in enumerate(delta.split("\n")):
+                if i > 0 and self._line_open:
+                    self._finish_line()
+                elif i > 0:
+                    self.console.print()  # a blank line inside the answer
+                if piece:
+                    if not self._line_open:
+                        self._stream(INDENT)
+                    self._stream(piece)
+                    self._line_open = True
+
+    def agent_event(self, event: AgentEvent) -> None:
+        if event.kind == "text":
+            self.text(event.text)
+        elif event.kind == "tool_start":
+            self._print(Text(f"{BULLET}{event.tool}({tool_input_summary(event.input)})", style="bold"))
+        elif event.kind == "tool_end" and event.result is not None and event.result.is_error:
+            self._print(Text(f"  ⎿  {one_line(event.result.content) or 'failed'}", style="dim"))
+        elif event.kind == "retry":
+            self._print(Text(f"  ⎿  retrying: {one_line(event.text)}", style="dim"))
+        elif event.kind == "turn_end":
+            with self._lock:
+                self._end_text()
+
+    def turn_end(self, result: TurnResult | None) -> None:
+        with self._lock:
+            self._end_text()
+            if result is None:
+                self._print(Text("  ⎿  the turn failed (see the warning above)", style="dim"))
+            elif result.stop_reason == "interrupted":
+                self._print(Text("  ⎿  Interrupted · tell the lead what to do instead", style="yellow"))
+            elif result.stop_reason == "max_turns":
+                self._print(Text("  ⎿  stopped: --max-turns reached", style="yellow"))
+            elif result.stop_reason == "max_tokens":
+                self._print(Text("  ⎿  stopped: the answer hit the output token limit", style="yellow"))
+            self.console.print()  # a blank line closes the turn, as Claude Code's transcript view does
+        self.on_change()
+
+    # -- the team -----------------------------------------------------------------------------------
+
+    def color_of(self, agent: str, color: str | None = None) -> str | None:
+        if color:
+            self._colors[agent] = color
+        return self._colors.get(agent)
+
+    def team_event(self, event: TeamEvent) -> None:
+        color = self.color_of(event.agent, event.color)
+        style = PALETTE.get(color or "", "")
+        name = Text(event.agent, style=f"bold {style}".strip())
+        line = self._team_line(event, name, style)
+        if line is not None:
+            self._print(line)
+
+    def _team_line(self, event: TeamEvent, name: Text, style: str) -> Text | None:
+        kind, text = event.kind, event.text
+        if kind == "message":
+            body = message_text(text).rstrip("\n").replace("\n", "\n    ")
+            return Text.assemble("✉ ", name, ": ", Text(body, style=style))
+        if kind == "idle":
+            return Text.assemble("· ", name, Text(" is idle" + (f": {one_line(text)}" if text else ""), style="dim"))
+        if kind == "joined":
+            return Text.assemble("+ ", name, Text(f" joined the team ({text})" if text else " joined", style="dim"))
+        if kind in ("left", "died"):
+            return Text(("✗ " if kind == "died" else "- ") + text, style="red" if kind == "died" else style)
+        if kind == "claimed":
+            return Text.assemble("· ", name, Text(f" claimed task {text}", style="dim"))
+        if kind == "permission":
+            return Text.assemble("· ", name, Text(f" permission: {text}", style="dim"))
+        if kind == "state":
+            return None
+        return Text.assemble("· ", name, Text(f": {one_line(text)}", style="dim"))
+
+    # -- the person ---------------------------------------------------------------------------------
+
+    def user_prompt(self, text: str) -> None:
+        """Echo a prompt the person did not type at the input line (the one given on the command line)."""
+        self._print(Text("> " + text.replace("\n", "\n  "), style="bold"))
+
+    def question(self, text: str) -> None:
+        self._print(Text(f"? {text}", style="bold yellow"))
+
+    def notice(self, text: str, style: str = "") -> None:
+        self._print(Text(text, style=style))
+
+    def hint(self, text: str) -> None:
+        self._print(Text(text, style="dim"))
+
+    def warning(self, level: str, message: str) -> None:
+        """A sink for agentteams.report: one line, never a traceback."""
+        self._print(Text(f"agentteams: {level}: {message}", style="yellow"))
+
+    def table(self, rows: list[tuple[str, str | None, str]]) -> None:
+        """(agent, colour, state) rows, the agent in its colour."""
+        for agent, color, state in rows:
+            style = PALETTE.get(color or "", "")
+            self._print(Text.assemble("  ● ", Text(agent, style=f"bold {style}".strip()), f"  {state}"))
+
+    def flush(self) -> None:
+        with self._lock:
+            self._end_text()
+
+
+def describe_input(args: dict[str, Any]) -> str:
+    """A tool call's input for a permission question: the summary, else compact JSON."""
+    return tool_input_summary(args, limit=160)

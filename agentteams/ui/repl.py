@@ -1,0 +1,275 @@
+"""The interactive lead's input loop: prompt_toolkit on a terminal (history, multi-line, output above the
+input line), plain line reading otherwise; Ctrl-C interrupts, Ctrl-D leaves, the next line answers a question.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from agentteams.errors import AgentTeamsError, NotFoundError
+from agentteams.lead import LeadRuntime
+from agentteams.ui.commands import TeamView, run_command, teammate_count
+from agentteams.ui.questions import Questions
+from agentteams.ui.render import Renderer
+from agentteams.ui.terminal import LoopWriter
+
+if TYPE_CHECKING:
+    from prompt_toolkit import PromptSession
+    from prompt_toolkit.formatted_text import FormattedText
+    from prompt_toolkit.key_binding import KeyBindings
+
+IDLE_HINT = "Press Ctrl-D or type /exit to leave."
+POLL = 0.05  # seconds between checks while plain mode waits for the lead to finish
+
+
+class Lead(Protocol):
+    """What the REPL needs of the composed lead (cli.lead_setup.LeadParts)."""
+
+    runtime: LeadRuntime
+
+    def close(self, *, team_down: bool = True, timeout: float = 20.0) -> None: ...
+
+
+class Repl:
+    """Reads prompts and answers until the person leaves; then stops the lead (and, if asked, its team)."""
+
+    def __init__(
+        self, lead: Lead, renderer: Renderer, questions: Questions, view: TeamView, *, history: Path,
+        terminal: bool, banner: str = "", writer: LoopWriter | None = None,
+    ) -> None:  # fmt: skip
+        self.lead = lead
+        self.runtime = lead.runtime
+        self.renderer = renderer
+        self.questions = questions
+        self.view = view
+        self.history = history
+        self.terminal = terminal
+        self.banner = banner
+        self.writer = writer  # on a terminal, the console's stream: drained by the prompt's loop
+        self.closed = False
+
+    def run(self, first: str | None) -> int:
+        """The whole session; the exit code (0: the person left)."""
+        return self._terminal_loop(first) if self.terminal else self._plain_loop(first)
+
+    # -- shared -------------------------------------------------------------------------------------
+
+    def _submit(self, text: str, *, echo: bool) -> None:
+        if echo:
+            self.renderer.user_prompt(text)
+        self.runtime.submit(text)
+
+    def _handle(self, line: str, *, echo: bool) -> bool:
+        """One entered line; True when the person asked to leave."""
+        if self.questions.current() is not None:
+            if not self.questions.answer(line):
+                question = self.questions.current()
+                self.renderer.hint(f"Answer {question.prompt.strip() if question else 'the question'}")
+            return False
+        if not line.strip():
+            return False
+        outcome = run_command(line.strip(), self.runtime, self.view, self.renderer)
+        if outcome == "submit":
+            self._submit(line, echo=echo)
+        return outcome == "leave"
+
+    def _ctrl_c(self) -> None:
+        if self.questions.cancel_all():
+            self.runtime.interrupt()
+            self.renderer.hint("Denied; stopping the turn.")
+        elif self.runtime.busy:
+            self.runtime.interrupt()
+        else:
+            self.renderer.hint(IDLE_HINT)
+
+    def _close(self, team_down: bool) -> int:
+        """Stop the lead (and with `team_down` its team); the exit code."""
+        self.questions.close()
+        if self.runtime.busy:
+            self.runtime.interrupt()
+        team = self.runtime.team
+        members = self.runtime.members() if team else []
+        if team_down and members:
+            self.renderer.notice(f"Shutting down the team ({teammate_count(len(members))})…", style="dim")
+        self.closed = True
+        error: Exception | None = None
+        try:
+            self.lead.close(team_down=team_down)
+        except KeyboardInterrupt:  # impatient: leave the rest to the next run (a team left behind stays valid)
+            self.lead.close(team_down=False, timeout=0)
+            team_down = False
+        except (AgentTeamsError, OSError) as e:
+            error = e
+        code = 0
+        if team_down and team and (error is not None or self.runtime.layout.team_dir(team).exists()):
+            code = 0 if self._delete_again(team, error) else 1
+        if not team_down and members:
+            self.renderer.hint(f"The team {team} keeps running without its lead.")
+        self.renderer.flush()
+        return code
+
+    def _delete_again(self, team: str, error: Exception | None) -> bool:
+        """Delete what is left of the team now that the lead's threads have stopped; False (and a line) if it fails.
+
+        LeadRuntime.shutdown_team deletes the team dir while the lead's own team thread may still write into it
+        (an inbox rewrite or a lock mid-rmtree): the delete fails ("Directory not empty") or the dir comes back.
+        """
+        try:
+            self.runtime.teams.delete(team, force=True)
+        except NotFoundError:
+            return True
+        except (AgentTeamsError, OSError) as again:
+            first = f" (first try: {error})" if error else ""
+            self.renderer.warning("error", f"could not delete team {team}: {again}{first}")
+            return False
+        return True
+
+    # -- a terminal: prompt_toolkit -----------------------------------------------------------------
+
+    def _terminal_loop(self, first: str | None) -> int:
+        import asyncio
+
+        # one event loop for the whole session: patch_stdout hands background output to the running prompt's
+        # loop, and a loop closed between two prompts (as sync prompt() does) would drop what was in flight
+        return asyncio.run(self._terminal_session(first))
+
+    async def _terminal_session(self, first: str | None) -> int:
+        import asyncio
+
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.history import FileHistory
+        from prompt_toolkit.patch_stdout import patch_stdout
+
+        self.history.parent.mkdir(parents=True, exist_ok=True)
+        session: PromptSession[str] = PromptSession(
+            history=FileHistory(str(self.history)), multiline=True, key_bindings=_bindings(),
+            prompt_continuation=lambda width, _n, _soft: " " * min(width, 2), bottom_toolbar=self._toolbar,
+            refresh_interval=0.5,
+        )  # fmt: skip
+        self.renderer.on_change = session.app.invalidate
+        # written straight away, before any prompt is up: a prompt drawn on the terminal's top row is pushed
+        # into the scrollback, not erased, by the first output written above it
+        if self.banner:
+            self.renderer.hint(self.banner)
+        if first:
+            session.history.append_string(first)
+            self._submit(first, echo=True)
+        serving = asyncio.create_task(self.writer.serve()) if self.writer else None
+        await asyncio.sleep(0)  # the writer takes over before anything can draw a prompt
+        with patch_stdout(raw=True):  # for stray prints; our own output goes through the writer
+            try:
+                return await self._prompt_loop(session)
+            finally:
+                if self.writer and serving:
+                    self.writer.stop()
+                    await serving
+
+    async def _prompt_loop(self, session: PromptSession[str]) -> int:
+        import asyncio
+
+        while True:
+            try:
+                line = await session.prompt_async(self._message)
+            except KeyboardInterrupt:
+                self._ctrl_c()
+                continue
+            except EOFError:
+                leave = True
+            else:
+                leave = self._handle(line, echo=False)
+            if leave:
+                team_down = await self._confirm_leave()
+                if team_down is not None:  # shutting down takes seconds: the loop keeps printing meanwhile
+                    return await asyncio.get_running_loop().run_in_executor(None, self._close, team_down)
+
+    def _message(self) -> FormattedText:
+        from prompt_toolkit.formatted_text import FormattedText
+
+        parts: list[tuple[str, str]] = []
+        if self.renderer.partial:  # the answer's unfinished line: shown here until it ends, then printed above
+            parts.append(("", self.renderer.partial + "\n"))
+        question = self.questions.current()
+        parts.append(("bold ansiyellow", question.prompt) if question else ("bold", "> "))
+        return FormattedText(parts)
+
+    def _toolbar(self) -> str:
+        if self.questions.current() is not None:
+            return " a question is waiting: answer it at the prompt (Ctrl-C denies)"
+        team = self.runtime.team
+        about = f" · team {team}: {teammate_count(len(self.runtime.members()))}" if team else ""
+        if self.runtime.busy:
+            return f" ✻ working… (Ctrl-C to interrupt){about}"
+        return f" /help for commands · Ctrl-D to leave{about}"
+
+    async def _confirm_leave(self) -> bool | None:
+        """Whether to shut the team down on leaving (True when there is none); None: the person stayed."""
+        from prompt_toolkit import PromptSession
+
+        self.questions.close()  # nobody will answer from now on: pending asks are denied
+        members = self.runtime.members() if self.runtime.team else []
+        if not members:
+            return True
+        text = f"Shut down the team ({teammate_count(len(members))}) before leaving? [Y/n] "
+        confirm: PromptSession[str] = PromptSession()  # no history: a yes or no is not worth recalling
+        while True:
+            try:
+                answer = (await confirm.prompt_async(text)).strip().lower()
+            except KeyboardInterrupt:
+                self.questions.reopen()
+                return None
+            except EOFError:
+                return True
+            if answer in ("", "y", "yes", "n", "no"):
+                return answer in ("", "y", "yes")
+
+    # -- not a terminal: plain lines ----------------------------------------------------------------
+
+    def _plain_loop(self, first: str | None) -> int:
+        """Lines from stdin, each once the lead has settled (or a question waits), so piped input keeps order."""
+        if first:
+            self._submit(first, echo=True)
+        while True:
+            try:
+                self._wait_for_turn_to_read()
+                line = sys.stdin.readline()
+                if not line:
+                    break
+                if self._handle(line.rstrip("\n"), echo=True):
+                    break
+            except KeyboardInterrupt:
+                self._ctrl_c()
+        self.questions.close()
+        try:
+            self._wait_for_turn_to_read()  # what was asked gets finished before leaving
+        except KeyboardInterrupt:
+            self.runtime.interrupt()
+        return self._close(team_down=True)
+
+    def _wait_for_turn_to_read(self) -> None:
+        while self.questions.current() is None and not self.runtime.settled():
+            self.runtime.wait_idle(timeout=POLL)
+
+
+def _bindings() -> KeyBindings:
+    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+
+    kb = KeyBindings()
+
+    @kb.add("enter")
+    def _send(event: KeyPressEvent) -> None:
+        event.current_buffer.validate_and_handle()
+
+    @kb.add("escape", "enter")
+    def _newline(event: KeyPressEvent) -> None:
+        event.current_buffer.insert_text("\n")
+
+    @kb.add("c-c")
+    def _interrupt(event: KeyPressEvent) -> None:
+        if event.current_buffer.text:
+            event.current_buffer.reset()
+        else:
+            event.app.exit(exception=KeyboardInterrupt())
+
+    return kb
