@@ -1,0 +1,468 @@
+"""The interactive lead (`agentteams [PROMPT]` without -p), driven for real in a pane of a private tmux server.
+
+Each test starts `agentteams` against the project's scripted Messages API, types with `send-keys` and polls
+`capture-pane`; the renderer's plain (non-terminal) output is checked directly and through a pipe.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentteams.agent import AgentEvent, TurnResult
+from agentteams.delivery import TeamEvent
+from agentteams.mockapi import MockServer
+from agentteams.model.types import Usage
+from agentteams.tools.base import ToolResult
+from agentteams.ui.questions import Questions, yes_no
+from agentteams.ui.render import Renderer, make_console
+from agentteams.ui.terminal import LoopWriter
+from tests.conftest import child_env
+from tests.support.workers import wait_until
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+API_KEY = "sk-ant-test-repl-key"
+IDLE = "/help for commands · Ctrl-D to leave"  # the toolbar while no turn runs: the prompt is back
+START = 60.0  # seconds for a cold start (the anthropic SDK import alone is ~2.6 s of CPU)
+STEP = 20.0  # seconds for anything after that
+ESC = re.compile(r"\x1b")
+
+
+class LeadPane:
+    """`agentteams` running interactively in the only pane of a tmux server of our own."""
+
+    def __init__(self, sock: Path, env: dict[str, str], cwd: Path, args: list[str]) -> None:
+        self.sock = sock
+        conf = sock.with_name("tmux.conf")
+        conf.write_text("set -g remain-on-exit on\nset -g history-limit 10000\n", encoding="utf-8")
+        argv = [sys.executable, "-m", "agentteams", "--teammate-mode", "in-process", *args]
+        self.pane = self.tmux(
+            "-f", str(conf), "new-session", "-d", "-s", "lead", "-x", "160", "-y", "50", "-c", str(cwd),
+            "-P", "-F", "#{pane_id}", *argv, env=env,
+        )  # fmt: skip
+
+    def tmux(self, *args: str, env: dict[str, str] | None = None) -> str:
+        proc = subprocess.run(
+            ["tmux", "-u", "-S", str(self.sock), *args], env=env, capture_output=True, text=True, timeout=15,
+            check=False,
+        )  # fmt: skip
+        assert proc.returncode == 0, f"tmux {args[0]} failed: {proc.stderr.strip()}"
+        return proc.stdout.rstrip("\n")
+
+    def screen(self) -> str:
+        """Everything the pane has shown, scrollback included, wrapped lines joined."""
+        return self.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", self.pane)
+
+    def type(self, text: str) -> None:
+        self.tmux("send-keys", "-t", self.pane, "-l", text)
+
+    def press(self, *keys: str) -> None:
+        self.tmux("send-keys", "-t", self.pane, *keys)
+
+    def submit(self, text: str) -> None:
+        """Type a line, wait until the input line shows it, press Enter."""
+        self.type(text)
+        self.wait(lambda s: input_line(s) == text, f"{text!r} on the input line")
+        self.press("Enter")
+
+    def wait(self, cond: Callable[[str], bool], what: str, timeout: float = STEP) -> float:
+        last = [""]
+
+        def check() -> bool:
+            last[0] = self.screen()
+            return cond(last[0])
+
+        try:
+            return wait_until(check, timeout, what, interval=0.05)
+        except AssertionError as e:
+            raise AssertionError(f"{e}\n--- pane ---\n{last[0]}") from None
+
+    def wait_text(self, text: str, count: int = 1, timeout: float = STEP) -> float:
+        return self.wait(lambda s: s.count(text) >= count, f"{text!r} ×{count}", timeout)
+
+    def idle(self, timeout: float = STEP) -> float:
+        return self.wait(lambda s: IDLE in s, "the prompt to be back", timeout)
+
+    def exit_status(self) -> int | None:
+        """The process's exit status once it has ended, else None.
+
+        tmux 3.3 may leave an exited pane process unreaped (a zombie, pane not yet dead) until its next
+        SIGCHLD; the kernel already knows the status then (/proc/PID/stat field 52, as waitpid reports it).
+        """
+        out = self.tmux("list-panes", "-t", self.pane, "-F", "#{pane_dead}|#{pane_dead_status}|#{pane_pid}")
+        dead, status, pid = out.split("|")
+        if dead == "1" and status:
+            return int(status)
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, ValueError):
+            return None
+        return (int(fields[-1]) >> 8) & 0xFF if fields[0] == "Z" else None
+
+
+PROMPT = re.compile(r"^(>|allow\? \[[yna/]+\]|Shut down the team .*\[Y/n\])(.*)$")  # the lead's, or a question's
+
+
+def input_line(screen: str) -> str:
+    """The text after the last prompt on the screen (the line being edited)."""
+    found = [m.group(2) for m in map(PROMPT.match, screen.splitlines()) if m]
+    return found[-1].strip() if found else ""
+
+
+def assert_no_stray_prompt(screen: str) -> None:
+    """Output printed while the prompt (re)draws itself must not leave an empty prompt behind (only the live one)."""
+    assert [ln for ln in screen.splitlines() if ln.rstrip() == ">"] == [">"], screen
+
+
+def short_dir(tmp_path: Path) -> Path:
+    """A directory for the tmux socket: unix socket paths must stay under ~100 characters."""
+    if len(str(tmp_path / "tmux.sock")) < 100:
+        return tmp_path
+    return Path(tempfile.mkdtemp(prefix="repl"))
+
+
+@pytest.fixture
+def start_lead(tmp_path: Path, config_root: Path) -> Iterator[Callable[..., tuple[LeadPane, MockServer, Path]]]:
+    servers: list[MockServer] = []
+    panes: list[LeadPane] = []
+
+    def start(script: dict[str, Any], *args: str) -> tuple[LeadPane, MockServer, Path]:
+        server = MockServer(script).start()
+        servers.append(server)
+        work = tmp_path / "work"
+        work.mkdir(exist_ok=True)
+        env = child_env(config_root)
+        env.pop("CLAUDE_CODE_TEAMMATE_COMMAND", None)
+        env.update({"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": API_KEY, "LANG": "C.UTF-8",
+                    "TERM": "xterm-256color"})  # fmt: skip
+        pane = LeadPane(short_dir(tmp_path) / "tmux.sock", env, work, list(args))
+        panes.append(pane)
+        return pane, server, work
+
+    yield start
+    for pane in panes:
+        subprocess.run(["tmux", "-S", str(pane.sock), "kill-server"], capture_output=True, timeout=15, check=False)
+    for server in servers:
+        server.stop()
+
+
+def lead_route(*turns: Any) -> dict[str, Any]:
+    return {"name": "lead", "match": {"tools": True}, "turns": list(turns), "idle": "IDLE-ANSWER"}
+
+
+def model_calls(server: MockServer) -> list[dict[str, Any]]:
+    """The request bodies of every Messages API call so far."""
+    return [r["body"] for r in server.requests if r["method"] == "POST" and r["path"].split("?")[0] == "/v1/messages"]
+
+
+def tool_turn(tool: str, **args: Any) -> dict[str, Any]:
+    return {"content": [{"type": "tool_use", "name": tool, "input": args}]}
+
+
+# -- in a terminal -----------------------------------------------------------------------------------
+
+
+def test_prompt_argument_then_typed_prompt_and_history(start_lead: Callable[..., Any], config_root: Path) -> None:
+    script = {"routes": [lead_route(
+        {"text": "FIRST-ANSWER streamed in small pieces", "chunk": 4, "delta_delay_ms": 20}, "SECOND-ANSWER",
+    )]}  # fmt: skip
+    pane, server, _ = start_lead(script, "say hello")
+    started = time.monotonic()
+    pane.wait_text("⏺ FIRST-ANSWER streamed in small pieces", timeout=START)
+    first = time.monotonic() - started
+    pane.idle()
+    pane.submit("second question")
+    pane.wait_text("⏺ SECOND-ANSWER")
+    pane.idle()
+    assert "> second question" in pane.screen()
+    pane.press("Up")
+    pane.wait(lambda s: input_line(s) == "second question", "↑ to recall the second prompt")
+    pane.press("Up")
+    pane.wait(lambda s: input_line(s) == "say hello", "↑↑ to recall the prompt given as argument")
+    pane.press("C-c")  # clears the recalled line
+    pane.wait(lambda s: input_line(s) == "", "Ctrl-C to clear the input line")
+    history = (config_root / "agentteams" / "history").read_text(encoding="utf-8")
+    assert "+say hello" in history and "+second question" in history
+    users = [str(body["messages"][-1]["content"]) for body in model_calls(server)]
+    assert any("say hello" in u for u in users) and any("second question" in u for u in users)
+    print(f"first answer {first:.2f}s after start")
+
+
+def test_multiline_input_is_one_prompt(start_lead: Callable[..., Any]) -> None:
+    pane, server, _ = start_lead({"routes": [lead_route("GOT-IT")]})
+    pane.idle(timeout=START)
+    pane.type("line one")
+    pane.press("M-Enter")  # Alt-Enter: a newline, not a send
+    pane.type("line two")
+    pane.wait(lambda s: "  line two" in s, "the second input line")
+    assert model_calls(server) == []
+    pane.press("Enter")
+    pane.wait_text("⏺ GOT-IT")
+    calls = model_calls(server)
+    assert len(calls) == 1 and "line one\nline two" in json.dumps(calls[0]["messages"][-1]).replace("\\n", "\n")
+
+
+def test_tool_call_is_one_compact_line(start_lead: Callable[..., Any]) -> None:
+    script = {"routes": [lead_route(
+        tool_turn("Bash", command="echo hi > f.txt", description="write f.txt"),
+        tool_turn("Bash", command="cat missing-file.txt"),
+        "WROTE-IT",
+    )]}  # fmt: skip
+    pane, _, work = start_lead(script, "--dangerously-skip-permissions", "make the file")
+    pane.wait_text("⏺ WROTE-IT", timeout=START)
+    pane.idle()
+    screen = pane.screen()
+    lines = [ln.rstrip() for ln in screen.splitlines()]  # capture-pane -J keeps trailing spaces
+    assert "⏺ Bash(echo hi > f.txt)" in lines, screen
+    assert "⏺ Bash(cat missing-file.txt)" in lines, screen
+    errors = [ln for ln in lines if ln.startswith("  ⎿")]
+    assert len(errors) == 1 and "No such file" in errors[0], screen  # a failure: one dim line
+    assert_no_stray_prompt(screen)
+    assert (work / "f.txt").read_text(encoding="utf-8") == "hi\n"
+
+
+def test_ctrl_c_stops_a_long_turn(start_lead: Callable[..., Any]) -> None:
+    script = {"routes": [lead_route(tool_turn("Bash", command="sleep 30"), "NEVER-SEEN", "AFTER-INTERRUPT")]}
+    pane, server, _ = start_lead(script, "--dangerously-skip-permissions", "wait a while")
+    pane.wait_text("⏺ Bash(sleep 30)", timeout=START)
+    pane.wait_text("working…")
+    calls = len(model_calls(server))
+    pane.press("C-c")
+    took = pane.wait_text("Interrupted", timeout=10)
+    pane.idle(timeout=10)
+    assert took < 5, f"the interrupt took {took:.1f}s"
+    assert len(model_calls(server)) == calls, "an interrupted turn must not call the model again"
+    pane.submit("carry on")
+    pane.wait_text("⏺ NEVER-SEEN")  # the route's next turn: the model was asked again, the session lives
+    assert "AFTER-INTERRUPT" not in pane.screen()
+    print(f"Ctrl-C to Interrupted: {took:.2f}s")
+
+
+def test_permission_ask_answered_at_the_prompt(start_lead: Callable[..., Any], tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    script = {"routes": [lead_route(
+        tool_turn("Write", file_path=str(work / "yes.txt"), content="yes"), "FIRST-DONE",
+        tool_turn("Write", file_path=str(work / "no.txt"), content="no"), "SECOND-DONE",
+    )]}  # fmt: skip
+    pane, _, _ = start_lead(script, "write yes.txt")
+    question = "The lead wants to run Write("
+    pane.wait_text(question, timeout=START)
+    pane.wait(lambda s: "allow? [y/n/a]" in s, "the question's prompt")
+    pane.submit("y")
+    pane.wait_text("⏺ FIRST-DONE")
+    assert (work / "yes.txt").read_text(encoding="utf-8") == "yes"
+    pane.idle()
+    pane.submit("now write no.txt")
+    pane.wait_text(question, count=2)
+    pane.submit("maybe")  # not an answer: asked again, nothing decided
+    pane.wait_text("Answer allow? [y/n/a]")
+    pane.submit("n")
+    pane.wait_text("⏺ SECOND-DONE")
+    assert not (work / "no.txt").exists()
+    pane.idle()
+    screen = pane.screen()
+    assert "denied permission to use Write" in screen, screen
+    assert_no_stray_prompt(screen)
+
+
+def test_ctrl_d_without_team_exits_0(start_lead: Callable[..., Any]) -> None:
+    pane, _, _ = start_lead({"routes": [lead_route("HI")]})
+    pane.idle(timeout=START)
+    pane.press("C-c")  # at an empty prompt, nothing running: only a hint
+    pane.wait_text("Press Ctrl-D or type /exit to leave.")
+    pane.submit("/team")
+    pane.wait_text("No team yet")
+    pane.press("C-d")
+    pane.wait(lambda _s: pane.exit_status() is not None, "the process to end")
+    assert pane.exit_status() == 0
+    assert "Shut down the team" not in pane.screen()
+
+
+def approve_shutdown() -> dict[str, Any]:
+    """A teammate turn, once a shutdown_request arrives: SendMessage a shutdown_response approving it."""
+    answer = {"type": "shutdown_response", "request_id": r'{{re:requestId\W+([^\s"\\]+)}}', "approve": True}
+    return {"wait_for_last": "shutdown_request", **tool_turn("SendMessage", to="team-lead", message=answer)}
+
+
+def team_lead_route(marker: str) -> dict[str, Any]:
+    """The lead creates team crew, spawns alice, and answers once `marker` has reached it."""
+    return lead_route(
+        tool_turn("TeamCreate", team_name="crew", description="a test team"),
+        tool_turn("Task", name="alice", team_name="crew", prompt="Report in.", description="alice reports"),
+        "SPAWNED-ALICE",
+        {"wait_for": marker, "text": "LEAD-GOT-REPORT"},
+    )
+
+
+def test_team_message_appears_in_lead_pane(start_lead: Callable[..., Any], config_root: Path) -> None:
+    alice = {
+        "name": "alice", "match": {"system": "Your name is alice"}, "idle": "alice idle.",
+        "turns": [tool_turn("SendMessage", to="team-lead", message="ALICE-REPORT: all done", summary="report"),
+                  approve_shutdown()],
+    }  # fmt: skip
+    routes = [alice, team_lead_route("ALICE-REPORT")]
+    pane, _, _ = start_lead({"routes": routes}, "--dangerously-skip-permissions", "build a team")
+    pane.wait_text("⏺ Task(alice reports)", timeout=START)
+    pane.wait_text("alice joined the team")
+    pane.wait_text("✉ alice: ALICE-REPORT: all done")
+    pane.wait_text("⏺ LEAD-GOT-REPORT")
+    pane.idle()
+    pane.submit("/team")
+    pane.wait_text("Team crew: 1 teammate")
+    assert re.search(r"● alice +(idle|working|starting)", pane.screen())
+    assert_no_stray_prompt(pane.screen())
+    pane.press("C-d")
+    pane.wait_text("Shut down the team (1 teammate) before leaving? [Y/n]")
+    pane.press("Enter")
+    pane.wait_text("Teammate alice shut down")
+    pane.wait(lambda _s: pane.exit_status() is not None, "the lead to exit", timeout=40)
+    assert pane.exit_status() == 0
+    assert not (config_root / "teams" / "crew").exists(), pane.screen()
+
+
+def test_teammate_permission_request_is_answered_at_the_prompt(
+    start_lead: Callable[..., Any], config_root: Path, tmp_path: Path
+) -> None:
+    target = tmp_path / "work" / "alice.txt"
+    alice = {
+        "name": "alice", "match": {"system": "Your name is alice"}, "idle": "alice idle.",
+        "turns": [tool_turn("Write", file_path=str(target), content="from alice"),
+                  tool_turn("SendMessage", to="team-lead", message="ALICE-WROTE", summary="wrote")],
+    }  # fmt: skip
+    pane, _, _ = start_lead({"routes": [alice, team_lead_route("ALICE-WROTE")]}, "build a team")  # default mode
+    pane.wait_text("Teammate alice asks to run Write(", timeout=START)
+    pane.wait(lambda s: input_line(s) == "" and "allow? [y/n]" in s, "the question's prompt")
+    pane.submit("y")
+    pane.wait_text("✉ alice: ALICE-WROTE")
+    assert target.read_text(encoding="utf-8") == "from alice"
+    pane.wait_text("⏺ LEAD-GOT-REPORT")
+    pane.idle()
+    pane.press("C-d")
+    pane.wait_text("Shut down the team (1 teammate) before leaving? [Y/n]")
+    pane.submit("n")  # leave it: the team stays on disk for a later lead
+    pane.wait(lambda _s: pane.exit_status() is not None, "the lead to exit", timeout=40)
+    assert pane.exit_status() == 0
+    assert "keeps running without its lead" in pane.screen()
+    assert (config_root / "teams" / "crew" / "config.json").exists()
+
+
+# -- not a terminal ----------------------------------------------------------------------------------
+
+
+def test_renderer_without_a_terminal_writes_no_escape_codes() -> None:
+    out = io.StringIO()
+    renderer = Renderer(make_console(False))
+    renderer.console.file = out
+    renderer.agent_event(AgentEvent("text", text="Hello "))
+    renderer.agent_event(AgentEvent("text", text="world.\nSecond line"))
+    renderer.agent_event(AgentEvent("tool_start", tool="Bash", input={"command": "ls -la"}))
+    renderer.agent_event(AgentEvent("tool_end", tool="Bash", result=ToolResult.error("boom\nmore detail")))
+    renderer.team_event(TeamEvent("joined", "alice", "in-process", color="purple"))
+    renderer.team_event(TeamEvent("message", "alice", "hi lead", color="purple"))
+    renderer.team_event(TeamEvent("idle", "alice", ""))
+    renderer.team_event(TeamEvent("died", "alice", "Teammate alice stopped unexpectedly."))
+    renderer.turn_end(TurnResult("x", "interrupted", 1, Usage()))
+    text = out.getvalue()
+    assert not ESC.search(text), repr(text)
+    assert text.splitlines()[:5] == [
+        "⏺ Hello world.", "  Second line", "⏺ Bash(ls -la)", "  ⎿  boom more detail",
+        "+ alice joined the team (in-process)",
+    ]  # fmt: skip
+    assert "✉ alice: hi lead" in text and "· alice is idle" in text and "✗ Teammate alice stopped" in text
+    assert "Interrupted" in text
+
+
+def test_renderer_on_a_terminal_colours_team_events_and_holds_the_partial_line() -> None:
+    out = io.StringIO()
+    renderer = Renderer(make_console(True), hold_partial=True)
+    renderer.console.file = out
+    changes: list[str] = []
+    renderer.on_change = lambda: changes.append(renderer.partial)
+    renderer.text("half a li")
+    assert out.getvalue() == "" and renderer.partial == "⏺ half a li"  # shown on the prompt, not printed
+    renderer.text("ne\nnext")
+    assert "half a line" in out.getvalue() and renderer.partial == "  next"
+    renderer.team_event(TeamEvent("message", "bob", "hello", color="green"))
+    assert renderer.partial == "" and ESC.search(out.getvalue())
+    assert changes
+
+
+def test_loop_writer_keeps_each_threads_order_and_writes_directly_once_stopped() -> None:
+    import asyncio
+    import threading
+
+    out = io.StringIO()
+    writer = LoopWriter(out)
+
+    def worker(n: int) -> None:
+        for i in range(50):
+            writer.write(f"{n}:{i}\n")
+            writer.flush()
+
+    async def session() -> None:
+        serving = asyncio.create_task(writer.serve())
+        await asyncio.sleep(0)
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            await asyncio.to_thread(t.join)
+        writer.stop()
+        await serving
+
+    asyncio.run(session())
+    writer.write("after\n")
+    writer.flush()
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 201 and lines[-1] == "after"
+    for n in range(4):
+        assert [ln for ln in lines if ln.startswith(f"{n}:")] == [f"{n}:{i}" for i in range(50)]
+
+
+def test_questions_hand_the_answer_back_and_deny_once_closed() -> None:
+    import threading
+
+    shown: list[str] = []
+    questions = Questions(lambda q: shown.append(q.text))
+    answers: list[str] = []
+    asker = threading.Thread(target=lambda: answers.append(questions.ask(yes_no("may I?", always=True))))
+    asker.start()
+    wait_until(lambda: questions.current() is not None, 5, "the question")
+    assert not questions.answer("perhaps") and questions.current() is not None
+    assert questions.answer("A")
+    asker.join(5)
+    assert answers == ["always"] and shown == ["may I?"]
+    questions.close()
+    assert questions.ask(yes_no("again?", always=False)) == "deny"
+
+
+def test_piped_session_is_plain_lines(tmp_path: Path, config_root: Path) -> None:
+    script = {"routes": [lead_route(tool_turn("Bash", command="echo piped > p.txt"), "PIPED-ANSWER", "TWO")]}
+    with MockServer(script).start() as server:
+        env = child_env(config_root)
+        env.update({"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": API_KEY, "TERM": "xterm-256color",
+                    "FORCE_COLOR": "", "PYTHONIOENCODING": "utf-8"})  # fmt: skip
+        proc = subprocess.run(
+            [sys.executable, "-m", "agentteams", "--teammate-mode", "in-process", "--dangerously-skip-permissions"],
+            input="first\n/help\nsecond\n", capture_output=True, text=True, encoding="utf-8", env=env, cwd=tmp_path,
+            timeout=120, check=False,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert not ESC.search(proc.stdout), repr(proc.stdout)
+    lines = proc.stdout.splitlines()
+    assert lines.index("> first") < lines.index("⏺ Bash(echo piped > p.txt)") < lines.index("⏺ PIPED-ANSWER")
+    assert lines.index("⏺ PIPED-ANSWER") < lines.index("> second") < lines.index("⏺ TWO")
+    assert "/team   the team's teammates and what each is doing" in proc.stdout
+    assert (tmp_path / "p.txt").exists()
