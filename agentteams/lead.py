@@ -164,6 +164,10 @@ class LeadRuntime:
             time.sleep(0.05)
         for name in list(self.handles):
             self._member_gone(name, "was stopped (it did not answer the shutdown request in time)")
+        self.ctx.team_name = None  # stops the team thread: it must not rewrite the inbox while the team goes
+        thread = self._team_thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=CHECK_EVERY * 4)
         warnings: list[str] = []
         try:
             warnings = self.teams.delete(team, force=True)
@@ -171,7 +175,6 @@ class LeadRuntime:
             pass
         except OSError as e:  # the team is down; what is left on disk is `agentteams cleanup`'s job
             warnings = [f"could not remove all of team {team}'s files: {e}"]
-        self.ctx.team_name = None
         return warnings
 
     def close(self) -> None:

@@ -111,11 +111,8 @@ class Repl:
         return code
 
     def _delete_again(self, team: str, error: Exception | None) -> bool:
-        """Delete what is left of the team now that the lead's threads have stopped; False (and a line) if it fails.
-
-        LeadRuntime.shutdown_team deletes the team dir while the lead's own team thread may still write into it
-        (an inbox rewrite or a lock mid-rmtree): the delete fails ("Directory not empty") or the dir comes back.
-        """
+        """Delete what is left of the team now that every thread of the lead has stopped; False (and a line) if
+        that fails too. A teammate's last write can land in the team dir while the first delete runs."""
         try:
             self.runtime.teams.delete(team, force=True)
         except NotFoundError:
