@@ -121,5 +121,7 @@ def demo(
     typer.echo(f"  watch it:      tmux attach -t {SESSION}   (inside tmux: tmux switch-client -t {SESSION})")
     typer.echo("  team status:   agentteams status   |   live dashboard: agentteams watch")
     typer.echo("It takes about a minute. Press Ctrl-D in the lead pane to leave: everything is cleaned up.")
-    if attach:
+    if attach and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        typer.echo(f"(not attaching: this is not a terminal; run `tmux attach -t {SESSION}` from one)")
+    elif attach:
         _attach()
