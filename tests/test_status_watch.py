@@ -78,8 +78,7 @@ def test_watch_in_a_pane_shows_a_new_message_within_a_second(team: LiveTeam) -> 
     wait_until(lambda: "dead" in team.tmux.capture(pane), 3, "watch to show the dead teammate")  # 1 s redraw
     team.tmux.send(pane, "C-c")
     wait_until(lambda: team.tmux.panes()[pane][0], 5, "watch to exit on Ctrl-C")
-    status = team.tmux.run("display-message", "-p", "-t", pane, "#{pane_dead_status}")
-    assert status == "0"
+    assert team.tmux.exit_status(pane) == "0"
 
 
 def test_watch_piped_prints_new_messages_as_plain_lines(team: LiveTeam) -> None:

@@ -48,6 +48,24 @@ class Tmux:
         rows = (line.split("|", 2) for line in out.splitlines() if line)
         return {pane: (dead == "1", title) for pane, dead, title in rows}
 
+    def exit_status(self, pane: str, timeout: float = 5.0) -> str:
+        """The exit status of a pane's process once tmux has reaped it. tmux 3.3a sometimes misses the SIGCHLD
+        (tmux issue #311) and shows a dead pane with no status: each try sends the server another one."""
+        import signal
+        import time
+
+        server, deadline = self.server_pid(), time.monotonic() + timeout
+        while True:
+            os.kill(server, signal.SIGCHLD)
+            dead, _, status = self.run(
+                "display-message", "-p", "-t", pane, "#{pane_dead} #{pane_dead_status}"
+            ).partition(" ")
+            if dead == "1" and status:
+                return status
+            if time.monotonic() > deadline:
+                raise AssertionError(f"pane {pane} has no exit status after {timeout:.0f} s")
+            time.sleep(0.02)
+
     def server_pid(self) -> int:
         return int(self.run("display-message", "-p", "#{pid}"))
 
