@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import TextIO
 
 from agentteams.agent import AgentEvent, tool_input_summary
 from agentteams.delivery import TeamEvent
 
+# a rendered inbox message (agentteams.delivery.message_block): sender, colour, text
+BLOCK = re.compile(r'<teammate-message teammate_id="([^"]*)"(?: color="([^"]*)")?[^>]*>\n(.*?)\n</teammate-message>',
+                   re.S)  # fmt: skip
 ANSI = {"red": 31, "green": 32, "yellow": 33, "blue": 34, "purple": 35, "cyan": 36, "orange": 33, "pink": 35}
 
 
@@ -52,8 +56,17 @@ class PaneRenderer:
         elif event.kind == "user" and event.message is not None:
             content = event.message.get("content")
             if isinstance(content, str):
-                first = content.strip().splitlines()[:1]
-                self._line(self._paint(f"▸ {first[0][:160] if first else ''}", "cyan"))
+                self._prompt(content)
+
+    def _prompt(self, content: str) -> None:
+        """A turn's prompt: each teammate message as `✉ sender: first line`, anything else by its first line."""
+        blocks = BLOCK.findall(content)
+        for sender, color, body in blocks:
+            lines = body.strip().splitlines()
+            self._line(self._paint(f"✉ {sender}: {lines[0][:150] if lines else ''}", color or "cyan"))
+        if not blocks:
+            first = content.strip().splitlines()[:1]
+            self._line(self._paint(f"▸ {first[0][:160] if first else ''}", "cyan"))
 
     def team_event(self, event: TeamEvent) -> None:
         if event.kind == "state":
