@@ -6,16 +6,18 @@ Emits events through a callback and never prints; a tool's failure is an error r
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from agentteams.model.types import Block, Message, ModelClient, ModelRequest, StreamCallbacks, Usage
+from agentteams.model.types import Block, Message, ModelClient, ModelRequest, ModelResponse, StreamCallbacks, Usage
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult
 
 StopReason = Literal["end_turn", "max_turns", "interrupted", "max_tokens", "exit_requested"]
 Answer = Literal["allow", "deny", "always"]
+INTERRUPT_POLL = 0.05  # seconds between checks of the interrupt flag while the model call runs
 
 
 class Decision(Protocol):
@@ -117,7 +119,7 @@ class Agent:
                 break
             calls += 1
             try:
-                response = self.client.complete(self._request(), self._callbacks())
+                response = self._call_model()
             except Interrupted:
                 stop = "interrupted"
                 break
@@ -147,9 +149,34 @@ class Agent:
             max_tokens=self.settings.max_tokens, agent=self.settings.name,
         )  # fmt: skip
 
-    def _callbacks(self) -> StreamCallbacks:
-        def on_text(delta: str) -> None:
+    def _call_model(self) -> ModelResponse:
+        """The model call, in a thread of its own so an interrupt ends the turn at once, even before the first
+        byte arrives; an abandoned call stops at its first delta and its answer is dropped."""
+        request, cancelled = self._request(), threading.Event()
+        box: dict[str, Any] = {}
+        done = threading.Event()
+
+        def call() -> None:
+            try:
+                box["response"] = self.client.complete(request, self._callbacks(cancelled))
+            except BaseException as e:  # handed to the agent's thread, which raises it there
+                box["error"] = e
+            finally:
+                done.set()
+
+        threading.Thread(target=call, name=f"{self.settings.name}-model", daemon=True).start()
+        while not done.wait(INTERRUPT_POLL):
             if self.ctx.interrupt.is_set():
+                cancelled.set()
+                raise Interrupted
+        if "error" in box:
+            raise box["error"]
+        response: ModelResponse = box["response"]
+        return response
+
+    def _callbacks(self, cancelled: threading.Event) -> StreamCallbacks:
+        def on_text(delta: str) -> None:
+            if cancelled.is_set() or self.ctx.interrupt.is_set():
                 raise Interrupted
             self._emit(AgentEvent("text", text=delta))
 

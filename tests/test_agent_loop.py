@@ -12,6 +12,7 @@ from agentteams.agent import Agent, AgentEvent, AgentSettings, PermissionAsk
 from agentteams.paths import Layout
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult, require_str
 from tests.support.fake_model import FakeModel, text, tool
+from tests.support.workers import wait_until
 
 
 @dataclass
@@ -160,6 +161,29 @@ def test_interrupt_ends_the_turn_not_the_agent(tmp_path: Path) -> None:
     assert agent.run("go").stop_reason == "interrupted"
     second = agent.run("again")
     assert (second.stop_reason, second.text) == ("end_turn", "second turn fine")
+
+
+def test_interrupt_before_the_first_byte_ends_the_turn_at_once(tmp_path: Path) -> None:
+    """A model that has not answered yet (time to first token) must not hold Ctrl-C up."""
+    release = threading.Event()
+    model = FakeModel([[text("late words that must not show")], [text("next turn")]])
+
+    def hold_first(n: int) -> None:
+        if n == 0:
+            release.wait(10)
+
+    model.before_answer = hold_first
+    agent, events = make(model, tmp_path)
+    threading.Timer(0.2, agent.ctx.interrupt.set).start()
+    started = time.monotonic()
+    result = agent.run("go")
+    took = time.monotonic() - started
+    assert result.stop_reason == "interrupted" and took < 1.0, took
+    second = agent.run("again")  # the abandoned call is still blocked: the next turn does not wait for it
+    release.set()
+    assert second.text == "next turn"
+    wait_until(lambda: not any(t.name == "main-model" for t in threading.enumerate()), 5, "the abandoned call")
+    assert not any(e.kind == "text" and "late words" in e.text for e in events)
 
 
 def test_exit_requested_by_a_tool_ends_the_turn(tmp_path: Path) -> None:
