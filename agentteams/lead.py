@@ -299,6 +299,8 @@ class LeadRuntime:
         msg = parse_message(env.text)
         who = env.sender
         if isinstance(msg, IdleNotification):
+            if who not in self.handles:  # a teammate that has left (e.g. a real CLI's notice after approving)
+                return True
             with self._cond:
                 self._idle = add_idle_notice(self._idle, env, msg)
                 self._cond.notify_all()
