@@ -309,12 +309,14 @@ class LeadRuntime:
         if isinstance(msg, PermissionRequest):
             self._answer_permission(msg, who)
             return True
-        if isinstance(msg, ShutdownApproved):
-            self._member_gone(who, "shut down (approved the shutdown request)")
-        self._team_event(TeamEvent("message", who, env.text, color=env.color, summary=env.summary))
-        if self._muted:
-            return True
+        # one locked step: the departure notice and the approval reach the model in the same turn (the
+        # condition's lock is reentrant, so _member_gone may take it again)
         with self._cond:
+            if isinstance(msg, ShutdownApproved):
+                self._member_gone(who, "shut down (approved the shutdown request)")
+            self._team_event(TeamEvent("message", who, env.text, color=env.color, summary=env.summary))
+            if self._muted:
+                return True
             self._envs.append(env)
             self._cond.notify_all()
         return False
