@@ -19,6 +19,7 @@ import pytest
 
 from agentteams.cli import launch
 from agentteams.cli.forkclient import ForkServer
+from agentteams.cli import forkserver
 from agentteams.cli.forkserver import ForkServerError, ensure_private
 from tests.conftest import child_env
 from tests.support.workers import wait_until
@@ -384,3 +385,11 @@ def test_socket_directory_must_be_private(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 1
     assert proc.stderr.count("\n") == 1 and "refusing socket directory" in proc.stderr
+
+
+@pytest.mark.parametrize("module", [*forkserver.PREIMPORTS, *forkserver.OPTIONAL_PREIMPORTS])
+def test_every_preimport_resolves(module: str) -> None:
+    """The server swallows a failed optional pre-import, so a moved module would silently slow every spawn."""
+    import importlib.util
+
+    assert importlib.util.find_spec(module) is not None, f"fork server pre-imports {module}, which does not exist"
