@@ -78,10 +78,10 @@ def bench_commands(runs: int) -> list[dict[str, Any]]:
 
 def bench_prefix(turns: int = 20) -> dict[str, Any]:
     """Play `turns` model calls through the real client and server; compare consecutive request prefixes."""
+    from agentteams.agent.session import Session, SessionOptions
     from agentteams.mockapi import MockServer
     from agentteams.model.anthropic_client import AnthropicClient
     from agentteams.model.config import ModelConfig
-    from agentteams.session import Session, SessionOptions
 
     with tempfile.TemporaryDirectory(prefix="bench-prefix-") as tmp:
         work = Path(tmp) / "work"

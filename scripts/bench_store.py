@@ -39,11 +39,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agentteams import locking  # noqa: E402
-from agentteams.atomicio import dump_compact, dump_json, encode  # noqa: E402
-from agentteams.mailbox import KEEP_DELIVERED, Mailbox, new_envelope  # noqa: E402
-from agentteams.paths import Layout  # noqa: E402
-from agentteams.teams import NewMember, TeamStore  # noqa: E402
+from agentteams.store import locking  # noqa: E402
+from agentteams.store.atomicjson import dump_compact, dump_json, encode  # noqa: E402
+from agentteams.store.mailbox import KEEP_DELIVERED, Mailbox, new_envelope  # noqa: E402
+from agentteams.store.paths import Layout  # noqa: E402
+from agentteams.store.teams import NewMember, TeamStore  # noqa: E402
 from tests.support import ccref  # noqa: E402
 
 Impl = Literal["ours", "baseline"]

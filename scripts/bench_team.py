@@ -65,13 +65,13 @@ if str(ROOT) not in sys.path:
 
 from agentteams.backends.tmux import TmuxBackend  # noqa: E402
 from agentteams.cli.forkclient import ForkServer  # noqa: E402
-from agentteams.mailbox import Mailbox  # noqa: E402
 from agentteams.mockapi import MockServer  # noqa: E402
 from agentteams.mockapi.reqtext import last_user_text  # noqa: E402
-from agentteams.paths import Layout  # noqa: E402
-from agentteams.presence import read_presence  # noqa: E402
-from agentteams.protocol import IdleNotification, parse_message  # noqa: E402
-from agentteams.teams import NewMember, TeamStore  # noqa: E402
+from agentteams.store.mailbox import Mailbox  # noqa: E402
+from agentteams.store.paths import Layout  # noqa: E402
+from agentteams.store.presence import read_presence  # noqa: E402
+from agentteams.store.protocol import IdleNotification, parse_message  # noqa: E402
+from agentteams.store.teams import NewMember, TeamStore  # noqa: E402
 from tests.support import realclaude as rc  # noqa: E402
 from tests.support.tmuxlab import processes_with_env  # noqa: E402
 
@@ -94,10 +94,10 @@ MIB = 1024.0
 POLLER = """
 import http.client, json, sys, time
 from pathlib import Path
-from agentteams.atomicio import now_iso
-from agentteams.mailbox import Mailbox
-from agentteams.paths import Layout
-from agentteams.protocol import IdleNotification
+from agentteams.store.atomicjson import now_iso
+from agentteams.store.mailbox import Mailbox
+from agentteams.store.paths import Layout
+from agentteams.store.protocol import IdleNotification
 inbox, port, team, name, model = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 mailbox = Mailbox(Layout.from_env())
 tools = [{"name": "noop", "description": "does nothing", "input_schema": {"type": "object", "properties": {}}}]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.paths import Layout
+from agentteams.store.paths import Layout
 
 
 @pytest.fixture(autouse=True)
@@ -50,7 +50,7 @@ def run_agentteams(config_root: Path, *args: str, timeout: float = 60) -> subpro
 
 def make_team(layout: Layout, team: str, *members: str) -> None:
     """A team with these teammates, through the real stores."""
-    from agentteams.teams import NewMember, TeamStore
+    from agentteams.store.teams import NewMember, TeamStore
 
     teams = TeamStore(layout)
     teams.create(team)

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
-from agentteams.agent import Agent, AgentEvent, AgentSettings, PermissionAsk
-from agentteams.paths import Layout
+from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, PermissionAsk
+from agentteams.store.paths import Layout
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult, require_str
 from tests.support.fake_model import FakeModel, text, tool
 from tests.support.workers import wait_until

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from agentteams.mockapi import MockServer
-from agentteams.paths import Layout
-from agentteams.presence import read_presence
-from agentteams.teams import NewMember, TeamStore
-from agentteams.transcript import Transcript
+from agentteams.store.paths import Layout
+from agentteams.store.presence import read_presence
+from agentteams.store.teams import NewMember, TeamStore
+from agentteams.store.transcripts import Transcript
 from tests.conftest import child_env
 from tests.support.live_team import AGENTTEAMS, ESC, KEY, LiveTeam, live_team, run_cli
 from tests.support.team_script import TEAM, team_scenario

@@ -15,13 +15,13 @@ from typing import Any
 
 import pytest
 
-from agentteams.atomicio import dump_json
 from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError
-from agentteams.mailbox import MAX_TEXT_CHARS, Mailbox, spool_file
-from agentteams.paths import Layout
-from agentteams.protocol import TaskAssignment, UnknownMessage, parse_message
-from agentteams.tasks import TaskStore
-from agentteams.teams import NewMember, TeamStore
+from agentteams.store.atomicjson import dump_json
+from agentteams.store.mailbox import MAX_TEXT_CHARS, Mailbox, spool_file
+from agentteams.store.paths import Layout
+from agentteams.store.protocol import TaskAssignment, UnknownMessage, parse_message
+from agentteams.store.tasks import TaskStore
+from agentteams.store.teams import NewMember, TeamStore
 from tests.conftest import run_agentteams
 
 STAMP = r"\d{8}T\d{12}Z(-\d+)?"

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from agentteams.backends.tmux import TmuxBackend
-from agentteams.janitor import Janitor, PaneView
-from agentteams.paths import Layout
-from agentteams.presence import Presence, pid_alive, write_presence
-from agentteams.tasks import TaskStore
-from agentteams.teams import NewMember, TeamStore
+from agentteams.store.paths import Layout
+from agentteams.store.presence import Presence, pid_alive, write_presence
+from agentteams.store.tasks import TaskStore
+from agentteams.store.teams import NewMember, TeamStore
+from agentteams.team.cleanup import PaneView, TeamCleanup
 from tests.conftest import child_env, run_agentteams
 from tests.support.tmuxlab import Tmux
 from tests.support.workers import wait_until
@@ -229,11 +229,11 @@ def test_one_team_only(scene: Scene, config_root: Path, layout: Layout) -> None:
 
 def test_each_step_rechecks_liveness(scene: Scene, layout: Layout) -> None:
     """bob comes back between the plan and the act (a new live process records itself): he stays."""
-    janitor = Janitor(layout, PaneView(str(scene.tmux.sock)))
-    plan = janitor.plan("t")
+    cleaner = TeamCleanup(layout, PaneView(str(scene.tmux.sock)))
+    plan = cleaner.plan("t")
     scene.live["bob"] = start_sleeper()
     presence(layout, "t", "bob", scene.live["bob"].pid)
-    janitor.apply(plan)
+    cleaner.apply(plan)
     outcomes = {(a.kind, a.target): a.outcome for a in plan.actions}
     assert outcomes[("member", "bob")] == "skipped"
     assert outcomes[("member", "carol")] == "done"
@@ -245,7 +245,7 @@ def test_a_running_agent_process_outweighs_a_missing_pane(scene: Scene, layout: 
     """carol's pane is not on this tmux server, but a process with `--agent-id carol@t` runs: she is alive."""
     scene.live["carol"] = start_sleeper("--agent-id", "carol@t")
     wait_until(lambda: "carol@t" in " ".join(_cmdline(scene.live["carol"].pid)), 10, "carol's argv")
-    plan = Janitor(layout, PaneView(str(scene.tmux.sock))).plan("t")
+    plan = TeamCleanup(layout, PaneView(str(scene.tmux.sock))).plan("t")
     assert ("member", "carol") not in {(a.kind, a.target) for a in plan.actions}
 
 

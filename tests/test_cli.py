@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from agentteams import __version__
-from agentteams.atomicio import dump_compact
-from agentteams.mailbox import KEEP_DELIVERED, Mailbox
-from agentteams.paths import Layout
-from agentteams.tasks import TaskStore
-from agentteams.teams import NewMember, TeamStore
+from agentteams.store.atomicjson import dump_compact
+from agentteams.store.mailbox import KEEP_DELIVERED, Mailbox
+from agentteams.store.paths import Layout
+from agentteams.store.tasks import TaskStore
+from agentteams.store.teams import NewMember, TeamStore
 from tests.conftest import run_agentteams
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")

@@ -14,7 +14,7 @@ from types import ModuleType
 
 import pytest
 
-from agentteams.paths import Layout
+from agentteams.store.paths import Layout
 from tests.conftest import child_env, make_team
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from agentteams.mailbox import Mailbox, in_flight_file, spool_file
-from agentteams.paths import Layout
-from agentteams.records import COLORS
-from agentteams.tasks import TaskStore
-from agentteams.teams import NewMember, TeamStore
+from agentteams.store.mailbox import Mailbox, in_flight_file, spool_file
+from agentteams.store.paths import Layout
+from agentteams.store.records import COLORS
+from agentteams.store.tasks import TaskStore
+from agentteams.store.teams import NewMember, TeamStore
 from tests.conftest import child_env
 from tests.support.workers import Gate
 

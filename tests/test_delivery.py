@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from agentteams.atomicio import now_iso
-from agentteams.delivery import message_block, render_batch, wake_order
-from agentteams.protocol import ShutdownRequest
-from agentteams.records import Envelope
+from agentteams.store.atomicjson import now_iso
+from agentteams.store.protocol import ShutdownRequest
+from agentteams.store.records import Envelope
+from agentteams.team.delivery import message_block, render_batch, wake_order
 
 
 def env(sender: str, text: str, *, color: str | None = None, summary: str | None = None) -> Envelope:

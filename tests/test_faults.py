@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from agentteams.errors import LockTimeoutError
-from agentteams.locking import (
+from agentteams.store.locking import (
     LOCK_DIR_MODE,
     REFRESH_SECONDS,
     STALE_SECONDS,
@@ -24,10 +24,10 @@ from agentteams.locking import (
     locked,
     queue_file_for,
 )
-from agentteams.mailbox import Mailbox
-from agentteams.paths import Layout
-from agentteams.tasks import TaskStore
-from agentteams.teams import NewMember, TeamStore
+from agentteams.store.mailbox import Mailbox
+from agentteams.store.paths import Layout
+from agentteams.store.tasks import TaskStore
+from agentteams.store.teams import NewMember, TeamStore
 from tests.conftest import child_env
 from tests.support.workers import Pool, Worker, wait_until
 

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.cli import launch
+from agentteams.cli import forkserver, launch
 from agentteams.cli.forkclient import ForkServer
-from agentteams.cli import forkserver
 from agentteams.cli.forkserver import ForkServerError, ensure_private
 from tests.conftest import child_env
 from tests.support.workers import wait_until

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from agentteams.atomicio import dump_json
-from agentteams.mailbox import Mailbox
-from agentteams.paths import Layout
-from agentteams.protocol import IdleNotification, ShutdownApproved, ShutdownRequest, parse_message
-from agentteams.records import Envelope, Task, TeamConfig
-from agentteams.tasks import TaskStore
-from agentteams.teams import NewMember, TeamStore
+from agentteams.store.atomicjson import dump_json
+from agentteams.store.mailbox import Mailbox
+from agentteams.store.paths import Layout
+from agentteams.store.protocol import IdleNotification, ShutdownApproved, ShutdownRequest, parse_message
+from agentteams.store.records import Envelope, Task, TeamConfig
+from agentteams.store.tasks import TaskStore
+from agentteams.store.teams import NewMember, TeamStore
 
 GOLDEN = Path(__file__).resolve().parent / "golden"  # copied verbatim from shared/interop/golden
 TEAM = "session-59a7c56e"

@@ -22,8 +22,8 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from agentteams.mockapi.reqtext import content_text
-from agentteams.paths import Layout
-from agentteams.presence import read_presence
+from agentteams.store.paths import Layout
+from agentteams.store.presence import read_presence
 from tests.support import realclaude as rc
 from tests.support import tmuxlab
 from tests.support.team_script import say, tool

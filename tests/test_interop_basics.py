@@ -18,14 +18,14 @@ from typing import Any
 
 import pytest
 
-from agentteams.atomicio import now_iso
 from agentteams.backends.tmux import TmuxBackend
-from agentteams.mailbox import Mailbox
 from agentteams.mockapi import MockServer
-from agentteams.paths import Layout
-from agentteams.protocol import IdleNotification, ShutdownApproved, ShutdownRequest, parse_message
-from agentteams.records import Envelope
-from agentteams.teams import NewMember, TeamStore
+from agentteams.store.atomicjson import now_iso
+from agentteams.store.mailbox import Mailbox
+from agentteams.store.paths import Layout
+from agentteams.store.protocol import IdleNotification, ShutdownApproved, ShutdownRequest, parse_message
+from agentteams.store.records import Envelope
+from agentteams.store.teams import NewMember, TeamStore
 from tests.support import realclaude as rc
 
 pytestmark = pytest.mark.timeout(90)

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentteams.atomicio import dump_json
 from agentteams.errors import NotFoundError
-from agentteams.mailbox import (
+from agentteams.store.atomicjson import dump_json
+from agentteams.store.mailbox import (
     FULL_CHECK_BYTES,
     KEEP_DELIVERED,
     Mailbox,
@@ -19,7 +19,7 @@ from agentteams.mailbox import (
     new_envelope,
     spool_file,
 )
-from agentteams.paths import Layout
+from agentteams.store.paths import Layout
 from tests.conftest import make_team
 from tests.support import ccref
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import io
 
-from agentteams.agent import AgentEvent
+from agentteams.agent.loop import AgentEvent
 from agentteams.cli.render import PaneRenderer
-from agentteams.delivery import render_batch
-from agentteams.records import Envelope
+from agentteams.store.records import Envelope
+from agentteams.team.delivery import render_batch
 
 
 def test_incoming_messages_show_sender_and_first_line_without_escape_codes() -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from agentteams import paths
 from agentteams.errors import InvalidNameError
-from agentteams.paths import Layout, agent_name, path_part, team_dir_name, unique_name
+from agentteams.store import paths
+from agentteams.store.paths import Layout, agent_name, path_part, team_dir_name, unique_name
 
 
 def test_config_root_follows_env(config_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.permissions import (
+from agentteams.agent.permissions import (
     PERMISSION_MODES,
     PermissionMode,
     PermissionPolicy,

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from agentteams.agent import AgentEvent, TurnResult
-from agentteams.delivery import TeamEvent
+from agentteams.agent.loop import AgentEvent, TurnResult
 from agentteams.mockapi import MockServer
 from agentteams.model.types import Usage
+from agentteams.team.delivery import TeamEvent
 from agentteams.tools.base import ToolResult
 from agentteams.ui.questions import Questions, yes_no
 from agentteams.ui.render import Renderer, make_console

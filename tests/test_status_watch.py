@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.mailbox import Mailbox
-from agentteams.paths import Layout
-from agentteams.presence import Presence, write_presence
-from agentteams.tasks import TaskStore
-from agentteams.teams import NewMember, TeamStore
+from agentteams.store.mailbox import Mailbox
+from agentteams.store.paths import Layout
+from agentteams.store.presence import Presence, write_presence
+from agentteams.store.tasks import TaskStore
+from agentteams.store.teams import NewMember, TeamStore
 from tests.conftest import child_env
 from tests.support.live_team import AGENTTEAMS, ESC, LiveTeam, live_team, members, run_cli, status_json
 from tests.support.team_script import TEAM

@@ -7,10 +7,10 @@ import json
 import pytest
 
 from agentteams.errors import ConflictError, NotFoundError
-from agentteams.mailbox import Mailbox
-from agentteams.paths import Layout
-from agentteams.protocol import TaskAssignment, parse_message
-from agentteams.tasks import TaskStore
+from agentteams.store.mailbox import Mailbox
+from agentteams.store.paths import Layout
+from agentteams.store.protocol import TaskAssignment, parse_message
+from agentteams.store.tasks import TaskStore
 from tests.conftest import make_team
 
 

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
-from agentteams.paths import Layout
-from agentteams.presence import read_presence
+from agentteams.store.paths import Layout
+from agentteams.store.presence import read_presence
 from tests.conftest import child_env
 from tests.support.team_script import REQUEST_ID, TEAM, say, team_scenario, tool
 from tests.support.tmuxlab import Tmux, processes_with_env
@@ -142,9 +142,9 @@ def kill_scenario() -> dict[str, Any]:
 def test_dead_teammate_is_noticed_within_2s(
     config_root: Path, layout: Layout, work: Path, tmp_path: Path, tmux: Tmux, how: str
 ) -> None:
-    from agentteams.presence import pid_alive
-    from agentteams.tasks import TaskStore
-    from agentteams.teams import TeamStore
+    from agentteams.store.presence import pid_alive
+    from agentteams.store.tasks import TaskStore
+    from agentteams.store.teams import TeamStore
 
     tasks = TaskStore(layout)
     with MockServer(kill_scenario()) as server:

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from agentteams.errors import ConflictError, NotFoundError
-from agentteams.paths import Layout
-from agentteams.records import COLORS
-from agentteams.tasks import TaskStore
-from agentteams.teams import NewMember, TeamStore
+from agentteams.store.paths import Layout
+from agentteams.store.records import COLORS
+from agentteams.store.tasks import TaskStore
+from agentteams.store.teams import NewMember, TeamStore
 
 
 def test_create_sets_up_dirs_and_lead(layout: Layout) -> None:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from agentteams.mailbox import Mailbox
-from agentteams.paths import Layout
-from agentteams.protocol import (
+from agentteams.store.mailbox import Mailbox
+from agentteams.store.paths import Layout
+from agentteams.store.protocol import (
     PlanApprovalRequest,
     PlanApprovalResponse,
     ShutdownApproved,
@@ -20,9 +20,9 @@ from agentteams.protocol import (
     TaskAssignment,
     parse_message,
 )
-from agentteams.records import Envelope
-from agentteams.tasks import TaskStore
-from agentteams.teams import NewMember, TeamStore
+from agentteams.store.records import Envelope
+from agentteams.store.tasks import TaskStore
+from agentteams.store.teams import NewMember, TeamStore
 from agentteams.tools.base import Tool, ToolContext, ToolResult
 from agentteams.tools.plan_tools import ExitPlanModeTool
 from agentteams.tools.tasks_tools import TaskCreateTool, TaskGetTool, TaskListTool, TaskUpdateTool

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agentteams.paths import Layout
+from agentteams.store.paths import Layout
 from agentteams.tools.base import ToolContext, ToolInputError
 from agentteams.tools.files import MAX_LINE_CHARS, EditTool, ReadTool, WriteTool
 from agentteams.tools.search import MAX_GLOB_RESULTS, GlobTool, GrepTool, glob_to_regex

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.paths import Layout
+from agentteams.store.paths import Layout
 from agentteams.tools.base import ToolContext, ToolInputError, ToolResult
 from agentteams.tools.shell import DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, BashTool, parse_timeout
 
@@ -231,7 +231,7 @@ def test_ctrl_c_in_the_agent_process_kills_the_running_command(tmp_path: Path) -
 
     marker = f"32.{os.getpid()}"
     code = (
-        "import pathlib; from agentteams.paths import Layout; from agentteams.tools.base import ToolContext; "
+        "import pathlib; from agentteams.store.paths import Layout; from agentteams.tools.base import ToolContext; "
         "from agentteams.tools.shell import BashTool; "
         f"ctx = ToolContext(cwd=pathlib.Path({str(tmp_path)!r}), layout=Layout(pathlib.Path({str(tmp_path)!r})), "
         "session_id='s'); "

@@ -6,7 +6,7 @@ import importlib
 import os
 import sys
 
-from agentteams import report
+from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
 
 TYPE_CHECKING = False  # not typing's: importing typing costs ~3 ms on every command
@@ -48,7 +48,7 @@ def main() -> None:
 def _run() -> None:
     import typer
 
-    report.set_sink(_one_line)
+    diagnostics.set_sink(_one_line)
     # store commands are sub-commands; anything else is the agent itself, whose first word may be a prompt
     target, args, prog = _target(sys.argv[1:])
     try:

@@ -64,8 +64,8 @@ def run(
     ] = False,
 ) -> None:
     """A Claude-Code-compatible coding agent whose headline feature is agent teams."""
+    from agentteams.agent.session import SessionOptions
     from agentteams.cli import headless
-    from agentteams.session import SessionOptions
 
     if output_format not in headless.FORMATS:
         raise AgentTeamsError(f"--output-format must be one of {', '.join(headless.FORMATS)}, got {output_format!r}")

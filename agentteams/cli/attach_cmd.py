@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from agentteams.teamview import PaneInfo
+    from agentteams.team.status_view import PaneInfo
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -36,10 +36,10 @@ def attach_argv(pane: "PaneInfo") -> list[str]:
 def _live_pane(team: str, agent: str) -> "PaneInfo":
     """The agent's pane on the tmux server we can reach; one clear error when it has none or is dead."""
     from agentteams.errors import AgentTeamsError
-    from agentteams.paths import Layout
-    from agentteams.presence import pid_alive, read_presence
-    from agentteams.teams import TeamStore
-    from agentteams.teamview import PaneTable, find_member
+    from agentteams.store.paths import Layout
+    from agentteams.store.presence import pid_alive, read_presence
+    from agentteams.store.teams import TeamStore
+    from agentteams.team.status_view import PaneTable, find_member
 
     layout = Layout.from_env()
     config = TeamStore(layout).read(team)

@@ -19,14 +19,14 @@ def cleanup(
     A live agent is never touched: each step re-checks liveness right before it acts. One line per step.
     The tmux server looked at: $AGENTTEAMS_TMUX_SOCKET, else the one in $TMUX, else the default one.
     """
-    from agentteams.janitor import Janitor, PaneView  # imported here so the rest of the CLI starts fast
+    from agentteams.team.cleanup import PaneView, TeamCleanup  # imported here so the rest of the CLI starts fast
 
-    janitor = Janitor(panes=PaneView())
-    plan = janitor.plan(team)
-    if team and not janitor.layout.team_dir(team).is_dir():
+    cleaner = TeamCleanup(panes=PaneView())
+    plan = cleaner.plan(team)
+    if team and not cleaner.layout.team_dir(team).is_dir():
         plan.notes.append(f"no team directory for {team!r}: only its panes, if any, were looked at")
     if not dry_run:
-        janitor.apply(plan)
+        cleaner.apply(plan)
     failed = any(a.outcome == "failed" for a in plan.actions)
     if as_json:
         data = {"dry_run": dry_run, "actions": [a.to_json() for a in plan.actions], "notes": plan.notes}

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
     from rich.table import Table
 
-    from agentteams.teamview import FeedItem, MemberView, TeamView
+    from agentteams.team.status_view import FeedItem, MemberView, TeamView
 
 FEED_SIZE = 15  # feed lines `watch` keeps on screen
 STATE_STYLE = {

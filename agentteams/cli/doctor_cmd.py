@@ -68,7 +68,7 @@ def check_session() -> Check:
 
 
 def check_config_dir() -> Check:
-    from agentteams.paths import Layout
+    from agentteams.store.paths import Layout
 
     root = Layout.from_env().root
     fix = f"make {root} writable, or point CLAUDE_CONFIG_DIR at a writable directory"
@@ -142,7 +142,7 @@ def check_claude() -> Check:
 def check_inotify() -> Check:
     import tempfile
 
-    from agentteams.wake import ENV_MODE, FileWatcher
+    from agentteams.store.watch import ENV_MODE, FileWatcher
 
     with tempfile.TemporaryDirectory() as tmp, FileWatcher([Path(tmp) / "probe"]) as watcher:
         mode = watcher.mode

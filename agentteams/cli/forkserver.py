@@ -33,9 +33,9 @@ PREIMPORTS = (
     "typer", "rich", "rich.console",
 )  # fmt: skip
 OPTIONAL_PREIMPORTS = (
-    "agentteams.teammate", "agentteams.session", "agentteams.cli.headless", "agentteams.wake", "agentteams.delivery",
-    "agentteams.cli.teammate_run", "agentteams.cli.render", "agentteams.tools.registry", "agentteams.mailbox",
-    "agentteams.tasks", "agentteams.presence", "portalocker", "inotify_simple",
+    "agentteams.team.teammate", "agentteams.agent.session", "agentteams.cli.headless", "agentteams.store.watch",
+    "agentteams.team.delivery", "agentteams.cli.teammate_run", "agentteams.cli.render", "agentteams.tools.registry",
+    "agentteams.store.mailbox", "agentteams.store.tasks", "agentteams.store.presence", "portalocker", "inotify_simple",
 )  # fmt: skip
 SECRET_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 REQUEST_TIMEOUT = 10.0  # a connected client that sends nothing only ties up its own forked child, this long

@@ -33,7 +33,7 @@ def _line(obj: dict[str, Any]) -> None:
 def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "auto",
         teammate_command: str | None = None) -> int:  # fmt: skip
     """Run `prompt` to the end (a team it starts is shut down first) and print the outcome; the exit code."""
-    from agentteams.agent import AgentEvent
+    from agentteams.agent.loop import AgentEvent
     from agentteams.cli.lead_setup import build_lead
     from agentteams.model.aliases import resolve_model
 

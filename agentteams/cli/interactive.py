@@ -11,13 +11,13 @@ from typing import Any
 
 def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_command: str | None) -> int:
     """Talk to the lead until the person leaves; the exit code."""
-    from agentteams import __version__, report
-    from agentteams.agent import Answer, PermissionAsk
+    from agentteams import __version__, diagnostics
+    from agentteams.agent.loop import Answer, PermissionAsk
     from agentteams.cli.lead_setup import build_lead
-    from agentteams.delivery import TeamEvent
     from agentteams.model.aliases import resolve_model
-    from agentteams.paths import Layout
-    from agentteams.protocol import PermissionRequest
+    from agentteams.store.paths import Layout
+    from agentteams.store.protocol import PermissionRequest
+    from agentteams.team.delivery import TeamEvent
     from agentteams.ui.commands import TeamView
     from agentteams.ui.questions import Question, Questions, yes_no
     from agentteams.ui.render import Renderer, describe_input, make_console
@@ -56,7 +56,7 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
         options, teammate_mode=teammate_mode, teammate_command=teammate_command, on_event=renderer.agent_event,
         on_team_event=on_team_event, ask=ask, judge=judge, on_turn_end=renderer.turn_end,
     )  # fmt: skip
-    report.set_sink(renderer.warning)  # warnings print above the input line, never through the raw stream
+    diagnostics.set_sink(renderer.warning)  # warnings print above the input line, never through the raw stream
     banner = f"agentteams {__version__} · {model} · {options.cwd} · /help for commands, Ctrl-D to leave"
     history = Layout.from_env().root / "agentteams" / "history"
     repl = Repl(parts, renderer, questions, view, history=history, terminal=terminal, banner=banner, writer=writer)

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentteams.agent import AgentEvent, Answer, PermissionAsk
-from agentteams.delivery import TeamEvent
+from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk
 from agentteams.errors import AgentTeamsError
-from agentteams.lead import LeadRuntime, PermissionJudge
+from agentteams.team.delivery import TeamEvent
+from agentteams.team.lead import LeadRuntime, PermissionJudge
 
 
 @dataclass
@@ -50,11 +50,11 @@ def build_lead(
     on_turn_end: Callable[[Any], None] | None = None,
 ) -> LeadParts:  # fmt: skip
     """Everything a lead needs, started; the model client is built (and the key checked) first."""
+    from agentteams.agent.session import Session
     from agentteams.model.anthropic_client import AnthropicClient
     from agentteams.model.config import ModelConfig
-    from agentteams.paths import Layout
-    from agentteams.session import Session
-    from agentteams.spawning import InProcessSpawner, TmuxSpawner
+    from agentteams.store.paths import Layout
+    from agentteams.team.spawning import InProcessSpawner, TmuxSpawner
 
     config = ModelConfig.from_env()
     client = AnthropicClient(config)

@@ -25,8 +25,8 @@ def logs(
     """
     from rich.console import Console
 
-    from agentteams.paths import Layout
-    from agentteams.teamview import find_transcript
+    from agentteams.store.paths import Layout
+    from agentteams.team.status_view import find_transcript
 
     hit = find_transcript(Layout.from_env(), team, agent)
     if not hit.exact:
@@ -38,7 +38,7 @@ def logs(
     if not follow:
         printer.print_new()
         return
-    from agentteams.wake import FileWatcher
+    from agentteams.store.watch import FileWatcher
 
     try:
         with FileWatcher([path]) as watcher:  # watching before the first read: no entry slips between
@@ -103,7 +103,7 @@ def block_text(block: dict[str, Any], role: str) -> "Text | None":
     """One content block as one (possibly multi-line) text: prompts marked `>`, tool calls `⏺`, results dim."""
     from rich.text import Text
 
-    from agentteams.agent import tool_input_summary
+    from agentteams.agent.loop import tool_input_summary
 
     kind = block.get("type")
     if kind == "text" and role == "user":

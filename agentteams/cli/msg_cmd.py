@@ -8,11 +8,11 @@ from agentteams.cli.output import emit_json, envelope_text
 from agentteams.errors import NotFoundError
 
 if TYPE_CHECKING:
-    from agentteams.mailbox import Mailbox
+    from agentteams.store.mailbox import Mailbox
 
 
 def _box() -> "Mailbox":
-    from agentteams.mailbox import Mailbox  # loaded per command: start-up stays at typer's own cost
+    from agentteams.store.mailbox import Mailbox  # loaded per command: start-up stays at typer's own cost
 
     return Mailbox()
 

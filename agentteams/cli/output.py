@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 if TYPE_CHECKING:
-    from agentteams.records import Envelope, Task, TeamConfig
+    from agentteams.store.records import Envelope, Task, TeamConfig
 
 
 def emit_json(data: Any) -> None:
@@ -16,15 +16,15 @@ def emit_json(data: Any) -> None:
 
 
 def task_line(task: Task) -> str:
-    """`#2 [pending] Write tests (alice) [blocked by #1]` (the format lives in `agentteams.tasks`)."""
-    from agentteams.tasks import task_line as line
+    """`#2 [pending] Write tests (alice) [blocked by #1]` (the format lives in `agentteams.store.tasks`)."""
+    from agentteams.store.tasks import task_line as line
 
     return line(task)
 
 
 def task_detail(task: Task) -> str:
-    """`Task #2: Write tests` / `Status: pending` / ... (the format lives in `agentteams.tasks`)."""
-    from agentteams.tasks import task_detail as detail
+    """`Task #2: Write tests` / `Status: pending` / ... (the format lives in `agentteams.store.tasks`)."""
+    from agentteams.store.tasks import task_detail as detail
 
     return detail(task)
 
@@ -40,7 +40,7 @@ def team_text(config: TeamConfig) -> str:
 
 
 def envelope_text(env: Envelope) -> str:
-    from agentteams.protocol import parse_message
+    from agentteams.store.protocol import parse_message
 
     msg = parse_message(env.text)
     body = f"[{msg.TYPE or msg.to_json().get('type')}] {env.text}" if msg else env.text

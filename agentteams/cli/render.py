@@ -6,10 +6,10 @@ import json
 import re
 from typing import TextIO
 
-from agentteams.agent import AgentEvent, tool_input_summary
-from agentteams.delivery import TeamEvent
+from agentteams.agent.loop import AgentEvent, tool_input_summary
+from agentteams.team.delivery import TeamEvent
 
-# a rendered inbox message (agentteams.delivery.message_block): sender, colour, text
+# a rendered inbox message (agentteams.team.delivery.message_block): sender, colour, text
 BLOCK = re.compile(r'<teammate-message teammate_id="([^"]*)"(?: color="([^"]*)")?[^>]*>\n(.*?)\n</teammate-message>',
                    re.S)  # fmt: skip
 ANSI = {"red": 31, "green": 32, "yellow": 33, "blue": 34, "purple": 35, "cyan": 36, "orange": 33, "pink": 35}

@@ -18,8 +18,8 @@ def status(
     """
     from agentteams.cli.output import emit_json
     from agentteams.errors import CorruptFileError
-    from agentteams.paths import Layout
-    from agentteams.teamview import PaneTable, build_view, read_configs
+    from agentteams.store.paths import Layout
+    from agentteams.team.status_view import PaneTable, build_view, read_configs
 
     layout = Layout.from_env()
     configs = read_configs(layout, team)  # one clear error for an unknown team, before asking tmux

@@ -8,8 +8,8 @@ from agentteams.cli.output import emit_json, task_detail, task_line
 from agentteams.errors import InvalidNameError, NotFoundError
 
 if TYPE_CHECKING:
-    from agentteams.records import TaskStatus
-    from agentteams.tasks import TaskStore
+    from agentteams.store.records import TaskStatus
+    from agentteams.store.tasks import TaskStore
 
 app = typer.Typer(help="Create, update, claim and list tasks.", no_args_is_help=True, rich_markup_mode=None)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -17,8 +17,8 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 def _store_team(team: str) -> "tuple[TaskStore, str]":
     """The store and canonical team name; refuses a name that is neither a team nor a task list."""
-    from agentteams.paths import team_dir_name
-    from agentteams.tasks import TaskStore  # loaded per command: start-up stays at typer's own cost
+    from agentteams.store.paths import team_dir_name
+    from agentteams.store.tasks import TaskStore  # loaded per command: start-up stays at typer's own cost
 
     store = TaskStore()
     name = team_dir_name(team)
@@ -82,8 +82,8 @@ def update(
     as_json: JsonOpt = False,
 ) -> None:
     """Update a task; setting an owner sends them a task_assignment message."""
-    from agentteams.records import TASK_STATUSES
-    from agentteams.tasks import UNSET
+    from agentteams.store.records import TASK_STATUSES
+    from agentteams.store.tasks import UNSET
 
     if status is not None and status not in TASK_STATUSES:
         raise InvalidNameError(f"status must be one of {', '.join(TASK_STATUSES)}, got {status!r}")

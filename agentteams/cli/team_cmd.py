@@ -7,11 +7,11 @@ import typer
 from agentteams.cli.output import emit_json, team_text
 
 if TYPE_CHECKING:
-    from agentteams.teams import TeamStore
+    from agentteams.store.teams import TeamStore
 
 
 def _store() -> "TeamStore":
-    from agentteams.teams import TeamStore  # loaded per command: start-up stays at typer's own cost
+    from agentteams.store.teams import TeamStore  # loaded per command: start-up stays at typer's own cost
 
     return TeamStore()
 

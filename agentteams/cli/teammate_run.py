@@ -57,13 +57,13 @@ def _leave() -> None:
 
 def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     """Join the team as `flags` says and serve turns; returns the exit code (0 after an approved shutdown)."""
+    from agentteams.agent.prompts import Identity
     from agentteams.cli.render import PaneRenderer
     from agentteams.model.anthropic_client import AnthropicClient
     from agentteams.model.config import ModelConfig
-    from agentteams.paths import Layout
-    from agentteams.prompts import Identity
-    from agentteams.teammate import TeammateRuntime
-    from agentteams.teams import TeamStore
+    from agentteams.store.paths import Layout
+    from agentteams.store.teams import TeamStore
+    from agentteams.team.teammate import TeammateRuntime
 
     name, team = _who(flags)
     layout = Layout.from_env()

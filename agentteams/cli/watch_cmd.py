@@ -10,8 +10,8 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from agentteams.errors import CorruptFileError
-    from agentteams.paths import Layout
-    from agentteams.teamview import FeedItem, TeamView
+    from agentteams.store.paths import Layout
+    from agentteams.team.status_view import FeedItem, TeamView
 
     Views = list[TeamView | CorruptFileError]
     Show = Callable[[Views, list[FeedItem]], None]
@@ -28,8 +28,8 @@ def watch(team: Annotated[str | None, typer.Argument(help="One team (default: ev
     """
     from rich.console import Console
 
-    from agentteams.paths import Layout
-    from agentteams.teams import TeamStore
+    from agentteams.store.paths import Layout
+    from agentteams.store.teams import TeamStore
 
     layout = Layout.from_env()
     if team is not None:
@@ -71,7 +71,7 @@ def _lines(layout: "Layout", team: str | None) -> str:
 
 def _snapshot(layout: "Layout", team: str | None) -> "tuple[Views, list[FeedItem]]":
     from agentteams.errors import CorruptFileError
-    from agentteams.teamview import PaneTable, build_view, load_feed, read_configs
+    from agentteams.team.status_view import PaneTable, build_view, load_feed, read_configs
 
     panes = PaneTable.probe()
     views: Views = []
@@ -105,7 +105,7 @@ def _follow(layout: "Layout", team: str | None, show: "Show") -> str:
     import time
 
     from agentteams.errors import AgentTeamsError, NotFoundError
-    from agentteams.wake import FileWatcher
+    from agentteams.store.watch import FileWatcher
 
     watcher: FileWatcher | None = None
     watched: list[Path] = []

@@ -8,11 +8,12 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from agentteams.model.types import ToolSpec
-from agentteams.paths import Layout
-from agentteams.permissions import ToolKind
+from agentteams.store.paths import Layout
+
+ToolKind = Literal["read", "edit", "execute", "coordinate", "plan"]  # what a tool does, for permissions
 
 __all__ = ["Tool", "ToolContext", "ToolInputError", "ToolKind", "ToolResult", "require_str"]
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from agentteams.atomicio import epoch_ms, now_iso
 from agentteams.errors import AgentTeamsError
-from agentteams.mailbox import Mailbox
-from agentteams.protocol import PlanApprovalRequest
+from agentteams.store.atomicjson import epoch_ms, now_iso
+from agentteams.store.mailbox import Mailbox
+from agentteams.store.protocol import PlanApprovalRequest
 from agentteams.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
 

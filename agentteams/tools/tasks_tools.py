@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any, ClassVar, cast
 
 from agentteams.errors import AgentTeamsError
-from agentteams.records import TASK_STATUSES, TaskStatus
-from agentteams.tasks import UNSET, TaskStore, task_detail, task_line
+from agentteams.store.records import TASK_STATUSES, TaskStatus
+from agentteams.store.tasks import UNSET, TaskStore, task_detail, task_line
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult, require_str
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from agentteams.atomicio import dump_compact, now_iso
 from agentteams.errors import NotFoundError
-from agentteams.mailbox import Mailbox
-from agentteams.paths import LEAD_NAME
-from agentteams.protocol import Message, PlanApprovalResponse, ShutdownApproved, ShutdownRejected, ShutdownRequest
-from agentteams.records import TeamConfig
-from agentteams.teams import TeamStore
+from agentteams.store.atomicjson import dump_compact, now_iso
+from agentteams.store.mailbox import Mailbox
+from agentteams.store.paths import LEAD_NAME
+from agentteams.store.protocol import Message, PlanApprovalResponse, ShutdownApproved, ShutdownRejected, ShutdownRequest
+from agentteams.store.records import TeamConfig
+from agentteams.store.teams import TeamStore
 from agentteams.tools.base import ToolContext, ToolInputError, ToolResult, require_str
 from agentteams.tools.tasks_tools import CoordinationTool, optional_str
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import threading
 from typing import Literal
 
-from agentteams.delivery import TeamEvent
-from agentteams.lead import LeadRuntime
+from agentteams.team.delivery import TeamEvent
+from agentteams.team.lead import LeadRuntime
 from agentteams.ui.render import Renderer
 
 Outcome = Literal["submit", "done", "leave"]

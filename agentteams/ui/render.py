@@ -15,8 +15,8 @@ from typing import IO, Any, cast
 from rich.console import Console
 from rich.text import Text
 
-from agentteams.agent import AgentEvent, TurnResult, tool_input_summary
-from agentteams.delivery import TeamEvent
+from agentteams.agent.loop import AgentEvent, TurnResult, tool_input_summary
+from agentteams.team.delivery import TeamEvent
 
 # team colour names (DESIGN.md §1) -> rich colours; rich downgrades them on terminals with fewer colours
 PALETTE = {
@@ -198,7 +198,7 @@ class Renderer:
         self._print(Text(text, style="dim"))
 
     def warning(self, level: str, message: str) -> None:
-        """A sink for agentteams.report: one line, never a traceback."""
+        """A sink for agentteams.diagnostics: one line, never a traceback."""
         self._print(Text(f"agentteams: {level}: {message}", style="yellow"))
 
     def table(self, rows: list[tuple[str, str | None, str]]) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from agentteams.errors import AgentTeamsError, NotFoundError
-from agentteams.lead import LeadRuntime
+from agentteams.team.lead import LeadRuntime
 from agentteams.ui.commands import TeamView, run_command, teammate_count
 from agentteams.ui.questions import Questions
 from agentteams.ui.render import Renderer

@@ -40,7 +40,7 @@ def _orphaned() -> bool:
 
 
 def _ready_then_go(ready: str | None, go: str | None) -> None:
-    from agentteams import locking
+    from agentteams.store import locking
 
     locking._portalocker()  # warm the lazy import so the first lock is as fast as the rest
     if ready:
@@ -59,7 +59,7 @@ def _seqs(count: int) -> Iterable[int]:
 
 def cmd_send(a: argparse.Namespace) -> None:
     """Send `count` (-1: forever) messages `<sender>:<seq>`; print `ack <seq>` after each send returns."""
-    from agentteams.mailbox import Mailbox
+    from agentteams.store.mailbox import Mailbox
 
     mailbox = Mailbox()
     sender = str(a.sender)
@@ -72,7 +72,7 @@ def cmd_send(a: argparse.Namespace) -> None:
 
 
 def cmd_join(a: argparse.Namespace) -> None:
-    from agentteams.teams import NewMember, TeamStore
+    from agentteams.store.teams import NewMember, TeamStore
 
     store = TeamStore()
     _ready_then_go(a.ready, a.go)
@@ -82,7 +82,7 @@ def cmd_join(a: argparse.Namespace) -> None:
 
 def cmd_create(a: argparse.Namespace) -> None:
     """Create `count` tasks; print `created <id> <subject>` after each."""
-    from agentteams.tasks import TaskStore
+    from agentteams.store.tasks import TaskStore
 
     store = TaskStore()
     _ready_then_go(a.ready, a.go)
@@ -94,7 +94,7 @@ def cmd_create(a: argparse.Namespace) -> None:
 
 def cmd_claim(a: argparse.Namespace) -> None:
     """Claim until nothing is claimable; print `claimed <id>` after each successful claim."""
-    from agentteams.tasks import TaskStore
+    from agentteams.store.tasks import TaskStore
 
     store = TaskStore()
     agent = str(a.agent)
@@ -151,7 +151,7 @@ def cmd_ccprune(a: argparse.Namespace) -> None:
 
 def cmd_taskloop(a: argparse.Namespace) -> None:
     """Forever: update a task's description and metadata; every 10th step create a task."""
-    from agentteams.tasks import TaskStore
+    from agentteams.store.tasks import TaskStore
 
     store = TaskStore()
     team, ids = str(a.team), str(a.ids).split(",")
@@ -170,7 +170,7 @@ def cmd_taskloop(a: argparse.Namespace) -> None:
 
 def cmd_joinloop(a: argparse.Namespace) -> None:
     """Forever: add a member, and remove the one added before it (keeps the config small)."""
-    from agentteams.teams import NewMember, TeamStore
+    from agentteams.store.teams import NewMember, TeamStore
 
     store = TeamStore()
     team = str(a.team)
@@ -225,7 +225,7 @@ def cmd_check(a: argparse.Namespace) -> None:
 
 def cmd_hold(a: argparse.Namespace) -> None:
     """Hold our lock on `target` for `seconds`, with the ready file touched once it is held."""
-    from agentteams.locking import locked
+    from agentteams.store.locking import locked
 
     with locked(Path(a.target)):
         Path(a.ready).touch()

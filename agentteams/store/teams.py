@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentteams.atomicio import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.errors import ConflictError, CorruptFileError, NotFoundError
-from agentteams.locking import ensure_file, locked
-from agentteams.paths import LEAD_NAME, Layout, agent_id, agent_name, team_dir_name, unique_name
-from agentteams.records import COLORS, Member, TeamConfig
+from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
+from agentteams.store.locking import ensure_file, locked
+from agentteams.store.paths import LEAD_NAME, Layout, agent_id, agent_name, team_dir_name, unique_name
+from agentteams.store.records import COLORS, Member, TeamConfig
 
 T = TypeVar("T")
 

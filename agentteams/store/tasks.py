@@ -12,22 +12,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentteams import report
-from agentteams.atomicio import (
+from agentteams import diagnostics
+from agentteams.errors import ConflictError, CorruptFileError, InvalidNameError, NotFoundError
+from agentteams.store.atomicjson import (
     atomic_write_bytes,
     atomic_write_json,
     parse_json_bytes,
     quarantine,
     read_bytes,
 )
-from agentteams.errors import ConflictError, CorruptFileError, InvalidNameError, NotFoundError
-from agentteams.locking import ensure_file, locked
-from agentteams.paths import LEAD_NAME, Layout, task_id_part
-from agentteams.records import Task, TaskStatus
+from agentteams.store.locking import ensure_file, locked
+from agentteams.store.paths import LEAD_NAME, Layout, task_id_part
+from agentteams.store.records import Task, TaskStatus
 
 if TYPE_CHECKING:
-    from agentteams.mailbox import Mailbox
-    from agentteams.teams import TeamStore
+    from agentteams.store.mailbox import Mailbox
+    from agentteams.store.teams import TeamStore
 
 
 ClaimReason = Literal["task_not_found", "already_claimed", "already_resolved", "blocked", "agent_busy"]
@@ -88,7 +88,7 @@ class TaskStore:
     def mailbox(self) -> Mailbox:
         """Made on first use: reading tasks must not pay for the mailbox and protocol imports."""
         if self._mailbox is None:
-            from agentteams.mailbox import Mailbox
+            from agentteams.store.mailbox import Mailbox
 
             self._mailbox = Mailbox(self.layout)
         return self._mailbox
@@ -124,7 +124,7 @@ class TaskStore:
                     return self._load(team, task_id, under_lock=True)
             aside = quarantine(path)
             self._raise_watermark(team, int(task_id))  # its id must never be handed out again
-            report.warning("%s; moved it to %s", e, aside)
+            diagnostics.warning("%s; moved it to %s", e, aside)
             return None
 
     def _write(self, team: str, task: Task) -> None:
@@ -136,7 +136,7 @@ class TaskStore:
         try:
             return int(raw.strip()) if raw else 0
         except ValueError:
-            report.warning("%s is not a number; ids continue after the highest task file", path)
+            diagnostics.warning("%s is not a number; ids continue after the highest task file", path)
             return 0
 
     def _raise_watermark(self, team: str, value: int) -> None:
@@ -303,7 +303,7 @@ class TaskStore:
         config = self.mailbox.teams.read(team)
         if config.member(task.owner) is None:
             return False
-        from agentteams.protocol import TaskAssignment
+        from agentteams.store.protocol import TaskAssignment
 
         msg = TaskAssignment(
             task_id=task.id, subject=task.subject, description=task.description, assigned_by=assigned_by

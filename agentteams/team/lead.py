@@ -14,15 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from agentteams import report
-from agentteams.agent import AgentEvent, TurnResult
-from agentteams.atomicio import now_iso
-from agentteams.delivery import TeamEvent, add_idle_notice, lead_turn_text
+from agentteams import diagnostics
+from agentteams.agent.loop import AgentEvent, TurnResult
+from agentteams.agent.session import Session
 from agentteams.errors import AgentTeamsError, NotFoundError
-from agentteams.mailbox import Mailbox
-from agentteams.paths import LEAD_NAME
-from agentteams.presence import Presence, State, remove_presence, write_presence
-from agentteams.protocol import (
+from agentteams.store.atomicjson import now_iso
+from agentteams.store.mailbox import Mailbox
+from agentteams.store.paths import LEAD_NAME
+from agentteams.store.presence import Presence, State, remove_presence, write_presence
+from agentteams.store.protocol import (
     IdleNotification,
     PermissionRequest,
     PermissionResponse,
@@ -30,12 +30,12 @@ from agentteams.protocol import (
     ShutdownRequest,
     parse_message,
 )
-from agentteams.records import Envelope
-from agentteams.session import Session
-from agentteams.spawning import Handle, SpawnRequest, spawn_member
-from agentteams.tasks import TaskStore
+from agentteams.store.records import Envelope
+from agentteams.store.tasks import TaskStore
+from agentteams.store.watch import FileWatcher
+from agentteams.team.delivery import TeamEvent, add_idle_notice, lead_turn_text
+from agentteams.team.spawning import Handle, SpawnRequest, spawn_member
 from agentteams.tools.base import ToolInputError
-from agentteams.wake import FileWatcher
 
 CHECK_EVERY = 0.5  # seconds between liveness checks of teammates (death is noticed within ~2 s)
 
@@ -275,7 +275,7 @@ class LeadRuntime:
                     self._process_inbox()
                     self._check_liveness()
                 except AgentTeamsError as e:
-                    report.warning("team %s: %s", team, e)
+                    diagnostics.warning("team %s: %s", team, e)
                 watcher.wait(CHECK_EVERY)
         remove_presence(self.layout, team, LEAD_NAME)
 

@@ -12,16 +12,16 @@ from datetime import date
 from pathlib import Path
 from typing import Literal
 
-from agentteams.agent import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
+from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
+from agentteams.agent.permissions import PermissionPolicy, offered_tools, parse_mode, parse_rules
+from agentteams.agent.prompts import Identity, system_prompt
 from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
-from agentteams.paths import LEAD_NAME, Layout
-from agentteams.permissions import PermissionPolicy, offered_tools, parse_mode, parse_rules
-from agentteams.prompts import Identity, system_prompt
+from agentteams.store.paths import LEAD_NAME, Layout
+from agentteams.store.transcripts import Transcript
 from agentteams.tools.base import Tool, ToolContext
 from agentteams.tools.registry import all_tools, subagent_tools
-from agentteams.transcript import Transcript
 
 SUBAGENT_GUIDANCE = (
     "You are a subagent started for one job. Work on it with the tools you have, then answer with one "

@@ -13,8 +13,9 @@ import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
-from agentteams import report
-from agentteams.atomicio import (
+from agentteams import diagnostics
+from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError
+from agentteams.store.atomicjson import (
     atomic_write_bytes,
     atomic_write_spliced,
     dump_compact,
@@ -24,12 +25,11 @@ from agentteams.atomicio import (
     quarantine,
     read_bytes,
 )
-from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError
-from agentteams.locking import FileLock, ensure_file, flock_exclusive, flock_release, flock_shared, locked
-from agentteams.paths import Layout
-from agentteams.protocol import Message
-from agentteams.records import Envelope, ShapeError, TeamConfig
-from agentteams.teams import TeamStore
+from agentteams.store.locking import FileLock, ensure_file, flock_exclusive, flock_release, flock_shared, locked
+from agentteams.store.paths import Layout
+from agentteams.store.protocol import Message
+from agentteams.store.records import Envelope, ShapeError, TeamConfig
+from agentteams.store.teams import TeamStore
 
 KEEP_DELIVERED = 20  # delivered messages kept in the live inbox; older ones go to the history file
 FULL_CHECK_BYTES = 64 * 1024  # below this an inbox is fully parsed before an append
@@ -273,7 +273,7 @@ class Mailbox:
                 envs.append(Envelope.from_json(json.loads(line), "spooled message"))
             except (ValueError, CorruptFileError):
                 # only a writer killed mid-append leaves a torn line, and its send never returned
-                report.debug("dropping a torn spool line of %d bytes", len(line))
+                diagnostics.debug("dropping a torn spool line of %d bytes", len(line))
         return envs
 
     def _appended(self, inbox: Path, current: bytes, envs: list[Envelope]) -> bytes:
@@ -284,7 +284,7 @@ class Mailbox:
         new = append_to_array(current, envs)
         if new is None:
             aside = quarantine(inbox)
-            report.warning("inbox %s was not a JSON array; moved it to %s and started a new one", inbox, aside)
+            diagnostics.warning("inbox %s was not a JSON array; moved it to %s and started a new one", inbox, aside)
             new = append_to_array(b"[]", envs)
             assert new is not None
         return new
@@ -333,7 +333,7 @@ class Mailbox:
         except CorruptFileError as e:
             aside = quarantine(path)
             atomic_write_bytes(path, b"[]")
-            report.warning("%s; moved it to %s and started a new inbox", e, aside)
+            diagnostics.warning("%s; moved it to %s and started a new inbox", e, aside)
             return []
 
     # -- delivery -----------------------------------------------------------------------------------

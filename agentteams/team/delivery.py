@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agentteams.protocol import IdleNotification, ShutdownRequest, parse_message
-from agentteams.records import Envelope
+from agentteams.store.protocol import IdleNotification, ShutdownRequest, parse_message
+from agentteams.store.records import Envelope
 
 CLOSE_TAG = "</teammate-message>"
 

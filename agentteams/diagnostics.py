@@ -1,4 +1,4 @@
-"""Where stores report problems they recovered from (a file moved aside, a torn line dropped).
+"""The warnings sink: where stores and runtimes report problems they recovered from (a file moved aside, a torn line).
 
 By default the `agentteams` logger, imported on first use; the CLI installs a sink that writes one line.
 """

@@ -15,19 +15,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentteams import report
-from agentteams.agent import AgentEvent
-from agentteams.delivery import TeamEvent
+from agentteams import diagnostics
+from agentteams.agent.loop import AgentEvent
+from agentteams.agent.prompts import Identity
+from agentteams.agent.session import SessionOptions
 from agentteams.errors import AgentTeamsError
 from agentteams.model.types import ModelClient
-from agentteams.paths import LEAD_NAME, Layout, agent_name, team_dir_name
-from agentteams.presence import pid_alive, read_presence
-from agentteams.prompts import Identity
-from agentteams.session import SessionOptions
+from agentteams.store.paths import LEAD_NAME, Layout, agent_name, team_dir_name
+from agentteams.store.presence import pid_alive, read_presence
+from agentteams.team.delivery import TeamEvent
 
 if TYPE_CHECKING:
-    from agentteams.records import Member
-    from agentteams.session import Session
+    from agentteams.agent.session import Session
+    from agentteams.store.records import Member
 
 Backend = Literal["tmux", "in-process"]
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # Claude Code's rule for teammate names
@@ -167,7 +167,7 @@ class InProcessSpawner:
         self.on_team_event = on_team_event
 
     def spawn(self, req: SpawnRequest) -> Handle:
-        from agentteams.teammate import TeammateRuntime
+        from agentteams.team.teammate import TeammateRuntime
 
         handle = Handle(req.name, "in-process")
         options = SessionOptions(
@@ -185,7 +185,7 @@ class InProcessSpawner:
             try:
                 runtime.run()
             except Exception as e:  # a crashed teammate thread is a dead teammate, not a dead lead
-                report.warning("teammate %s stopped: %s: %s", req.name, type(e).__name__, e)
+                diagnostics.warning("teammate %s stopped: %s: %s", req.name, type(e).__name__, e)
 
         handle.interrupt = runtime.ctx.interrupt
         handle.thread = threading.Thread(target=serve, name=f"teammate-{req.name}", daemon=True)
@@ -208,10 +208,10 @@ class InProcessSpawner:
 
 def spawn_member(session: Session, spawner: Any, team: str, args: dict[str, Any]) -> tuple[Member, Handle]:
     """Register the teammate, write its prompt as its first message, start it; undone if the start fails."""
-    from agentteams.mailbox import Mailbox
     from agentteams.model.aliases import resolve_model
-    from agentteams.protocol import parse_message
-    from agentteams.teams import NewMember
+    from agentteams.store.mailbox import Mailbox
+    from agentteams.store.protocol import parse_message
+    from agentteams.store.teams import NewMember
     from agentteams.tools.base import ToolInputError
 
     wanted = str(args.get("team_name") or team)

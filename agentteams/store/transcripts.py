@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from agentteams.atomicio import encode, now_iso
+from agentteams.store.atomicjson import encode, now_iso
 
 REDACTED = "<redacted>"
 

@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agentteams.atomicio import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.errors import CorruptFileError
-from agentteams.paths import Layout
+from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
+from agentteams.store.paths import Layout
 
 State = Literal["starting", "working", "idle", "awaiting_plan_approval", "stopping"]
 

@@ -10,8 +10,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from agentteams.atomicio import dump_compact, epoch_ms, now_iso
-from agentteams.records import Record, ShapeError, key
+from agentteams.store.atomicjson import dump_compact, epoch_ms, now_iso
+from agentteams.store.records import Record, ShapeError, key
 
 
 @dataclass(kw_only=True)

@@ -13,28 +13,28 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentteams import report
-from agentteams.agent import AgentEvent, Answer, PermissionAsk
-from agentteams.atomicio import now_iso
-from agentteams.delivery import TeamEvent, message_block, wake_order
+from agentteams import diagnostics
+from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk
+from agentteams.agent.prompts import claim_prompt
+from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import AgentTeamsError, NotFoundError
-from agentteams.mailbox import Mailbox
 from agentteams.model.types import ModelClient
-from agentteams.paths import Layout
-from agentteams.presence import Presence, State, pid_alive, read_presence, remove_presence, write_presence
-from agentteams.prompts import claim_prompt
-from agentteams.protocol import (
+from agentteams.store.atomicjson import now_iso
+from agentteams.store.mailbox import Mailbox
+from agentteams.store.paths import Layout
+from agentteams.store.presence import Presence, State, pid_alive, read_presence, remove_presence, write_presence
+from agentteams.store.protocol import (
     IdleNotification,
     PermissionRequest,
     PermissionResponse,
     PlanApprovalResponse,
     parse_message,
 )
-from agentteams.records import Envelope
-from agentteams.session import Session, SessionOptions
-from agentteams.tasks import TaskStore
+from agentteams.store.records import Envelope
+from agentteams.store.tasks import TaskStore
+from agentteams.store.watch import FileWatcher
+from agentteams.team.delivery import TeamEvent, message_block, wake_order
 from agentteams.tools.team_tools import parse_send
-from agentteams.wake import FileWatcher
 
 LEAD_CHECK_EVERY = 2.0  # seconds between checks that our lead still runs
 WAIT_SLICE = 0.5  # seconds between checks of the stop flag while waiting; the inbox itself wakes at once
@@ -110,10 +110,10 @@ class TeammateRuntime:
             with FileWatcher([inbox], dirs=[task_dir]) as watcher:
                 while not self.stop.is_set():
                     if not self._still_member():
-                        report.debug("%s: no longer in team %s; stopping", self.name, self.team)
+                        diagnostics.debug("%s: no longer in team %s; stopping", self.name, self.team)
                         return 0
                     if self._lead_gone():
-                        report.warning("%s: the lead of team %s is gone; stopping", self.name, self.team)
+                        diagnostics.warning("%s: the lead of team %s is gone; stopping", self.name, self.team)
                         return 0
                     work = self._next_work()
                     if work is None:
@@ -192,7 +192,7 @@ class TeammateRuntime:
                 reason = "interrupted"
         except AgentTeamsError as e:  # the model is unreachable: tell the lead, keep serving
             reason, failure = "failed", str(e)
-            report.warning("%s: the turn failed: %s", self.name, e)
+            diagnostics.warning("%s: the turn failed: %s", self.name, e)
         finally:
             marking.join()
             self._deliver()  # even a failed turn consumed them: redelivering would fail the same way
@@ -226,7 +226,7 @@ class TeammateRuntime:
         try:
             self.mailbox.send(self.team, self._lead_name(), text, sender=self.name, color=self.me.color)
         except AgentTeamsError as e:
-            report.warning("%s: could not reach the lead: %s", self.name, e)
+            diagnostics.warning("%s: could not reach the lead: %s", self.name, e)
 
     def _lead_name(self) -> str:
         try:
@@ -285,7 +285,7 @@ class TeammateRuntime:
         try:
             self.teams.set_active(self.team, self.name, active)
         except AgentTeamsError as e:  # removed from the team: the loop notices and stops
-            report.debug("%s: could not set isActive: %s", self.name, e)
+            diagnostics.debug("%s: could not set isActive: %s", self.name, e)
 
     def _set_state(self, state: State, **fields: Any) -> None:
         self.presence.state = state

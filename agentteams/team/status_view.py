@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError
-from agentteams.mailbox import Mailbox
-from agentteams.paths import LEAD_NAME, Layout, team_dir_name
-from agentteams.presence import Presence, pid_alive, read_presence
-from agentteams.protocol import (
+from agentteams.store.mailbox import Mailbox
+from agentteams.store.paths import LEAD_NAME, Layout, team_dir_name
+from agentteams.store.presence import Presence, pid_alive, read_presence
+from agentteams.store.protocol import (
     IdleNotification,
     Message,
     PermissionRequest,
@@ -26,9 +26,9 @@ from agentteams.protocol import (
     TaskCompleted,
     parse_message,
 )
-from agentteams.records import Envelope, Member, TeamConfig
-from agentteams.tasks import TaskStore, task_line
-from agentteams.teams import TeamStore
+from agentteams.store.records import Envelope, Member, TeamConfig
+from agentteams.store.tasks import TaskStore, task_line
+from agentteams.store.teams import TeamStore
 
 LABEL_CHARS = 100
 HISTORY_SUFFIX = ".history.jsonl"

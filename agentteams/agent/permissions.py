@@ -17,7 +17,6 @@ from agentteams.errors import AgentTeamsError
 PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "delegate"]
 PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
 Behavior = Literal["allow", "deny", "ask"]
-ToolKind = Literal["read", "edit", "execute", "coordinate", "plan"]
 
 # Words that run the command after them; a deny rule sees through them (`sudo rm x` is still `rm`).
 _WRAPPERS = frozenset({"sudo", "env", "command", "builtin", "exec", "nohup", "time", "nice"})

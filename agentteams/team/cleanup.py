@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError
-from agentteams.locking import STALE_SECONDS, queue_file_for
-from agentteams.paths import Layout, team_dir_name
-from agentteams.presence import pid_alive, read_presence, remove_presence
-from agentteams.records import Member, TeamConfig
-from agentteams.teams import TeamStore
+from agentteams.store.locking import STALE_SECONDS, queue_file_for
+from agentteams.store.paths import Layout, team_dir_name
+from agentteams.store.presence import pid_alive, read_presence, remove_presence
+from agentteams.store.records import Member, TeamConfig
+from agentteams.store.teams import TeamStore
 
 Kind = Literal["team", "member", "pane", "lock", "tmp"]
 Outcome = Literal["planned", "done", "skipped", "failed"]
@@ -144,7 +144,7 @@ def live_agent_ids() -> set[str]:
     return ids
 
 
-class Janitor:
+class TeamCleanup:
     def __init__(self, layout: Layout | None = None, panes: PaneView | None = None) -> None:
         self.layout = layout or Layout.from_env()
         self.teams = TeamStore(self.layout)
@@ -316,7 +316,7 @@ class Janitor:
         return "; ".join(warnings)
 
     def _remove_member(self, action: Action, gone: _Gone) -> str:
-        from agentteams.tasks import TaskStore
+        from agentteams.store.tasks import TaskStore
 
         team = action.team or ""
         try:
