@@ -191,7 +191,7 @@ def test_exit_requested_by_a_tool_ends_the_turn(tmp_path: Path) -> None:
         name = "Quit"
 
         def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-            ctx.extra["exit_requested"] = True
+            ctx.signals.exit_requested = True
             return ToolResult("bye")
 
     model = FakeModel([[tool("Quit")], [text("never")]])

@@ -9,8 +9,6 @@ from pathlib import Path
 import pytest
 
 from agentteams.agent.permissions import (
-    PERMISSION_MODES,
-    PermissionMode,
     PermissionPolicy,
     PermissionRuleError,
     Rule,
@@ -20,6 +18,7 @@ from agentteams.agent.permissions import (
     parse_rules,
     subcommands,
 )
+from agentteams.tools.hooks import PERMISSION_MODES, PermissionMode
 
 KINDS = ("read", "edit", "execute", "coordinate", "plan")
 TABLE: dict[str, tuple[str, ...]] = {  # read, edit, execute, coordinate, plan

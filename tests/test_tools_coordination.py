@@ -149,7 +149,7 @@ def test_unchanged_deleted_and_hidden_tasks(lead: ToolContext) -> None:
 
 
 def test_team_create(lead: ToolContext, layout: Layout) -> None:
-    lead.extra["model"] = "claude-opus-4-8"
+    lead.hooks.model = "claude-opus-4-8"
     data = ok_json(TeamCreateTool, {"team_name": "My Team!", "description": "d", "agent_type": "planner"}, lead)
     assert data == {
         "team_name": "my-team-",
@@ -306,7 +306,7 @@ def test_shutdown_approved(team: str, layout: Layout, tmp_path: Path, args: dict
         '{"success":true,"message":"Shutdown approved. Sent confirmation to team-lead. Agent alice is now exiting.",'
         '"request_id":"shutdown-1795342378465@alice"}'
     )
-    assert alice.extra["exit_requested"] is True
+    assert alice.signals.exit_requested is True
     [env] = inbox(layout, team, "team-lead")
     msg = parse_message(env.text)
     assert isinstance(msg, ShutdownApproved)
@@ -326,7 +326,7 @@ def test_shutdown_rejected(team: str, layout: Layout, tmp_path: Path) -> None:
     assert "reason" in err(SendMessageTool, base, bob)
     data = ok_json(SendMessageTool, {**base, "content": "still on #2"}, bob)
     assert data["success"] is True and "still on #2" in data["message"]
-    assert "exit_requested" not in bob.extra
+    assert bob.signals.exit_requested is False
     [env] = inbox(layout, team, "team-lead")
     msg = parse_message(env.text)
     assert isinstance(msg, ShutdownRejected) and (msg.request_id, msg.reason) == ("shutdown-1@bob", "still on #2")
@@ -335,7 +335,7 @@ def test_shutdown_rejected(team: str, layout: Layout, tmp_path: Path) -> None:
 def test_the_lead_does_not_answer_shutdown_requests(team: str, lead: ToolContext) -> None:
     args = {"type": "shutdown_response", "request_id": "x", "approve": True}
     assert "only teammates" in err(SendMessageTool, args, lead)
-    assert "exit_requested" not in lead.extra
+    assert lead.signals.exit_requested is False
 
 
 def test_plan_approval_response(team: str, lead: ToolContext, layout: Layout, tmp_path: Path) -> None:
@@ -362,7 +362,8 @@ def test_exit_plan_mode_as_a_teammate_asks_the_lead(team: str, layout: Layout, t
     assert "no plan yet" in err(ExitPlanModeTool, {}, alice)
     alice.plan_file.write_text("1. parse\n2. test\n")
     result = ok(ExitPlanModeTool, {}, alice)
-    request_id = alice.extra["awaiting_plan_approval"]
+    request_id = alice.signals.awaiting_plan_approval
+    assert request_id is not None
     assert re.fullmatch(r"plan_approval-\d{13}@alice", request_id) and request_id in result
     [env] = inbox(layout, team, "team-lead")
     msg = parse_message(env.text)
@@ -373,12 +374,23 @@ def test_exit_plan_mode_as_a_teammate_asks_the_lead(team: str, layout: Layout, t
         "1. parse\n2. test\n",
         request_id,
     )
-    assert "plan_exit_requested" not in alice.extra
 
 
 def test_exit_plan_mode_for_the_lead_or_a_solo_agent_asks_the_person(lead: ToolContext, layout: Layout) -> None:
+    assert "Nobody can approve" in err(ExitPlanModeTool, {"plan": "1. do it"}, lead)  # no runtime hook
+    asked: list[str] = []
+    verdict = [False]
+
+    def approve(plan: str) -> bool:
+        asked.append(plan)
+        return verdict[0]
+
+    lead.hooks.approve_plan = approve
+    rejected = call(ExitPlanModeTool, {"plan": "1. do it"}, lead)
+    assert not rejected.is_error and "did not approve" in rejected.content
+    verdict[0] = True
     result = call(ExitPlanModeTool, {"plan": "1. do it"}, lead)
-    assert not result.is_error and "1. do it" in result.content
-    assert lead.extra["plan_exit_requested"] is True
-    assert result.data is not None and result.data["plan"] == "1. do it"
+    assert not result.is_error and "approved" in result.content and "1. do it" in result.content
+    assert asked == ["1. do it", "1. do it"]
+    assert result.data is not None and result.data["plan"] == "1. do it" and result.data["approved"] is True
     assert not layout.teams_dir.exists() or not any(layout.teams_dir.iterdir())

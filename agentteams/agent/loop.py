@@ -135,7 +135,7 @@ class Agent:
             results = self._run_tools(uses)
             self.messages.append({"role": "user", "content": results})
             self._emit(AgentEvent("tool_results", message=self.messages[-1]))
-            if self.ctx.extra.get("exit_requested"):
+            if self.ctx.signals.exit_requested:
                 stop = "exit_requested"
                 break
         result = TurnResult(text, stop, calls, usage)

@@ -10,12 +10,11 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol, TypeVar, cast, get_args
+from typing import Literal, Protocol, TypeVar, cast
 
 from agentteams.errors import AgentTeamsError
+from agentteams.tools.hooks import PERMISSION_MODES, PermissionMode
 
-PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "delegate"]
-PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
 Behavior = Literal["allow", "deny", "ask"]
 
 # Words that run the command after them; a deny rule sees through them (`sudo rm x` is still `rm`).
@@ -266,6 +265,14 @@ class PermissionPolicy:
         if kind == "execute" and target and _all_parts_allowed(tool_name, target, rules, self.cwd):
             return Decision("allow", f"every command in it is allowed by {', '.join(map(str, rules))}")
         return self._by_mode(tool_name, kind, target)
+
+    def allows_by_rule(self, tool_name: str, kind: str, target: str | None) -> bool:
+        """An allow rule (command line or session) names this call and no deny rule does."""
+        if any(r.covers(tool_name, kind, target, self.cwd, deny=True) for r in self.disallowed):
+            return False
+        return any(
+            r.covers(tool_name, kind, target, self.cwd, deny=False) for r in [*self.allowed, *self.session_rules]
+        )
 
     def _mode_limit(self, kind: str, target: str | None) -> str | None:
         """Why plan or delegate mode refuses this call outright (no rule can lift it), or None."""

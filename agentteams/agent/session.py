@@ -21,6 +21,7 @@ from agentteams.model.types import ModelClient
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.transcripts import Transcript
 from agentteams.tools.base import Tool, ToolContext
+from agentteams.tools.hooks import PermissionMode, RuntimeHooks
 from agentteams.tools.registry import all_tools, subagent_tools
 
 SUBAGENT_GUIDANCE = (
@@ -74,15 +75,16 @@ class Session:
             cwd=options.cwd, layout=self.layout, session_id=options.session_id, agent_name=self.name,
             team_name=me.team if me else None, color=me.color if me else None, is_lead=me is None,
         )  # fmt: skip
-        self.ctx.extra["model"] = self.model
         self.ctx.plan_file = self.layout.plan_file(options.session_id)
-        self.ctx.extra["permission_mode"] = parse_mode(options.permission_mode)
-        self.ctx.extra["run_subagent"] = self._run_subagent
         mode = parse_mode(options.permission_mode)
         disallowed = parse_rules(options.disallowed_tools)
         self.policy = PermissionPolicy(
             mode=mode, allowed=parse_rules(options.allowed_tools), disallowed=disallowed, cwd=options.cwd,
             plan_file=self.ctx.plan_file, interactive=options.interactive,
+        )  # fmt: skip
+        self.ctx.hooks = RuntimeHooks(
+            model=self.model, permission_mode=self._mode, run_subagent=self._run_subagent,
+            approve_plan=self._approve_plan if me is None else None,  # a teammate's plan goes to its lead
         )  # fmt: skip
         self.tools: list[Tool] = offered_tools(all_tools(), mode, disallowed)
         system = system_prompt(
@@ -122,6 +124,27 @@ class Session:
 
         return handle
 
+    def _mode(self) -> PermissionMode:
+        return self.policy.mode
+
+    def _approve_plan(self, plan: str) -> bool:
+        """ExitPlanMode of the lead or a solo agent: the person answers at the prompt ("always" also accepts
+        edits from then on); headless, only an allow rule naming ExitPlanMode approves (then edits are
+        accepted: nobody is there to approve them one by one)."""
+        if self.policy.mode != "plan":
+            return True
+        if self.agent.ask is not None and self.options.interactive:
+            reason = "leave plan mode and start implementing this plan?"
+            answer = self.agent.ask(PermissionAsk("ExitPlanMode", None, {"plan": plan}, reason))
+            if answer == "deny":
+                return False
+            self.policy.mode = "acceptEdits" if answer == "always" else "default"
+            return True
+        if not self.policy.allows_by_rule("ExitPlanMode", "plan", None):
+            return False
+        self.policy.mode = "acceptEdits"
+        return True
+
     def _run_subagent(self, kind: str, prompt: str, model: str | None) -> str:
         """Run a synchronous subagent with its own conversation and return its final text."""
         name = f"{self.name}/{kind}"
@@ -132,6 +155,7 @@ class Session:
         ctx = ToolContext(
             cwd=self.options.cwd, layout=self.layout, session_id=self.options.session_id,
             agent_name=self.ctx.agent_name, team_name=self.ctx.team_name, interrupt=self.ctx.interrupt,
+            hooks=RuntimeHooks(model=sub_model, permission_mode=self._mode),
         )  # fmt: skip
         sub = Agent(
             self.client, subagent_tools(kind, self.tools), ctx, self.policy,

@@ -93,7 +93,7 @@ class LeadRuntime:
         self._presence = Presence(pid=os.getpid(), session_id=self.ctx.session_id, backend="process", pane_id=pane)
         self._inbox_lock = threading.RLock()  # the team thread and shutdown_team both read the inbox
         self._muted = False  # while shutting the team down, departures are not news for the model
-        self.ctx.extra["spawn_teammate"] = self.spawn_teammate
+        self.ctx.hooks.spawn_teammate = self.spawn_teammate
         session.listen(self._on_agent_event)
 
     # -- public -------------------------------------------------------------------------------------

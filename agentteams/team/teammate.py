@@ -15,6 +15,7 @@ from typing import Any
 
 from agentteams import diagnostics
 from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk
+from agentteams.agent.permissions import parse_mode
 from agentteams.agent.prompts import claim_prompt
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import AgentTeamsError, NotFoundError
@@ -34,6 +35,7 @@ from agentteams.store.records import Envelope
 from agentteams.store.tasks import TaskStore
 from agentteams.store.watch import FileWatcher
 from agentteams.team.delivery import TeamEvent, message_block, wake_order
+from agentteams.tools.hooks import PERMISSION_MODES
 from agentteams.tools.team_tools import parse_send
 
 LEAD_CHECK_EVERY = 2.0  # seconds between checks that our lead still runs
@@ -150,7 +152,7 @@ class TeammateRuntime:
             lead = self._lead_name()
             envs = wake_order(unread, lead)
             return Work("\n\n".join(self._render(e) for e in envs), envs)
-        if self.ctx.extra.get("awaiting_plan_approval"):
+        if self.ctx.signals.awaiting_plan_approval:
             return None  # no new work until the lead has answered the plan
         claim = self.tasks.claim_next(self.team, self.name, check_busy=True)
         if claim.success and claim.task is not None:
@@ -167,10 +169,11 @@ class TeammateRuntime:
 
     def _plan_answer(self, env: Envelope, msg: PlanApprovalResponse) -> str:
         """Leave plan mode on approval; either way the model reads the verdict as plain words."""
-        self.ctx.extra.pop("awaiting_plan_approval", None)
+        self.ctx.signals.awaiting_plan_approval = None
         if msg.approved:
-            mode = msg.permission_mode if msg.permission_mode not in (None, "plan") else self.mode_after_plan
-            self.session.policy.mode = mode  # type: ignore[assignment]
+            wanted = msg.permission_mode  # a mode we do not know (a newer CLI's) falls back like no mode at all
+            mode = wanted if wanted in PERMISSION_MODES and wanted != "plan" else self.mode_after_plan
+            self.session.policy.mode = parse_mode(mode)
             self.teams.set_mode(self.team, self.name, mode)
             text = "[Plan Approved] Your plan was approved by the team lead: you may now make changes."
         else:
@@ -196,11 +199,11 @@ class TeammateRuntime:
         finally:
             marking.join()
             self._deliver()  # even a failed turn consumed them: redelivering would fail the same way
-        if self.ctx.extra.get("exit_requested"):
+        if self.ctx.signals.exit_requested:
             self._set_state("stopping")
             return True
         self._set_active(False)
-        self._set_state("awaiting_plan_approval" if self.ctx.extra.get("awaiting_plan_approval") else "idle")
+        self._set_state("awaiting_plan_approval" if self.ctx.signals.awaiting_plan_approval else "idle")
         self._send_idle(reason, failure)
         return False
 

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Literal
 
 from agentteams.model.types import ToolSpec
 from agentteams.store.paths import Layout
+from agentteams.tools.hooks import RuntimeHooks, TurnSignals
 
 ToolKind = Literal["read", "edit", "execute", "coordinate", "plan"]  # what a tool does, for permissions
 
@@ -43,7 +44,8 @@ class ToolContext:
     plan_file: Path | None = None  # the one file plan mode may write
     read_files: dict[Path, float] = field(default_factory=dict)  # path -> mtime when last Read
     interrupt: threading.Event = field(default_factory=threading.Event)
-    extra: dict[str, Any] = field(default_factory=dict)  # runtime hooks (spawner, subagent runner, ...)
+    hooks: RuntimeHooks = field(default_factory=RuntimeHooks)  # what the runtime lends its tools
+    signals: TurnSignals = field(default_factory=TurnSignals)  # what the tools tell the runtime
 
     def resolve(self, path: str) -> Path:
         p = Path(path).expanduser()

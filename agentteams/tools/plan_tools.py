@@ -1,6 +1,6 @@
 """ExitPlanMode: hand in a finished plan — to the team lead for approval when a teammate, else to the person.
 
-The tool only records what was asked (`ctx.extra`); leaving plan mode is the runtime's decision.
+A teammate's plan goes to its lead by message; a lead's or solo agent's goes to `ctx.hooks.approve_plan`.
 """
 
 from __future__ import annotations
@@ -52,12 +52,24 @@ class ExitPlanModeTool(Tool):
             return ToolResult.error(f"There is no plan yet: {where}pass it as `plan`.")
         if ctx.team_name and not ctx.is_lead:
             return self._ask_lead(plan, ctx)
-        ctx.extra["plan_exit_requested"] = True
+        return self._ask_person(plan, ctx)
+
+    @staticmethod
+    def _ask_person(plan: str, ctx: ToolContext) -> ToolResult:
+        """The person approves at the prompt (headless: the configured rule); approval leaves plan mode."""
         data = {"plan": plan, "planFilePath": str(ctx.plan_file) if ctx.plan_file else None}
+        if ctx.hooks.approve_plan is None:
+            return ToolResult.error("Nobody can approve a plan in this session: stay in plan mode.")
+        if not ctx.hooks.approve_plan(plan):
+            return ToolResult(
+                "The user did not approve the plan. Stay in plan mode: ask what to change, revise the plan, and "
+                "call ExitPlanMode again.",
+                data={**data, "approved": False},
+            )
         return ToolResult(
-            "Your plan has been submitted to the user for approval. Wait for their answer; if they approve, "
-            f"you may start implementing it.\n\nPlan:\n{plan}",
-            data=data,
+            f"The user approved your plan: you are out of plan mode (now {ctx.hooks.permission_mode()}) and may "
+            f"start implementing it.\n\nPlan:\n{plan}",
+            data={**data, "approved": True},
         )
 
     @staticmethod
@@ -74,7 +86,7 @@ class ExitPlanModeTool(Tool):
             mailbox.send(ctx.team_name, lead, msg.to_text(), sender=ctx.agent_name, color=ctx.color)
         except AgentTeamsError as e:
             return ToolResult.error(f"Could not send the plan to the team lead: {e}")
-        ctx.extra["awaiting_plan_approval"] = request_id
+        ctx.signals.awaiting_plan_approval = request_id
         return ToolResult(
             f"Your plan was sent to {lead} for approval (request {request_id}). Stay in plan mode and end "
             "your turn: the answer arrives as a message. If approved you can start implementing; if "

@@ -1,6 +1,6 @@
 """The `Task` tool: run a synchronous subagent (general-purpose, Explore, Plan) and return its answer.
 
-The runner comes from the runtime through `ctx.extra["run_subagent"]`, so tools stay below the agent loop.
+The runner comes from the runtime through `ctx.hooks.run_subagent`, so tools stay below the agent loop.
 """
 
 from __future__ import annotations
@@ -49,14 +49,14 @@ class TaskTool(Tool):
         if kind not in SUBAGENT_TOOLS:
             return ToolResult.error(f"unknown subagent_type {kind!r}; use one of {', '.join(SUBAGENT_TOOLS)}")
         if args.get("name") and args.get("team_name"):
-            spawn = ctx.extra.get("spawn_teammate")
+            spawn = ctx.hooks.spawn_teammate
             if ctx.team_name and not ctx.is_lead:
                 return ToolResult.error("Teammates cannot start teammates: ask the team lead to spawn one.")
-            if not callable(spawn):
+            if spawn is None:
                 return ToolResult.error("spawning teammates is not available in this session (no team runtime)")
             return ToolResult(str(spawn(args)))
-        runner = ctx.extra.get("run_subagent")
-        if not callable(runner):
+        runner = ctx.hooks.run_subagent
+        if runner is None:
             return ToolResult.error("subagents are not available in this session")
         model = args.get("model") if isinstance(args.get("model"), str) else None
         answer = str(runner(str(kind), prompt, model))

@@ -51,11 +51,10 @@ class TeamCreateTool(CoordinationTool):
         for config in store.list_teams():
             if isinstance(config, TeamConfig) and config.lead_session_id == ctx.session_id:
                 return ToolResult.error(f'This session already leads team "{config.name}". Use TeamDelete first.')
-        model = ctx.extra.get("model")
         config = store.create(
             wanted, description=optional_str(args, "description"), lead_session_id=ctx.session_id,
             lead_agent_type=optional_str(args, "agent_type") or LEAD_NAME, cwd=str(ctx.cwd),
-            lead_model=model if isinstance(model, str) else None,
+            lead_model=ctx.hooks.model or None,
         )  # fmt: skip
         ctx.team_name, ctx.is_lead, ctx.agent_name = config.name, True, LEAD_NAME
         return json_result({
@@ -257,7 +256,7 @@ class SendMessageTool(CoordinationTool):
             request_id=request_id, sender=ctx.agent_name, timestamp=now, pane_id=pane_id, backend_type=backend
         )
         self._send(mailbox, config, lead, msg, ctx)
-        ctx.extra["exit_requested"] = True  # the runtime ends this agent once the turn is over
+        ctx.signals.exit_requested = True  # the runtime ends this agent once the turn is over
         text = f"Shutdown approved. Sent confirmation to {lead}. Agent {ctx.agent_name} is now exiting."
         return json_result({"success": True, "message": text, "request_id": request_id})
 
@@ -268,10 +267,10 @@ class SendMessageTool(CoordinationTool):
         request_id = _need(out.request_id, "the request_id being answered", "plan_approval_response")
         approve = _need(out.approve, "approve (true or false)", "plan_approval_response")
         if approve:
-            mode = ctx.extra.get("permission_mode")  # the teammate goes on in the lead's mode
+            mode = ctx.hooks.permission_mode()  # the teammate goes on in the lead's mode as it is now
             msg = PlanApprovalResponse(
                 request_id=request_id, approved=True, timestamp=now_iso(),
-                permission_mode=mode if isinstance(mode, str) and mode != "plan" else "default",
+                permission_mode=mode if mode != "plan" else "default",
             )  # fmt: skip
             text = f"Plan approved for {name}. They leave plan mode and can start implementing."
         else:

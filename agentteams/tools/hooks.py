@@ -1,0 +1,41 @@
+"""Typed hooks between a runtime and its tools: what the runtime offers them (`RuntimeHooks`) and what a
+turn's tools tell the runtime back (`TurnSignals`). Tools sit below the runtimes, so they reach up only here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, get_args
+
+PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "delegate"]
+PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
+
+# (subagent type, prompt, model or None) -> the subagent's final text
+SubagentRunner = Callable[[str, str, str | None], str]
+# the Task tool's arguments -> what the model is told about the new teammate
+TeammateSpawner = Callable[[dict[str, Any]], str]
+# a finished plan -> approved? (the person, or headless the configured rule); approval leaves plan mode
+PlanApprover = Callable[[str], bool]
+
+
+def _default_mode() -> PermissionMode:
+    return "default"
+
+
+@dataclass
+class RuntimeHooks:
+    """What the runtime lends its tools. `permission_mode` is read live from the policy: never a copy."""
+
+    model: str = ""
+    permission_mode: Callable[[], PermissionMode] = _default_mode
+    run_subagent: SubagentRunner | None = None
+    spawn_teammate: TeammateSpawner | None = None
+    approve_plan: PlanApprover | None = None
+
+
+@dataclass
+class TurnSignals:
+    """What this turn's tools asked of the runtime; the runtime reads and clears them between turns."""
+
+    exit_requested: bool = False  # an approved shutdown: end the agent once the turn is over
+    awaiting_plan_approval: str | None = None  # the request id of a plan sent to the lead
