@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, PermissionAsk
+from agentteams.store.files import FileStore
 from agentteams.store.paths import Layout
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult, require_str
 from tests.support.fake_model import FakeModel, text, tool
@@ -78,7 +79,7 @@ class BadTarget(Echo):
 
 def make(model: FakeModel, tmp_path: Path, policy: Policy | None = None, **kw: Any) -> tuple[Agent, list[AgentEvent]]:
     events: list[AgentEvent] = []
-    ctx = ToolContext(cwd=tmp_path, layout=Layout(tmp_path / "cfg"), session_id="s1")
+    ctx = ToolContext(cwd=tmp_path, store=FileStore(Layout(tmp_path / "cfg")), session_id="s1")
     agent = Agent(
         model, [Echo(), Slow(), Boom(), BadTarget()], ctx, policy or Policy(), AgentSettings("m", "sys", **kw),
         on_event=events.append,

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agentteams.store.files import FileStore
 from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import (
@@ -54,7 +55,7 @@ def err(tool: type[Tool], args: dict[str, Any], ctx: ToolContext) -> str:
 
 @pytest.fixture
 def lead(layout: Layout, tmp_path: Path) -> ToolContext:
-    return ToolContext(cwd=tmp_path, layout=layout, session_id=SESSION)
+    return ToolContext(cwd=tmp_path, store=FileStore(layout), session_id=SESSION)
 
 
 @pytest.fixture
@@ -70,7 +71,7 @@ def team(lead: ToolContext, layout: Layout) -> str:
 
 def mate(layout: Layout, tmp_path: Path, name: str, team: str, color: str) -> ToolContext:
     return ToolContext(
-        cwd=tmp_path, layout=layout, session_id=f"s-{name}", agent_name=name, team_name=team, color=color,
+        cwd=tmp_path, store=FileStore(layout), session_id=f"s-{name}", agent_name=name, team_name=team, color=color,
         is_lead=False,
     )  # fmt: skip
 
@@ -172,7 +173,7 @@ def test_team_create(lead: ToolContext, layout: Layout) -> None:
 def test_one_team_per_session(lead: ToolContext, layout: Layout) -> None:
     ok(TeamCreateTool, {"team_name": "one"}, lead)
     assert err(TeamCreateTool, {"team_name": "two"}, lead) == 'Already leading team "one". Use TeamDelete first.'
-    again = ToolContext(cwd=lead.cwd, layout=layout, session_id=SESSION)  # e.g. a resumed session
+    again = ToolContext(cwd=lead.cwd, store=FileStore(layout), session_id=SESSION)  # e.g. a resumed session
     assert "already leads team" in err(TeamCreateTool, {"team_name": "two"}, again)
     assert not TeamStore(layout).exists("two")
 

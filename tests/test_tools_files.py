@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from agentteams.store.files import FileStore
 from agentteams.store.paths import Layout
 from agentteams.tools.base import ToolContext, ToolInputError
 from agentteams.tools.files import MAX_LINE_CHARS, EditTool, ReadTool, WriteTool
@@ -19,7 +20,7 @@ from agentteams.tools.search import MAX_GLOB_RESULTS, GlobTool, GrepTool, glob_t
 def ctx(tmp_path: Path, layout: Layout) -> ToolContext:
     work = tmp_path / "work"
     work.mkdir()
-    return ToolContext(cwd=work, layout=layout, session_id="test-session")
+    return ToolContext(cwd=work, store=FileStore(layout), session_id="test-session")
 
 
 def put(path: Path, text: str | bytes, mtime: float | None = None) -> Path:

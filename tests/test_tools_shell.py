@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from agentteams.store.files import FileStore
 from agentteams.store.paths import Layout
 from agentteams.tools.base import ToolContext, ToolInputError, ToolResult
 from agentteams.tools.shell import DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, BashTool, parse_timeout
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="pr
 def ctx(tmp_path: Path, layout: Layout) -> ToolContext:
     work = tmp_path / "work"
     work.mkdir()
-    return ToolContext(cwd=work, layout=layout, session_id="test-session")
+    return ToolContext(cwd=work, store=FileStore(layout), session_id="test-session")
 
 
 def bash(ctx: ToolContext, command: str, **extra: object) -> ToolResult:
@@ -231,10 +232,10 @@ def test_ctrl_c_in_the_agent_process_kills_the_running_command(tmp_path: Path) -
 
     marker = f"32.{os.getpid()}"
     code = (
-        "import pathlib; from agentteams.store.paths import Layout; from agentteams.tools.base import ToolContext; "
-        "from agentteams.tools.shell import BashTool; "
-        f"ctx = ToolContext(cwd=pathlib.Path({str(tmp_path)!r}), layout=Layout(pathlib.Path({str(tmp_path)!r})), "
-        "session_id='s'); "
+        "import pathlib; from agentteams.store.files import FileStore; from agentteams.store.paths import Layout; "
+        "from agentteams.tools.base import ToolContext; from agentteams.tools.shell import BashTool; "
+        f"root = pathlib.Path({str(tmp_path)!r}); "
+        "ctx = ToolContext(cwd=root, store=FileStore(Layout(root)), session_id='s'); "
         f"BashTool().run({{'command': 'sleep {marker} & sleep {marker}; wait'}}, ctx)"
     )
     agent = subprocess.Popen([sys.executable, "-c", code], stderr=subprocess.DEVNULL)

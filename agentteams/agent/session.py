@@ -18,6 +18,8 @@ from agentteams.agent.prompts import Identity, system_prompt
 from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
+from agentteams.store.api import Store
+from agentteams.store.files import FileStore
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.transcripts import Transcript
 from agentteams.tools.base import Tool, ToolContext
@@ -55,12 +57,14 @@ class Session:
         client: ModelClient,
         *,
         layout: Layout | None = None,
+        store: Store | None = None,
         on_event: Callable[[AgentEvent], None] | None = None,
         ask: Callable[[PermissionAsk], Answer] | None = None,
         secrets: tuple[str | None, ...] = (),
     ) -> None:
         self.options = options
-        self.layout = layout or Layout.from_env()
+        self.layout = layout or Layout.from_env()  # this machine's own files: transcripts, plans
+        self.store: Store = store or FileStore(self.layout)  # the team's shared state
         self.model = resolve_model(options.model)
         self.client = client
         self.ledger = UsageLedger()
@@ -72,7 +76,7 @@ class Session:
         me = options.identity
         self.name = me.name if me else LEAD_NAME
         self.ctx = ToolContext(
-            cwd=options.cwd, layout=self.layout, session_id=options.session_id, agent_name=self.name,
+            cwd=options.cwd, store=self.store, session_id=options.session_id, agent_name=self.name,
             team_name=me.team if me else None, color=me.color if me else None, is_lead=me is None,
         )  # fmt: skip
         self.ctx.plan_file = self.layout.plan_file(options.session_id)
@@ -153,7 +157,7 @@ class Session:
             cwd=str(self.options.cwd), model=sub_model, date=date.today().isoformat(), append=SUBAGENT_GUIDANCE
         )
         ctx = ToolContext(
-            cwd=self.options.cwd, layout=self.layout, session_id=self.options.session_id,
+            cwd=self.options.cwd, store=self.store, session_id=self.options.session_id,
             agent_name=self.ctx.agent_name, team_name=self.ctx.team_name, interrupt=self.ctx.interrupt,
             hooks=RuntimeHooks(model=sub_model, permission_mode=self._mode),
         )  # fmt: skip

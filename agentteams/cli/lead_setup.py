@@ -53,6 +53,7 @@ def build_lead(
     from agentteams.agent.session import Session
     from agentteams.model.anthropic_client import AnthropicClient
     from agentteams.model.config import ModelConfig
+    from agentteams.store.files import open_store
     from agentteams.store.paths import Layout
     from agentteams.team.spawning import InProcessSpawner, TmuxSpawner
 
@@ -60,6 +61,7 @@ def build_lead(
     client = AnthropicClient(config)
     secrets = tuple(config.secrets())
     layout = Layout.from_env()
+    store = open_store(layout)
     command = shlex.split(teammate_command) if teammate_command else None
     stoppers: list[Callable[[], None]] = []
     spawner: Any
@@ -71,11 +73,11 @@ def build_lead(
             server = ForkServer.start()
             stoppers.append(server.stop)
             extra = server.env
-        spawner = TmuxSpawner(layout, command=command, extra_env=extra)
+        spawner = TmuxSpawner(store, command=command, extra_env=extra)
     else:
-        spawner = InProcessSpawner(layout, client, secrets=secrets, on_event=on_teammate_event,
+        spawner = InProcessSpawner(layout, client, store=store, secrets=secrets, on_event=on_teammate_event,
                                    on_team_event=on_team_event)  # fmt: skip
-    session = Session(options, client, layout=layout, on_event=on_event, ask=ask, secrets=secrets)
+    session = Session(options, client, layout=layout, store=store, on_event=on_event, ask=ask, secrets=secrets)
     runtime = LeadRuntime(session, spawner, on_team_event=on_team_event, judge=judge, on_turn_end=on_turn_end)
     runtime.start()
     return LeadParts(runtime, spawner.backend, stoppers)

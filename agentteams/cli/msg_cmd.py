@@ -8,13 +8,13 @@ from agentteams.cli.output import emit_json, envelope_text
 from agentteams.errors import NotFoundError
 
 if TYPE_CHECKING:
-    from agentteams.store.mailbox import Mailbox
+    from agentteams.store.api import Store
 
 
-def _box() -> "Mailbox":
-    from agentteams.store.mailbox import Mailbox  # loaded per command: start-up stays at typer's own cost
+def _store() -> "Store":
+    from agentteams.store.files import open_store  # loaded per command: start-up stays at typer's own cost
 
-    return Mailbox()
+    return open_store()
 
 
 app = typer.Typer(help="Send and read team messages.", no_args_is_help=True, rich_markup_mode=None)
@@ -32,7 +32,7 @@ def send(
     as_json: JsonOpt = False,
 ) -> None:
     """Send a message to one member's inbox."""
-    env = _box().send(team, to, text, sender=sender, summary=summary)
+    env = _store().mail.send(team, to, text, sender=sender, summary=summary)
     if as_json:
         emit_json(env.to_json())
     else:
@@ -42,7 +42,7 @@ def send(
 @app.command()
 def broadcast(team: str, text: str, sender: FromOpt = "team-lead", as_json: JsonOpt = False) -> None:
     """Send a message to every member but the sender."""
-    names = _box().broadcast(team, text, sender=sender)
+    names = _store().mail.broadcast(team, text, sender=sender)
     if as_json:
         emit_json(names)
     else:
@@ -59,9 +59,10 @@ def read(
     as_json: JsonOpt = False,
 ) -> None:
     """Read an agent's inbox."""
-    box = _box()
-    if not (team_dir := box.layout.team_dir(team)).is_dir():
-        raise NotFoundError(f"no team named {team!r} (no {team_dir})")
+    store = _store()
+    if not store.teams.present(team):
+        raise NotFoundError(f"no team named {team!r} (no {store.teams.location(team)})")
+    box = store.mail
     envs = box.read_all(team, agent) if all_ else box.read_live(team, agent)
     if unread:
         envs = [e for e in envs if e.unread]

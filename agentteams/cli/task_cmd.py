@@ -8,24 +8,23 @@ from agentteams.cli.output import emit_json, task_detail, task_line
 from agentteams.errors import InvalidNameError, NotFoundError
 
 if TYPE_CHECKING:
+    from agentteams.store.api import Tasks
     from agentteams.store.records import TaskStatus
-    from agentteams.store.tasks import TaskStore
 
 app = typer.Typer(help="Create, update, claim and list tasks.", no_args_is_help=True, rich_markup_mode=None)
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 
 
-def _store_team(team: str) -> "tuple[TaskStore, str]":
+def _store_team(team: str) -> "tuple[Tasks, str]":
     """The store and canonical team name; refuses a name that is neither a team nor a task list."""
-    from agentteams.store.paths import team_dir_name
-    from agentteams.store.tasks import TaskStore  # loaded per command: start-up stays at typer's own cost
+    from agentteams.store.files import open_store  # loaded per command: start-up stays at typer's own cost
 
-    store = TaskStore()
-    name = team_dir_name(team)
+    store = open_store()
+    name = store.teams.canonical(team)
     # a task list may outlive its team (the real CLI keeps tasks/<team>/), so either one will do
-    if not store.layout.config_file(name).exists() and not store.layout.task_dir(name).is_dir():
+    if not store.teams.exists(name) and not store.tasks.has_list(name):
         raise NotFoundError(f"no team or task list named {team!r}")
-    return store, name
+    return store.tasks, name
 
 
 @app.command()
@@ -82,8 +81,8 @@ def update(
     as_json: JsonOpt = False,
 ) -> None:
     """Update a task; setting an owner sends them a task_assignment message."""
+    from agentteams.store.api import UNSET
     from agentteams.store.records import TASK_STATUSES
-    from agentteams.store.tasks import UNSET
 
     if status is not None and status not in TASK_STATUSES:
         raise InvalidNameError(f"status must be one of {', '.join(TASK_STATUSES)}, got {status!r}")

@@ -7,13 +7,13 @@ import typer
 from agentteams.cli.output import emit_json, team_text
 
 if TYPE_CHECKING:
-    from agentteams.store.teams import TeamStore
+    from agentteams.store.api import Teams
 
 
-def _store() -> "TeamStore":
-    from agentteams.store.teams import TeamStore  # loaded per command: start-up stays at typer's own cost
+def _store() -> "Teams":
+    from agentteams.store.files import open_store  # loaded per command: start-up stays at typer's own cost
 
-    return TeamStore()
+    return open_store().teams
 
 
 app = typer.Typer(help="Create, inspect and delete teams.", no_args_is_help=True, rich_markup_mode=None)

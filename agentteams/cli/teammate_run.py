@@ -61,13 +61,14 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     from agentteams.cli.render import PaneRenderer
     from agentteams.model.anthropic_client import AnthropicClient
     from agentteams.model.config import ModelConfig
+    from agentteams.store.files import open_store
     from agentteams.store.paths import Layout
-    from agentteams.store.teams import TeamStore
     from agentteams.team.teammate import TeammateRuntime
 
     name, team = _who(flags)
     layout = Layout.from_env()
-    config = TeamStore(layout).read(team)  # a missing team is one clear line, before any model set-up
+    store = open_store(layout)
+    config = store.teams.read(team)  # a missing team is one clear line, before any model set-up
     if config.member(name) is None:
         raise AgentTeamsError(f"team {config.name!r} has no member {name!r}: the lead registers teammates first")
     model_config = ModelConfig.from_env()
@@ -79,7 +80,7 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     pane = os.environ.get("TMUX_PANE", "")
     renderer = PaneRenderer(sys.stdout, name=name, color=flags.color)
     runtime = TeammateRuntime(
-        options, AnthropicClient(model_config), layout=layout, backend="tmux" if pane else "process",
+        options, AnthropicClient(model_config), layout=layout, store=store, backend="tmux" if pane else "process",
         pane_id=pane, on_event=renderer.agent_event, on_team_event=renderer.team_event,
         secrets=tuple(model_config.secrets()),
     )  # fmt: skip

@@ -8,12 +8,12 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentteams import diagnostics
 from agentteams.errors import ConflictError, CorruptFileError, InvalidNameError, NotFoundError
+from agentteams.store.api import UNSET, ClaimResult, UnassignResult, UpdateResult
 from agentteams.store.atomicjson import (
     atomic_write_bytes,
     atomic_write_json,
@@ -28,31 +28,6 @@ from agentteams.store.records import Task, TaskStatus
 if TYPE_CHECKING:
     from agentteams.store.mailbox import Mailbox
     from agentteams.store.teams import TeamStore
-
-
-ClaimReason = Literal["task_not_found", "already_claimed", "already_resolved", "blocked", "agent_busy"]
-UNSET: Any = object()
-
-
-@dataclass(repr=False, eq=False)
-class ClaimResult:
-    success: bool
-    task: Task | None = None
-    reason: ClaimReason | None = None
-    busy_with: list[str] = field(default_factory=list)
-
-
-@dataclass(repr=False, eq=False)
-class UpdateResult:
-    task: Task
-    updated: list[str]  # JSON names of the fields that changed, for "Updated task #2 owner, blockedBy"
-    assignment_sent: bool = False
-
-
-@dataclass(repr=False, eq=False)
-class UnassignResult:
-    tasks: list[Task]
-    notice: str
 
 
 def task_line(task: Task) -> str:
@@ -156,6 +131,9 @@ class TaskStore:
         if task is None:
             raise NotFoundError(f"task #{task_id} not found in team {team!r}")
         return task
+
+    def has_list(self, team: str) -> bool:
+        return self.layout.task_dir(team).is_dir()
 
     def list_tasks(self, team: str) -> list[Task]:
         """All tasks in numeric id order; a corrupt file is moved aside and reported, not dropped."""

@@ -11,33 +11,19 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from agentteams.errors import ConflictError, CorruptFileError, NotFoundError
+from agentteams.store.api import NewMember
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.locking import ensure_file, locked
 from agentteams.store.paths import LEAD_NAME, Layout, agent_id, agent_name, team_dir_name, unique_name
 from agentteams.store.records import COLORS, Member, TeamConfig
 
+__all__ = ["NewMember", "TeamStore", "next_color"]  # NewMember: the store interface's, kept importable here
+
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class NewMember:
-    """What a caller knows about a teammate it is about to add."""
-
-    name: str
-    agent_type: str | None = None
-    model: str | None = None
-    prompt: str | None = None
-    color: str | None = None
-    plan_mode_required: bool = False
-    cwd: str | None = None
-    backend_type: str | None = None
-    tmux_pane_id: str = ""
-    mode: str | None = None
 
 
 def next_color(config: TeamConfig) -> str:
@@ -56,8 +42,15 @@ class TeamStore:
     def canonical(self, team: str) -> str:
         return team_dir_name(team)
 
+    def location(self, team: str) -> str:
+        return str(self.layout.config_file(team))
+
     def exists(self, team: str) -> bool:
         return self.layout.config_file(team).exists()
+
+    def present(self, team: str) -> bool:
+        """Anything of the team is on disk, even with its config missing or damaged (or half deleted)."""
+        return self.layout.team_dir(team).exists()
 
     def create(
         self,

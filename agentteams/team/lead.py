@@ -19,9 +19,8 @@ from agentteams.agent.loop import AgentEvent, TurnResult
 from agentteams.agent.session import Session
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.store.atomicjson import now_iso
-from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import LEAD_NAME
-from agentteams.store.presence import Presence, State, remove_presence, write_presence
+from agentteams.store.presence import Presence, State
 from agentteams.store.protocol import (
     IdleNotification,
     PermissionRequest,
@@ -31,8 +30,6 @@ from agentteams.store.protocol import (
     parse_message,
 )
 from agentteams.store.records import Envelope
-from agentteams.store.tasks import TaskStore
-from agentteams.store.watch import FileWatcher
 from agentteams.team.delivery import TeamEvent, add_idle_notice, lead_turn_text
 from agentteams.team.spawning import Handle, SpawnRequest, spawn_member
 from agentteams.tools.base import ToolInputError
@@ -68,11 +65,11 @@ class LeadRuntime:
     ) -> None:  # fmt: skip
         self.session = session
         self.ctx = session.ctx
-        self.layout = session.layout
+        self.store = session.store
         self.spawner = spawner
-        self.mailbox = Mailbox(self.layout)
-        self.teams = self.mailbox.teams
-        self.tasks = TaskStore(self.layout)
+        self.mailbox = self.store.mail
+        self.teams = self.store.teams
+        self.tasks = self.store.tasks
         self._team_event = on_team_event or (lambda _e: None)
         self._on_turn_end = on_turn_end or (lambda _r: None)
         self.judge = judge
@@ -264,12 +261,10 @@ class LeadRuntime:
         self._presence.input_tokens = total.usage.input_tokens
         self._presence.output_tokens = total.usage.output_tokens
         self._presence.cost_usd = round(total.cost_usd, 6)
-        write_presence(self.layout, team, LEAD_NAME, self._presence)
+        self.store.presence.write(team, LEAD_NAME, self._presence)
 
     def _watch_team(self, team: str) -> None:
-        inbox = self.mailbox.inbox_path(team, LEAD_NAME)
-        inbox.parent.mkdir(parents=True, exist_ok=True)
-        with FileWatcher([inbox]) as watcher:
+        with self.store.watch(team, LEAD_NAME) as watcher:
             while not self._closing and self.team == team:
                 try:
                     self._process_inbox()
@@ -277,7 +272,7 @@ class LeadRuntime:
                 except AgentTeamsError as e:
                     diagnostics.warning("team %s: %s", team, e)
                 watcher.wait(CHECK_EVERY)
-        remove_presence(self.layout, team, LEAD_NAME)
+        self.store.presence.remove(team, LEAD_NAME)
 
     def _process_inbox(self) -> None:
         team = self.team
@@ -370,7 +365,7 @@ class LeadRuntime:
         moved = self.tasks.unassign_all(team, name, member.agent_id if member else None, terminated=died)
         with contextlib.suppress(AgentTeamsError):
             self.teams.remove_member(team, name)
-        remove_presence(self.layout, team, name)
+        self.store.presence.remove(team, name)
         notice = f"Teammate {name} {how}."
         if moved.tasks:
             notice += " Its unfinished tasks are pending again: " + ", ".join(f"#{t.id}" for t in moved.tasks)

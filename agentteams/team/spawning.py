@@ -21,8 +21,9 @@ from agentteams.agent.prompts import Identity
 from agentteams.agent.session import SessionOptions
 from agentteams.errors import AgentTeamsError
 from agentteams.model.types import ModelClient
+from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, agent_name, team_dir_name
-from agentteams.store.presence import pid_alive, read_presence
+from agentteams.store.presence import pid_alive
 from agentteams.team.delivery import TeamEvent
 
 if TYPE_CHECKING:
@@ -119,12 +120,12 @@ class TmuxSpawner:
     backend: Backend = "tmux"
 
     def __init__(
-        self, layout: Layout, *, socket_path: str | None = None, command: list[str] | None = None,
+        self, store: Store, *, socket_path: str | None = None, command: list[str] | None = None,
         extra_env: Callable[[], dict[str, str]] | None = None,
     ) -> None:  # fmt: skip
         from agentteams.backends.tmux import TmuxBackend
 
-        self.layout = layout
+        self.store = store
         inside = os.environ.get("TMUX", "").split(",", 1)[0] or None  # inside tmux: the lead's own server
         self.tmux = TmuxBackend(socket_path or inside)
         self.command = command or own_executable()
@@ -140,7 +141,7 @@ class TmuxSpawner:
     def alive(self, handle: Handle, team: str) -> bool:
         if not self.tmux.pane_alive(handle.pane_id):
             return False
-        presence = read_presence(self.layout, team, handle.name)
+        presence = self.store.presence.read(team, handle.name)
         return presence is None or pid_alive(presence.pid)
 
     def stop(self, handle: Handle) -> None:
@@ -156,11 +157,12 @@ class InProcessSpawner:
     backend: Backend = "in-process"
 
     def __init__(
-        self, layout: Layout, client: ModelClient, *, secrets: tuple[str | None, ...] = (),
+        self, layout: Layout, client: ModelClient, *, store: Store | None = None, secrets: tuple[str | None, ...] = (),
         on_event: Callable[[str, AgentEvent], None] | None = None,
         on_team_event: Callable[[TeamEvent], None] | None = None,
     ) -> None:  # fmt: skip
-        self.layout = layout
+        self.layout = layout  # each teammate's own files (transcripts, plans)
+        self.store = store
         self.client = client
         self.secrets = secrets
         self.on_event = on_event or (lambda _n, _e: None)
@@ -177,7 +179,7 @@ class InProcessSpawner:
             identity=Identity(req.name, req.team, agent_type=req.agent_type, color=req.color),
         )  # fmt: skip
         runtime = TeammateRuntime(
-            options, self.client, layout=self.layout, backend="in-process", stop=handle.stop,
+            options, self.client, layout=self.layout, store=self.store, backend="in-process", stop=handle.stop,
             on_event=lambda e: self.on_event(req.name, e), on_team_event=self.on_team_event, secrets=self.secrets,
         )  # fmt: skip
 
@@ -209,7 +211,6 @@ class InProcessSpawner:
 def spawn_member(session: Session, spawner: Any, team: str, args: dict[str, Any]) -> tuple[Member, Handle]:
     """Register the teammate, write its prompt as its first message, start it; undone if the start fails."""
     from agentteams.model.aliases import resolve_model
-    from agentteams.store.mailbox import Mailbox
     from agentteams.store.protocol import parse_message
     from agentteams.store.teams import NewMember
     from agentteams.tools.base import ToolInputError
@@ -229,8 +230,8 @@ def spawn_member(session: Session, spawner: Any, team: str, args: dict[str, Any]
     plan = bool(args.get("plan_mode_required")) or mode == "plan"
     model = resolve_model(str(args["model"])) if args.get("model") else session.model
     kind = args.get("subagent_type")
-    mailbox = Mailbox(session.layout)
-    member = mailbox.teams.add_member(team, NewMember(
+    mailbox = session.store.mail
+    member = session.store.teams.add_member(team, NewMember(
         name=name, agent_type=str(kind) if kind and kind != "general-purpose" else None, model=model,
         prompt=prompt, plan_mode_required=plan, cwd=str(opts.cwd),
     ))  # fmt: skip
@@ -243,10 +244,10 @@ def spawn_member(session: Session, spawner: Any, team: str, args: dict[str, Any]
     try:
         handle = spawner.spawn(req)
     except Exception as e:
-        mailbox.teams.remove_member(team, member.name)
+        session.store.teams.remove_member(team, member.name)
         mailbox.remove_inbox(team, member.name)
         raise ToolInputError(f"Could not start {member.name}: {e}") from e
-    mailbox.teams.set_member_fields(
+    session.store.teams.set_member_fields(
         team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True
     )
     return member, handle

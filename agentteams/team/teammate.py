@@ -20,10 +20,10 @@ from agentteams.agent.prompts import claim_prompt
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.model.types import ModelClient
+from agentteams.store.api import Store
 from agentteams.store.atomicjson import now_iso
-from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import Layout
-from agentteams.store.presence import Presence, State, pid_alive, read_presence, remove_presence, write_presence
+from agentteams.store.presence import Presence, State, pid_alive
 from agentteams.store.protocol import (
     IdleNotification,
     PermissionRequest,
@@ -32,8 +32,6 @@ from agentteams.store.protocol import (
     parse_message,
 )
 from agentteams.store.records import Envelope
-from agentteams.store.tasks import TaskStore
-from agentteams.store.watch import FileWatcher
 from agentteams.team.delivery import TeamEvent, message_block, wake_order
 from agentteams.tools.hooks import PERMISSION_MODES
 from agentteams.tools.team_tools import parse_send
@@ -70,6 +68,7 @@ class TeammateRuntime:
         client: ModelClient,
         *,
         layout: Layout,
+        store: Store | None = None,
         backend: str,
         pane_id: str = "",
         stop: threading.Event | None = None,
@@ -81,14 +80,16 @@ class TeammateRuntime:
             raise AgentTeamsError("a teammate needs --agent-name and --team-name")
         self.me = options.identity
         self.team, self.name = options.identity.team, options.identity.name
-        self.layout = layout
         self.stop = stop or threading.Event()
         self._outer = on_event or (lambda _e: None)
         self._team_event = on_team_event or (lambda _e: None)
-        self.mailbox = Mailbox(layout)
-        self.teams = self.mailbox.teams
-        self.tasks = TaskStore(layout)
-        self.session = Session(options, client, layout=layout, on_event=self._on_agent_event, secrets=secrets)
+        self.session = Session(
+            options, client, layout=layout, store=store, on_event=self._on_agent_event, secrets=secrets
+        )
+        self.store = self.session.store
+        self.mailbox = self.store.mail
+        self.teams = self.store.teams
+        self.tasks = self.store.tasks
         self.session.agent.ask = self._ask_lead
         self.ctx = self.session.ctx
         # after plan approval a plan-mode teammate works in the mode it was started with (never plan again)
@@ -104,12 +105,9 @@ class TeammateRuntime:
 
     def run(self) -> int:
         """Serve turns until told to stop; the exit code is 0 after an approved shutdown."""
-        inbox = self.mailbox.inbox_path(self.team, self.name)
-        task_dir = self.layout.task_dir(self.teams.canonical(self.team))
-        task_dir.mkdir(parents=True, exist_ok=True)
         announced = False  # the first presence write waits until there is nothing to do: off the spawn path
         try:
-            with FileWatcher([inbox], dirs=[task_dir]) as watcher:
+            with self.store.watch(self.team, self.name, tasks=True) as watcher:
                 while not self.stop.is_set():
                     if not self._still_member():
                         diagnostics.debug("%s: no longer in team %s; stopping", self.name, self.team)
@@ -129,7 +127,7 @@ class TeammateRuntime:
                         return 0
             return 0
         finally:
-            remove_presence(self.layout, self.team, self.name)
+            self.store.presence.remove(self.team, self.name)
 
     def _lead_gone(self) -> bool:
         """True when our lead process recorded its pid and has died (a foreign lead records none)."""
@@ -137,7 +135,7 @@ class TeammateRuntime:
         if now - self._lead_checked < LEAD_CHECK_EVERY:
             return False
         self._lead_checked = now
-        lead = read_presence(self.layout, self.team, self._lead_name())
+        lead = self.store.presence.read(self.team, self._lead_name())
         return lead is not None and not pid_alive(lead.pid)
 
     def _still_member(self) -> bool:
@@ -270,8 +268,7 @@ class TeammateRuntime:
             description=ask.reason, input=ask.input, permission_suggestions=[],
         )  # fmt: skip
         self._send_lead(msg.to_text())
-        inbox = self.mailbox.inbox_path(self.team, self.name)
-        with FileWatcher([inbox]) as watcher:
+        with self.store.watch(self.team, self.name) as watcher:
             waited = 0.0
             while not self.stop.is_set() and not self.ctx.interrupt.is_set() and waited < PERMISSION_TIMEOUT:
                 for env in self.mailbox.unread(self.team, self.name):
@@ -294,5 +291,5 @@ class TeammateRuntime:
         self.presence.state = state
         for key, value in fields.items():
             setattr(self.presence, key, value)
-        write_presence(self.layout, self.team, self.name, self.presence)
+        self.store.presence.write(self.team, self.name, self.presence)
         self._team_event(TeamEvent("state", self.name, state, color=self.me.color))

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from agentteams.model.types import ToolSpec
-from agentteams.store.paths import Layout
+from agentteams.store.api import Store
 from agentteams.tools.hooks import RuntimeHooks, TurnSignals
 
 ToolKind = Literal["read", "edit", "execute", "coordinate", "plan"]  # what a tool does, for permissions
@@ -35,7 +35,7 @@ class ToolContext:
     """Everything a tool may use about the agent that calls it."""
 
     cwd: Path
-    layout: Layout
+    store: Store  # the team's shared state: config, inboxes, tasks
     session_id: str
     agent_name: str = "team-lead"  # our name in a team (the lead is "team-lead")
     team_name: str | None = None  # the team we lead or belong to, if any

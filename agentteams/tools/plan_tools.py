@@ -9,7 +9,6 @@ from typing import Any, ClassVar
 
 from agentteams.errors import AgentTeamsError
 from agentteams.store.atomicjson import epoch_ms, now_iso
-from agentteams.store.mailbox import Mailbox
 from agentteams.store.protocol import PlanApprovalRequest
 from agentteams.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
@@ -80,10 +79,10 @@ class ExitPlanModeTool(Tool):
             sender=ctx.agent_name, timestamp=now_iso(), plan_file_path=str(ctx.plan_file or ""),
             plan_content=plan, request_id=request_id,
         )  # fmt: skip
-        mailbox = Mailbox(ctx.layout)
+        mail = ctx.store.mail
         try:
-            lead = mailbox.teams.read(ctx.team_name).lead_name
-            mailbox.send(ctx.team_name, lead, msg.to_text(), sender=ctx.agent_name, color=ctx.color)
+            lead = ctx.store.teams.read(ctx.team_name).lead_name
+            mail.send(ctx.team_name, lead, msg.to_text(), sender=ctx.agent_name, color=ctx.color)
         except AgentTeamsError as e:
             return ToolResult.error(f"Could not send the plan to the team lead: {e}")
         ctx.signals.awaiting_plan_approval = request_id

@@ -7,8 +7,9 @@ from __future__ import annotations
 from typing import Any, ClassVar, cast
 
 from agentteams.errors import AgentTeamsError
+from agentteams.store.api import UNSET
 from agentteams.store.records import TASK_STATUSES, TaskStatus
-from agentteams.store.tasks import UNSET, TaskStore, task_detail, task_line
+from agentteams.store.tasks import task_detail, task_line
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult, require_str
 
 
@@ -83,7 +84,7 @@ class TaskCreateTool(CoordinationTool):
 
     def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         subject = require_str(args, "subject")
-        task = TaskStore(ctx.layout).create(
+        task = ctx.store.tasks.create(
             task_list_name(ctx), subject, optional_str(args, "description") or "",
             active_form=optional_str(args, "activeForm"), metadata=_metadata(args),
         )  # fmt: skip
@@ -103,7 +104,7 @@ class TaskGetTool(CoordinationTool):
     }
 
     def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        task = TaskStore(ctx.layout).get(task_list_name(ctx), task_id_arg(args.get("taskId")))
+        task = ctx.store.tasks.get(task_list_name(ctx), task_id_arg(args.get("taskId")))
         return ToolResult(task_detail(task), data=task.to_json())
 
 
@@ -136,7 +137,7 @@ class TaskUpdateTool(CoordinationTool):
         status = optional_str(args, "status")
         if status is not None and status not in TASK_STATUSES:
             raise ToolInputError(f"`status` must be one of {', '.join(TASK_STATUSES)}, got {status!r}")
-        result = TaskStore(ctx.layout).update(
+        result = ctx.store.tasks.update(
             task_list_name(ctx), task_id, subject=optional_str(args, "subject"),
             description=optional_str(args, "description"), active_form=optional_str(args, "activeForm"),
             status=cast("TaskStatus | None", status), owner=optional_str(args, "owner") if "owner" in args else UNSET,
@@ -159,7 +160,7 @@ class TaskListTool(CoordinationTool):
 
     def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         tasks = [
-            t for t in TaskStore(ctx.layout).list_tasks(task_list_name(ctx))
+            t for t in ctx.store.tasks.list_tasks(task_list_name(ctx))
             if not (t.metadata or {}).get("_internal")
         ]  # fmt: skip
         if not tasks:

@@ -9,12 +9,11 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from agentteams.errors import NotFoundError
+from agentteams.store.api import Mail
 from agentteams.store.atomicjson import dump_compact, now_iso
-from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import Message, PlanApprovalResponse, ShutdownApproved, ShutdownRejected, ShutdownRequest
 from agentteams.store.records import TeamConfig
-from agentteams.store.teams import TeamStore
 from agentteams.tools.base import ToolContext, ToolInputError, ToolResult, require_str
 from agentteams.tools.tasks_tools import CoordinationTool, optional_str
 
@@ -47,7 +46,7 @@ class TeamCreateTool(CoordinationTool):
         if ctx.team_name:
             what = "Already leading" if ctx.is_lead else "Already a member of"
             return ToolResult.error(f'{what} team "{ctx.team_name}". Use TeamDelete first.')
-        store = TeamStore(ctx.layout)
+        store = ctx.store.teams
         for config in store.list_teams():
             if isinstance(config, TeamConfig) and config.lead_session_id == ctx.session_id:
                 return ToolResult.error(f'This session already leads team "{config.name}". Use TeamDelete first.')
@@ -59,7 +58,7 @@ class TeamCreateTool(CoordinationTool):
         ctx.team_name, ctx.is_lead, ctx.agent_name = config.name, True, LEAD_NAME
         return json_result({
             "team_name": config.name,
-            "team_file_path": str(ctx.layout.config_file(config.name)),
+            "team_file_path": ctx.store.teams.location(config.name),
             "lead_agent_id": config.lead_agent_id,
         })  # fmt: skip
 
@@ -78,7 +77,7 @@ class TeamDeleteTool(CoordinationTool):
             return json_result({"success": True, "message": "No team to clean up: this session is not in a team"})
         if not ctx.is_lead:
             return ToolResult.error(f'Only the lead of team "{team}" can delete it.')
-        store = TeamStore(ctx.layout)
+        store = ctx.store.teams
         try:
             config = store.read(team)
         except NotFoundError:
@@ -186,8 +185,8 @@ class SendMessageTool(CoordinationTool):
             return ToolResult.error(
                 "SendMessage needs a team, and this session is not in one: create one with TeamCreate first."
             )
-        mailbox = Mailbox(ctx.layout)
-        config = mailbox.teams.read(ctx.team_name)
+        mailbox = ctx.store.mail
+        config = ctx.store.teams.read(ctx.team_name)
         handler = {
             "message": self._message, "broadcast": self._broadcast, "shutdown_request": self._shutdown_request,
             "shutdown_response": self._shutdown_response, "plan_approval_response": self._plan_response,
@@ -195,13 +194,13 @@ class SendMessageTool(CoordinationTool):
         return handler(out, ctx, mailbox, config)
 
     @staticmethod
-    def _recipient(out: Outgoing, ctx: ToolContext, mailbox: Mailbox, config: TeamConfig) -> str:
+    def _recipient(out: Outgoing, ctx: ToolContext, mailbox: Mail, config: TeamConfig) -> str:
         name = mailbox.resolve_recipient(config, _need(out.to, "a recipient (recipient or to)", out.kind))
         if name == ctx.agent_name:
             raise ToolInputError(f"{name} is you: send a {out.kind} to another member of the team")
         return name
 
-    def _message(self, out: Outgoing, ctx: ToolContext, mailbox: Mailbox, config: TeamConfig) -> ToolResult:
+    def _message(self, out: Outgoing, ctx: ToolContext, mailbox: Mail, config: TeamConfig) -> ToolResult:
         name = self._recipient(out, ctx, mailbox, config)
         text = _need(out.content, "content (content or message)", "message")
         env = mailbox.send(config.name, name, text, sender=ctx.agent_name, summary=out.summary, color=ctx.color)
@@ -215,7 +214,7 @@ class SendMessageTool(CoordinationTool):
             "routing": {k: v for k, v in routing.items() if v is not None},
         })  # fmt: skip
 
-    def _broadcast(self, out: Outgoing, ctx: ToolContext, mailbox: Mailbox, config: TeamConfig) -> ToolResult:
+    def _broadcast(self, out: Outgoing, ctx: ToolContext, mailbox: Mail, config: TeamConfig) -> ToolResult:
         text = _need(out.content, "content (content or message)", "broadcast")
         names = [m.name for m in config.members if ctx.agent_name not in (m.name, m.agent_id)]
         for name in names:
@@ -226,7 +225,7 @@ class SendMessageTool(CoordinationTool):
         message = f"Message broadcast to {len(names)} teammate(s): {listed}"
         return json_result({"success": True, "message": message, "recipients": names})
 
-    def _shutdown_request(self, out: Outgoing, ctx: ToolContext, mailbox: Mailbox, config: TeamConfig) -> ToolResult:
+    def _shutdown_request(self, out: Outgoing, ctx: ToolContext, mailbox: Mail, config: TeamConfig) -> ToolResult:
         name = self._recipient(out, ctx, mailbox, config)
         request_id = ShutdownRequest.new_request_id(name)
         msg = ShutdownRequest(request_id=request_id, sender=ctx.agent_name, reason=out.content, timestamp=now_iso())
@@ -237,7 +236,7 @@ class SendMessageTool(CoordinationTool):
         })  # fmt: skip
 
     def _shutdown_response(
-        self, out: Outgoing, ctx: ToolContext, mailbox: Mailbox, config: TeamConfig
+        self, out: Outgoing, ctx: ToolContext, mailbox: Mail, config: TeamConfig
     ) -> ToolResult:  # fmt: skip
         if ctx.is_lead:
             return ToolResult.error("The team lead does not answer shutdown requests; only teammates do.")
@@ -260,7 +259,7 @@ class SendMessageTool(CoordinationTool):
         text = f"Shutdown approved. Sent confirmation to {lead}. Agent {ctx.agent_name} is now exiting."
         return json_result({"success": True, "message": text, "request_id": request_id})
 
-    def _plan_response(self, out: Outgoing, ctx: ToolContext, mailbox: Mailbox, config: TeamConfig) -> ToolResult:
+    def _plan_response(self, out: Outgoing, ctx: ToolContext, mailbox: Mail, config: TeamConfig) -> ToolResult:
         if not ctx.is_lead:
             return ToolResult.error("Only the team lead can approve or reject a plan.")
         name = self._recipient(out, ctx, mailbox, config)
@@ -281,7 +280,7 @@ class SendMessageTool(CoordinationTool):
         return json_result({"success": True, "message": text, "request_id": request_id})
 
     @staticmethod
-    def _send(mailbox: Mailbox, config: TeamConfig, to: str, msg: Message, ctx: ToolContext) -> None:
+    def _send(mailbox: Mail, config: TeamConfig, to: str, msg: Message, ctx: ToolContext) -> None:
         mailbox.send(config.name, to, msg.to_text(), sender=ctx.agent_name, color=ctx.color)
 
 

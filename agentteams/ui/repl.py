@@ -103,7 +103,7 @@ class Repl:
         except (AgentTeamsError, OSError) as e:
             error = e
         code = 0
-        if team_down and team and (error is not None or self.runtime.layout.team_dir(team).exists()):
+        if team_down and team and (error is not None or self.runtime.teams.present(team)):
             code = 0 if self._delete_again(team, error) else 1
         if not team_down and members:
             self.renderer.hint(f"The team {team} keeps running without its lead.")

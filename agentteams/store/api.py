@@ -1,0 +1,155 @@
+"""The store interface: what runtimes, tools and commands need of a team's shared state (config and members,
+inboxes, tasks, presence, waiting for news), as Protocols plus the value types crossing them. The file store
+(`store.files.FileStore`) implements it today; the layout of its files stays behind it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar
+
+from agentteams.store.paths import LEAD_NAME
+from agentteams.store.records import Envelope, Member, Task, TaskStatus, TeamConfig
+
+if TYPE_CHECKING:  # kept out of start-up: `task list` must not load the protocol module
+    from agentteams.errors import CorruptFileError
+    from agentteams.store.presence import Presence
+    from agentteams.store.protocol import Message
+
+T = TypeVar("T")
+ClaimReason = Literal["task_not_found", "already_claimed", "already_resolved", "blocked", "agent_busy"]
+UNSET: Any = object()  # "leave the owner as it is" (None clears it)
+
+
+@dataclass(frozen=True)
+class NewMember:
+    """What a caller knows about a teammate it is about to add."""
+
+    name: str
+    agent_type: str | None = None
+    model: str | None = None
+    prompt: str | None = None
+    color: str | None = None
+    plan_mode_required: bool = False
+    cwd: str | None = None
+    backend_type: str | None = None
+    tmux_pane_id: str = ""
+    mode: str | None = None
+
+
+@dataclass(repr=False, eq=False)
+class ClaimResult:
+    success: bool
+    task: Task | None = None
+    reason: ClaimReason | None = None
+    busy_with: list[str] = field(default_factory=list)
+
+
+@dataclass(repr=False, eq=False)
+class UpdateResult:
+    task: Task
+    updated: list[str]  # JSON names of the fields that changed, for "Updated task #2 owner, blockedBy"
+    assignment_sent: bool = False
+
+
+@dataclass(repr=False, eq=False)
+class UnassignResult:
+    tasks: list[Task]
+    notice: str
+
+
+class Teams(Protocol):
+    """Team configs and their members; every change is atomic against concurrent writers."""
+
+    def canonical(self, team: str) -> str: ...
+    def exists(self, team: str) -> bool: ...
+    def present(self, team: str) -> bool: ...  # anything of the team is there, even without a readable config
+    def create(
+        self, team: str, *, description: str | None = None, lead_session_id: str = "",
+        lead_model: str | None = None, lead_agent_type: str = LEAD_NAME, cwd: str | None = None,
+        lead_pane_id: str = "", lead_backend_type: str | None = None,
+    ) -> TeamConfig: ...  # fmt: skip
+    def read(self, team: str) -> TeamConfig: ...
+    def list_teams(self) -> list[TeamConfig | CorruptFileError]: ...
+    def update(self, team: str, change: Callable[[TeamConfig], T]) -> T: ...
+    def add_member(self, team: str, new: NewMember) -> Member: ...
+    def remove_member(self, team: str, name_or_id: str) -> Member | None: ...
+    def set_member_fields(self, team: str, name_or_id: str, **fields: Any) -> Member: ...
+    def set_active(self, team: str, name: str, active: bool) -> Member: ...
+    def set_mode(self, team: str, name: str, mode: str) -> Member: ...
+    def delete(self, team: str, *, force: bool = False) -> list[str]: ...
+    def location(self, team: str) -> str: ...  # where the config lives, as a person would look for it
+
+
+class Mail(Protocol):
+    """One inbox per agent: sends never lose a message; delivery is marked once a model has it."""
+
+    def resolve_recipient(self, config: TeamConfig, to: str) -> str: ...
+    def send(
+        self, team: str, to: str, text: str, *, sender: str, summary: str | None = None, color: str | None = None
+    ) -> Envelope: ...
+    def send_message(self, team: str, to: str, message: Message, *, sender: str) -> Envelope: ...
+    def broadcast(self, team: str, text: str, *, sender: str, summary: str | None = None) -> list[str]: ...
+    def unread(self, team: str, agent: str) -> list[Envelope]: ...
+    def read_live(self, team: str, agent: str) -> list[Envelope]: ...  # the inbox without archived history
+    def read_all(self, team: str, agent: str) -> list[Envelope]: ...
+    def mark_delivered(self, team: str, agent: str, delivered: Iterable[Envelope]) -> int: ...
+    def remove_inbox(self, team: str, agent: str) -> None: ...
+
+
+class Tasks(Protocol):
+    """A team's task list: ids never reused, dependencies two-way, claims exclusive."""
+
+    def get(self, team: str, task_id: str) -> Task: ...
+    def list_tasks(self, team: str) -> list[Task]: ...
+    def has_list(self, team: str) -> bool: ...  # a task list may outlive its team
+    def create(
+        self, team: str, subject: str, description: str = "", *, active_form: str | None = None,
+        metadata: dict[str, Any] | None = None, blocked_by: Sequence[str] = (),
+    ) -> Task: ...  # fmt: skip
+    def update(
+        self, team: str, task_id: str, *, subject: str | None = None, description: str | None = None,
+        active_form: str | None = None, status: TaskStatus | None = None, owner: str | None = UNSET,
+        add_blocks: Sequence[str] = (), add_blocked_by: Sequence[str] = (), metadata: dict[str, Any] | None = None,
+        assigned_by: str = LEAD_NAME,
+    ) -> UpdateResult: ...  # fmt: skip
+    def delete(self, team: str, task_id: str) -> Task: ...
+    def claim(self, team: str, task_id: str, agent: str, *, check_busy: bool = False) -> ClaimResult: ...
+    def claim_next(self, team: str, agent: str, *, check_busy: bool = False) -> ClaimResult: ...
+    def unassign_all(
+        self, team: str, agent_name: str, agent_id: str | None = None, *, terminated: bool = False
+    ) -> UnassignResult: ...
+
+
+class Presences(Protocol):
+    """Our own agents' liveness records (pid, pane, state, usage), for status, cleanup and death checks."""
+
+    def write(self, team: str, agent: str, presence: Presence) -> None: ...
+    def read(self, team: str, agent: str) -> Presence | None: ...
+    def remove(self, team: str, agent: str) -> None: ...
+
+
+class Waiter(Protocol):
+    """A standing watch on an agent's inbox (and optionally its team's tasks): `wait` returns True on news."""
+
+    def wait(self, timeout: float | None = None) -> bool: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> Self: ...
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+
+class Store(Protocol):
+    """The shared state of teams, whatever holds it."""
+
+    @property
+    def teams(self) -> Teams: ...
+    @property
+    def mail(self) -> Mail: ...
+    @property
+    def tasks(self) -> Tasks: ...
+    @property
+    def presence(self) -> Presences: ...
+    def watch(self, team: str, agent: str, *, tasks: bool = False) -> Waiter: ...

@@ -1,0 +1,96 @@
+"""The file store: the store interface over the JSON files real Claude Code shares (`teams/`, `tasks/`), with
+inotify waits on them. Parts load on first use, so a command that reads tasks pays for nothing else."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from agentteams.store.paths import Layout
+
+if TYPE_CHECKING:
+    from agentteams.store.mailbox import Mailbox
+    from agentteams.store.presence import Presence
+    from agentteams.store.tasks import TaskStore
+    from agentteams.store.teams import TeamStore
+    from agentteams.store.watch import FileWatcher
+
+
+class FilePresences:
+    """Presence records as `teams/<team>/agents/<agent>.json`."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.layout = layout
+
+    def write(self, team: str, agent: str, presence: Presence) -> None:
+        from agentteams.store.presence import write_presence
+
+        write_presence(self.layout, team, agent, presence)
+
+    def read(self, team: str, agent: str) -> Presence | None:
+        from agentteams.store.presence import read_presence
+
+        return read_presence(self.layout, team, agent)
+
+    def remove(self, team: str, agent: str) -> None:
+        from agentteams.store.presence import remove_presence
+
+        remove_presence(self.layout, team, agent)
+
+
+class FileStore:
+    """Teams, inboxes, tasks and presence under one config root (`$CLAUDE_CONFIG_DIR` by default)."""
+
+    def __init__(self, layout: Layout | None = None) -> None:
+        self.layout = layout or Layout.from_env()
+        self._teams: TeamStore | None = None
+        self._mail: Mailbox | None = None
+        self._tasks: TaskStore | None = None
+        self._presence = FilePresences(self.layout)
+
+    @property
+    def teams(self) -> TeamStore:
+        if self._teams is None:
+            from agentteams.store.teams import TeamStore
+
+            self._teams = TeamStore(self.layout)
+        return self._teams
+
+    @property
+    def mail(self) -> Mailbox:
+        if self._mail is None:
+            from agentteams.store.mailbox import Mailbox
+
+            self._mail = Mailbox(self.layout, self.teams)
+        return self._mail
+
+    @property
+    def tasks(self) -> TaskStore:
+        if self._tasks is None:
+            from agentteams.store.tasks import TaskStore
+
+            # the mailbox (for task_assignment messages) is made by TaskStore on first use, not here
+            self._tasks = TaskStore(self.layout, self._mail)
+        return self._tasks
+
+    @property
+    def presence(self) -> FilePresences:
+        return self._presence
+
+    def watch(self, team: str, agent: str, *, tasks: bool = False) -> FileWatcher:
+        """Wakes on a change of the agent's inbox, and with `tasks` of any task file of the team."""
+        from agentteams.store.watch import FileWatcher
+
+        inbox = self.mail.inbox_path(team, agent)
+        inbox.parent.mkdir(parents=True, exist_ok=True)
+        dirs = []
+        if tasks:
+            task_dir = self.layout.task_dir(self.teams.canonical(team))
+            task_dir.mkdir(parents=True, exist_ok=True)
+            dirs.append(task_dir)
+        return FileWatcher([inbox], dirs=dirs)
+
+
+def open_store(layout: Layout | None = None) -> FileStore:
+    """The store commands and runtimes work on: the file store under the config root, the one real `claude`
+    processes share."""
+    return FileStore(layout)
