@@ -68,8 +68,3 @@ class Router:
         else:
             self._answered[route.name] = answered
         return Choice(route=route.name, turn=pos, answer=turn)
-
-    def positions(self) -> dict[str, int]:
-        """Each route's next turn index (a route absent here has not advanced)."""
-        with self._lock:
-            return dict(self._pos)

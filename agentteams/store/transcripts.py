@@ -40,14 +40,3 @@ class Transcript:
                 os.write(fd, encode(line) + b"\n")
             finally:
                 os.close(fd)
-
-
-def read_transcript(path: Path) -> list[dict[str, Any]]:
-    """Every readable entry of a transcript (a torn last line from a crash is skipped)."""
-    entries = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            entries.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return entries

@@ -82,7 +82,6 @@ class LeadRuntime:
         self._seen: set[tuple[str, ...]] = set()
         self._busy = False
         self._closing = False
-        self.last_result: TurnResult | None = None
         self.last_error: AgentTeamsError | None = None
         self._threads: list[threading.Thread] = []
         self._team_thread: threading.Thread | None = None
@@ -223,7 +222,6 @@ class LeadRuntime:
             self._write_presence("working")
             try:
                 result = self.session.run(lead_turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt))
-                self.last_result = result
             except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
                 self.last_error = e
             finally:

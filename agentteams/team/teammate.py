@@ -56,7 +56,6 @@ class TurnNotes:
 
     peer_dm: str | None = None
     completed_task: str | None = None
-    delivered: bool = False
 
 
 class TeammateRuntime:

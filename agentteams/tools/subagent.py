@@ -18,7 +18,6 @@ SUBAGENT_TOOLS: dict[str, tuple[str, ...] | None] = {
     "Explore": ("Read", "Glob", "Grep", "Bash"),
     "Plan": ("Read", "Glob", "Grep", "Bash", "TaskList", "TaskGet"),
 }
-READ_ONLY_TYPES = ("Explore", "Plan")
 
 
 class TaskTool(Tool):
