@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from agentteams.backends.tmux import TmuxBackend
+from agentteams.pids import pid_alive
 from agentteams.store.paths import Layout
-from agentteams.store.presence import Presence, pid_alive, write_presence
+from agentteams.store.presence import Presence, write_presence
 from agentteams.store.tasks import TaskStore
 from agentteams.store.teams import NewMember, TeamStore
 from agentteams.team.cleanup import PaneView, TeamCleanup

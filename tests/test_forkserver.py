@@ -20,6 +20,7 @@ import pytest
 from agentteams.cli import forkserver, launch
 from agentteams.cli.forkclient import ForkServer
 from agentteams.cli.forkserver import ForkServerError, ensure_private
+from agentteams.pids import pid_alive
 from tests.conftest import child_env
 from tests.support.workers import wait_until
 
@@ -121,7 +122,7 @@ def _finish(proc: subprocess.Popen[str], stdin: str = "", timeout: float = 30) -
 
 
 def _gone(pid: int) -> bool:
-    return not launch.pid_alive(pid)
+    return not pid_alive(pid)
 
 
 def _zombies_of(ppid: int) -> list[int]:

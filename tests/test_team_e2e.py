@@ -142,7 +142,7 @@ def kill_scenario() -> dict[str, Any]:
 def test_dead_teammate_is_noticed_within_2s(
     config_root: Path, layout: Layout, work: Path, tmp_path: Path, tmux: Tmux, how: str
 ) -> None:
-    from agentteams.store.presence import pid_alive
+    from agentteams.pids import pid_alive
     from agentteams.store.tasks import TaskStore
     from agentteams.store.teams import TeamStore
 

@@ -36,8 +36,9 @@ def attach_argv(pane: "PaneInfo") -> list[str]:
 def _live_pane(team: str, agent: str) -> "PaneInfo":
     """The agent's pane on the tmux server we can reach; one clear error when it has none or is dead."""
     from agentteams.errors import AgentTeamsError
+    from agentteams.pids import pid_alive
     from agentteams.store.paths import Layout
-    from agentteams.store.presence import pid_alive, read_presence
+    from agentteams.store.presence import read_presence
     from agentteams.store.teams import TeamStore
     from agentteams.team.status_view import PaneTable, find_member
 

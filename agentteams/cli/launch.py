@@ -13,6 +13,8 @@ import socket
 import struct
 import time
 
+from agentteams.pids import pid_alive
+
 ENV_VAR = "AGENTTEAMS_FORKSERVER"  # the fork server's socket path, set by the lead in a teammate's env
 TEST_ENTRY_VAR = "AGENTTEAMS_FORKSERVER_TEST_ENTRY"  # test hook: `module:function` the child runs instead of the CLI
 HEADER = struct.Struct("!I")  # launcher -> server: payload length, then the JSON payload {argv, env, cwd, umask}
@@ -53,21 +55,6 @@ def server_pid(path: str) -> int | None:
     if name.startswith("fs-") and name.endswith(".sock") and digits.isdigit():
         return int(digits)
     return None
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether `pid` runs (a zombie does not count: it will never listen)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rpartition(b")")[2].split()[0] != b"Z"
-    except (OSError, IndexError):
-        return True
 
 
 def _connect(path: str) -> socket.socket | None:

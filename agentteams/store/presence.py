@@ -1,4 +1,4 @@
-"""Presence: one small JSON file per running agent of ours (pid, pane, backend, state), and liveness checks.
+"""Presence: one small JSON file per running agent of ours (pid, pane, backend, state).
 
 Written only by the agent it describes, so no lock is needed; the lead and `status` read it.
 """
@@ -6,12 +6,11 @@ Written only by the agent it describes, so no lock is needed; the lead and `stat
 from __future__ import annotations
 
 import contextlib
-import os
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from agentteams.errors import CorruptFileError
+from agentteams.pids import pid_alive as pid_alive  # noqa: PLC0414  (for team/teammate.py, until it imports pids)
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.paths import Layout
 
@@ -69,20 +68,3 @@ def read_presence(layout: Layout, team: str, agent: str) -> Presence | None:
 def remove_presence(layout: Layout, team: str, agent: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         layout.presence_file(team, agent).unlink()
-
-
-def pid_alive(pid: int) -> bool:
-    """True while `pid` runs; a zombie (exited, not yet reaped) counts as dead."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True  # no /proc: trust kill(0)
-    return stat.rpartition(")")[2].split()[:1] != ["Z"]

@@ -21,9 +21,9 @@ from agentteams.agent.prompts import Identity
 from agentteams.agent.session import SessionOptions
 from agentteams.errors import AgentTeamsError
 from agentteams.model.types import ModelClient
+from agentteams.pids import pid_alive
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, agent_name, team_dir_name
-from agentteams.store.presence import pid_alive
 from agentteams.team.delivery import TeamEvent
 
 if TYPE_CHECKING:

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError
+from agentteams.pids import pid_alive
 from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import LEAD_NAME, Layout, team_dir_name
-from agentteams.store.presence import Presence, pid_alive, read_presence
+from agentteams.store.presence import Presence, read_presence
 from agentteams.store.protocol import (
     IdleNotification,
     Message,

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from agentteams.mockapi import MockServer
+from agentteams.pids import pid_alive
 from agentteams.store.paths import Layout
-from agentteams.store.presence import pid_alive, read_presence
+from agentteams.store.presence import read_presence
 from tests.conftest import child_env
 from tests.support.team_script import TEAM, say, tool
 from tests.support.tmuxlab import Tmux, processes_with_env
