@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.backends.tmux import SWARM_SESSION, TmuxBackend, TmuxError
+from agentteams.backends import tmux as tmux_mod
+from agentteams.backends.tmux import SWARM_SESSION, PaneRecord, TmuxBackend, TmuxError
 
 PANE_OPTIONS = {
     "pane-border-style": "fg=blue",
@@ -108,6 +109,8 @@ def test_failed_command_leaves_a_dead_pane(backend: TmuxBackend, sock: Path, lea
         return tmux(sock, "display-message", "-p", "-t", pane, "#{pane_dead} #{pane_dead_status}") == "1 3"
 
     wait_for(reaped)
+    record = backend.pane(pane)
+    assert record is not None and (record.dead, record.exit_status) == (True, 3)
     backend.kill_pane(pane)
 
 
@@ -151,3 +154,36 @@ def test_tmux_failures_are_one_line_errors(tmp_path: Path) -> None:
     assert "\n" not in str(info.value)
     assert not backend.pane_alive("%0")
     assert backend.pane_pid("%0") is None
+    with pytest.raises(TmuxError):
+        backend.list_panes()
+    assert backend.pane("%0") is None
+
+
+def test_pane_listing_is_typed(backend: TmuxBackend, sock: Path, lead: str, tmp_path: Path) -> None:
+    beside = backend.spawn_pane(lead, "alice", "blue", ["sleep", "60"], tmp_path, {}, tag="alice@t")
+    swarm = backend.spawn_pane(None, "bob", "green", ["sleep", "60"], tmp_path, {}, tag="bob@t")
+    tmux(sock, "set-option", "-p", "-t", swarm, "@agentteams-agent", "b|o\tb\x1fx@t")  # as another program might
+    wait_for(lambda: all(p.command == "sleep" for p in backend.list_panes() if p.pane_id != lead))
+    panes = {p.pane_id: p for p in backend.list_panes()}
+    assert set(panes) == {lead, beside, swarm}
+    alice, bob = panes[beside], panes[swarm]
+    assert (alice.title, alice.tag, alice.session, alice.teammate_window, alice.dead) == ("alice", "alice@t", "lead",
+                                                                                          False, False)  # fmt: skip
+    assert alice.exit_status is None and alice.pid is not None and alice.pid > 0
+    assert alice.window == panes[lead].window and panes[lead].tag == ""
+    assert (bob.session, bob.teammate_window, bob.tag) == (SWARM_SESSION, True, "b|o\tb\x1fx@t")  # the tag is last
+    assert backend.pane(swarm) == bob and backend.pane("%999") is None
+    tmux(sock, "select-pane", "-t", beside, "-T", "a|b c")
+    assert backend.pane(beside) == PaneRecord(**{**alice.__dict__, "title": "a|b c"})
+
+
+def test_where_this_process_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert (tmux_mod.inside_tmux(), tmux_mod.current_pane(), tmux_mod.default_socket()) == (False, None, None)
+    monkeypatch.setenv("TMUX_PANE", "%3")  # without $TMUX a pane id means nothing
+    assert tmux_mod.current_pane() is None
+    monkeypatch.setenv("TMUX", "/tmp/tmux-1/default,123,0")
+    assert (tmux_mod.inside_tmux(), tmux_mod.current_pane()) == (True, "%3")
+    assert tmux_mod.enclosing_server() == tmux_mod.default_socket() == "/tmp/tmux-1/default"
+    monkeypatch.setenv("AGENTTEAMS_TMUX_SOCKET", " /tmp/private.sock ")
+    assert (tmux_mod.socket_override(), tmux_mod.default_socket()) == ("/tmp/private.sock", "/tmp/private.sock")
+    assert TmuxBackend().client_argv("attach-session") == ["tmux", "-S", "/tmp/private.sock", "attach-session"]

@@ -1,6 +1,6 @@
-"""The tmux spawn backend: a teammate per pane (placeholder `cat`, then `respawn-pane -k` the command).
+"""tmux: where this process runs in it, the panes of a server, and teammate panes (placeholder, then the command).
 
-The only module that imports libtmux; every tmux failure becomes a one-line `TmuxError`.
+The only module that imports libtmux or reads $TMUX / $TMUX_PANE; every tmux failure becomes a one-line `TmuxError`.
 """
 
 from __future__ import annotations
@@ -8,21 +8,104 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
-
-import libtmux
-from libtmux import exc as tmux_exc
+from typing import TYPE_CHECKING
 
 from agentteams.errors import AgentTeamsError
+
+if TYPE_CHECKING:
+    import libtmux
 
 SWARM_SESSION = "agentteams-swarm"
 MAX_PANES_PER_WINDOW = 5  # the lead + 4 teammates; further teammates go to another window
 WINDOW_TAG = "@agentteams"  # window user option marking windows we created for teammates
 PANE_TAG = "@agentteams-agent"  # pane user option: the agent id (name@team) a teammate pane runs
+SOCKET_ENV = "AGENTTEAMS_TMUX_SOCKET"  # a server to use instead of the one we run in (how tests isolate tmux)
 SECRET_KEYS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
 PLACEHOLDER = "cat"
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SEP = "\x1f"  # between a pane's fields: tmux strips control characters from titles, and we refuse them in tags
+_PANE_FIELDS = ("pane_id", "session_name", "window_id", "pane_pid", "pane_dead", "pane_dead_status",
+                "pane_current_command", WINDOW_TAG, "pane_title", PANE_TAG)  # fmt: skip
+PANE_FORMAT = _SEP.join(f"#{{{f}}}" for f in _PANE_FIELDS)  # the tag last: any text another program set
+
+
+# -- where this process is -------------------------------------------------------------------------
+
+
+def inside_tmux() -> bool:
+    """Whether this process runs in a tmux pane (tmux sets $TMUX there)."""
+    return bool(os.environ.get("TMUX"))
+
+
+def current_pane() -> str | None:
+    """This process's pane id ("%N") inside tmux; None outside, even when a stray $TMUX_PANE is set."""
+    return (os.environ.get("TMUX_PANE") or None) if inside_tmux() else None
+
+
+def enclosing_server() -> str | None:
+    """The socket path of the tmux server this process runs in, or None outside tmux."""
+    return os.environ.get("TMUX", "").split(",", 1)[0] or None
+
+
+def socket_override() -> str | None:
+    """$AGENTTEAMS_TMUX_SOCKET: the server commands should use instead of the enclosing or default one."""
+    return os.environ.get(SOCKET_ENV, "").strip() or None
+
+
+def default_socket() -> str | None:
+    """The override, else the server we run in; None means tmux's own default server."""
+    return socket_override() or enclosing_server()
+
+
+def program() -> str | None:
+    """The tmux program on PATH, or None."""
+    import shutil  # here: `current_pane()` users (a teammate's start) need not load it
+
+    return shutil.which("tmux")
+
+
+def program_version(path: str, timeout: float = 5.0) -> str | None:
+    """The first line `tmux -V` prints ("tmux 3.3a"), "" when it prints nothing, None when it cannot run in time."""
+    import subprocess
+
+    try:
+        proc = subprocess.run([path, "-V"], capture_output=True, text=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = (proc.stdout or proc.stderr).strip().splitlines()
+    return lines[0].strip() if lines else ""
+
+
+@dataclass(frozen=True)
+class PaneRecord:
+    """One pane of a server, as `list-panes` reports it."""
+
+    pane_id: str  # "%N": unique on its server only
+    session: str  # the session's name
+    window: str  # the window's id ("@N")
+    pid: int | None  # the pane's process (None when tmux did not say)
+    dead: bool  # its process has exited (the pane is kept: remain-on-exit)
+    exit_status: int | None  # the exit status of a dead pane's process
+    command: str  # the pane's current foreground command
+    teammate_window: bool  # in a window we created for teammates
+    title: str
+    tag: str  # the agent id (name@team) in the @agentteams-agent option; "" on panes we did not start
+
+    @classmethod
+    def parse(cls, row: str) -> PaneRecord | None:
+        """A `PANE_FORMAT` row, or None for a malformed one."""
+        parts = row.split(_SEP, len(_PANE_FIELDS) - 1)
+        if len(parts) != len(_PANE_FIELDS) or not parts[0].startswith("%"):
+            return None
+        pane, session, window, pid, dead, status, command, ours, title, tag = parts
+        return cls(pane, session, window, _number(pid), dead == "1", _number(status), command, ours == "1", title, tag)
+
+
+def _number(text: str) -> int | None:
+    return int(text) if text.lstrip("-").isdigit() else None
 
 
 class TmuxError(AgentTeamsError):
@@ -49,23 +132,29 @@ def build_command_line(command: list[str] | str, cwd: Path, env: dict[str, str])
     return line
 
 
-def _default_socket() -> str | None:
-    """AGENTTEAMS_TMUX_SOCKET (how tests point commands at a private server), else the server in $TMUX."""
-    override = os.environ.get("AGENTTEAMS_TMUX_SOCKET", "").strip()
-    if override:
-        return override
-    tmux = os.environ.get("TMUX", "")
-    return tmux.split(",", 1)[0] or None
-
-
 class TmuxBackend:
     """Starts, inspects and stops teammate panes on one tmux server."""
 
     def __init__(self, socket_path: str | None = None) -> None:
-        self.server = libtmux.Server(socket_path=socket_path or _default_socket())
+        import libtmux  # ~190 ms: paid only by commands that talk to a server, not by `current_pane()` users
 
-    def _run(self, *args: str) -> list[str]:
-        """Run one tmux command; its stdout lines, or a one-line TmuxError."""
+        self.server: libtmux.Server = libtmux.Server(socket_path=socket_path or default_socket())
+
+    @property
+    def socket_path(self) -> str | None:
+        """The server's socket when it is not tmux's default one."""
+        path = self.server.socket_path
+        return str(path) if path else None
+
+    @property
+    def where(self) -> str:
+        """The server, for messages: its socket path, or "the default socket"."""
+        return str(self.server.socket_path or self.server.socket_name or "the default socket")
+
+    def run(self, *args: str) -> list[str]:
+        """Run one tmux command (or several joined by ";"); its stdout lines, or a one-line TmuxError."""
+        from libtmux import exc as tmux_exc
+
         try:
             proc = self.server.cmd(*args)
         except tmux_exc.LibTmuxException as e:
@@ -75,10 +164,44 @@ class TmuxBackend:
             raise TmuxError(f"tmux {args[0]} failed: {detail}")
         return list(proc.stdout)
 
+    def client_argv(self, *args: str) -> list[str]:
+        """A `tmux` client command line for this server, for a caller that hands its terminal over (exec)."""
+        socket = self.socket_path
+        return ["tmux", *(["-S", socket] if socket else []), *args]
+
+    def list_panes(self) -> list[PaneRecord]:
+        """Every pane of the server, in one command; TmuxError when no server answers."""
+        return [p for p in map(PaneRecord.parse, self.run("list-panes", "-a", "-F", PANE_FORMAT)) if p is not None]
+
+    def pane(self, pane_id: str) -> PaneRecord | None:
+        """One pane, or None when the server has no such pane (or does not answer)."""
+        try:
+            rows = self.run("display-message", "-p", "-t", pane_id, PANE_FORMAT)
+        except TmuxError:
+            return None
+        found = PaneRecord.parse(rows[0]) if rows else None
+        return found if found is not None and found.pane_id == pane_id else None
+
+    def has_session(self, name: str) -> bool:
+        """Whether the server has a session named exactly `name`."""
+        try:
+            self.run("has-session", "-t", f"={name}")
+        except TmuxError:
+            return False
+        return True
+
+    def switch_client(self, target: str) -> bool:
+        """Show `target` in the client attached to the server; False when there is none (a detached server)."""
+        try:
+            self.run("switch-client", "-t", target)
+        except TmuxError:
+            return False
+        return True
+
     def _query(self, target: str, fmt: str) -> str | None:
         """`display-message -p` for `target`, or None when the target does not exist."""
         try:
-            out = self._run("display-message", "-p", "-t", target, fmt)
+            out = self.run("display-message", "-p", "-t", target, fmt)
         except TmuxError:
             return None
         return out[0] if out else ""
@@ -106,7 +229,7 @@ class TmuxBackend:
         args: list[str] = []
         for command in commands:
             args += [*command, ";"]
-        self._run(*args[:-1])
+        self.run(*args[:-1])
 
     def _placeholder_pane(self, target_pane: str | None) -> str:
         """A new pane running `cat`: beside `target_pane`, or in the swarm session."""
@@ -121,19 +244,19 @@ class TmuxBackend:
                     return pane
             session = self._query(target_pane, "#{session_id}") or ""
             return self._pane_in_teammate_window(session)
-        if not self.server.has_session(SWARM_SESSION):
+        if not self.has_session(SWARM_SESSION):
             return self._new_window("new-session", "-s", SWARM_SESSION)
         return self._pane_in_teammate_window(f"={SWARM_SESSION}")
 
     def _pane_in_teammate_window(self, session: str) -> str:
         """Split a teammate window of `session` that has room, or open a new one."""
-        rows = self._run("list-windows", "-t", session, "-F", f"#{{window_id}} #{{window_panes}} #{{{WINDOW_TAG}}}")
+        rows = self.run("list-windows", "-t", session, "-F", f"#{{window_id}} #{{window_panes}} #{{{WINDOW_TAG}}}")
         for row in reversed(rows):
             window, count, *tag = row.split()
             if tag != ["1"] or int(count) >= MAX_PANES_PER_WINDOW:
                 continue
             try:  # the window can close under us when its teammates exit
-                first = self._run("list-panes", "-t", window, "-F", "#{pane_id}")[0]
+                first = self.run("list-panes", "-t", window, "-F", "#{pane_id}")[0]
                 pane = self._split(first, window, layout="tiled")
             except TmuxError:
                 continue
@@ -143,15 +266,15 @@ class TmuxBackend:
 
     def _new_window(self, verb: str, *target: str) -> str:
         """A new tagged teammate window (or session) whose one pane runs the placeholder."""
-        out = self._run(verb, "-d", *target, "-P", "-F", "#{pane_id} #{window_id}", PLACEHOLDER)
+        out = self.run(verb, "-d", *target, "-P", "-F", "#{pane_id} #{window_id}", PLACEHOLDER)
         pane, window = out[0].split()
-        self._run("set-option", "-w", "-t", window, WINDOW_TAG, "1")
+        self.run("set-option", "-w", "-t", window, WINDOW_TAG, "1")
         return pane
 
     def _split(self, beside: str, window: str, layout: str = "main-vertical") -> str | None:
         """Split `beside` with the placeholder and re-layout; None when there is no room left."""
         try:
-            out = self._run(
+            out = self.run(
                 "split-window", "-d", "-h", "-t", beside, "-P", "-F", "#{pane_id}", PLACEHOLDER, ";",
                 "select-layout", "-t", window, layout,
             )  # fmt: skip
@@ -162,7 +285,7 @@ class TmuxBackend:
         return out[0]
 
     def _pane_count(self, window: str) -> int:
-        return len(self._run("list-panes", "-t", window, "-F", "#{pane_id}"))
+        return len(self.run("list-panes", "-t", window, "-F", "#{pane_id}"))
 
     def _decoration(self, pane: str, name: str, color: str) -> list[tuple[str, ...]]:
         """Title, coloured borders, the title in the top border, and keep failed panes for inspection."""
@@ -192,15 +315,15 @@ class TmuxBackend:
     def kill_pane(self, pane_id: str) -> None:
         """Kill the pane and its process; no error when it is already gone."""
         try:
-            self._run("kill-pane", "-t", pane_id)
+            self.run("kill-pane", "-t", pane_id)
         except TmuxError:
             if self._query(pane_id, "#{pane_id}") == pane_id:
                 raise
 
     def select_pane(self, pane_id: str, zoom: bool) -> None:
         """Bring the pane's window forward, focus the pane, and zoom it (or un-zoom its window)."""
-        self._run("select-window", "-t", pane_id)
-        self._run("select-pane", "-t", pane_id)
+        self.run("select-window", "-t", pane_id)
+        self.run("select-pane", "-t", pane_id)
         zoomed = self._query(pane_id, "#{window_zoomed_flag}") == "1"
         if zoom != zoomed:
-            self._run("resize-pane", "-Z", "-t", pane_id)
+            self.run("resize-pane", "-Z", "-t", pane_id)

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from agentteams.team.status_view import PaneInfo
+    from agentteams.backends.tmux import PaneRecord
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -17,24 +17,30 @@ def attach(
     agent: Annotated[str, typer.Argument(help="The member whose pane to show.")],
 ) -> None:
     """Show an agent's tmux pane: inside tmux, select and zoom it; outside, attach to its session there."""
+    from agentteams.backends.tmux import inside_tmux
+
     pane = _live_pane(team, agent)
-    if os.environ.get("TMUX"):
+    if inside_tmux():
         _focus(pane)
     else:  # replaces this process: the terminal becomes a tmux client showing the pane
-        os.execvp("tmux", attach_argv(pane))
+        argv = attach_argv(pane)
+        os.execvp(argv[0], argv)
 
 
-def attach_argv(pane: "PaneInfo") -> list[str]:
+def attach_argv(pane: "PaneRecord") -> list[str]:
     """`tmux [-S socket] attach-session -t S ; select-window -t W ; select-pane -t P` for a terminal outside tmux."""
     from agentteams.backends.tmux import TmuxBackend
 
-    socket = TmuxBackend().server.socket_path  # set when the panes live on a server other than the default
-    return ["tmux", *(["-S", str(socket)] if socket else []), "attach-session", "-t", pane.session, ";",
-            "select-window", "-t", pane.window, ";", "select-pane", "-t", pane.pane_id]  # fmt: skip
+    # the socket is named when the panes live on a server other than the default
+    return TmuxBackend().client_argv(
+        "attach-session", "-t", pane.session, ";", "select-window", "-t", pane.window, ";", "select-pane", "-t",
+        pane.pane_id,
+    )  # fmt: skip
 
 
-def _live_pane(team: str, agent: str) -> "PaneInfo":
+def _live_pane(team: str, agent: str) -> "PaneRecord":
     """The agent's pane on the tmux server we can reach; one clear error when it has none or is dead."""
+    from agentteams.backends.tmux import inside_tmux
     from agentteams.errors import AgentTeamsError
     from agentteams.pids import pid_alive
     from agentteams.store.paths import Layout
@@ -57,7 +63,7 @@ def _live_pane(team: str, agent: str) -> "PaneInfo":
         raise AgentTeamsError(f"{member.name} is dead: its process {presence.pid} has exited; {logs}")
     table = PaneTable.probe()
     if table.panes is None:
-        where = "the tmux server in $TMUX" if os.environ.get("TMUX") else "a default tmux server"
+        where = "the tmux server in $TMUX" if inside_tmux() else "a default tmux server"
         raise AgentTeamsError(f"cannot reach {where} to show {member.name}'s pane {pane_id}")
     info = table.panes.get(pane_id)
     if info is None or (info.tag and info.tag != member.agent_id):
@@ -67,14 +73,13 @@ def _live_pane(team: str, agent: str) -> "PaneInfo":
     return info
 
 
-def _focus(pane: "PaneInfo") -> None:
+def _focus(pane: "PaneRecord") -> None:
     """Select the pane's window and the pane, zoomed; a client showing another session is switched over."""
-    from agentteams.backends.tmux import TmuxBackend
+    from agentteams.backends.tmux import TmuxBackend, current_pane
 
     backend = TmuxBackend()
-    here = os.environ.get("TMUX_PANE", "")
-    if here:
-        current = backend.server.cmd("display-message", "-p", "-t", here, "#{session_name}").stdout
-        if current and current[0] != pane.session:
-            backend.server.cmd("switch-client", "-t", pane.pane_id)  # no client (a detached server): nothing to do
+    here = current_pane()
+    current = backend.pane(here) if here else None
+    if current is not None and current.session != pane.session:
+        backend.switch_client(pane.pane_id)  # False without a client (a detached server): nothing to do then
     backend.select_pane(pane.pane_id, zoom=True)

@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from agentteams.backends.tmux import TmuxBackend, TmuxError, inside_tmux, program
 from agentteams.errors import AgentTeamsError
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -23,18 +24,17 @@ OFFLINE_KEY = "agentteams-demo-offline-key"  # not a secret: the scripted server
 MARKER = ".agentteams-demo"
 
 
-def _tmux(*args: str) -> list[str]:
-    sock = os.environ.get("AGENTTEAMS_TMUX_SOCKET")
-    return ["tmux", *(["-S", sock] if sock else []), *args]
+def _tmux() -> TmuxBackend:
+    """AGENTTEAMS_TMUX_SOCKET's server, else the one we run in, else the default one."""
+    return TmuxBackend()
 
 
-def _run(*args: str, check: bool = True) -> str:
-    import subprocess
-
-    proc = subprocess.run(_tmux(*args), capture_output=True, text=True, timeout=15, check=False)
-    if check and proc.returncode != 0:
-        raise AgentTeamsError(f"tmux {args[0]} failed: {proc.stderr.strip() or proc.returncode}")
-    return proc.stdout.strip()
+def _run(*args: str, check: bool = True) -> None:
+    try:
+        _tmux().run(*args)
+    except TmuxError:
+        if check:
+            raise
 
 
 def _free_port() -> int:
@@ -60,9 +60,9 @@ def _start(speed: float) -> Path:
 
     from agentteams.cli.demo_script import PROMPT, files, scenario
 
-    if shutil.which("tmux") is None:
+    if program() is None:
         raise AgentTeamsError("the demo runs in tmux, which is not installed (e.g. apt install tmux)")
-    if _session_exists():
+    if _tmux().has_session(SESSION):
         raise AgentTeamsError(
             f"a demo is already running: tmux attach -t {SESSION} (or end it: tmux kill-session -t {SESSION})"
         )
@@ -89,17 +89,9 @@ def _start(speed: float) -> Path:
     return scratch
 
 
-def _session_exists() -> bool:
-    import subprocess
-
-    proc = subprocess.run(_tmux("has-session", "-t", f"={SESSION}"), capture_output=True, timeout=15, check=False)
-    return proc.returncode == 0
-
-
 def _attach() -> None:
     target = f"={SESSION}:lead"
-    verb = ["switch-client", "-t", target] if os.environ.get("TMUX") else ["attach-session", "-t", target]
-    command = _tmux(*verb)
+    command = _tmux().client_argv("switch-client" if inside_tmux() else "attach-session", "-t", target)
     os.execvp(command[0], command)
 
 

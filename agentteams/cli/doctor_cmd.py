@@ -42,11 +42,13 @@ def _run(argv: list[str], timeout: float = 5.0) -> str | None:
 
 
 def check_tmux() -> Check:
-    path = shutil.which("tmux")
+    from agentteams.backends.tmux import program, program_version
+
+    path = program()
     fix = "install tmux 3.2 or newer (apt install tmux, brew install tmux); without it teammates run in-process"
     if path is None:
         return Check("tmux", "warn", "tmux is not on PATH", fix)
-    version = _run([path, "-V"])
+    version = program_version(path)
     found = re.search(r"(\d+)\.(\d+)", version or "")
     if found is None:
         return Check("tmux", "warn", f"{path} did not report a version ({version!r})", fix)
@@ -56,9 +58,11 @@ def check_tmux() -> Check:
 
 
 def check_session() -> Check:
-    override = os.environ.get("AGENTTEAMS_TMUX_SOCKET", "").strip()
-    if os.environ.get("TMUX"):
-        where = f"inside tmux (pane {os.environ.get('TMUX_PANE', '?')})"
+    from agentteams.backends.tmux import current_pane, inside_tmux, socket_override
+
+    override = socket_override()
+    if inside_tmux():
+        where = f"inside tmux (pane {current_pane() or '?'})"
         mode = "teammates open as panes beside this one"
     else:
         where = "outside tmux"

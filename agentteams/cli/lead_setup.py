@@ -5,13 +5,13 @@ Shared by the interactive REPL and headless `-p`; the caller owns the terminal.
 
 from __future__ import annotations
 
-import os
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk
+from agentteams.backends.tmux import inside_tmux
 from agentteams.errors import AgentTeamsError
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.lead import LeadRuntime, PermissionJudge
@@ -39,7 +39,7 @@ def use_tmux(mode: str, command: list[str] | None) -> bool:
         if command:
             raise AgentTeamsError("--teammate-command starts processes: it needs --teammate-mode tmux or auto")
         return False
-    return mode == "tmux" or bool(os.environ.get("TMUX")) or bool(command)
+    return mode == "tmux" or inside_tmux() or bool(command)
 
 
 def build_lead(

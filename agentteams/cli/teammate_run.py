@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
 import signal
 import sys
 from dataclasses import dataclass
@@ -58,6 +57,7 @@ def _leave() -> None:
 def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     """Join the team as `flags` says and serve turns; returns the exit code (0 after an approved shutdown)."""
     from agentteams.agent.prompts import Identity
+    from agentteams.backends.tmux import current_pane
     from agentteams.cli.render import PaneRenderer
     from agentteams.model.anthropic_client import AnthropicClient
     from agentteams.model.config import ModelConfig
@@ -77,7 +77,7 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
                                 color=flags.color)  # fmt: skip
     options.plan_mode_required = flags.plan_mode_required
     options.interactive = True  # its permission questions go to the lead, even with -p
-    pane = os.environ.get("TMUX_PANE", "")
+    pane = current_pane() or ""
     renderer = PaneRenderer(sys.stdout, name=name, color=flags.color)
     runtime = TeammateRuntime(
         options, AnthropicClient(model_config), layout=layout, store=store, backend="tmux" if pane else "process",

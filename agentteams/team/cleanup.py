@@ -15,10 +15,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from agentteams.backends.tmux import PaneRecord, TmuxBackend, TmuxError
 from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError
+from agentteams.pids import pid_alive
 from agentteams.store.locking import STALE_SECONDS, queue_file_for
 from agentteams.store.paths import Layout, team_dir_name
-from agentteams.store.presence import pid_alive, read_presence, remove_presence
+from agentteams.store.presence import read_presence, remove_presence
 from agentteams.store.records import Member, TeamConfig
 from agentteams.store.teams import TeamStore
 
@@ -26,7 +28,6 @@ Kind = Literal["team", "member", "pane", "lock", "tmp"]
 Outcome = Literal["planned", "done", "skipped", "failed"]
 Verdict = tuple[bool | None, str]  # alive (None: no evidence either way), and why
 TMP_STALE_SECONDS = 60.0  # an atomic write lives milliseconds; a minute-old temp file's writer died
-PANE_FORMAT = "#{pane_id}|#{pane_dead}|#{@agentteams}|#{@agentteams-agent}"  # tag last: may hold `|`
 _WHAT = {"team": "remove team", "member": "remove member", "pane": "kill pane", "lock": "remove stale lock",
          "tmp": "remove temp file"}  # fmt: skip
 _DONE = {"remove": "removed", "kill": "killed"}
@@ -77,47 +78,22 @@ class _Gone:
     panes: set[str] = field(default_factory=set)  # pane ids removed members had, even untagged ones
 
 
-@dataclass(frozen=True)
-class Pane:
-    id: str
-    dead: bool
-    ours_window: bool  # in a window we created for teammates
-    tag: str  # the agent id (name@team) in @agentteams-agent, "" when untagged
-
-    @classmethod
-    def parse(cls, row: str) -> Pane | None:
-        parts = row.split("|", 3)
-        if len(parts) != 4 or not parts[0].startswith("%"):
-            return None
-        return cls(parts[0], parts[1] == "1", parts[2] == "1", parts[3])
-
-
 class PaneView:
-    """The panes of one tmux server (AGENTTEAMS_TMUX_SOCKET, the server in $TMUX, or the default one)."""
+    """The panes of one tmux server (AGENTTEAMS_TMUX_SOCKET, the server we run in, or the default one)."""
 
     def __init__(self, socket_path: str | None = None) -> None:
-        from agentteams.backends.tmux import TmuxBackend  # libtmux costs ~190 ms: only commands that look at panes
-
         self.backend = TmuxBackend(socket_path)
-        self.name = str(self.backend.server.socket_path or self.backend.server.socket_name or "the default socket")
+        self.name = self.backend.where
 
-    def _rows(self, *args: str) -> list[str] | None:
-        from agentteams.backends.tmux import TmuxError
-
-        try:  # backends.tmux has no public listing call; its runner turns every tmux failure into TmuxError
-            return self.backend._run(*args)
+    def snapshot(self) -> dict[str, PaneRecord] | None:
+        """Every pane on the server by id; None when no server answers (then panes say nothing)."""
+        try:
+            return {p.pane_id: p for p in self.backend.list_panes()}
         except TmuxError:
             return None
 
-    def snapshot(self) -> dict[str, Pane] | None:
-        """Every pane on the server by id; None when no server answers (then panes say nothing)."""
-        rows = self._rows("list-panes", "-a", "-F", PANE_FORMAT)
-        return None if rows is None else {p.id: p for p in map(Pane.parse, rows) if p is not None}
-
-    def get(self, pane_id: str) -> Pane | None:
-        rows = self._rows("display-message", "-p", "-t", pane_id, PANE_FORMAT)
-        pane = Pane.parse(rows[0]) if rows else None
-        return pane if pane is not None and pane.id == pane_id else None
+    def get(self, pane_id: str) -> PaneRecord | None:
+        return self.backend.pane(pane_id)
 
     def kill(self, pane_id: str) -> None:
         self.backend.kill_pane(pane_id)
@@ -150,7 +126,9 @@ class TeamCleanup:
         self.teams = TeamStore(self.layout)
         self.panes = panes
 
-    def _member_verdict(self, team: str, member: Member, panes: dict[str, Pane] | None, live: set[str]) -> Verdict:
+    def _member_verdict(
+        self, team: str, member: Member, panes: dict[str, PaneRecord] | None, live: set[str]
+    ) -> Verdict:
         if member.agent_id in live:
             return True, "its process is running"
         presence = read_presence(self.layout, team, member.name)
@@ -166,7 +144,7 @@ class TeamCleanup:
             return False, f"its pane {pane_id} is gone"
         return (False, f"its pane {pane_id} has exited") if pane.dead else (True, f"its pane {pane_id} is running")
 
-    def _verdicts(self, config: TeamConfig, panes: dict[str, Pane] | None, live: set[str]) -> dict[str, Verdict]:
+    def _verdicts(self, config: TeamConfig, panes: dict[str, PaneRecord] | None, live: set[str]) -> dict[str, Verdict]:
         team = team_dir_name(config.name)
         lead = config.lead_agent_id
         return {m.name: self._member_verdict(team, m, panes, live) for m in config.members if m.agent_id != lead}
@@ -207,15 +185,15 @@ class TeamCleanup:
             team = team_dir_name(entry.name)
             if not only or team == only:
                 plan.actions += self._plan_team(entry, panes, live, gone)
-        for pane in sorted((panes or {}).values(), key=lambda p: int(p.id[1:]) if p.id[1:].isdigit() else 0):
+        for pane in sorted((panes or {}).values(), key=lambda p: int(p.pane_id[1:]) if p.pane_id[1:].isdigit() else 0):
             why = self._pane_reason(pane, live, gone, only)
             if why:
-                plan.actions.append(Action("pane", pane.id, _tag_team(pane.tag), why, label=pane.tag))
+                plan.actions.append(Action("pane", pane.pane_id, _tag_team(pane.tag), why, label=pane.tag))
         plan.actions += self._file_actions(only, gone.teams)
         return plan
 
     def _plan_team(
-        self, config: TeamConfig, panes: dict[str, Pane] | None, live: set[str], gone: _Gone
+        self, config: TeamConfig, panes: dict[str, PaneRecord] | None, live: set[str], gone: _Gone
     ) -> list[Action]:
         team = team_dir_name(config.name)
         verdicts = self._verdicts(config, panes, live)
@@ -234,19 +212,19 @@ class TeamCleanup:
             gone.members.add(m.agent_id)
         return actions
 
-    def _snapshot(self, notes: list[str] | None = None) -> dict[str, Pane] | None:
+    def _snapshot(self, notes: list[str] | None = None) -> dict[str, PaneRecord] | None:
         panes = self.panes.snapshot() if self.panes else None
         if self.panes and panes is None and notes is not None:
             notes.append(f"no tmux server answered on {self.panes.name}: panes were not checked")
         return panes
 
-    def _pane_reason(self, pane: Pane, live: set[str], gone: _Gone, only: str | None) -> str | None:
+    def _pane_reason(self, pane: PaneRecord, live: set[str], gone: _Gone, only: str | None) -> str | None:
         """Why `pane` should be killed, or None. A pane whose agent process still runs is never killed."""
         team = _tag_team(pane.tag)
         if (only and team != only) or (pane.tag and pane.tag in live):
             return None
         if not pane.tag:  # ours only by its window, or by a removed member's record: only a dead one goes
-            return "it has exited" if pane.dead and (pane.ours_window or pane.id in gone.panes) else None
+            return "it has exited" if pane.dead and (pane.teammate_window or pane.pane_id in gone.panes) else None
         name = pane.tag.rpartition("@")[0]
         if team in gone.teams:
             return f"team {team} is removed"
@@ -342,7 +320,7 @@ class TeamCleanup:
             raise _Skip("the pane is already gone")
         if self._pane_reason(pane, live_agent_ids(), gone, None) is None:
             raise _Skip("its agent runs, or it belongs to a live member")
-        self.panes.kill(pane.id)
+        self.panes.kill(pane.pane_id)
         return ""
 
     def _remove_lock(self, action: Action, gone: _Gone) -> str:

@@ -123,14 +123,13 @@ class TmuxSpawner:
         self, store: Store, *, socket_path: str | None = None, command: list[str] | None = None,
         extra_env: Callable[[], dict[str, str]] | None = None,
     ) -> None:  # fmt: skip
-        from agentteams.backends.tmux import TmuxBackend
+        from agentteams.backends.tmux import TmuxBackend, current_pane, enclosing_server
 
         self.store = store
-        inside = os.environ.get("TMUX", "").split(",", 1)[0] or None  # inside tmux: the lead's own server
-        self.tmux = TmuxBackend(socket_path or inside)
+        self.tmux = TmuxBackend(socket_path or enclosing_server())  # inside tmux: the lead's own server
         self.command = command or own_executable()
         self.extra_env = extra_env or dict
-        self.target_pane = os.environ.get("TMUX_PANE") if os.environ.get("TMUX") else None
+        self.target_pane = current_pane()
 
     def spawn(self, req: SpawnRequest) -> Handle:
         argv = teammate_argv(req, self.command)

@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agentteams.backends.tmux import PaneRecord, TmuxBackend
 from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError
 from agentteams.pids import pid_alive
 from agentteams.store.mailbox import Mailbox
@@ -35,39 +36,19 @@ LABEL_CHARS = 100
 HISTORY_SUFFIX = ".history.jsonl"
 
 
-@dataclass
-class PaneInfo:
-    pane_id: str
-    dead: bool
-    session: str
-    window: str
-    tag: str  # the agent id (name@team) in the pane option @agentteams-agent; "" on panes we did not start
-
-
 class PaneTable:
     """Every pane of one tmux server, listed with one command; `panes` is None when no server answers."""
 
-    FORMAT = "#{pane_id}\t#{pane_dead}\t#{session_name}\t#{window_id}\t#{@agentteams-agent}"
-
-    def __init__(self, panes: dict[str, PaneInfo] | None) -> None:
+    def __init__(self, panes: dict[str, PaneRecord] | None) -> None:
         self.panes = panes
 
     @classmethod
     def probe(cls, socket_path: str | None = None) -> PaneTable:
-        """The panes of the server in $TMUX, else of the default server."""
+        """The panes of AGENTTEAMS_TMUX_SOCKET's server, else of the one we run in, else of the default one."""
         try:
-            from agentteams.backends.tmux import TmuxBackend
-
-            proc = TmuxBackend(socket_path).server.cmd("list-panes", "-a", "-F", cls.FORMAT)
+            return cls({p.pane_id: p for p in TmuxBackend(socket_path).list_panes()})
         except Exception:  # no tmux binary, no server, no socket: liveness by pane is then unknown, not an error
             return cls(None)
-        if proc.returncode != 0:
-            return cls(None)
-        panes = {}
-        for row in proc.stdout:
-            pane, dead, session, window, tag = [*row.split("\t", 4), "", "", "", ""][:5]  # tag last: any text
-            panes[pane] = PaneInfo(pane, dead == "1", session, window, tag)
-        return cls(panes)
 
     def hosts(self, config: TeamConfig) -> bool:
         """Whether this is the server the team's panes live on (pane ids are only unique per server)."""
