@@ -20,6 +20,7 @@ import pytest
 from agentteams.cli import forkserver, launch
 from agentteams.cli.forkclient import ForkServer
 from agentteams.cli.forkserver import ForkServerError, ensure_private
+from agentteams.model.anthropic_client import SDK_MODULES
 from agentteams.pids import pid_alive
 from tests.conftest import child_env
 from tests.support.workers import wait_until
@@ -387,7 +388,8 @@ def test_socket_directory_must_be_private(tmp_path: Path) -> None:
     assert proc.stderr.count("\n") == 1 and "refusing socket directory" in proc.stderr
 
 
-@pytest.mark.parametrize("module", [*forkserver.PREIMPORTS, *forkserver.OPTIONAL_PREIMPORTS])
+# the SDK's modules are pre-imported by anthropic_client.warm_up(), which the server calls
+@pytest.mark.parametrize("module", [*forkserver.PREIMPORTS, *SDK_MODULES, *forkserver.OPTIONAL_PREIMPORTS])
 def test_every_preimport_resolves(module: str) -> None:
     """The server swallows a failed optional pre-import, so a moved module would silently slow every spawn."""
     import importlib.util

@@ -28,10 +28,8 @@ from typing import NoReturn
 from agentteams.cli import launch
 from agentteams.errors import AgentTeamsError
 
-PREIMPORTS = (
-    "anthropic", "anthropic.lib.streaming", "agentteams.model.anthropic_client", "agentteams.cli.agent_cmd",
-    "typer", "rich", "rich.console",
-)  # fmt: skip
+# the SDK's own modules are model/'s to name and import: `_preimport` calls anthropic_client.warm_up()
+PREIMPORTS = ("agentteams.model.anthropic_client", "agentteams.cli.agent_cmd", "typer", "rich", "rich.console")
 OPTIONAL_PREIMPORTS = (
     "agentteams.team.teammate", "agentteams.agent.session", "agentteams.cli.headless", "agentteams.store.watch",
     "agentteams.team.delivery", "agentteams.cli.teammate_run", "agentteams.cli.render", "agentteams.tools.registry",
@@ -77,13 +75,9 @@ def _preimport() -> None:
     for name in OPTIONAL_PREIMPORTS:
         with contextlib.suppress(Exception):  # only a warm-up: a child imports a broken module itself, and says so
             importlib.import_module(name)
-    import anthropic
+    from agentteams.model.anthropic_client import warm_up
 
-    from agentteams.model.anthropic_client import shared_ssl_context
-
-    # building a client imports the HTTP stack (~50 ms more) and loads the CA store; no request is made
-    anthropic.Anthropic(api_key="warm-up", base_url="http://127.0.0.1:9").close()
-    shared_ssl_context()
+    warm_up()
     if threading.active_count() != 1:  # forking a process with other threads can deadlock its children
         names = ", ".join(t.name for t in threading.enumerate() if t is not threading.main_thread())
         raise ForkServerError(f"pre-imports started threads ({names}); a fork server must stay single-threaded")

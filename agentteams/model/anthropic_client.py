@@ -6,6 +6,7 @@ Owns request building with prompt-cache breakpoints (`build_params`), streaming,
 from __future__ import annotations
 
 import copy
+import importlib
 import random
 import sys
 import threading
@@ -217,6 +218,7 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 
 
 _SSL_CONTEXT: Any = None
+SDK_MODULES = ("anthropic", "anthropic.lib.streaming")  # what `warm_up` imports
 
 
 def shared_ssl_context() -> Any:
@@ -228,6 +230,17 @@ def shared_ssl_context() -> Any:
 
         _SSL_CONTEXT = ssl.create_default_context()
     return _SSL_CONTEXT
+
+
+def warm_up() -> None:
+    """Import the SDK (`SDK_MODULES`) and build, never use, a client: a fork server's children start warm."""
+    for name in SDK_MODULES:
+        importlib.import_module(name)
+    import anthropic
+
+    # building a client imports the HTTP stack (~50 ms more) and loads the CA store; no request is made
+    anthropic.Anthropic(api_key="warm-up", base_url="http://127.0.0.1:9").close()
+    shared_ssl_context()
 
 
 class AnthropicClient:
