@@ -23,17 +23,16 @@ def logs(
 
     Works for a teammate that has exited too: its transcript is found by its name.
     """
-    from rich.console import Console
-
     from agentteams.store.paths import Layout
     from agentteams.team.status_view import find_transcript
+    from agentteams.ui.console import command_console
 
     hit = find_transcript(Layout.from_env(), team, agent)
     if not hit.exact:
         note = f"team {team} is gone; showing the newest transcript of {agent}: {hit.path}"
         typer.echo(f"agentteams: note: {note}", err=True)
     path = hit.path
-    console = Console(force_terminal=None, highlight=False, soft_wrap=True)
+    console = command_console(soft_wrap=True)
     printer = _Printer(console, path)
     if not follow:
         printer.print_new()

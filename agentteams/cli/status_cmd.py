@@ -29,9 +29,9 @@ def status(
         out = [{"error": str(v)} if isinstance(v, CorruptFileError) else v.to_json() for v in views]
         emit_json(out[0] if team is not None else out)
         return
-    from rich.console import Console
+    from agentteams.ui.console import command_console
 
-    console = Console(force_terminal=None, highlight=False)
+    console = command_console()
     if console.is_terminal:
         from agentteams.cli.dashboard import rich_all
 

@@ -26,15 +26,14 @@ def watch(team: Annotated[str | None, typer.Argument(help="One team (default: ev
 
     When the output is not a terminal, print each new message as one plain line instead.
     """
-    from rich.console import Console
-
     from agentteams.store.paths import Layout
     from agentteams.store.teams import TeamStore
+    from agentteams.ui.console import command_console
 
     layout = Layout.from_env()
     if team is not None:
         team = TeamStore(layout).read(team).name  # an unknown team: one clear error, before any display
-    console = Console(force_terminal=None, highlight=False)
+    console = command_console()
     try:
         ended = _live(console, layout, team) if console.is_terminal else _lines(layout, team)
     except KeyboardInterrupt:

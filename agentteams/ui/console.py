@@ -1,0 +1,13 @@
+"""The consoles commands print through (`status`, `watch`, `logs`); the REPL's is `ui.render.make_console`.
+
+Importing this module imports rich (~25 ms): commands import it only once they have something to show.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+
+
+def command_console(*, soft_wrap: bool = False) -> Console:
+    """A console on stdout: styled on a terminal, plain when piped; our text is never auto-highlighted."""
+    return Console(force_terminal=None, highlight=False, soft_wrap=soft_wrap)
