@@ -27,10 +27,6 @@ OWNERS = {
     "pid_alive": ("pids.py",),
 }
 # files another engineer is rewriting: each must still break its rule (else delete the entry here)
-PENDING = {
-    ("team/lead.py", "tmux env"): "should call backends.tmux.current_pane()",
-    ("team/teammate.py", "pid_alive"): "should import pid_alive from agentteams.pids",
-}
 LAUNCHER = ("cli/launch.py", "pids.py")  # started in every teammate pane: stdlib imports only
 
 
@@ -96,21 +92,10 @@ def _rel(path: Path) -> str:
     return path.relative_to(PACKAGE).as_posix()
 
 
-def _broken(rel: str) -> set[str]:
-    return {v.split(": ")[1].split(" (")[0] for v in violations((PACKAGE / rel).read_text(encoding="utf-8"), rel)}
-
-
 @pytest.mark.parametrize("path", SOURCES, ids=_rel)
 def test_each_outside_thing_is_used_only_by_its_owner(path: Path) -> None:
-    rel = _rel(path)
-    found = [v for v in violations(path.read_text(encoding="utf-8"), rel) if (rel, v.split(": ")[1].split(" (")[0])
-             not in PENDING]  # fmt: skip
+    found = violations(path.read_text(encoding="utf-8"), _rel(path))
     assert found == [], "use the owner's calls instead:\n" + "\n".join(found)
-
-
-@pytest.mark.parametrize(("rel", "rule"), sorted(PENDING))
-def test_pending_exemptions_are_still_needed(rel: str, rule: str) -> None:
-    assert rule in _broken(rel), f"{rel} no longer breaks {rule!r}: delete its entry from PENDING in {__file__}"
 
 
 def test_the_check_catches_planted_violations(tmp_path: Path) -> None:

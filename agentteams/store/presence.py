@@ -10,7 +10,6 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from agentteams.errors import CorruptFileError
-from agentteams.pids import pid_alive as pid_alive  # noqa: PLC0414  (for team/teammate.py, until it imports pids)
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.paths import Layout
 

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from agentteams import diagnostics
 from agentteams.agent.loop import AgentEvent, TurnResult
 from agentteams.agent.session import Session
+from agentteams.backends.tmux import current_pane
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import LEAD_NAME
@@ -85,7 +86,7 @@ class LeadRuntime:
         self.last_error: AgentTeamsError | None = None
         self._threads: list[threading.Thread] = []
         self._team_thread: threading.Thread | None = None
-        pane = os.environ.get("TMUX_PANE", "") if os.environ.get("TMUX") else ""
+        pane = current_pane() or ""
         self._presence = Presence(pid=os.getpid(), session_id=self.ctx.session_id, backend="process", pane_id=pane)
         self._inbox_lock = threading.RLock()  # the team thread and shutdown_team both read the inbox
         self._muted = False  # while shutting the team down, departures are not news for the model

@@ -20,10 +20,11 @@ from agentteams.agent.prompts import claim_prompt
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.model.types import ModelClient
+from agentteams.pids import pid_alive
 from agentteams.store.api import Store
 from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import Layout
-from agentteams.store.presence import Presence, State, pid_alive
+from agentteams.store.presence import Presence, State
 from agentteams.store.protocol import (
     IdleNotification,
     PermissionRequest,
