@@ -23,11 +23,13 @@ def logs(
 
     Works for a teammate that has exited too: its transcript is found by its name.
     """
+    from agentteams.store.files import open_store
     from agentteams.store.paths import Layout
     from agentteams.team.status_view import find_transcript
     from agentteams.ui.console import command_console
 
-    hit = find_transcript(Layout.from_env(), team, agent)
+    layout = Layout.from_env()
+    hit = find_transcript(layout, open_store(layout), team, agent)
     if not hit.exact:
         note = f"team {team} is gone; showing the newest transcript of {agent}: {hit.path}"
         typer.echo(f"agentteams: note: {note}", err=True)

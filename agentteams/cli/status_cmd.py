@@ -18,13 +18,13 @@ def status(
     """
     from agentteams.cli.output import emit_json
     from agentteams.errors import CorruptFileError
-    from agentteams.store.paths import Layout
+    from agentteams.store.files import open_store
     from agentteams.team.status_view import PaneTable, build_view, read_configs
 
-    layout = Layout.from_env()
-    configs = read_configs(layout, team)  # one clear error for an unknown team, before asking tmux
+    store = open_store()
+    configs = read_configs(store, team)  # one clear error for an unknown team, before asking tmux
     panes = PaneTable.probe()
-    views = [c if isinstance(c, CorruptFileError) else build_view(layout, c, panes) for c in configs]
+    views = [c if isinstance(c, CorruptFileError) else build_view(store, c, panes) for c in configs]
     if as_json:
         out = [{"error": str(v)} if isinstance(v, CorruptFileError) else v.to_json() for v in views]
         emit_json(out[0] if team is not None else out)

@@ -70,24 +70,27 @@ def _lines(layout: "Layout", team: str | None) -> str:
 
 def _snapshot(layout: "Layout", team: str | None) -> "tuple[Views, list[FeedItem]]":
     from agentteams.errors import CorruptFileError
+    from agentteams.store.files import open_store
     from agentteams.team.status_view import PaneTable, build_view, load_feed, read_configs
 
+    store = open_store(layout)
     panes = PaneTable.probe()
     views: Views = []
     feed: list[FeedItem] = []
-    for config in read_configs(layout, team):
+    for config in read_configs(store, team):
         if isinstance(config, CorruptFileError):
             views.append(config)
             continue
-        items = load_feed(layout, config)
-        views.append(build_view(layout, config, panes, items))
+        items = load_feed(store, config)
+        views.append(build_view(store, config, panes, items))
         feed += items
     feed.sort(key=lambda i: i.timestamp)
     return views, feed
 
 
 def _dirs(layout: "Layout", views: "Views") -> list[Path]:
-    """The directories whose changes change the view; only existing ones can be watched."""
+    """The directories whose changes change the view; only existing ones can be watched. The redraw follows
+    the file store's files, which real `claude` processes write too (a store of another kind brings its own)."""
     from agentteams.errors import CorruptFileError
 
     wanted = [layout.teams_dir if layout.teams_dir.is_dir() else layout.root]

@@ -294,6 +294,19 @@ class Mailbox:
     def inbox_path(self, team: str, agent: str) -> Path:
         return self.layout.inbox_file(self.teams.canonical(team), agent)
 
+    def inbox_owner(self, agent: str) -> str:
+        return self.layout.inbox_file("x", agent).stem  # the file name's rule, whatever the team
+
+    def inbox_owners(self, team: str) -> list[str]:
+        """Every inbox or history file's agent under the team, sorted (hidden spool files left out)."""
+        try:
+            names = [p.name for p in self.layout.inbox_dir(self.teams.canonical(team)).iterdir()]
+        except OSError:
+            return []
+        kept = (n for n in names if n.endswith((".json", ".history.jsonl")))
+        stems = {n.removesuffix(".history.jsonl").removesuffix(".json") for n in kept}
+        return sorted(s for s in stems if s and not s.startswith("."))
+
     def read_live(self, team: str, agent: str) -> list[Envelope]:
         """The messages now in the inbox file (a corrupt file is moved aside and reported)."""
         path = self.inbox_path(team, agent)

@@ -14,9 +14,9 @@ from typing import Any
 from agentteams.backends.tmux import PaneRecord, TmuxBackend
 from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError
 from agentteams.pids import pid_alive
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, team_dir_name
-from agentteams.store.presence import Presence, read_presence
+from agentteams.store.presence import Presence
 from agentteams.store.protocol import (
     IdleNotification,
     Message,
@@ -29,11 +29,9 @@ from agentteams.store.protocol import (
     parse_message,
 )
 from agentteams.store.records import Envelope, Member, TeamConfig
-from agentteams.store.tasks import TaskStore, task_line
-from agentteams.store.teams import TeamStore
+from agentteams.store.tasks import task_line
 
 LABEL_CHARS = 100
-HISTORY_SUFFIX = ".history.jsonl"
 
 
 class PaneTable:
@@ -173,16 +171,13 @@ def message_label(env: Envelope, recipient: str, lead: str) -> tuple[str, str]:
     return "message", about
 
 
-def load_feed(layout: Layout, config: TeamConfig) -> list[FeedItem]:
-    """Every message in the team's inboxes and histories, oldest first."""
-    mailbox = Mailbox(layout)
-    inbox_dir = layout.inbox_dir(config.name)
-    names = {p.name.removesuffix(HISTORY_SUFFIX).removesuffix(".json") for p in _listdir(inbox_dir)}
+def load_feed(store: Store, config: TeamConfig) -> list[FeedItem]:
+    """Every message in the team's inboxes and histories (departed members' too), oldest first."""
     items: list[FeedItem] = []
-    for stem in sorted(n for n in names if n and not n.startswith(".")):
-        recipient = next((m.name for m in config.members if layout.inbox_file(config.name, m.name).stem == stem), stem)
+    for owner in store.mail.inbox_owners(config.name):
+        recipient = next((m.name for m in config.members if store.mail.inbox_owner(m.name) == owner), owner)
         try:
-            envs = mailbox.read_all(config.name, stem)
+            envs = store.mail.read_all(config.name, owner)
         except AgentTeamsError:  # an inbox being replaced or corrupt says nothing we could show
             continue
         for env in envs:
@@ -191,13 +186,6 @@ def load_feed(layout: Layout, config: TeamConfig) -> list[FeedItem]:
             items.append(FeedItem(config.name, env.timestamp, env.sender, recipient, kind, label, env.color, key))
     items.sort(key=lambda i: i.timestamp)
     return items
-
-
-def _listdir(path: Path) -> list[Path]:
-    try:
-        return [p for p in path.iterdir() if p.name.endswith((".json", HISTORY_SUFFIX))]
-    except OSError:
-        return []
 
 
 # -- members ------------------------------------------------------------------------------------------
@@ -223,10 +211,10 @@ def _role(member: Member, is_lead: bool) -> str:
 
 
 def member_view(
-    layout: Layout, config: TeamConfig, member: Member, panes: PaneTable, tasks: list[TaskView],
+    store: Store, config: TeamConfig, member: Member, panes: PaneTable, tasks: list[TaskView],
     feed: list[FeedItem],
 ) -> MemberView:  # fmt: skip
-    presence = read_presence(layout, config.name, member.name)
+    presence = store.presence.read(config.name, member.name)
     pane = (presence.pane_id if presence else "") or member.tmux_pane_id or None
     alive = panes.alive(pane, member.agent_id, panes.hosts(config)) if pane else None
     is_lead = member.agent_id == config.lead_agent_id
@@ -253,27 +241,26 @@ def member_view(
     return view
 
 
-def task_views(layout: Layout, team: str) -> list[TaskView]:
+def task_views(store: Store, team: str) -> list[TaskView]:
     return [
         TaskView(t.id, t.subject, t.status, t.owner, list(t.blocked_by), list(t.blocks), task_line(t))
-        for t in TaskStore(layout).list_tasks(team)
+        for t in store.tasks.list_tasks(team)
     ]
 
 
-def build_view(layout: Layout, config: TeamConfig, panes: PaneTable, feed: list[FeedItem] | None = None) -> TeamView:
-    tasks = task_views(layout, config.name)
-    feed = load_feed(layout, config) if feed is None else feed
-    members = [member_view(layout, config, m, panes, tasks, feed) for m in config.members]
+def build_view(store: Store, config: TeamConfig, panes: PaneTable, feed: list[FeedItem] | None = None) -> TeamView:
+    tasks = task_views(store, config.name)
+    feed = load_feed(store, config) if feed is None else feed
+    members = [member_view(store, config, m, panes, tasks, feed) for m in config.members]
     known = panes.panes is not None
     return TeamView(config.name, config.description, config.lead_name, known, members, tasks)
 
 
-def read_configs(layout: Layout, team: str | None) -> list[TeamConfig | CorruptFileError]:
+def read_configs(store: Store, team: str | None) -> list[TeamConfig | CorruptFileError]:
     """One team (NotFoundError when it does not exist), or every team with unreadable ones as their errors."""
-    store = TeamStore(layout)
     if team is not None:
-        return [store.read(team)]
-    return store.list_teams()
+        return [store.teams.read(team)]
+    return store.teams.list_teams()
 
 
 def find_member(config: TeamConfig, agent: str) -> Member:
@@ -320,12 +307,12 @@ def _candidates(layout: Layout, agent: str, team: str, cwd: str | None) -> list[
     return []
 
 
-def find_transcript(layout: Layout, team: str, agent: str) -> TranscriptHit:
+def find_transcript(layout: Layout, store: Store, team: str, agent: str) -> TranscriptHit:
     """An agent's transcript: by its session id while it runs (or the lead's), else by a scan of the transcripts,
     which also finds a teammate that has exited, even once its team is deleted."""
     config = None
     with contextlib.suppress(NotFoundError):
-        config = TeamStore(layout).read(team)
+        config = store.teams.read(team)
     if config is None:
         found = _candidates(layout, LEAD_NAME if agent == "lead" else agent, team_dir_name(team), None)
         if not found:
@@ -334,7 +321,7 @@ def find_transcript(layout: Layout, team: str, agent: str) -> TranscriptHit:
     name = config.lead_name if agent == "lead" else agent
     member, lead = config.member(name), config.member(config.lead_agent_id)
     cwd = (member.cwd if member else None) or (lead.cwd if lead else None)
-    presence = read_presence(layout, config.name, name)
+    presence = store.presence.read(config.name, name)
     is_lead = member is not None and member is lead
     session = presence.session_id if presence else (config.lead_session_id if is_lead else None)
     if session and cwd and (path := layout.transcript_file(cwd, session)).exists():
