@@ -75,12 +75,14 @@ class TeammateRuntime:
         on_event: Callable[[AgentEvent], None] | None = None,
         on_team_event: Callable[[TeamEvent], None] | None = None,
         secrets: tuple[str | None, ...] = (),
+        permission_timeout: float = PERMISSION_TIMEOUT,
     ) -> None:
         if options.identity is None:
             raise AgentTeamsError("a teammate needs --agent-name and --team-name")
         self.me = options.identity
         self.team, self.name = options.identity.team, options.identity.name
         self.stop = stop or threading.Event()
+        self.permission_timeout = permission_timeout  # seconds a permission request waits for the lead
         self._outer = on_event or (lambda _e: None)
         self._team_event = on_team_event or (lambda _e: None)
         self.session = Session(
@@ -268,15 +270,18 @@ class TeammateRuntime:
             description=ask.reason, input=ask.input, permission_suggestions=[],
         )  # fmt: skip
         self._send_lead(msg.to_text())
+        deadline = time.monotonic() + self.permission_timeout  # wall clock: other messages do not extend it
         with self.store.watch(self.team, self.name) as watcher:
-            waited = 0.0
-            while not self.stop.is_set() and not self.ctx.interrupt.is_set() and waited < PERMISSION_TIMEOUT:
+            while not self.stop.is_set() and not self.ctx.interrupt.is_set():
                 for env in self.mailbox.unread(self.team, self.name):
                     answer = parse_message(env.text)
                     if isinstance(answer, PermissionResponse) and answer.request_id == request_id:
                         self.mailbox.mark_delivered(self.team, self.name, [env])
                         return "allow" if answer.subtype == "success" else "deny"
-                waited += WAIT_SLICE if not watcher.wait(WAIT_SLICE) else 0.0
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                watcher.wait(min(WAIT_SLICE, left))
         return "deny"
 
     # -- state on disk ------------------------------------------------------------------------------
