@@ -92,3 +92,20 @@ def test_a_dead_teammate_s_tasks_go_back_to_pending_and_the_next_turn_says_so(tm
         told = model.user_text(1)
         assert told.startswith("[team] Teammate alice stopped unexpectedly")
         assert "pending again: #1" in told and "#2" not in told and "Get going." not in told
+
+
+def test_a_turn_that_crashes_leaves_the_lead_answering(tmp_path: Path, layout: Layout) -> None:
+    """A bug in a turn (not an AgentTeamsError) is one error for the caller; the worker lives on."""
+
+    def crash_first(n: int) -> None:
+        if n == 0:
+            raise RuntimeError("boom")
+
+    model = FakeModel([[text("never sent")], [text("Still here.")]], before_answer=crash_first)
+    with running_lead(layout, tmp_path, model) as lead:
+        lead.runtime.submit("first")
+        assert lead.runtime.wait_idle(WAIT)
+        assert lead.runtime.last_error is not None and "RuntimeError: boom" in str(lead.runtime.last_error)
+        lead.runtime.submit("second")
+        wait_until(lambda: model.calls == 2, WAIT, "the lead's second turn")
+        assert lead.runtime.wait_idle(WAIT) and lead.runtime.last_error is None

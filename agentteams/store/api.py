@@ -55,8 +55,7 @@ class UpdateResult:
 
 @dataclass(repr=False, eq=False)
 class UnassignResult:
-    tasks: list[Task]
-    notice: str
+    tasks: list[Task]  # what went back to pending, unowned
 
 
 class Teams(Protocol):
@@ -119,9 +118,7 @@ class Tasks(Protocol):
     def delete(self, team: str, task_id: str) -> Task: ...
     def claim(self, team: str, task_id: str, agent: str, *, check_busy: bool = False) -> ClaimResult: ...
     def claim_next(self, team: str, agent: str, *, check_busy: bool = False) -> ClaimResult: ...
-    def unassign_all(
-        self, team: str, agent_name: str, agent_id: str | None = None, *, terminated: bool = False
-    ) -> UnassignResult: ...
+    def unassign_all(self, team: str, agent_name: str, agent_id: str | None = None) -> UnassignResult: ...
 
 
 class Presences(Protocol):

@@ -336,21 +336,11 @@ class TaskStore:
                 return result
         return ClaimResult(False, reason="task_not_found")
 
-    def unassign_all(
-        self, team: str, agent_name: str, agent_id: str | None = None, *, terminated: bool = False
-    ) -> UnassignResult:
+    def unassign_all(self, team: str, agent_name: str, agent_id: str | None = None) -> UnassignResult:
         """Put every unfinished task of a departed agent back to pending with no owner."""
         owners = {agent_name, agent_id or agent_name}
         moved = []
         for t in self.list_tasks(team):
             if not t.resolved and t.owner in owners:
                 moved.append(self.update(team, t.id, owner=None, status="pending").task)
-        how = "stopped unexpectedly" if terminated else "shut down"
-        notice = f"Teammate {agent_name} {how}."
-        if moved:
-            listed = ", ".join(f'#{t.id} "{t.subject}"' for t in moved)
-            notice += (
-                f" Its unfinished task(s) are back on the board, pending and unowned: {listed}."
-                " Give them to an idle teammate with TaskUpdate (owner), or let one claim them."
-            )
-        return UnassignResult(moved, notice)
+        return UnassignResult(moved)

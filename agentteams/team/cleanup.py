@@ -306,7 +306,7 @@ class TeamCleanup:
         alive, why = self._member_verdict(team, member, self._snapshot(), live_agent_ids())
         if alive is not False:
             raise _Skip(f"not dead now: {why}")
-        moved = TaskStore(self.layout).unassign_all(team, member.name, member.agent_id, terminated=True)
+        moved = TaskStore(self.layout).unassign_all(team, member.name, member.agent_id)
         self.teams.remove_member(team, member.name)
         remove_presence(self.layout, team, member.name)
         gone.members.add(member.agent_id)

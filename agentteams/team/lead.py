@@ -225,6 +225,9 @@ class LeadRuntime:
                 result = self.session.run(lead_turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt))
             except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
                 self.last_error = e
+            except Exception as e:  # a bug must not kill the worker silently: the lead would never answer again
+                self.last_error = AgentTeamsError(f"the turn failed: {type(e).__name__}: {e}")
+                diagnostics.warning("the lead's turn failed: %s: %s", type(e).__name__, e)
             finally:
                 if turn.envs and self.team:
                     self.mailbox.mark_delivered(self.team, LEAD_NAME, turn.envs)
@@ -361,7 +364,7 @@ class LeadRuntime:
         member = None
         with contextlib.suppress(AgentTeamsError):
             member = self.teams.read(team).member(name)
-        moved = self.tasks.unassign_all(team, name, member.agent_id if member else None, terminated=died)
+        moved = self.tasks.unassign_all(team, name, member.agent_id if member else None)
         with contextlib.suppress(AgentTeamsError):
             self.teams.remove_member(team, name)
         self.store.presence.remove(team, name)
