@@ -1,16 +1,20 @@
-"""Every test gets its own config root and runs outside tmux."""
+"""Shared fixtures: every test gets its own config root and runs outside tmux; real processes (tmux, the CLI,
+workers, the real Claude Code CLI) are started through fixtures."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from agentteams.store.paths import Layout
+from tests.support import realclaude
+from tests.support.cli import Cli
+from tests.support.live_team import LiveTeam, running_team
+from tests.support.procs import child_env
+from tests.support.tmuxlab import Tmux
+from tests.support.workers import Gate, Pool
 
 
 @pytest.fixture(autouse=True)
@@ -29,30 +33,50 @@ def layout(config_root: Path) -> Layout:
     return Layout(config_root)
 
 
-def child_env(config_root: Path) -> dict[str, str]:
-    """Environment for a child process: same config root, outside tmux."""
-    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
-    env["CLAUDE_CONFIG_DIR"] = str(config_root)
-    return env
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[Tmux]:
+    """A tmux server of this test's own (not started yet); afterwards it is killed with every process it ran."""
+    server = Tmux(tmp_path / "tmux.sock")
+    yield server
+    server.stop()
 
 
-def run_agentteams(config_root: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """The CLI as a real process; it must never print a traceback."""
-    env = child_env(config_root)
-    env["PYTHONIOENCODING"] = "utf-8"
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentteams", *args],
-        env=env, capture_output=True, text=True, encoding="utf-8", timeout=timeout, check=False,
-    )  # fmt: skip
-    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
-    return proc
+@pytest.fixture
+def cli(config_root: Path) -> Iterator[Cli]:
+    """`agentteams` as a real process on this test's config root, outside tmux."""
+    runner = Cli(lambda: {**child_env(config_root), "PYTHONIOENCODING": "utf-8"})
+    yield runner
+    runner.end()
 
 
-def make_team(layout: Layout, team: str, *members: str) -> None:
-    """A team with these teammates, through the real stores."""
-    from agentteams.store.teams import NewMember, TeamStore
+@pytest.fixture
+def pool(tmp_path: Path, config_root: Path) -> Iterator[Pool]:
+    """Worker processes (tests/support/workers.py) on this test's config root; killed afterwards."""
+    p = Pool(tmp_path / "work", child_env(config_root))
+    try:
+        yield p
+    finally:
+        p.kill_all()
 
-    teams = TeamStore(layout)
-    teams.create(team)
-    for name in members:
-        teams.add_member(team, NewMember(name=name))
+
+@pytest.fixture
+def gate(tmp_path: Path, config_root: Path) -> Iterator[Gate]:
+    """Worker processes released all at once; killed afterwards."""
+    g = Gate(tmp_path / "work", child_env(config_root))
+    try:
+        yield g
+    finally:
+        g.kill_all()
+
+
+@pytest.fixture
+def claude() -> Path:
+    """The real Claude Code CLI (the pinned version, installed on first use): never skipped."""
+    return realclaude.claude_bin()
+
+
+@pytest.fixture
+def live_team(tmux: Tmux, cli: Cli, config_root: Path, tmp_path: Path) -> Iterator[LiveTeam]:
+    """A lead and alice in `tmux`, alice held mid-turn on task #1 (tests/support/live_team.py)."""
+    with running_team(tmux, cli, config_root, tmp_path) as team:
+        yield team

@@ -12,7 +12,7 @@ from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, PermissionAs
 from agentteams.store.paths import Layout
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult, require_str
 from tests.support.fake_model import FakeModel, text, tool
-from tests.support.workers import wait_until
+from tests.support.wait import wait_until
 
 
 @dataclass
