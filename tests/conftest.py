@@ -1,10 +1,14 @@
-"""Shared fixtures: every test gets its own config root and runs outside tmux; real processes (tmux, the CLI,
-workers, the real Claude Code CLI) are started through fixtures."""
+"""Shared fixtures, and the test tiers: every test gets its own config root and runs outside tmux; a test that uses
+a fixture starting real processes is marked with that fixture's tier (`tmux`, `proc`, `interop`), and a test
+without the mark that starts one anyway fails."""
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +19,24 @@ from tests.support.live_team import LiveTeam, running_team
 from tests.support.procs import child_env
 from tests.support.tmuxlab import Tmux
 from tests.support.workers import Gate, Pool
+
+# the fixtures that start real processes, and the tier each gives the tests using them (directly or not)
+TIER_OF_FIXTURE = {
+    "tmux": "tmux",  # a tmux server of the test's own
+    "cli": "proc",  # the CLI as a process
+    "pool": "proc",  # worker interpreters
+    "gate": "proc",
+    "claude": "interop",  # the real Claude Code CLI
+}
+TIERS = ("tmux", "proc", "interop")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for fixture, tier in TIER_OF_FIXTURE.items():
+            if fixture in used:
+                item.add_marker(tier)
 
 
 @pytest.fixture(autouse=True)
@@ -80,3 +102,52 @@ def live_team(tmux: Tmux, cli: Cli, config_root: Path, tmp_path: Path) -> Iterat
     """A lead and alice in `tmux`, alice held mid-turn on task #1 (tests/support/live_team.py)."""
     with running_team(tmux, cli, config_root, tmp_path) as team:
         yield team
+
+
+# -- the guard: an unmarked test must not start what its tier's fixtures start ---------------------------
+
+_tiers_now: set[str] | None = None  # the tiers of the test running now; None between tests
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    global _tiers_now
+    _tiers_now = {tier for tier in TIERS if item.get_closest_marker(tier) is not None}
+    try:
+        return (yield)
+    finally:
+        _tiers_now = None
+
+
+def _needs_tier(argv: list[str]) -> str | None:
+    """The tier a process with this argv belongs to, if any: tmux, the real `claude`, our CLI (or fork server),
+    a worker interpreter, a benchmark script."""
+    program = os.path.basename(argv[0]) if argv else ""
+    if program in ("tmux", "claude"):
+        return "interop" if program == "claude" else "tmux"
+    if program == "agentteams":
+        return "proc"
+    if program.startswith("python"):
+        rest = argv[1:]
+        module = rest[rest.index("-m") + 1] if "-m" in rest[:-1] else ""
+        if module.split(".")[0] == "agentteams" or module == "tests.support.workers":
+            return "proc"
+        script = next((a for a in rest if not a.startswith("-")), "")
+        if not module and "-c" not in rest and Path(script).name.startswith("bench_"):
+            return "proc"
+    return None
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event != "subprocess.Popen" or _tiers_now is None:
+        return
+    argv = [os.fsdecode(a) for a in ([args[1]] if isinstance(args[1], (str, bytes)) else args[1])]
+    tier = _needs_tier(argv)
+    if tier is not None and tier not in _tiers_now:
+        raise RuntimeError(
+            f"a test without the `{tier}` marker started {argv[:3]}: reach it through a fixture of that tier "
+            f"({', '.join(f for f, t in TIER_OF_FIXTURE.items() if t == tier)}; tests/conftest.py)"
+        )
+
+
+sys.addaudithook(_audit)

@@ -355,6 +355,7 @@ def _raw_client(path: Path, uid: int | None) -> str:
     return ["answered", "refused", "error"][os.waitstatus_to_exitcode(status)]
 
 
+@pytest.mark.proc  # a fork server of its own
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to connect as another uid")
 def test_another_uid_is_refused() -> None:
     directory = _short_private_dir()
@@ -370,6 +371,7 @@ def test_another_uid_is_refused() -> None:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+@pytest.mark.proc  # runs the fork server, which refuses the directory
 def test_socket_directory_must_be_private(tmp_path: Path) -> None:
     fresh = ensure_private(tmp_path / "new")
     assert fresh.stat().st_mode & 0o777 == 0o700
