@@ -4,7 +4,6 @@ against the scripted server; the teammate is held mid-turn, then killed."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
@@ -135,4 +134,3 @@ def test_status_errors_and_empty(cli: Cli) -> None:
     assert proc.returncode == 1 and proc.stderr.startswith("agentteams: error: no team named 'nope'")
     proc = cli("watch", "nope")
     assert proc.returncode == 1 and "no team named 'nope'" in proc.stderr
-    assert os.environ.get("TMUX") is None

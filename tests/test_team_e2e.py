@@ -62,8 +62,8 @@ def lead_in_tmux(tmux: Tmux, cli: Cli, env: dict[str, str], work: Path, tmp: Pat
 
 
 def finish(rc: Path, tmp: Path, server: MockServer, timeout: float = 60) -> Run:
-    wait_until(rc.exists, timeout, "the lead to exit")
-    time.sleep(0.05)  # the shell writes rc after the lead exited; give the write itself a moment
+    # the shell creates the rc file, then writes the lead's exit status into it
+    wait_until(lambda: rc.exists() and rc.read_text().strip() != "", timeout, "the lead to exit")
     return Run(int(rc.read_text().strip()), (tmp / "out.txt").read_text(), (tmp / "err.txt").read_text(), server)
 
 
