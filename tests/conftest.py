@@ -5,6 +5,7 @@ without the mark that starts one anyway fails."""
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +30,13 @@ TIER_OF_FIXTURE = {
     "claude": "interop",  # the real Claude Code CLI
 }
 TIERS = ("tmux", "proc", "interop")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # a background job of a non-interactive shell (`cmd &`) starts with SIGINT ignored, and children inherit that:
+    # the tests that interrupt a child (watch, logs -f, the Bash tool's agent) would wait for it in vain
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
