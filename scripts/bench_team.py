@@ -73,7 +73,8 @@ from agentteams.store.presence import read_presence  # noqa: E402
 from agentteams.store.protocol import IdleNotification, parse_message  # noqa: E402
 from agentteams.store.teams import NewMember, TeamStore  # noqa: E402
 from tests.support import realclaude as rc  # noqa: E402
-from tests.support.tmuxlab import processes_with_env  # noqa: E402
+from tests.support.procs import find_process, process_tree, processes_with_env  # noqa: E402
+from tests.support.tmuxlab import Tmux  # noqa: E402
 
 Kind = Literal["ours", "real", "poller"]
 DELIVERY: tuple[Kind, ...] = ("ours", "real", "poller")
@@ -144,7 +145,7 @@ class Lab:
         self.layout = Layout(self.config)
         self.server = MockServer(script).start()
         self.env = {**base_env(), **rc.claude_env(self.config, self.server.base_url), "CLAUDE_CODE_MAX_RETRIES": "1"}
-        self.tmux = rc.Tmux(root / "tmux.sock")
+        self.tmux = Tmux(root / "tmux.sock")
         self.extras = contextlib.ExitStack()  # what a case started besides: a fork server, the poller
 
     def close(self) -> None:
@@ -230,21 +231,8 @@ def _pss_kb(pid: int) -> int:
     raise SystemExit(f"bench_team: no Pss for pid {pid}")
 
 
-def _children(pid: int) -> list[int]:
-    kids: list[int] = []
-    with contextlib.suppress(OSError):
-        for task in os.listdir(f"/proc/{pid}/task"):
-            with contextlib.suppress(OSError):
-                kids += [int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-    return kids
-
-
 def descendants(pid: int) -> list[int]:
-    found, todo = [], _children(pid)
-    while todo:
-        found.append(todo.pop(0))
-        todo += _children(found[-1])
-    return found
+    return process_tree([pid])[1:]
 
 
 def memory(main: int, others: list[int]) -> Memory:
@@ -295,11 +283,11 @@ def start_teammate(kind: Kind, world: Lab, team: str, session: str) -> Callable[
     argv = [str(AGENTTEAMS) if kind == "ours" else str(rc.claude_bin()), *flags]
     pane = TmuxBackend(str(world.tmux.sock)).spawn_pane(lead_pane, NAME, "blue", argv, world.proj, env)
     TeamStore(world.layout).set_member_fields(team, NAME, tmux_pane_id=pane)
-    pane_pid = world.tmux.panes()[pane][2]
+    pane_pid = world.tmux.panes()[pane].pid
     assert pane_pid is not None
 
     def in_pane() -> int:
-        pid = rc.find_process(pane_pid, "--agent-name")
+        pid = find_process(pane_pid, "--agent-name")
         if pid is None:
             raise SystemExit(f"bench_team: no teammate process in pane {pane}:\n{world.tmux.capture(pane)}")
         return pid
@@ -411,7 +399,7 @@ def watch_forkserver(world: Lab, lead_pane_pid: int, stop: threading.Event) -> l
 
     def poll() -> None:
         while not stop.is_set():
-            pid = rc.find_process(lead_pane_pid, "agentteams.cli.forkserver")
+            pid = find_process(lead_pane_pid, "agentteams.cli.forkserver")
             if pid is not None:
                 argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
                 if "--dir" in argv and (Path(argv[argv.index("--dir") + 1]) / f"fs-{pid}.sock").exists():
@@ -431,7 +419,7 @@ def run_spawn(kind: Kind, k: int, root: Path) -> Spawn:
         done = root / "lead.rc"
         line = f"{shlex.join(argv)} > {root}/lead.out 2> {root}/lead.err; echo $? > {done}"
         pane = world.tmux.start(world.env, world.proj, ["sh", "-c", line], session="lead")
-        pane_pid = world.tmux.panes()[pane][2]
+        pane_pid = world.tmux.panes()[pane].pid
         assert pane_pid is not None
         stop = threading.Event()
         ready = watch_forkserver(world, pane_pid, stop) if kind == "ours" else []

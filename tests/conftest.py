@@ -1,16 +1,50 @@
-"""Every test gets its own config root and runs outside tmux."""
+"""Shared fixtures, and the test tiers: every test gets its own config root and runs outside tmux; a test that uses
+a fixture starting real processes is marked with that fixture's tier (`tmux`, `proc`, `interop`), and a test
+without the mark that starts one anyway fails."""
 
 from __future__ import annotations
 
 import os
-import subprocess
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentteams.store.paths import Layout
+from tests.support import realclaude
+from tests.support.cli import Cli
+from tests.support.live_team import LiveTeam, running_team
+from tests.support.procs import child_env
+from tests.support.tmuxlab import Tmux
+from tests.support.workers import Gate, Pool
+
+# the fixtures that start real processes, and the tier each gives the tests using them (directly or not)
+TIER_OF_FIXTURE = {
+    "tmux": "tmux",  # a tmux server of the test's own
+    "cli": "proc",  # the CLI as a process
+    "pool": "proc",  # worker interpreters
+    "gate": "proc",
+    "claude": "interop",  # the real Claude Code CLI
+}
+TIERS = ("tmux", "proc", "interop")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    # a background job of a non-interactive shell (`cmd &`) starts with SIGINT ignored, and children inherit that:
+    # the tests that interrupt a child (watch, logs -f, the Bash tool's agent) would wait for it in vain
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for fixture, tier in TIER_OF_FIXTURE.items():
+            if fixture in used:
+                item.add_marker(tier)
 
 
 @pytest.fixture(autouse=True)
@@ -29,30 +63,99 @@ def layout(config_root: Path) -> Layout:
     return Layout(config_root)
 
 
-def child_env(config_root: Path) -> dict[str, str]:
-    """Environment for a child process: same config root, outside tmux."""
-    env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
-    env["CLAUDE_CONFIG_DIR"] = str(config_root)
-    return env
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[Tmux]:
+    """A tmux server of this test's own (not started yet); afterwards it is killed with every process it ran."""
+    server = Tmux(tmp_path / "tmux.sock")
+    yield server
+    server.stop()
 
 
-def run_agentteams(config_root: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    """The CLI as a real process; it must never print a traceback."""
-    env = child_env(config_root)
-    env["PYTHONIOENCODING"] = "utf-8"
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentteams", *args],
-        env=env, capture_output=True, text=True, encoding="utf-8", timeout=timeout, check=False,
-    )  # fmt: skip
-    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
-    return proc
+@pytest.fixture
+def cli(config_root: Path) -> Iterator[Cli]:
+    """`agentteams` as a real process on this test's config root, outside tmux."""
+    runner = Cli(lambda: {**child_env(config_root), "PYTHONIOENCODING": "utf-8"})
+    yield runner
+    runner.end()
 
 
-def make_team(layout: Layout, team: str, *members: str) -> None:
-    """A team with these teammates, through the real stores."""
-    from agentteams.store.teams import NewMember, TeamStore
+@pytest.fixture
+def pool(tmp_path: Path, config_root: Path) -> Iterator[Pool]:
+    """Worker processes (tests/support/workers.py) on this test's config root; killed afterwards."""
+    p = Pool(tmp_path / "work", child_env(config_root))
+    try:
+        yield p
+    finally:
+        p.kill_all()
 
-    teams = TeamStore(layout)
-    teams.create(team)
-    for name in members:
-        teams.add_member(team, NewMember(name=name))
+
+@pytest.fixture
+def gate(tmp_path: Path, config_root: Path) -> Iterator[Gate]:
+    """Worker processes released all at once; killed afterwards."""
+    g = Gate(tmp_path / "work", child_env(config_root))
+    try:
+        yield g
+    finally:
+        g.kill_all()
+
+
+@pytest.fixture
+def claude() -> Path:
+    """The real Claude Code CLI (the pinned version, installed on first use): never skipped."""
+    return realclaude.claude_bin()
+
+
+@pytest.fixture
+def live_team(tmux: Tmux, cli: Cli, config_root: Path, tmp_path: Path) -> Iterator[LiveTeam]:
+    """A lead and alice in `tmux`, alice held mid-turn on task #1 (tests/support/live_team.py)."""
+    with running_team(tmux, cli, config_root, tmp_path) as team:
+        yield team
+
+
+# -- the guard: an unmarked test must not start what its tier's fixtures start ---------------------------
+
+_tiers_now: set[str] | None = None  # the tiers of the test running now; None between tests
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[None]:
+    global _tiers_now
+    _tiers_now = {tier for tier in TIERS if item.get_closest_marker(tier) is not None}
+    try:
+        return (yield)
+    finally:
+        _tiers_now = None
+
+
+def _needs_tier(argv: list[str]) -> str | None:
+    """The tier a process with this argv belongs to, if any: tmux, the real `claude`, our CLI (or fork server),
+    a worker interpreter, a benchmark script."""
+    program = os.path.basename(argv[0]) if argv else ""
+    if program in ("tmux", "claude"):
+        return "interop" if program == "claude" else "tmux"
+    if program == "agentteams":
+        return "proc"
+    if program.startswith("python"):
+        rest = argv[1:]
+        module = rest[rest.index("-m") + 1] if "-m" in rest[:-1] else ""
+        if module.split(".")[0] == "agentteams" or module == "tests.support.workers":
+            return "proc"
+        script = next((a for a in rest if not a.startswith("-")), "")
+        if not module and "-c" not in rest and Path(script).name.startswith("bench_"):
+            return "proc"
+    return None
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    if event != "subprocess.Popen" or _tiers_now is None:
+        return
+    argv = [os.fsdecode(a) for a in ([args[1]] if isinstance(args[1], (str, bytes)) else args[1])]
+    tier = _needs_tier(argv)
+    if tier is not None and tier not in _tiers_now:
+        raise RuntimeError(
+            f"a test without the `{tier}` marker started {argv[:3]}: reach it through a fixture of that tier "
+            f"({', '.join(f for f, t in TIER_OF_FIXTURE.items() if t == tier)}; tests/conftest.py)"
+        )
+
+
+sys.addaudithook(_audit)

@@ -13,7 +13,7 @@ from agentteams.store.files import FileStore
 from agentteams.store.paths import Layout
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult, require_str
 from tests.support.fake_model import FakeModel, text, tool
-from tests.support.workers import wait_until
+from tests.support.wait import wait_until
 
 
 @dataclass

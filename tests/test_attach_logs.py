@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,17 +16,18 @@ from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
 from agentteams.store.teams import NewMember, TeamStore
 from agentteams.store.transcripts import Transcript
-from tests.conftest import child_env
-from tests.support.live_team import AGENTTEAMS, ESC, KEY, LiveTeam, live_team, run_cli
+from tests.support.cli import Cli
+from tests.support.live_team import ESC, KEY, LiveTeam
+from tests.support.procs import child_env, read_until
 from tests.support.team_script import TEAM, team_scenario
 from tests.support.tmuxlab import Tmux
-from tests.support.workers import read_until, wait_until
+from tests.support.wait import wait_until
 
 
 @pytest.fixture
-def team(config_root: Path, tmp_path: Path) -> Iterator[LiveTeam]:
-    with live_team(config_root, tmp_path) as t:
-        yield t
+def team(live_team: LiveTeam) -> LiveTeam:
+    """The running team of tests/support/live_team.py (the shared `live_team` fixture)."""
+    return live_team
 
 
 def _error(team: LiveTeam, *args: str) -> str:
@@ -43,7 +43,7 @@ def test_attach_inside_tmux_selects_and_zooms_the_agent_pane(team: LiveTeam, tmp
         f"{team.lead_pane} 0"
     )
     rc = tmp_path / "attach.rc"
-    team.tmux.run("new-window", "-d", f"{AGENTTEAMS} attach {TEAM} alice; echo $? > {rc}")  # a pane: TMUX is set
+    team.tmux.run("new-window", "-d", f"{team.cli.line('attach', TEAM, 'alice')}; echo $? > {rc}")  # TMUX is set
     wait_until(lambda: rc.exists() and rc.read_text().strip() != "", 15, "attach to finish")
     assert rc.read_text().strip() == "0"
     active = team.tmux.run("display-message", "-p", "-t", "lead:", "#{pane_id} #{window_zoomed_flag}")
@@ -54,7 +54,9 @@ def test_attach_outside_tmux_attaches_a_client_to_the_agent_pane(team: LiveTeam)
     """Outside tmux (TMUX unset) attach execs `tmux attach-session`: run it in a terminal (a pane) of its own."""
     sock = team.tmux.sock
     team.tmux.run(
-        "new-window", "-d", f"env -u TMUX -u TMUX_PANE AGENTTEAMS_TMUX_SOCKET={sock} {AGENTTEAMS} attach {TEAM} alice"
+        "new-window",
+        "-d",
+        f"env -u TMUX -u TMUX_PANE AGENTTEAMS_TMUX_SOCKET={sock} {team.cli.line('attach', TEAM, 'alice')}",
     )
 
     def client() -> str:
@@ -91,8 +93,7 @@ def test_logs_of_a_running_teammate_and_follow(team: LiveTeam) -> None:
     cwd = config.member("alice").cwd  # type: ignore[union-attr]
     assert cwd is not None
     path = team.layout.transcript_file(cwd, presence.session_id)
-    follow = subprocess.Popen([AGENTTEAMS, "logs", TEAM, "alice", "-f"], env=team.env, stdout=subprocess.PIPE,
-                              text=True)  # fmt: skip
+    follow = team.cli.popen("logs", TEAM, "alice", "-f", stdout=subprocess.PIPE)
     try:
         read_until(follow, "You claimed task #1", 15)
         entry = {"role": "assistant", "content": [{"type": "text", "text": "FOLLOW-NEW"},
@@ -109,27 +110,25 @@ def test_logs_of_a_running_teammate_and_follow(team: LiveTeam) -> None:
             follow.wait()
 
 
-def test_logs_of_finished_teammates_after_the_team_is_gone(config_root: Path, layout: Layout, tmp_path: Path) -> None:
+def test_logs_of_finished_teammates_after_the_team_is_gone(
+    cli: Cli, tmux: Tmux, config_root: Path, layout: Layout, tmp_path: Path
+) -> None:
     """A whole team run to its end (teammates shut down, team deleted); their transcripts are still found."""
     work = tmp_path / "work"
     work.mkdir()
-    tmux = Tmux(tmp_path / "tmux.sock")
-    try:
-        with MockServer(team_scenario()) as server:
-            env = child_env(config_root)
-            env.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.base_url, CLAUDE_CODE_MAX_RETRIES="1")
-            pane = tmux.start(env, work)
-            rc = tmp_path / "rc.txt"
-            tmux.respawn(pane, f"{AGENTTEAMS} -p go --dangerously-skip-permissions --teammate-mode tmux"
-                               f" > {tmp_path}/out.txt 2>&1; echo $? > {rc}")  # fmt: skip
-            wait_until(lambda: rc.exists() and rc.read_text().strip() != "", 90, "the team run to finish")
-        assert rc.read_text().strip() == "0", (tmp_path / "out.txt").read_text()
-    finally:
-        tmux.kill_server()
+    with MockServer(team_scenario()) as server:
+        env = child_env(config_root)
+        env.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.base_url, CLAUDE_CODE_MAX_RETRIES="1")
+        pane = tmux.start(env, work, options={"remain-on-exit": "on"})
+        rc = tmp_path / "rc.txt"
+        lead = cli.line("-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "tmux")
+        tmux.respawn(pane, f"{lead} > {tmp_path}/out.txt 2>&1; echo $? > {rc}")
+        wait_until(lambda: rc.exists() and rc.read_text().strip() != "", 90, "the team run to finish")
+    assert rc.read_text().strip() == "0", (tmp_path / "out.txt").read_text()
+    tmux.kill_server()
     assert not TeamStore(layout).exists(TEAM)
-    env = child_env(config_root)
     for name in ("alice", "bob"):
-        proc = run_cli(env, "logs", TEAM, name)
+        proc = cli("logs", TEAM, name)
         assert proc.returncode == 0, proc.stderr
         out = proc.stdout
         assert ESC not in out
@@ -137,14 +136,14 @@ def test_logs_of_finished_teammates_after_the_team_is_gone(config_root: Path, la
                      "⏺ TaskUpdate(", "⏺ SendMessage(", "  ⎿ "):  # fmt: skip
             assert text in out, f"{text!r} not in the logs of {name}:\n{out}"
         assert "shutdown_request" in out
-    lead = run_cli(env, "logs", TEAM, "lead")
-    assert lead.returncode == 0 and "⏺ TeamCreate(" in lead.stdout and "⏺ TeamDelete(" in lead.stdout
-    proc = run_cli(env, "logs", TEAM, "zed")
+    logs = cli("logs", TEAM, "lead")
+    assert logs.returncode == 0 and "⏺ TeamCreate(" in logs.stdout and "⏺ TeamDelete(" in logs.stdout
+    proc = cli("logs", TEAM, "zed")
     assert proc.returncode == 1
     assert proc.stderr.strip() == "agentteams: error: no team named 'proj', and no transcript of 'zed' in it was found"
 
 
-def test_logs_picks_the_transcript_of_this_team_and_member(config_root: Path, layout: Layout) -> None:
+def test_logs_picks_the_transcript_of_this_team_and_member(cli: Cli, layout: Layout) -> None:
     """A teammate that has exited (no presence file): the first session begun after it joined; an older session
     of the same name, and one that names another team, are not it."""
     cwd = "/srv/project"
@@ -166,12 +165,11 @@ def test_logs_picks_the_transcript_of_this_team_and_member(config_root: Path, la
     other = Transcript(layout.transcript_file(cwd, "other"), "other", cwd=cwd, team="elsewhere")
     other.record("user", "alice", message={"role": "user", "content": "OTHER-TEAM"})
     assert json.loads(layout.transcript_file(cwd, "other").read_text())["team"] == "elsewhere"
-    env = child_env(config_root)
-    proc = run_cli(env, "logs", TEAM, "alice")
+    proc = cli("logs", TEAM, "alice")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "> MINE"
     teams.remove_member(TEAM, "alice")  # gone from the team: its newest session since the team began
-    assert run_cli(env, "logs", TEAM, "alice").stdout.strip() == "> LATER-SESSION"
-    proc = run_cli(env, "logs", TEAM, "bob")
+    assert cli("logs", TEAM, "alice").stdout.strip() == "> LATER-SESSION"
+    proc = cli("logs", TEAM, "bob")
     assert proc.returncode == 1
     assert "no transcript of 'bob' in team 'proj' was found; the team has no member 'bob'" in proc.stderr

@@ -8,7 +8,6 @@ import json
 import logging
 import os
 import re
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from agentteams.store.paths import Layout
 from agentteams.store.protocol import TaskAssignment, UnknownMessage, parse_message
 from agentteams.store.tasks import TaskStore
 from agentteams.store.teams import NewMember, TeamStore
-from tests.conftest import run_agentteams
+from tests.support.cli import Cli
 
 STAMP = r"\d{8}T\d{12}Z(-\d+)?"
 
@@ -65,10 +64,6 @@ def inbox_items(path: Path) -> list[dict[str, Any]]:
 
 def tree(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
-
-
-def run_cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return run_agentteams(root, *args)
 
 
 # -- corrupt inbox -----------------------------------------------------------------------------------
@@ -287,11 +282,11 @@ def test_a_corrupt_config_is_a_clear_error_and_left_untouched(
     assert not layout.task_dir("t").exists()
 
 
-def test_cli_reports_a_corrupt_config_in_one_line(config_root: Path, teams: TeamStore, layout: Layout) -> None:
+def test_cli_reports_a_corrupt_config_in_one_line(cli: Cli, teams: TeamStore, layout: Layout) -> None:
     config = layout.config_file("t")
     config.write_bytes(b"{nope")
     for args in (("team", "show", "t"), ("msg", "send", "t", "alice", "hi"), ("team", "delete", "t")):
-        proc = run_cli(config_root, *args)
+        proc = cli(*args)
         assert proc.returncode == 1
         [line] = proc.stderr.splitlines()
         assert line.startswith("agentteams: error: ")
@@ -453,13 +448,13 @@ def test_a_known_type_still_parses_as_its_class() -> None:
     assert isinstance(parse_message(text), TaskAssignment)
 
 
-def test_cli_shows_an_unknown_protocol_type(config_root: Path, box: Mailbox, layout: Layout) -> None:
+def test_cli_shows_an_unknown_protocol_type(cli: Cli, box: Mailbox, layout: Layout) -> None:
     box.send("t", "alice", FUTURE, sender="future-peer")
-    shown = run_cli(config_root, "msg", "read", "t", "alice")
+    shown = cli("msg", "read", "t", "alice")
     assert shown.returncode == 0
     assert shown.stderr == ""
     assert f"  [future_thing] {FUTURE}\n" in shown.stdout
-    marked = run_cli(config_root, "msg", "read", "t", "alice", "--mark-read", "--json")
+    marked = cli("msg", "read", "t", "alice", "--mark-read", "--json")
     assert marked.returncode == 0
     assert [e["text"] for e in json.loads(marked.stdout)] == [FUTURE]
     assert inbox_items(layout.inbox_file("t", "alice"))[0]["text"] == FUTURE
@@ -496,11 +491,11 @@ def test_a_1_mib_message_round_trips(box: Mailbox, layout: Layout) -> None:
     assert [e.text for e in box.unread("t", "alice")] == [texts[1], "small after big"]
 
 
-def test_cli_reads_a_1_mib_message_back_identically(config_root: Path, box: Mailbox) -> None:
+def test_cli_reads_a_1_mib_message_back_identically(cli: Cli, box: Mailbox) -> None:
     texts = big_texts()
     for text in texts:
         box.send("t", "alice", text, sender="bob")
-    proc = run_cli(config_root, "msg", "read", "t", "alice", "--json", "--mark-read")
+    proc = cli("msg", "read", "t", "alice", "--json", "--mark-read")
     assert proc.returncode == 0
     assert [e["text"] for e in json.loads(proc.stdout)] == texts
     assert [e.read for e in box.read_live("t", "alice")] == [True, True]
@@ -538,7 +533,7 @@ def test_a_missing_team_is_a_clear_error_and_creates_nothing(config_root: Path, 
     assert not (config_root / "teams" / "ghost").exists()
 
 
-def test_cli_on_a_missing_team_fails_in_one_line_and_creates_nothing(config_root: Path) -> None:
+def test_cli_on_a_missing_team_fails_in_one_line_and_creates_nothing(cli: Cli, config_root: Path) -> None:
     before = tree(config_root)
     commands = [
         ("team", "show", "ghost"),
@@ -550,7 +545,7 @@ def test_cli_on_a_missing_team_fails_in_one_line_and_creates_nothing(config_root
         ("task", "list", "ghost"),
     ]
     for args in commands:
-        proc = run_cli(config_root, *args)
+        proc = cli(*args)
         assert proc.returncode == 1, args
         [line] = proc.stderr.splitlines()
         assert line.startswith("agentteams: error: ")

@@ -1,4 +1,7 @@
-"""The store benchmark still runs and its correctness figures hold (speed is judged by the script, not here)."""
+"""The benchmarks still run and their correctness figures hold (speed is judged by the scripts, not here).
+
+Every test runs a benchmark script as a process, and the scripts start processes of their own: all `proc`.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import child_env
+import pytest
+
+from tests.support.procs import child_env
+
+pytestmark = pytest.mark.proc
 
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_store.py"
 
@@ -59,12 +66,14 @@ def test_bench_wake_runs_every_watcher(tmp_path: Path, config_root: Path) -> Non
     assert all(r["writes"] == 3 for r in rows)
 
 
-def test_bench_team_quick_run_reports_every_figure(tmp_path: Path, config_root: Path) -> None:
+@pytest.mark.tmux  # its own tmux servers
+def test_bench_team_quick_run_reports_every_figure(tmp_path: Path, config_root: Path, claude: Path) -> None:
     """Ours, the real CLI and the 500 ms poller all measured: every figure there and positive (targets not judged)."""
     out = tmp_path / "team.json"
     proc = subprocess.run(
         [sys.executable, str(SCRIPT.with_name("bench_team.py")), "--quick", "--json", str(out)],
-        env=child_env(config_root), capture_output=True, text=True, timeout=270, check=False,
+        env={**child_env(config_root), "CLAUDE_BIN": str(claude)}, capture_output=True, text=True, timeout=270,
+        check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = json.loads(out.read_text())

@@ -17,15 +17,15 @@ from pathlib import Path
 import pytest
 
 from agentteams.backends.tmux import TmuxBackend
-from agentteams.pids import pid_alive
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence, write_presence
 from agentteams.store.tasks import TaskStore
 from agentteams.store.teams import NewMember, TeamStore
 from agentteams.team.cleanup import PaneView, TeamCleanup
-from tests.conftest import child_env, run_agentteams
+from tests.support.cli import Cli
+from tests.support.procs import child_env, cmdline, pid_alive
 from tests.support.tmuxlab import Tmux
-from tests.support.workers import wait_until
+from tests.support.wait import wait_until
 
 
 @dataclass
@@ -56,8 +56,13 @@ def presence(layout: Layout, team: str, agent: str, pid: int, pane: str = "") ->
     write_presence(layout, team, agent, Presence(pid=pid, session_id="s", backend="tmux", pane_id=pane))
 
 
+def pane_states(tmux: Tmux) -> dict[str, tuple[bool, str]]:
+    """Every pane: id -> (dead, title)."""
+    return {pane: (p.dead, p.title) for pane, p in tmux.panes().items()}
+
+
 def pane_state(tmux: Tmux, pane: str) -> tuple[bool, str] | None:
-    return tmux.panes().get(pane)
+    return pane_states(tmux).get(pane)
 
 
 def aged(path: Path, seconds: float) -> Path:
@@ -67,10 +72,11 @@ def aged(path: Path, seconds: float) -> Path:
 
 
 @pytest.fixture
-def scene(tmp_path: Path, config_root: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch) -> Iterator[Scene]:
-    tmux = Tmux(tmp_path / "tmux.sock")
+def scene(
+    tmux: Tmux, tmp_path: Path, config_root: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Scene]:
     monkeypatch.setenv("AGENTTEAMS_TMUX_SOCKET", str(tmux.sock))
-    s = Scene(tmux, tmux.start(child_env(config_root), tmp_path))
+    s = Scene(tmux, tmux.start(child_env(config_root), tmp_path, options={"remain-on-exit": "on"}))
     try:
         build(s, layout, tmp_path)
         yield s
@@ -78,7 +84,6 @@ def scene(tmp_path: Path, config_root: Path, layout: Layout, monkeypatch: pytest
         for proc in s.live.values():
             proc.kill()
             proc.wait()
-        tmux.kill_server()
 
 
 def spawn(s: Scene, backend: TmuxBackend, tag: str, command: list[str], cwd: Path) -> str:
@@ -157,12 +162,12 @@ def members(layout: Layout, team: str) -> list[str]:
     return [m.name for m in TeamStore(layout).read(team).members]
 
 
-def test_cleanup_removes_exactly_the_dead_state(scene: Scene, config_root: Path, layout: Layout) -> None:
+def test_cleanup_removes_exactly_the_dead_state(scene: Scene, cli: Cli, layout: Layout) -> None:
     alice_files = [layout.presence_file("t", "alice"), layout.task_file("t", "1"), layout.inbox_file("t", "alice")]
     before = {p: p.read_bytes() for p in alice_files if p.exists()}
-    panes_before = scene.tmux.panes()
+    panes_before = pane_states(scene.tmux)
 
-    proc = run_agentteams(config_root, "cleanup")
+    proc = cli("cleanup")
 
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
@@ -181,7 +186,7 @@ def test_cleanup_removes_exactly_the_dead_state(scene: Scene, config_root: Path,
         assert not layout.team_dir(team).exists() and not layout.task_dir(team).exists()
     assert TeamStore(layout).exists("kept") and TeamStore(layout).exists("headless")
     assert layout.presence_file("headless", "team-lead").exists(), "frank needs it to notice its lead died"
-    panes = scene.tmux.panes()
+    panes = pane_states(scene.tmux)
     p = scene.panes
     assert panes[p["alice@t"]] == panes_before[p["alice@t"]] == (False, "alice")
     assert scene.lead_pane in panes
@@ -194,19 +199,19 @@ def test_cleanup_removes_exactly_the_dead_state(scene: Scene, config_root: Path,
     assert not f["stale_lock"].exists() and f["fresh_lock"].is_dir()
     assert not f["old_tmp"].exists() and f["fresh_tmp"].exists()
     assert len(out.splitlines()) == 10, out  # 2 teams, 2 members, 4 panes, 1 lock, 1 temp file
-    again = run_agentteams(config_root, "cleanup")
+    again = cli("cleanup")
     assert again.stdout.strip() == "nothing to clean up", again.stdout
 
 
-def test_dry_run_changes_nothing(scene: Scene, config_root: Path) -> None:
-    files, panes = snapshot(config_root), scene.tmux.panes()
+def test_dry_run_changes_nothing(scene: Scene, cli: Cli, config_root: Path) -> None:
+    files, panes = snapshot(config_root), pane_states(scene.tmux)
 
-    proc = run_agentteams(config_root, "cleanup", "--dry-run")
-    as_json = run_agentteams(config_root, "cleanup", "--dry-run", "--json")
+    proc = cli("cleanup", "--dry-run")
+    as_json = cli("cleanup", "--dry-run", "--json")
 
     assert proc.returncode == 0 and as_json.returncode == 0, proc.stderr + as_json.stderr
     assert snapshot(config_root) == files
-    assert scene.tmux.panes() == panes
+    assert pane_states(scene.tmux) == panes
     lines = proc.stdout.splitlines()
     assert all(line.startswith("would ") for line in lines), lines
     assert any(line.startswith("would remove member bob from team t") for line in lines)
@@ -219,8 +224,8 @@ def test_dry_run_changes_nothing(scene: Scene, config_root: Path) -> None:
     assert len(data["actions"]) == len(lines)
 
 
-def test_one_team_only(scene: Scene, config_root: Path, layout: Layout) -> None:
-    proc = run_agentteams(config_root, "cleanup", "gone")
+def test_one_team_only(scene: Scene, cli: Cli, layout: Layout) -> None:
+    proc = cli("cleanup", "gone")
     assert proc.returncode == 0, proc.stderr
     assert not layout.team_dir("gone").exists()
     assert members(layout, "t") == ["team-lead", "alice", "bob", "carol", "dave"]
@@ -245,10 +250,6 @@ def test_each_step_rechecks_liveness(scene: Scene, layout: Layout) -> None:
 def test_a_running_agent_process_outweighs_a_missing_pane(scene: Scene, layout: Layout) -> None:
     """carol's pane is not on this tmux server, but a process with `--agent-id carol@t` runs: she is alive."""
     scene.live["carol"] = start_sleeper("--agent-id", "carol@t")
-    wait_until(lambda: "carol@t" in " ".join(_cmdline(scene.live["carol"].pid)), 10, "carol's argv")
+    wait_until(lambda: "carol@t" in " ".join(cmdline(scene.live["carol"].pid)), 10, "carol's argv")
     plan = TeamCleanup(layout, PaneView(str(scene.tmux.sock))).plan("t")
     assert ("member", "carol") not in {(a.kind, a.target) for a in plan.actions}
-
-
-def _cmdline(pid: int) -> list[str]:
-    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")

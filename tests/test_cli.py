@@ -15,8 +15,9 @@ from agentteams.store.atomicjson import dump_compact
 from agentteams.store.mailbox import KEEP_DELIVERED, Mailbox
 from agentteams.store.paths import Layout
 from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
-from tests.conftest import run_agentteams
+from agentteams.store.teams import TeamStore
+from tests.support.builders import team_with_members
+from tests.support.cli import Cli
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -31,13 +32,13 @@ class Result:
         return json.loads(self.out)
 
 
-def cli(root: Path, *args: str) -> Result:
-    proc = run_agentteams(root, *args)
+def run(cli: Cli, *args: str) -> Result:
+    proc = cli(*args)
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
-def ok(root: Path, *args: str) -> Result:
-    result = cli(root, *args)
+def ok(cli: Cli, *args: str) -> Result:
+    result = run(cli, *args)
     assert result.code == 0, result
     assert result.err == "", result
     return result
@@ -53,9 +54,9 @@ def one_line_failure(result: Result) -> str:
     return lines[0]
 
 
-def error(root: Path, *args: str) -> str:
+def error(cli: Cli, *args: str) -> str:
     """A command that must fail with `agentteams: error: <one line>` and print nothing on stdout."""
-    result = cli(root, *args)
+    result = run(cli, *args)
     line = one_line_failure(result)
     assert line.startswith("agentteams: error: "), line
     assert result.out == "", result
@@ -71,20 +72,17 @@ def inbox_json(layout: Layout, team: str, agent: str) -> list[dict[str, Any]]:
 @pytest.fixture
 def team(layout: Layout) -> str:
     """Team `t` with members alice and bob, created in-process."""
-    teams = TeamStore(layout)
-    teams.create("t")
-    teams.add_member("t", NewMember(name="alice"))
-    teams.add_member("t", NewMember(name="bob"))
+    team_with_members(layout, "t", "alice", "bob")
     return "t"
 
 
 # -- top level ---------------------------------------------------------------------------------------
 
 
-def test_version_and_help(config_root: Path) -> None:
-    assert ok(config_root, "--version").out == f"agentteams {__version__}\n"
-    assert ok(config_root, "-v").out == f"agentteams {__version__}\n"
-    top = ok(config_root, "--help").out
+def test_version_and_help(cli: Cli) -> None:
+    assert ok(cli, "--version").out == f"agentteams {__version__}\n"
+    assert ok(cli, "-v").out == f"agentteams {__version__}\n"
+    top = ok(cli, "--help").out
     for group in ("team", "task", "msg"):
         assert group in top
     commands = {
@@ -93,97 +91,95 @@ def test_version_and_help(config_root: Path) -> None:
         "msg": ("send", "broadcast", "read"),
     }
     for group, names in commands.items():
-        text = ok(config_root, group, "--help").out
+        text = ok(cli, group, "--help").out
         for name in names:
             assert name in text, (group, name)
-    assert "--mark-read" in ok(config_root, "msg", "read", "--help").out
-    assert "--force" in ok(config_root, "team", "delete", "--help").out
+    assert "--mark-read" in ok(cli, "msg", "read", "--help").out
+    assert "--force" in ok(cli, "team", "delete", "--help").out
 
 
 # -- teams -------------------------------------------------------------------------------------------
 
 
-def test_team_create_show_list(config_root: Path, layout: Layout) -> None:
-    assert ok(config_root, "team", "list").out == ""
-    assert ok(config_root, "team", "list", "--json").json() == []
+def test_team_create_show_list(cli: Cli, layout: Layout) -> None:
+    assert ok(cli, "team", "list").out == ""
+    assert ok(cli, "team", "list", "--json").json() == []
 
-    assert ok(config_root, "team", "create", "My Team", "-d", "first team").out == "my-team\n"
-    created = ok(config_root, "team", "create", "My Team", "--json").json()
+    assert ok(cli, "team", "create", "My Team", "-d", "first team").out == "my-team\n"
+    created = ok(cli, "team", "create", "My Team", "--json").json()
     assert created["name"] == "my-team-2"
     assert created["leadAgentId"] == "team-lead@my-team-2"
     assert [m["name"] for m in created["members"]] == ["team-lead"]
     assert created == json.loads(layout.config_file("my-team-2").read_bytes())
 
-    shown = ok(config_root, "team", "show", "my-team").out.splitlines()
+    shown = ok(cli, "team", "show", "my-team").out.splitlines()
     assert shown[0] == "team my-team — first team"
     assert len(shown) == 2
     assert shown[1].split()[0] == "team-lead"
     assert "lead" in shown[1].split()
-    as_json = ok(config_root, "team", "show", "My Team", "--json").json()
+    as_json = ok(cli, "team", "show", "My Team", "--json").json()
     assert as_json == json.loads(layout.config_file("my-team").read_bytes())
     assert as_json["description"] == "first team"
 
-    assert ok(config_root, "team", "list").out.splitlines() == [
+    assert ok(cli, "team", "list").out.splitlines() == [
         "my-team\t1 member(s)\tfirst team",
         "my-team-2\t1 member(s)",
     ]
-    listed = ok(config_root, "team", "list", "--json").json()
+    listed = ok(cli, "team", "list", "--json").json()
     assert [t["name"] for t in listed] == ["my-team", "my-team-2"]
 
 
-def test_team_list_and_show_report_a_corrupt_config(config_root: Path, layout: Layout, team: str) -> None:
+def test_team_list_and_show_report_a_corrupt_config(cli: Cli, layout: Layout, team: str) -> None:
     TeamStore(layout).create("good")
     config = layout.config_file(team)
     config.write_bytes(b'{"name": "t", ')
-    lines = ok(config_root, "team", "list").out.splitlines()
+    lines = ok(cli, "team", "list").out.splitlines()
     assert lines[0] == "good\t1 member(s)"
     assert lines[1].startswith("(unreadable) ")
     assert str(config) in lines[1]
-    listed = ok(config_root, "team", "list", "--json").json()
+    listed = ok(cli, "team", "list", "--json").json()
     assert listed[0]["name"] == "good"
     assert set(listed[1]) == {"error"}
     assert "not valid JSON" in listed[1]["error"]
 
-    line = error(config_root, "team", "show", team)
+    line = error(cli, "team", "show", team)
     assert str(config) in line
     assert "not valid JSON" in line
     assert config.read_bytes() == b'{"name": "t", '
 
 
-def test_team_delete_refuses_with_members_then_force_removes_everything(
-    config_root: Path, layout: Layout, team: str
-) -> None:
+def test_team_delete_refuses_with_members_then_force_removes_everything(cli: Cli, layout: Layout, team: str) -> None:
     TaskStore(layout).create(team, "leftover")
     team_dir, task_dir = layout.team_dir(team), layout.task_dir(team)
     assert team_dir.is_dir()
     assert task_dir.is_dir()
 
-    line = error(config_root, "team", "delete", team)
+    line = error(cli, "team", "delete", team)
     assert "alice, bob" in line
     assert "--force" in line
     assert team_dir.is_dir()
     assert (task_dir / "1.json").is_file()
 
-    assert ok(config_root, "team", "delete", team, "--force").out == f"deleted {team}\n"
+    assert ok(cli, "team", "delete", team, "--force").out == f"deleted {team}\n"
     assert not team_dir.exists()
     assert not task_dir.exists()
-    assert "no team named 't'" in error(config_root, "team", "show", team)
+    assert "no team named 't'" in error(cli, "team", "show", team)
 
 
-def test_team_delete_without_teammates_needs_no_force(config_root: Path, layout: Layout) -> None:
-    assert ok(config_root, "team", "create", "solo").out == "solo\n"
-    assert ok(config_root, "team", "delete", "solo").out == "deleted solo\n"
+def test_team_delete_without_teammates_needs_no_force(cli: Cli, layout: Layout) -> None:
+    assert ok(cli, "team", "create", "solo").out == "solo\n"
+    assert ok(cli, "team", "delete", "solo").out == "deleted solo\n"
     assert not layout.team_dir("solo").exists()
     assert not layout.task_dir("solo").exists()
-    assert ok(config_root, "team", "list", "--json").json() == []
+    assert ok(cli, "team", "list", "--json").json() == []
 
 
 # -- tasks -------------------------------------------------------------------------------------------
 
 
-def test_task_create_list_get_update_delete(config_root: Path, layout: Layout, team: str) -> None:
-    assert ok(config_root, "task", "create", team, "Write code", "-d", "the code").out == "1\n"
-    second = ok(config_root, "task", "create", team, "Test it", "--blocked-by", "1", "--json").json()
+def test_task_create_list_get_update_delete(cli: Cli, layout: Layout, team: str) -> None:
+    assert ok(cli, "task", "create", team, "Write code", "-d", "the code").out == "1\n"
+    second = ok(cli, "task", "create", team, "Test it", "--blocked-by", "1", "--json").json()
     assert second == {
         "id": "2",
         "subject": "Test it",
@@ -194,57 +190,57 @@ def test_task_create_list_get_update_delete(config_root: Path, layout: Layout, t
     }
     assert list(second) == ["id", "subject", "description", "status", "blocks", "blockedBy"]
 
-    assert ok(config_root, "task", "list", team).out.splitlines() == [
+    assert ok(cli, "task", "list", team).out.splitlines() == [
         "#1 [pending] Write code",
         "#2 [pending] Test it [blocked by #1]",
     ]
-    listed = ok(config_root, "task", "list", team, "--json").json()
+    listed = ok(cli, "task", "list", team, "--json").json()
     assert [t["id"] for t in listed] == ["1", "2"]
     assert listed[0]["blocks"] == ["2"]
 
-    assert ok(config_root, "task", "get", team, "2").out == "Task #2: Test it\nStatus: pending\nBlocked by: #1\n"
-    assert ok(config_root, "task", "get", team, "1").out.splitlines() == [
+    assert ok(cli, "task", "get", team, "2").out == "Task #2: Test it\nStatus: pending\nBlocked by: #1\n"
+    assert ok(cli, "task", "get", team, "1").out.splitlines() == [
         "Task #1: Write code",
         "Status: pending",
         "Description: the code",
         "Blocks: #2",
     ]
-    got = ok(config_root, "task", "get", team, "1", "--json").json()
+    got = ok(cli, "task", "get", team, "1", "--json").json()
     assert got == json.loads(layout.task_file(team, "1").read_bytes())
 
-    assert ok(config_root, "task", "update", team, "1", "--status", "in_progress").out == "Updated task #1 status\n"
-    assert ok(config_root, "task", "update", team, "1", "--status", "in_progress").out == "Task #1 unchanged\n"
-    updated = ok(config_root, "task", "update", team, "1", "--subject", "Write more", "--json").json()
+    assert ok(cli, "task", "update", team, "1", "--status", "in_progress").out == "Updated task #1 status\n"
+    assert ok(cli, "task", "update", team, "1", "--status", "in_progress").out == "Task #1 unchanged\n"
+    updated = ok(cli, "task", "update", team, "1", "--subject", "Write more", "--json").json()
     assert updated["updated"] == ["subject"]
     assert updated["subject"] == "Write more"
     assert updated["status"] == "in_progress"
 
-    assert ok(config_root, "task", "delete", team, "2").out == "deleted task #2\n"
-    assert "task #2 not found" in error(config_root, "task", "get", team, "2")
-    assert ok(config_root, "task", "get", team, "1", "--json").json()["blocks"] == []
-    assert ok(config_root, "task", "create", team, "Again").out == "3\n"  # 2 is never reused
+    assert ok(cli, "task", "delete", team, "2").out == "deleted task #2\n"
+    assert "task #2 not found" in error(cli, "task", "get", team, "2")
+    assert ok(cli, "task", "get", team, "1", "--json").json()["blocks"] == []
+    assert ok(cli, "task", "create", team, "Again").out == "3\n"  # 2 is never reused
 
-    out = ok(config_root, "task", "update", team, "3", "--add-blocked-by", "1").out
+    out = ok(cli, "task", "update", team, "3", "--add-blocked-by", "1").out
     assert out == "Updated task #3 blockedBy\n"
-    assert "cycle" in error(config_root, "task", "update", team, "1", "--add-blocked-by", "3")
-    assert ok(config_root, "task", "get", team, "1", "--json").json()["blockedBy"] == []
+    assert "cycle" in error(cli, "task", "update", team, "1", "--add-blocked-by", "3")
+    assert ok(cli, "task", "get", team, "1", "--json").json()["blockedBy"] == []
 
-    assert ok(config_root, "task", "update", team, "3", "--status", "deleted").out == "Updated task #3 status\n"
+    assert ok(cli, "task", "update", team, "3", "--status", "deleted").out == "Updated task #3 status\n"
     assert not layout.task_file(team, "3").exists()
-    assert [t["id"] for t in ok(config_root, "task", "list", team, "--json").json()] == ["1"]
+    assert [t["id"] for t in ok(cli, "task", "list", team, "--json").json()] == ["1"]
 
 
-def test_task_claim_prints_the_id_or_the_reason(config_root: Path, team: str) -> None:
-    ok(config_root, "task", "create", team, "first")
-    ok(config_root, "task", "create", team, "second", "--blocked-by", "1")
+def test_task_claim_prints_the_id_or_the_reason(cli: Cli, team: str) -> None:
+    ok(cli, "task", "create", team, "first")
+    ok(cli, "task", "create", team, "second", "--blocked-by", "1")
 
-    blocked = cli(config_root, "task", "claim", team, "2", "--agent", "bob")
+    blocked = run(cli, "task", "claim", team, "2", "--agent", "bob")
     assert one_line_failure(blocked) == "blocked"
     assert blocked.out == ""
 
-    assert ok(config_root, "task", "claim", team, "--agent", "bob").out == "1\n"
-    assert one_line_failure(cli(config_root, "task", "claim", team, "1", "--agent", "carol")) == "already_claimed"
-    as_json = cli(config_root, "task", "claim", team, "1", "--agent", "carol", "--json")
+    assert ok(cli, "task", "claim", team, "--agent", "bob").out == "1\n"
+    assert one_line_failure(run(cli, "task", "claim", team, "1", "--agent", "carol")) == "already_claimed"
+    as_json = run(cli, "task", "claim", team, "1", "--agent", "carol", "--json")
     assert as_json.code == 1
     assert as_json.err == ""
     assert as_json.json() == {
@@ -253,27 +249,27 @@ def test_task_claim_prints_the_id_or_the_reason(config_root: Path, team: str) ->
         "reason": "already_claimed",
         "busyWith": [],
     }
-    assert one_line_failure(cli(config_root, "task", "claim", team, "99", "--agent", "carol")) == "task_not_found"
+    assert one_line_failure(run(cli, "task", "claim", team, "99", "--agent", "carol")) == "task_not_found"
 
-    ok(config_root, "task", "update", team, "1", "--status", "completed")
-    assert one_line_failure(cli(config_root, "task", "claim", team, "1", "--agent", "bob")) == "already_resolved"
-    claimed = ok(config_root, "task", "claim", team, "--agent", "carol", "--json").json()
+    ok(cli, "task", "update", team, "1", "--status", "completed")
+    assert one_line_failure(run(cli, "task", "claim", team, "1", "--agent", "bob")) == "already_resolved"
+    claimed = ok(cli, "task", "claim", team, "--agent", "carol", "--json").json()
     assert claimed == {"success": True, "taskId": "2", "reason": None, "busyWith": []}
-    task = ok(config_root, "task", "get", team, "2", "--json").json()
+    task = ok(cli, "task", "get", team, "2", "--json").json()
     assert (task["owner"], task["status"]) == ("carol", "in_progress")
 
-    ok(config_root, "task", "create", team, "third")
-    busy = cli(config_root, "task", "claim", team, "3", "--agent", "carol", "--check-busy", "--json")
+    ok(cli, "task", "create", team, "third")
+    busy = run(cli, "task", "claim", team, "3", "--agent", "carol", "--check-busy", "--json")
     assert busy.code == 1
     assert busy.json()["reason"] == "agent_busy"
     assert busy.json()["busyWith"] == ["2"]
-    assert ok(config_root, "task", "claim", team, "--agent", "dave", "--check-busy").out == "3\n"
-    assert one_line_failure(cli(config_root, "task", "claim", team, "--agent", "erin")) == "task_not_found"
+    assert ok(cli, "task", "claim", team, "--agent", "dave", "--check-busy").out == "3\n"
+    assert one_line_failure(run(cli, "task", "claim", team, "--agent", "erin")) == "task_not_found"
 
 
-def test_task_update_owner_sends_task_assignment(config_root: Path, layout: Layout, team: str) -> None:
-    ok(config_root, "task", "create", team, "Review", "-d", "look at it")
-    assert ok(config_root, "task", "update", team, "1", "--owner", "alice").out == "Updated task #1 owner\n"
+def test_task_update_owner_sends_task_assignment(cli: Cli, layout: Layout, team: str) -> None:
+    ok(cli, "task", "create", team, "Review", "-d", "look at it")
+    assert ok(cli, "task", "update", team, "1", "--owner", "alice").out == "Updated task #1 owner\n"
 
     inbox = inbox_json(layout, team, "alice")
     assert len(inbox) == 1
@@ -290,41 +286,41 @@ def test_task_update_owner_sends_task_assignment(config_root: Path, layout: Layo
         "look at it",
         "team-lead",
     )
-    shown = ok(config_root, "msg", "read", team, "alice").out
+    shown = ok(cli, "msg", "read", team, "alice").out
     assert f"[task_assignment] {text}" in shown
 
     # an owner who is not a member gets no message and no phantom inbox
-    assert ok(config_root, "task", "update", team, "1", "--owner", "zed").out == "Updated task #1 owner\n"
+    assert ok(cli, "task", "update", team, "1", "--owner", "zed").out == "Updated task #1 owner\n"
     assert not layout.inbox_file(team, "zed").exists()
-    cleared = ok(config_root, "task", "update", team, "1", "--owner", "", "--json").json()
+    cleared = ok(cli, "task", "update", team, "1", "--owner", "", "--json").json()
     assert "owner" not in cleared
     assert cleared["updated"] == ["owner"]
     assert len(inbox_json(layout, team, "alice")) == 1
 
 
-def test_tasks_of_a_list_without_a_team_are_still_reachable(config_root: Path, layout: Layout) -> None:
+def test_tasks_of_a_list_without_a_team_are_still_reachable(cli: Cli, layout: Layout) -> None:
     # a task list can outlive its team (the real CLI keeps tasks/<team>/ and uses tasks/<session id>/)
     TaskStore(layout).create("session-59a7c56e", "orphan")
-    assert ok(config_root, "task", "list", "session-59a7c56e").out == "#1 [pending] orphan\n"
-    assert ok(config_root, "task", "create", "session-59a7c56e", "more").out == "2\n"
-    assert ok(config_root, "task", "claim", "session-59a7c56e", "--agent", "a").out == "1\n"
+    assert ok(cli, "task", "list", "session-59a7c56e").out == "#1 [pending] orphan\n"
+    assert ok(cli, "task", "create", "session-59a7c56e", "more").out == "2\n"
+    assert ok(cli, "task", "claim", "session-59a7c56e", "--agent", "a").out == "1\n"
 
 
 # -- messages ----------------------------------------------------------------------------------------
 
 
-def test_msg_send_read_and_mark_read(config_root: Path, layout: Layout, team: str) -> None:
-    first = ok(config_root, "msg", "send", team, "alice", "hello there", "--summary", "greet").out.strip()
+def test_msg_send_read_and_mark_read(cli: Cli, layout: Layout, team: str) -> None:
+    first = ok(cli, "msg", "send", team, "alice", "hello there", "--summary", "greet").out.strip()
     assert UUID_RE.match(first), first
-    second = ok(config_root, "msg", "send", team, "alice", "two\nlines", "--from", "bob", "--json").json()
+    second = ok(cli, "msg", "send", team, "alice", "two\nlines", "--from", "bob", "--json").json()
     assert list(second) == ["from", "text", "timestamp", "color", "msgV", "msg_id", "type", "read"]
     assert (second["from"], second["text"], second["read"], second["color"]) == ("bob", "two\nlines", False, "green")
 
     on_disk = inbox_json(layout, team, "alice")
     assert [e["msg_id"] for e in on_disk] == [first, second["msg_id"]]
-    assert ok(config_root, "msg", "read", team, "alice", "--json").json() == on_disk
+    assert ok(cli, "msg", "read", team, "alice", "--json").json() == on_disk
 
-    text = ok(config_root, "msg", "read", team, "alice").out.splitlines()
+    text = ok(cli, "msg", "read", team, "alice").out.splitlines()
     assert text == [
         f"{on_disk[0]['timestamp']} team-lead — greet",
         "  hello there",
@@ -333,24 +329,24 @@ def test_msg_send_read_and_mark_read(config_root: Path, layout: Layout, team: st
         "  lines",
     ]
 
-    marked = ok(config_root, "msg", "read", team, "alice", "--unread", "--mark-read", "--json").json()
+    marked = ok(cli, "msg", "read", team, "alice", "--unread", "--mark-read", "--json").json()
     assert [e["msg_id"] for e in marked] == [first, second["msg_id"]]
     assert [e["read"] for e in inbox_json(layout, team, "alice")] == [True, True]
-    assert ok(config_root, "msg", "read", team, "alice", "--unread", "--json").json() == []
-    assert ok(config_root, "msg", "read", team, "alice", "--unread").out == ""
-    assert ok(config_root, "msg", "read", team, "alice").out.splitlines()[0].endswith(" (read)")
+    assert ok(cli, "msg", "read", team, "alice", "--unread", "--json").json() == []
+    assert ok(cli, "msg", "read", team, "alice", "--unread").out == ""
+    assert ok(cli, "msg", "read", team, "alice").out.splitlines()[0].endswith(" (read)")
 
-    third = ok(config_root, "msg", "send", team, "alice", "three").out.strip()
-    unread = ok(config_root, "msg", "read", team, "alice", "--unread", "--json").json()
+    third = ok(cli, "msg", "send", team, "alice", "three").out.strip()
+    unread = ok(cli, "msg", "read", team, "alice", "--unread", "--json").json()
     assert [e["msg_id"] for e in unread] == [third]
 
-    assert ok(config_root, "msg", "read", team, "bob", "--json").json() == []
+    assert ok(cli, "msg", "read", team, "bob", "--json").json() == []
     assert not layout.inbox_file(team, "bob").exists()
 
 
-def test_msg_broadcast(config_root: Path, layout: Layout, team: str) -> None:
-    assert ok(config_root, "msg", "broadcast", team, "all hands").out == "alice bob\n"
-    assert ok(config_root, "msg", "broadcast", team, "from alice", "--from", "alice", "--json").json() == [
+def test_msg_broadcast(cli: Cli, layout: Layout, team: str) -> None:
+    assert ok(cli, "msg", "broadcast", team, "all hands").out == "alice bob\n"
+    assert ok(cli, "msg", "broadcast", team, "from alice", "--from", "alice", "--json").json() == [
         "team-lead",
         "bob",
     ]
@@ -359,12 +355,12 @@ def test_msg_broadcast(config_root: Path, layout: Layout, team: str) -> None:
     assert [e["text"] for e in inbox_json(layout, team, "team-lead")] == ["from alice"]
 
 
-def test_msg_read_all_includes_archived_history(config_root: Path, layout: Layout, team: str) -> None:
+def test_msg_read_all_includes_archived_history(cli: Cli, layout: Layout, team: str) -> None:
     box = Mailbox(layout)
     total = KEEP_DELIVERED + 5
     for i in range(total):
         box.send(team, "alice", f"m{i}", sender="team-lead")
-    marked = ok(config_root, "msg", "read", team, "alice", "--mark-read", "--json").json()
+    marked = ok(cli, "msg", "read", team, "alice", "--mark-read", "--json").json()
     assert len(marked) == total
 
     history = layout.history_file(team, "alice")
@@ -373,17 +369,17 @@ def test_msg_read_all_includes_archived_history(config_root: Path, layout: Layou
     live = inbox_json(layout, team, "alice")
     assert [e["text"] for e in live] == [f"m{i}" for i in range(5, total)]
 
-    assert len(ok(config_root, "msg", "read", team, "alice", "--json").json()) == KEEP_DELIVERED
-    every = ok(config_root, "msg", "read", team, "alice", "--all", "--json").json()
+    assert len(ok(cli, "msg", "read", team, "alice", "--json").json()) == KEEP_DELIVERED
+    every = ok(cli, "msg", "read", team, "alice", "--all", "--json").json()
     assert [e["text"] for e in every] == [f"m{i}" for i in range(total)]
     assert all(e["read"] is True for e in every)
-    text = ok(config_root, "msg", "read", team, "alice", "--all").out
+    text = ok(cli, "msg", "read", team, "alice", "--all").out
     assert text.count(" (read)\n") == total
-    assert ok(config_root, "msg", "read", team, "alice", "--all", "--unread", "--json").json() == []
+    assert ok(cli, "msg", "read", team, "alice", "--all", "--unread", "--json").json() == []
 
 
-def test_msg_send_to_a_non_member_is_refused(config_root: Path, layout: Layout, team: str) -> None:
-    line = error(config_root, "msg", "send", team, "mallory", "hi")
+def test_msg_send_to_a_non_member_is_refused(cli: Cli, layout: Layout, team: str) -> None:
+    line = error(cli, "msg", "send", team, "mallory", "hi")
     assert "'mallory' is not a member of team 't'" in line
     assert not layout.inbox_file(team, "mallory").exists()
     assert sorted(p.name for p in layout.inbox_dir(team).iterdir()) == []
@@ -392,32 +388,30 @@ def test_msg_send_to_a_non_member_is_refused(config_root: Path, layout: Layout, 
 # -- warnings from corrupt files -------------------------------------------------------------------
 
 
-def test_corrupt_files_give_one_warning_line_and_the_command_goes_on(
-    config_root: Path, layout: Layout, team: str
-) -> None:
+def test_corrupt_files_give_one_warning_line_and_the_command_goes_on(cli: Cli, layout: Layout, team: str) -> None:
     store = TaskStore(layout)
     for subject in ("a", "b", "c"):
         store.create(team, subject)
     layout.task_file(team, "2").write_bytes(b"{oops")
-    listed = cli(config_root, "task", "list", team)
+    listed = run(cli, "task", "list", team)
     assert listed.code == 0
     assert listed.out.splitlines() == ["#1 [pending] a", "#3 [pending] c"]
     warnings = listed.err.splitlines()
     assert len(warnings) == 1
     assert warnings[0].startswith("agentteams: warning: ")
     assert "2.json.corrupt-" in warnings[0]
-    assert ok(config_root, "task", "create", team, "d").out == "4\n"
+    assert ok(cli, "task", "create", team, "d").out == "4\n"
 
     layout.inbox_file(team, "alice").write_bytes(b"not json at all")
-    read = cli(config_root, "msg", "read", team, "alice", "--json")
+    read = run(cli, "msg", "read", team, "alice", "--json")
     assert read.code == 0
     assert read.json() == []
     warnings = read.err.splitlines()
     assert len(warnings) == 1
     assert warnings[0].startswith("agentteams: warning: ")
     assert "alice.json.corrupt-" in warnings[0]
-    ok(config_root, "msg", "send", team, "alice", "after")
-    assert [e["text"] for e in ok(config_root, "msg", "read", team, "alice", "--json").json()] == ["after"]
+    ok(cli, "msg", "send", team, "alice", "after")
+    assert [e["text"] for e in ok(cli, "msg", "read", team, "alice", "--json").json()] == ["after"]
 
 
 # -- errors: one line on stderr, exit 1, never a traceback -----------------------------------------
@@ -474,10 +468,10 @@ ERRORS: list[tuple[tuple[str, ...], str]] = [
 
 @pytest.mark.parametrize(("args", "fragment"), ERRORS, ids=[" ".join(a)[:40] for a, _ in ERRORS])
 def test_errors_are_one_line_and_exit_1(
-    config_root: Path, layout: Layout, team: str, args: tuple[str, ...], fragment: str
+    cli: Cli, config_root: Path, layout: Layout, team: str, args: tuple[str, ...], fragment: str
 ) -> None:
     before = sorted(str(p.relative_to(config_root)) for p in config_root.rglob("*") if ".flock" not in p.name)
-    line = error(config_root, *args)
+    line = error(cli, *args)
     assert fragment in line
     after = sorted(str(p.relative_to(config_root)) for p in config_root.rglob("*") if ".flock" not in p.name)
     assert after == before  # a failed command leaves nothing behind
@@ -485,12 +479,12 @@ def test_errors_are_one_line_and_exit_1(
     assert not (config_root / "tasks" / "nope").exists()
 
 
-def test_names_are_sanitised_inside_the_root(config_root: Path, layout: Layout) -> None:
+def test_names_are_sanitised_inside_the_root(cli: Cli, config_root: Path, layout: Layout) -> None:
     outside = sorted(p.name for p in config_root.parent.iterdir())
-    assert ok(config_root, "team", "create", "../x").out == "---x\n"
-    assert ok(config_root, "team", "create", "/etc/passwd").out == "-etc-passwd\n"
+    assert ok(cli, "team", "create", "../x").out == "---x\n"
+    assert ok(cli, "team", "create", "/etc/passwd").out == "-etc-passwd\n"
     assert layout.config_file("---x").is_file()
-    assert ok(config_root, "team", "show", "../x", "--json").json()["name"] == "---x"
-    assert ok(config_root, "msg", "read", "../x", "../../y", "--json").json() == []
+    assert ok(cli, "team", "show", "../x", "--json").json()["name"] == "---x"
+    assert ok(cli, "msg", "read", "../x", "../../y", "--json").json() == []
     assert sorted(p.name for p in config_root.parent.iterdir()) == outside
     assert sorted(p.name for p in (config_root / "teams").iterdir()) == ["---x", "-etc-passwd"]

@@ -15,7 +15,8 @@ from types import ModuleType
 import pytest
 
 from agentteams.store.paths import Layout
-from tests.conftest import child_env, make_team
+from tests.support.builders import team_with_members
+from tests.support.procs import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPLETIONS = ROOT / "completions"
@@ -43,8 +44,8 @@ def run(argv: list[str], config_root: Path) -> str:
 
 @pytest.fixture
 def teams(layout: Layout) -> list[str]:
-    make_team(layout, "alpha")
-    make_team(layout, "beta")
+    team_with_members(layout, "alpha")
+    team_with_members(layout, "beta")
     return ["alpha", "beta"]
 
 

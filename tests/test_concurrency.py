@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,19 +18,9 @@ from agentteams.store.paths import Layout
 from agentteams.store.records import COLORS
 from agentteams.store.tasks import TaskStore
 from agentteams.store.teams import NewMember, TeamStore
-from tests.conftest import child_env
 from tests.support.workers import Gate
 
 TEAM = "race"
-
-
-@pytest.fixture
-def gate(tmp_path: Path, config_root: Path) -> Iterator[Gate]:
-    g = Gate(tmp_path / "work", child_env(config_root))
-    try:
-        yield g
-    finally:
-        g.kill_all()
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -15,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_agentteams
+from tests.support.cli import Cli
 
 KEY = "sk-ant-QzXwVkJmPqRtYsHgFdLb"  # distinctive: any 6 characters of it in the output would be a leak
 CHECKS = ["tmux", "session", "config dir", "api key", "api url", "claude", "inotify"]
@@ -79,8 +77,8 @@ def fake_bin(tmp_path: Path, **programs: str) -> str:
     return str(d)
 
 
-def test_no_key_fails_with_the_fix(config_root: Path, api: Api) -> None:
-    proc = run_agentteams(config_root, "doctor")
+def test_no_key_fails_with_the_fix(cli: Cli, config_root: Path, api: Api) -> None:
+    proc = cli("doctor")
     assert proc.returncode == 1
     lines = lines_by_check(proc.stdout)
     assert list(lines) == CHECKS, proc.stdout
@@ -90,10 +88,10 @@ def test_no_key_fails_with_the_fix(config_root: Path, api: Api) -> None:
     assert lines["config dir"].startswith("ok    config dir") and str(config_root) in lines["config dir"]
 
 
-def test_the_key_is_never_shown_nor_sent(config_root: Path, api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_key_is_never_shown_nor_sent(cli: Cli, api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    plain = run_agentteams(config_root, "doctor")
-    as_json = run_agentteams(config_root, "doctor", "--json")
+    plain = cli("doctor")
+    as_json = cli("doctor", "--json")
     assert plain.returncode == 0, plain.stdout  # nothing fails here: tmux, claude at worst warn
     assert lines_by_check(plain.stdout)["api key"].startswith("ok    api key")
     shown = plain.stdout + plain.stderr + as_json.stdout + as_json.stderr
@@ -104,8 +102,8 @@ def test_the_key_is_never_shown_nor_sent(config_root: Path, api: Api, monkeypatc
         assert KEY not in json.dumps(headers) and "x-api-key" not in {h.lower() for h in headers}
 
 
-def test_json_output(config_root: Path, api: Api) -> None:
-    proc = run_agentteams(config_root, "doctor", "--json")
+def test_json_output(cli: Cli, api: Api) -> None:
+    proc = cli("doctor", "--json")
     data = json.loads(proc.stdout)
     assert [c["name"] for c in data["checks"]] == CHECKS
     assert {c["status"] for c in data["checks"]} <= {"ok", "info", "warn", "fail"}
@@ -113,14 +111,14 @@ def test_json_output(config_root: Path, api: Api) -> None:
     assert all(c["fix"] for c in data["checks"] if c["status"] in ("warn", "fail"))
 
 
-def test_an_unreachable_api_fails_fast(config_root: Path, api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreachable_api_fails_fast(cli: Cli, api: Api, monkeypatch: pytest.MonkeyPatch) -> None:
     with socket.socket() as s:  # a port nothing listens on once this socket is closed
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://user:pw@127.0.0.1:{port}/v1?token=x")
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     start = time.monotonic()
-    proc = run_agentteams(config_root, "doctor")
+    proc = cli("doctor")
     assert time.monotonic() - start < 15
     assert proc.returncode == 1
     line = lines_by_check(proc.stdout)["api url"]
@@ -128,31 +126,27 @@ def test_an_unreachable_api_fails_fast(config_root: Path, api: Api, monkeypatch:
     assert f"http://127.0.0.1:{port}/v1" in line and "pw" not in line and "token" not in line
 
 
-def test_tmux_and_claude_found_on_path(
-    config_root: Path, api: Api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_tmux_and_claude_found_on_path(cli: Cli, api: Api, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", fake_bin(tmp_path, tmux="tmux 3.1", claude="2.1.197 (Claude Code)"))
-    lines = lines_by_check(run_agentteams(config_root, "doctor").stdout)
+    lines = lines_by_check(cli("doctor").stdout)
     assert lines["tmux"].startswith("warn  tmux") and "older than 3.2" in lines["tmux"] and "fix: " in lines["tmux"]
     assert lines["claude"].startswith("ok    claude") and "2.1.197 (Claude Code)" in lines["claude"]
     (tmp_path / "bin" / "claude").unlink()
     fake_bin(tmp_path, tmux="tmux next-3.4")
-    lines = lines_by_check(run_agentteams(config_root, "doctor").stdout)
+    lines = lines_by_check(cli("doctor").stdout)
     assert lines["tmux"].startswith("ok    tmux") and "3.4" in lines["tmux"]
     assert lines["claude"].startswith("warn  claude")
     assert "fix: npm install -g @anthropic-ai/claude-code" in lines["claude"]
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
-    assert lines_by_check(run_agentteams(config_root, "doctor").stdout)["tmux"].startswith("warn  tmux")
+    assert lines_by_check(cli("doctor").stdout)["tmux"].startswith("warn  tmux")
 
 
-def test_session_and_unwritable_config_dir(api: Api, tmp_path: Path) -> None:
+def test_session_and_unwritable_config_dir(cli: Cli, api: Api, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(blocker / "claude"), "AGENTTEAMS_WATCH": "poll"}
-    env.update(TMUX="/tmp/tmux-0/default,1,0", TMUX_PANE="%7")  # run_agentteams would drop these
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentteams", "doctor"], env=env, capture_output=True, text=True, timeout=60, check=False
-    )  # no directory can be made under a regular file, not even by root
+    env.update(TMUX="/tmp/tmux-0/default,1,0", TMUX_PANE="%7")  # the `cli` fixture's own env would drop these
+    proc = cli("doctor", env=env)  # no directory can be made under a regular file, not even by root
     lines = lines_by_check(proc.stdout)
     assert proc.returncode == 1
     assert lines["config dir"].startswith("fail  config dir") and "CLAUDE_CONFIG_DIR" in lines["config dir"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
-from tests.conftest import child_env
+from tests.support.cli import Cli
 
 KEY = "test-key-e2e-0123456789abcdef"
 
@@ -65,9 +64,9 @@ def serve(servers: list[MockServer], spec: dict[str, Any]) -> MockServer:
 
 
 def agentteams(
-    config_root: Path, cwd: Path, *args: str, base_url: str | None, key: str | None = KEY
+    cli: Cli, cwd: Path, *args: str, base_url: str | None, key: str | None = KEY
 ) -> subprocess.CompletedProcess[str]:
-    env = child_env(config_root)
+    env = cli.env()
     env.pop("ANTHROPIC_API_KEY", None)
     env.pop("ANTHROPIC_AUTH_TOKEN", None)
     if key:
@@ -75,11 +74,7 @@ def agentteams(
     if base_url:
         env["ANTHROPIC_BASE_URL"] = base_url
     env["CLAUDE_CODE_MAX_RETRIES"] = "2"
-    proc = subprocess.run(
-        [sys.executable, "-m", "agentteams", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=120,
-        check=False,
-    )  # fmt: skip
-    assert "Traceback" not in proc.stderr + proc.stdout
+    proc = cli(*args, env=env, cwd=cwd, timeout=120)
     assert KEY not in proc.stderr + proc.stdout
     return proc
 
@@ -114,19 +109,19 @@ def check_coding_session(config_root: Path, work: Path, server: MockServer) -> N
     assert "COMMAND-RAN" in text and KEY not in text
 
 
-def test_text_output(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+def test_text_output(cli: Cli, config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
     server = serve(server_factory, CODING_SESSION)
-    proc = agentteams(config_root, work, "-p", "finalise the notes", "--dangerously-skip-permissions",
+    proc = agentteams(cli, work, "-p", "finalise the notes", "--dangerously-skip-permissions",
                       base_url=server.base_url)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "All done: the notes are final."
     check_coding_session(config_root, work, server)
 
 
-def test_json_output(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+def test_json_output(cli: Cli, config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
     server = serve(server_factory, CODING_SESSION)
     proc = agentteams(
-        config_root, work, "-p", "finalise the notes", "--output-format", "json", "--permission-mode", "acceptEdits",
+        cli, work, "-p", "finalise the notes", "--output-format", "json", "--permission-mode", "acceptEdits",
         "--allowedTools", "Bash(cat:*) Bash(echo:*)", base_url=server.base_url,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -138,9 +133,9 @@ def test_json_output(config_root: Path, work: Path, server_factory: list[MockSer
     check_coding_session(config_root, work, server)
 
 
-def test_stream_json_output(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+def test_stream_json_output(cli: Cli, config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
     server = serve(server_factory, CODING_SESSION)
-    proc = agentteams(config_root, work, "-p", "finalise the notes", "--output-format", "stream-json",
+    proc = agentteams(cli, work, "-p", "finalise the notes", "--output-format", "stream-json",
                       "--dangerously-skip-permissions", base_url=server.base_url)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -150,18 +145,18 @@ def test_stream_json_output(config_root: Path, work: Path, server_factory: list[
     check_coding_session(config_root, work, server)
 
 
-def test_plan_mode_refuses_write(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+def test_plan_mode_refuses_write(cli: Cli, work: Path, server_factory: list[MockServer]) -> None:
     server = serve(server_factory, script(tool("Write", file_path="new.txt", content="x"), "ok"))
-    proc = agentteams(config_root, work, "-p", "go", "--permission-mode", "plan", base_url=server.base_url)
+    proc = agentteams(cli, work, "-p", "go", "--permission-mode", "plan", base_url=server.base_url)
     assert proc.returncode == 0, proc.stderr
     [res] = tool_results(server)
     assert res["is_error"] and "plan mode" in result_text(res)
     assert not (work / "new.txt").exists()
 
 
-def test_disallowed_rm_is_refused_but_ls_runs(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+def test_disallowed_rm_is_refused_but_ls_runs(cli: Cli, work: Path, server_factory: list[MockServer]) -> None:
     server = serve(server_factory, script(tool("Bash", command="rm notes.txt"), tool("Bash", command="ls"), "ok"))
-    proc = agentteams(config_root, work, "-p", "go", "--dangerously-skip-permissions", "--disallowedTools",
+    proc = agentteams(cli, work, "-p", "go", "--dangerously-skip-permissions", "--disallowedTools",
                       "Bash(rm:*)", base_url=server.base_url)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     rm, ls = tool_results(server)
@@ -170,11 +165,9 @@ def test_disallowed_rm_is_refused_but_ls_runs(config_root: Path, work: Path, ser
     assert (work / "notes.txt").exists()
 
 
-def test_delegate_mode_offers_only_coordination_tools(
-    config_root: Path, work: Path, server_factory: list[MockServer]
-) -> None:
+def test_delegate_mode_offers_only_coordination_tools(cli: Cli, work: Path, server_factory: list[MockServer]) -> None:
     server = serve(server_factory, script("ok"))
-    proc = agentteams(config_root, work, "-p", "go", "--permission-mode", "delegate", base_url=server.base_url)
+    proc = agentteams(cli, work, "-p", "go", "--permission-mode", "delegate", base_url=server.base_url)
     assert proc.returncode == 0, proc.stderr
     [req] = [r for r in server.requests if r["path"].startswith("/v1/messages")]
     names = {t["name"] for t in req["body"]["tools"]}
@@ -183,22 +176,22 @@ def test_delegate_mode_offers_only_coordination_tools(
     assert not names & {"Bash", "Edit", "Write", "Read"}
 
 
-def test_overloaded_twice_then_success(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+def test_overloaded_twice_then_success(cli: Cli, work: Path, server_factory: list[MockServer]) -> None:
     error = {"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded", "retry_after": 0},
              "repeat": 2}  # fmt: skip
     spec = {"routes": [{"name": "main", "match": {"tools": True}, "turns": [error, {"content": [
         {"type": "text", "text": "made it"}]}]}]}  # fmt: skip
     server = serve(server_factory, spec)
-    proc = agentteams(config_root, work, "-p", "go", base_url=server.base_url)
+    proc = agentteams(cli, work, "-p", "go", base_url=server.base_url)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "made it"
     assert [r["status"] for r in server.requests if r["path"].startswith("/v1/messages")] == [529, 529, 200]
 
 
-def test_a_400_is_one_clear_error(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+def test_a_400_is_one_clear_error(cli: Cli, work: Path, server_factory: list[MockServer]) -> None:
     bad = {"error": {"status": 400, "type": "invalid_request_error", "message": "prompt is too long"}}
     server = serve(server_factory, {"routes": [{"name": "main", "turns": [bad]}]})
-    proc = agentteams(config_root, work, "-p", "go", base_url=server.base_url)
+    proc = agentteams(cli, work, "-p", "go", base_url=server.base_url)
     assert proc.returncode == 1
     [line] = proc.stderr.strip().splitlines()
     assert line.startswith("agentteams: error:") and "400" in line and "prompt is too long" in line
@@ -216,15 +209,15 @@ def test_a_400_is_one_clear_error(config_root: Path, work: Path, server_factory:
     ],
 )
 def test_setup_errors_are_one_line(
-    config_root: Path, work: Path, args: tuple[str, ...], key: str | None, url: str | None, expect: str
+    cli: Cli, work: Path, args: tuple[str, ...], key: str | None, url: str | None, expect: str
 ) -> None:
-    proc = agentteams(config_root, work, *args, base_url=url, key=key)
+    proc = agentteams(cli, work, *args, base_url=url, key=key)
     assert proc.returncode == 1
     [line] = proc.stderr.strip().splitlines()
     assert line.startswith("agentteams: error:") and expect in line, line
 
 
-def test_an_explore_subagent_reports_back(config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
+def test_an_explore_subagent_reports_back(cli: Cli, work: Path, server_factory: list[MockServer]) -> None:
     spec = {"routes": [
         {"name": "sub", "match": {"system": "You are a subagent"}, "turns": turns(
             tool("Read", file_path="notes.txt"), "SUBAGENT-REPORT: the notes say draft")},
@@ -233,7 +226,7 @@ def test_an_explore_subagent_reports_back(config_root: Path, work: Path, server_
             "The subagent says the notes are a draft.")},
     ]}  # fmt: skip
     server = serve(server_factory, spec)
-    proc = agentteams(config_root, work, "-p", "go", "--output-format", "json", base_url=server.base_url)
+    proc = agentteams(cli, work, "-p", "go", "--output-format", "json", base_url=server.base_url)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["result"] == "The subagent says the notes are a draft." and out["num_turns"] == 2

@@ -9,7 +9,6 @@ import os
 import random
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,8 +27,8 @@ from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import Layout
 from agentteams.store.tasks import TaskStore
 from agentteams.store.teams import NewMember, TeamStore
-from tests.conftest import child_env
-from tests.support.workers import Pool, Worker, wait_until
+from tests.support.wait import wait_until
+from tests.support.workers import Pool, Worker
 
 TEAM = "crash"
 
@@ -41,15 +40,6 @@ def team(config_root: Path) -> str:
     store.add_member(TEAM, NewMember(name="alice"))
     Mailbox().send(TEAM, "alice", "first", sender="team-lead")  # the inbox exists from here on
     return TEAM
-
-
-@pytest.fixture
-def pool(tmp_path: Path, config_root: Path) -> Iterator[Pool]:
-    p = Pool(tmp_path / "work", child_env(config_root))
-    try:
-        yield p
-    finally:
-        p.kill_all()
 
 
 # -- SIGKILL at random moments --------------------------------------------------------------------------

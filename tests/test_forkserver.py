@@ -21,13 +21,11 @@ from agentteams.cli import forkserver, launch
 from agentteams.cli.forkclient import ForkServer
 from agentteams.cli.forkserver import ForkServerError, ensure_private
 from agentteams.model.anthropic_client import SDK_MODULES
-from agentteams.pids import pid_alive
-from tests.conftest import child_env
-from tests.support.workers import wait_until
+from tests.support.cli import Cli
+from tests.support.procs import child_env, pid_alive
+from tests.support.wait import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
-SCRIPT = Path(sys.executable).with_name("agentteams")
-CLI = [str(SCRIPT)] if SCRIPT.exists() else [sys.executable, "-m", "agentteams"]
 TEAMMATE = ["--agent-id", "x@t", "--agent-name", "x", "--team-name", "t", "--agent-color", "blue",
             "--parent-session-id", "S"]  # fmt: skip
 SERVER_KEY = "sk-ant-test-server-only-0123456789"
@@ -97,11 +95,10 @@ def _env(config_root: Path, fs: ForkServer | None, hook: str | None = None, **ex
     return env
 
 
-def _launch(env: dict[str, str], cwd: Path, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [*CLI, *TEAMMATE, *args], env=env, cwd=cwd, text=True,
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-    )  # fmt: skip
+def _launch(cli: Cli, env: dict[str, str], cwd: Path, *args: str) -> subprocess.Popen[str]:
+    """`agentteams <teammate flags> ARGS`: the launcher, which hands the teammate to a fork server if it can."""
+    pipe = subprocess.PIPE
+    return cli.popen(*TEAMMATE, *args, env=env, cwd=cwd, stdin=pipe, stdout=pipe, stderr=pipe)
 
 
 def _line(proc: subprocess.Popen[str], timeout: float = 30) -> str:
@@ -142,8 +139,10 @@ def _zombies_of(ppid: int) -> list[int]:
 # -- tests ---------------------------------------------------------------------------------------------
 
 
-def test_child_runs_warm_on_the_launchers_stdio(server: ForkServer, config_root: Path, tmp_path: Path) -> None:
-    proc = _launch(_env(config_root, server, "hook_report"), tmp_path)
+def test_child_runs_warm_on_the_launchers_stdio(
+    cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path
+) -> None:
+    proc = _launch(cli, _env(config_root, server, "hook_report"), tmp_path)
     code, out, err = _finish(proc, "hello\n")
     assert code == 0, err
     info = json.loads(out)
@@ -160,18 +159,18 @@ def test_child_runs_warm_on_the_launchers_stdio(server: ForkServer, config_root:
 
 
 def test_real_cli_through_the_server_matches_a_cold_start(
-    server: ForkServer, config_root: Path, tmp_path: Path
+    cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path
 ) -> None:
-    warm = _finish(_launch(_env(config_root, server), tmp_path, "--version"))
-    cold = _finish(_launch(_env(config_root, None), tmp_path, "--version"))
+    warm = _finish(_launch(cli, _env(config_root, server), tmp_path, "--version"))
+    cold = _finish(_launch(cli, _env(config_root, None), tmp_path, "--version"))
     assert warm == cold
     assert warm[0] == 0 or "agent-id" in warm[2]  # fine either way, as long as both paths agree
 
 
 def test_env_is_the_launchers_and_the_key_comes_only_from_the_server(
-    server: ForkServer, config_root: Path, tmp_path: Path
+    cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path
 ) -> None:
-    proc = _launch(_env(config_root, server, "hook_report", FS_LAUNCHER_ONLY="yes"), tmp_path)
+    proc = _launch(cli, _env(config_root, server, "hook_report", FS_LAUNCHER_ONLY="yes"), tmp_path)
     launcher = f"/proc/{proc.pid}"
     seen = Path(f"{launcher}/cmdline").read_bytes() + Path(f"{launcher}/environ").read_bytes()
     code, out, err = _finish(proc, "\n")
@@ -183,21 +182,23 @@ def test_env_is_the_launchers_and_the_key_comes_only_from_the_server(
     assert SERVER_KEY not in info["cmdline"]
 
 
-def test_a_launchers_own_key_wins(server: ForkServer, config_root: Path, tmp_path: Path) -> None:
+def test_a_launchers_own_key_wins(cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path) -> None:
     env = _env(config_root, server, "hook_report", ANTHROPIC_API_KEY="sk-ant-launcher")
-    code, out, err = _finish(_launch(env, tmp_path), "\n")
+    code, out, err = _finish(_launch(cli, env, tmp_path), "\n")
     assert code == 0, err
     assert json.loads(out)["key"] == "sk-ant-launcher"
 
 
 @pytest.mark.parametrize("status", [3, 0, 255])
-def test_exit_codes_propagate(server: ForkServer, config_root: Path, tmp_path: Path, status: int) -> None:
-    code, _, err = _finish(_launch(_env(config_root, server, "hook_report", FS_EXIT=str(status)), tmp_path), "\n")
+def test_exit_codes_propagate(cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path, status: int) -> None:
+    code, _, err = _finish(_launch(cli, _env(config_root, server, "hook_report", FS_EXIT=str(status)), tmp_path), "\n")
     assert code == status, err
 
 
-def test_child_killed_makes_the_launcher_exit_nonzero(server: ForkServer, config_root: Path, tmp_path: Path) -> None:
-    proc = _launch(_env(config_root, server, "hook_sleep"), tmp_path)
+def test_child_killed_makes_the_launcher_exit_nonzero(
+    cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path
+) -> None:
+    proc = _launch(cli, _env(config_root, server, "hook_sleep"), tmp_path)
     child = int(_line(proc))
     os.kill(child, signal.SIGKILL)
     code, _, err = _finish(proc, timeout=5)
@@ -207,9 +208,9 @@ def test_child_killed_makes_the_launcher_exit_nonzero(server: ForkServer, config
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL, signal.SIGHUP])
 def test_launcher_gone_takes_the_child_along(
-    server: ForkServer, config_root: Path, tmp_path: Path, sig: signal.Signals
+    cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path, sig: signal.Signals
 ) -> None:
-    proc = _launch(_env(config_root, server, "hook_sleep"), tmp_path)
+    proc = _launch(cli, _env(config_root, server, "hook_sleep"), tmp_path)
     child = int(_line(proc))
     proc.send_signal(sig)
     wait_until(lambda: _gone(child), 2.0, f"the child to go after {sig.name} to its launcher")
@@ -217,22 +218,24 @@ def test_launcher_gone_takes_the_child_along(
     assert proc.returncode in (-signal.SIGKILL, 128 + sig)
 
 
-def test_sigint_reaches_the_child_as_keyboard_interrupt(server: ForkServer, config_root: Path, tmp_path: Path) -> None:
-    proc = _launch(_env(config_root, server, "hook_sleep"), tmp_path)
+def test_sigint_reaches_the_child_as_keyboard_interrupt(
+    cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path
+) -> None:
+    proc = _launch(cli, _env(config_root, server, "hook_sleep"), tmp_path)
     _line(proc)
     proc.send_signal(signal.SIGINT)
     code, _, err = _finish(proc, timeout=10)
     assert code == 130, err
 
 
-def test_no_zombies_remain(server: ForkServer, config_root: Path, tmp_path: Path) -> None:
-    procs = [_launch(_env(config_root, server, "hook_report", FS_EXIT=str(n)), tmp_path) for n in range(6)]
+def test_no_zombies_remain(cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path) -> None:
+    procs = [_launch(cli, _env(config_root, server, "hook_report", FS_EXIT=str(n)), tmp_path) for n in range(6)]
     assert [_finish(p, "\n")[0] for p in procs] == list(range(6))
     wait_until(lambda: not _zombies_of(server.proc.pid), 5.0, "the server to reap its children")
 
 
 @pytest.mark.parametrize("kind", ["missing", "stale", "other-name"])
-def test_unreachable_server_falls_back_to_a_cold_start(config_root: Path, tmp_path: Path, kind: str) -> None:
+def test_unreachable_server_falls_back_to_a_cold_start(cli: Cli, config_root: Path, tmp_path: Path, kind: str) -> None:
     dead = subprocess.Popen(["true"])
     dead.wait()
     path = tmp_path / f"fs-{dead.pid}.sock"
@@ -242,9 +245,9 @@ def test_unreachable_server_falls_back_to_a_cold_start(config_root: Path, tmp_pa
     elif kind == "other-name":
         path = tmp_path / "elsewhere.sock"
     start = time.monotonic()
-    fallback = _finish(_launch(_env(config_root, None, **{launch.ENV_VAR: str(path)}), tmp_path, "--version"))
+    fallback = _finish(_launch(cli, _env(config_root, None, **{launch.ENV_VAR: str(path)}), tmp_path, "--version"))
     elapsed = time.monotonic() - start
-    cold = _finish(_launch(_env(config_root, None), tmp_path, "--version"))
+    cold = _finish(_launch(cli, _env(config_root, None), tmp_path, "--version"))
     assert fallback == cold
     assert elapsed < launch.CONNECT_WAIT  # a dead server's pid is not waited for
 
@@ -259,13 +262,13 @@ def test_only_teammate_command_lines_use_the_server() -> None:
     assert launch.server_pid("/tmp/x/other.sock") is None
 
 
-def test_launcher_waits_for_a_starting_server(config_root: Path, tmp_path: Path) -> None:
+def test_launcher_waits_for_a_starting_server(cli: Cli, config_root: Path, tmp_path: Path) -> None:
     """A server process that lives but does not listen yet: the launcher retries, then speaks the protocol."""
     directory = _short_private_dir()
     starting = subprocess.Popen(["sleep", "30"])
     try:
         path = directory / f"fs-{starting.pid}.sock"
-        proc = _launch(_env(config_root, None, **{launch.ENV_VAR: str(path)}, FS_LAUNCHER_ONLY="yes"), tmp_path)
+        proc = _launch(cli, _env(config_root, None, **{launch.ENV_VAR: str(path)}, FS_LAUNCHER_ONLY="yes"), tmp_path)
         time.sleep(0.3)  # the scenario itself: the server is still importing when the pane starts
         assert proc.poll() is None, "the launcher gave up on a live server"
         with socket.socket(socket.AF_UNIX) as listener:
@@ -295,22 +298,22 @@ def test_launcher_waits_for_a_starting_server(config_root: Path, tmp_path: Path)
         shutil.rmtree(directory, ignore_errors=True)
 
 
-def test_launcher_stops_waiting_when_the_starting_server_dies(config_root: Path, tmp_path: Path) -> None:
+def test_launcher_stops_waiting_when_the_starting_server_dies(cli: Cli, config_root: Path, tmp_path: Path) -> None:
     starting = subprocess.Popen(["sleep", "30"])
     path = tmp_path / f"fs-{starting.pid}.sock"
-    proc = _launch(_env(config_root, None, **{launch.ENV_VAR: str(path)}), tmp_path, "--version")
+    proc = _launch(cli, _env(config_root, None, **{launch.ENV_VAR: str(path)}), tmp_path, "--version")
     time.sleep(0.3)  # the scenario: the launcher is waiting for a server that is still starting
     assert proc.poll() is None
     starting.kill()
     starting.wait()
     code, out, err = _finish(proc, timeout=launch.CONNECT_WAIT - 1)
-    assert (code, out, err) == _finish(_launch(_env(config_root, None), tmp_path, "--version"))
+    assert (code, out, err) == _finish(_launch(cli, _env(config_root, None), tmp_path, "--version"))
 
 
-def test_closing_stdin_stops_the_server_and_teammates_carry_on(config_root: Path, tmp_path: Path) -> None:
+def test_closing_stdin_stops_the_server_and_teammates_carry_on(cli: Cli, config_root: Path, tmp_path: Path) -> None:
     directory = _short_private_dir()
     fs = _start(directory)
-    proc = _launch(_env(config_root, fs, "hook_sleep"), tmp_path)
+    proc = _launch(cli, _env(config_root, fs, "hook_sleep"), tmp_path)
     try:
         child = int(_line(proc))
         assert fs.proc.stdin is not None
@@ -353,6 +356,7 @@ def _raw_client(path: Path, uid: int | None) -> str:
     return ["answered", "refused", "error"][os.waitstatus_to_exitcode(status)]
 
 
+@pytest.mark.proc  # a fork server of its own
 @pytest.mark.skipif(os.getuid() != 0, reason="needs root to connect as another uid")
 def test_another_uid_is_refused() -> None:
     directory = _short_private_dir()
@@ -368,6 +372,7 @@ def test_another_uid_is_refused() -> None:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+@pytest.mark.proc  # runs the fork server, which refuses the directory
 def test_socket_directory_must_be_private(tmp_path: Path) -> None:
     fresh = ensure_private(tmp_path / "new")
     assert fresh.stat().st_mode & 0o777 == 0o700

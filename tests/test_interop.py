@@ -11,10 +11,8 @@ import json
 import os
 import re
 import shlex
-import signal
-import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,13 +23,14 @@ from agentteams.mockapi.reqtext import content_text
 from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
 from tests.support import realclaude as rc
-from tests.support import tmuxlab
+from tests.support.cli import Cli
+from tests.support.procs import cmdline, find_process, pid_alive, processes_with_env
 from tests.support.team_script import say, tool
+from tests.support.tmuxlab import Tmux
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.timeout(90)
 
-BIN = Path(sys.executable).parent
-AGENTTEAMS = str(BIN / "agentteams")  # the console script: what CLAUDE_CODE_TEAMMATE_COMMAND names
 TEAM = "interop"  # lower case: the real CLI lowercases team directory names
 REAL_TEAMMATE_SYSTEM = "# Agent Teammate Communication"  # a section only a real teammate's system prompt has
 OUR_TEAMMATE_SYSTEM = "Your name is alice"  # in our teammate's system prompt
@@ -46,30 +45,6 @@ def proj(tmp_path: Path) -> Path:
     path = tmp_path / "proj"
     path.mkdir()
     return path
-
-
-def kill_tmux(sock: Path, pids: list[int]) -> None:
-    """Kill a private tmux server and make sure every process its panes ran is gone."""
-    tmuxlab.Tmux(sock).kill_server()
-    deadline = time.monotonic() + 10
-    for pid in pids:
-        while rc.alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if rc.alive(pid):
-            os.kill(pid, signal.SIGKILL)
-
-
-def pane_tree(sock: Path) -> list[int]:
-    """Every pane process on the server and its descendants (what teardown must see gone)."""
-    panes = rc.Tmux(sock).panes()
-    todo = [pid for _, _, pid in panes.values() if pid is not None]
-    seen: list[int] = []
-    while todo:
-        pid = todo.pop()
-        if pid not in seen:
-            seen.append(pid)
-            todo += rc._children(pid)
-    return seen
 
 
 def user_texts(requests: list[dict[str, Any]]) -> list[str]:
@@ -102,11 +77,8 @@ def routed(server: MockServer, prefix: str) -> list[dict[str, Any]]:
 
 
 def watch(cond: Callable[[], bool], timeout: float, what: str, explain: Callable[[], str]) -> float:
-    """rc.wait_for, with `explain()` (pane captures, files) added to the failure message."""
-    try:
-        return rc.wait_for(cond, timeout, what)
-    except AssertionError as e:
-        raise AssertionError(f"{e}\n{explain()}") from None
+    """wait_until at a real CLI's pace, with `explain()` (pane captures, files) added to the failure message."""
+    return wait_until(cond, timeout, what, interval=rc.POLL, explain=explain)
 
 
 # -- (a) a real claude teammate in our team -------------------------------------------------------------
@@ -140,26 +112,19 @@ def our_lead_scenario() -> dict[str, Any]:
     ]}  # fmt: skip
 
 
-@pytest.fixture
-def lab_tmux(tmp_path: Path) -> Iterator[tmuxlab.Tmux]:
-    server = tmuxlab.Tmux(tmp_path / "tmux.sock")
-    yield server
-    kill_tmux(server.sock, pane_tree(server.sock))
-
-
 def test_real_claude_teammate_in_our_team(
-    lab_tmux: tmuxlab.Tmux, layout: Layout, config_root: Path, proj: Path, tmp_path: Path
+    claude: Path, cli: Cli, tmux: Tmux, layout: Layout, config_root: Path, proj: Path, tmp_path: Path
 ) -> None:
     """A real `claude` teammate in our team receives its prompt, answers by SendMessage, goes idle, and shuts
     down on request."""
-    tmux = lab_tmux
     with MockServer(our_lead_scenario(), log_path=tmp_path / "req.jsonl") as server:
         rc.seed_home(config_root, [proj])
         env = rc.claude_env(config_root, server.base_url)  # also our lead's: base URL, key, config root
-        lead_pane = tmux.start(env, proj)
+        lead_pane = tmux.start(env, proj, options={"remain-on-exit": "on"})
         rcfile, out, err = tmp_path / "rc.txt", tmp_path / "out.txt", tmp_path / "err.txt"
-        line = (f"{AGENTTEAMS} -p go --dangerously-skip-permissions --teammate-mode tmux "
-                f"--teammate-command {rc.claude_bin()} > {out} 2> {err}; echo $? > {rcfile}")  # fmt: skip
+        lead = cli.line("-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "tmux",
+                        "--teammate-command", str(claude))  # fmt: skip
+        line = f"{lead} > {out} 2> {err}; echo $? > {rcfile}"
         started = time.monotonic()
         tmux.respawn(lead_pane, line)
 
@@ -181,12 +146,12 @@ def test_real_claude_teammate_in_our_team(
         watch(lambda: alice_pane() is not None, 30, "our lead to spawn alice in a pane", explain)
         pane = alice_pane()
         assert pane is not None
-        pane_pid = rc.Tmux(tmux.sock).panes()[pane][2]
+        pane_pid = tmux.panes()[pane].pid
         assert pane_pid is not None
-        watch(lambda: rc.find_process(pane_pid, "--agent-name") is not None, 15, "the claude process", explain)
-        pid = rc.find_process(pane_pid, "--agent-name")
+        watch(lambda: find_process(pane_pid, "--agent-name") is not None, 15, "the claude process", explain)
+        pid = find_process(pane_pid, "--agent-name")
         assert pid is not None
-        argv = rc._cmdline(pid)
+        argv = cmdline(pid)
         t_reply = watch(lambda: "alice" in [r.get("route") for r in server.arrivals], 40,
                         "alice's first model request", explain)  # fmt: skip
         watch(rcfile.exists, 50, "our lead to exit", explain)
@@ -194,12 +159,12 @@ def test_real_claude_teammate_in_our_team(
         watch(lambda: rcfile.read_text().strip() != "", 5, "the shell to write the exit status", explain)
         assert rcfile.read_text().strip() == "0", explain()
         assert "OUR-LEAD-DONE" in out.read_text(), explain()
-        watch(lambda: not rc.alive(pid), 10, "alice's claude process to end", explain)
+        watch(lambda: not pid_alive(pid), 10, "alice's claude process to end", explain)
         assert pane not in tmux.panes(), f"alice's pane is left behind: {tmux.panes()}"
         lead_reqs, alice_reqs = routed(server, "lead"), routed(server, "alice")
 
     # the real CLI was started as a teammate, with Claude Code's own flags
-    assert argv[0] == str(rc.claude_bin())
+    assert argv[0] == str(claude)
     assert argv[argv.index("--agent-name") + 1] == "alice" and argv[argv.index("--team-name") + 1] == TEAM
     assert "--dangerously-skip-permissions" in argv and "--model" in argv
     # alice's model got our prompt, rendered as a message from the lead
@@ -216,8 +181,8 @@ def test_real_claude_teammate_in_our_team(
     # nothing left: team and tasks gone, no process with our config root (but the tmux server itself)
     assert not (layout.teams_dir / TEAM).exists(), "the team dir is left behind"
     assert not layout.task_dir(TEAM).exists(), "the task dir is left behind"
-    left = tmuxlab.processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=frozenset({tmux.server_pid()}))
-    assert left == [], [(p, rc._cmdline(p)) for p in left]
+    left = processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=frozenset({tmux.server_pid()}))
+    assert left == [], [(p, cmdline(p)) for p in left]
     print(f"\n[interop] real teammate: first alice request {t_reply:.2f}s, our lead exited {t_done:.2f}s after "
           f"start; alice made {len(alice_reqs)} main request(s), our lead {len(lead_reqs)}")  # fmt: skip
 
@@ -253,14 +218,7 @@ def real_lead_scenario() -> dict[str, Any]:
     ]}  # fmt: skip
 
 
-@pytest.fixture
-def real_tmux(tmp_path: Path) -> Iterator[rc.Tmux]:
-    server = rc.Tmux(tmp_path / "tmux.sock")
-    yield server
-    kill_tmux(server.sock, pane_tree(server.sock))
-
-
-def log_pane_ends(tmux: rc.Tmux, log: Path) -> None:
+def log_pane_ends(tmux: Tmux, log: Path) -> None:
     """Global tmux hooks noting how panes end, one line each: `exited %N` when its process exited and the pane
     closed (for a `remain-on-exit failed` pane, as the real lead makes a teammate's: exit status 0), `died %N S`
     when it stays dead with status S. A pane closed by kill-pane fires neither."""
@@ -277,18 +235,18 @@ def pane_ends(log: Path, pane: str) -> list[str]:
 
 
 def test_our_teammate_in_a_real_claude_lead_team(
-    real_tmux: rc.Tmux, layout: Layout, config_root: Path, proj: Path, tmp_path: Path
+    claude: Path, cli: Cli, tmux: Tmux, layout: Layout, config_root: Path, proj: Path, tmp_path: Path
 ) -> None:
     """A real `claude` lead run with CLAUDE_CODE_TEAMMATE_COMMAND=agentteams spawns our teammate: the lead's
     prompt and messages reach it, its replies and idle notices reach the lead's model, and the lead's shutdown
     request makes it approve and exit 0, after which the lead drops the member and the pane is gone."""
-    tmux = real_tmux
     with MockServer(real_lead_scenario(), log_path=tmp_path / "req.jsonl") as server:
         rc.seed_home(config_root, [proj])
-        path = f"{BIN}{os.pathsep}{os.environ.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
-        env = rc.claude_env(config_root, server.base_url, extra={"CLAUDE_CODE_TEAMMATE_COMMAND": AGENTTEAMS,
+        agentteams = cli.argv()[0]  # the console script: what CLAUDE_CODE_TEAMMATE_COMMAND names
+        path = f"{Path(agentteams).parent}{os.pathsep}{os.environ.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
+        env = rc.claude_env(config_root, server.base_url, extra={"CLAUDE_CODE_TEAMMATE_COMMAND": agentteams,
                                                                   "PATH": path})  # fmt: skip
-        lead = rc.RealLead(tmux, env, proj)
+        lead = rc.RealLead(tmux, claude, env, proj)
         ends = tmp_path / "pane-ends.log"
         log_pane_ends(tmux, ends)
         server_pid = int(tmux.run("display-message", "-p", "#{pid}"))
@@ -330,16 +288,16 @@ def test_our_teammate_in_a_real_claude_lead_team(
         presence = read_presence(layout, team, "alice")
         assert presence is not None and presence.pane_id == pane
         pid = presence.pid
-        argv = rc._cmdline(pid)
+        argv = cmdline(pid)
         t_started = time.monotonic() - typed
-        # pane_exited_ok sends tmux a SIGCHLD when the pane is dead with no status: tmux 3.3a at times misses our
+        # looking at the panes sends tmux a SIGCHLD when one is dead with no status: tmux 3.3a at times misses our
         # exit, and would keep the pane dead (no `exited` hook) until the lead kills it a second later
-        watch(lambda: tmux.pane_exited_ok(pane), 40, "alice's pane to close", explain)
+        watch(lambda: tmux.exited_ok(pane), 40, "alice's pane to close", explain)
         watch(lambda: member() is None and pane not in tmux.panes(), 20, "the real lead to drop alice", explain)
         for hook in ("pane-exited", "pane-died"):  # the lead's own exit must not start a hook shell (it has our env)
             tmux.run("set-hook", "-gu", hook)
         t_gone = time.monotonic() - typed
-        watch(lambda: not rc.alive(pid), 10, "our teammate's process to end", explain)
+        watch(lambda: not pid_alive(pid), 10, "our teammate's process to end", explain)
         assert read_presence(layout, team, "alice") is None  # removed on the way out: it was not killed hard
         alice_reqs, lead_reqs = routed(server, "alice"), routed(server, "lead")
         lead.exit()
@@ -348,7 +306,7 @@ def test_our_teammate_in_a_real_claude_lead_team(
     # the real lead started our console script (run by its shebang's python) with Claude Code's teammate flags
     model = lead_reqs[0]["body"]["model"]
     assert argv[1:] == [
-        AGENTTEAMS, "--agent-id", f"alice@{team}", "--agent-name", "alice", "--team-name", team, "--agent-color",
+        agentteams, "--agent-id", f"alice@{team}", "--agent-name", "alice", "--team-name", team, "--agent-color",
         "blue", "--parent-session-id", lead_session, "--dangerously-skip-permissions", "--model", model,
     ], argv  # fmt: skip
     assert {r["body"]["model"] for r in alice_reqs} == {model}
@@ -371,8 +329,8 @@ def test_our_teammate_in_a_real_claude_lead_team(
     assert not [line for line in how if line.startswith("died")], how
     assert any(line.startswith("exited") for line in how), f"alice's pane was closed before her process ended: {how}"
     # the lead's pane was the server's last: the tmux server (which holds the env too) ends with it
-    left = tmuxlab.processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=frozenset({server_pid}))
-    assert left == [], [(p, rc._cmdline(p)) for p in left]
+    left = processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=frozenset({server_pid}))
+    assert left == [], [(p, cmdline(p)) for p in left]
     print(f"\n[interop] real lead: TUI ready {t_ready:.2f}s; after the prompt: our teammate up {t_started:.2f}s, "
           f"dropped and its pane closed {t_gone:.2f}s ({', '.join(how)}); our alice made {len(alice_reqs)} "
           f"request(s), the real lead {len(lead_reqs)}")  # fmt: skip

@@ -6,8 +6,6 @@ Needs the real CLI (.ci/run installs it; see tests/support/realclaude.py) and tm
 from __future__ import annotations
 
 import json
-import os
-import signal
 import subprocess
 import time
 import urllib.request
@@ -27,6 +25,9 @@ from agentteams.store.protocol import IdleNotification, ShutdownApproved, Shutdo
 from agentteams.store.records import Envelope
 from agentteams.store.teams import NewMember, TeamStore
 from tests.support import realclaude as rc
+from tests.support.procs import find_process, pid_alive
+from tests.support.tmuxlab import Tmux
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -48,21 +49,6 @@ def servers() -> Iterator[list[MockServer]]:
         server.stop()
 
 
-@pytest.fixture
-def tmux(tmp_path: Path) -> Iterator[rc.Tmux]:
-    """A private tmux server; at teardown it is killed and every process it ran is made sure to be gone."""
-    server = rc.Tmux(tmp_path / "tmux.sock")
-    yield server
-    pids = [pid for _, _, pid in server.panes().values() if pid is not None]
-    server.kill_server()
-    deadline = time.monotonic() + 10
-    for pid in pids:
-        while rc.alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if rc.alive(pid):
-            os.kill(pid, signal.SIGKILL)
-
-
 def start_mock(servers: list[MockServer], script: dict[str, Any], log: Path) -> MockServer:
     server = MockServer(script, log_path=log).start()
     servers.append(server)
@@ -73,8 +59,8 @@ def posts(server: MockServer) -> list[dict[str, Any]]:
     return [r for r in server.requests if r["method"] == "POST"]
 
 
-def test_claude_binary_is_the_pinned_version() -> None:
-    out = subprocess.run([str(rc.claude_bin()), "--version"], capture_output=True, text=True, timeout=30, check=True)
+def test_claude_binary_is_the_pinned_version(claude: Path) -> None:
+    out = subprocess.run([str(claude), "--version"], capture_output=True, text=True, timeout=30, check=True)
     assert out.stdout.strip() == f"{rc.VERSION} (Claude Code)"
 
 
@@ -95,7 +81,7 @@ def test_mock_answers_structured_output_side_requests_with_schema_json(
 
 
 def test_print_mode_returns_the_scripted_text(
-    servers: list[MockServer], config_root: Path, proj: Path, tmp_path: Path
+    claude: Path, servers: list[MockServer], config_root: Path, proj: Path, tmp_path: Path
 ) -> None:
     script = {"routes": [rc.main_route("main", "PRINTMARK", ["INTEROP-OK scripted answer"])]}
     server = start_mock(servers, script, tmp_path / "req.jsonl")
@@ -103,7 +89,7 @@ def test_print_mode_returns_the_scripted_text(
     env = rc.claude_env(config_root, server.base_url)
     started = time.time()
     proc = subprocess.run(
-        [str(rc.claude_bin()), "-p", "PRINTMARK say the word"], cwd=proj, env=env, capture_output=True, text=True,
+        [str(claude), "-p", "PRINTMARK say the word"], cwd=proj, env=env, capture_output=True, text=True,
         timeout=60, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -129,7 +115,7 @@ def active(teams: TeamStore, team: str, name: str) -> bool | None:
 
 
 def test_real_claude_as_our_teammate_replies_idles_and_shuts_down(
-    servers: list[MockServer], tmux: rc.Tmux, layout: Layout, config_root: Path, proj: Path, tmp_path: Path
+    claude: Path, servers: list[MockServer], tmux: Tmux, layout: Layout, config_root: Path, proj: Path, tmp_path: Path
 ) -> None:
     script = {"routes": [rc.main_route("alice", "ALICEMARK", [
         rc.send_message_turn("team-lead", "ALICE-REPLY hello lead", summary="hello"),
@@ -150,7 +136,7 @@ def test_real_claude_as_our_teammate_replies_idles_and_shuts_down(
 
     # the API key lives only in the tmux server's environment; the pane's command line carries none
     lead_pane = tmux.start(env, proj, ["cat"], session="lead")
-    argv = [str(rc.claude_bin()), "--agent-id", f"alice@{team}", "--agent-name", "alice", "--team-name", team,
+    argv = [str(claude), "--agent-id", f"alice@{team}", "--agent-name", "alice", "--team-name", team,
             "--agent-color", "blue", "--parent-session-id", lead_session, "--dangerously-skip-permissions",
             "--model", TEAMMATE_MODEL]  # fmt: skip
     forwarded = {"CLAUDECODE": "1", "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS": "1",
@@ -158,41 +144,46 @@ def test_real_claude_as_our_teammate_replies_idles_and_shuts_down(
     started = time.time()
     pane = TmuxBackend(str(tmux.sock)).spawn_pane(lead_pane, "alice", "blue", argv, proj, forwarded)
     teams.set_member_fields(team, "alice", tmux_pane_id=pane)
-    pane_pid = tmux.panes()[pane][2]
+    pane_pid = tmux.panes()[pane].pid
     assert pane_pid is not None
-    rc.wait_for(lambda: rc.find_process(pane_pid, "--agent-name") is not None, 10, "the claude process")
-    pid = rc.find_process(pane_pid, "--agent-name")
+    wait_until(lambda: find_process(pane_pid, "--agent-name") is not None, 10, "the claude process", interval=rc.POLL)
+    pid = find_process(pane_pid, "--agent-name")
     assert pid is not None
     rss = rc.PeakRss(pid)
 
     def reply() -> Envelope | None:
         return next((e for e in mailbox.read_live(team, "team-lead") if "ALICE-REPLY" in e.text), None)
 
-    t_reply = rc.wait_for(lambda: reply() is not None, 40, "alice's reply in the lead's inbox")
+    t_reply = wait_until(lambda: reply() is not None, 40, "alice's reply in the lead's inbox", interval=rc.POLL)
     got = reply()
     assert got is not None
     assert (got.sender, got.text, got.summary, got.color) == ("alice", "ALICE-REPLY hello lead", "hello", "blue")
-    rc.wait_for(lambda: latest(mailbox, team, IdleNotification, "alice") is not None, 30, "an idle_notification")
+    wait_until(
+        lambda: latest(mailbox, team, IdleNotification, "alice") is not None,
+        30,
+        "an idle_notification",
+        interval=rc.POLL,
+    )
     idle = latest(mailbox, team, IdleNotification, "alice")
     assert idle is not None and idle[1].idle_reason == "available"
     assert mailbox.read_live(team, "alice") == []  # the CLI prunes what it delivered rather than marking it read
-    rc.wait_for(lambda: active(teams, team, "alice") is False, 10, "alice to mark herself inactive")
+    wait_until(lambda: active(teams, team, "alice") is False, 10, "alice to mark herself inactive", interval=rc.POLL)
 
     request = ShutdownRequest(request_id=ShutdownRequest.new_request_id("alice"), sender="team-lead",
                               timestamp=now_iso())  # fmt: skip
     mailbox.send(team, "alice", request.to_text(), sender="team-lead")
     asked = time.time()
-    rc.wait_for(lambda: latest(mailbox, team, ShutdownApproved, "alice") is not None, 30, "shutdown_approved")
+    wait_until(
+        lambda: latest(mailbox, team, ShutdownApproved, "alice") is not None, 30, "shutdown_approved", interval=rc.POLL
+    )
     approved = latest(mailbox, team, ShutdownApproved, "alice")
     assert approved is not None
     assert (approved[1].request_id, approved[1].backend_type) == (request.request_id, "tmux")
-    try:
-        t_exit = rc.wait_for(lambda: tmux.pane_exited_ok(pane), 20, "the teammate to exit with status 0")
-    except AssertionError as e:
-        raise AssertionError(
-            f"{e}; pane {tmux.panes().get(pane)}, alive {rc.alive(pid)}:\n{tmux.capture(pane)}"
-        ) from None
-    rc.wait_for(lambda: not rc.alive(pid), 10, "the claude process to be gone")
+    t_exit = wait_until(
+        lambda: tmux.exited_ok(pane), 20, "the teammate to exit with status 0", interval=rc.POLL,
+        explain=lambda: f"pane {tmux.panes().get(pane)}, alive {pid_alive(pid)}:\n{tmux.capture(pane)}",
+    )  # fmt: skip
+    wait_until(lambda: not pid_alive(pid), 10, "the claude process to be gone", interval=rc.POLL)
     peak = rss.stop()
 
     main = [r for r in posts(server) if r["route"] == "alice"]

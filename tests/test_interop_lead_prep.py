@@ -6,8 +6,6 @@ Proves the driver (typing into the TUI, CLAUDE_CODE_TEAMMATE_COMMAND) and pins t
 from __future__ import annotations
 
 import json
-import os
-import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,23 +15,11 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from tests.support import realclaude as rc
+from tests.support.standin import STANDIN_REPLY, read_events, write_standin
+from tests.support.tmuxlab import Tmux
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.timeout(90)
-
-
-@pytest.fixture
-def tmux(tmp_path: Path) -> Iterator[rc.Tmux]:
-    """A private tmux server; at teardown it is killed and every process it ran is made sure to be gone."""
-    server = rc.Tmux(tmp_path / "tmux.sock")
-    yield server
-    pids = [pid for _, _, pid in server.panes().values() if pid is not None]
-    server.kill_server()
-    deadline = time.monotonic() + 10
-    for pid in pids:
-        while rc.alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if rc.alive(pid):
-            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture
@@ -42,7 +28,7 @@ def server(tmp_path: Path) -> Iterator[MockServer]:
         {"content": [{"type": "tool_use", "name": "Agent", "input": {
             "description": "stand-in worker", "prompt": "ALICEMARK check the parser", "name": "alice"}}]},
         "lead: spawned",
-        {"wait_for": rc.STANDIN_REPLY, **rc.send_message_turn("alice", {"type": "shutdown_request", "reason": "done"})},
+        {"wait_for": STANDIN_REPLY, **rc.send_message_turn("alice", {"type": "shutdown_request", "reason": "done"})},
         "lead: asked alice to stop",
         {"wait_for": "shutdown_approved", "text": "lead: alice has stopped"},
     ], idle="lead idle")]}  # fmt: skip
@@ -56,19 +42,19 @@ def lead_requests(server: MockServer) -> list[dict[str, Any]]:
 
 
 def test_real_lead_spawns_the_teammate_command_and_runs_the_exchange(
-    server: MockServer, tmux: rc.Tmux, config_root: Path, tmp_path: Path
+    claude: Path, server: MockServer, tmux: Tmux, config_root: Path, tmp_path: Path
 ) -> None:
     proj = tmp_path / "proj"
     proj.mkdir()
     log = tmp_path / "standin.jsonl"
-    command = rc.write_standin(tmp_path / "standin.sh", log)
+    command = write_standin(tmp_path / "standin.sh", log)
     rc.seed_home(config_root, [proj])
     env = rc.claude_env(config_root, server.base_url, extra={"CLAUDE_CODE_TEAMMATE_COMMAND": str(command)})
 
-    lead = rc.RealLead(tmux, env, proj)
+    lead = rc.RealLead(tmux, claude, env, proj)
     t_ready = lead.wait_ready()
-    rc.wait_for(lambda: lead.status() == "idle", 10, "the lead's sessions/<pid>.json to say idle")
-    rc.wait_for(lambda: rc.lead_team(config_root) is not None, 10, "the lead's session team")
+    wait_until(lambda: lead.status() == "idle", 10, "the lead's sessions/<pid>.json to say idle", interval=rc.POLL)
+    wait_until(lambda: rc.lead_team(config_root) is not None, 10, "the lead's session team", interval=rc.POLL)
     team = rc.lead_team(config_root)
     assert team is not None
     config_file = config_root / "teams" / team / "config.json"
@@ -78,9 +64,9 @@ def test_real_lead_spawns_the_teammate_command_and_runs_the_exchange(
     lead.submit("LEADMARKER go")
 
     def started() -> dict[str, Any] | None:
-        return next((e for e in rc.read_events(log) if e["event"] == "start"), None)
+        return next((e for e in read_events(log) if e["event"] == "start"), None)
 
-    rc.wait_for(lambda: started() is not None, 30, "the lead to start the teammate command")
+    wait_until(lambda: started() is not None, 30, "the lead to start the teammate command", interval=rc.POLL)
     start = started()
     assert start is not None
     t_spawn = start["t"] - typed
@@ -106,14 +92,14 @@ def test_real_lead_spawns_the_teammate_command_and_runs_the_exchange(
         members = json.loads(config_file.read_text())["members"]
         return all(m["name"] != "alice" for m in members) and member["tmuxPaneId"] not in tmux.panes()
 
-    try:
-        rc.wait_for(alice_gone, 30, "the lead to remove alice from its team and close her pane")
-    except AssertionError as e:
-        raise AssertionError(f"{e}; lead screen:\n{lead.screen()}") from None
+    wait_until(
+        alice_gone, 30, "the lead to remove alice from its team and close her pane", interval=rc.POLL,
+        explain=lambda: f"lead screen:\n{lead.screen()}",
+    )  # fmt: skip
     t_done = time.time() - typed
     seen = [json.dumps(r["body"]["messages"]) for r in lead_requests(server)]
-    assert any(rc.STANDIN_REPLY in s and 'teammate_id=\\"alice\\"' in s for s in seen)
-    events = rc.read_events(log)
+    assert any(STANDIN_REPLY in s and 'teammate_id=\\"alice\\"' in s for s in seen)
+    events = read_events(log)
     got = [e["envelope"] for e in events if e["event"] == "got"]
     assert (got[0]["from"], got[0]["text"]) == ("team-lead", "ALICEMARK check the parser")
     assert '"type":"shutdown_request"' in got[-1]["text"]

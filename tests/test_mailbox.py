@@ -20,13 +20,13 @@ from agentteams.store.mailbox import (
     spool_file,
 )
 from agentteams.store.paths import Layout
-from tests.conftest import make_team
 from tests.support import ccref
+from tests.support.builders import team_with_members
 
 
 @pytest.fixture
 def box(layout: Layout) -> Mailbox:
-    make_team(layout, "t", "alice", "bob")
+    team_with_members(layout, "t", "alice", "bob")
     return Mailbox(layout)
 
 

@@ -6,7 +6,6 @@ import json
 import queue
 import signal
 import subprocess
-import sys
 import threading
 import time
 import urllib.error
@@ -20,7 +19,7 @@ import pytest
 from anthropic.types import MessageParam, TextBlock, ToolUseBlock
 
 from agentteams.mockapi import MockServer, ScriptError, load_script
-from tests.conftest import child_env
+from tests.support.cli import Cli
 
 MODEL = "claude-test-model"
 HI: list[MessageParam] = [{"role": "user", "content": "hi"}]
@@ -328,12 +327,12 @@ def _read_lines(stream: Any, out: queue.Queue[str]) -> None:
         out.put(line)
 
 
-def test_cli_serves_until_sigterm(tmp_path: Path, config_root: Path) -> None:
+def test_cli_serves_until_sigterm(tmp_path: Path, cli: Cli) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"routes": [{"name": "cli", "turns": ["from the CLI"]}]}))
     log = tmp_path / "log.jsonl"
-    cmd = [sys.executable, "-m", "agentteams", "mock-api", "--script", str(script), "--port", "0", "--log", str(log)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env(config_root))
+    args = ("mock-api", "--script", str(script), "--port", "0", "--log", str(log))
+    proc = cli.popen(*args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=_read_lines, args=(proc.stdout, lines), daemon=True).start()
@@ -353,14 +352,7 @@ def test_cli_serves_until_sigterm(tmp_path: Path, config_root: Path) -> None:
             proc.wait()
 
 
-def test_cli_bad_script_exits_1(tmp_path: Path, config_root: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "agentteams", "mock-api", "--script", str(tmp_path / "missing.json")],
-        capture_output=True,
-        text=True,
-        env=child_env(config_root),
-        timeout=30,
-        check=False,
-    )
+def test_cli_bad_script_exits_1(tmp_path: Path, cli: Cli) -> None:
+    done = cli("mock-api", "--script", str(tmp_path / "missing.json"), timeout=30)
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "missing.json" in done.stderr

@@ -10,8 +10,6 @@ import io
 import json
 import re
 import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,8 +25,10 @@ from agentteams.tools.base import ToolResult
 from agentteams.ui.questions import Questions, yes_no
 from agentteams.ui.render import Renderer, make_console
 from agentteams.ui.terminal import LoopWriter
-from tests.conftest import child_env
-from tests.support.workers import wait_until
+from tests.support.cli import Cli
+from tests.support.procs import child_env
+from tests.support.tmuxlab import Tmux
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
@@ -42,33 +42,21 @@ ESC = re.compile(r"\x1b")
 class LeadPane:
     """`agentteams` running interactively in the only pane of a tmux server of our own."""
 
-    def __init__(self, sock: Path, env: dict[str, str], cwd: Path, args: list[str]) -> None:
-        self.sock = sock
-        conf = sock.with_suffix(".conf")
-        conf.write_text("set -g remain-on-exit on\nset -g history-limit 10000\n", encoding="utf-8")
-        argv = [sys.executable, "-m", "agentteams", "--teammate-mode", "in-process", *args]
-        self.pane = self.tmux(
-            "-f", str(conf), "new-session", "-d", "-s", "lead", "-x", "160", "-y", "50", "-c", str(cwd),
-            "-P", "-F", "#{pane_id}", *argv, env=env,
-        )  # fmt: skip
-
-    def tmux(self, *args: str, env: dict[str, str] | None = None) -> str:
-        proc = subprocess.run(
-            ["tmux", "-u", "-S", str(self.sock), *args], env=env, capture_output=True, text=True, timeout=15,
-            check=False,
-        )  # fmt: skip
-        assert proc.returncode == 0, f"tmux {args[0]} failed: {proc.stderr.strip()}"
-        return proc.stdout.rstrip("\n")
+    def __init__(self, tmux: Tmux, cli: Cli, env: dict[str, str], cwd: Path, args: list[str]) -> None:
+        self.tmux = tmux
+        argv = cli.argv("--teammate-mode", "in-process", *args)
+        options = {"remain-on-exit": "on", "history-limit": "10000"}
+        self.pane = tmux.start(env, cwd, argv, size=(160, 50), options=options)
 
     def screen(self) -> str:
         """Everything the pane has shown, scrollback included, wrapped lines joined."""
-        return self.tmux("capture-pane", "-p", "-J", "-S", "-", "-t", self.pane)
+        return self.tmux.capture(self.pane, scrollback=True)
 
     def type(self, text: str) -> None:
-        self.tmux("send-keys", "-t", self.pane, "-l", text)
+        self.tmux.send(self.pane, text, literal=True)
 
     def press(self, *keys: str) -> None:
-        self.tmux("send-keys", "-t", self.pane, *keys)
+        self.tmux.send(self.pane, *keys)
 
     def submit(self, text: str) -> None:
         """Type a line, wait until the input line shows it, press Enter."""
@@ -83,10 +71,7 @@ class LeadPane:
             last[0] = self.screen()
             return cond(last[0])
 
-        try:
-            return wait_until(check, timeout, what, interval=0.05)
-        except AssertionError as e:
-            raise AssertionError(f"{e}\n--- pane ---\n{last[0]}") from None
+        return wait_until(check, timeout, what, interval=0.05, explain=lambda: f"--- pane ---\n{last[0]}")
 
     def wait_text(self, text: str, count: int = 1, timeout: float = STEP) -> float:
         return self.wait(lambda s: s.count(text) >= count, f"{text!r} ×{count}", timeout)
@@ -95,20 +80,8 @@ class LeadPane:
         return self.wait(lambda s: IDLE in s, "the prompt to be back", timeout)
 
     def exit_status(self) -> int | None:
-        """The process's exit status once it has ended, else None.
-
-        tmux 3.3 may leave an exited pane process unreaped (a zombie, pane not yet dead) until its next
-        SIGCHLD; the kernel already knows the status then (/proc/PID/stat field 52, as waitpid reports it).
-        """
-        out = self.tmux("list-panes", "-t", self.pane, "-F", "#{pane_dead}|#{pane_dead_status}|#{pane_pid}")
-        dead, status, pid = out.split("|")
-        if dead == "1" and status:
-            return int(status)
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except (OSError, ValueError):
-            return None
-        return (int(fields[-1]) >> 8) & 0xFF if fields[0] == "Z" else None
+        """The process's exit status once it has ended, else None."""
+        return self.tmux.exit_status(self.pane)
 
 
 PROMPT = re.compile(r"^(>|allow\? \[[yna/]+\]|Shut down the team .*\[Y/n\])(.*)$")  # the lead's, or a question's
@@ -127,11 +100,14 @@ def assert_no_stray_prompt(screen: str) -> None:
 
 
 @pytest.fixture
-def start_lead(tmp_path: Path, config_root: Path) -> Iterator[Callable[..., tuple[LeadPane, MockServer, Path]]]:
+def start_lead(
+    tmux: Tmux, cli: Cli, tmp_path: Path, config_root: Path
+) -> Iterator[Callable[..., tuple[LeadPane, MockServer, Path]]]:
+    """Start the interactive lead (once per test) in `tmux` against a scripted server on `script`."""
     servers: list[MockServer] = []
-    panes: list[LeadPane] = []
 
     def start(script: dict[str, Any], *args: str) -> tuple[LeadPane, MockServer, Path]:
+        assert not servers, "one interactive lead per test"
         server = MockServer(script).start()
         servers.append(server)
         work = tmp_path / "work"
@@ -140,15 +116,10 @@ def start_lead(tmp_path: Path, config_root: Path) -> Iterator[Callable[..., tupl
         env.pop("CLAUDE_CODE_TEAMMATE_COMMAND", None)
         env.update({"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": API_KEY, "LANG": "C.UTF-8",
                     "TERM": "xterm-256color"})  # fmt: skip
-        sock = tmp_path / f"tmux{len(panes)}.sock"
-        assert len(str(sock)) < 100, f"unix socket path too long: {sock}"
-        pane = LeadPane(sock, env, work, list(args))
-        panes.append(pane)
-        return pane, server, work
+        return LeadPane(tmux, cli, env, work, list(args)), server, work
 
     yield start
-    for pane in panes:
-        subprocess.run(["tmux", "-S", str(pane.sock), "kill-server"], capture_output=True, timeout=15, check=False)
+    tmux.stop()
     for server in servers:
         server.stop()
 
@@ -443,17 +414,14 @@ def test_questions_hand_the_answer_back_and_deny_once_closed() -> None:
     assert questions.ask(yes_no("again?", always=False)) == "deny"
 
 
-def test_piped_session_is_plain_lines(tmp_path: Path, config_root: Path) -> None:
+def test_piped_session_is_plain_lines(cli: Cli, tmp_path: Path, config_root: Path) -> None:
     script = {"routes": [lead_route(tool_turn("Bash", command="echo piped > p.txt"), "PIPED-ANSWER", "TWO")]}
     with MockServer(script).start() as server:
         env = child_env(config_root)
         env.update({"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": API_KEY, "TERM": "xterm-256color",
                     "FORCE_COLOR": "1", "PYTHONIOENCODING": "utf-8"})  # fmt: skip
-        proc = subprocess.run(
-            [sys.executable, "-m", "agentteams", "--teammate-mode", "in-process", "--dangerously-skip-permissions"],
-            input="first\n/help\nsecond\n", capture_output=True, text=True, encoding="utf-8", env=env, cwd=tmp_path,
-            timeout=120, check=False,
-        )  # fmt: skip
+        proc = cli("--teammate-mode", "in-process", "--dangerously-skip-permissions", input="first\n/help\nsecond\n",
+                   env=env, cwd=tmp_path, timeout=120)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert not ESC.search(proc.stdout), repr(proc.stdout)
     lines = proc.stdout.splitlines()

@@ -14,7 +14,7 @@ import pytest
 from agentteams.store.paths import Layout
 from tests.support.fake_model import FakeModel, text
 from tests.support.runtime import WAIT, Events, quick_polls, running_lead
-from tests.support.workers import wait_until
+from tests.support.wait import wait_until
 
 
 @pytest.fixture(autouse=True)

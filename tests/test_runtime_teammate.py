@@ -25,7 +25,7 @@ from agentteams.store.protocol import (
 )
 from tests.support.fake_model import FakeModel, text, tool
 from tests.support.runtime import WAIT, quick_polls, running_teammate, teammate_rig
-from tests.support.workers import wait_until
+from tests.support.wait import wait_until
 
 
 @pytest.fixture

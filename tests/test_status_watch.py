@@ -4,11 +4,9 @@ against the scripted server; the teammate is held mid-turn, then killed."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,20 +16,21 @@ from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence, write_presence
 from agentteams.store.tasks import TaskStore
 from agentteams.store.teams import NewMember, TeamStore
-from tests.conftest import child_env
-from tests.support.live_team import AGENTTEAMS, ESC, LiveTeam, live_team, members, run_cli, status_json
+from tests.support.cli import Cli
+from tests.support.live_team import ESC, LiveTeam, members, status_json
+from tests.support.procs import child_env, read_until
 from tests.support.team_script import TEAM
-from tests.support.workers import read_until, wait_until
+from tests.support.wait import wait_until
 
 
 @pytest.fixture
-def team(config_root: Path, tmp_path: Path) -> Iterator[LiveTeam]:
-    with live_team(config_root, tmp_path) as t:
-        yield t
+def team(live_team: LiveTeam) -> LiveTeam:
+    """The running team of tests/support/live_team.py (the shared `live_team` fixture)."""
+    return live_team
 
 
 def test_status_reports_members_states_and_tasks_then_a_killed_teammate_as_dead(team: LiveTeam) -> None:
-    view = status_json(team.env, TEAM)
+    view = status_json(team.cli, TEAM)
     assert view["name"] == TEAM and view["panes_known"] is True
     who = members(view)
     assert set(who) == {"team-lead", "alice"}
@@ -44,7 +43,7 @@ def test_status_reports_members_states_and_tasks_then_a_killed_teammate_as_dead(
     lines = [t["line"] for t in view["tasks"]]
     assert lines == ["#1 [in_progress] Long job (alice)", "#2 [pending] Follow-up [blocked by #1]"]
     assert view["tasks"][1]["blocked_by"] == ["1"]
-    assert [v["name"] for v in status_json(team.env)] == [TEAM]  # every team: a list
+    assert [v["name"] for v in status_json(team.cli)] == [TEAM]  # every team: a list
     plain = team.cli("status")  # piped: plain aligned text
     assert plain.returncode == 0, plain.stderr
     assert ESC not in plain.stdout and f"team {TEAM} — status test" in plain.stdout
@@ -56,15 +55,15 @@ def test_status_reports_members_states_and_tasks_then_a_killed_teammate_as_dead(
     team.kill(team.lead_pid)
     team.kill(team.alice_pid)
     killed = time.monotonic()
-    wait_until(lambda: members(status_json(team.env, TEAM))["alice"]["state"] == "dead", 5, "alice shown dead")
+    wait_until(lambda: members(status_json(team.cli, TEAM))["alice"]["state"] == "dead", 5, "alice shown dead")
     took = time.monotonic() - killed
     assert took < 2.0, f"status took {took:.2f} s to show the killed teammate as dead"
     print(f"status showed the killed teammate dead after {took:.3f} s")
-    assert members(status_json(team.env, TEAM))["team-lead"]["state"] == "dead"
+    assert members(status_json(team.cli, TEAM))["team-lead"]["state"] == "dead"
 
 
 def test_watch_in_a_pane_shows_a_new_message_within_a_second(team: LiveTeam) -> None:
-    pane = team.tmux.run("new-window", "-d", "-P", "-F", "#{pane_id}", f"{AGENTTEAMS} watch {TEAM}")
+    pane = team.tmux.run("new-window", "-d", "-P", "-F", "#{pane_id}", team.cli.line("watch", TEAM))
     wait_until(lambda: "messages" in team.tmux.capture(pane) and "alice" in team.tmux.capture(pane), 15, "watch")
     assert "working" in team.tmux.capture(pane)
     sent = time.monotonic()
@@ -77,12 +76,13 @@ def test_watch_in_a_pane_shows_a_new_message_within_a_second(team: LiveTeam) -> 
     team.kill(team.alice_pid)
     wait_until(lambda: "dead" in team.tmux.capture(pane), 3, "watch to show the dead teammate")  # 1 s redraw
     team.tmux.send(pane, "C-c")
-    wait_until(lambda: team.tmux.panes()[pane][0], 5, "watch to exit on Ctrl-C")
-    assert team.tmux.exit_status(pane) == "0"
+    wait_until(lambda: team.tmux.panes()[pane].dead, 5, "watch to exit on Ctrl-C")
+    wait_until(lambda: team.tmux.exit_status(pane) is not None, 5, "tmux to reap watch")
+    assert team.tmux.exit_status(pane) == 0
 
 
 def test_watch_piped_prints_new_messages_as_plain_lines(team: LiveTeam) -> None:
-    proc = subprocess.Popen([AGENTTEAMS, "watch", TEAM], env=team.env, stdout=subprocess.PIPE, text=True)
+    proc = team.cli.popen("watch", TEAM, stdout=subprocess.PIPE)
     try:
         first = read_until(proc, "team-lead → alice: ", 15)  # the team's history so far: the spawn prompt
         Mailbox(team.layout).send(TEAM, "team-lead", "hello lead", sender="alice", summary="progress note")
@@ -99,7 +99,7 @@ def test_watch_piped_prints_new_messages_as_plain_lines(team: LiveTeam) -> None:
             proc.wait()
 
 
-def test_status_without_a_tmux_server_trusts_the_process(config_root: Path, layout: Layout, tmp_path: Path) -> None:
+def test_status_without_a_tmux_server_trusts_the_process(cli: Cli, layout: Layout, tmp_path: Path) -> None:
     """No tmux server to ask: a pane-backed member whose process runs is alive; one whose process is gone is dead."""
     teams = TeamStore(layout)
     teams.create(TEAM)
@@ -115,7 +115,7 @@ def test_status_without_a_tmux_server_trusts_the_process(config_root: Path, layo
         write_presence(layout, TEAM, "bob", Presence(gone.pid, "s-b", "tmux", "working", pane_id="%3"))
         env = child_env(layout.root)
         env["TMUX"] = f"{tmp_path}/no-such-server,1,0"
-        view = status_json(env, TEAM)
+        view = status_json(cli, TEAM, env=env)
     finally:
         sleeper.kill()
         sleeper.wait()
@@ -123,16 +123,14 @@ def test_status_without_a_tmux_server_trusts_the_process(config_root: Path, layo
     who = members(view)
     assert (who["alice"]["state"], who["bob"]["state"], who["carol"]["state"]) == ("idle", "dead", "idle")
     assert who["bob"]["current_task"] == "1"  # from the task board: its presence names none
-    plain = run_cli(env, "status", TEAM).stdout
+    plain = cli("status", TEAM, env=env).stdout
     assert "no tmux server reachable" in plain and ESC not in plain
 
 
-def test_status_errors_and_empty(config_root: Path) -> None:
-    env = child_env(config_root)
-    assert status_json(env) == []
-    assert run_cli(env, "status").stdout.strip() == "no teams"
-    proc = run_cli(env, "status", "nope")
+def test_status_errors_and_empty(cli: Cli) -> None:
+    assert status_json(cli) == []
+    assert cli("status").stdout.strip() == "no teams"
+    proc = cli("status", "nope")
     assert proc.returncode == 1 and proc.stderr.startswith("agentteams: error: no team named 'nope'")
-    proc = run_cli(env, "watch", "nope")
+    proc = cli("watch", "nope")
     assert proc.returncode == 1 and "no team named 'nope'" in proc.stderr
-    assert os.environ.get("TMUX") is None

@@ -11,12 +11,12 @@ from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import TaskAssignment, parse_message
 from agentteams.store.tasks import TaskStore
-from tests.conftest import make_team
+from tests.support.builders import team_with_members
 
 
 @pytest.fixture
 def tasks(layout: Layout) -> TaskStore:
-    make_team(layout, "t", "alice", "bob")
+    team_with_members(layout, "t", "alice", "bob")
     return TaskStore(layout)
 
 

@@ -8,10 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,13 +18,13 @@ import pytest
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
-from tests.conftest import child_env
+from tests.support.cli import Cli
+from tests.support.procs import child_env, pid_alive, processes_with_env
 from tests.support.team_script import REQUEST_ID, TEAM, say, team_scenario, tool
-from tests.support.tmuxlab import Tmux, processes_with_env
-from tests.support.workers import wait_until
+from tests.support.tmuxlab import Tmux
+from tests.support.wait import wait_until
 
 KEY = "test-key-team-0123456789abcdef"
-AGENTTEAMS = str(Path(sys.executable).with_name("agentteams"))
 
 
 @dataclass
@@ -48,13 +45,6 @@ def work(tmp_path: Path) -> Path:
     return d
 
 
-@pytest.fixture
-def tmux(tmp_path: Path) -> Iterator[Tmux]:
-    t = Tmux(tmp_path / "tmux.sock")
-    yield t
-    t.kill_server()
-
-
 def lead_env(config_root: Path, server: MockServer) -> dict[str, str]:
     env = child_env(config_root)
     env.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.base_url, CLAUDE_CODE_MAX_RETRIES="1")
@@ -62,18 +52,18 @@ def lead_env(config_root: Path, server: MockServer) -> dict[str, str]:
     return env
 
 
-def lead_in_tmux(tmux: Tmux, env: dict[str, str], work: Path, tmp: Path, *args: str) -> tuple[str, Path]:
+def lead_in_tmux(tmux: Tmux, cli: Cli, env: dict[str, str], work: Path, tmp: Path, *args: str) -> tuple[str, Path]:
     """Start `agentteams -p go ...` in the lead pane of a private tmux server; returns the pane and rc file."""
-    pane = tmux.start(env, work)
+    pane = tmux.start(env, work, options={"remain-on-exit": "on"})
     rc = tmp / "rc.txt"
-    line = f"{AGENTTEAMS} -p go --dangerously-skip-permissions {' '.join(args)} > {tmp}/out.txt 2> {tmp}/err.txt"
+    line = f"{cli.line('-p', 'go', '--dangerously-skip-permissions', *args)} > {tmp}/out.txt 2> {tmp}/err.txt"
     tmux.respawn(pane, f"{line}; echo $? > {rc}")
     return pane, rc
 
 
 def finish(rc: Path, tmp: Path, server: MockServer, timeout: float = 60) -> Run:
-    wait_until(rc.exists, timeout, "the lead to exit")
-    time.sleep(0.05)  # the shell writes rc after the lead exited; give the write itself a moment
+    # the shell creates the rc file, then writes the lead's exit status into it
+    wait_until(lambda: rc.exists() and rc.read_text().strip() != "", timeout, "the lead to exit")
     return Run(int(rc.read_text().strip()), (tmp / "out.txt").read_text(), (tmp / "err.txt").read_text(), server)
 
 
@@ -102,20 +92,21 @@ def check_team_run(run: Run, work: Path) -> None:
         assert f"{name}-shutdown" in run.routes(), f"{name} never answered the shutdown request"
 
 
-def test_team_in_tmux_panes(config_root: Path, layout: Layout, work: Path, tmp_path: Path, tmux: Tmux) -> None:
+def test_team_in_tmux_panes(
+    cli: Cli, config_root: Path, layout: Layout, work: Path, tmp_path: Path, tmux: Tmux
+) -> None:
     with MockServer(team_scenario()) as server:
-        _pane, rc = lead_in_tmux(tmux, lead_env(config_root, server), work, tmp_path, "--teammate-mode", "tmux")
+        env = lead_env(config_root, server)
+        _pane, rc = lead_in_tmux(tmux, cli, env, work, tmp_path, "--teammate-mode", "tmux")
         run = finish(rc, tmp_path, server)
     check_team_run(run, work)
     assert_nothing_left(layout, config_root, tmux)
 
 
-def test_team_in_process(config_root: Path, layout: Layout, work: Path, tmp_path: Path) -> None:
+def test_team_in_process(cli: Cli, config_root: Path, layout: Layout, work: Path) -> None:
     with MockServer(team_scenario()) as server:
-        proc = subprocess.run(
-            [AGENTTEAMS, "-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "in-process"],
-            cwd=work, env=lead_env(config_root, server), capture_output=True, text=True, timeout=90, check=False,
-        )  # fmt: skip
+        proc = cli("-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "in-process", cwd=work,
+                   env=lead_env(config_root, server), timeout=90)  # fmt: skip
         run = Run(proc.returncode, proc.stdout, proc.stderr, server)
     check_team_run(run, work)
     assert_nothing_left(layout, config_root)
@@ -140,15 +131,15 @@ def kill_scenario() -> dict[str, Any]:
 
 @pytest.mark.parametrize("how", ["kill -9", "pane closed"])
 def test_dead_teammate_is_noticed_within_2s(
-    config_root: Path, layout: Layout, work: Path, tmp_path: Path, tmux: Tmux, how: str
+    cli: Cli, config_root: Path, layout: Layout, work: Path, tmp_path: Path, tmux: Tmux, how: str
 ) -> None:
-    from agentteams.pids import pid_alive
     from agentteams.store.tasks import TaskStore
     from agentteams.store.teams import TeamStore
 
     tasks = TaskStore(layout)
     with MockServer(kill_scenario()) as server:
-        _pane, rc = lead_in_tmux(tmux, lead_env(config_root, server), work, tmp_path, "--teammate-mode", "tmux")
+        env = lead_env(config_root, server)
+        _pane, rc = lead_in_tmux(tmux, cli, env, work, tmp_path, "--teammate-mode", "tmux")
         wait_until(lambda: "alice-claim" in [r.get("route") for r in server.arrivals], 30, "alice to claim the task")
         task = tasks.get(TEAM, "1")
         assert (task.owner, task.status) == ("alice", "in_progress")
@@ -212,12 +203,10 @@ def plan_scenario() -> dict[str, Any]:
     ]}  # fmt: skip
 
 
-def test_plan_mode_teammate_waits_for_approval(config_root: Path, layout: Layout, work: Path) -> None:
+def test_plan_mode_teammate_waits_for_approval(cli: Cli, config_root: Path, layout: Layout, work: Path) -> None:
     with MockServer(plan_scenario()) as server:
-        proc = subprocess.run(
-            [AGENTTEAMS, "-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "in-process"],
-            cwd=work, env=lead_env(config_root, server), capture_output=True, text=True, timeout=90, check=False,
-        )  # fmt: skip
+        proc = cli("-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "in-process", cwd=work,
+                   env=lead_env(config_root, server), timeout=90)  # fmt: skip
         alice = [r["body"] for r in server.requests if str(r.get("route", "")).startswith("alice")]
     assert proc.returncode == 0, proc.stderr
     assert "LEAD-DONE" in proc.stdout
@@ -254,14 +243,12 @@ def permission_scenario() -> dict[str, Any]:
 
 
 def test_teammate_permission_requests_are_answered_by_the_lead_policy(
-    config_root: Path, layout: Layout, work: Path
+    cli: Cli, config_root: Path, layout: Layout, work: Path
 ) -> None:
     """A default-mode teammate asks the lead; a headless lead answers with its own rules (Write yes, Bash no)."""
     with MockServer(permission_scenario()) as server:
-        proc = subprocess.run(
-            [AGENTTEAMS, "-p", "go", "--allowedTools", "Write", "--teammate-mode", "in-process"],
-            cwd=work, env=lead_env(config_root, server), capture_output=True, text=True, timeout=90, check=False,
-        )  # fmt: skip
+        proc = cli("-p", "go", "--allowedTools", "Write", "--teammate-mode", "in-process", cwd=work,
+                   env=lead_env(config_root, server), timeout=90)  # fmt: skip
         alice = [r["body"] for r in server.requests if str(r.get("route", "")).startswith("alice")]
     assert proc.returncode == 0, proc.stderr
     assert (work / "allowed.txt").read_text() == "ok"

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from agentteams.backends import tmux as tmux_mod
 from agentteams.backends.tmux import SWARM_SESSION, PaneRecord, TmuxBackend, TmuxError
+from tests.support.procs import pid_alive
+from tests.support.tmuxlab import Tmux
+from tests.support.wait import wait_until
 
 PANE_OPTIONS = {
     "pane-border-style": "fg=blue",
@@ -23,33 +21,11 @@ PANE_OPTIONS = {
 }
 
 
-def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        assert time.monotonic() < deadline, "condition not met before the deadline"
-        time.sleep(0.01)
-
-
-def tmux(sock: Path, *args: str) -> str:
-    out = subprocess.run(["tmux", "-S", str(sock), *args], capture_output=True, text=True, check=True, timeout=10)
-    return out.stdout.strip()
-
-
-def process_gone(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"  # a zombie nobody has reaped yet
-
-
 @pytest.fixture
-def sock(tmp_path: Path) -> Iterator[Path]:
-    path = tmp_path / "tmux.sock"
-    assert len(str(path)) < 100, "socket path too long for a unix socket"
-    tmux(path, "-f", "/dev/null", "new-session", "-d", "-s", "lead", "-x", "200", "-y", "50")
-    yield path
-    subprocess.run(["tmux", "-S", str(path), "kill-server"], capture_output=True, check=False, timeout=10)
+def sock(tmux: Tmux, tmp_path: Path) -> Path:
+    """The socket of a tmux server with one session (`lead`, running a shell)."""
+    tmux.start(None, tmp_path, [])
+    return tmux.sock
 
 
 @pytest.fixture
@@ -58,27 +34,27 @@ def backend(sock: Path) -> TmuxBackend:
 
 
 @pytest.fixture
-def lead(sock: Path) -> str:
-    return tmux(sock, "display-message", "-p", "-t", "lead:", "#{pane_id}")
+def lead(tmux: Tmux, sock: Path) -> str:
+    return tmux.run("display-message", "-p", "-t", "lead:", "#{pane_id}")
 
 
-def test_spawned_command_runs_in_cwd_with_env(backend: TmuxBackend, sock: Path, lead: str, tmp_path: Path) -> None:
+def test_spawned_command_runs_in_cwd_with_env(backend: TmuxBackend, tmux: Tmux, lead: str, tmp_path: Path) -> None:
     work = tmp_path / "work dir"
     work.mkdir()
     script = 'echo "$FOO" > marker.tmp; pwd >> marker.tmp; echo $$ >> marker.tmp; mv marker.tmp marker; exec sleep 60'
     pane = backend.spawn_pane(lead, "alice", "blue", ["sh", "-c", script], work, {"FOO": "it's $x"})
     assert re.fullmatch(r"%\d+", pane)
     marker = work / "marker"
-    wait_for(marker.exists)
+    wait_until(marker.exists, 10, "the command to write its marker")
     foo, cwd, child = marker.read_text().splitlines()
     assert foo == "it's $x"
     assert Path(cwd).resolve() == work.resolve()
 
-    assert tmux(sock, "display-message", "-p", "-t", pane, "#{pane_title}") == "alice"
+    assert tmux.run("display-message", "-p", "-t", pane, "#{pane_title}") == "alice"
     # one option at a time: tmux 3.3a's `show-options -p` listing leaves the style options out
-    options = {o: tmux(sock, "show-options", "-p", "-v", "-t", pane, o) for o in PANE_OPTIONS}
+    options = {o: tmux.run("show-options", "-p", "-v", "-t", pane, o) for o in PANE_OPTIONS}
     assert options == PANE_OPTIONS
-    assert tmux(sock, "show-options", "-w", "-v", "-t", pane, "pane-border-status") == "top"
+    assert tmux.run("show-options", "-w", "-v", "-t", pane, "pane-border-status") == "top"
 
     assert backend.pane_alive(pane)
     pid = backend.pane_pid(pane)
@@ -86,7 +62,7 @@ def test_spawned_command_runs_in_cwd_with_env(backend: TmuxBackend, sock: Path, 
     backend.kill_pane(pane)
     assert not backend.pane_alive(pane)
     assert backend.pane_pid(pane) is None
-    wait_for(lambda: process_gone(pid) and process_gone(int(child)))
+    wait_until(lambda: not pid_alive(pid) and not pid_alive(int(child)), 10, "the pane's processes to end")
     backend.kill_pane(pane)  # already gone: no error
 
 
@@ -97,58 +73,51 @@ def test_command_that_exits_at_once_spawns_reliably(backend: TmuxBackend, lead: 
     assert backend.pane_alive(lead)
 
 
-def test_failed_command_leaves_a_dead_pane(backend: TmuxBackend, sock: Path, lead: str, tmp_path: Path) -> None:
+def test_failed_command_leaves_a_dead_pane(backend: TmuxBackend, tmux: Tmux, lead: str, tmp_path: Path) -> None:
     pane = backend.spawn_pane(lead, "crash", "red", "exit 3", tmp_path, {})
-    wait_for(lambda: not backend.pane_alive(pane))
-    # the pane is kept (remain-on-exit failed); its exit status shows once tmux has reaped it. tmux 3.3a
-    # sometimes misses the SIGCHLD (tmux issue #311): send another, as a late one would arrive anyway
-    server = int(tmux(sock, "display-message", "-p", "#{pid}"))
-
-    def reaped() -> bool:
-        os.kill(server, signal.SIGCHLD)
-        return tmux(sock, "display-message", "-p", "-t", pane, "#{pane_dead} #{pane_dead_status}") == "1 3"
-
-    wait_for(reaped)
+    wait_until(lambda: not backend.pane_alive(pane), 10, "the command to fail")
+    # the pane is kept (remain-on-exit failed); its exit status shows once tmux has reaped it
+    wait_until(lambda: tmux.exit_status(pane) == 3, 10, "the dead pane to show exit status 3")
     record = backend.pane(pane)
     assert record is not None and (record.dead, record.exit_status) == (True, 3)
     backend.kill_pane(pane)
 
 
 def test_fifth_and_later_teammates_go_to_a_new_window(
-    backend: TmuxBackend, sock: Path, lead: str, tmp_path: Path
+    backend: TmuxBackend, tmux: Tmux, lead: str, tmp_path: Path
 ) -> None:
     panes = [backend.spawn_pane(lead, f"t{i}", "cyan", ["sleep", "60"], tmp_path, {}) for i in range(6)]
-    windows = [tmux(sock, "display-message", "-p", "-t", p, "#{window_id}") for p in [lead, *panes]]
+    windows = [tmux.run("display-message", "-p", "-t", p, "#{window_id}") for p in [lead, *panes]]
     assert len(set(windows[:5])) == 1
     assert windows[5] == windows[6] != windows[0]
-    assert tmux(sock, "display-message", "-p", "-t", lead, "#{pane_left}") == "0"
+    assert tmux.run("display-message", "-p", "-t", lead, "#{pane_left}") == "0"
     assert all(backend.pane_alive(p) for p in panes)
 
 
-def test_without_a_target_uses_the_swarm_session(backend: TmuxBackend, sock: Path, tmp_path: Path) -> None:
+def test_without_a_target_uses_the_swarm_session(backend: TmuxBackend, tmux: Tmux, tmp_path: Path) -> None:
     first = backend.spawn_pane(None, "a", "blue", ["sleep", "60"], tmp_path, {})
     second = backend.spawn_pane(None, "b", "green", ["sleep", "60"], tmp_path, {})
     for pane in (first, second):
-        assert tmux(sock, "display-message", "-p", "-t", pane, "#{session_name}") == SWARM_SESSION
+        assert tmux.run("display-message", "-p", "-t", pane, "#{session_name}") == SWARM_SESSION
     backend.select_pane(second, zoom=True)
-    assert tmux(sock, "display-message", "-p", "-t", second, "#{window_zoomed_flag} #{pane_active}") == "1 1"
+    assert tmux.run("display-message", "-p", "-t", second, "#{window_zoomed_flag} #{pane_active}") == "1 1"
     backend.select_pane(second, zoom=False)
-    assert tmux(sock, "display-message", "-p", "-t", second, "#{window_zoomed_flag}") == "0"
+    assert tmux.run("display-message", "-p", "-t", second, "#{window_zoomed_flag}") == "0"
 
 
 @pytest.mark.parametrize("key", ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"])
 def test_refuses_a_key_on_the_command_line(
-    backend: TmuxBackend, sock: Path, lead: str, tmp_path: Path, key: str
+    backend: TmuxBackend, tmux: Tmux, lead: str, tmp_path: Path, key: str
 ) -> None:
-    before = tmux(sock, "list-panes", "-a", "-F", "#{pane_id}")
+    before = tmux.run("list-panes", "-a", "-F", "#{pane_id}")
     with pytest.raises(ValueError, match=key) as info:
         backend.spawn_pane(lead, "alice", "blue", ["true"], tmp_path, {key: "sk-secret"})
     assert "sk-secret" not in str(info.value)
-    assert tmux(sock, "list-panes", "-a", "-F", "#{pane_id}") == before
+    assert tmux.run("list-panes", "-a", "-F", "#{pane_id}") == before
 
 
-def test_tmux_failures_are_one_line_errors(tmp_path: Path) -> None:
-    backend = TmuxBackend(str(tmp_path / "nothing.sock"))
+def test_tmux_failures_are_one_line_errors(tmux: Tmux, tmp_path: Path) -> None:
+    backend = TmuxBackend(str(tmux.sock))  # no server listens there
     with pytest.raises(TmuxError) as info:
         backend.spawn_pane("%0", "alice", "blue", ["true"], tmp_path, {})
     assert "\n" not in str(info.value)
@@ -159,11 +128,11 @@ def test_tmux_failures_are_one_line_errors(tmp_path: Path) -> None:
     assert backend.pane("%0") is None
 
 
-def test_pane_listing_is_typed(backend: TmuxBackend, sock: Path, lead: str, tmp_path: Path) -> None:
+def test_pane_listing_is_typed(backend: TmuxBackend, tmux: Tmux, lead: str, tmp_path: Path) -> None:
     beside = backend.spawn_pane(lead, "alice", "blue", ["sleep", "60"], tmp_path, {}, tag="alice@t")
     swarm = backend.spawn_pane(None, "bob", "green", ["sleep", "60"], tmp_path, {}, tag="bob@t")
-    tmux(sock, "set-option", "-p", "-t", swarm, "@agentteams-agent", "b|o\tb\x1fx@t")  # as another program might
-    wait_for(lambda: all(p.command == "sleep" for p in backend.list_panes() if p.pane_id != lead))
+    tmux.run("set-option", "-p", "-t", swarm, "@agentteams-agent", "b|o\tb\x1fx@t")  # as another program might
+    wait_until(lambda: all(p.command == "sleep" for p in backend.list_panes() if p.pane_id != lead), 10, "sleep")
     panes = {p.pane_id: p for p in backend.list_panes()}
     assert set(panes) == {lead, beside, swarm}
     alice, bob = panes[beside], panes[swarm]
@@ -173,7 +142,7 @@ def test_pane_listing_is_typed(backend: TmuxBackend, sock: Path, lead: str, tmp_
     assert alice.window == panes[lead].window and panes[lead].tag == ""
     assert (bob.session, bob.teammate_window, bob.tag) == (SWARM_SESSION, True, "b|o\tb\x1fx@t")  # the tag is last
     assert backend.pane(swarm) == bob and backend.pane("%999") is None
-    tmux(sock, "select-pane", "-t", beside, "-T", "a|b c")
+    tmux.run("select-pane", "-t", beside, "-T", "a|b c")
     assert backend.pane(beside) == PaneRecord(**{**alice.__dict__, "title": "a|b c"})
 
 

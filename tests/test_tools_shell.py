@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,6 +16,7 @@ from agentteams.store.files import FileStore
 from agentteams.store.paths import Layout
 from agentteams.tools.base import ToolContext, ToolInputError, ToolResult
 from agentteams.tools.shell import DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, BashTool, parse_timeout
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process checks read /proc")
 
@@ -29,15 +30,6 @@ def ctx(tmp_path: Path, layout: Layout) -> ToolContext:
 
 def bash(ctx: ToolContext, command: str, **extra: object) -> ToolResult:
     return BashTool().run({"command": command, **extra}, ctx)
-
-
-def wait_until(check: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 def _stat_fields(stat: Path) -> list[str] | None:
@@ -56,6 +48,11 @@ def live_members(pgid: int) -> list[int]:
         if fields and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
             pids.append(int(stat.parent.name))
     return pids
+
+
+def wait_group_gone(pgid: int) -> None:
+    """Wait (5 s at most) until no process of the group runs."""
+    wait_until(lambda: not live_members(pgid), 5, f"group {pgid} to end", explain=lambda: f"left: {live_members(pgid)}")
 
 
 def find_process(marker: str) -> tuple[int, int] | None:
@@ -130,14 +127,14 @@ def test_a_timed_out_command_leaves_no_process_behind(ctx: ToolContext) -> None:
     assert "timed out after 0.5 s" in result.content
     assert result.data is not None and result.data["timed_out"]
     pgid = int(result.content.splitlines()[0])
-    assert wait_until(lambda: not live_members(pgid), 5), f"left behind: {live_members(pgid)}"
+    wait_group_gone(pgid)
 
 
 def test_processes_that_ignore_sigterm_are_killed(ctx: ToolContext) -> None:
     result = bash(ctx, "echo $$; trap '' TERM; sleep 30 & sleep 30; wait", timeout=300)
     assert result.is_error and "timed out after 0.3 s" in result.content
     pgid = int(result.content.splitlines()[0])
-    assert wait_until(lambda: not live_members(pgid), 5), f"left behind: {live_members(pgid)}"
+    wait_group_gone(pgid)
 
 
 def test_an_interrupt_kills_the_whole_group(ctx: ToolContext) -> None:
@@ -154,7 +151,7 @@ def test_an_interrupt_kills_the_whole_group(ctx: ToolContext) -> None:
             pgid = found[1] if found else None
             return pgid is not None
 
-        assert wait_until(found, 10), "the command never started"
+        wait_until(found, 10, "the command to start")
         ctx.interrupt.set()
         worker.join(10)
         assert not worker.is_alive()
@@ -163,7 +160,7 @@ def test_an_interrupt_kills_the_whole_group(ctx: ToolContext) -> None:
         worker.join(10)
     assert results[0].is_error and "interrupted" in results[0].content
     assert pgid is not None
-    assert wait_until(lambda: not live_members(pgid), 5), f"left behind: {live_members(pgid)}"
+    wait_group_gone(pgid)
 
 
 def test_background_processes_holding_the_output_are_stopped(ctx: ToolContext) -> None:
@@ -173,7 +170,7 @@ def test_background_processes_holding_the_output_are_stopped(ctx: ToolContext) -
     assert not result.is_error
     assert "Background processes that kept the output open were stopped" in result.content
     pgid = int(result.content.splitlines()[0])
-    assert wait_until(lambda: not live_members(pgid), 5)
+    wait_group_gone(pgid)
 
 
 @pytest.mark.skipif(shutil.which("setsid") is None, reason="needs the setsid command")
@@ -193,7 +190,8 @@ def test_a_process_that_leaves_the_group_cannot_hang_the_tool(ctx: ToolContext) 
             escaped.extend([hit] if hit else [])
             return hit is not None
 
-        wait_until(located, 3)
+        with contextlib.suppress(AssertionError):  # best effort: it may never have started
+            wait_until(located, 3, "the escaped process")
         for pid, _ in escaped:
             os.kill(pid, signal.SIGKILL)  # the one process this test started beyond the tool's reach
 
@@ -247,12 +245,12 @@ def test_ctrl_c_in_the_agent_process_kills_the_running_command(tmp_path: Path) -
             found = find_process(f"sleep\0{marker}")
             return found is not None
 
-        assert wait_until(started, 15), "the command never started"
+        wait_until(started, 15, "the command to start")
         agent.send_signal(signal.SIGINT)  # what Ctrl-C does to the agent's process
         agent.wait(10)
         assert found is not None
         pgid = found[1]
-        assert wait_until(lambda: not live_members(pgid), 5), f"left behind: {live_members(pgid)}"
+        wait_group_gone(pgid)
     finally:
         agent.kill()
         agent.wait()

@@ -1,10 +1,9 @@
-"""Claude Code's own inbox algorithm (2.1.197), reimplemented as the baseline and as a foreign peer.
+"""Claude Code's own inbox algorithm (2.1.197), reimplemented as the baseline and as a foreign peer."""
 
-A writer: create the inbox with `wx` as `[]`; `mkdir <inbox>.lock` with 10 retries backing off 5..100 ms
-(a lock dir older than 10 s is stale and removed); read, parse, append, write `<inbox>.tmp.<hex>`,
-rename; `rmdir` the lock. After its retries a send fails: that message is lost. A pruner removes the
-messages it delivered, as the current CLI does instead of marking them read.
-"""
+# A writer: create the inbox with `wx` as `[]`; `mkdir <inbox>.lock` with 10 retries backing off 5..100 ms
+# (a lock dir older than 10 s is stale and removed); read, parse, append, write `<inbox>.tmp.<hex>`,
+# rename; `rmdir` the lock. After its retries a send fails: that message is lost. A pruner removes the
+# messages it delivered, as the current CLI does instead of marking them read.
 
 from __future__ import annotations
 

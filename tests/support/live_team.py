@@ -7,25 +7,21 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from agentteams.mockapi import MockServer
-from agentteams.pids import pid_alive
 from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
-from tests.conftest import child_env
+from tests.support.cli import Cli
+from tests.support.procs import child_env, pid_alive, processes_with_env
 from tests.support.team_script import TEAM, say, tool
-from tests.support.tmuxlab import Tmux, processes_with_env
-from tests.support.workers import wait_until
+from tests.support.tmuxlab import Tmux
+from tests.support.wait import wait_until
 
 KEY = "test-key-live-0123456789abcdef"
-AGENTTEAMS = str(Path(sys.executable).with_name("agentteams"))
 ESC = "\x1b"
 
 
@@ -53,17 +49,16 @@ def held_scenario() -> dict[str, Any]:
 class LiveTeam:
     tmux: Tmux
     layout: Layout
-    env: dict[str, str]  # for CLI runs "inside" the private tmux server
+    cli: Cli  # runs the CLI "inside" the private tmux server
     lead_pane: str
     alice_pane: str
     lead_pid: int
     alice_pid: int
     rc: Path
 
-    def cli(
-        self, *args: str, env: dict[str, str] | None = None, timeout: float = 30
-    ) -> subprocess.CompletedProcess[str]:
-        return run_cli(env or self.env, *args, timeout=timeout)
+    @property
+    def env(self) -> dict[str, str]:
+        return self.cli.env()
 
     def kill(self, pid: int) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -71,17 +66,8 @@ class LiveTeam:
         wait_until(lambda: not pid_alive(pid), 10, f"process {pid} to die")
 
 
-def run_cli(env: dict[str, str], *args: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:
-    """The CLI as a real process, output piped; it must never print a traceback."""
-    proc = subprocess.run(
-        [AGENTTEAMS, *args], env=env, capture_output=True, text=True, encoding="utf-8", timeout=timeout, check=False
-    )
-    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
-    return proc
-
-
-def status_json(env: dict[str, str], *args: str) -> Any:
-    proc = run_cli(env, "status", *args, "--json")
+def status_json(cli: Cli, *args: str, env: dict[str, str] | None = None) -> Any:
+    proc = cli("status", *args, "--json", env=env)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
@@ -98,31 +84,30 @@ def inside(tmux: Tmux, config_root: Path) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def live_team(config_root: Path, tmp: Path) -> Iterator[LiveTeam]:
-    """Start the team and wait until alice is mid-turn on task #1; afterwards stop everything it started."""
+def running_team(tmux: Tmux, cli: Cli, config_root: Path, tmp: Path) -> Iterator[LiveTeam]:
+    """Start the team in `tmux` and wait until alice is mid-turn on task #1; afterwards kill every process it
+    started (the `tmux` fixture then stops the server)."""
     layout = Layout(config_root)
     work = tmp / "work"
     work.mkdir()
-    tmux = Tmux(tmp / "tmux.sock")
     with MockServer(held_scenario()) as server:
         env = child_env(config_root)
         env.update(ANTHROPIC_API_KEY=KEY, ANTHROPIC_BASE_URL=server.base_url, CLAUDE_CODE_MAX_RETRIES="1")
         env.pop("ANTHROPIC_AUTH_TOKEN", None)
-        lead_pane = tmux.start(env, work)
+        lead_pane = tmux.start(env, work, options={"remain-on-exit": "on"})
         rc = tmp / "rc.txt"
-        line = (
-            f"{AGENTTEAMS} -p go --dangerously-skip-permissions --teammate-mode tmux > {tmp}/out.txt 2> {tmp}/err.txt"
-        )
-        tmux.respawn(lead_pane, f"{line}; echo $? > {rc}")
+        line = cli.line("-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "tmux")
+        tmux.respawn(lead_pane, f"{line} > {tmp}/out.txt 2> {tmp}/err.txt; echo $? > {rc}")
         try:
             # the scripted server logs a request only once answered: alice's own report says she is mid-turn
             wait_until(lambda: _working_on_1(layout), 60, "alice to start work on task #1")
             lead = read_presence(layout, TEAM, "team-lead")
             alice = read_presence(layout, TEAM, "alice")
             assert lead is not None and alice is not None and alice.pane_id
-            yield LiveTeam(tmux, layout, inside(tmux, config_root), lead_pane, alice.pane_id, lead.pid, alice.pid, rc)
+            in_tmux = cli.with_env(inside(tmux, config_root), timeout=30)
+            yield LiveTeam(tmux, layout, in_tmux, lead_pane, alice.pane_id, lead.pid, alice.pid, rc)
         finally:
-            _stop(tmux, config_root, rc)
+            _stop(tmux, config_root)
 
 
 def _working_on_1(layout: Layout) -> bool:
@@ -130,15 +115,14 @@ def _working_on_1(layout: Layout) -> bool:
     return alice is not None and (alice.state, alice.current_task) == ("working", "1")
 
 
-def _stop(tmux: Tmux, config_root: Path, rc: Path) -> None:
-    """Kill what is left of the team (its processes carry this test's config root), then the tmux server."""
+def _stop(tmux: Tmux, config_root: Path) -> None:
+    """Kill what is left of the team: its processes carry this test's config root (the tmux server too, spared)."""
     exclude: frozenset[int] = frozenset()
     with contextlib.suppress(AssertionError):  # no server left to spare
         exclude = frozenset({tmux.server_pid()})
     for pid in processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=exclude):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
-    deadline = time.monotonic() + 10
-    while processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=exclude) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    tmux.kill_server()
+    with contextlib.suppress(AssertionError):
+        wait_until(lambda: not processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=exclude), 10,
+                   "the team's processes to end", interval=0.02)  # fmt: skip

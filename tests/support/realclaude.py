@@ -1,25 +1,24 @@
-"""Driving the real Claude Code CLI offline in tests: find it, seed its home, its environment, private tmux.
-
-Also an interactive-lead driver and a stand-in teammate program (run as this file: `standin LOG <claude argv>`).
-"""
+"""Driving the real Claude Code CLI offline in tests: find it (the `claude` fixture), seed its home, its
+environment, mock-script pieces, and an interactive-lead driver. The stand-in teammate program is standin.py."""
 
 from __future__ import annotations
 
 import json
 import os
-import shlex
-import signal
 import subprocess
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
+
+from tests.support.tmuxlab import Tmux
+from tests.support.wait import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = "2.1.197"  # the version .ci/run installs; keep the two in step
 PREFIX = ROOT / ".cache" / "claude-code"  # .ci/run: npm install --prefix .cache/claude-code
+POLL = 0.05  # seconds between looks at a real CLI (a look may run a tmux client)
 API_KEY = "sk-ant-api03-offline-interop-tests-not-a-real-key-0123456789"
 INSTALL_HINT = (
     f"run .ci/run, or `npm install --prefix {PREFIX} --save-exact @anthropic-ai/claude-code@{VERSION}`, "
@@ -129,16 +128,6 @@ def claude_env(
     return env
 
 
-def wait_for(cond: Callable[[], bool], timeout: float, what: str, interval: float = 0.05) -> float:
-    """Poll `cond` until true; the seconds it took. AssertionError (naming `what`) after `timeout`."""
-    start = time.monotonic()
-    while not cond():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"timed out after {timeout:g}s waiting for {what}")
-        time.sleep(interval)
-    return time.monotonic() - start
-
-
 # -- mock-script pieces -----------------------------------------------------------------------------
 
 REQUEST_ID = r'{{re:requestId\W+([^\s"\\]+)}}'  # echoes the requestId of the latest shutdown_request
@@ -165,111 +154,7 @@ def approve_shutdown_turn(lead: str = "team-lead") -> dict[str, Any]:
     return {"wait_for_last": "shutdown_request", **turn}
 
 
-# -- a private tmux server ---------------------------------------------------------------------------
-
-
-class Tmux:
-    """A tmux server of our own on socket `sock`; its global environment is the one it was started with."""
-
-    def __init__(self, sock: Path) -> None:
-        if len(str(sock)) >= 100:
-            raise ValueError(f"tmux socket path too long for a unix socket: {sock}")
-        self.sock = sock
-
-    def run(self, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
-        proc = subprocess.run(
-            ["tmux", "-S", str(self.sock), *args], env=env, capture_output=True, text=True, timeout=15, check=False
-        )
-        if check and proc.returncode != 0:
-            raise AssertionError(f"tmux {shlex.join(args)} failed ({proc.returncode}): {proc.stderr.strip()}")
-        return proc.stdout.rstrip("\n")
-
-    def start(self, env: dict[str, str], cwd: Path, command: Sequence[str], session: str = "main") -> str:
-        """Start the server with `env` (no config file) and a session running `command`; its pane id."""
-        return self.run(
-            "-f", "/dev/null", "new-session", "-d", "-s", session, "-x", "200", "-y", "50", "-c", str(cwd),
-            "-P", "-F", "#{pane_id}", *command, env=env,
-        )  # fmt: skip
-
-    def capture(self, target: str) -> str:
-        return self.run("capture-pane", "-p", "-J", "-t", target, check=False)
-
-    def type_text(self, target: str, text: str) -> None:
-        self.run("send-keys", "-t", target, "-l", text)
-
-    def press(self, target: str, *keys: str) -> None:
-        self.run("send-keys", "-t", target, *keys)
-
-    def panes(self) -> dict[str, tuple[bool, int | None, int | None]]:
-        """Every pane: id -> (dead, exit status or None, pid or None)."""
-        out = self.run("list-panes", "-a", "-F", "#{pane_id}|#{pane_dead}|#{pane_dead_status}|#{pane_pid}", check=False)
-        panes: dict[str, tuple[bool, int | None, int | None]] = {}
-        for line in out.splitlines():
-            pane, dead, status, pid = line.split("|")
-            panes[pane] = (dead == "1", int(status) if status else None, int(pid) if pid else None)
-        return panes
-
-    def reap(self) -> None:
-        """Send the server SIGCHLD: tmux 3.3a at times misses a pane process's exit (tmux issue #311, its
-        utempter SIGCHLD handler), leaving the pane dead, the process a zombie and the status unknown."""
-        pid = self.run("display-message", "-p", "#{pid}", check=False)
-        if pid.isdigit():
-            os.kill(int(pid), signal.SIGCHLD)
-
-    def pane_exited_ok(self, pane: str) -> bool:
-        """True once the pane is gone, or dead with exit status 0 (reaping a missed exit on the way)."""
-        state = self.panes().get(pane)
-        if state is not None and state[0] and state[1] is None:
-            self.reap()
-            state = self.panes().get(pane)
-        return state is None or (state[0] and state[1] == 0)
-
-    def kill_server(self) -> None:
-        self.run("kill-server", check=False)
-
-
 # -- processes ---------------------------------------------------------------------------------------
-
-
-def _cmdline(pid: int) -> list[str]:
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return []
-    return raw.decode("utf-8", "replace").split("\0")[:-1]
-
-
-def _children(pid: int) -> list[int]:
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return []
-    kids: list[int] = []
-    for task in tasks:
-        try:
-            kids += [int(c) for c in Path(f"/proc/{pid}/task/{task}/children").read_text().split()]
-        except OSError:
-            continue
-    return kids
-
-
-def find_process(root: int, marker: str) -> int | None:
-    """`root` or the first descendant whose argv contains `marker` (e.g. "--agent-name")."""
-    todo = [root]
-    while todo:
-        pid = todo.pop(0)
-        if marker in _cmdline(pid):
-            return pid
-        todo += _children(pid)
-    return None
-
-
-def alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def peak_rss_kb(pid: int) -> int | None:
@@ -315,13 +200,13 @@ class RealLead:
 
     READY_MARKS = ("❯", "bypass permissions")
 
-    def __init__(self, tmux: Tmux, env: dict[str, str], cwd: Path, args: Sequence[str] = ()) -> None:
+    def __init__(self, tmux: Tmux, claude: Path, env: dict[str, str], cwd: Path, args: Sequence[str] = ()) -> None:
         self.tmux = tmux
         self.config_dir = Path(env["CLAUDE_CONFIG_DIR"])
         self.started = time.monotonic()
-        argv = [str(claude_bin()), "--dangerously-skip-permissions", "--teammate-mode", "tmux", *args]
+        argv = [str(claude), "--dangerously-skip-permissions", "--teammate-mode", "tmux", *args]
         self.pane = tmux.start(env, cwd, argv, session="lead")
-        pid = tmux.panes()[self.pane][2]
+        pid = tmux.panes()[self.pane].pid
         assert pid is not None
         self.pid = pid  # tmux execs a multi-word command directly: this is the claude process
 
@@ -330,14 +215,16 @@ class RealLead:
 
     def wait_ready(self, timeout: float = 30.0) -> float:
         """Wait for the prompt box and the bypass-permissions footer; seconds since start."""
-        wait_for(lambda: all(m in self.screen() for m in self.READY_MARKS), timeout, "the lead's prompt box")
+        wait_until(
+            lambda: all(m in self.screen() for m in self.READY_MARKS), timeout, "the lead's prompt box", interval=POLL
+        )
         return time.monotonic() - self.started
 
     def submit(self, text: str, timeout: float = 10.0) -> None:
         """Type `text` into the prompt box, wait until it shows, then press Enter."""
-        self.tmux.type_text(self.pane, text)
-        wait_for(lambda: text in self.screen(), timeout, f"{text!r} to show in the lead's prompt box")
-        self.tmux.press(self.pane, "Enter")
+        self.tmux.send(self.pane, text, literal=True)
+        wait_until(lambda: text in self.screen(), timeout, f"{text!r} to show in the lead's prompt box", interval=POLL)
+        self.tmux.send(self.pane, "Enter")
 
     def status(self) -> str | None:
         """`idle` or `busy`, from the lead's `sessions/<pid>.json`; None while it has none."""
@@ -374,96 +261,16 @@ class RealLead:
                 since.append(time.monotonic())
             return time.monotonic() - since[0] >= quiet
 
-        wait_for(settled, timeout, f"the lead to stay idle for {quiet:g}s")
+        wait_until(settled, timeout, f"the lead to stay idle for {quiet:g}s", interval=POLL)
 
     def exit(self, timeout: float = 20.0) -> None:
         """Quit the way a user does (`/exit`) once quiet, so its exit-time cleanup runs; wait for its pane to end."""
         self.wait_quiet()
         self.submit("/exit")
-        wait_for(lambda: self.tmux.pane_exited_ok(self.pane), timeout, "the lead to exit")
+        wait_until(lambda: self.tmux.exited_ok(self.pane), timeout, "the lead to exit", interval=POLL)
 
 
 def lead_team(config_dir: Path) -> str | None:
     """The session team (`session-<8 hex>`) a real interactive lead created under `config_dir`, if any."""
     found = sorted(p.parent.name for p in (config_dir / "teams").glob("session-*/config.json"))
     return found[0] if found else None
-
-
-# -- a stand-in teammate program ---------------------------------------------------------------------
-
-
-def write_standin(path: Path, log: Path) -> Path:
-    """An executable `path` for CLAUDE_CODE_TEAMMATE_COMMAND that runs the stand-in, logging to `log`."""
-    line = shlex.join([sys.executable, str(Path(__file__).resolve()), "standin", str(log)])
-    path.write_text(f'#!/bin/sh\nexec {line} "$@"\n', encoding="utf-8")
-    path.chmod(0o755)
-    return path
-
-
-def read_events(log: Path) -> list[dict[str, Any]]:
-    """The stand-in's log: one event per complete line."""
-    try:
-        raw = log.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return []
-    return [json.loads(line) for line in raw.split("\n")[:-1]]
-
-
-STANDIN_REPLY = "STANDIN-REPLY"
-
-
-def standin(log: Path, argv: list[str], deadline: float = 60.0) -> int:
-    """A minimal teammate: log how it was started, answer the first plain message to the lead, report idle,
-    approve a shutdown_request and exit 0. Uses our own mailbox; logs every step as one JSON line."""
-    from agentteams.store.atomicjson import now_iso
-    from agentteams.store.mailbox import Mailbox
-    from agentteams.store.paths import Layout
-    from agentteams.store.protocol import IdleNotification, ShutdownApproved, ShutdownRequest, parse_message
-
-    def emit(event: str, **data: Any) -> None:
-        with log.open("a", encoding="utf-8") as f:
-            f.write(json.dumps({"event": event, "t": time.time(), **data}) + "\n")
-
-    emit("start", argv=argv, env=dict(os.environ), cwd=os.getcwd())
-    name, team = argv[argv.index("--agent-name") + 1], argv[argv.index("--team-name") + 1]
-    mailbox = Mailbox(Layout.from_env())
-    seen: set[tuple[str, ...]] = set()
-    replied = False
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        fresh = [e for e in mailbox.unread(team, name) if e.identity not in seen]
-        for env in fresh:
-            seen.add(env.identity)
-            emit("got", envelope=env.to_json())
-            message = parse_message(env.text)
-            if isinstance(message, ShutdownRequest):
-                approved = ShutdownApproved(
-                    request_id=message.request_id, sender=name, timestamp=now_iso(),
-                    pane_id=os.environ.get("TMUX_PANE", ""), backend_type="tmux",
-                )  # fmt: skip
-                mailbox.send(team, env.sender, approved.to_text(), sender=name)
-                mailbox.mark_delivered(team, name, fresh)
-                emit("exit", code=0)
-                return 0
-            if message is None and not replied:
-                replied = True
-                mailbox.send(team, env.sender, f"{STANDIN_REPLY} from {name}", sender=name, summary="reply")
-                idle = IdleNotification(sender=name, timestamp=now_iso())
-                mailbox.send(team, env.sender, idle.to_text(), sender=name)
-                emit("replied", to=env.sender)
-        if fresh:
-            mailbox.mark_delivered(team, name, fresh)
-        time.sleep(0.05)
-    emit("exit", code=3)
-    return 3
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) >= 2 and argv[0] == "standin":
-        return standin(Path(argv[1]), argv[2:])
-    print("usage: realclaude.py standin LOG <teammate argv>", file=sys.stderr)
-    return 2
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -30,7 +30,7 @@ from agentteams.team.lead import LeadRuntime
 from agentteams.team.spawning import Handle, SpawnRequest
 from agentteams.team.teammate import TeammateRuntime
 from tests.support.fake_model import FakeModel
-from tests.support.workers import wait_until
+from tests.support.wait import wait_until
 
 TEAM = "proj"
 WAIT = 5.0  # seconds any cross-thread condition may take before the test fails (each takes milliseconds)

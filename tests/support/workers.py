@@ -1,10 +1,9 @@
-"""Child-process workers for the concurrency and fault tests, and the parent-side helpers that run them.
+"""Child-process workers for the concurrency and fault tests (`python -m tests.support.workers <cmd> ...`), and
+`Pool` and `Gate`, which start, release, collect and kill them (tests get those as the `pool` and `gate` fixtures)."""
 
-A child runs as `python -m tests.support.workers <cmd> ...` (cwd = the project root). Given `--ready`
-and `--go`, it touches its ready file once warm and waits for the shared go file before working. It
-reports on stdout one flushed line per completed step, so a parent can trust every complete line even
-after a SIGKILL. `Pool` and `Gate` start, release, collect and kill workers on the parent side.
-"""
+# A child runs with cwd = the project root. Given `--ready` and `--go`, it touches its ready file once warm and
+# waits for the shared go file before working. It reports on stdout one flushed line per completed step, so a
+# parent can trust every complete line even after a SIGKILL.
 
 from __future__ import annotations
 
@@ -12,12 +11,13 @@ import argparse
 import itertools
 import json
 import os
-import select
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+
+from tests.support.wait import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 START_DEADLINE = 60.0  # how long a child waits for the go file before giving up
@@ -46,11 +46,7 @@ def _ready_then_go(ready: str | None, go: str | None) -> None:
     if ready:
         Path(ready).touch()
     if go:
-        deadline = time.monotonic() + START_DEADLINE
-        while not os.path.exists(go):
-            if time.monotonic() > deadline:
-                sys.exit(f"no go file {go} after {START_DEADLINE:.0f}s")
-            time.sleep(POLL)
+        wait_until(lambda: os.path.exists(go), START_DEADLINE, f"the go file {go}", interval=POLL)
 
 
 def _seqs(count: int) -> Iterable[int]:
@@ -314,16 +310,6 @@ def main(argv: Sequence[str] | None = None) -> None:
 # -- parent side -------------------------------------------------------------------------------------
 
 
-def wait_until(cond: Callable[[], bool], timeout: float, what: str, interval: float = 0.01) -> float:
-    """Poll `cond` until true; returns the seconds it took, fails the test after `timeout`."""
-    start = time.monotonic()
-    while not cond():
-        if time.monotonic() - start > timeout:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(interval)
-    return time.monotonic() - start
-
-
 class Worker:
     """One child process; its stdout and stderr go to files under `logs`."""
 
@@ -424,19 +410,3 @@ class Gate(Pool):
 
 if __name__ == "__main__":
     main()
-
-
-def read_until(proc: subprocess.Popen[str], needle: str, timeout: float) -> str:
-    """`proc`'s stdout until it contains `needle` (fails after `timeout`). Raw reads: a buffered readline can
-    hold the next line where select() cannot see it."""
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    raw, deadline = b"", time.monotonic() + timeout
-    while needle.encode() not in raw:
-        left = deadline - time.monotonic()
-        assert left > 0, f"no {needle!r} in {raw.decode(errors='replace')!r}"
-        if select.select([fd], [], [], left)[0]:
-            chunk = os.read(fd, 65536)
-            assert chunk, f"the command ended before printing {needle!r}: {raw.decode(errors='replace')!r}"
-            raw += chunk
-    return raw.decode(errors="replace")
