@@ -20,9 +20,9 @@ def _store_team(team: str) -> "tuple[Tasks, str]":
     from agentteams.store.files import open_store  # loaded per command: start-up stays at typer's own cost
 
     store = open_store()
-    name = store.teams.canonical(team)
+    name = store.canonical(team)
     # a task list may outlive its team (the real CLI keeps tasks/<team>/), so either one will do
-    if not store.teams.exists(name) and not store.tasks.has_list(name):
+    if not store.tasks.has_list(name) and not store.teams.exists(name):
         raise NotFoundError(f"no team or task list named {team!r}")
     return store.tasks, name
 

@@ -5,12 +5,12 @@ inboxes, tasks, presence, waiting for news), as Protocols plus the value types c
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.records import Envelope, Member, Task, TaskStatus, TeamConfig
+from agentteams.store.values import UNSET, ClaimResult, NewMember, UnassignResult, UpdateResult
 
 if TYPE_CHECKING:  # kept out of start-up: `task list` must not load the protocol module
     from agentteams.errors import CorruptFileError
@@ -18,44 +18,11 @@ if TYPE_CHECKING:  # kept out of start-up: `task list` must not load the protoco
     from agentteams.store.protocol import Message
 
 T = TypeVar("T")
-ClaimReason = Literal["task_not_found", "already_claimed", "already_resolved", "blocked", "agent_busy"]
-UNSET: Any = object()  # "leave the owner as it is" (None clears it)
 
-
-@dataclass(frozen=True)
-class NewMember:
-    """What a caller knows about a teammate it is about to add."""
-
-    name: str
-    agent_type: str | None = None
-    model: str | None = None
-    prompt: str | None = None
-    color: str | None = None
-    plan_mode_required: bool = False
-    cwd: str | None = None
-    backend_type: str | None = None
-    tmux_pane_id: str = ""
-    mode: str | None = None
-
-
-@dataclass(repr=False, eq=False)
-class ClaimResult:
-    success: bool
-    task: Task | None = None
-    reason: ClaimReason | None = None
-    busy_with: list[str] = field(default_factory=list)
-
-
-@dataclass(repr=False, eq=False)
-class UpdateResult:
-    task: Task
-    updated: list[str]  # JSON names of the fields that changed, for "Updated task #2 owner, blockedBy"
-    assignment_sent: bool = False
-
-
-@dataclass(repr=False, eq=False)
-class UnassignResult:
-    tasks: list[Task]  # what went back to pending, unowned
+__all__ = [
+    "UNSET", "ClaimResult", "Mail", "NewMember", "Presences", "Store", "Tasks", "Teams", "UnassignResult",
+    "UpdateResult", "Waiter",
+]  # fmt: skip
 
 
 class Teams(Protocol):
@@ -151,4 +118,5 @@ class Store(Protocol):
     def tasks(self) -> Tasks: ...
     @property
     def presence(self) -> Presences: ...
+    def canonical(self, team: str) -> str: ...  # how this store spells a team's name (its key)
     def watch(self, team: str, agent: str, *, tasks: bool = False) -> Waiter: ...

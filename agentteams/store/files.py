@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agentteams.store.paths import Layout
+from agentteams.store.paths import Layout, team_dir_name
 
 if TYPE_CHECKING:
     from agentteams.store.mailbox import Mailbox
@@ -75,6 +75,9 @@ class FileStore:
     @property
     def presence(self) -> FilePresences:
         return self._presence
+
+    def canonical(self, team: str) -> str:
+        return team_dir_name(team)
 
     def watch(self, team: str, agent: str, *, tasks: bool = False) -> FileWatcher:
         """Wakes on a change of the agent's inbox, and with `tasks` of any task file of the team."""

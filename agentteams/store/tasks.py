@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentteams import diagnostics
 from agentteams.errors import ConflictError, CorruptFileError, InvalidNameError, NotFoundError
-from agentteams.store.api import UNSET, ClaimResult, UnassignResult, UpdateResult
 from agentteams.store.atomicjson import (
     atomic_write_bytes,
     atomic_write_json,
@@ -24,6 +23,7 @@ from agentteams.store.atomicjson import (
 from agentteams.store.locking import ensure_file, locked
 from agentteams.store.paths import LEAD_NAME, Layout, task_id_part
 from agentteams.store.records import Task, TaskStatus
+from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateResult
 
 if TYPE_CHECKING:
     from agentteams.store.mailbox import Mailbox
