@@ -5,12 +5,13 @@ inboxes, tasks, presence, waiting for news), as Protocols plus the value types c
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.records import Envelope, Member, Task, TaskStatus, TeamConfig
-from agentteams.store.values import UNSET, ClaimResult, NewMember, UnassignResult, UpdateResult
+from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateResult
 
 if TYPE_CHECKING:  # kept out of start-up: `task list` must not load the protocol module
     from agentteams.errors import CorruptFileError
@@ -23,6 +24,22 @@ __all__ = [
     "UNSET", "ClaimResult", "Mail", "NewMember", "Presences", "Store", "Tasks", "Teams", "UnassignResult",
     "UpdateResult", "Waiter",
 ]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class NewMember:
+    """What a caller knows about a teammate it is about to add."""
+
+    name: str
+    agent_type: str | None = None
+    model: str | None = None
+    prompt: str | None = None
+    color: str | None = None
+    plan_mode_required: bool = False
+    cwd: str | None = None
+    backend_type: str | None = None
+    tmux_pane_id: str = ""
+    mode: str | None = None
 
 
 class Teams(Protocol):

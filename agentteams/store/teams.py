@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agentteams.errors import ConflictError, CorruptFileError, NotFoundError
+from agentteams.store.api import NewMember
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.locking import ensure_file, locked
 from agentteams.store.paths import LEAD_NAME, Layout, agent_id, agent_name, team_dir_name, unique_name
 from agentteams.store.records import COLORS, Member, TeamConfig
-from agentteams.store.values import NewMember
 
-__all__ = ["NewMember", "TeamStore", "next_color"]  # NewMember: from store.values, kept importable here
+__all__ = ["NewMember", "TeamStore", "next_color"]  # NewMember: the store interface's, kept importable here
 
 T = TypeVar("T")
 

@@ -1,5 +1,5 @@
-"""Values that cross the store interface: a member to add, and what claims, updates and unassignments
-report. Kept apart from the Protocols so a command that only reads tasks loads no more than these."""
+"""Values that cross the store interface: what claims, updates and unassignments report (a member to add
+is `store.api.NewMember`). Kept apart from the Protocols so a command that only reads tasks loads no more than these."""
 
 from __future__ import annotations
 
@@ -10,22 +10,6 @@ from agentteams.store.records import Task
 
 ClaimReason = Literal["task_not_found", "already_claimed", "already_resolved", "blocked", "agent_busy"]
 UNSET: Any = object()  # "leave the owner as it is" (None clears it)
-
-
-@dataclass(frozen=True)
-class NewMember:
-    """What a caller knows about a teammate it is about to add."""
-
-    name: str
-    agent_type: str | None = None
-    model: str | None = None
-    prompt: str | None = None
-    color: str | None = None
-    plan_mode_required: bool = False
-    cwd: str | None = None
-    backend_type: str | None = None
-    tmux_pane_id: str = ""
-    mode: str | None = None
 
 
 @dataclass(repr=False, eq=False)
