@@ -29,11 +29,12 @@ from agentteams.cli import launch
 from agentteams.errors import AgentTeamsError
 
 # the SDK's own modules are model/'s to name and import: `_preimport` calls anthropic_client.warm_up()
-PREIMPORTS = ("agentteams.model.anthropic_client", "agentteams.cli.agent_cmd", "typer", "rich", "rich.console")
+PREIMPORTS = ("agentteams.model.anthropic_client", "agentteams.cli.agent_cmd", "typer", "rich", "agentteams.ui.console")
 OPTIONAL_PREIMPORTS = (
     "agentteams.team.teammate", "agentteams.agent.session", "agentteams.cli.headless", "agentteams.store.watch",
     "agentteams.team.delivery", "agentteams.cli.teammate_run", "agentteams.cli.render", "agentteams.tools.registry",
-    "agentteams.store.mailbox", "agentteams.store.tasks", "agentteams.store.presence", "portalocker", "inotify_simple",
+    "agentteams.store.mailbox", "agentteams.store.tasks", "agentteams.store.presence", "agentteams.store.files",
+    "agentteams.backends.tmux", "portalocker", "inotify_simple",
 )  # fmt: skip
 SECRET_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 REQUEST_TIMEOUT = 10.0  # a connected client that sends nothing only ties up its own forked child, this long

@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from rich.console import Console
     from rich.text import Text
+
+    from agentteams.ui.console import Console
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 RESULT_CHARS = 160

@@ -33,10 +33,10 @@ def status(
 
     console = command_console()
     if console.is_terminal:
-        from agentteams.cli.dashboard import rich_all
+        from agentteams.ui.dashboard import rich_all
 
         console.print(rich_all(views))
     else:
-        from agentteams.cli.dashboard import plain_all
+        from agentteams.ui.dashboard import plain_all
 
         typer.echo(plain_all(views))

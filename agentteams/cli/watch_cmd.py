@@ -7,11 +7,10 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from agentteams.errors import CorruptFileError
     from agentteams.store.paths import Layout
     from agentteams.team.status_view import FeedItem, TeamView
+    from agentteams.ui.console import Console
 
     Views = list[TeamView | CorruptFileError]
     Show = Callable[[Views, list[FeedItem]], None]
@@ -45,14 +44,14 @@ def watch(team: Annotated[str | None, typer.Argument(help="One team (default: ev
 def _live(console: "Console", layout: "Layout", team: str | None) -> str:
     from rich.live import Live
 
-    from agentteams.cli.dashboard import rich_dashboard
+    from agentteams.ui.dashboard import rich_dashboard
 
     with Live(console=console, auto_refresh=False, redirect_stdout=False, redirect_stderr=False) as live:
         return _follow(layout, team, lambda views, feed: live.update(rich_dashboard(views, feed), refresh=True))
 
 
 def _lines(layout: "Layout", team: str | None) -> str:
-    from agentteams.cli.dashboard import FEED_SIZE, feed_line
+    from agentteams.ui.dashboard import FEED_SIZE, feed_line
 
     seen: set[str] = set()
     first = True

@@ -5,7 +5,9 @@ Importing this module imports rich (~25 ms): commands import it only once they h
 
 from __future__ import annotations
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
+
+__all__ = ["Console", "Group", "RenderableType", "command_console"]  # rich's types, for the commands' hints
 
 
 def command_console(*, soft_wrap: bool = False) -> Console:

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 from agentteams.errors import CorruptFileError
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
     from rich.table import Table
 
     from agentteams.team.status_view import FeedItem, MemberView, TeamView
+    from agentteams.ui.console import RenderableType
 
 FEED_SIZE = 15  # feed lines `watch` keeps on screen
 STATE_STYLE = {
@@ -91,8 +91,9 @@ def tasks_table(view: TeamView) -> RenderableType:
 
 
 def rich_all(views: list[TeamView | CorruptFileError]) -> RenderableType:
-    from rich.console import Group
     from rich.text import Text
+
+    from agentteams.ui.console import Group
 
     if not views:
         return Text("no teams", style="dim")
@@ -137,7 +138,7 @@ def rich_feed(items: list[FeedItem], *, with_team: bool = False) -> RenderableTy
 
 
 def rich_dashboard(views: list[TeamView | CorruptFileError], feed: list[FeedItem]) -> RenderableType:
-    from rich.console import Group
+    from agentteams.ui.console import Group
 
     several = len(views) > 1
     return Group(rich_all(views), rich_feed(feed[-FEED_SIZE:], with_team=several))
