@@ -1,4 +1,5 @@
-"""The `agentteams` command: typer app, composition root, and the one place that turns errors into exits."""
+"""The `agentteams` command: typer app, composition root, and the one place that turns errors into exits.
+May import every layer; nothing imports it (but `__main__`)."""
 
 from __future__ import annotations
 

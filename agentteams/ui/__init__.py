@@ -1,1 +1,2 @@
-"""The interactive lead's terminal: rich rendering of agent and team events, questions, and the REPL input loop."""
+"""What a person sees: the REPL (input, rich rendering of agent and team events, questions), the status and watch
+dashboards, and every rich console. May import any layer below; never cli."""
