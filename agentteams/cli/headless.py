@@ -57,33 +57,44 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     start = time.monotonic()
     try:
         runtime.submit(prompt)
-        quiet_since: float | None = None
-        # teammates at work: their messages start further turns. Settled must hold for a moment, since a
-        # teammate that just went idle may be claiming its next task
-        while quiet_since is None or time.monotonic() - quiet_since < SETTLE_SECONDS:
-            runtime.wait_idle(timeout=0.1)
-            if not runtime.settled():
-                quiet_since = None
-            elif quiet_since is None:
-                quiet_since = time.monotonic()
+        _wait_settled(runtime)
     finally:
         parts.close(team_down=True)
     done = [r for r in turns if r is not None]
     if not done:
         raise runtime.last_error or AgentTeamsError("the run ended before the model answered")
+    return _report(done, session, options.session_id, output_format, time.monotonic() - start)
+
+
+def _wait_settled(runtime: Any) -> None:
+    """Until nothing will happen without the user. Teammates at work start further turns with their messages,
+    and settled must hold for a moment, since a teammate that just went idle may be claiming its next task."""
+    quiet_since: float | None = None
+    while quiet_since is None or time.monotonic() - quiet_since < SETTLE_SECONDS:
+        runtime.wait_idle(timeout=0.1)
+        if not runtime.settled():
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+
+
+def _report(done: list[Any], session: Any, session_id: str, output_format: str, seconds: float) -> int:
+    """Print the last turn's outcome as text, json or a stream-json result line; the exit code."""
     result = done[-1]
     subtype = SUBTYPES.get(result.stop_reason, "error_during_execution")
     total = session.ledger.total()
     summary = {
         "type": "result", "subtype": subtype, "is_error": subtype != "success", "result": result.text,
-        "session_id": options.session_id, "num_turns": sum(r.model_calls for r in done),
-        "duration_ms": int((time.monotonic() - start) * 1000), "total_cost_usd": round(total.cost_usd, 6),
+        "session_id": session_id, "num_turns": sum(r.model_calls for r in done),
+        "duration_ms": int(seconds * 1000), "total_cost_usd": round(total.cost_usd, 6),
         "usage": total.usage.to_json(), "model": session.model,
     }  # fmt: skip
     if output_format == "text":
         typer.echo(result.text)
         if subtype != "success":
             typer.echo(f"agentteams: error: the run ended early ({result.stop_reason})", err=True)
+    elif output_format == "stream-json":
+        _line(summary)
     else:
-        _line(summary) if streaming else typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
     return 0 if subtype == "success" else 1
