@@ -16,12 +16,11 @@ import pytest
 from agentteams.agent.prompts import Identity
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import NotFoundError
+from agentteams.store.api import Mail, Tasks, Teams
 from agentteams.store.atomicjson import now_iso
-from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import IdleNotification, Message, ShutdownApproved, parse_message
 from agentteams.store.records import Member
-from agentteams.store.tasks import TaskStore
 from agentteams.store.teams import NewMember, TeamStore
 from agentteams.team import lead as lead_module
 from agentteams.team import teammate as teammate_module
@@ -100,17 +99,18 @@ class LeadRig:
     spawner: RecordingSpawner
     layout: Layout
     team: str = TEAM
-    mailbox: Mailbox = field(init=False)
-    tasks: TaskStore = field(init=False)
+    mailbox: Mail = field(init=False)
+    tasks: Tasks = field(init=False)
+    teams: Teams = field(init=False)
 
     def __post_init__(self) -> None:
-        self.mailbox = Mailbox(self.layout)
-        self.tasks = TaskStore(self.layout)
+        store = self.runtime.store  # the same store the runtime under test uses
+        self.mailbox, self.tasks, self.teams = store.mail, store.tasks, store.teams
 
     def idle(self, name: str, summary: str | None = None) -> None:
         """What a teammate does after each turn: `isActive: false` (while it is a member), then an idle notice."""
         with contextlib.suppress(NotFoundError):
-            self.mailbox.teams.set_active(self.team, name, False)
+            self.teams.set_active(self.team, name, False)
         notice = IdleNotification(sender=name, timestamp=now_iso(), summary=summary)
         self.mailbox.send(self.team, LEAD_NAME, notice.to_text(), sender=name)
 
@@ -126,7 +126,7 @@ class LeadRig:
         assert self.runtime.wait_idle(WAIT), "the lead did not go idle"
 
     def members(self) -> list[str]:
-        return [m.name for m in self.mailbox.teams.read(self.team).members]
+        return [m.name for m in self.teams.read(self.team).members]
 
 
 @contextmanager
@@ -158,14 +158,15 @@ class TeammateRig:
     layout: Layout
     name: str
     team: str = TEAM
-    mailbox: Mailbox = field(init=False)
-    tasks: TaskStore = field(init=False)
+    mailbox: Mail = field(init=False)
+    tasks: Tasks = field(init=False)
+    teams: Teams = field(init=False)
     errors: list[BaseException] = field(default_factory=list)
     thread: threading.Thread | None = None
 
     def __post_init__(self) -> None:
-        self.mailbox = Mailbox(self.layout)
-        self.tasks = TaskStore(self.layout)
+        store = self.runtime.store  # the same store the runtime under test uses
+        self.mailbox, self.tasks, self.teams = store.mail, store.tasks, store.teams
 
     def start(self) -> None:
         """`run()` in a thread of its own, as the in-process spawner runs it."""
@@ -188,7 +189,7 @@ class TeammateRig:
         return [m for m in parsed if isinstance(m, Message)]
 
     def member(self) -> Member:
-        member = self.mailbox.teams.read(self.team).member(self.name)
+        member = self.teams.read(self.team).member(self.name)
         assert member is not None, f"{self.name} is not in the team"
         return member
 
