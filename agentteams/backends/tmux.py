@@ -173,6 +173,13 @@ class TmuxBackend:
         """Every pane of the server, in one command; TmuxError when no server answers."""
         return [p for p in map(PaneRecord.parse, self.run("list-panes", "-a", "-F", PANE_FORMAT)) if p is not None]
 
+    def pane_map(self) -> dict[str, PaneRecord] | None:
+        """Every pane of the server by id; None when no server answers (then panes tell nothing)."""
+        try:
+            return {p.pane_id: p for p in self.list_panes()}
+        except TmuxError:
+            return None
+
     def pane(self, pane_id: str) -> PaneRecord | None:
         """One pane, or None when the server has no such pane (or does not answer)."""
         try:
@@ -283,9 +290,6 @@ class TmuxBackend:
                 return None
             raise
         return out[0]
-
-    def _pane_count(self, window: str) -> int:
-        return len(self.run("list-panes", "-t", window, "-F", "#{pane_id}"))
 
     def _decoration(self, pane: str, name: str, color: str) -> list[tuple[str, ...]]:
         """Title, coloured borders, the title in the top border, and keep failed panes for inspection."""

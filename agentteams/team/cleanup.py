@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agentteams.backends.tmux import PaneRecord, TmuxBackend, TmuxError
+from agentteams.backends.tmux import PaneRecord, TmuxBackend
 from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError
 from agentteams.pids import pid_alive
 from agentteams.store.locking import STALE_SECONDS, queue_file_for
@@ -87,10 +87,7 @@ class PaneView:
 
     def snapshot(self) -> dict[str, PaneRecord] | None:
         """Every pane on the server by id; None when no server answers (then panes say nothing)."""
-        try:
-            return {p.pane_id: p for p in self.backend.list_panes()}
-        except TmuxError:
-            return None
+        return self.backend.pane_map()
 
     def get(self, pane_id: str) -> PaneRecord | None:
         return self.backend.pane(pane_id)

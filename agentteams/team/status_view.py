@@ -44,7 +44,7 @@ class PaneTable:
     def probe(cls, socket_path: str | None = None) -> PaneTable:
         """The panes of AGENTTEAMS_TMUX_SOCKET's server, else of the one we run in, else of the default one."""
         try:
-            return cls({p.pane_id: p for p in TmuxBackend(socket_path).list_panes()})
+            return cls(TmuxBackend(socket_path).pane_map())
         except Exception:  # no tmux binary, no server, no socket: liveness by pane is then unknown, not an error
             return cls(None)
 
