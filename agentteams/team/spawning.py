@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 Backend = Literal["tmux", "in-process"]
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # Claude Code's rule for teammate names
-TEAMMATE_COMMAND_ENV = "CLAUDE_CODE_TEAMMATE_COMMAND"
 # What a teammate process needs from the lead's environment (never the API key: it comes from the
 # fork server or the tmux server's environment).
 FORWARDED_ENV = (
@@ -210,8 +209,8 @@ class InProcessSpawner:
 def spawn_member(session: Session, spawner: Any, team: str, args: dict[str, Any]) -> tuple[Member, Handle]:
     """Register the teammate, write its prompt as its first message, start it; undone if the start fails."""
     from agentteams.model.aliases import resolve_model
+    from agentteams.store.api import NewMember
     from agentteams.store.protocol import parse_message
-    from agentteams.store.teams import NewMember
     from agentteams.tools.base import ToolInputError
 
     wanted = str(args.get("team_name") or team)
