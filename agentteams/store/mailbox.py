@@ -26,7 +26,7 @@ from agentteams.store.atomicjson import (
     read_bytes,
 )
 from agentteams.store.locking import FileLock, ensure_file, flock_exclusive, flock_release, flock_shared, locked
-from agentteams.store.paths import Layout
+from agentteams.store.paths import Layout, agent_name, path_part
 from agentteams.store.protocol import Message
 from agentteams.store.records import Envelope, ShapeError, TeamConfig
 from agentteams.store.teams import TeamStore
@@ -295,7 +295,7 @@ class Mailbox:
         return self.layout.inbox_file(self.teams.canonical(team), agent)
 
     def inbox_owner(self, agent: str) -> str:
-        return self.layout.inbox_file("x", agent).stem  # the file name's rule, whatever the team
+        return path_part(agent_name(agent))  # the inbox file name's rule (paths.Layout.inbox_file)
 
     def inbox_owners(self, team: str) -> list[str]:
         """Every inbox or history file's agent under the team, sorted (hidden spool files left out)."""
