@@ -19,6 +19,11 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_mar
 RULES_HELP = "Tool rules, e.g. 'Bash(git:*) Edit' (repeatable)."
 TEAMMATE = "Teammate (set by the lead when it spawns one)"
 MODES = ("auto", "tmux", "in-process")
+# Claude Code's "auto" mode approves routine work itself; ours has no classifier, so edits pass and anything
+# riskier asks. "bubble" (2.1.330) sends a teammate's questions up to its lead: what our teammates always do.
+PERMISSION_ALIASES = {"auto": "acceptEdits", "bubble": "default"}
+# Options Claude Code's lead may pass its teammates (2.1.330) that this version takes and does not act on yet
+LATER = "Accepted, as Claude Code's lead passes it; not acted on yet."
 
 
 def _version(value: bool) -> None:
@@ -57,8 +62,21 @@ def run(
     parent_session_id: Annotated[str | None, typer.Option("--parent-session-id", help=f"{TEAMMATE}.")] = None,
     agent_type: Annotated[str | None, typer.Option("--agent-type", help=f"{TEAMMATE}: its role.")] = None,
     plan_mode_required: Annotated[bool, typer.Option("--plan-mode-required", help=f"{TEAMMATE}.")] = False,
-    settings: Annotated[str | None, typer.Option("--settings", help="Accepted for compatibility.")] = None,
-    plugin_dir: Annotated[list[str] | None, typer.Option("--plugin-dir", help="Accepted for compatibility.")] = None,
+    lead_verify_key: Annotated[
+        str | None, typer.Option("--lead-verify-key", help=f"{TEAMMATE}: MS.KEY, the lead's Ed25519 public key.")
+    ] = None,
+    settings: Annotated[str | None, typer.Option("--settings", help=LATER)] = None,
+    plugin_dir: Annotated[list[str] | None, typer.Option("--plugin-dir", help=LATER)] = None,
+    plugin_dir_no_mcp: Annotated[list[str] | None, typer.Option("--plugin-dir-no-mcp", help=LATER)] = None,
+    plugin_url: Annotated[list[str] | None, typer.Option("--plugin-url", help=LATER)] = None,
+    managed_settings: Annotated[str | None, typer.Option("--managed-settings", help=LATER)] = None,
+    project_config_root: Annotated[str | None, typer.Option("--project-config-root", help=LATER)] = None,
+    mcp_config: Annotated[list[str] | None, typer.Option("--mcp-config", help=LATER)] = None,
+    strict_mcp_config: Annotated[bool, typer.Option("--strict-mcp-config", help=LATER)] = False,
+    effort: Annotated[str | None, typer.Option("--effort", help=LATER)] = None,
+    include_unsupported_models: Annotated[bool, typer.Option("--include-unsupported-models", help=LATER)] = False,
+    chrome: Annotated[bool | None, typer.Option("--chrome/--no-chrome", help=LATER)] = None,
+    restricted: Annotated[bool, typer.Option("--restricted", help=LATER)] = False,
     version: Annotated[
         bool, typer.Option("--version", "-v", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
@@ -71,11 +89,7 @@ def run(
         raise AgentTeamsError(f"--output-format must be one of {', '.join(headless.FORMATS)}, got {output_format!r}")
     if teammate_mode not in MODES:
         raise AgentTeamsError(f"--teammate-mode must be one of {', '.join(MODES)}, got {teammate_mode!r}")
-    # Claude Code's "auto" mode approves routine work itself; ours has no classifier, so edits pass and
-    # anything riskier asks (the lead, for a teammate)
-    mode = (
-        "bypassPermissions" if skip_permissions else ("acceptEdits" if permission_mode == "auto" else permission_mode)
-    )
+    mode = "bypassPermissions" if skip_permissions else PERMISSION_ALIASES.get(permission_mode, permission_mode)
     options = SessionOptions(
         cwd=Path.cwd(), model=model, permission_mode=mode, allowed_tools=allowed_tools or [],
         disallowed_tools=disallowed_tools or [], append_system_prompt=append_system_prompt, max_turns=max_turns,
@@ -87,7 +101,14 @@ def run(
         from agentteams.cli import teammate_run
 
         who = teammate_run.TeammateFlags(
-            agent_id, agent_name, team_name, agent_color, parent_session_id, agent_type, plan_mode_required
+            agent_id,
+            agent_name,
+            team_name,
+            agent_color,
+            parent_session_id,
+            agent_type,
+            plan_mode_required,
+            lead_verify_key,
         )
         raise typer.Exit(teammate_run.run(options, who, prompt))
     command = teammate_command or os.environ.get("CLAUDE_CODE_TEAMMATE_COMMAND") or None

@@ -24,6 +24,7 @@ class TeammateFlags:
     parent_session_id: str | None
     agent_type: str | None
     plan_mode_required: bool
+    lead_verify_key: str | None = None  # `<ms>.<key>`: verified from here on by the runtime
 
 
 def _who(flags: TeammateFlags) -> tuple[str, str]:
