@@ -3,8 +3,9 @@
 
 Everything runs offline against the project's scripted Messages API server (`agentteams.mockapi`), which
 stamps each request with `time.time()` on arrival (`ts`); teammates run in panes of private tmux servers;
-the real CLI is the one `tests/support/realclaude.py` finds (installed under `.cache/claude-code`), run
-with a seeded home. Each case gets its own config root, mock server and tmux server, all removed after.
+the real CLI is today's, Claude Code 2.1.330 (`--claude-version` picks another pinned one), as
+`tests/support/realclaude.py` finds it (installed under `.cache/claude-code/<version>`), run with a
+seeded home. Each case gets its own config root, mock server and tmux server, all removed after.
 
 Delivery (inbox write → the recipient's next model request reaching the server): a team written by our
 `TeamStore`, one teammate `bench` started by hand in a pane with the flags a lead gives (ours through a
@@ -30,7 +31,7 @@ Idle memory: after the delivery teammate's warm-up turn and idle notice (+1 s), 
 fork server: Pss charges it a fair share of the warm pages it shares with the server), the real one the
 claude process in its pane. "All processes" adds our launcher in the pane (the real CLI's descendants).
 
-Usage: python scripts/bench_team.py [--messages N] [--spawns K] [--quick] [--json PATH]
+Usage: python scripts/bench_team.py [--messages N] [--spawns K] [--quick] [--claude-version V] [--json PATH]
 Targets, reported and never enforced: delivery p50 < 10 ms and >= 50x better than the real CLI's; spawn
 >= 10x faster; idle RSS at most half. A full run takes about 4 minutes on 2 cores (5 when they are busy).
 """
@@ -136,12 +137,13 @@ class Lab:
     `close` kills the tmux server, then (by pid) whatever still runs with this config root, and stops the server.
     """
 
-    def __init__(self, root: Path, script: dict[str, Any]) -> None:
+    def __init__(self, root: Path, script: dict[str, Any], version: str) -> None:
         self.root = root
         self.config = root / "claude"
         self.proj = root / "proj"
         self.proj.mkdir(parents=True)
-        rc.seed_home(self.config, [self.proj])
+        self.claude = rc.claude_bin(version)
+        rc.seed_home(self.config, [self.proj], version)
         self.layout = Layout(self.config)
         self.server = MockServer(script).start()
         self.env = {**base_env(), **rc.claude_env(self.config, self.server.base_url), "CLAUDE_CODE_MAX_RETRIES": "1"}
@@ -163,8 +165,8 @@ class Lab:
 
 
 @contextlib.contextmanager
-def lab(root: Path, script: dict[str, Any]) -> Iterator[Lab]:
-    world = Lab(root, script)
+def lab(root: Path, script: dict[str, Any], version: str) -> Iterator[Lab]:
+    world = Lab(root, script, version)
     try:
         yield world
     finally:
@@ -280,7 +282,7 @@ def start_teammate(kind: Kind, world: Lab, team: str, session: str) -> Callable[
         if not server.wait_ready(STEP):
             raise SystemExit(f"bench_team: fork server not ready: {server.error}")
         env.update(server.env())
-    argv = [str(AGENTTEAMS) if kind == "ours" else str(rc.claude_bin()), *flags]
+    argv = [str(AGENTTEAMS) if kind == "ours" else str(world.claude), *flags]
     pane = TmuxBackend(str(world.tmux.sock)).spawn_pane(lead_pane, NAME, "blue", argv, world.proj, env)
     TeamStore(world.layout).set_member_fields(team, NAME, tmux_pane_id=pane)
     pane_pid = world.tmux.panes()[pane].pid
@@ -304,9 +306,9 @@ def start_teammate(kind: Kind, world: Lab, team: str, session: str) -> Callable[
     return read
 
 
-def run_delivery(kind: Kind, n: int, root: Path) -> Delivery:
+def run_delivery(kind: Kind, n: int, root: Path, version: str) -> Delivery:
     script = {"routes": [{"name": "main", "match": {"tools": True}, "turns": [], "idle": "pong"}]}
-    with lab(root, script) as world:
+    with lab(root, script, version) as world:
         teams, mailbox = TeamStore(world.layout), Mailbox(world.layout)
         session = str(uuid.uuid4())
         team = teams.create(TEAM, lead_session_id=session, cwd=str(world.proj)).name
@@ -411,11 +413,11 @@ def watch_forkserver(world: Lab, lead_pane_pid: int, stop: threading.Event) -> l
     return seen
 
 
-def run_spawn(kind: Kind, k: int, root: Path) -> Spawn:
-    with lab(root, spawn_script(k)) as world:
+def run_spawn(kind: Kind, k: int, root: Path, version: str) -> Spawn:
+    with lab(root, spawn_script(k), version) as world:
         argv = [str(AGENTTEAMS), "-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "tmux"]
         if kind == "real":
-            argv += ["--teammate-command", str(rc.claude_bin())]
+            argv += ["--teammate-command", str(world.claude)]
         done = root / "lead.rc"
         line = f"{shlex.join(argv)} > {root}/lead.out 2> {root}/lead.err; echo $? > {done}"
         pane = world.tmux.start(world.env, world.proj, ["sh", "-c", line], session="lead")
@@ -563,6 +565,8 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=100, help="messages per delivery case")
     parser.add_argument("--spawns", type=int, default=5, help="teammates spawned per spawn case")
     parser.add_argument("--quick", action="store_true", help="10 messages, 1 spawn each (the smoke test)")
+    parser.add_argument("--claude-version", choices=rc.VERSIONS, default=rc.DEFAULT,
+                        help="the real Claude Code to measure (default: %(default)s, today's)")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write every figure here")
     args = parser.parse_args()
     messages, spawns = (10, 1) if args.quick else (args.messages, args.spawns)
@@ -570,21 +574,22 @@ def main() -> None:
         raise SystemExit("bench_team: needs tmux")
     if not AGENTTEAMS.exists():
         raise SystemExit(f"bench_team: no agentteams console script at {AGENTTEAMS}")
-    rc.claude_bin()  # the real CLI: says how to install it when it is missing
+    version = args.claude_version
+    rc.claude_bin(version)  # the real CLI: installed on first use; says how to install it when that fails
     signal.signal(signal.SIGTERM, lambda _s, _f: sys.exit(143))  # unwind: tmux servers, processes, temp dirs go
     started, load0 = time.monotonic(), os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-team-") as tmp:
         delivery: dict[Kind, Delivery] = {}
         for kind in DELIVERY:
             print(f"delivery: {kind} ...", file=sys.stderr, flush=True)
-            delivery[kind] = run_delivery(kind, messages, Path(tmp) / f"delivery-{kind}")
+            delivery[kind] = run_delivery(kind, messages, Path(tmp) / f"delivery-{kind}", version)
         spawn: dict[Kind, Spawn] = {}
         for kind in SPAWN:
             print(f"spawn: {kind} ...", file=sys.stderr, flush=True)
-            spawn[kind] = run_spawn(kind, spawns, Path(tmp) / f"spawn-{kind}")
+            spawn[kind] = run_spawn(kind, spawns, Path(tmp) / f"spawn-{kind}", version)
     elapsed, load = time.monotonic() - started, (load0, os.getloadavg()[0])
     rows = build_rows(delivery, spawn)
-    print(f"teams: our teammate vs real Claude Code {rc.VERSION} vs a 500 ms poller ({os.cpu_count()} cores)")
+    print(f"teams: our teammate vs real Claude Code {version} vs a 500 ms poller ({os.cpu_count()} cores)")
     print_table(rows)
     for line in notes(delivery, spawn, elapsed, load):
         print(f"* {line}")
@@ -594,7 +599,7 @@ def main() -> None:
             "delivery": {k: {**asdict(stats(v.samples_ms)), **asdict(v)} for k, v in delivery.items()},
             "spawn": {k: {**asdict(v), "median_ms": statistics.median(v.samples_ms)} for k, v in spawn.items()},
             "messages": messages, "spawns": spawns, "run_seconds": round(elapsed, 1), "load_average": load,
-            "cores": os.cpu_count(), "claude_version": rc.VERSION,
+            "cores": os.cpu_count(), "claude_version": version,
         }  # fmt: skip
         args.json.write_text(json.dumps(data, indent=2))
 

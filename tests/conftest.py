@@ -99,10 +99,17 @@ def gate(tmp_path: Path, config_root: Path) -> Iterator[Gate]:
         g.kill_all()
 
 
+@pytest.fixture(params=realclaude.VERSIONS, ids=[f"cc{v}" for v in realclaude.VERSIONS])
+def claude_version(request: pytest.FixtureRequest) -> str:
+    """Each pinned Claude Code version in turn (a test for one only parametrizes `claude_version` itself)."""
+    version: str = request.param
+    return version
+
+
 @pytest.fixture
-def claude() -> Path:
-    """The real Claude Code CLI (the pinned version, installed on first use): never skipped."""
-    return realclaude.claude_bin()
+def claude(claude_version: str) -> Path:
+    """The real Claude Code CLI of `claude_version` (installed on first use): never skipped."""
+    return realclaude.claude_bin(claude_version)
 
 
 @pytest.fixture

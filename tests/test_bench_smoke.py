@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import realclaude as rc
 from tests.support.procs import child_env
 
 pytestmark = pytest.mark.proc
@@ -67,16 +68,20 @@ def test_bench_wake_runs_every_watcher(tmp_path: Path, config_root: Path) -> Non
 
 
 @pytest.mark.tmux  # its own tmux servers
-def test_bench_team_quick_run_reports_every_figure(tmp_path: Path, config_root: Path, claude: Path) -> None:
+@pytest.mark.parametrize("claude_version", [rc.DEFAULT], ids=[f"cc{rc.DEFAULT}"])  # its baseline: today's CLI
+def test_bench_team_quick_run_reports_every_figure(
+    tmp_path: Path, config_root: Path, claude: Path, claude_version: str
+) -> None:
     """Ours, the real CLI and the 500 ms poller all measured: every figure there and positive (targets not judged)."""
     out = tmp_path / "team.json"
     proc = subprocess.run(
         [sys.executable, str(SCRIPT.with_name("bench_team.py")), "--quick", "--json", str(out)],
-        env={**child_env(config_root), "CLAUDE_BIN": str(claude)}, capture_output=True, text=True, timeout=270,
-        check=False,
+        env={**child_env(config_root), rc.override_var(claude_version): str(claude)}, capture_output=True, text=True,
+        timeout=270, check=False,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = json.loads(out.read_text())
+    assert data["claude_version"] == claude_version  # the default baseline
     for kind in ("ours", "real", "poller"):
         delivery = data["delivery"][kind]
         assert delivery["n"] == len(delivery["samples_ms"]) == 10

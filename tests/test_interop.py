@@ -22,6 +22,7 @@ from agentteams.mockapi import MockServer
 from agentteams.mockapi.reqtext import content_text
 from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
+from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.procs import cmdline, find_process, pid_alive, processes_with_env
@@ -113,12 +114,19 @@ def our_lead_scenario() -> dict[str, Any]:
 
 
 def test_real_claude_teammate_in_our_team(
-    claude: Path, cli: Cli, tmux: Tmux, layout: Layout, config_root: Path, proj: Path, tmp_path: Path
+    claude: Path,
+    claude_version: str,
+    cli: Cli,
+    tmux: Tmux,
+    layout: Layout,
+    config_root: Path,
+    proj: Path,
+    tmp_path: Path,
 ) -> None:
     """A real `claude` teammate in our team receives its prompt, answers by SendMessage, goes idle, and shuts
     down on request."""
     with MockServer(our_lead_scenario(), log_path=tmp_path / "req.jsonl") as server:
-        rc.seed_home(config_root, [proj])
+        rc.seed_home(config_root, [proj], claude_version)
         env = rc.claude_env(config_root, server.base_url)  # also our lead's: base URL, key, config root
         lead_pane = tmux.start(env, proj, options={"remain-on-exit": "on"})
         rcfile, out, err = tmp_path / "rc.txt", tmp_path / "out.txt", tmp_path / "err.txt"
@@ -235,13 +243,20 @@ def pane_ends(log: Path, pane: str) -> list[str]:
 
 
 def test_our_teammate_in_a_real_claude_lead_team(
-    claude: Path, cli: Cli, tmux: Tmux, layout: Layout, config_root: Path, proj: Path, tmp_path: Path
+    claude: Path,
+    claude_version: str,
+    cli: Cli,
+    tmux: Tmux,
+    layout: Layout,
+    config_root: Path,
+    proj: Path,
+    tmp_path: Path,
 ) -> None:
     """A real `claude` lead run with CLAUDE_CODE_TEAMMATE_COMMAND=agentteams spawns our teammate: the lead's
     prompt and messages reach it, its replies and idle notices reach the lead's model, and the lead's shutdown
     request makes it approve and exit 0, after which the lead drops the member and the pane is gone."""
     with MockServer(real_lead_scenario(), log_path=tmp_path / "req.jsonl") as server:
-        rc.seed_home(config_root, [proj])
+        rc.seed_home(config_root, [proj], claude_version)
         agentteams = cli.argv()[0]  # the console script: what CLAUDE_CODE_TEAMMATE_COMMAND names
         path = f"{Path(agentteams).parent}{os.pathsep}{os.environ.get('PATH', '/usr/local/bin:/usr/bin:/bin')}"
         env = rc.claude_env(config_root, server.base_url, extra={"CLAUDE_CODE_TEAMMATE_COMMAND": agentteams,
@@ -277,7 +292,7 @@ def test_our_teammate_in_a_real_claude_lead_team(
                 return None
             return next((m for m in members if m.get("name") == "alice"), None)
 
-        typed = time.monotonic()
+        typed, typed_ms = time.monotonic(), int(time.time() * 1000)
         lead.submit("LEADMARKER go")
         watch(lambda: (m := member()) is not None and bool(m.get("tmuxPaneId")), 30,
               "the real lead to give alice a pane", explain)  # fmt: skip
@@ -289,6 +304,7 @@ def test_our_teammate_in_a_real_claude_lead_team(
         assert presence is not None and presence.pane_id == pane
         pid = presence.pid
         argv = cmdline(pid)
+        key = ccv.lead_key_flags(claude_version, argv, typed_ms, int(time.time() * 1000))  # 2.1.330: its own
         t_started = time.monotonic() - typed
         # looking at the panes sends tmux a SIGCHLD when one is dead with no status: tmux 3.3a at times misses our
         # exit, and would keep the pane dead (no `exited` hook) until the lead kills it a second later
@@ -307,7 +323,7 @@ def test_our_teammate_in_a_real_claude_lead_team(
     model = lead_reqs[0]["body"]["model"]
     assert argv[1:] == [
         agentteams, "--agent-id", f"alice@{team}", "--agent-name", "alice", "--team-name", team, "--agent-color",
-        "blue", "--parent-session-id", lead_session, "--dangerously-skip-permissions", "--model", model,
+        "blue", "--parent-session-id", lead_session, *key, "--dangerously-skip-permissions", "--model", model,
     ], argv  # fmt: skip
     assert {r["body"]["model"] for r in alice_reqs} == {model}
     # the lead's prompt and its later message reached our teammate's model, as messages from team-lead

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
+from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.standin import STANDIN_REPLY, read_events, write_standin
 from tests.support.tmuxlab import Tmux
@@ -42,13 +43,13 @@ def lead_requests(server: MockServer) -> list[dict[str, Any]]:
 
 
 def test_real_lead_spawns_the_teammate_command_and_runs_the_exchange(
-    claude: Path, server: MockServer, tmux: Tmux, config_root: Path, tmp_path: Path
+    claude: Path, claude_version: str, server: MockServer, tmux: Tmux, config_root: Path, tmp_path: Path
 ) -> None:
     proj = tmp_path / "proj"
     proj.mkdir()
     log = tmp_path / "standin.jsonl"
     command = write_standin(tmp_path / "standin.sh", log)
-    rc.seed_home(config_root, [proj])
+    rc.seed_home(config_root, [proj], claude_version)
     env = rc.claude_env(config_root, server.base_url, extra={"CLAUDE_CODE_TEAMMATE_COMMAND": str(command)})
 
     lead = rc.RealLead(tmux, claude, env, proj)
@@ -72,10 +73,14 @@ def test_real_lead_spawns_the_teammate_command_and_runs_the_exchange(
     t_spawn = start["t"] - typed
     member = next(m for m in json.loads(config_file.read_text())["members"] if m["name"] == "alice")
     assert (member["color"], member["backendType"], member["prompt"]) == ("blue", "tmux", "ALICEMARK check the parser")
+    traits = ccv.TRAITS[claude_version]
     model = lead_requests(server)[0]["body"]["model"]
-    assert start["argv"] == [
+    assert model == traits.default_model  # the lead's own, passed on with --model
+    argv = start["argv"]
+    key = ccv.lead_key_flags(claude_version, argv, int(typed * 1000), int(start["t"] * 1000))  # 2.1.330: its own
+    assert argv == [
         "--agent-id", f"alice@{team}", "--agent-name", "alice", "--team-name", team, "--agent-color", "blue",
-        "--parent-session-id", config["leadSessionId"], "--dangerously-skip-permissions", "--model", model,
+        "--parent-session-id", config["leadSessionId"], *key, "--dangerously-skip-permissions", "--model", model,
     ]  # fmt: skip
     child_env = start["env"]
     assert {k: child_env.get(k) for k in ("CLAUDECODE", "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS", "CLAUDE_CONFIG_DIR",
@@ -84,6 +89,7 @@ def test_real_lead_spawns_the_teammate_command_and_runs_the_exchange(
         "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": rc.API_KEY,  # the key: from tmux's env
         "TMUX_PANE": member["tmuxPaneId"],
     }  # fmt: skip
+    assert {k: child_env.get(k) for k in traits.empty_env} == dict.fromkeys(traits.empty_env, "")  # 2.1.330: set, ''
     assert Path(start["cwd"]) == proj
 
     # checked on disk and in tmux, not through the lead's model: an approval that lands while the lead is
@@ -103,6 +109,10 @@ def test_real_lead_spawns_the_teammate_command_and_runs_the_exchange(
     got = [e["envelope"] for e in events if e["event"] == "got"]
     assert (got[0]["from"], got[0]["text"]) == ("team-lead", "ALICEMARK check the parser")
     assert '"type":"shutdown_request"' in got[-1]["text"]
+    # 2.1.330 signs every envelope it writes to the teammate, the prompt and the shutdown_request alike, under the
+    # key it gave in argv; 2.1.197 signs nothing
+    signed = [ccv.lead_sig_valid(e, key[1]) if key else "lead_sig" in e for e in got]
+    assert signed == [traits.signs] * len(got), got
     assert (events[-1]["event"], events[-1]["code"]) == ("exit", 0)
 
     lead.exit()

@@ -16,51 +16,82 @@ from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
-VERSION = "2.1.197"  # the version .ci/run installs; keep the two in step
-PREFIX = ROOT / ".cache" / "claude-code"  # .ci/run: npm install --prefix .cache/claude-code
+VERSIONS = ("2.1.197", "2.1.330")  # every interop test runs against each; .ci/run installs the same (a test checks)
+DEFAULT = VERSIONS[-1]  # today's CLI: the benchmarks' baseline, and the one version where a test needs only one
+CACHE = ROOT / ".cache" / "claude-code"  # .ci/run: npm install --prefix .cache/claude-code/<version>
 POLL = 0.05  # seconds between looks at a real CLI (a look may run a tmux client)
 API_KEY = "sk-ant-api03-offline-interop-tests-not-a-real-key-0123456789"
-INSTALL_HINT = (
-    f"run .ci/run, or `npm install --prefix {PREFIX} --save-exact @anthropic-ai/claude-code@{VERSION}`, "
-    "or point CLAUDE_BIN at a claude executable"
-)
+PACKAGE = "@anthropic-ai/claude-code"
 
 
 class RealClaudeMissing(RuntimeError):
     """The real `claude` executable is not installed where the interop tests look for it."""
 
 
-def _install() -> None:
-    """The project-local npm install, made on first use so that `python -m pytest -q` alone is enough."""
+def prefix(version: str) -> Path:
+    """The npm prefix this version is installed into."""
+    return CACHE / version
+
+
+def override_var(version: str) -> str:
+    """The environment variable that points the tests at another executable of this version: CLAUDE_BIN_2_1_330."""
+    return "CLAUDE_BIN_" + version.replace(".", "_")
+
+
+def install_hint(version: str) -> str:
+    return (
+        f"run .ci/run, or `npm install --prefix {prefix(version)} --save-exact {PACKAGE}@{version}`, "
+        f"or point {override_var(version)} at a claude {version} executable"
+    )
+
+
+def installed_version(where: Path) -> str | None:
+    """The Claude Code version npm installed under prefix `where` (from its package.json), if any."""
+    try:
+        data = json.loads((where / "node_modules" / PACKAGE / "package.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    version = data.get("version") if isinstance(data, dict) else None
+    return version if isinstance(version, str) else None
+
+
+def _install(version: str) -> None:
+    """The project-local npm install of `version`, made on first use so that `python -m pytest -q` alone is
+    enough. Checks, then installs (as .ci/run does); RealClaudeMissing if npm is missing or fails."""
     import fcntl
     import shutil
 
+    where = prefix(version)
     npm = shutil.which("npm")
     if npm is None:
-        raise RealClaudeMissing(f"the interop tests need the real Claude Code CLI, and npm is missing: {INSTALL_HINT}")
-    PREFIX.mkdir(parents=True, exist_ok=True)
-    with (PREFIX.parent / ".claude-code.install-lock").open("w") as lock:
+        raise RealClaudeMissing(f"the interop tests need the real Claude Code CLI, and npm is missing: "
+                                f"{install_hint(version)}")  # fmt: skip
+    where.mkdir(parents=True, exist_ok=True)
+    with (CACHE / f".install-{version}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # two test processes must not install into one prefix at once
-        if (PREFIX / "node_modules" / ".bin" / "claude").exists():
+        if installed_version(where) == version and (where / "node_modules" / ".bin" / "claude").exists():
             return
         proc = subprocess.run(
-            [npm, "install", "--prefix", str(PREFIX), "--save-exact", "--no-audit", "--no-fund",
-             f"@anthropic-ai/claude-code@{VERSION}"],
+            [npm, "install", "--prefix", str(where), "--save-exact", "--no-audit", "--no-fund", "--loglevel=error",
+             f"{PACKAGE}@{version}"],
             capture_output=True, text=True, timeout=600, check=False,
         )  # fmt: skip
         if proc.returncode != 0:
-            raise RealClaudeMissing(f"npm install failed ({proc.stderr.strip()[-300:]}): {INSTALL_HINT}")
+            raise RealClaudeMissing(f"npm install failed ({proc.stderr.strip()[-300:]}): {install_hint(version)}")
 
 
-def claude_bin() -> Path:
-    """`$CLAUDE_BIN`, else the project-local npm install (made on first use); RealClaudeMissing when impossible."""
-    env = os.environ.get("CLAUDE_BIN")
-    path = Path(env) if env else PREFIX / "node_modules" / ".bin" / "claude"
-    if not env and not path.exists():
-        _install()
+def claude_bin(version: str = DEFAULT) -> Path:
+    """`$CLAUDE_BIN_<version>`, else the project-local npm install of `version` (made on first use);
+    RealClaudeMissing when impossible."""
+    if version not in VERSIONS:
+        raise ValueError(f"Claude Code {version} is not one of the pinned versions {VERSIONS}")
+    env = os.environ.get(override_var(version))
+    path = Path(env) if env else prefix(version) / "node_modules" / ".bin" / "claude"
+    if not env and installed_version(prefix(version)) != version:
+        _install(version)
     if not (path.is_file() and os.access(path, os.X_OK)):
-        where = "CLAUDE_BIN" if env else "the project-local install"
-        raise RealClaudeMissing(f"real Claude Code CLI not found at {path} ({where}): {INSTALL_HINT}")
+        where = override_var(version) if env else "the project-local install"
+        raise RealClaudeMissing(f"real Claude Code CLI not found at {path} ({where}): {install_hint(version)}")
     return path
 
 
@@ -75,7 +106,7 @@ def _dump(path: Path, data: dict[str, Any]) -> None:
     path.write_text(json.dumps(data, indent=2), encoding="utf-8")
 
 
-def seed_home(config_dir: Path, cwds: Iterable[Path], api_key: str = API_KEY) -> None:
+def seed_home(config_dir: Path, cwds: Iterable[Path], version: str, api_key: str = API_KEY) -> None:
     """Make interactive sessions start with no dialog: onboarding done, key approved, `cwds` trusted.
 
     Merges into `config_dir/.claude.json` and `config_dir/settings.json` (bypass-permissions prompt skipped).
@@ -84,7 +115,7 @@ def seed_home(config_dir: Path, cwds: Iterable[Path], api_key: str = API_KEY) ->
     state_file = config_dir / ".claude.json"
     state = _load(state_file)
     state.update({
-        "hasCompletedOnboarding": True, "lastOnboardingVersion": VERSION, "theme": "dark",
+        "hasCompletedOnboarding": True, "lastOnboardingVersion": version, "theme": "dark",
         "customApiKeyResponses": {"approved": [api_key[-20:]], "rejected": []},
         "bypassPermissionsModeAccepted": True, "autoUpdates": False,
     })  # fmt: skip
