@@ -45,6 +45,7 @@ class RecordingSpawner:
     """Starts nothing: records spawns and stops; a member is alive until the test `kill`s it."""
 
     backend = "in-process"
+    takes_lead_key = True  # as a real spawner: the lead signs what it writes to every teammate
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -114,10 +115,12 @@ class LeadRig:
         notice = IdleNotification(sender=name, timestamp=now_iso(), summary=summary)
         self.mailbox.send(self.team, LEAD_NAME, notice.to_text(), sender=name)
 
-    def approve_shutdown(self, name: str) -> None:
-        approved = ShutdownApproved(
-            request_id=f"shutdown-1@{name}", sender=name, timestamp=now_iso(), backend_type="in-process"
-        )
+    def approve_shutdown(self, name: str, *, asked: bool = True) -> None:
+        """`name` approves a shutdown: one the lead asked for (as if its model had sent the request), or not."""
+        request_id = f"shutdown-1@{name}"
+        if asked:
+            self.runtime.promises.shutdown_sent(name, request_id)
+        approved = ShutdownApproved(request_id=request_id, sender=name, timestamp=now_iso(), backend_type="in-process")
         self.mailbox.send(self.team, LEAD_NAME, approved.to_text(), sender=name)
 
     def settle(self) -> None:
