@@ -21,6 +21,7 @@ from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import IdleNotification, Message, ShutdownApproved, parse_message
 from agentteams.store.records import Member
+from agentteams.store.signing import LeadVerifyKey
 from agentteams.store.teams import NewMember, TeamStore
 from agentteams.team import lead as lead_module
 from agentteams.team import teammate as teammate_module
@@ -222,7 +223,7 @@ def running_teammate(rig: TeammateRig) -> Iterator[TeammateRig]:
 def teammate_rig(
     layout: Layout, cwd: Path, model: FakeModel, name: str = "alice", *, permission_mode: str = "default",
     plan_mode_required: bool = False, permission_timeout: float = teammate_module.PERMISSION_TIMEOUT,
-    peers: tuple[str, ...] = (),
+    peers: tuple[str, ...] = (), lead_key: LeadVerifyKey | None = None,
 ) -> TeammateRig:  # fmt: skip
     """TEAM with `name` (and `peers`) registered as the lead's spawn would, and `name`'s runtime (not started)."""
     teams = TeamStore(layout)
@@ -235,6 +236,6 @@ def teammate_rig(
         interactive=True, identity=Identity(name, TEAM, color=member.color),
     )  # fmt: skip
     runtime = TeammateRuntime(
-        options, model, layout=layout, backend="in-process", permission_timeout=permission_timeout
+        options, model, layout=layout, backend="in-process", permission_timeout=permission_timeout, lead_key=lead_key
     )
     return TeammateRig(runtime, model, layout, name)
