@@ -74,10 +74,12 @@ def test_the_keyring_signs_the_sender_s_voice_and_the_lead_s_last() -> None:
     lead_key = keyring.new_lead_key(TEAM, "Alice")
     env = new_envelope("team-lead", "hello", summary="hi")
     keyring.seal(TEAM, "alice", env)
-    assert list(env.to_json())[-2:] == [MEMBER_SIG, LEAD_SIG]  # Claude Code writes lead_sig as the last key
+    assert list(env.to_json())[-1] == LEAD_SIG and MEMBER_SIG not in env.extra  # last, as Claude Code writes it
     assert verifies(LEAD_DOMAIN, env, lead_key.key)
+    to_bob = new_envelope("team-lead", "hello")  # no lead key for bob: the lead's own voice
+    keyring.seal(TEAM, "bob", to_bob)
     member = VerifyKey.parse(keyring.member_key(TEAM, "team-lead").public)
-    assert member is not None and verifies(MEMBER_DOMAIN, env, member)
+    assert member is not None and verifies(MEMBER_DOMAIN, to_bob, member) and LEAD_SIG not in to_bob.extra
     other = new_envelope("bob", "hello")  # a sender this process does not speak for: nothing signed
     keyring.seal(TEAM, "alice", other)
     assert MEMBER_SIG not in other.extra and LEAD_SIG not in other.extra

@@ -47,9 +47,11 @@ def _unb64url(text: str) -> bytes | None:
 def signed_bytes(domain: Domain, env: Envelope) -> bytes:
     """The bytes a signature covers: `JSON.stringify([domain, msg_id, from, timestamp, text, summary, color,
     from_plugin])`, each field as written and an absent one null (`msgV`, `type`, `read` are not covered)."""
-    raw = env.to_json()
-    fields = [domain, *(raw.get(k) for k in ("msg_id", "from", "timestamp", "text", "summary", "color", "from_plugin"))]
+    plugin = getattr(env, "from_plugin", None) or env.extra.get("from_plugin")
+    fields = [domain, env.msg_id, env.sender, env.timestamp, env.text, env.summary, env.color, plugin]
     text = json.dumps(fields, separators=(",", ":"), ensure_ascii=False)
+    if text.isascii():
+        return text.encode("ascii")
     # JSON.stringify escapes a lone surrogate; Python would write it raw (and UTF-8 cannot encode it)
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text).encode("utf-8")
 
@@ -169,15 +171,15 @@ class Keyring:
             self._leads.pop((team, recipient.lower()), None)
 
     def seal(self, team: str, recipient: str, env: Envelope) -> None:
-        """Sign an envelope about to be written: the sender's own signature, then `lead_sig` (kept last, as
-        Claude Code writes it) when a lead writes to a teammate it holds a key for."""
+        """Sign an envelope about to be written: `lead_sig` (the last key, as Claude Code writes it) when a lead
+        writes to a teammate it holds a key for, else the sender's own signature if this process speaks for it."""
         with self._lock:
             mine = self._member_key(team, env.sender) if (team, env.sender) in self._members else None
             lead = self._leads.get((team, recipient.lower())) if env.sender in PROTECTED_SENDERS else None
-        if mine is not None:
-            env.extra[MEMBER_SIG] = mine.sign(signed_bytes(MEMBER_DOMAIN, env))
-        if lead is not None:
+        if lead is not None:  # the teammate checks this one: the member signature would only cost time
             env.extra[LEAD_SIG] = lead.sign(signed_bytes(LEAD_DOMAIN, env))
+        elif mine is not None:
+            env.extra[MEMBER_SIG] = mine.sign(signed_bytes(MEMBER_DOMAIN, env))
 
 
 def _never() -> VerifyKey:
