@@ -3,6 +3,7 @@ replayed) or another member's reaches the model marked `verified="false"` and ne
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
@@ -165,3 +166,22 @@ def test_the_lead_marks_its_own_voice_and_ignores_approvals_it_never_asked_for(t
         lead.approve_shutdown("alice")  # asked for: honoured, once
         lead.settle()
         assert lead.members() == ["team-lead", "bob"] and model.calls == 2
+
+
+@pytest.mark.usefixtures("quick")
+def test_private_keys_never_reach_a_file(tmp_path: Path, layout: Layout) -> None:
+    lead_keys = Keyring()
+    model = FakeModel([[tool("SendMessage", to=LEAD_NAME, message="hello lead")], [text("Done.")]])
+    rig = teammate_rig(layout, tmp_path, model, lead_key=lead_keys.new_lead_key(TEAM, "alice"))
+    Mailbox(layout, seal=lead_keys.seal).send(TEAM, "alice", "Say hello.", sender=LEAD_NAME)
+    with running_teammate(rig):
+        rig.wait_turns(1)
+        wait_until(lambda: rig.member().verify_key is not None, WAIT, "alice's public key in her member entry")
+    mine = rig.runtime.store.keyring.member_key(TEAM, "alice")
+    assert rig.member().verify_key == mine.public
+    secret = mine._key.private_bytes_raw()
+    spellings = [secret, secret.hex().encode(), base64.b64encode(secret), base64.urlsafe_b64encode(secret).rstrip(b"=")]
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert not any(s in data for s in spellings), f"{path} holds alice's private key"
