@@ -1,5 +1,6 @@
-"""One owner per outside thing: libtmux and $TMUX (backends/tmux.py), the anthropic SDK (model/), rich consoles
-(ui/), pid liveness (pids.py); and the teammate launcher stays stdlib-only. Read from the source, no imports."""
+"""One owner per outside thing: libtmux and $TMUX (backends/tmux.py), the anthropic SDK (model/), cryptography
+(store/signing.py), rich consoles (ui/), pid liveness (pids.py); and the teammate launcher stays stdlib-only.
+Read from the source, no imports."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ OWNERS = {
     "libtmux": ("backends/tmux.py",),
     "tmux env": ("backends/tmux.py",),
     "anthropic": ("model/",),
+    "cryptography": ("store/signing.py",),
     "rich console": ("ui/",),
     "pid_alive": ("pids.py",),
 }
@@ -53,7 +55,7 @@ def _under(module: str, top: str) -> bool:
 
 
 def _import_rules(module: str, names: list[str], runtime: bool) -> list[str]:
-    found = [top for top in ("libtmux", "anthropic") if _under(module, top)]
+    found = [top for top in ("libtmux", "anthropic", "cryptography") if _under(module, top)]
     console = module == "rich.console" and (not names or "Console" in names)
     if runtime and (console or (module == "rich" and "console" in names)):  # one for annotations makes none
         found.append("rich console")
@@ -118,6 +120,8 @@ def test_the_check_catches_planted_violations(tmp_path: Path) -> None:
     assert [v.split(": ")[1] for v in violations(source, "ui/bad.py")] == [
         "libtmux (owner", "anthropic (owner", "pid_alive (owner", "tmux env (owner", "pid_alive (owner",
     ]  # fmt: skip
+    crypto = '"""Planted."""\nfrom cryptography.exceptions import InvalidSignature\n'
+    assert violations(crypto, "team/x.py") == ["team/x.py:2: cryptography (owner: store/signing.py)"]
     typing_only = '"""Planted."""\nif TYPE_CHECKING:\n    from rich.console import Console\n'
     assert violations(typing_only, "cli/x.py") == []
 

@@ -34,7 +34,8 @@ OPTIONAL_PREIMPORTS = (
     "agentteams.team.teammate", "agentteams.agent.session", "agentteams.cli.headless", "agentteams.store.watch",
     "agentteams.team.delivery", "agentteams.cli.teammate_run", "agentteams.cli.render", "agentteams.tools.registry",
     "agentteams.store.mailbox", "agentteams.store.tasks", "agentteams.store.presence", "agentteams.store.files",
-    "agentteams.backends.tmux", "portalocker", "inotify_simple",
+    "agentteams.backends.tmux", "portalocker", "inotify_simple", "agentteams.store.signing",
+    "agentteams.team.trust", "cryptography.hazmat.primitives.asymmetric.ed25519", "cryptography.exceptions",
 )  # fmt: skip
 SECRET_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 REQUEST_TIMEOUT = 10.0  # a connected client that sends nothing only ties up its own forked child, this long

@@ -14,7 +14,8 @@ from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk
 from agentteams.backends.tmux import inside_tmux
 from agentteams.errors import AgentTeamsError
 from agentteams.team.delivery import TeamEvent
-from agentteams.team.lead import LeadRuntime, PermissionJudge
+from agentteams.team.lead import LeadRuntime
+from agentteams.team.relay import PermissionJudge
 
 
 @dataclass

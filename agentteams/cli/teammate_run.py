@@ -67,6 +67,13 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     from agentteams.team.teammate import TeammateRuntime
 
     name, team = _who(flags)
+    lead_key = None
+    if flags.lead_verify_key is not None:
+        from agentteams.store.signing import LeadVerifyKey
+
+        lead_key = LeadVerifyKey.parse(flags.lead_verify_key)
+        if lead_key is None:  # taking the lead's word unsigned instead would undo what the key is for
+            raise AgentTeamsError("--lead-verify-key must be <epoch ms>.<Ed25519 public key, base64url SPKI>")
     layout = Layout.from_env()
     store = open_store(layout)
     config = store.teams.read(team)  # a missing team is one clear line, before any model set-up
@@ -83,7 +90,7 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     runtime = TeammateRuntime(
         options, AnthropicClient(model_config), layout=layout, store=store, backend="tmux" if pane else "process",
         pane_id=pane, on_event=renderer.agent_event, on_team_event=renderer.team_event,
-        secrets=tuple(model_config.secrets()),
+        secrets=tuple(model_config.secrets()), lead_key=lead_key,
     )  # fmt: skip
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)

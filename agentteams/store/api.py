@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # kept out of start-up: `task list` must not load the protoco
     from agentteams.errors import CorruptFileError
     from agentteams.store.presence import Presence
     from agentteams.store.protocol import Message
+    from agentteams.store.signing import Keyring
 
 T = TypeVar("T")
 
@@ -135,5 +136,7 @@ class Store(Protocol):
     def tasks(self) -> Tasks: ...
     @property
     def presence(self) -> Presences: ...
+    @property
+    def keyring(self) -> Keyring: ...  # this process's signing keys (never stored)
     def canonical(self, team: str) -> str: ...  # how this store spells a team's name (its key)
     def watch(self, team: str, agent: str, *, tasks: bool = False) -> Waiter: ...

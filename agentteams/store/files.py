@@ -10,6 +10,7 @@ from agentteams.store.paths import Layout, team_dir_name
 if TYPE_CHECKING:
     from agentteams.store.mailbox import Mailbox
     from agentteams.store.presence import Presence
+    from agentteams.store.signing import Keyring
     from agentteams.store.tasks import TaskStore
     from agentteams.store.teams import TeamStore
     from agentteams.store.watch import FileWatcher
@@ -46,6 +47,7 @@ class FileStore:
         self._mail: Mailbox | None = None
         self._tasks: TaskStore | None = None
         self._presence = FilePresences(self.layout)
+        self._keyring: Keyring | None = None
 
     @property
     def teams(self) -> TeamStore:
@@ -60,7 +62,7 @@ class FileStore:
         if self._mail is None:
             from agentteams.store.mailbox import Mailbox
 
-            self._mail = Mailbox(self.layout, self.teams)
+            self._mail = Mailbox(self.layout, self.teams, self.keyring.seal)
         return self._mail
 
     @property
@@ -71,6 +73,15 @@ class FileStore:
             # the mailbox (for task_assignment messages) is made by TaskStore on first use, not here
             self._tasks = TaskStore(self.layout, self._mail)
         return self._tasks
+
+    @property
+    def keyring(self) -> Keyring:
+        """The signing keys of this process's agents: everything they write through this store is signed."""
+        if self._keyring is None:
+            from agentteams.store.signing import Keyring
+
+            self._keyring = Keyring()
+        return self._keyring
 
     @property
     def presence(self) -> FilePresences:

@@ -10,7 +10,7 @@ import contextlib
 import json
 import os
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from agentteams import diagnostics
@@ -34,6 +34,7 @@ from agentteams.store.teams import TeamStore
 KEEP_DELIVERED = 20  # delivered messages kept in the live inbox; older ones go to the history file
 FULL_CHECK_BYTES = 64 * 1024  # below this an inbox is fully parsed before an append
 MAX_TEXT_CHARS = 8 * 1024 * 1024
+Sealer = Callable[[str, str, Envelope], None]  # (team, recipient, envelope about to be written)
 
 
 def spool_file(inbox: Path) -> Path:
@@ -129,9 +130,9 @@ def _parse_inbox(raw: bytes, path: Path) -> list[Envelope]:
 
 
 class Mailbox:
-    def __init__(self, layout: Layout | None = None, teams: TeamStore | None = None) -> None:
+    def __init__(self, layout: Layout | None = None, teams: TeamStore | None = None, seal: Sealer | None = None):
         self.layout = layout or Layout.from_env()
-        self.teams = teams or TeamStore(self.layout)
+        self.teams, self.seal = teams or TeamStore(self.layout), seal  # seal: signing.Keyring.seal, or unsigned
 
     # -- sending ------------------------------------------------------------------------------------
 
@@ -154,6 +155,8 @@ class Mailbox:
         if color is None and (member := config.member(sender)) and member.agent_id != config.lead_agent_id:
             color = member.color
         env = new_envelope(sender, text, summary=summary, color=color)
+        if self.seal is not None:
+            self.seal(config.name, name, env)
         self._commit(self.layout.inbox_file(config.name, name), env)
         return env
 

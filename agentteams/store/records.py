@@ -156,6 +156,7 @@ class Member(Record):
     worktree_path: str | None = key("worktreePath", str)
     allowed_tools: list[str] | None = key("allowedTools", list)
     disallowed_tools: list[str] | None = key("disallowedTools", list)
+    verify_key: str | None = key("agentteamsKey", str)  # ours: the public key this member's envelopes verify with
 
 
 @dataclass(kw_only=True, repr=False, eq=False)  # Record supplies both: fewer methods to generate
@@ -212,6 +213,9 @@ class Envelope(Record):
     msg_id: str | None = key("msg_id", str)
     type: str | None = key("type", str)
     read: bool | None = key("read", bool)
+    # what this process concluded about the sender (never written): an unverified message reaches a model
+    # marked as such and has no protocol effect
+    unverified: bool = field(default=False, repr=False, compare=False)
 
     @property
     def identity(self) -> tuple[str, ...]:

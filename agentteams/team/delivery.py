@@ -29,12 +29,15 @@ def _attr(value: str) -> str:
 
 
 def message_block(env: Envelope) -> str:
-    """`<teammate-message teammate_id=".." color=".." summary="..">` + text; a closing tag inside is escaped."""
+    """`<teammate-message teammate_id=".." color=".." summary=".." [verified="false"]>` + text; a closing tag
+    inside is escaped."""
     attrs = f' teammate_id="{_attr(env.sender)}"'
     if env.color:
         attrs += f' color="{_attr(env.color)}"'
     if env.summary:
         attrs += f' summary="{_attr(env.summary)}"'
+    if env.unverified:  # as Claude Code 2.1.330 marks a message whose claimed sender it could not verify
+        attrs += ' verified="false"'
     body = env.text.replace(CLOSE_TAG, "&lt;/teammate-message>")
     return f"<teammate-message{attrs}>\n{body}\n{CLOSE_TAG}"
 
@@ -48,6 +51,8 @@ def wake_order(envs: list[Envelope], lead: str) -> list[Envelope]:
     """Shutdown requests first, then the lead's messages, then peers'; arrival order within each group."""
 
     def rank(env: Envelope) -> int:
+        if env.unverified:
+            return 2  # a forged shutdown request or lead message has no priority
         if isinstance(parse_message(env.text), ShutdownRequest):
             return 0
         return 1 if env.sender == lead else 2

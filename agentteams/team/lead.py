@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from agentteams import diagnostics
 from agentteams.agent.loop import AgentEvent, TurnResult
@@ -25,29 +25,21 @@ from agentteams.store.presence import Presence, State
 from agentteams.store.protocol import (
     IdleNotification,
     PermissionRequest,
-    PermissionResponse,
+    PlanApprovalRequest,
     ShutdownApproved,
     ShutdownRequest,
     parse_message,
 )
 from agentteams.store.records import Envelope
+from agentteams.team import relay
 from agentteams.team.delivery import TeamEvent, add_idle_notice, lead_turn_text
-from agentteams.team.spawning import Handle, SpawnRequest, spawn_member
+from agentteams.team.relay import PermissionJudge
+from agentteams.team.spawning import Handle, Spawner, spawn_member
+from agentteams.team.trust import LeadPromises, Trust
 from agentteams.tools.base import ToolInputError
+from agentteams.tools.plan_tools import plan_digest
 
 CHECK_EVERY = 0.5  # seconds between liveness checks of teammates (death is noticed within ~2 s)
-
-
-class Spawner(Protocol):
-    backend: Any
-
-    def spawn(self, req: SpawnRequest) -> Handle: ...
-    def alive(self, handle: Handle, team: str) -> bool: ...
-    def stop(self, handle: Handle) -> None: ...
-
-
-# (tool name, input, member name) -> approve?  Interactive: the person; headless: the lead's policy
-PermissionJudge = Callable[[PermissionRequest, str], bool]
 
 
 @dataclass
@@ -90,7 +82,11 @@ class LeadRuntime:
         self._presence = Presence(pid=os.getpid(), session_id=self.ctx.session_id, backend="process", pane_id=pane)
         self._inbox_lock = threading.RLock()  # the team thread and shutdown_team both read the inbox
         self._muted = False  # while shutting the team down, departures are not news for the model
+        self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
+        self.promises = LeadPromises()
         self.ctx.hooks.spawn_teammate = self.spawn_teammate
+        self.ctx.hooks.shutdown_sent = self.promises.shutdown_sent
+        self.ctx.hooks.plan_digest = self.promises.plan_digest
         session.listen(self._on_agent_event)
 
     # -- public -------------------------------------------------------------------------------------
@@ -152,6 +148,7 @@ class LeadRuntime:
                 request_id=ShutdownRequest.new_request_id(name), sender=LEAD_NAME,
                 reason="The team's work is finished.", timestamp=now_iso(),
             )  # fmt: skip
+            self.promises.shutdown_sent(name, request.request_id)
             with contextlib.suppress(AgentTeamsError):
                 self.mailbox.send(team, name, request.to_text(), sender=LEAD_NAME)
         deadline = time.monotonic() + timeout
@@ -248,6 +245,7 @@ class LeadRuntime:
             return
         team = self.team
         assert team is not None
+        self.store.keyring.adopt(team, LEAD_NAME)  # the key itself is made and recorded on the team thread
         self._write_presence("working" if self._busy else "idle")
         self._team_thread = threading.Thread(target=self._watch_team, args=(team,), name="lead-team", daemon=True)
         self._team_thread.start()
@@ -266,6 +264,9 @@ class LeadRuntime:
         self.store.presence.write(team, LEAD_NAME, self._presence)
 
     def _watch_team(self, team: str) -> None:
+        with contextlib.suppress(AgentTeamsError):
+            key = self.store.keyring.member_key(team, LEAD_NAME).public
+            self.teams.set_member_fields(team, LEAD_NAME, verify_key=key)
         with self.store.watch(team, LEAD_NAME) as watcher:
             while not self._closing and self.team == team:
                 try:
@@ -282,19 +283,30 @@ class LeadRuntime:
             return
         with self._inbox_lock:
             handled: list[Envelope] = []
+            config = None
             for env in self.mailbox.unread(team, LEAD_NAME):
                 if env.identity in self._seen:
                     continue
                 self._seen.add(env.identity)
-                if self._handle(env):
+                if config is None:
+                    with contextlib.suppress(AgentTeamsError):
+                        config = self.teams.read(team)
+                if self._handle(env, self.trust.judge(env, config) == "forged"):
                     handled.append(env)
             if handled:
                 self.mailbox.mark_delivered(team, LEAD_NAME, handled)
+                self.trust.delivered(handled)
 
-    def _handle(self, env: Envelope) -> bool:
-        """React to one message; True when it is dealt with here (not for the model)."""
-        msg = parse_message(env.text)
+    def _handle(self, env: Envelope, forged: bool) -> bool:
+        """React to one message; True when it is dealt with here (not for the model). A forged one only goes to
+        the model, marked: it answers, approves and reports nothing."""
+        msg = None if forged else parse_message(env.text)
         who = env.sender
+        if isinstance(msg, ShutdownApproved) and not self.promises.take_approval(who, msg.request_id):
+            diagnostics.warning("%s approved a shutdown this lead never asked of it (%s); ignored", who, msg.request_id)
+            return True
+        if isinstance(msg, PlanApprovalRequest):
+            self.promises.plan_seen(msg.request_id, plan_digest(msg.plan_content))
         if isinstance(msg, IdleNotification):
             if who not in self.handles:  # a teammate that has left (e.g. a real CLI's notice after approving)
                 return True
@@ -321,24 +333,9 @@ class LeadRuntime:
     def _answer_permission(self, msg: PermissionRequest, who: str) -> None:
         team = self.team
         assert team is not None
-        tool = self.session.tool(msg.tool_name)
-        if self.judge is not None:
-            allow = self.judge(msg, who)
-        elif tool is None:
-            allow = False
-        else:
-            try:
-                target = tool.permission_target(msg.input, self.session.options.cwd)
-            except AgentTeamsError:
-                target = None
-            allow = self.session.policy.decide(tool.name, tool.kind, target).behavior == "allow"
-        answer = PermissionResponse(
-            request_id=msg.request_id, subtype="success" if allow else "error",
-            response={"updated_input": msg.input, "permission_updates": []} if allow else None,
-            error=None if allow else "The team lead denied this request.",
-        )  # fmt: skip
+        allow = relay.decide(self.session, self.judge, msg, who)
         self._team_event(TeamEvent("permission", who, f"{msg.tool_name}: {'allowed' if allow else 'denied'}"))
-        self.mailbox.send(team, who, answer.to_text(), sender=LEAD_NAME)
+        self.mailbox.send(team, who, relay.response(msg, allow).to_text(), sender=LEAD_NAME)
 
     def _check_liveness(self) -> None:
         team = self.team
@@ -356,6 +353,8 @@ class LeadRuntime:
         """Unassign its tasks, drop it from the team, close its pane, and tell the model."""
         team = self.team
         handle = self.handles.pop(name, None)
+        if team:
+            self.store.keyring.drop_lead_key(team, name)
         if handle is not None:
             with contextlib.suppress(Exception):
                 self.spawner.stop(handle)

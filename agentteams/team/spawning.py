@@ -8,12 +8,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import subprocess
 import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentteams import diagnostics
 from agentteams.agent.loop import AgentEvent
@@ -24,6 +25,7 @@ from agentteams.model.types import ModelClient
 from agentteams.pids import pid_alive
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, agent_name, team_dir_name
+from agentteams.store.signing import LeadVerifyKey
 from agentteams.team.delivery import TeamEvent
 
 if TYPE_CHECKING:
@@ -31,6 +33,8 @@ if TYPE_CHECKING:
     from agentteams.store.records import Member
 
 Backend = Literal["tmux", "in-process"]
+FIRST_SIGNING_CLAUDE = (2, 1, 330)  # the first Claude Code verified to take --lead-verify-key (2.1.197 exits on it)
+VERSION_WAIT = 10.0  # seconds a teammate program may take to print its version
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # Claude Code's rule for teammate names
 # What a teammate process needs from the lead's environment (never the API key: it comes from the
 # fork server or the tmux server's environment).
@@ -58,6 +62,7 @@ class SpawnRequest:
     agent_type: str | None = None
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
+    lead_key: LeadVerifyKey | None = None  # the public half of the lead's key for this teammate
 
     @property
     def agent_id(self) -> str:
@@ -76,12 +81,25 @@ class Handle:
     interrupt: threading.Event | None = None  # ends an in-process teammate's running turn
 
 
+class Spawner(Protocol):
+    """What a lead needs of a way to start teammates."""
+
+    backend: Any
+    takes_lead_key: bool  # can the teammate check a lead signature (a key on its command line or in memory)?
+
+    def spawn(self, req: SpawnRequest) -> Handle: ...
+    def alive(self, handle: Handle, team: str) -> bool: ...
+    def stop(self, handle: Handle) -> None: ...
+
+
 def teammate_argv(req: SpawnRequest, executable: list[str]) -> list[str]:
     """The teammate command line, flag for flag as Claude Code starts its teammates."""
     argv = [
         *executable, "--agent-id", req.agent_id, "--agent-name", req.name, "--team-name", req.team,
         "--agent-color", req.color, "--parent-session-id", req.parent_session_id,
     ]  # fmt: skip
+    if req.lead_key is not None:
+        argv += ["--lead-verify-key", req.lead_key.argument()]
     if req.agent_type:
         argv += ["--agent-type", req.agent_type]
     if req.plan_mode_required:
@@ -129,6 +147,12 @@ class TmuxSpawner:
         self.command = command or own_executable()
         self.extra_env = extra_env or dict
         self.target_pane = current_pane()
+        self._version = _VersionProbe(self.command)
+
+    @property
+    def takes_lead_key(self) -> bool:
+        """Whether the teammate program accepts `--lead-verify-key`: ours does, a real `claude` from 2.1.330."""
+        return self._version.takes_lead_key()
 
     def spawn(self, req: SpawnRequest) -> Handle:
         argv = teammate_argv(req, self.command)
@@ -149,10 +173,44 @@ class TmuxSpawner:
         self.tmux.select_pane(handle.pane_id, zoom=False)
 
 
+class _VersionProbe:
+    """`<command> --version`, asked once in the background when the teammate program is not ours."""
+
+    def __init__(self, command: list[str]) -> None:
+        self.command = command
+        self._answer: str | None = "agentteams" if command == own_executable() else None
+        self._thread: threading.Thread | None = None
+        if self._answer is None:
+            self._thread = threading.Thread(target=self._ask, name="teammate-version", daemon=True)
+            self._thread.start()
+
+    def _ask(self) -> None:
+        try:
+            proc = subprocess.run(
+                [*self.command, "--version"], capture_output=True, text=True, timeout=VERSION_WAIT, check=False,
+                stdin=subprocess.DEVNULL,
+            )  # fmt: skip
+            self._answer = proc.stdout.strip()
+        except (OSError, subprocess.SubprocessError) as e:
+            self._answer = ""
+            diagnostics.debug("teammate command %s --version: %s", self.command, e)
+
+    def takes_lead_key(self) -> bool:
+        if self._thread is not None:
+            self._thread.join(VERSION_WAIT)
+        answer = self._answer or ""
+        if answer.startswith("agentteams"):
+            return True
+        m = re.match(r"^(\d+)\.(\d+)\.(\d+) \(Claude Code\)", answer)
+        # an older claude exits on an unknown option; any other program gets no key rather than a failed start
+        return m is not None and tuple(int(g) for g in m.groups()) >= FIRST_SIGNING_CLAUDE
+
+
 class InProcessSpawner:
     """Each teammate a thread of the lead's process: same files, same protocol, one model client."""
 
     backend: Backend = "in-process"
+    takes_lead_key = True  # handed over in memory
 
     def __init__(
         self, layout: Layout, client: ModelClient, *, store: Store | None = None, secrets: tuple[str | None, ...] = (),
@@ -179,6 +237,7 @@ class InProcessSpawner:
         runtime = TeammateRuntime(
             options, self.client, layout=self.layout, store=self.store, backend="in-process", stop=handle.stop,
             on_event=lambda e: self.on_event(req.name, e), on_team_event=self.on_team_event, secrets=self.secrets,
+            lead_key=req.lead_key,
         )  # fmt: skip
 
         def serve() -> None:
@@ -206,7 +265,7 @@ class InProcessSpawner:
         raise AgentTeamsError(f"{handle.name} runs inside the lead's process: it has no pane to focus")
 
 
-def spawn_member(session: Session, spawner: Any, team: str, args: dict[str, Any]) -> tuple[Member, Handle]:
+def spawn_member(session: Session, spawner: Spawner, team: str, args: dict[str, Any]) -> tuple[Member, Handle]:
     """Register the teammate, write its prompt as its first message, start it; undone if the start fails."""
     from agentteams.model.aliases import resolve_model
     from agentteams.store.api import NewMember
@@ -233,15 +292,24 @@ def spawn_member(session: Session, spawner: Any, team: str, args: dict[str, Any]
         name=name, agent_type=str(kind) if kind and kind != "general-purpose" else None, model=model,
         prompt=prompt, plan_mode_required=plan, cwd=str(opts.cwd),
     ))  # fmt: skip
+    keyring = session.store.keyring
+    try:  # Claude Code 2.1.330's lead signs what it writes to each teammate that can check it
+        lead_key = keyring.new_lead_key(team, member.name) if spawner.takes_lead_key else None
+    except Exception as e:
+        session.store.teams.remove_member(team, member.name)
+        raise ToolInputError(
+            f"Could not make a signing key for {member.name} ({e}); try --teammate-mode in-process"
+        ) from e
     mailbox.send(team, member.name, prompt, sender=LEAD_NAME)
     req = SpawnRequest(
         name=member.name, team=team, color=member.color or "blue", cwd=opts.cwd, parent_session_id=opts.session_id,
         model=model, permission_mode=lead_mode if plan else mode, plan_mode_required=plan,
-        agent_type=member.agent_type,
+        agent_type=member.agent_type, lead_key=lead_key,
     )  # fmt: skip
     try:
         handle = spawner.spawn(req)
     except Exception as e:
+        keyring.drop_lead_key(team, member.name)
         session.store.teams.remove_member(team, member.name)
         mailbox.remove_inbox(team, member.name)
         raise ToolInputError(f"Could not start {member.name}: {e}") from e

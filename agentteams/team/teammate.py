@@ -30,10 +30,13 @@ from agentteams.store.protocol import (
     PermissionRequest,
     PermissionResponse,
     PlanApprovalResponse,
+    ShutdownRequest,
     parse_message,
 )
-from agentteams.store.records import Envelope
+from agentteams.store.records import Envelope, TeamConfig
+from agentteams.store.signing import LeadVerifyKey
 from agentteams.team.delivery import TeamEvent, message_block, wake_order
+from agentteams.team.trust import Trust
 from agentteams.tools.hooks import PERMISSION_MODES
 from agentteams.tools.team_tools import parse_send
 
@@ -76,6 +79,7 @@ class TeammateRuntime:
         on_team_event: Callable[[TeamEvent], None] | None = None,
         secrets: tuple[str | None, ...] = (),
         permission_timeout: float = PERMISSION_TIMEOUT,
+        lead_key: LeadVerifyKey | None = None,
     ) -> None:
         if options.identity is None:
             raise AgentTeamsError("a teammate needs --agent-name and --team-name")
@@ -94,6 +98,12 @@ class TeammateRuntime:
         self.tasks = self.store.tasks
         self.session.agent.ask = self._ask_lead
         self.ctx = self.session.ctx
+        # with a key from the lead, only its signed messages carry its authority (Claude Code 2.1.330's rule)
+        self.trust = Trust(role="teammate", lead_key=lead_key)
+        self._shutdowns: set[str] = set()  # ids of the shutdown requests our lead really sent
+        self.ctx.hooks.shutdown_requested = self._shutdowns.__contains__
+        self.store.keyring.adopt(self.team, self.name)  # everything we write is signed; the key is recorded later
+        self._key_recorded = False
         # after plan approval a plan-mode teammate works in the mode it was started with (never plan again)
         self.mode_after_plan = "default" if options.permission_mode == "plan" else options.permission_mode
         if options.plan_mode_required:
@@ -111,13 +121,14 @@ class TeammateRuntime:
         try:
             with self.store.watch(self.team, self.name, tasks=True) as watcher:
                 while not self.stop.is_set():
-                    if not self._still_member():
+                    config = self._config()
+                    if config is None or config.member(self.name) is None:
                         diagnostics.debug("%s: no longer in team %s; stopping", self.name, self.team)
                         return 0
                     if self._lead_gone():
                         diagnostics.warning("%s: the lead of team %s is gone; stopping", self.name, self.team)
                         return 0
-                    work = self._next_work()
+                    work = self._next_work(config)
                     if work is None:
                         if not announced:
                             self._set_state(self.presence.state if self.presence.state != "starting" else "idle")
@@ -140,18 +151,25 @@ class TeammateRuntime:
         lead = self.store.presence.read(self.team, self._lead_name())
         return lead is not None and not pid_alive(lead.pid)
 
-    def _still_member(self) -> bool:
+    def _config(self) -> TeamConfig | None:
         try:
-            return self.teams.read(self.team).member(self.name) is not None
+            return self.teams.read(self.team)
         except NotFoundError:
-            return False
+            return None
 
-    def _next_work(self) -> Work | None:
+    def _next_work(self, config: TeamConfig) -> Work | None:
         unread = self.mailbox.unread(self.team, self.name)
         if unread:
-            lead = self._lead_name()
-            envs = wake_order(unread, lead)
-            return Work("\n\n".join(self._render(e) for e in envs), envs)
+            rendered = [
+                (e, self._render(e, config)) for e in wake_order(self._judged(unread, config), config.lead_name)
+            ]
+            dropped = [e for e, text in rendered if text is None]
+            if dropped:  # frames nothing here can take (a stray plan verdict): delivered, never shown
+                self.mailbox.mark_delivered(self.team, self.name, dropped)
+                self.trust.delivered(dropped)
+            kept = [(e, text) for e, text in rendered if text is not None]
+            if kept:
+                return Work("\n\n".join(text for _, text in kept), [e for e, _ in kept])
         if self.ctx.signals.awaiting_plan_approval:
             return None  # no new work until the lead has answered the plan
         claim = self.tasks.claim_next(self.team, self.name, check_busy=True)
@@ -161,15 +179,43 @@ class TeammateRuntime:
             return Work(claim_prompt(t.id, t.subject, t.description), task_id=t.id)
         return None
 
-    def _render(self, env: Envelope) -> str:
+    def _judged(self, unread: list[Envelope], config: TeamConfig) -> list[Envelope]:
+        """Each message judged (a forged one is marked); a copy of one already in this batch is left out."""
+        seen: set[str] = set()
+        out = []
+        for env in unread:
+            if env.msg_id is not None and env.msg_id in seen:
+                continue
+            seen.add(env.msg_id or "")
+            verdict = self.trust.judge(env, config)
+            msg = parse_message(env.text)
+            if isinstance(msg, ShutdownRequest) and env.sender == config.lead_name and verdict != "forged":
+                self._shutdowns.add(msg.request_id)
+            out.append(env)
+        return out
+
+    def _render(self, env: Envelope, config: TeamConfig) -> str | None:
+        """The message as the model reads it; None for a frame with no effect to show."""
         msg = parse_message(env.text)
-        if isinstance(msg, PlanApprovalResponse):
+        if isinstance(msg, PlanApprovalResponse) and env.sender == config.lead_name:
             return self._plan_answer(env, msg)
         return message_block(env)
 
-    def _plan_answer(self, env: Envelope, msg: PlanApprovalResponse) -> str:
+    def _plan_answer(self, env: Envelope, msg: PlanApprovalResponse) -> str | None:
         """Leave plan mode on approval; either way the model reads the verdict as plain words."""
-        self.ctx.signals.awaiting_plan_approval = None
+        signals = self.ctx.signals
+        if env.unverified:  # no authority: a plan it answers is resolved as rejected, its text shown marked
+            if signals.awaiting_plan_approval:
+                signals.awaiting_plan_approval = signals.plan_digest = None
+            return message_block(env)
+        if msg.request_id != signals.awaiting_plan_approval:
+            diagnostics.debug("%s: a plan verdict for %s answers no plan of ours", self.name, msg.request_id)
+            return None
+        digest = msg.extra.get("planDigest")
+        if self.trust.lead_key is not None and msg.approved and digest != signals.plan_digest:
+            diagnostics.warning("%s: a plan approval names another plan (digest %s); ignored", self.name, digest)
+            return None
+        signals.awaiting_plan_approval = signals.plan_digest = None
         if msg.approved:
             wanted = msg.permission_mode  # a mode we do not know (a newer CLI's) falls back like no mode at all
             mode = wanted if wanted in PERMISSION_MODES and wanted != "plan" else self.mode_after_plan
@@ -208,12 +254,21 @@ class TeammateRuntime:
         return False
 
     def _mark_working(self, work: Work) -> None:
-        self._set_active(True)
+        if self._key_recorded:
+            self._set_active(True)
+        else:  # our public key joins the member entry with the first isActive write
+            self._key_recorded = True
+            key = self.store.keyring.member_key(self.team, self.name).public
+            try:
+                self.teams.set_member_fields(self.team, self.name, is_active=True, verify_key=key)
+            except AgentTeamsError as e:
+                diagnostics.debug("%s: could not record its key: %s", self.name, e)
         self._set_state("working", current_task=work.task_id or self.presence.current_task)
 
     def _deliver(self) -> None:
         if self._pending:
             self.mailbox.mark_delivered(self.team, self.name, self._pending)
+            self.trust.delivered(self._pending)
             self._pending = []
 
     def _send_idle(self, reason: str, failure: str | None) -> None:
@@ -277,6 +332,10 @@ class TeammateRuntime:
                     answer = parse_message(env.text)
                     if isinstance(answer, PermissionResponse) and answer.request_id == request_id:
                         self.mailbox.mark_delivered(self.team, self.name, [env])
+                        if self.trust.judge(env, self._config()) == "forged":
+                            diagnostics.warning("%s: an unverified answer to %s; denied", self.name, ask.tool)
+                            return "deny"
+                        self.trust.delivered([env])
                         return "allow" if answer.subtype == "success" else "deny"
                 left = deadline - time.monotonic()
                 if left <= 0:

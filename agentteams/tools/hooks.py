@@ -31,6 +31,12 @@ class RuntimeHooks:
     run_subagent: SubagentRunner | None = None
     spawn_teammate: TeammateSpawner | None = None
     approve_plan: PlanApprover | None = None
+    # a teammate's: was a shutdown request with this id really sent by its lead? (approving any other is refused)
+    shutdown_requested: Callable[[str], bool] | None = None
+    # a lead's: it sent this teammate a shutdown request with this id (only an approval of it is honoured)
+    shutdown_sent: Callable[[str, str], None] | None = None
+    # a lead's: the SHA-256 of the plan a teammate submitted under this request id, if it has seen one
+    plan_digest: Callable[[str], str | None] | None = None
 
 
 @dataclass
@@ -39,3 +45,4 @@ class TurnSignals:
 
     exit_requested: bool = False  # an approved shutdown: end the agent once the turn is over
     awaiting_plan_approval: str | None = None  # the request id of a plan sent to the lead
+    plan_digest: str | None = None  # the SHA-256 of that plan: a signed approval must name the same plan

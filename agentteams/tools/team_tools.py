@@ -226,9 +226,13 @@ class SendMessageTool(CoordinationTool):
         return json_result({"success": True, "message": message, "recipients": names})
 
     def _shutdown_request(self, out: Outgoing, ctx: ToolContext, mailbox: Mail, config: TeamConfig) -> ToolResult:
+        if not ctx.is_lead:  # as in Claude Code 2.1.330: a teammate would refuse it anyway
+            return ToolResult.error("Only the team lead can ask a teammate to shut down.")
         name = self._recipient(out, ctx, mailbox, config)
         request_id = ShutdownRequest.new_request_id(name)
         msg = ShutdownRequest(request_id=request_id, sender=ctx.agent_name, reason=out.content, timestamp=now_iso())
+        if ctx.hooks.shutdown_sent is not None:  # before sending: the approval may come back at once
+            ctx.hooks.shutdown_sent(name, request_id)
         self._send(mailbox, config, name, msg, ctx)
         return json_result({
             "success": True, "message": f"Shutdown request sent to {name}. Request ID: {request_id}",
@@ -249,6 +253,13 @@ class SendMessageTool(CoordinationTool):
             self._send(mailbox, config, lead, msg, ctx)
             text = f'Shutdown rejected. Reason: "{reason}". Continuing to work.'
             return json_result({"success": True, "message": text, "request_id": request_id})
+        requested = ctx.hooks.shutdown_requested
+        if requested is not None and not requested(request_id):
+            return json_result({
+                "success": False, "request_id": request_id,
+                "message": f"No shutdown request with ID {request_id} from your team lead has reached this "
+                "session, so there is nothing to approve: keep working.",
+            })  # fmt: skip
         me = config.member(ctx.agent_name)
         pane_id, backend = (me.tmux_pane_id or "", me.backend_type) if me else ("", None)
         msg = ShutdownApproved(
@@ -271,6 +282,9 @@ class SendMessageTool(CoordinationTool):
                 request_id=request_id, approved=True, timestamp=now_iso(),
                 permission_mode=mode if mode != "plan" else "default",
             )  # fmt: skip
+            digest = ctx.hooks.plan_digest(request_id) if ctx.hooks.plan_digest is not None else None
+            if digest is not None:  # a 2.1.330 teammate holding a key refuses an approval without it
+                msg.extra["planDigest"] = digest
             text = f"Plan approved for {name}. They leave plan mode and can start implementing."
         else:
             feedback = out.content or "The plan needs changes: revise it and submit it again."

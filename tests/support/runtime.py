@@ -21,6 +21,7 @@ from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import IdleNotification, Message, ShutdownApproved, parse_message
 from agentteams.store.records import Member
+from agentteams.store.signing import LeadVerifyKey
 from agentteams.store.teams import NewMember, TeamStore
 from agentteams.team import lead as lead_module
 from agentteams.team import teammate as teammate_module
@@ -45,6 +46,7 @@ class RecordingSpawner:
     """Starts nothing: records spawns and stops; a member is alive until the test `kill`s it."""
 
     backend = "in-process"
+    takes_lead_key = True  # as a real spawner: the lead signs what it writes to every teammate
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -114,10 +116,12 @@ class LeadRig:
         notice = IdleNotification(sender=name, timestamp=now_iso(), summary=summary)
         self.mailbox.send(self.team, LEAD_NAME, notice.to_text(), sender=name)
 
-    def approve_shutdown(self, name: str) -> None:
-        approved = ShutdownApproved(
-            request_id=f"shutdown-1@{name}", sender=name, timestamp=now_iso(), backend_type="in-process"
-        )
+    def approve_shutdown(self, name: str, *, asked: bool = True) -> None:
+        """`name` approves a shutdown: one the lead asked for (as if its model had sent the request), or not."""
+        request_id = f"shutdown-1@{name}"
+        if asked:
+            self.runtime.promises.shutdown_sent(name, request_id)
+        approved = ShutdownApproved(request_id=request_id, sender=name, timestamp=now_iso(), backend_type="in-process")
         self.mailbox.send(self.team, LEAD_NAME, approved.to_text(), sender=name)
 
     def settle(self) -> None:
@@ -219,7 +223,7 @@ def running_teammate(rig: TeammateRig) -> Iterator[TeammateRig]:
 def teammate_rig(
     layout: Layout, cwd: Path, model: FakeModel, name: str = "alice", *, permission_mode: str = "default",
     plan_mode_required: bool = False, permission_timeout: float = teammate_module.PERMISSION_TIMEOUT,
-    peers: tuple[str, ...] = (),
+    peers: tuple[str, ...] = (), lead_key: LeadVerifyKey | None = None,
 ) -> TeammateRig:  # fmt: skip
     """TEAM with `name` (and `peers`) registered as the lead's spawn would, and `name`'s runtime (not started)."""
     teams = TeamStore(layout)
@@ -232,6 +236,6 @@ def teammate_rig(
         interactive=True, identity=Identity(name, TEAM, color=member.color),
     )  # fmt: skip
     runtime = TeammateRuntime(
-        options, model, layout=layout, backend="in-process", permission_timeout=permission_timeout
+        options, model, layout=layout, backend="in-process", permission_timeout=permission_timeout, lead_key=lead_key
     )
     return TeammateRig(runtime, model, layout, name)

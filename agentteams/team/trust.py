@@ -1,0 +1,127 @@
+"""Who really wrote an inbox message: signatures, the replay window and single-use ids, judged for a teammate
+(Claude Code 2.1.330's rule for the lead's voice, ours for every member's) and for a lead's own inbox."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from agentteams.store.atomicjson import epoch_ms
+from agentteams.store.protocol import ShutdownRequest, parse_message
+from agentteams.store.records import Envelope, TeamConfig
+from agentteams.store.signing import (
+    LEAD_DOMAIN,
+    MEMBER_DOMAIN,
+    PROTECTED_SENDERS,
+    LeadVerifyKey,
+    VerifyKey,
+    verifies,
+)
+
+# verified: signed by who it claims; forged: claims a voice it cannot prove (shown marked, no protocol effect);
+# unverifiable: a sender with no key to check against (a real `claude` peer), taken as it comes
+Verdict = Literal["verified", "forged", "unverifiable"]
+REPLAY_SLACK_MS = 120_000  # how far before a process's start a signed message may date (Claude Code's window)
+
+
+def _parse_ms(timestamp: str) -> int | None:
+    try:
+        return int(datetime.fromisoformat(timestamp).timestamp() * 1000)
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
+def claims_lead(sender: str) -> bool:
+    """`team-lead`, `user` or `system` in any spelling: names only a lead may write as."""
+    return sender.strip().lower() in PROTECTED_SENDERS
+
+
+class Trust:
+    """One agent's judge of its inbox. Each msg_id verifies once: a message copied back after delivery is forged."""
+
+    def __init__(self, *, role: Literal["lead", "teammate"], lead_key: LeadVerifyKey | None = None) -> None:
+        self.role = role
+        self.lead_key = lead_key
+        self.started_ms = epoch_ms()
+        self._delivered: set[str] = set()
+        self._verdicts: dict[tuple[str, ...], Verdict] = {}
+        self._keys: dict[str, VerifyKey | None] = {}
+
+    def judge(self, env: Envelope, config: TeamConfig | None) -> Verdict:
+        """The verdict on `env` (also set as `env.unverified`); the same message is judged the same each time."""
+        if env.msg_id is not None and env.msg_id in self._delivered:
+            verdict: Verdict = "forged"  # a replay of a message already delivered
+        else:
+            known = self._verdicts.get(self._identity(env))
+            verdict = known if known is not None else self._first_judgement(env, config)
+            self._verdicts[self._identity(env)] = verdict
+        env.unverified = verdict == "forged"
+        return verdict
+
+    def delivered(self, envs: list[Envelope]) -> None:
+        """These reached the model: their ids never verify again."""
+        self._delivered.update(e.msg_id for e in envs if e.msg_id is not None)
+
+    @staticmethod
+    def _identity(env: Envelope) -> tuple[str, ...]:
+        return (*env.identity, str(env.extra.get("lead_sig")), str(env.extra.get("agentteams_sig")))
+
+    def _first_judgement(self, env: Envelope, config: TeamConfig | None) -> Verdict:
+        if claims_lead(env.sender):
+            if self.role == "lead":
+                return "forged"  # nobody writes to the lead as the lead (or the user, or the system)
+            if self.lead_key is None:
+                return "unverifiable"  # started without a key (an older lead): the lead's word is taken as before
+            ok = env.sender in PROTECTED_SENDERS and self._fresh(env, self.lead_key.issued_ms)
+            return "verified" if ok and verifies(LEAD_DOMAIN, env, self.lead_key.key) else "forged"
+        member = config.member(env.sender) if config is not None else None
+        key = self._key(member.verify_key) if member is not None and member.verify_key else None
+        if key is not None:
+            ok = self._fresh(env, self.started_ms) and verifies(MEMBER_DOMAIN, env, key)
+            return "verified" if ok else "forged"
+        if self.role == "lead" and member is not None and member.tmux_pane_id in ("in-process", "leader"):
+            return "forged"  # Claude Code's in-process members never write files; ours always sign
+        if self.lead_key is not None and isinstance(parse_message(env.text), ShutdownRequest):
+            return "forged"  # only the lead may ask us to stop, and its requests are signed
+        return "unverifiable"
+
+    def _fresh(self, env: Envelope, issued_ms: int) -> bool:
+        """Within the replay window and not used before: Claude Code's floor is the process start less two
+        minutes while the key is new at start, else the process start itself."""
+        if not env.msg_id or env.msg_id in self._delivered:
+            return False
+        sent = _parse_ms(env.timestamp)
+        near = self.started_ms <= issued_ms + REPLAY_SLACK_MS
+        floor = self.started_ms - REPLAY_SLACK_MS if near else self.started_ms
+        return sent is not None and sent >= floor
+
+    def _key(self, public: str) -> VerifyKey | None:
+        if public not in self._keys:
+            self._keys[public] = VerifyKey.parse(public)
+        return self._keys[public]
+
+
+class LeadPromises:
+    """What a lead has asked of its teammates, so that only real answers count: the shutdown requests it sent
+    (an approval is honoured once, from that teammate) and the plans it was sent (their digests)."""
+
+    def __init__(self) -> None:
+        self._shutdowns: dict[str, set[str]] = {}  # teammate -> ids of requests not yet answered
+        self._plans: dict[str, str] = {}  # plan request id -> SHA-256 of its plan
+
+    def shutdown_sent(self, teammate: str, request_id: str) -> None:
+        self._shutdowns.setdefault(teammate, set()).add(request_id)
+
+    def take_approval(self, teammate: str, request_id: str) -> bool:
+        """True once for an approval of a request this lead sent to `teammate`."""
+        pending = self._shutdowns.get(teammate, set())
+        if request_id not in pending:
+            return False
+        pending.discard(request_id)
+        return True
+
+    def plan_seen(self, request_id: str, digest: str) -> None:
+        self._plans[request_id] = digest
+
+    def plan_digest(self, request_id: str) -> str | None:
+        return self._plans.get(request_id)
