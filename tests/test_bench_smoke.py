@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.procs import child_env
 
@@ -68,7 +69,7 @@ def test_bench_wake_runs_every_watcher(tmp_path: Path, config_root: Path) -> Non
 
 
 @pytest.mark.tmux  # its own tmux servers
-@pytest.mark.parametrize("claude_version", [rc.DEFAULT], ids=[f"cc{rc.DEFAULT}"])  # its baseline: today's CLI
+@ccv.only(rc.DEFAULT)  # its baseline: today's CLI
 def test_bench_team_quick_run_reports_every_figure(
     tmp_path: Path, config_root: Path, claude: Path, claude_version: str
 ) -> None:

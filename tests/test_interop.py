@@ -61,6 +61,12 @@ def teammate_blocks(texts: list[str], sender: str) -> list[str]:
     return [m.group(1) for t in texts for m in pattern.finditer(t)]
 
 
+def unverified(texts: list[str]) -> list[str]:
+    """The opening tags of blocks marked `verified="false"`: a message whose claimed sender was not proven (Claude
+    Code 2.1.330 and our teammate mark so a lead message that is unsigned or badly signed while they hold a key)."""
+    return [m.group(0) for t in texts for m in re.finditer(r'<teammate-message [^>]*verified="false"[^>]*>', t)]
+
+
 def protocol_types(blocks: list[str]) -> list[str]:
     kinds = []
     for block in blocks:
@@ -133,7 +139,7 @@ def test_real_claude_teammate_in_our_team(
         lead = cli.line("-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "tmux",
                         "--teammate-command", str(claude))  # fmt: skip
         line = f"{lead} > {out} 2> {err}; echo $? > {rcfile}"
-        started = time.monotonic()
+        started, started_ms = time.monotonic(), int(time.time() * 1000)
         tmux.respawn(lead_pane, line)
 
         def explain() -> str:
@@ -160,6 +166,7 @@ def test_real_claude_teammate_in_our_team(
         pid = find_process(pane_pid, "--agent-name")
         assert pid is not None
         argv = cmdline(pid)
+        key = ccv.lead_key_flags(claude_version, argv, started_ms, int(time.time() * 1000))
         t_reply = watch(lambda: "alice" in [r.get("route") for r in server.arrivals], 40,
                         "alice's first model request", explain)  # fmt: skip
         watch(rcfile.exists, 50, "our lead to exit", explain)
@@ -175,6 +182,11 @@ def test_real_claude_teammate_in_our_team(
     assert argv[0] == str(claude)
     assert argv[argv.index("--agent-name") + 1] == "alice" and argv[argv.index("--team-name") + 1] == TEAM
     assert "--dangerously-skip-permissions" in argv and "--model" in argv
+    # our lead gives 2.1.330 its key where Claude Code's lead does (2.1.197 would exit on the unknown option) ...
+    at = argv.index("--parent-session-id") + 2
+    assert argv[at : at + len(key)] == key and argv.count("--lead-verify-key") == len(key) // 2, argv
+    # ... and signs what it writes to her: her CLI took every message from the lead as genuine, none as forged
+    assert unverified(user_texts(alice_reqs)) == [], unverified(user_texts(alice_reqs))
     # alice's model got our prompt, rendered as a message from the lead
     first = user_texts(alice_reqs[:1])
     assert any(ALICE_PROMPT in b for b in teammate_blocks(first, "team-lead")), first
@@ -326,8 +338,10 @@ def test_our_teammate_in_a_real_claude_lead_team(
         "blue", "--parent-session-id", lead_session, *key, "--dangerously-skip-permissions", "--model", model,
     ], argv  # fmt: skip
     assert {r["body"]["model"] for r in alice_reqs} == {model}
-    # the lead's prompt and its later message reached our teammate's model, as messages from team-lead
+    # the lead's prompt and its later message reached our teammate's model, as messages from team-lead, and our
+    # teammate took every one as genuine (2.1.330 signs them; 2.1.197 gives no key, so none is expected)
     from_lead = teammate_blocks(user_texts(alice_reqs), "team-lead")
+    assert unverified(user_texts(alice_reqs)) == [], unverified(user_texts(alice_reqs))
     assert any(LEAD_PROMPT in b for b in from_lead), from_lead
     assert any("LEAD-SECOND" in b for b in from_lead), from_lead
     assert "shutdown_request" in protocol_types(from_lead), from_lead

@@ -23,6 +23,7 @@ from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ShutdownRequest
 from agentteams.store.signing import LeadVerifyKey
+from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.procs import cmdline, find_process, pid_alive
@@ -86,13 +87,14 @@ def tool_results(requests: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+@ccv.only("2.1.330")
 def test_a_real_signing_teammate_obeys_our_signed_lead_and_not_a_forger(
-    claude: Path, cli: Cli, tmux: Tmux, layout: Layout, config_root: Path, tmp_path: Path
+    claude: Path, claude_version: str, cli: Cli, tmux: Tmux, layout: Layout, config_root: Path, tmp_path: Path
 ) -> None:
     proj = tmp_path / "proj"
     proj.mkdir()
     with MockServer(scenario(), log_path=tmp_path / "req.jsonl") as server:
-        rc.seed_home(config_root, [proj])
+        rc.seed_home(config_root, [proj], claude_version)
         env = rc.claude_env(config_root, server.base_url)
         lead_pane = tmux.start(env, proj, options={"remain-on-exit": "on"})
         rcfile, out, err = tmp_path / "rc.txt", tmp_path / "out.txt", tmp_path / "err.txt"

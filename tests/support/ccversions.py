@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
+
 from tests.support.realclaude import VERSIONS
 
 
@@ -36,6 +38,14 @@ TRAITS: dict[str, Traits] = {
     "2.1.330": Traits(signs=True, empty_env=_EMPTY_ENV_330, default_model="claude-opus-5-5", result_in_idle=True),
 }
 assert tuple(TRAITS) == VERSIONS, "every pinned version needs its traits"
+
+
+def only(*versions: str) -> pytest.MarkDecorator:
+    """For a test of what only these versions do: run it against them alone (`claude` follows `claude_version`)."""
+    unknown = set(versions) - set(VERSIONS)
+    assert not unknown, f"not pinned: {unknown}"
+    return pytest.mark.parametrize("claude_version", versions, ids=[f"cc{v}" for v in versions])
+
 
 # With its default model, 2.1.330 turns TaskCreate/TaskUpdate/TaskList off unless this is set (REPORT §3.4);
 # 2.1.197 ignores it. For a real CLI that has to see or use the task tools.
