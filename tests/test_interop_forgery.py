@@ -23,6 +23,7 @@ from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ShutdownRequest
 from agentteams.store.signing import LeadVerifyKey
+from agentteams.store.teams import TeamStore
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
@@ -115,8 +116,9 @@ def test_a_real_signing_teammate_obeys_our_signed_lead_and_not_a_forger(
             wait_until(cond, timeout, what, interval=rc.POLL, explain=explain)
 
         watch(lambda: routed("alice-hello"), 60, "alice to get the lead's signed hello")
-        config = json.loads((layout.teams_dir / TEAM / "config.json").read_text())
-        pane = next(m["tmuxPaneId"] for m in config["members"] if m["name"] == "alice")
+        member = TeamStore(layout).read(TEAM).member("alice")  # not json.loads: the real CLI writes in place
+        assert member is not None and member.tmux_pane_id
+        pane = member.tmux_pane_id
         pane_pid = tmux.panes()[pane].pid
         assert pane_pid is not None
         watch(lambda: find_process(pane_pid, "--agent-name") is not None, 15, "alice's claude process")

@@ -83,6 +83,10 @@ def test_the_prompt_is_signed_with_the_key_the_teammate_gets_and_a_failed_spawn_
     assert req.lead_key is not None
     [prompt] = Mailbox(layout).read_live(TEAM, "alice")
     assert LEAD_SIG in prompt.extra and verifies(LEAD_DOMAIN, prompt, req.lead_key.key)
+    task = session.store.tasks.create(TEAM, "Write parser")
+    session.store.tasks.update(TEAM, task.id, owner="alice")  # the store sends alice a task_assignment
+    [_, assignment] = Mailbox(layout).read_live(TEAM, "alice")
+    assert "task_assignment" in assignment.text and verifies(LEAD_DOMAIN, assignment, req.lead_key.key)
     with pytest.raises(ToolInputError, match="Could not start bob"):
         spawn_member(session, FailingSpawner(), TEAM, {"name": "bob", "prompt": "You are bob."})
     probe = Mailbox(layout, seal=session.store.keyring.seal)

@@ -96,3 +96,36 @@ def test_delete_refuses_with_members_then_removes_everything(layout: Layout, tmp
     assert not worktree.exists()
     with pytest.raises(NotFoundError):
         teams.delete("t")
+
+
+def test_a_read_that_catches_a_writer_mid_write_waits_for_its_lock(layout: Layout) -> None:
+    """A real `claude` rewrites config.json in place while holding its lock: a reader must not take the half
+    written file for a corrupt one."""
+    import json
+    import threading
+
+    from agentteams.store.locking import locked
+
+    teams = TeamStore(layout)
+    teams.create("t")
+    path = layout.config_file("t")
+    whole = json.dumps({**json.loads(path.read_text()), "description": "rewritten"}, indent=2).encode()
+    halfway, release = threading.Event(), threading.Event()
+
+    def writer() -> None:
+        with locked(path), open(path, "wb") as f:
+            f.write(whole[: len(whole) // 2])
+            f.flush()
+            halfway.set()
+            release.wait(10)
+            f.write(whole[len(whole) // 2 :])
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    assert halfway.wait(10)
+    threading.Timer(0.3, release.set).start()
+    try:
+        assert teams.read("t").description == "rewritten"
+    finally:
+        release.set()
+        thread.join(10)

@@ -70,8 +70,8 @@ class FileStore:
         if self._tasks is None:
             from agentteams.store.tasks import TaskStore
 
-            # the mailbox (for task_assignment messages) is made by TaskStore on first use, not here
-            self._tasks = TaskStore(self.layout, self._mail)
+            # the mailbox (for task_assignment messages, signed like every send) is got on first use, not here
+            self._tasks = TaskStore(self.layout, lambda: self.mail)
         return self._tasks
 
     @property

@@ -11,7 +11,7 @@ import binascii
 import json
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentteams.store.atomicjson import epoch_ms
@@ -62,6 +62,12 @@ def _ed25519() -> Any:
     return ed25519
 
 
+def warm_up() -> None:
+    """Import the library now (~20 ms), on a thread of the caller's choosing, so no spawn or wake pays for it."""
+    _ed25519()
+    import cryptography.exceptions  # noqa: F401
+
+
 class SigningKey:
     """A private Ed25519 key held in memory only."""
 
@@ -82,10 +88,11 @@ class SigningKey:
 
 @dataclass(frozen=True)
 class VerifyKey:
-    """A public key, from `--lead-verify-key` or a member entry."""
+    """A public key, from `--lead-verify-key` or a member entry (the library loads it on its first check)."""
 
     public: str
-    _key: Ed25519PublicKey
+    raw: bytes = field(repr=False)
+    _loaded: list[Ed25519PublicKey] = field(default_factory=list, repr=False, compare=False)
 
     @classmethod
     def parse(cls, text: str) -> VerifyKey | None:
@@ -93,7 +100,7 @@ class VerifyKey:
         der = _unb64url(text)
         if der is None or len(der) != len(SPKI_PREFIX) + 32 or not der.startswith(SPKI_PREFIX):
             return None
-        return cls(text, _ed25519().Ed25519PublicKey.from_public_bytes(der[len(SPKI_PREFIX) :]))
+        return cls(text, der[len(SPKI_PREFIX) :])
 
     def verify(self, data: bytes, signature: object) -> bool:
         if not isinstance(signature, str):
@@ -103,8 +110,10 @@ class VerifyKey:
             return False
         from cryptography.exceptions import InvalidSignature
 
+        if not self._loaded:
+            self._loaded.append(_ed25519().Ed25519PublicKey.from_public_bytes(self.raw))
         try:
-            self._key.verify(raw, data)
+            self._loaded[0].verify(raw, data)
         except InvalidSignature:
             return False
         return True

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -55,9 +55,11 @@ def task_detail(task: Task) -> str:
 
 
 class TaskStore:
-    def __init__(self, layout: Layout | None = None, mailbox: Mailbox | None = None) -> None:
+    def __init__(
+        self, layout: Layout | None = None, mailbox: Mailbox | Callable[[], Mailbox] | None = None
+    ) -> None:  # fmt: skip
         self.layout = layout or Layout.from_env()
-        self._mailbox = mailbox
+        self._mailbox = mailbox  # or how to get it (the store's own, which signs): asked on first use
 
     @property
     def mailbox(self) -> Mailbox:
@@ -66,6 +68,8 @@ class TaskStore:
             from agentteams.store.mailbox import Mailbox
 
             self._mailbox = Mailbox(self.layout)
+        elif callable(self._mailbox):
+            self._mailbox = self._mailbox()
         return self._mailbox
 
     @property

@@ -95,6 +95,15 @@ class TeamStore:
 
     def read(self, team: str) -> TeamConfig:
         path = self.layout.config_file(team)
+        try:
+            return self._read(team, path)
+        except CorruptFileError:
+            # a real `claude` rewrites the config in place (under the lock): a read may catch it mid-write
+            with locked(path):
+                return self._read(team, path)
+
+    @staticmethod
+    def _read(team: str, path: Path) -> TeamConfig:
         raw = read_bytes(path)
         if raw is None:
             raise NotFoundError(f"no team named {team!r} (no {path})")
@@ -124,7 +133,7 @@ class TeamStore:
         if not path.parent.is_dir():
             raise NotFoundError(f"no team named {team!r} (no {path.parent})")
         with locked(path):
-            config = self.read(team)
+            config = self._read(team, path)
             result = change(config)
             atomic_write_json(path, config.to_json())
         return result

@@ -19,6 +19,7 @@ from agentteams.agent.loop import AgentEvent, TurnResult
 from agentteams.agent.session import Session
 from agentteams.backends.tmux import current_pane
 from agentteams.errors import AgentTeamsError, NotFoundError
+from agentteams.store import signing
 from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import Presence, State
@@ -101,6 +102,7 @@ class LeadRuntime:
             return self._busy or bool(self._prompts)
 
     def start(self) -> None:
+        threading.Thread(target=signing.warm_up, name="signing-import", daemon=True).start()  # off the spawn path
         worker = threading.Thread(target=self._work, name="lead-turns", daemon=True)
         worker.start()
         self._threads.append(worker)
