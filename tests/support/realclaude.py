@@ -107,7 +107,8 @@ def _dump(path: Path, data: dict[str, Any]) -> None:
 
 
 def seed_home(config_dir: Path, cwds: Iterable[Path], version: str, api_key: str = API_KEY) -> None:
-    """Make interactive sessions start with no dialog: onboarding done, key approved, `cwds` trusted.
+    """Make interactive sessions of Claude Code `version` start with no dialog: onboarding done (for that version),
+    key approved, `cwds` trusted.
 
     Merges into `config_dir/.claude.json` and `config_dir/settings.json` (bypass-permissions prompt skipped).
     """
