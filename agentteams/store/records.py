@@ -32,14 +32,15 @@ def key(
     return field(default=default, metadata=meta)
 
 
-def _check(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
+def _fits(value: Any, kind: type | tuple[type, ...]) -> bool:
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    is_bool = isinstance(value, bool)
-    ok = any(isinstance(value, k) and (k is bool or not is_bool) for k in kinds)
-    if not ok:
-        names = "/".join(k.__name__ for k in kinds)
-        raise ShapeError(f"{where}: expected {names}, got {type(value).__name__}")
-    return value
+    is_bool = isinstance(value, bool)  # a bool is an int to Python, never to JSON's readers
+    return any(isinstance(value, k) and (k is bool or not is_bool) for k in kinds)
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    names = (_JSON_NAMES.get(k, k.__name__) for k in (kind if isinstance(kind, tuple) else (kind,)))
+    return " or ".join(dict.fromkeys(names))
 
 
 @dataclass(kw_only=True, repr=False, eq=False)  # Record supplies both: fewer methods to generate
@@ -48,6 +49,7 @@ class Record:
 
     ORDER: ClassVar[tuple[str, ...]] = ()
     FORCE_ORDER: ClassVar[bool] = False
+    NON_NULL: ClassVar[frozenset[str]] = frozenset()  # keys whose null is a shape error, not "absent"
     extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     key_order: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
@@ -59,10 +61,33 @@ class Record:
         return known
 
     @classmethod
+    def problem(cls, obj: object) -> str | None:
+        """Why `obj` cannot be read as this record (a key's type, a null where none may be, a required key
+        missing), or None when it can; builds nothing, so a caller can check many objects cheaply."""
+        if not isinstance(obj, dict):
+            return f"expected an object, got {_json_type(obj)}"
+        known = cls._fields()
+        for k, v in obj.items():
+            f = known.get(k)
+            if f is None:
+                continue
+            if v is None:
+                if k in cls.NON_NULL:
+                    return f"{k!r} must be {_kind_name(f.metadata['kind'])}, not null"
+            elif not _fits(v, f.metadata["kind"]):
+                return f"{k!r} must be {_kind_name(f.metadata['kind'])}, not {_json_type(v)}"
+        missing = [k for k, f in known.items() if _required(f) and obj.get(k) is None]
+        if missing:
+            return f"missing {', '.join(map(repr, missing))}"
+        return None
+
+    @classmethod
     def from_json(cls, obj: object, where: str = "") -> Self:
         where = where or cls.__name__
-        if not isinstance(obj, dict):
-            raise ShapeError(f"{where}: expected an object, got {type(obj).__name__}")
+        problem = cls.problem(obj)
+        if problem is not None:
+            raise ShapeError(f"{where}: {problem}")
+        assert isinstance(obj, dict)  # problem() said so
         known = cls._fields()
         values: dict[str, Any] = {}
         extra: dict[str, Any] = {}
@@ -70,11 +95,8 @@ class Record:
             f = known.get(k)
             if f is None:
                 extra[k] = v
-            elif v is not None:
-                values[f.name] = cls._convert(k, _check(v, f.metadata["kind"], f"{where}.{k}"), where)
-        missing = [k for k, f in known.items() if _required(f) and f.name not in values]
-        if missing:
-            raise ShapeError(f"{where}: missing {', '.join(missing)}")
+            elif v is not None:  # null where allowed reads as absent
+                values[f.name] = cls._convert(k, v, where)
         rec = cls(**values, extra=extra, key_order=tuple(obj))
         rec.validate(where)
         return rec
@@ -96,7 +118,7 @@ class Record:
     def to_json(self) -> dict[str, Any]:
         known = self._fields()
         out: dict[str, Any] = {}
-        order = self.ORDER if self.FORCE_ORDER else (*self.key_order, *self.ORDER)
+        order = self.ORDER if self._forced_order() else (*self.key_order, *self.ORDER)
         for k in (*order, *known, *self.extra):
             if k in out:
                 continue
@@ -107,6 +129,10 @@ class Record:
             elif k in self.extra:
                 out[k] = self.extra[k]
         return out
+
+    def _forced_order(self) -> bool:
+        """Whether keys are written in ORDER whatever order they were read in."""
+        return self.FORCE_ORDER
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and isinstance(other, Record) and other.to_json() == self.to_json()
@@ -121,6 +147,15 @@ class Record:
 
 
 _FIELDS: dict[type, dict[str, dataclasses.Field[Any]]] = {}
+
+
+_JSON_NAMES: dict[type, str] = {dict: "object", list: "array", str: "string", int: "number", float: "number",
+                                 bool: "boolean"}  # fmt: skip
+
+
+def _json_type(value: object) -> str:
+    """A value's type as JSON names it, for messages about files."""
+    return "null" if value is None else _JSON_NAMES.get(type(value), type(value).__name__)
 
 
 def _required(f: dataclasses.Field[Any]) -> bool:
@@ -198,16 +233,24 @@ class TeamConfig(Record):
 
 @dataclass(kw_only=True, repr=False, eq=False)  # Record supplies both: fewer methods to generate
 class Envelope(Record):
-    """One message in an inbox file; `text` holds plain text or a compact-JSON protocol message."""
+    """One message in an inbox file; `text` holds plain text or a compact-JSON protocol message.
+
+    Readable exactly when Claude Code 2.1.330 keeps it: string `from`, `text` and `timestamp`; `type`, `summary`,
+    `color`, `from_plugin` strings when present (null refused), `read` a boolean when present.
+    """
 
     ORDER: ClassVar[tuple[str, ...]] = (
-        "from", "text", "summary", "timestamp", "color", "msgV", "msg_id", "type", "read",
+        "from", "text", "summary", "timestamp", "color", "from_plugin", "msgV", "msg_id", "type", "read",
     )  # fmt: skip
+    NON_NULL: ClassVar[frozenset[str]] = frozenset(
+        {"from", "text", "timestamp", "type", "summary", "color", "from_plugin", "read"}
+    )
     sender: str = key("from", str, dataclasses.MISSING)
     text: str = key("text", str, dataclasses.MISSING)
-    timestamp: str = key("timestamp", str, "")
+    timestamp: str = key("timestamp", str, dataclasses.MISSING)
     summary: str | None = key("summary", str)
     color: str | None = key("color", str)
+    from_plugin: str | None = key("from_plugin", str)
     msg_v: int | None = key("msgV", int)
     msg_id: str | None = key("msg_id", str)
     type: str | None = key("type", str)
