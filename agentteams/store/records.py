@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Self, get_args
 
 from agentteams.errors import CorruptFileError
+from agentteams.pids import LeadProcess
 
 TaskStatus = Literal["pending", "in_progress", "completed", "deleted"]
 TASK_STATUSES: tuple[str, ...] = get_args(TaskStatus)
@@ -134,6 +135,14 @@ class Record:
         """Whether keys are written in ORDER whatever order they were read in."""
         return self.FORCE_ORDER
 
+    def _place(self, json_key: str) -> None:
+        """Put a key new to a record read from a file where ORDER has it, not after every key read."""
+        if not self.key_order or json_key in self.key_order:
+            return  # a new record follows ORDER anyway
+        later = self.ORDER[self.ORDER.index(json_key) + 1 :]
+        at = next((i for i, k in enumerate(self.key_order) if k in later), len(self.key_order))
+        self.key_order = (*self.key_order[:at], json_key, *self.key_order[at:])
+
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and isinstance(other, Record) and other.to_json() == self.to_json()
 
@@ -193,12 +202,16 @@ class Member(Record):
     disallowed_tools: list[str] | None = key("disallowedTools", list)
 
 
+LEAD_PROCESS = "leadProcess"
+
+
 @dataclass(kw_only=True, repr=False, eq=False)  # Record supplies both: fewer methods to generate
 class TeamConfig(Record):
     """`teams/<team>/config.json`."""
 
     ORDER: ClassVar[tuple[str, ...]] = (
-        "name", "description", "createdAt", "leadAgentId", "leadSessionId", "members", "hiddenPaneIds",
+        "name", "description", "createdAt", "leadAgentId", "leadSessionId", "leadProcess", "members",
+        "hiddenPaneIds",
     )  # fmt: skip
     name: str = key("name", str, dataclasses.MISSING)
     created_at: int = key("createdAt", (int, float), dataclasses.MISSING)
@@ -229,6 +242,26 @@ class TeamConfig(Record):
     def lead_name(self) -> str:
         lead = self.member(self.lead_agent_id)
         return lead.name if lead else "team-lead"
+
+    # `leadProcess` stays in `extra` as it was read, so a malformed one is still written back unchanged;
+    # like 2.1.330, our logic then sees none.
+    @property
+    def lead_process(self) -> LeadProcess | None:
+        return LeadProcess.from_json(self.extra.get(LEAD_PROCESS))
+
+    @lead_process.setter
+    def lead_process(self, value: LeadProcess | None) -> None:
+        if value is None:
+            self.extra.pop(LEAD_PROCESS, None)
+        else:
+            self.extra[LEAD_PROCESS] = value.to_json()
+            self._place(LEAD_PROCESS)
+
+    @property
+    def from_2_1_330(self) -> bool:
+        """Whether Claude Code 2.1.330 (or later) or we on its behalf made this team: its config has `leadProcess`,
+        which 2.1.197 never writes."""
+        return LEAD_PROCESS in self.extra
 
 
 @dataclass(kw_only=True, repr=False, eq=False)  # Record supplies both: fewer methods to generate
