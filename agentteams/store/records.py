@@ -1,7 +1,7 @@
 """Typed on-disk shapes — team config, member, inbox envelope, task — parsed and dumped losslessly.
 
 Unknown keys are kept and written back; keys keep the order they were read in (new ones follow the
-order Claude Code writes), except tasks, which Claude Code always re-emits in schema order.
+order Claude Code writes), except tasks of a 2.1.197 team, which that generation re-emits in schema order.
 """
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ class TeamConfig(Record):
     @property
     def from_2_1_330(self) -> bool:
         """Whether Claude Code 2.1.330 (or later) or we on its behalf made this team: its config has `leadProcess`,
-        which 2.1.197 never writes."""
+        which 2.1.197 never writes. Decides the task key order (see `Task.schema_order`)."""
         return LEAD_PROCESS in self.extra
 
 
@@ -308,7 +308,6 @@ class Task(Record):
     ORDER: ClassVar[tuple[str, ...]] = (
         "id", "subject", "description", "activeForm", "owner", "status", "blocks", "blockedBy", "metadata",
     )  # fmt: skip
-    FORCE_ORDER: ClassVar[bool] = True
     id: str = key("id", str, dataclasses.MISSING)
     subject: str = key("subject", str, dataclasses.MISSING)
     description: str = key("description", str, "")
@@ -318,6 +317,12 @@ class Task(Record):
     blocks: list[str] = key("blocks", list, dataclasses.MISSING)
     blocked_by: list[str] = key("blockedBy", list, dataclasses.MISSING)
     metadata: dict[str, Any] | None = key("metadata", dict)
+    # 2.1.197 re-emits every key in ORDER on each write; 2.1.330 keeps keys where they are and appends new ones
+    # (an `owner` set later follows `blockedBy`). The store sets this from the team's generation.
+    schema_order: bool = field(default=True, repr=False, compare=False)
+
+    def _forced_order(self) -> bool:
+        return self.schema_order
 
     def validate(self, where: str) -> None:
         if self.status not in TASK_STATUSES:
