@@ -189,6 +189,14 @@ def test_the_rejects_file_is_no_inbox_and_goes_with_the_inbox(box: Mailbox, layo
     box.remove_inbox("t", "alice")
     assert not rejected_file(inbox).exists() and not inbox.exists()
     assert box.inbox_owners("t") == []
+    box.teams.remove_member("t", "alice")  # the team's deletion takes the rest: bob's rejects too
+    box.teams.remove_member("t", "bob")
+    bob = layout.inbox_file("t", "bob")
+    bob.write_text(dump_json([2]), encoding="utf-8")
+    box.read_live("t", "bob")
+    assert rejected_file(bob).exists()
+    box.teams.delete("t")
+    assert not layout.team_dir("t").exists()
 
 
 texts = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=20)
