@@ -62,22 +62,36 @@ class Record:
         return known
 
     @classmethod
+    def _shape(cls) -> _Shape:
+        shape = _SHAPES.get(cls)
+        if shape is None:
+            known = cls._fields()
+            kinds = {k: f.metadata["kind"] for k, f in known.items()}
+            kinds = {k: kind if isinstance(kind, tuple) else (kind,) for k, kind in kinds.items()}
+            shape = _SHAPES[cls] = _Shape(
+                {k: frozenset(kind) for k, kind in kinds.items()}, kinds,
+                tuple(k for k, f in known.items() if _required(f)),
+            )  # fmt: skip
+        return shape
+
+    @classmethod
     def problem(cls, obj: object) -> str | None:
         """Why `obj` cannot be read as this record (a key's type, a null where none may be, a required key
         missing), or None when it can; builds nothing, so a caller can check many objects cheaply."""
         if not isinstance(obj, dict):
             return f"expected an object, got {_json_type(obj)}"
-        known = cls._fields()
+        shape = cls._shape()
         for k, v in obj.items():
-            f = known.get(k)
-            if f is None:
+            exact = shape.exact.get(k)
+            # json.loads gives exact types (and type(True) is bool, never int): one set lookup settles most
+            if exact is None or type(v) in exact:
                 continue
             if v is None:
                 if k in cls.NON_NULL:
-                    return f"{k!r} must be {_kind_name(f.metadata['kind'])}, not null"
-            elif not _fits(v, f.metadata["kind"]):
-                return f"{k!r} must be {_kind_name(f.metadata['kind'])}, not {_json_type(v)}"
-        missing = [k for k, f in known.items() if _required(f) and obj.get(k) is None]
+                    return f"{k!r} must be {_kind_name(shape.kinds[k])}, not null"
+            elif not _fits(v, shape.kinds[k]):
+                return f"{k!r} must be {_kind_name(shape.kinds[k])}, not {_json_type(v)}"
+        missing = [k for k in shape.required if obj.get(k) is None]
         if missing:
             return f"missing {', '.join(map(repr, missing))}"
         return None
@@ -156,6 +170,18 @@ class Record:
 
 
 _FIELDS: dict[type, dict[str, dataclasses.Field[Any]]] = {}
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """A record class's keys as `problem` checks them, computed once per class."""
+
+    exact: dict[str, frozenset[type]]  # the JSON types each key takes, for the common case
+    kinds: dict[str, tuple[type, ...]]
+    required: tuple[str, ...]
+
+
+_SHAPES: dict[type, _Shape] = {}
 
 
 _JSON_NAMES: dict[type, str] = {dict: "object", list: "array", str: "string", int: "number", float: "number",
