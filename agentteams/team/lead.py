@@ -30,6 +30,7 @@ from agentteams.store.protocol import (
     ShutdownApproved,
     ShutdownRequest,
     parse_message,
+    plan_digest,
 )
 from agentteams.store.records import Envelope
 from agentteams.team import relay
@@ -38,7 +39,6 @@ from agentteams.team.relay import PermissionJudge
 from agentteams.team.spawning import Handle, Spawner, spawn_member
 from agentteams.team.trust import LeadPromises, Trust
 from agentteams.tools.base import ToolInputError
-from agentteams.tools.plan_tools import plan_digest
 
 CHECK_EVERY = 0.5  # seconds between liveness checks of teammates (death is noticed within ~2 s)
 

@@ -211,7 +211,7 @@ class TeammateRuntime:
         if msg.request_id != signals.awaiting_plan_approval:
             diagnostics.debug("%s: a plan verdict for %s answers no plan of ours", self.name, msg.request_id)
             return None
-        digest = msg.extra.get("planDigest")
+        digest = msg.plan_digest
         if self.trust.lead_key is not None and msg.approved and digest != signals.plan_digest:
             diagnostics.warning("%s: a plan approval names another plan (digest %s); ignored", self.name, digest)
             return None

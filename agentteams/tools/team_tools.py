@@ -282,9 +282,8 @@ class SendMessageTool(CoordinationTool):
                 request_id=request_id, approved=True, timestamp=now_iso(),
                 permission_mode=mode if mode != "plan" else "default",
             )  # fmt: skip
-            digest = ctx.hooks.plan_digest(request_id) if ctx.hooks.plan_digest is not None else None
-            if digest is not None:  # a 2.1.330 teammate holding a key refuses an approval without it
-                msg.extra["planDigest"] = digest
+            # a 2.1.330 teammate holding a key refuses an approval that names no plan, or another one
+            msg.plan_digest = ctx.hooks.plan_digest(request_id) if ctx.hooks.plan_digest is not None else None
             text = f"Plan approved for {name}. They leave plan mode and can start implementing."
         else:
             feedback = out.content or "The plan needs changes: revise it and submit it again."
