@@ -315,7 +315,7 @@ class LeadRuntime:
             with self._cond:
                 self._idle = add_idle_notice(self._idle, env, msg)
                 self._cond.notify_all()
-            self._team_event(TeamEvent("idle", who, msg.summary or "", color=env.color))
+            self._team_event(TeamEvent("idle", who, msg.summary or msg.result or "", color=env.color))
             return True
         if isinstance(msg, PermissionRequest):
             self._answer_permission(msg, who)
