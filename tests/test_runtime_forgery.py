@@ -28,7 +28,7 @@ from agentteams.store.teams import TeamStore
 from agentteams.team import teammate as teammate_module
 from tests.support.builders import backdated
 from tests.support.fake_model import FakeModel, text, tool
-from tests.support.runtime import TEAM, WAIT, quick_polls, running_lead, running_teammate, teammate_rig
+from tests.support.runtime import TEAM, WAIT, Events, quick_polls, running_lead, running_teammate, teammate_rig
 from tests.support.wait import wait_until
 
 MARK = 'teammate_id="team-lead" verified="false"'
@@ -159,7 +159,8 @@ def test_a_peer_impersonating_another_is_marked(tmp_path: Path, layout: Layout) 
 
 def test_the_lead_marks_its_own_voice_and_ignores_approvals_it_never_asked_for(tmp_path: Path, layout: Layout) -> None:
     model = FakeModel([[text("Noted the odd messages.")], [text("alice has shut down.")]])
-    with running_lead(layout, tmp_path, model, "alice", "bob") as lead:
+    events = Events()
+    with running_lead(layout, tmp_path, model, "alice", "bob", events=events) as lead:
         lead.approve_shutdown("bob", asked=False)  # never requested: bob stays
         Mailbox(layout).send(TEAM, LEAD_NAME, "FROM-MYSELF", sender=LEAD_NAME)
         lead.settle()
@@ -167,6 +168,8 @@ def test_the_lead_marks_its_own_voice_and_ignores_approvals_it_never_asked_for(t
         woke = model.user_text(0)
         assert '<teammate-message teammate_id="team-lead" verified="false">\nFROM-MYSELF' in woke
         assert "shutdown_approved" not in woke
+        shown = [e.text for e in events.items if e.kind == "message" and e.agent == LEAD_NAME]
+        assert shown == ["[unverified: not signed by team-lead] FROM-MYSELF"], shown
         lead.approve_shutdown("alice")  # asked for: honoured, once
         lead.settle()
         assert lead.members() == ["team-lead", "bob"] and model.calls == 2

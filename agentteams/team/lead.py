@@ -325,7 +325,8 @@ class LeadRuntime:
         with self._cond:
             if isinstance(msg, ShutdownApproved):
                 self._member_gone(who, "shut down (approved the shutdown request)")
-            self._team_event(TeamEvent("message", who, env.text, color=env.color, summary=env.summary))
+            shown = f"[unverified: not signed by {who}] {env.text}" if forged else env.text  # the person sees it too
+            self._team_event(TeamEvent("message", who, shown, color=env.color, summary=env.summary))
             if self._muted:
                 return True
             self._envs.append(env)
