@@ -3,9 +3,10 @@
 
 Per spawn, the work signing adds: the lead makes a key for the teammate, signs its prompt (its own voice and
 `lead_sig`); the teammate parses `--lead-verify-key`, makes its own key and judges the prompt. Per message:
-the writer seals (`lead_sig` from a lead to a keyed teammate, else its own signature) and the reader judges it. The import of
-`cryptography` is reported apart: it happens off the spawn and wake paths (the lead imports it in the
-background, warm teammates get it from the fork server). Medians of N rounds, in microseconds.
+the writer seals (`lead_sig` from a lead to a keyed teammate, else its own signature) and the reader judges
+it. The import of `cryptography` is reported apart: it happens off the spawn and wake paths (the lead and a
+cold teammate import it on a thread of their own, warm teammates get it from the fork server). Medians of N
+rounds, in microseconds.
 
 Usage: python scripts/bench_signing.py [--rounds N] [--json PATH]. `bench_team.py` runs it in the same run
 as its spawn figures. Targets, reported and never enforced: < 2 ms per spawn, < 0.2 ms per message.

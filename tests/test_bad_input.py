@@ -16,7 +16,8 @@ import pytest
 
 from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError
 from agentteams.store.atomicjson import dump_json
-from agentteams.store.mailbox import MAX_TEXT_CHARS, Mailbox, spool_file
+from agentteams.store.inboxfile import spool_file
+from agentteams.store.mailbox import MAX_TEXT_CHARS, Mailbox
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import TaskAssignment, UnknownMessage, parse_message
 from agentteams.store.tasks import TaskStore
@@ -68,6 +69,7 @@ def tree(root: Path) -> set[str]:
 
 # -- corrupt inbox -----------------------------------------------------------------------------------
 
+# whole files that are no array of messages; an array's bad elements are set aside one by one (test_inbox_elements)
 CORRUPT_INBOXES = [
     b"\x00\xff\xfe garbage {[",
     b'[{"from": "team-lead", "text": "cut off',
@@ -75,9 +77,6 @@ CORRUPT_INBOXES = [
     b'{"from": "team-lead", "text": "an object, not an array"}',
     b'"a string"',
     b"null",
-    b"[1, 2]",
-    b'[{"from": 1, "text": "wrong type"}]',
-    b'[{"text": "no sender"}]',
 ]
 
 

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from agentteams.store.mailbox import Mailbox, in_flight_file, spool_file
+from agentteams.store.inboxfile import in_flight_file, spool_file
+from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import Layout
 from agentteams.store.records import COLORS
 from agentteams.store.tasks import TaskStore

@@ -10,15 +10,8 @@ from hypothesis import strategies as st
 
 from agentteams.errors import NotFoundError
 from agentteams.store.atomicjson import dump_json
-from agentteams.store.mailbox import (
-    FULL_CHECK_BYTES,
-    KEEP_DELIVERED,
-    Mailbox,
-    append_to_array,
-    in_flight_file,
-    new_envelope,
-    spool_file,
-)
+from agentteams.store.inboxfile import append_to_array, in_flight_file, spool_file
+from agentteams.store.mailbox import FULL_CHECK_BYTES, KEEP_DELIVERED, Mailbox, new_envelope
 from agentteams.store.paths import Layout
 from tests.support import ccref
 from tests.support.builders import team_with_members

@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 from pathlib import Path
 
 import pytest
 
-from agentteams.store.atomicjson import now_iso
+from agentteams.pids import LeadProcess, pid_space
+from agentteams.store.atomicjson import epoch_ms, now_iso
 from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import (
+    IdleNotification,
     PermissionRequest,
     PermissionResponse,
     PlanApprovalRequest,
@@ -22,9 +25,10 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.signing import Keyring
 from agentteams.store.teams import TeamStore
+from agentteams.team import teammate as teammate_module
 from tests.support.builders import backdated
 from tests.support.fake_model import FakeModel, text, tool
-from tests.support.runtime import TEAM, WAIT, quick_polls, running_lead, running_teammate, teammate_rig
+from tests.support.runtime import TEAM, WAIT, Events, quick_polls, running_lead, running_teammate, teammate_rig
 from tests.support.wait import wait_until
 
 MARK = 'teammate_id="team-lead" verified="false"'
@@ -155,7 +159,8 @@ def test_a_peer_impersonating_another_is_marked(tmp_path: Path, layout: Layout) 
 
 def test_the_lead_marks_its_own_voice_and_ignores_approvals_it_never_asked_for(tmp_path: Path, layout: Layout) -> None:
     model = FakeModel([[text("Noted the odd messages.")], [text("alice has shut down.")]])
-    with running_lead(layout, tmp_path, model, "alice", "bob") as lead:
+    events = Events()
+    with running_lead(layout, tmp_path, model, "alice", "bob", events=events) as lead:
         lead.approve_shutdown("bob", asked=False)  # never requested: bob stays
         Mailbox(layout).send(TEAM, LEAD_NAME, "FROM-MYSELF", sender=LEAD_NAME)
         lead.settle()
@@ -163,6 +168,8 @@ def test_the_lead_marks_its_own_voice_and_ignores_approvals_it_never_asked_for(t
         woke = model.user_text(0)
         assert '<teammate-message teammate_id="team-lead" verified="false">\nFROM-MYSELF' in woke
         assert "shutdown_approved" not in woke
+        shown = [e.text for e in events.items if e.kind == "message" and e.agent == LEAD_NAME]
+        assert shown == ["[unverified: not signed by team-lead] FROM-MYSELF"], shown
         lead.approve_shutdown("alice")  # asked for: honoured, once
         lead.settle()
         assert lead.members() == ["team-lead", "bob"] and model.calls == 2
@@ -185,3 +192,55 @@ def test_private_keys_never_reach_a_file(tmp_path: Path, layout: Layout) -> None
         if path.is_file():
             data = path.read_bytes()
             assert not any(s in data for s in spellings), f"{path} holds alice's private key"
+
+
+# -- 2.1.330's other fields, as the runtimes use them ----------------------------------------------------
+
+
+@pytest.mark.usefixtures("quick")
+def test_the_idle_notice_carries_the_turn_s_final_text(tmp_path: Path, layout: Layout) -> None:
+    model = FakeModel([[text("alice: all three files checked")]])
+    rig = teammate_rig(layout, tmp_path, model)
+    rig.from_lead("Check the files.")
+    with running_teammate(rig):
+        rig.wait_turns(1)
+    [notice] = [m for m in rig.to_lead() if isinstance(m, IdleNotification)]
+    assert notice.result == "alice: all three files checked"
+    assert '"idleReason":"available","result":"alice: all three files checked"' in notice.to_text()
+
+
+@pytest.mark.usefixtures("quick")
+def test_a_teammate_notices_a_real_lead_s_death_by_its_lead_process(
+    tmp_path: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(teammate_module, "LEAD_CHECK_EVERY", 0.02)
+    rig = teammate_rig(layout, tmp_path, FakeModel([]))
+    alive = LeadProcess.for_this_process(epoch_ms())
+    TeamStore(layout).update(TEAM, lambda c: setattr(c, "lead_process", alive))
+    looks: list[bool | None] = []
+    real_is_gone = LeadProcess.is_gone
+
+    def counted(self: LeadProcess) -> bool | None:
+        looks.append(real_is_gone(self))
+        return looks[-1]
+
+    monkeypatch.setattr(LeadProcess, "is_gone", counted)
+    with running_teammate(rig):
+        wait_until(lambda: len(looks) >= 3, WAIT, "three looks at the lead's process")
+        assert rig.thread is not None and rig.thread.is_alive() and not any(looks)  # a live lead keeps it up
+        dead = LeadProcess(int(Path("/proc/sys/kernel/pid_max").read_text()) + 1, pid_space(), epoch_ms())
+        TeamStore(layout).update(TEAM, lambda c: setattr(c, "lead_process", dead))
+        wait_until(lambda: rig.thread is not None and not rig.thread.is_alive(), WAIT, "alice to stop")
+
+
+def test_team_create_records_this_process_as_the_lead(tmp_path: Path, layout: Layout) -> None:
+    from agentteams.agent.session import Session, SessionOptions
+
+    session = Session(SessionOptions(cwd=tmp_path), FakeModel([]), layout=layout)
+    result = session.tool("TeamCreate")
+    assert result is not None
+    assert not result.run({"team_name": "made"}, session.ctx).is_error
+    recorded = TeamStore(layout).read("made").lead_process
+    assert recorded is not None and recorded.pid == os.getpid() and recorded.is_gone() is False
+    keys = list(TeamStore(layout).read("made").to_json())
+    assert keys[:6] == ["name", "createdAt", "leadAgentId", "leadSessionId", "leadProcess", "members"]

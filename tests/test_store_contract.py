@@ -1,5 +1,5 @@
 """The store interface's contract, written against `Store` alone so every implementation runs it (the file
-store today): teams and members, inboxes and their waits, tasks and claims, presence."""
+store today): teams, members and the lead process, inboxes and their waits, tasks and claims, presence."""
 
 from __future__ import annotations
 
@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from agentteams.errors import NotFoundError
+from agentteams.pids import LeadProcess
 from agentteams.store.api import NewMember, Store
+from agentteams.store.atomicjson import epoch_ms
 from agentteams.store.files import FileStore
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence
@@ -50,6 +52,17 @@ def test_teams_and_members(store: Store, team: str) -> None:
     assert store.teams.read(team).member("bob") is None
     with pytest.raises(NotFoundError):
         store.teams.read("no-such-team")
+
+
+def test_a_lead_process_is_recorded_and_claimed_by_compare_and_set(store: Store) -> None:
+    mine = LeadProcess.for_this_process(epoch_ms())
+    team = store.teams.create("Led Team", lead_process=mine).name
+    assert store.teams.read(team).lead_process == mine
+    successor = LeadProcess(mine.pid + 1, mine.pid_space, mine.claimed_at + 1)
+    assert not store.teams.claim_lead(team, successor)  # expected none: lost
+    assert store.teams.read(team).lead_process == mine
+    assert store.teams.claim_lead(team, successor, expected=mine)
+    assert store.teams.read(team).lead_process == successor
 
 
 def test_mail_is_delivered_once_and_in_order(store: Store, team: str) -> None:

@@ -1,4 +1,4 @@
-"""The task store: ids, watermark, merge updates, dependencies, claims, unassignment."""
+"""The task store: ids, watermark, merge updates, dependencies, claims, unassignment, key order per generation."""
 
 from __future__ import annotations
 
@@ -7,10 +7,13 @@ import json
 import pytest
 
 from agentteams.errors import ConflictError, NotFoundError
+from agentteams.pids import LeadProcess
+from agentteams.store.atomicjson import epoch_ms
 from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import TaskAssignment, parse_message
 from agentteams.store.tasks import TaskStore
+from agentteams.store.teams import NewMember, TeamStore
 from tests.support.builders import team_with_members
 
 
@@ -144,3 +147,56 @@ def test_status_deleted_deletes(tasks: TaskStore, layout: Layout) -> None:
     tasks.update("t", "1", status="deleted")
     assert not layout.task_file("t", "1").exists()
     assert tasks.create("t", "b").id == "2"
+
+
+# -- key order: the generation that owns the team -------------------------------------------------------
+
+CREATED = ["id", "subject", "description", "activeForm", "status", "blocks", "blockedBy"]
+
+
+def keys(layout: Layout, team: str, task_id: str) -> list[str]:
+    return list(json.loads(layout.task_file(team, task_id).read_text()))
+
+
+def test_a_2_1_330_team_keeps_task_keys_where_they_are_and_appends_new_ones(layout: Layout) -> None:
+    TeamStore(layout).create("new", lead_process=LeadProcess.for_this_process(epoch_ms()))
+    TeamStore(layout).add_member("new", NewMember(name="alice"))
+    tasks = TaskStore(layout)
+    tasks.create("new", "a", "d", active_form="doing a")
+    tasks.create("new", "b")
+    assert keys(layout, "new", "1") == CREATED
+    tasks.update("new", "2", owner="alice", add_blocked_by=["1"])
+    assert keys(layout, "new", "2") == [k for k in CREATED if k != "activeForm"] + ["owner"]
+    tasks.update("new", "2", status="in_progress", metadata={"k": 1})
+    assert keys(layout, "new", "2")[-2:] == ["owner", "metadata"]  # a value changed in place, a new key appended
+    tasks.unassign_all("new", "alice")
+    assert keys(layout, "new", "2") == [k for k in CREATED if k != "activeForm"] + ["metadata"]
+    tasks.claim("new", "1", "alice")
+    assert keys(layout, "new", "1") == [*CREATED, "owner"]
+
+
+def test_a_2_1_197_team_rewrites_tasks_in_schema_order(tasks: TaskStore, layout: Layout) -> None:
+    tasks.create("t", "a", active_form="doing a")
+    tasks.update("t", "1", owner="alice")
+    assert keys(layout, "t", "1") == ["id", "subject", "description", "activeForm", "owner", "status", "blocks",
+                                       "blockedBy"]  # fmt: skip
+
+
+def test_a_2_1_330_team_keeps_a_schema_ordered_file_as_it_is(layout: Layout) -> None:
+    TeamStore(layout).create("new", lead_process=LeadProcess.for_this_process(epoch_ms()))
+    TeamStore(layout).add_member("new", NewMember(name="alice"))
+    tasks = TaskStore(layout)
+    tasks.create("new", "a")
+    path = layout.task_file("new", "1")
+    old_style = {"id": "1", "subject": "a", "description": "", "owner": "bob", "status": "pending", "blocks": [],
+                 "blockedBy": []}  # fmt: skip
+    path.write_text(json.dumps(old_style, indent=2))
+    tasks.update("new", "1", owner="alice", status="in_progress")
+    assert keys(layout, "new", "1") == list(old_style)
+
+
+def test_a_task_list_without_its_team_is_written_in_schema_order(layout: Layout) -> None:
+    tasks = TaskStore(layout)  # 2.1.330 deletes teams/<team>/ at exit and keeps tasks/<team>/
+    tasks.create("gone", "a")
+    tasks.update("gone", "1", owner="alice")
+    assert keys(layout, "gone", "1").index("owner") < keys(layout, "gone", "1").index("status")

@@ -25,10 +25,22 @@ from agentteams.store.atomicjson import (
     quarantine,
     read_bytes,
 )
+from agentteams.store.inboxfile import (
+    append_to_array,
+    array_bytes,
+    array_prefix_end,
+    check_inbox,
+    in_flight_file,
+    items_bytes,
+    parse_inbox,
+    rejected_file,
+    set_aside,
+    spool_file,
+)
 from agentteams.store.locking import FileLock, ensure_file, flock_exclusive, flock_release, flock_shared, locked
 from agentteams.store.paths import Layout, agent_name, path_part
 from agentteams.store.protocol import Message
-from agentteams.store.records import Envelope, ShapeError, TeamConfig
+from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.teams import TeamStore
 
 KEEP_DELIVERED = 20  # delivered messages kept in the live inbox; older ones go to the history file
@@ -37,96 +49,11 @@ MAX_TEXT_CHARS = 8 * 1024 * 1024
 Sealer = Callable[[str, str, Envelope], None]  # (team, recipient, envelope about to be written)
 
 
-def spool_file(inbox: Path) -> Path:
-    return inbox.with_name(f".{inbox.name}.spool")
-
-
-def in_flight_file(inbox: Path) -> Path:
-    """A spool a committer has taken and not yet finished writing into the inbox."""
-    return inbox.with_name(f".{inbox.name}.spool.inflight")
-
-
 def new_envelope(sender: str, text: str, *, summary: str | None = None, color: str | None = None) -> Envelope:
     return Envelope(
         sender=sender, text=text, summary=summary, timestamp=now_iso(), color=color, msg_v=1,
         msg_id=str(uuid.uuid4()), type="message", read=False,
     )  # fmt: skip
-
-
-def _item_bytes(env: Envelope) -> bytes:
-    # An array element of JSON.stringify(list, null, 2) is the element's own indent-2 dump shifted
-    # two spaces right; raw newlines cannot occur inside JSON strings, so shifting every line is exact.
-    return encode(dump_json(env.to_json()).replace("\n", "\n  "))
-
-
-def append_to_array(current: bytes, envs: list[Envelope]) -> bytes | None:
-    """`current` (a JSON array's text) with `envs` appended, byte-identical to a full re-dump.
-
-    None when `current` is not an array's text.
-    """
-    # Index arithmetic, not strip()/slicing: on a large inbox every intermediate copy costs ~1.5 ms here.
-    start, end = _trim(current, 0, len(current))
-    if end - start < 2 or current[start] != ord("[") or current[end - 1] != ord("]"):
-        return None
-    items = b",\n  ".join(_item_bytes(e) for e in envs)
-    inner_start, inner_end = _trim(current, start + 1, end - 1)
-    if inner_start == inner_end:
-        return b"[\n  " + items + b"\n]"
-    return b"".join((memoryview(current)[start:inner_end], b",\n  ", items, b"\n]"))
-
-
-_WHITESPACE = frozenset(b" \t\n\r\x0b\x0c")  # what bytes.strip() removes
-
-
-def _trim(buf: bytes, start: int, end: int) -> tuple[int, int]:
-    """The bounds of `buf[start:end]` without leading and trailing ASCII whitespace."""
-    while start < end and buf[start] in _WHITESPACE:
-        start += 1
-    while end > start and buf[end - 1] in _WHITESPACE:
-        end -= 1
-    return start, end
-
-
-def _array_prefix_end(path: Path, size: int, window: int = 512) -> int | None:
-    """Where the last element of the non-empty JSON array in `path` ends; None when that is not clear.
-
-    Reads only the file's two ends (the caller holds the inbox lock, so the file cannot change).
-    """
-    with open(path, "rb") as f:
-        head = f.read(window)
-        f.seek(max(0, size - window))
-        tail = f.read(window)
-    first, _ = _trim(head, 0, len(head))
-    _, end = _trim(tail, 0, len(tail))
-    if first >= len(head) or head[first] != ord("[") or end == 0 or tail[end - 1] != ord("]"):
-        return None
-    _, last = _trim(tail, 0, end - 1)
-    if last == 0 or tail[last - 1] in b"[,":
-        return None  # the element's end lies before the window, or the array is empty or malformed
-    return size - len(tail) + last
-
-
-def _is_array_of_objects(raw: bytes) -> bool:
-    try:
-        data = json.loads(raw.decode("utf-8", "surrogatepass"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return False
-    # the envelope's required keys only; a full parse of every field costs more than the rewrite itself
-    return isinstance(data, list) and all(
-        isinstance(e, dict) and isinstance(e.get("from"), str) and isinstance(e.get("text"), str) for e in data
-    )
-
-
-def _parse_inbox(raw: bytes, path: Path) -> list[Envelope]:
-    if not raw.strip():
-        return []  # a CLI creating the file ("wx", then write) can be caught between the two steps
-    try:
-        data = json.loads(raw.decode("utf-8", "surrogatepass"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CorruptFileError(f"{path} is not valid JSON ({e})") from e
-    if not isinstance(data, list):
-        raise ShapeError(f"{path}: expected a JSON array of messages")
-    return [Envelope.from_json(item, f"{path}[{i}]") for i, item in enumerate(data)]
 
 
 class Mailbox:
@@ -230,10 +157,11 @@ class Mailbox:
             return
         envs = self._spooled(read_bytes(in_flight) or b"")
         size = inbox.stat().st_size if inbox.exists() else 0
-        keep = None if recovered or size <= FULL_CHECK_BYTES else _array_prefix_end(inbox, size)
+        keep = None if recovered or size <= FULL_CHECK_BYTES else array_prefix_end(inbox, size)
         if keep is not None and envs:
-            # a large inbox is not read into memory: the kernel copies it, we write only the new tail
-            atomic_write_spliced(inbox, keep, b",\n  " + b",\n  ".join(_item_bytes(e) for e in envs) + b"\n]")
+            # a large inbox is not read into memory: the kernel copies it, we write only the new tail; its
+            # elements are checked when it is next read
+            atomic_write_spliced(inbox, keep, b",\n  " + items_bytes(envs) + b"\n]")
         else:
             current = read_bytes(inbox) or b"[]"
             if recovered:  # it may have written the inbox before it died
@@ -282,8 +210,15 @@ class Mailbox:
     def _appended(self, inbox: Path, current: bytes, envs: list[Envelope]) -> bytes:
         if not current.strip():
             current = b"[]"  # caught between a creator's "wx" and its write
-        elif len(current) <= FULL_CHECK_BYTES and not _is_array_of_objects(current):
-            current = b"garbage"  # falls through to the quarantine below
+        elif len(current) <= FULL_CHECK_BYTES:
+            try:
+                found = check_inbox(current, inbox)
+            except CorruptFileError:
+                current = b"garbage"  # falls through to the quarantine below
+            else:
+                if found.rejected:  # pruned here, as 2.1.330 prunes them, but kept beside the inbox
+                    set_aside(inbox, found.rejected)
+                    current = array_bytes(found.items)
         new = append_to_array(current, envs)
         if new is None:
             aside = quarantine(inbox)
@@ -311,16 +246,19 @@ class Mailbox:
         return sorted(s for s in stems if s and not s.startswith("."))
 
     def read_live(self, team: str, agent: str) -> list[Envelope]:
-        """The messages now in the inbox file (a corrupt file is moved aside and reported)."""
+        """The messages now in the inbox file (a corrupt file, or element, is moved aside and reported)."""
         path = self.inbox_path(team, agent)
         raw = read_bytes(path)
         if raw is None:
             return []
         try:
-            return _parse_inbox(raw, path)
+            found = parse_inbox(raw, path)
+            if not found.rejected:
+                return found.envelopes
         except CorruptFileError:
-            with locked(path):
-                return self._load_locked(path)
+            pass
+        with locked(path):  # to prune or quarantine, as what was read may have changed
+            return self._load_locked(path)
 
     def unread(self, team: str, agent: str) -> list[Envelope]:
         return [e for e in self.read_live(team, agent) if e.unread]
@@ -341,16 +279,21 @@ class Mailbox:
         return out
 
     def _load_locked(self, path: Path) -> list[Envelope]:
+        """The inbox's messages, its bad elements pruned into the rejects file. Caller holds the inbox lock."""
         raw = read_bytes(path)
         if raw is None:
             return []
         try:
-            return _parse_inbox(raw, path)
+            found = parse_inbox(raw, path)
         except CorruptFileError as e:
             aside = quarantine(path)
             atomic_write_bytes(path, b"[]")
             diagnostics.warning("%s; moved it to %s and started a new inbox", e, aside)
             return []
+        if found.rejected:
+            set_aside(path, found.rejected)
+            atomic_write_bytes(path, array_bytes(found.items))
+        return found.envelopes
 
     # -- delivery -----------------------------------------------------------------------------------
 
@@ -392,6 +335,6 @@ class Mailbox:
     def remove_inbox(self, team: str, agent: str) -> None:
         path = self.inbox_path(team, agent)
         history = self.layout.history_file(self.teams.canonical(team), agent)
-        for p in (path, spool_file(path), in_flight_file(path), history):
+        for p in (path, spool_file(path), in_flight_file(path), rejected_file(path), history):
             with contextlib.suppress(FileNotFoundError):
                 p.unlink()

@@ -6,6 +6,7 @@ newer peer's messages are kept and shown, never crash a reader.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -45,7 +46,7 @@ class IdleNotification(Message):
     TYPE = "idle_notification"
     ORDER = (
         "type", "from", "timestamp", "idleReason", "summary", "completedTaskId", "completedStatus",
-        "failureReason",
+        "failureReason", "result",
     )  # fmt: skip
     sender: str = key("from", str, "")
     timestamp: str = key("timestamp", str, "")
@@ -54,6 +55,7 @@ class IdleNotification(Message):
     completed_task_id: str | None = key("completedTaskId", str)
     completed_status: str | None = key("completedStatus", str)
     failure_reason: str | None = key("failureReason", str)
+    result: str | None = key("result", str)  # 2.1.330: the turn's final assistant text
 
 
 @dataclass(kw_only=True)
@@ -105,12 +107,18 @@ class PlanApprovalRequest(Message):
 @dataclass(kw_only=True)
 class PlanApprovalResponse(Message):
     TYPE = "plan_approval_response"
-    ORDER = ("type", "requestId", "approved", "feedback", "timestamp", "permissionMode")
+    ORDER = ("type", "requestId", "approved", "feedback", "timestamp", "permissionMode", "planDigest")
     request_id: str = key("requestId", str, "")
     approved: bool = key("approved", bool, False)
     feedback: str | None = key("feedback", str)
     timestamp: str = key("timestamp", str, "")
     permission_mode: str | None = key("permissionMode", str)
+    plan_digest: str | None = key("planDigest", str)  # 2.1.330: `plan_digest()` of the plan approved
+
+
+def plan_digest(plan_content: str) -> str:
+    """`planDigest` (2.1.330): the SHA-256 hex of a plan request's `planContent`, as UTF-8."""
+    return hashlib.sha256(plan_content.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass(kw_only=True)
@@ -132,11 +140,15 @@ class PermissionRequest(Message):
 @dataclass(kw_only=True)
 class PermissionResponse(Message):
     TYPE = "permission_response"
-    ORDER = ("type", "request_id", "subtype", "response", "error")
+    ORDER = ("type", "request_id", "subtype", "response", "error", "tool_use_id", "approved_request")
     request_id: str = key("request_id", str, "")
     subtype: str = key("subtype", str, "success")
     response: dict[str, Any] | None = key("response", dict)
     error: str | None = key("error", str)
+    # 2.1.330 (FROM-BUNDLE, never seen on disk: the order above is a guess; a file's own order is kept)
+    tool_use_id: str | None = key("tool_use_id", str)
+    # its shape is unknown: any JSON value but null is taken as it comes, so a response never fails to parse on it
+    approved_request: Any = key("approved_request", (dict, list, str, int, float, bool))
 
 
 @dataclass(kw_only=True)

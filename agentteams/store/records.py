@@ -1,7 +1,7 @@
 """Typed on-disk shapes — team config, member, inbox envelope, task — parsed and dumped losslessly.
 
 Unknown keys are kept and written back; keys keep the order they were read in (new ones follow the
-order Claude Code writes), except tasks, which Claude Code always re-emits in schema order.
+order Claude Code writes), except tasks of a 2.1.197 team, which that generation re-emits in schema order.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, Self, get_args
 
 from agentteams.errors import CorruptFileError
+from agentteams.pids import LeadProcess
 
 TaskStatus = Literal["pending", "in_progress", "completed", "deleted"]
 TASK_STATUSES: tuple[str, ...] = get_args(TaskStatus)
@@ -32,14 +33,15 @@ def key(
     return field(default=default, metadata=meta)
 
 
-def _check(value: Any, kind: type | tuple[type, ...], where: str) -> Any:
+def _fits(value: Any, kind: type | tuple[type, ...]) -> bool:
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    is_bool = isinstance(value, bool)
-    ok = any(isinstance(value, k) and (k is bool or not is_bool) for k in kinds)
-    if not ok:
-        names = "/".join(k.__name__ for k in kinds)
-        raise ShapeError(f"{where}: expected {names}, got {type(value).__name__}")
-    return value
+    is_bool = isinstance(value, bool)  # a bool is an int to Python, never to JSON's readers
+    return any(isinstance(value, k) and (k is bool or not is_bool) for k in kinds)
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    names = (_JSON_NAMES.get(k, k.__name__) for k in (kind if isinstance(kind, tuple) else (kind,)))
+    return " or ".join(dict.fromkeys(names))
 
 
 @dataclass(kw_only=True, repr=False, eq=False)  # Record supplies both: fewer methods to generate
@@ -48,6 +50,7 @@ class Record:
 
     ORDER: ClassVar[tuple[str, ...]] = ()
     FORCE_ORDER: ClassVar[bool] = False
+    NON_NULL: ClassVar[frozenset[str]] = frozenset()  # keys whose null is a shape error, not "absent"
     extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     key_order: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
@@ -59,10 +62,47 @@ class Record:
         return known
 
     @classmethod
+    def _shape(cls) -> _Shape:
+        shape = _SHAPES.get(cls)
+        if shape is None:
+            known = cls._fields()
+            kinds = {k: f.metadata["kind"] for k, f in known.items()}
+            kinds = {k: kind if isinstance(kind, tuple) else (kind,) for k, kind in kinds.items()}
+            shape = _SHAPES[cls] = _Shape(
+                {k: frozenset(kind) for k, kind in kinds.items()}, kinds,
+                tuple(k for k, f in known.items() if _required(f)),
+            )  # fmt: skip
+        return shape
+
+    @classmethod
+    def problem(cls, obj: object) -> str | None:
+        """Why `obj` cannot be read as this record (a key's type, a null where none may be, a required key
+        missing), or None when it can; builds nothing, so a caller can check many objects cheaply."""
+        if not isinstance(obj, dict):
+            return f"expected an object, got {_json_type(obj)}"
+        shape = cls._shape()
+        for k, v in obj.items():
+            exact = shape.exact.get(k)
+            # json.loads gives exact types (and type(True) is bool, never int): one set lookup settles most
+            if exact is None or type(v) in exact:
+                continue
+            if v is None:
+                if k in cls.NON_NULL:
+                    return f"{k!r} must be {_kind_name(shape.kinds[k])}, not null"
+            elif not _fits(v, shape.kinds[k]):
+                return f"{k!r} must be {_kind_name(shape.kinds[k])}, not {_json_type(v)}"
+        missing = [k for k in shape.required if obj.get(k) is None]
+        if missing:
+            return f"missing {', '.join(map(repr, missing))}"
+        return None
+
+    @classmethod
     def from_json(cls, obj: object, where: str = "") -> Self:
         where = where or cls.__name__
-        if not isinstance(obj, dict):
-            raise ShapeError(f"{where}: expected an object, got {type(obj).__name__}")
+        problem = cls.problem(obj)
+        if problem is not None:
+            raise ShapeError(f"{where}: {problem}")
+        assert isinstance(obj, dict)  # problem() said so
         known = cls._fields()
         values: dict[str, Any] = {}
         extra: dict[str, Any] = {}
@@ -70,11 +110,8 @@ class Record:
             f = known.get(k)
             if f is None:
                 extra[k] = v
-            elif v is not None:
-                values[f.name] = cls._convert(k, _check(v, f.metadata["kind"], f"{where}.{k}"), where)
-        missing = [k for k, f in known.items() if _required(f) and f.name not in values]
-        if missing:
-            raise ShapeError(f"{where}: missing {', '.join(missing)}")
+            elif v is not None:  # null where allowed reads as absent
+                values[f.name] = cls._convert(k, v, where)
         rec = cls(**values, extra=extra, key_order=tuple(obj))
         rec.validate(where)
         return rec
@@ -96,7 +133,7 @@ class Record:
     def to_json(self) -> dict[str, Any]:
         known = self._fields()
         out: dict[str, Any] = {}
-        order = self.ORDER if self.FORCE_ORDER else (*self.key_order, *self.ORDER)
+        order = self.ORDER if self._forced_order() else (*self.key_order, *self.ORDER)
         for k in (*order, *known, *self.extra):
             if k in out:
                 continue
@@ -107,6 +144,18 @@ class Record:
             elif k in self.extra:
                 out[k] = self.extra[k]
         return out
+
+    def _forced_order(self) -> bool:
+        """Whether keys are written in ORDER whatever order they were read in."""
+        return self.FORCE_ORDER
+
+    def _place(self, json_key: str) -> None:
+        """Put a key new to a record read from a file where ORDER has it, not after every key read."""
+        if not self.key_order or json_key in self.key_order:
+            return  # a new record follows ORDER anyway
+        later = self.ORDER[self.ORDER.index(json_key) + 1 :]
+        at = next((i for i, k in enumerate(self.key_order) if k in later), len(self.key_order))
+        self.key_order = (*self.key_order[:at], json_key, *self.key_order[at:])
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and isinstance(other, Record) and other.to_json() == self.to_json()
@@ -121,6 +170,27 @@ class Record:
 
 
 _FIELDS: dict[type, dict[str, dataclasses.Field[Any]]] = {}
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """A record class's keys as `problem` checks them, computed once per class."""
+
+    exact: dict[str, frozenset[type]]  # the JSON types each key takes, for the common case
+    kinds: dict[str, tuple[type, ...]]
+    required: tuple[str, ...]
+
+
+_SHAPES: dict[type, _Shape] = {}
+
+
+_JSON_NAMES: dict[type, str] = {dict: "object", list: "array", str: "string", int: "number", float: "number",
+                                 bool: "boolean"}  # fmt: skip
+
+
+def _json_type(value: object) -> str:
+    """A value's type as JSON names it, for messages about files."""
+    return "null" if value is None else _JSON_NAMES.get(type(value), type(value).__name__)
 
 
 def _required(f: dataclasses.Field[Any]) -> bool:
@@ -159,12 +229,16 @@ class Member(Record):
     verify_key: str | None = key("agentteamsKey", str)  # ours: the public key this member's envelopes verify with
 
 
+LEAD_PROCESS = "leadProcess"
+
+
 @dataclass(kw_only=True, repr=False, eq=False)  # Record supplies both: fewer methods to generate
 class TeamConfig(Record):
     """`teams/<team>/config.json`."""
 
     ORDER: ClassVar[tuple[str, ...]] = (
-        "name", "description", "createdAt", "leadAgentId", "leadSessionId", "members", "hiddenPaneIds",
+        "name", "description", "createdAt", "leadAgentId", "leadSessionId", "leadProcess", "members",
+        "hiddenPaneIds",
     )  # fmt: skip
     name: str = key("name", str, dataclasses.MISSING)
     created_at: int = key("createdAt", (int, float), dataclasses.MISSING)
@@ -196,19 +270,47 @@ class TeamConfig(Record):
         lead = self.member(self.lead_agent_id)
         return lead.name if lead else "team-lead"
 
+    # `leadProcess` stays in `extra` as it was read, so a malformed one is still written back unchanged;
+    # like 2.1.330, our logic then sees none.
+    @property
+    def lead_process(self) -> LeadProcess | None:
+        return LeadProcess.from_json(self.extra.get(LEAD_PROCESS))
+
+    @lead_process.setter
+    def lead_process(self, value: LeadProcess | None) -> None:
+        if value is None:
+            self.extra.pop(LEAD_PROCESS, None)
+        else:
+            self.extra[LEAD_PROCESS] = value.to_json()
+            self._place(LEAD_PROCESS)
+
+    @property
+    def from_2_1_330(self) -> bool:
+        """Whether Claude Code 2.1.330 (or later) or we on its behalf made this team: its config has `leadProcess`,
+        which 2.1.197 never writes. Decides the task key order (see `Task.schema_order`)."""
+        return LEAD_PROCESS in self.extra
+
 
 @dataclass(kw_only=True, repr=False, eq=False)  # Record supplies both: fewer methods to generate
 class Envelope(Record):
-    """One message in an inbox file; `text` holds plain text or a compact-JSON protocol message."""
+    """One message in an inbox file; `text` holds plain text or a compact-JSON protocol message.
+
+    Readable exactly when Claude Code 2.1.330 keeps it: string `from`, `text` and `timestamp`; `type`, `summary`,
+    `color`, `from_plugin` strings when present (null refused), `read` a boolean when present.
+    """
 
     ORDER: ClassVar[tuple[str, ...]] = (
-        "from", "text", "summary", "timestamp", "color", "msgV", "msg_id", "type", "read",
+        "from", "text", "summary", "timestamp", "color", "from_plugin", "msgV", "msg_id", "type", "read",
     )  # fmt: skip
+    NON_NULL: ClassVar[frozenset[str]] = frozenset(
+        {"from", "text", "timestamp", "type", "summary", "color", "from_plugin", "read"}
+    )
     sender: str = key("from", str, dataclasses.MISSING)
     text: str = key("text", str, dataclasses.MISSING)
-    timestamp: str = key("timestamp", str, "")
+    timestamp: str = key("timestamp", str, dataclasses.MISSING)
     summary: str | None = key("summary", str)
     color: str | None = key("color", str)
+    from_plugin: str | None = key("from_plugin", str)
     msg_v: int | None = key("msgV", int)
     msg_id: str | None = key("msg_id", str)
     type: str | None = key("type", str)
@@ -236,7 +338,6 @@ class Task(Record):
     ORDER: ClassVar[tuple[str, ...]] = (
         "id", "subject", "description", "activeForm", "owner", "status", "blocks", "blockedBy", "metadata",
     )  # fmt: skip
-    FORCE_ORDER: ClassVar[bool] = True
     id: str = key("id", str, dataclasses.MISSING)
     subject: str = key("subject", str, dataclasses.MISSING)
     description: str = key("description", str, "")
@@ -246,6 +347,12 @@ class Task(Record):
     blocks: list[str] = key("blocks", list, dataclasses.MISSING)
     blocked_by: list[str] = key("blockedBy", list, dataclasses.MISSING)
     metadata: dict[str, Any] | None = key("metadata", dict)
+    # 2.1.197 re-emits every key in ORDER on each write; 2.1.330 keeps keys where they are and appends new ones
+    # (an `owner` set later follows `blockedBy`). The store sets this from the team's generation.
+    schema_order: bool = field(default=True, repr=False, compare=False)
+
+    def _forced_order(self) -> bool:
+        return self.schema_order
 
     def validate(self, where: str) -> None:
         if self.status not in TASK_STATUSES:

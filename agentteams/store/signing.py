@@ -73,7 +73,8 @@ class SigningKey:
 
     def __init__(self, key: Ed25519PrivateKey) -> None:
         self._key = key
-        self.public = b64url(SPKI_PREFIX + key.public_key().public_bytes_raw())  # SPKI DER, base64url
+        self.public_raw = key.public_key().public_bytes_raw()
+        self.public = b64url(SPKI_PREFIX + self.public_raw)  # SPKI DER, base64url
 
     @classmethod
     def generate(cls) -> SigningKey:
@@ -173,7 +174,7 @@ class Keyring:
         key = SigningKey.generate()
         with self._lock:
             self._leads[(team, recipient.lower())] = key
-        return LeadVerifyKey(epoch_ms(), VerifyKey.parse(key.public) or _never())
+        return LeadVerifyKey(epoch_ms(), VerifyKey(key.public, key.public_raw))
 
     def drop_lead_key(self, team: str, recipient: str) -> None:
         with self._lock:
@@ -189,7 +190,3 @@ class Keyring:
             env.extra[LEAD_SIG] = lead.sign(signed_bytes(LEAD_DOMAIN, env))
         elif mine is not None:
             env.extra[MEMBER_SIG] = mine.sign(signed_bytes(MEMBER_DOMAIN, env))
-
-
-def _never() -> VerifyKey:
-    raise AssertionError("a key we just made did not parse")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -22,12 +23,14 @@ from agentteams.store.atomicjson import (
 )
 from agentteams.store.locking import ensure_file, locked
 from agentteams.store.paths import LEAD_NAME, Layout, task_id_part
-from agentteams.store.records import Task, TaskStatus
+from agentteams.store.records import LEAD_PROCESS, Task, TaskStatus
 from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateResult
 
 if TYPE_CHECKING:
     from agentteams.store.mailbox import Mailbox
     from agentteams.store.teams import TeamStore
+
+Order = Callable[[], bool]  # an operation's `Task.schema_order`, read from the team config when first needed
 
 
 def task_line(task: Task) -> str:
@@ -106,8 +109,24 @@ class TaskStore:
             diagnostics.warning("%s; moved it to %s", e, aside)
             return None
 
-    def _write(self, team: str, task: Task) -> None:
+    def _write(self, team: str, task: Task, order: Order) -> None:
+        task.schema_order = order()
         atomic_write_json(self.layout.task_file(team, task.id), task.to_json())
+
+    def _order(self, team: str) -> Order:
+        """The team's task key order for one operation: looked up at its first write, then remembered."""
+        return functools.cache(lambda: self._schema_order(team))
+
+    def _schema_order(self, team: str) -> bool:
+        """How this team's generation writes tasks: in schema order (2.1.197, or no readable config), or keeping
+        each file's key order (2.1.330: its config has `leadProcess`). Only top-level keys are looked at."""
+        path = self.layout.config_file(team)
+        raw = read_bytes(path)
+        try:
+            config = parse_json_bytes(raw, path) if raw else None
+        except CorruptFileError:
+            return True  # the team store reports a damaged config; a task write must not fail on it
+        return not (isinstance(config, dict) and LEAD_PROCESS in config)
 
     def _watermark(self, team: str) -> int:
         path = self.layout.highwatermark_file(team)
@@ -165,6 +184,7 @@ class TaskStore:
         if not subject.strip():
             raise InvalidNameError("a task needs a subject")
         blockers = [task_id_part(b) for b in blocked_by]
+        order = self._order(team)
         with self._list_lock(team):
             for b in blockers:
                 if self._load(team, b, under_lock=False) is None:
@@ -174,25 +194,25 @@ class TaskStore:
                 id=new_id, subject=subject, description=description, active_form=active_form,
                 status="pending", blocks=[], blocked_by=list(dict.fromkeys(blockers)), metadata=metadata,
             )  # fmt: skip
-            self._write(team, task)
+            self._write(team, task, order)
             for b in task.blocked_by:
-                self._link(team, b, "blocks", new_id)
+                self._link(team, b, "blocks", new_id, order)
         return task
 
-    def _link(self, team: str, task_id: str, attr: Literal["blocks", "blocked_by"], other: str) -> None:
+    def _link(self, team: str, task_id: str, attr: Literal["blocks", "blocked_by"], other: str, order: Order) -> None:
         with locked(self.layout.task_file(team, task_id)):
             t = self._load(team, task_id, under_lock=True)
             if t is not None and other not in getattr(t, attr):
                 getattr(t, attr).append(other)
-                self._write(team, t)
+                self._write(team, t, order)
 
-    def _unlink(self, team: str, task_id: str, other: str) -> None:
+    def _unlink(self, team: str, task_id: str, other: str, order: Order) -> None:
         with locked(self.layout.task_file(team, task_id)):
             t = self._load(team, task_id, under_lock=True)
             if t is not None and (other in t.blocks or other in t.blocked_by):
                 t.blocks = [x for x in t.blocks if x != other]
                 t.blocked_by = [x for x in t.blocked_by if x != other]
-                self._write(team, t)
+                self._write(team, t, order)
 
     def update(
         self, team: str, task_id: str, *, subject: str | None = None, description: str | None = None,
@@ -209,23 +229,24 @@ class TaskStore:
         blocked_by = [task_id_part(x) for x in add_blocked_by]
         fields = {"subject": subject, "description": description, "active_form": active_form,
                   "status": status, "metadata": metadata}  # fmt: skip
+        order = self._order(team)
         if blocks or blocked_by:
             with self._list_lock(team):
                 self._check_links(team, task_id, blocks, blocked_by)
-                result = self._update_one(team, task_id, fields, owner, blocks, blocked_by)
+                result = self._update_one(team, task_id, fields, owner, blocks, blocked_by, order)
                 for other in blocks:
-                    self._link(team, other, "blocked_by", task_id)
+                    self._link(team, other, "blocked_by", task_id, order)
                 for other in blocked_by:
-                    self._link(team, other, "blocks", task_id)
+                    self._link(team, other, "blocks", task_id, order)
         else:
-            result = self._update_one(team, task_id, fields, owner, [], [])
+            result = self._update_one(team, task_id, fields, owner, [], [], order)
         if result.updated and "owner" in result.updated and result.task.owner:
             result.assignment_sent = self._notify_owner(team, result.task, assigned_by)
         return result
 
     def _update_one(
         self, team: str, task_id: str, fields: dict[str, Any], owner: str | None,
-        blocks: list[str], blocked_by: list[str],
+        blocks: list[str], blocked_by: list[str], order: Order,
     ) -> UpdateResult:  # fmt: skip
         with locked(self.layout.task_file(team, task_id)):
             task = self._load(team, task_id, under_lock=True)
@@ -243,7 +264,7 @@ class TaskStore:
             after = task.to_json()
             changed = [k for k in Task.ORDER if before.get(k) != after.get(k)]
             if changed:
-                self._write(team, task)
+                self._write(team, task, order)
         return UpdateResult(task, changed)
 
     def _check_links(self, team: str, task_id: str, blocks: list[str], blocked_by: list[str]) -> None:
@@ -296,13 +317,14 @@ class TaskStore:
     def delete(self, team: str, task_id: str) -> Task:
         """Remove a task, raise the watermark past its id, and drop references to it."""
         task_id = task_id_part(task_id)
+        order = self._order(team)
         with self._list_lock(team):
             task = self.get(team, task_id)
             self.layout.task_file(team, task_id).unlink()
             self._raise_watermark(team, int(task_id))
             for other in self.list_tasks(team):
                 if task_id in other.blocks or task_id in other.blocked_by:
-                    self._unlink(team, other.id, task_id)
+                    self._unlink(team, other.id, task_id, order)
         task.status = "deleted"
         return task
 
@@ -311,6 +333,7 @@ class TaskStore:
         task_id = task_id_part(task_id)
         if not self.layout.task_file(team, task_id).exists():
             return ClaimResult(False, reason="task_not_found")
+        order = self._order(team)
         with contextlib.ExitStack() as stack:
             if check_busy:
                 stack.enter_context(self._list_lock(team))
@@ -329,7 +352,7 @@ class TaskStore:
             if check_busy and busy:
                 return ClaimResult(False, task, "agent_busy", busy)
             task.owner, task.status = agent, "in_progress"
-            self._write(team, task)
+            self._write(team, task, order)
             return ClaimResult(True, task)
 
     def claim_next(self, team: str, agent: str, *, check_busy: bool = False) -> ClaimResult:
@@ -343,8 +366,10 @@ class TaskStore:
     def unassign_all(self, team: str, agent_name: str, agent_id: str | None = None) -> UnassignResult:
         """Put every unfinished task of a departed agent back to pending with no owner."""
         owners = {agent_name, agent_id or agent_name}
+        order = self._order(team)
         moved = []
         for t in self.list_tasks(team):
             if not t.resolved and t.owner in owners:
-                moved.append(self.update(team, t.id, owner=None, status="pending").task)
+                # what update(owner=None, status="pending") does, with the team's generation read once
+                moved.append(self._update_one(team, t.id, {"status": "pending"}, None, [], [], order).task)
         return UnassignResult(moved)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agentteams.errors import ConflictError, CorruptFileError, NotFoundError
+from agentteams.pids import LeadProcess
 from agentteams.store.api import NewMember
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.locking import ensure_file, locked
@@ -63,8 +64,13 @@ class TeamStore:
         cwd: str | None = None,
         lead_pane_id: str = "",
         lead_backend_type: str | None = None,
+        lead_process: LeadProcess | None = None,
     ) -> TeamConfig:
-        """Create a team; a name already taken gets `-2`, `-3`, ... (the directory is claimed by mkdir)."""
+        """Create a team; a name already taken gets `-2`, `-3`, ... (the directory is claimed by mkdir).
+
+        With `lead_process` the config is 2.1.330's (`leadProcess` after `leadSessionId`), and so are its tasks' key
+        order; without, 2.1.197's.
+        """
         base = team_dir_name(team)
         self.layout.teams_dir.mkdir(parents=True, exist_ok=True)
         name, n = base, 1
@@ -85,6 +91,7 @@ class TeamStore:
             name=name, description=description, created_at=now, lead_agent_id=lead.agent_id,
             lead_session_id=lead_session_id, members=[lead],
         )  # fmt: skip
+        config.lead_process = lead_process
         self.layout.inbox_dir(name).mkdir(exist_ok=True)
         with locked(self.layout.config_file(name)):
             atomic_write_json(self.layout.config_file(name), config.to_json())
@@ -127,16 +134,34 @@ class TeamStore:
                 out.append(e)
         return out
 
-    def update(self, team: str, change: Callable[[TeamConfig], T]) -> T:
-        """Apply `change` to the config under its lock and write it back; returns what `change` returns."""
+    def update(self, team: str, change: Callable[[TeamConfig], T], *, write_if: Callable[[T], bool] | None = None) -> T:
+        """Apply `change` to the config under its lock and write it back (unless `write_if` says no to what
+        `change` returned); returns what `change` returns."""
         path = self.layout.config_file(team)
         if not path.parent.is_dir():
             raise NotFoundError(f"no team named {team!r} (no {path.parent})")
         with locked(path):
             config = self._read(team, path)
             result = change(config)
-            atomic_write_json(path, config.to_json())
+            if write_if is None or write_if(result):
+                atomic_write_json(path, config.to_json())
         return result
+
+    def claim_lead(self, team: str, lead_process: LeadProcess, *, expected: LeadProcess | None = None) -> bool:
+        """Record `lead_process` as the team's lead process if the recorded one is still `expected` (compared on
+        `pid` and `claimedAt`, as 2.1.330's takeover does; None: no readable record). False, and nothing written,
+        when another process claimed the team first."""
+
+        def claimed(lp: LeadProcess | None) -> tuple[int, float] | None:
+            return None if lp is None else (lp.pid, lp.claimed_at)
+
+        def change(config: TeamConfig) -> bool:
+            if claimed(config.lead_process) != claimed(expected):
+                return False
+            config.lead_process = lead_process
+            return True
+
+        return self.update(team, change, write_if=bool)
 
     def add_member(self, team: str, new: NewMember) -> Member:
         def change(config: TeamConfig) -> Member:

@@ -30,6 +30,7 @@ from agentteams.store.protocol import (
     ShutdownApproved,
     ShutdownRequest,
     parse_message,
+    plan_digest,
 )
 from agentteams.store.records import Envelope
 from agentteams.team import relay
@@ -38,7 +39,6 @@ from agentteams.team.relay import PermissionJudge
 from agentteams.team.spawning import Handle, Spawner, spawn_member
 from agentteams.team.trust import LeadPromises, Trust
 from agentteams.tools.base import ToolInputError
-from agentteams.tools.plan_tools import plan_digest
 
 CHECK_EVERY = 0.5  # seconds between liveness checks of teammates (death is noticed within ~2 s)
 
@@ -315,7 +315,7 @@ class LeadRuntime:
             with self._cond:
                 self._idle = add_idle_notice(self._idle, env, msg)
                 self._cond.notify_all()
-            self._team_event(TeamEvent("idle", who, msg.summary or "", color=env.color))
+            self._team_event(TeamEvent("idle", who, msg.summary or msg.result or "", color=env.color))
             return True
         if isinstance(msg, PermissionRequest):
             self._answer_permission(msg, who)
@@ -325,7 +325,8 @@ class LeadRuntime:
         with self._cond:
             if isinstance(msg, ShutdownApproved):
                 self._member_gone(who, "shut down (approved the shutdown request)")
-            self._team_event(TeamEvent("message", who, env.text, color=env.color, summary=env.summary))
+            shown = f"[unverified: not signed by {who}] {env.text}" if forged else env.text  # the person sees it too
+            self._team_event(TeamEvent("message", who, shown, color=env.color, summary=env.summary))
             if self._muted:
                 return True
             self._envs.append(env)

@@ -125,7 +125,7 @@ class TeammateRuntime:
                     if config is None or config.member(self.name) is None:
                         diagnostics.debug("%s: no longer in team %s; stopping", self.name, self.team)
                         return 0
-                    if self._lead_gone():
+                    if self._lead_gone(config):
                         diagnostics.warning("%s: the lead of team %s is gone; stopping", self.name, self.team)
                         return 0
                     work = self._next_work(config)
@@ -142,14 +142,18 @@ class TeammateRuntime:
         finally:
             self.store.presence.remove(self.team, self.name)
 
-    def _lead_gone(self) -> bool:
-        """True when our lead process recorded its pid and has died (a foreign lead records none)."""
+    def _lead_gone(self, config: TeamConfig) -> bool:
+        """True when the lead's process is known to have died: ours by its presence record, a real `claude`
+        lead (2.1.330) by the config's `leadProcess`; an older real lead records neither."""
         now = time.monotonic()
         if now - self._lead_checked < LEAD_CHECK_EVERY:
             return False
         self._lead_checked = now
-        lead = self.store.presence.read(self.team, self._lead_name())
-        return lead is not None and not pid_alive(lead.pid)
+        lead = self.store.presence.read(self.team, config.lead_name)
+        if lead is not None:
+            return not pid_alive(lead.pid)
+        recorded = config.lead_process
+        return recorded is not None and recorded.is_gone() is True
 
     def _config(self) -> TeamConfig | None:
         try:
@@ -211,7 +215,7 @@ class TeammateRuntime:
         if msg.request_id != signals.awaiting_plan_approval:
             diagnostics.debug("%s: a plan verdict for %s answers no plan of ours", self.name, msg.request_id)
             return None
-        digest = msg.extra.get("planDigest")
+        digest = msg.plan_digest
         if self.trust.lead_key is not None and msg.approved and digest != signals.plan_digest:
             diagnostics.warning("%s: a plan approval names another plan (digest %s); ignored", self.name, digest)
             return None
@@ -234,9 +238,10 @@ class TeammateRuntime:
         # the durable state writes (~10 ms with fsync) run beside the model request, not before it
         marking = threading.Thread(target=self._mark_working, args=(work,), name=f"{self.name}-state")
         marking.start()
-        reason, failure = "available", None
+        reason, failure, final = "available", None, None
         try:
             result = self.session.run(work.prompt)
+            final = result.text or None
             if result.stop_reason == "interrupted":
                 reason = "interrupted"
         except AgentTeamsError as e:  # the model is unreachable: tell the lead, keep serving
@@ -250,7 +255,7 @@ class TeammateRuntime:
             return True
         self._set_active(False)
         self._set_state("awaiting_plan_approval" if self.ctx.signals.awaiting_plan_approval else "idle")
-        self._send_idle(reason, failure)
+        self._send_idle(reason, failure, final)
         return False
 
     def _mark_working(self, work: Work) -> None:
@@ -271,12 +276,13 @@ class TeammateRuntime:
             self.trust.delivered(self._pending)
             self._pending = []
 
-    def _send_idle(self, reason: str, failure: str | None) -> None:
+    def _send_idle(self, reason: str, failure: str | None, final: str | None) -> None:
+        """The idle notice, with the turn's final text as `result` (as Claude Code 2.1.330 sends it)."""
         notes = self._notes
         msg = IdleNotification(
             sender=self.name, timestamp=now_iso(), idle_reason=reason, summary=notes.peer_dm,
             completed_task_id=notes.completed_task, completed_status="resolved" if notes.completed_task else None,
-            failure_reason=failure,
+            failure_reason=failure, result=final,
         )  # fmt: skip
         self._send_lead(msg.to_text())
 

@@ -11,7 +11,9 @@ from agentteams.store.protocol import ShutdownRequest, parse_message
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import (
     LEAD_DOMAIN,
+    LEAD_SIG,
     MEMBER_DOMAIN,
+    MEMBER_SIG,
     PROTECTED_SENDERS,
     LeadVerifyKey,
     VerifyKey,
@@ -64,7 +66,7 @@ class Trust:
 
     @staticmethod
     def _identity(env: Envelope) -> tuple[str, ...]:
-        return (*env.identity, str(env.extra.get("lead_sig")), str(env.extra.get("agentteams_sig")))
+        return (*env.identity, str(env.extra.get(LEAD_SIG)), str(env.extra.get(MEMBER_SIG)))
 
     def _first_judgement(self, env: Envelope, config: TeamConfig | None) -> Verdict:
         if claims_lead(env.sender):

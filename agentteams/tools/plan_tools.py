@@ -5,18 +5,12 @@ A teammate's plan goes to its lead by message; a lead's or solo agent's goes to 
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any, ClassVar
 
 from agentteams.errors import AgentTeamsError
 from agentteams.store.atomicjson import epoch_ms, now_iso
-from agentteams.store.protocol import PlanApprovalRequest
+from agentteams.store.protocol import PlanApprovalRequest, plan_digest
 from agentteams.tools.base import Tool, ToolContext, ToolKind, ToolResult
-
-
-def plan_digest(plan: str) -> str:
-    """SHA-256 hex of a plan's text: Claude Code 2.1.330's `planDigest`, tying an approval to the plan sent."""
-    return hashlib.sha256(plan.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def plan_request_id(agent: str) -> str:

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from agentteams.errors import NotFoundError
+from agentteams.pids import LeadProcess
 from agentteams.store.api import Mail
-from agentteams.store.atomicjson import dump_compact, now_iso
+from agentteams.store.atomicjson import dump_compact, epoch_ms, now_iso
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import Message, PlanApprovalResponse, ShutdownApproved, ShutdownRejected, ShutdownRequest
 from agentteams.store.records import TeamConfig
@@ -53,7 +54,7 @@ class TeamCreateTool(CoordinationTool):
         config = store.create(
             wanted, description=optional_str(args, "description"), lead_session_id=ctx.session_id,
             lead_agent_type=optional_str(args, "agent_type") or LEAD_NAME, cwd=str(ctx.cwd),
-            lead_model=ctx.hooks.model or None,
+            lead_model=ctx.hooks.model or None, lead_process=LeadProcess.for_this_process(epoch_ms()),
         )  # fmt: skip
         ctx.team_name, ctx.is_lead, ctx.agent_name = config.name, True, LEAD_NAME
         return json_result({
@@ -282,9 +283,8 @@ class SendMessageTool(CoordinationTool):
                 request_id=request_id, approved=True, timestamp=now_iso(),
                 permission_mode=mode if mode != "plan" else "default",
             )  # fmt: skip
-            digest = ctx.hooks.plan_digest(request_id) if ctx.hooks.plan_digest is not None else None
-            if digest is not None:  # a 2.1.330 teammate holding a key refuses an approval without it
-                msg.extra["planDigest"] = digest
+            # a 2.1.330 teammate holding a key refuses an approval that names no plan, or another one
+            msg.plan_digest = ctx.hooks.plan_digest(request_id) if ctx.hooks.plan_digest is not None else None
             text = f"Plan approved for {name}. They leave plan mode and can start implementing."
         else:
             feedback = out.content or "The plan needs changes: revise it and submit it again."
