@@ -1,13 +1,14 @@
 """Interop tier, formats: a real Claude Code teammate reads what our stores write, in a team laid out as a real
 2.1.330 lead lays one out (its config carries `leadProcess`, REPORT-2.1.330 §2).
 
-The config starts as such a lead writes it (raw JSON, until our store writes `leadProcess` itself); our TeamStore
-adds teammate `bob` and then his pane; every inbox entry is written by our `agentteams` CLI, each in a process of
-its own: his prompt, plain messages (one with a summary, one with characters JSON has to escape), a task and its
-task_assignment (`task create`, `task update --owner`), and a shutdown_request from team-lead. The real CLI runs
-as `bob` in a tmux pane, offline against our mock. Its model must get every message (2.1.330 drops, and prunes
-from the file, any entry its stricter schema refuses), it must read and update the task our store wrote, approve
-the shutdown and exit 0, and the config must keep its `leadProcess` through our writes and the CLI's own.
+Our TeamStore creates the team as such a lead would (its shape checked against the 2.1.330 golden, this process as
+the lead in `leadProcess`), adds teammate `bob`, then his pane; every inbox entry is written by our `agentteams`
+CLI, each in a process of its own: his prompt, plain messages (one with a summary, one with characters JSON has to
+escape), a task and its task_assignment (`task create`, `task update --owner`), and a shutdown_request from
+team-lead. The real CLI runs as `bob` in a tmux pane, offline against our mock. Its model must get every message
+(2.1.330 drops, and prunes from the file, any entry its stricter schema refuses), it must read and update the task
+our store wrote, approve the shutdown and exit 0, and the config must keep its `leadProcess` through our writes and
+the CLI's own.
 
 Against both pinned versions: a 2.1.197 teammate reads the same files (with a laxer schema, and a `leadProcess`
 it has never heard of), as it would under a lead upgraded before it. Never skipped.
@@ -28,6 +29,7 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from agentteams.mockapi.reqtext import content_text
+from agentteams.pids import LeadProcess
 from agentteams.store.atomicjson import epoch_ms, now_iso
 from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import LEAD_NAME, Layout
@@ -44,6 +46,7 @@ from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
+GOLDEN_330 = Path(__file__).resolve().parent / "golden-2.1.330"  # what the real 2.1.330 wrote
 REAL_TEAMMATE_SYSTEM = "# Agent Teammate Communication"  # a section only a real teammate's system prompt has
 PROMPT = "FMT-PROMPT You are bob. Say hi, then wait for the lead."
 TASK_SUBJECT = "FMT-TASK-SUBJECT write the parser"
@@ -56,32 +59,31 @@ MESSAGES = [
 ]
 
 
-def lead_process() -> dict[str, Any]:
-    """`leadProcess` as a 2.1.330 lead computes it on Linux, for this process as the lead."""
+def lead_process_of_this_process() -> dict[str, Any]:
+    """`leadProcess` for this process as a 2.1.330 lead computes it on Linux (REPORT-2.1.330 §2), worked out here
+    independently of our store: `claimedAt` aside, what the config must say."""
     stat = Path(f"/proc/{os.getpid()}/stat").read_text()
     return {
         "pid": os.getpid(),
         "pidSpace": f"{socket.gethostname()}#{os.readlink('/proc/self/ns/pid')}",
-        "claimedAt": epoch_ms(),
         "procStart": stat.rsplit(")", 1)[1].split()[19],  # field 22, starttime
     }
 
 
-def write_team_as_a_2_1_330_lead(layout: Layout, proj: Path) -> tuple[str, str, dict[str, Any]]:
-    """The session team a 2.1.330 lead creates at start-up: its config (keys in its order) and empty task dir."""
+def create_team_as_a_2_1_330_lead(teams: TeamStore, proj: Path) -> tuple[str, str, dict[str, Any]]:
+    """The session team a 2.1.330 lead creates at start-up, made by our store with this process as its lead:
+    name, config shape and `leadProcess` as that lead's (tests/golden-2.1.330/team_config_initial.json)."""
     session = str(uuid.uuid4())
-    team = f"session-{session[:8]}"
-    now = epoch_ms()
-    config = {
-        "name": team, "createdAt": now, "leadAgentId": f"{LEAD_NAME}@{team}", "leadSessionId": session,
-        "leadProcess": lead_process(),
-        "members": [{"agentId": f"{LEAD_NAME}@{team}", "name": LEAD_NAME, "agentType": LEAD_NAME, "joinedAt": now,
-                     "tmuxPaneId": "leader", "cwd": str(proj), "subscriptions": [], "backendType": "in-process"}],
-    }  # fmt: skip
-    layout.config_file(team).parent.mkdir(parents=True)
-    layout.config_file(team).write_text(json.dumps(config, indent=2, ensure_ascii=False), encoding="utf-8")
-    layout.task_dir(team).mkdir(parents=True)
-    return team, session, config
+    lead = LeadProcess.for_this_process(epoch_ms())
+    created = teams.create(f"session-{session[:8]}", lead_session_id=session, cwd=str(proj), lead_pane_id="leader",
+                           lead_backend_type="in-process", lead_process=lead)  # fmt: skip
+    config = json.loads(teams.layout.config_file(created.name).read_text(encoding="utf-8"))
+    golden = json.loads((GOLDEN_330 / "team_config_initial.json").read_text(encoding="utf-8"))
+    assert (list(config), list(config["members"][0])) == (list(golden), list(golden["members"][0])), config
+    written = config["leadProcess"]
+    assert {k: written[k] for k in ("pid", "pidSpace", "procStart")} == lead_process_of_this_process(), written
+    assert list(written) == list(golden["leadProcess"]), written
+    return created.name, session, config
 
 
 def scenario() -> dict[str, Any]:
@@ -121,8 +123,8 @@ def test_a_real_teammate_takes_everything_our_stores_write(
 ) -> None:
     proj = tmp_path / "proj"
     proj.mkdir()
-    team, session, written = write_team_as_a_2_1_330_lead(layout, proj)
     teams, mailbox = TeamStore(layout), Mailbox(layout)
+    team, session, written = create_team_as_a_2_1_330_lead(teams, proj)
     model = ccv.TRAITS[claude_version].default_model  # a real lead passes its own
     teams.add_member(team, NewMember(name="bob", color="green", model=model, prompt=PROMPT, cwd=str(proj),
                                      backend_type="tmux"))  # fmt: skip
