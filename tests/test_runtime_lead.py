@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.store.paths import Layout
+from agentteams.store.atomicjson import now_iso
+from agentteams.store.paths import LEAD_NAME, Layout
+from agentteams.store.protocol import ShutdownRejected
 from tests.support.fake_model import FakeModel, text
-from tests.support.runtime import WAIT, Events, quick_polls, running_lead
+from tests.support.runtime import TEAM, WAIT, Events, quick_polls, running_lead
 from tests.support.wait import wait_until
 
 
@@ -109,3 +111,24 @@ def test_a_turn_that_crashes_leaves_the_lead_answering(tmp_path: Path, layout: L
         lead.runtime.submit("second")
         wait_until(lambda: model.calls == 2, WAIT, "the lead's second turn")
         assert lead.runtime.wait_idle(WAIT) and lead.runtime.last_error is None
+
+
+def test_the_team_is_not_settled_while_a_shutdown_request_is_unanswered(tmp_path: Path, layout: Layout) -> None:
+    """A real `claude` teammate reads its inbox once a second: a headless lead must wait for its answer."""
+    model = FakeModel([[text("The team is idle.")], [text("alice refused.")], [text("bob has shut down.")]])
+    with running_lead(layout, tmp_path, model, "alice", "bob") as lead:
+        lead.idle("alice")
+        lead.idle("bob")
+        wait_until(lambda: model.calls == 1, WAIT, "the lead's turn for the idle team")
+        lead.settle()
+        assert lead.runtime.settled()
+        for name in ("alice", "bob"):
+            lead.runtime.promises.shutdown_sent(name, f"shutdown-1@{name}")
+        assert not lead.runtime.settled()
+        refusal = ShutdownRejected(request_id="shutdown-1@alice", sender="alice", reason="busy", timestamp=now_iso())
+        lead.mailbox.send(TEAM, LEAD_NAME, refusal.to_text(), sender="alice")
+        lead.settle()
+        assert not lead.runtime.settled()  # bob has not answered yet
+        lead.approve_shutdown("bob")
+        lead.settle()
+        assert lead.runtime.settled() and lead.members() == ["team-lead", "alice"]

@@ -28,6 +28,7 @@ from agentteams.store.protocol import (
     PermissionRequest,
     PlanApprovalRequest,
     ShutdownApproved,
+    ShutdownRejected,
     ShutdownRequest,
     parse_message,
     plan_digest,
@@ -137,7 +138,8 @@ class LeadRuntime:
         with self._cond:
             if self._busy or self._prompts or self._model_work_pending():
                 return False
-            return self._team_idle()
+            # a teammate asked to stop has yet to answer (a real `claude` reads its inbox once a second)
+            return self._team_idle() and not self.promises.awaiting(list(self.handles))
 
     def shutdown_team(self, timeout: float = 60.0) -> list[str]:
         """Ask every teammate to stop, wait for each to leave (forcing stragglers), then delete the team."""
@@ -304,6 +306,8 @@ class LeadRuntime:
         the model, marked: it answers, approves and reports nothing."""
         msg = None if forged else parse_message(env.text)
         who = env.sender
+        if isinstance(msg, ShutdownRejected):
+            self.promises.answered(who, msg.request_id)
         if isinstance(msg, ShutdownApproved) and not self.promises.take_approval(who, msg.request_id):
             diagnostics.warning("%s approved a shutdown this lead never asked of it (%s); ignored", who, msg.request_id)
             return True
@@ -356,6 +360,7 @@ class LeadRuntime:
         """Unassign its tasks, drop it from the team, close its pane, and tell the model."""
         team = self.team
         handle = self.handles.pop(name, None)
+        self.promises.forget(name)
         if team:
             self.store.keyring.drop_lead_key(team, name)
         if handle is not None:

@@ -122,6 +122,17 @@ class LeadPromises:
         pending.discard(request_id)
         return True
 
+    def answered(self, teammate: str, request_id: str) -> None:
+        """A refusal: the request is settled without the teammate leaving."""
+        self._shutdowns.get(teammate, set()).discard(request_id)
+
+    def forget(self, teammate: str) -> None:
+        self._shutdowns.pop(teammate, None)
+
+    def awaiting(self, teammates: list[str]) -> bool:
+        """Whether any of these has a shutdown request it has not answered yet."""
+        return any(self._shutdowns.get(t) for t in teammates)
+
     def plan_seen(self, request_id: str, digest: str) -> None:
         self._plans[request_id] = digest
 
