@@ -64,6 +64,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+import bench_signing  # noqa: E402  (this script's directory is on sys.path when it runs)
+
 from agentteams.backends.tmux import TmuxBackend  # noqa: E402
 from agentteams.cli.forkclient import ForkServer  # noqa: E402
 from agentteams.mockapi import MockServer  # noqa: E402
@@ -587,19 +589,24 @@ def main() -> None:
         for kind in SPAWN:
             print(f"spawn: {kind} ...", file=sys.stderr, flush=True)
             spawn[kind] = run_spawn(kind, spawns, Path(tmp) / f"spawn-{kind}", version)
+        print("signing ...", file=sys.stderr, flush=True)
+        signing = bench_signing.measure()  # in the same run as the spawns it adds to
     elapsed, load = time.monotonic() - started, (load0, os.getloadavg()[0])
     rows = build_rows(delivery, spawn)
     print(f"teams: our teammate vs real Claude Code {version} vs a 500 ms poller ({os.cpu_count()} cores)")
     print_table(rows)
     for line in notes(delivery, spawn, elapsed, load):
         print(f"* {line}")
+    spawn_median = statistics.median(spawn["ours"].samples_ms)
+    print(f"\nsignatures, in the same run (our spawn median above: {spawn_median:.1f} ms)")
+    bench_signing.print_rows(signing)
     if args.json:
         data = {
             "rows": [asdict(r) for r in rows],
             "delivery": {k: {**asdict(stats(v.samples_ms)), **asdict(v)} for k, v in delivery.items()},
             "spawn": {k: {**asdict(v), "median_ms": statistics.median(v.samples_ms)} for k, v in spawn.items()},
             "messages": messages, "spawns": spawns, "run_seconds": round(elapsed, 1), "load_average": load,
-            "cores": os.cpu_count(), "claude_version": version,
+            "cores": os.cpu_count(), "claude_version": version, "signing": asdict(signing),
         }  # fmt: skip
         args.json.write_text(json.dumps(data, indent=2))
 
