@@ -46,27 +46,29 @@ class Trust:
         self.lead_key = lead_key
         self.started_ms = epoch_ms()
         self._delivered: set[str] = set()
-        self._verdicts: dict[tuple[str, ...], Verdict] = {}
+        self._verdicts: dict[tuple[str, str, str], Verdict] = {}  # (msg_id, signatures) -> verdict, until delivered
         self._keys: dict[str, VerifyKey | None] = {}
 
     def judge(self, env: Envelope, config: TeamConfig | None) -> Verdict:
         """The verdict on `env` (also set as `env.unverified`); the same message is judged the same each time."""
+        key = (env.msg_id, str(env.extra.get(LEAD_SIG)), str(env.extra.get(MEMBER_SIG))) if env.msg_id else None
         if env.msg_id is not None and env.msg_id in self._delivered:
             verdict: Verdict = "forged"  # a replay of a message already delivered
+        elif key is not None and key in self._verdicts:
+            verdict = self._verdicts[key]  # seen again before delivery (a rescan): no second check
         else:
-            known = self._verdicts.get(self._identity(env))
-            verdict = known if known is not None else self._first_judgement(env, config)
-            self._verdicts[self._identity(env)] = verdict
+            verdict = self._first_judgement(env, config)
+            if key is not None:
+                self._verdicts[key] = verdict
         env.unverified = verdict == "forged"
         return verdict
 
     def delivered(self, envs: list[Envelope]) -> None:
-        """These reached the model: their ids never verify again."""
-        self._delivered.update(e.msg_id for e in envs if e.msg_id is not None)
-
-    @staticmethod
-    def _identity(env: Envelope) -> tuple[str, ...]:
-        return (*env.identity, str(env.extra.get(LEAD_SIG)), str(env.extra.get(MEMBER_SIG)))
+        """These reached the model: their ids never verify again (and their verdicts need not be kept)."""
+        ids = {e.msg_id for e in envs if e.msg_id is not None}
+        self._delivered.update(ids)
+        for key in [k for k in self._verdicts if k[0] in ids]:
+            del self._verdicts[key]
 
     def _first_judgement(self, env: Envelope, config: TeamConfig | None) -> Verdict:
         if claims_lead(env.sender):
