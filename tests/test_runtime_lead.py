@@ -115,11 +115,11 @@ def test_a_turn_that_crashes_leaves_the_lead_answering(tmp_path: Path, layout: L
 
 def test_the_team_is_not_settled_while_a_shutdown_request_is_unanswered(tmp_path: Path, layout: Layout) -> None:
     """A real `claude` teammate reads its inbox once a second: a headless lead must wait for its answer."""
-    model = FakeModel([[text("The team is idle.")], [text("alice refused.")], [text("bob has shut down.")]])
+    model = FakeModel([], default=text("Noted."))  # how many turns the idle notices make is not the point here
     with running_lead(layout, tmp_path, model, "alice", "bob") as lead:
         lead.idle("alice")
         lead.idle("bob")
-        wait_until(lambda: model.calls == 1, WAIT, "the lead's turn for the idle team")
+        wait_until(lambda: model.calls >= 1, WAIT, "the lead's turn for the idle team")
         lead.settle()
         assert lead.runtime.settled()
         for name in ("alice", "bob"):
