@@ -129,3 +129,21 @@ def test_a_read_that_catches_a_writer_mid_write_waits_for_its_lock(layout: Layou
     finally:
         release.set()
         thread.join(10)
+
+
+def test_a_null_that_was_read_is_written_back_and_a_cleared_value_is_not(layout: Layout) -> None:
+    """Lossless: `"model": null` in a member a real `claude` wrote survives our rewrite of the config."""
+    import json
+
+    teams = TeamStore(layout)
+    teams.create("t")
+    teams.add_member("t", NewMember(name="alice", model="claude-opus-5-5"))
+    path = layout.config_file("t")
+    raw = json.loads(path.read_text())
+    raw["members"][1]["model"] = None
+    raw["members"][1]["prompt"] = None
+    path.write_text(json.dumps(raw, indent=2))
+    teams.set_member_fields("t", "alice", is_active=True, prompt="now set")
+    member = json.loads(path.read_text())["members"][1]
+    assert "model" in member and member["model"] is None and member["prompt"] == "now set"
+    assert teams.read("t").member("alice").model is None  # type: ignore[union-attr]

@@ -53,6 +53,7 @@ class Record:
     NON_NULL: ClassVar[frozenset[str]] = frozenset()  # keys whose null is a shape error, not "absent"
     extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     key_order: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    read_null: frozenset[str] = field(default=frozenset(), repr=False, compare=False)  # known keys read as null
 
     @classmethod
     def _fields(cls) -> dict[str, dataclasses.Field[Any]]:
@@ -106,13 +107,16 @@ class Record:
         known = cls._fields()
         values: dict[str, Any] = {}
         extra: dict[str, Any] = {}
+        nulls: list[str] = []
         for k, v in obj.items():
             f = known.get(k)
             if f is None:
                 extra[k] = v
-            elif v is not None:  # null where allowed reads as absent
+            elif v is not None:
                 values[f.name] = cls._convert(k, v, where)
-        rec = cls(**values, extra=extra, key_order=tuple(obj))
+            else:  # null where allowed reads as absent, and is written back as it was while still absent
+                nulls.append(k)
+        rec = cls(**values, extra=extra, key_order=tuple(obj), read_null=frozenset(nulls))
         rec.validate(where)
         return rec
 
@@ -139,7 +143,7 @@ class Record:
                 continue
             if k in known:
                 v = self._value(k, known[k])
-                if v is not None:
+                if v is not None or k in self.read_null:
                     out[k] = v
             elif k in self.extra:
                 out[k] = self.extra[k]
