@@ -200,3 +200,17 @@ def test_a_task_list_without_its_team_is_written_in_schema_order(layout: Layout)
     tasks.create("gone", "a")
     tasks.update("gone", "1", owner="alice")
     assert keys(layout, "gone", "1").index("owner") < keys(layout, "gone", "1").index("status")
+
+
+def test_a_task_whose_blockers_are_all_done_is_not_shown_as_blocked(layout: Layout) -> None:
+    from agentteams.store.tasks import task_lines
+
+    store = TaskStore(layout)
+    for subject in ("Lexer", "Parser", "Integrate"):
+        store.create("t", subject)
+    store.update("t", "3", add_blocked_by=["1", "2"])
+    assert task_lines(store.list_tasks("t"))[2] == "#3 [pending] Integrate [blocked by #1, #2]"
+    store.update("t", "1", status="completed")
+    assert task_lines(store.list_tasks("t"))[2] == "#3 [pending] Integrate [blocked by #2]"
+    store.update("t", "2", status="completed")
+    assert task_lines(store.list_tasks("t"))[2] == "#3 [pending] Integrate"

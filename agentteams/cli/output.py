@@ -15,11 +15,11 @@ def emit_json(data: Any) -> None:
     typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
-def task_line(task: Task) -> str:
-    """`#2 [pending] Write tests (alice) [blocked by #1]` (the format lives in `agentteams.store.tasks`)."""
-    from agentteams.store.tasks import task_line as line
+def task_lines(tasks: list[Task]) -> list[str]:
+    """`#2 [pending] Write tests (alice) [blocked by #1]` per task (the format lives in `agentteams.store.tasks`)."""
+    from agentteams.store.tasks import task_lines as lines
 
-    return line(task)
+    return lines(tasks)
 
 
 def task_detail(task: Task) -> str:

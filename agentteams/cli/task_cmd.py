@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from agentteams.cli.output import emit_json, task_detail, task_line
+from agentteams.cli.output import emit_json, task_detail, task_lines
 from agentteams.errors import InvalidNameError, NotFoundError
 
 if TYPE_CHECKING:
@@ -52,8 +52,8 @@ def list_(team: str, as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json([t.to_json() for t in tasks])
     else:
-        for t in tasks:
-            typer.echo(task_line(t))
+        for line in task_lines(tasks):
+            typer.echo(line)
 
 
 @app.command()

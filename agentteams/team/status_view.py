@@ -29,7 +29,7 @@ from agentteams.store.protocol import (
     parse_message,
 )
 from agentteams.store.records import Envelope, Member, TeamConfig
-from agentteams.store.tasks import task_line
+from agentteams.store.tasks import task_lines
 
 LABEL_CHARS = 100
 
@@ -242,9 +242,10 @@ def member_view(
 
 
 def task_views(store: Store, team: str) -> list[TaskView]:
+    tasks = store.tasks.list_tasks(team)
     return [
-        TaskView(t.id, t.subject, t.status, t.owner, list(t.blocked_by), list(t.blocks), task_line(t))
-        for t in store.tasks.list_tasks(team)
+        TaskView(t.id, t.subject, t.status, t.owner, list(t.blocked_by), list(t.blocks), line)
+        for t, line in zip(tasks, task_lines(tasks), strict=True)
     ]
 
 

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, cast
 from agentteams.errors import AgentTeamsError
 from agentteams.store.api import UNSET
 from agentteams.store.records import TASK_STATUSES, TaskStatus
-from agentteams.store.tasks import task_detail, task_line
+from agentteams.store.tasks import task_detail, task_lines
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult, require_str
 
 
@@ -165,7 +165,7 @@ class TaskListTool(CoordinationTool):
         ]  # fmt: skip
         if not tasks:
             return ToolResult("No tasks found", data={"tasks": []})
-        return ToolResult("\n".join(task_line(t) for t in tasks), data={"tasks": [t.to_json() for t in tasks]})
+        return ToolResult("\n".join(task_lines(tasks)), data={"tasks": [t.to_json() for t in tasks]})
 
 
 TASK_TOOLS: tuple[type[Tool], ...] = (TaskCreateTool, TaskGetTool, TaskUpdateTool, TaskListTool)
