@@ -193,8 +193,9 @@ def test_tool_call_is_one_compact_line(start_lead: Callable[..., Any]) -> None:
     lines = [ln.rstrip() for ln in screen.splitlines()]  # capture-pane -J keeps trailing spaces
     assert "⏺ Bash(echo hi > f.txt)" in lines, screen
     assert "⏺ Bash(cat missing-file.txt)" in lines, screen
-    errors = [ln for ln in lines if ln.startswith("  ⎿")]
-    assert len(errors) == 1 and "No such file" in errors[0], screen  # a failure: one dim line
+    results = [ln for ln in lines if ln.startswith("  ⎿")]
+    assert results[0] == "  ⎿  (no output)", screen  # a preview of each call's output (the Bash tool says none)
+    assert len(results) == 2 and "No such file" in results[1], screen  # a failure: one dim line
     assert_no_stray_prompt(screen)
     assert (work / "f.txt").read_text(encoding="utf-8") == "hi\n"
 

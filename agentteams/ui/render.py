@@ -41,16 +41,53 @@ def one_line(text: str, limit: int = LINE_LIMIT) -> str:
     return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
+PREVIEW_LINES = 3  # lines of a tool's output shown under its call, as Claude Code shows them
+
+
+def _said(data: dict[str, Any], *keys: str) -> str:
+    for key in keys:
+        value = data.get(key)
+        if isinstance(value, str) and value.strip():
+            return one_line(value, 120)
+    return ""
+
+
 def message_text(text: str) -> str:
-    """A teammate message for display: protocol messages (compact JSON) by their type, others as written."""
-    if text.startswith("{"):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return text
-        if isinstance(data, dict) and isinstance(data.get("type"), str):
-            return f"[{data['type']}]"
-    return text
+    """A teammate message for display: a protocol message (compact JSON) in words, any other as written."""
+    if not text.startswith("{"):
+        return text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(data, dict) or not isinstance(data.get("type"), str):
+        return text
+    kind = data["type"]
+    words = {
+        "idle_notification": "is idle", "shutdown_request": "asks to shut down",
+        "shutdown_approved": "agreed to shut down", "shutdown_rejected": "will not shut down",
+        "plan_approval_request": "asks to approve a plan", "plan_approval_response": "answered a plan",
+        "permission_request": f"asks to use {data.get('tool_name') or 'a tool'}",
+        "permission_response": "answered a permission request",
+        "task_assignment": f"assigned task #{data.get('taskId', '?')}",
+        "task_completed": f"completed task #{data.get('taskId', '?')}",
+    }.get(kind)  # fmt: skip
+    if words is None:
+        return f"[{kind}]"  # a type this version does not know
+    detail = _said(data, "result", "summary", "reason", "planContent", "description", "feedback", "subject",
+                   "taskSubject")  # fmt: skip
+    return f"{words}: {detail}" if detail else words
+
+
+def preview(content: str) -> list[str]:
+    """The first lines of a tool's output, and how many more there are; `(No content)` for none."""
+    lines = [ln for ln in content.splitlines() if ln.strip()]
+    if not lines:
+        return ["(No content)"]
+    shown = [one_line(ln, 160) for ln in lines[:PREVIEW_LINES]]
+    if len(lines) > PREVIEW_LINES:
+        shown.append(f"… +{len(lines) - PREVIEW_LINES} lines")
+    return shown
 
 
 class Renderer:
@@ -65,6 +102,7 @@ class Renderer:
         self._in_text = False  # inside a run of streamed answer text
         self._line_open = False  # the current streamed line has content
         self._colors: dict[str, str] = {}  # agent -> team colour, remembered from earlier events
+        self._last_idle: dict[str, str] = {}  # agent -> its idle line, while nothing else was shown about it
 
     @property
     def partial(self) -> str:
@@ -128,6 +166,9 @@ class Renderer:
             self._print(Text(f"{BULLET}{event.tool}({tool_input_summary(event.input)})", style="bold"))
         elif event.kind == "tool_end" and event.result is not None and event.result.is_error:
             self._print(Text(f"  ⎿  {one_line(event.result.content) or 'failed'}", style="dim"))
+        elif event.kind == "tool_end" and event.result is not None:
+            lines = preview(event.result.content)
+            self._print(Text("  ⎿  " + "\n     ".join(lines), style="dim"))
         elif event.kind == "retry":
             self._print(Text(f"  ⎿  retrying: {one_line(event.text)}", style="dim"))
         elif event.kind == "turn_end":
@@ -160,13 +201,24 @@ class Renderer:
         style = PALETTE.get(color or "", "")
         name = Text(event.agent, style=f"bold {style}".strip())
         line = self._team_line(event, name, style)
-        if line is not None:
+        if line is None:
+            return
+        with self._lock:
+            if event.kind == "idle":  # a teammate idle again with nothing new to say: said already
+                if self._last_idle.get(event.agent) == line.plain:
+                    return
+                self._last_idle[event.agent] = line.plain
+            else:
+                self._last_idle.pop(event.agent, None)
             self._print(line)
 
     def _team_line(self, event: TeamEvent, name: Text, style: str) -> Text | None:
         kind, text = event.kind, event.text
         if kind == "message":
-            body = message_text(text).rstrip("\n").replace("\n", "\n    ")
+            said = message_text(text)
+            if said is not text:  # a protocol message, in words: "alice asks to approve a plan: ..."
+                return Text.assemble("✉ ", name, " ", Text(said, style=style))
+            body = said.rstrip("\n").replace("\n", "\n    ")
             return Text.assemble("✉ ", name, ": ", Text(body, style=style))
         if kind == "idle":
             return Text.assemble("· ", name, Text(" is idle" + (f": {one_line(text)}" if text else ""), style="dim"))

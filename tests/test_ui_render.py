@@ -1,0 +1,54 @@
+"""The REPL's rendering, on a plain console: tool output previews, protocol messages in words, idle lines that
+say nothing new shown once."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from agentteams.agent.loop import AgentEvent
+from agentteams.team.delivery import TeamEvent
+from agentteams.tools.base import ToolResult
+from agentteams.ui.render import Renderer, make_console, message_text
+
+
+def rendered(*events: AgentEvent | TeamEvent) -> list[str]:
+    out = io.StringIO()
+    renderer = Renderer(make_console(False, out))
+    for event in events:
+        if isinstance(event, TeamEvent):
+            renderer.team_event(event)
+        else:
+            renderer.agent_event(event)
+    return out.getvalue().splitlines()
+
+
+def ended(content: str, *, error: bool = False) -> AgentEvent:
+    return AgentEvent("tool_end", tool="Bash", input={}, result=ToolResult(content, is_error=error))
+
+
+def test_a_tool_call_shows_the_first_lines_of_its_output() -> None:
+    lines = rendered(ended("one\n\ntwo\nthree\nfour\nfive"), ended(""), ended("boom", error=True))
+    assert lines == ["  ⎿  one", "     two", "     three", "     … +2 lines", "  ⎿  (No content)", "  ⎿  boom"]
+
+
+def test_protocol_messages_are_shown_in_words() -> None:
+    plan = {"type": "plan_approval_request", "from": "carol", "planContent": "1. write the parser\n2. test it",
+            "requestId": "plan-1"}  # fmt: skip
+    assert message_text(json.dumps(plan)) == "asks to approve a plan: 1. write the parser 2. test it"
+    assert message_text('{"type":"idle_notification","result":"all done"}') == "is idle: all done"
+    assert message_text('{"type":"permission_request","tool_name":"Bash","description":"run make"}') == (
+        "asks to use Bash: run make"
+    )
+    assert message_text('{"type":"something_new"}') == "[something_new]"
+    assert message_text("plain text {not json") == "plain text {not json"
+    lines = rendered(TeamEvent("message", "carol", json.dumps(plan)))
+    assert lines == ["✉ carol asks to approve a plan: 1. write the parser 2. test it"]
+
+
+def test_a_repeated_idle_line_is_shown_once_until_something_else_happens() -> None:
+    idle = TeamEvent("idle", "alice", "")
+    said = TeamEvent("message", "alice", "done with #1")
+    lines = rendered(idle, idle, TeamEvent("idle", "bob", ""), idle, said, idle, TeamEvent("idle", "alice", "x"))
+    assert lines == ["· alice is idle", "· bob is idle", "✉ alice: done with #1", "· alice is idle",
+                     "· alice is idle: x"]  # fmt: skip
