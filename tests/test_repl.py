@@ -217,6 +217,23 @@ def test_ctrl_c_stops_a_long_turn(start_lead: Callable[..., Any]) -> None:
     print(f"Ctrl-C to Interrupted: {took:.2f}s")
 
 
+def test_ctrl_c_mid_answer_keeps_the_partial_answer_once(start_lead: Callable[..., Any]) -> None:
+    words = " ".join(f"w{i}" for i in range(400))
+    slow = {"text": "PARTIAL-START " + words, "chunk": 8, "delta_delay_ms": 40}
+    pane, server, _ = start_lead({"routes": [lead_route(slow, "NEXT-ANSWER")]}, "talk")
+    pane.wait_text("PARTIAL-START", timeout=START)
+    pane.press("C-c")
+    pane.wait_text("Interrupted", timeout=10)
+    pane.idle(timeout=10)
+    assert pane.screen().count("PARTIAL-START") == 1, pane.screen()  # printed once, not again at the end
+    pane.submit("go on")
+    pane.wait_text("⏺ NEXT-ANSWER")
+    last = model_calls(server)[-1]["messages"]
+    kept = [m for m in last if m["role"] == "assistant" and "PARTIAL-START" in json.dumps(m)]
+    assert kept, last  # the cut-off answer is in the conversation, followed by the interruption marker
+    assert "[Request interrupted by user]" in json.dumps(last[last.index(kept[0]) + 1])
+
+
 def test_permission_ask_answered_at_the_prompt(start_lead: Callable[..., Any], tmp_path: Path) -> None:
     work = tmp_path / "work"
     script = {"routes": [lead_route(

@@ -17,6 +17,7 @@ from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, T
 
 StopReason = Literal["end_turn", "max_turns", "interrupted", "max_tokens", "exit_requested"]
 Answer = Literal["allow", "deny", "always"]
+INTERRUPTED_MARK = "[Request interrupted by user]"  # Claude Code's marker after an answer the person cut off
 INTERRUPT_POLL = 0.05  # seconds between checks of the interrupt flag while the model call runs
 
 
@@ -118,10 +119,12 @@ class Agent:
                 stop = "max_turns"
                 break
             calls += 1
+            streamed: list[str] = []
             try:
-                response = self._call_model()
+                response = self._call_model(streamed)
             except Interrupted:
                 stop = "interrupted"
+                text = self._keep_partial("".join(streamed)) or text
                 break
             usage.add(response.usage)
             self.usage.add(response.usage)
@@ -149,16 +152,25 @@ class Agent:
             max_tokens=self.settings.max_tokens, agent=self.settings.name,
         )  # fmt: skip
 
-    def _call_model(self) -> ModelResponse:
+    def _keep_partial(self, partial: str) -> str:
+        """An answer cut off by the person stays in the conversation, as Claude Code keeps it: what was said,
+        then a marker saying the person interrupted (the next prompt follows it)."""
+        if partial.strip():
+            self.messages.append({"role": "assistant", "content": [{"type": "text", "text": partial}]})
+            self.messages.append({"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARK}]})
+        return partial
+
+    def _call_model(self, streamed: list[str] | None = None) -> ModelResponse:
         """The model call, in a thread of its own so an interrupt ends the turn at once, even before the first
-        byte arrives; an abandoned call stops at its first delta and its answer is dropped."""
+        byte arrives; an abandoned call stops at its first delta and its answer is dropped (what was streamed
+        before is in `streamed`)."""
         request, cancelled = self._request(), threading.Event()
         box: dict[str, Any] = {}
         done = threading.Event()
 
         def call() -> None:
             try:
-                box["response"] = self.client.complete(request, self._callbacks(cancelled))
+                box["response"] = self.client.complete(request, self._callbacks(cancelled, streamed))
             except BaseException as e:  # handed to the agent's thread, which raises it there
                 box["error"] = e
             finally:
@@ -174,10 +186,12 @@ class Agent:
         response: ModelResponse = box["response"]
         return response
 
-    def _callbacks(self, cancelled: threading.Event) -> StreamCallbacks:
+    def _callbacks(self, cancelled: threading.Event, streamed: list[str] | None = None) -> StreamCallbacks:
         def on_text(delta: str) -> None:
             if cancelled.is_set() or self.ctx.interrupt.is_set():
                 raise Interrupted
+            if streamed is not None:
+                streamed.append(delta)
             self._emit(AgentEvent("text", text=delta))
 
         return StreamCallbacks(on_text=on_text, on_retry=lambda n: self._emit(AgentEvent("retry", text=n.reason)))

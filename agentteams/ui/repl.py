@@ -170,6 +170,7 @@ class Repl:
             try:
                 line = await session.prompt_async(self._message)
             except KeyboardInterrupt:
+                session.app.erase_when_done = False  # only the prompt Ctrl-C ended is erased
                 self._ctrl_c()
                 continue
             except EOFError:
@@ -267,6 +268,9 @@ def _bindings() -> KeyBindings:
         if event.current_buffer.text:
             event.current_buffer.reset()
         else:
+            # leave nothing of this prompt on screen: its last drawing holds the answer's unfinished line,
+            # which the renderer prints for good once the turn has stopped (it was shown twice)
+            event.app.erase_when_done = True
             event.app.exit(exception=KeyboardInterrupt())
 
     return kb
