@@ -108,7 +108,7 @@ def teammate_argv(req: SpawnRequest, executable: list[str]) -> list[str]:
         argv.append("--plan-mode-required")
     inherited = req.settings.for_teammate()  # without `env`: see Settings.for_teammate
     if inherited is not None:
-        argv += ["--settings", inherited]
+        argv.append(f"--settings={inherited}")  # JSON needs quoting: Claude Code's lead writes `--opt=<quoted>` then
     if req.permission_mode == "bypassPermissions":
         argv.append("--dangerously-skip-permissions")
     elif req.permission_mode != "default" or req.settings.permissions.default_mode not in (None, "default"):
