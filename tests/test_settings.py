@@ -134,15 +134,26 @@ def test_a_wrong_type_drops_the_whole_file_with_one_line_per_problem(proj: Proje
     assert s.model is None and s.env == {}
 
 
-@pytest.mark.parametrize("text", ['{"model": "opus",}', '{"permissions": []}'])
-def test_bad_inline_settings_stop_the_run(proj: Project, text: str) -> None:
-    with pytest.raises(SettingsError, match="--settings"):
-        proj.load(text)
+def test_unparseable_inline_settings_stop_the_run(proj: Project) -> None:
+    with pytest.raises(SettingsError, match="invalid JSON given to --settings"):
+        proj.load('{"model": "opus",}')
+
+
+def test_inline_settings_of_a_wrong_type_are_left_out_and_said(proj: Project) -> None:
+    proj.write("user", {"model": "opus"})
+    s = proj.load('{"model": "haiku", "permissions": []}')
+    assert s.model == "opus"
+    [line] = s.problems
+    assert "--settings JSON (permissions: expected object, got array)" in line
 
 
 def test_settings_file_flag(proj: Project, tmp_path: Path) -> None:
     with pytest.raises(SettingsError, match="settings file not found"):
         proj.load(str(tmp_path / "missing.json"))
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"model": }')
+    with pytest.raises(SettingsError, match=f"invalid JSON in --settings file {broken}:1:11"):
+        proj.load(str(broken))
     given = tmp_path / "extra.json"
     given.write_text('{"model": "from-file"}')
     s = proj.load(str(given))

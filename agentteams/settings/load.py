@@ -97,8 +97,9 @@ def parse_text(text: str, where: str, scope: Scope) -> tuple[dict[str, Any] | No
     return cast(dict[str, Any], data), []
 
 
-def flag_layer(value: str) -> tuple[dict[str, Any], Source]:
-    """`--settings FILE_OR_JSON`: inline JSON when it starts with `{`, else a path. Unreadable: SettingsError."""
+def flag_layer(value: str) -> tuple[dict[str, Any] | None, Source, list[str]]:
+    """`--settings FILE_OR_JSON`: inline JSON when it starts with `{`, else a path. JSON that cannot be parsed or a
+    missing file stops the run (SettingsError); a wrong type only leaves the layer out, as for a file (Claude Code)."""
     if value.lstrip().startswith("{"):
         source = Source("flag", "--settings JSON")
         try:
@@ -107,15 +108,18 @@ def flag_layer(value: str) -> tuple[dict[str, Any], Source]:
             raise SettingsError(f"invalid JSON given to --settings (line {e.lineno}, column {e.colno}: {e.msg})") from e
         wrong = validate(data)
         if wrong:
-            raise SettingsError(f"--settings JSON: {'; '.join(wrong)}")
-        return cast(dict[str, Any], data), source
+            return None, source, [f"--settings JSON ({w}); it is ignored, as Claude Code does" for w in wrong]
+        return cast(dict[str, Any], data), source, []
     path = Path(value).expanduser()
     if not path.is_file():
         raise SettingsError(f"settings file not found: {value}")
-    data, problems = parse_file(path, "flag")
-    if data is None:
-        raise SettingsError(problems[0].replace(f"; {IGNORED}", "") if problems else f"cannot read {value}")
-    return data, Source("flag", str(path))
+    text = path.read_text(encoding="utf-8")
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SettingsError(f"invalid JSON in --settings file {path}:{e.lineno}:{e.colno} ({e.msg})") from e
+    data, problems = parse_text(text, str(path), "flag")
+    return data, Source("flag", str(path)), problems
 
 
 def paths_for(cwd: Path, root: Path | None = None) -> dict[Scope, Path]:
@@ -137,17 +141,16 @@ def load_settings(
         if scope == "flag":
             if flag is None:
                 continue
-            data, source = flag_layer(flag)
+            loaded, source, found = flag_layer(flag)
         else:
             path = managed if scope == "managed" else files[scope]
             if path is None:
                 continue
             loaded, found = parse_file(path, scope)
-            problems += found
-            if loaded is None:
-                continue
-            data, source = loaded, Source(scope, str(path))
-        _merge(merged, data, source, origins, "")
+            source = Source(scope, str(path))
+        problems += found
+        if loaded is not None:
+            _merge(merged, loaded, source, origins, "")
     return typed(merged, origins, tuple(problems))
 
 

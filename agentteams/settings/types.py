@@ -11,8 +11,8 @@ TeammateMode = Literal["auto", "tmux", "in-process"]
 # lowest to highest: a later scope's scalar wins, arrays are concatenated in this order (Claude Code's)
 SCOPES: tuple[Scope, ...] = ("user", "project", "local", "flag", "managed")
 TEAMMATE_MODES: tuple[TeammateMode, ...] = ("auto", "tmux", "in-process")
-# `permissions.defaultMode` values Claude Code's schema takes, plus ours (delegate); checked again by the policy
-DEFAULT_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "delegate")
+# `permissions.defaultMode` values Claude Code takes (a lead may pass `bubble` to a teammate), plus ours (delegate)
+DEFAULT_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "bubble", "delegate")
 
 
 @dataclass(frozen=True)
