@@ -111,3 +111,20 @@ def test_a_teammate_gets_the_lead_settings_but_not_env_on_its_command_line(tmp_p
     bare = teammate_argv(SpawnRequest(name="bob", team="t", color="red", cwd=tmp_path, parent_session_id="s",
                                       model="m"), ["agentteams"])  # fmt: skip
     assert not any(a.startswith("--settings") or a == "--permission-mode" for a in bare)
+
+
+def test_spawned_teammates_get_the_lead_settings(tmp_path: Path, layout: Layout) -> None:
+    from agentteams.store.teams import TeamStore
+    from agentteams.team.spawning import InProcessSpawner, spawn_member
+    from tests.test_spawn_keys import KeptSpawner
+
+    s = settings(deny=["Bash(rm:*)"], ask=["Bash(git push:*)"])
+    lead = session(tmp_path, layout, s)
+    TeamStore(layout).create("t", cwd=str(tmp_path))
+    kept = KeptSpawner()
+    spawn_member(lead, kept, "t", {"name": "alice", "prompt": "You are alice."})
+    [req] = kept.requests
+    assert req.settings is s  # a tmux teammate gets it as --settings (see above)
+    teammate = Session(InProcessSpawner.options_for(req), FakeModel([]), layout=layout)  # an in-process one
+    assert teammate.policy.decide("Bash", "execute", "rm -rf x").behavior == "deny"
+    assert teammate.policy.decide("Bash", "execute", "git push").behavior == "ask"

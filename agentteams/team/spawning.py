@@ -229,16 +229,21 @@ class InProcessSpawner:
         self.on_event = on_event or (lambda _n, _e: None)
         self.on_team_event = on_team_event
 
-    def spawn(self, req: SpawnRequest) -> Handle:
-        from agentteams.team.teammate import TeammateRuntime
-
-        handle = Handle(req.name, "in-process")
-        options = SessionOptions(
+    @staticmethod
+    def options_for(req: SpawnRequest) -> SessionOptions:
+        """The teammate's session options: what the request says, the lead's settings included."""
+        return SessionOptions(
             cwd=req.cwd, model=req.model, permission_mode=req.permission_mode, allowed_tools=req.allowed_tools,
             disallowed_tools=req.disallowed_tools, team_role="teammate", plan_mode_required=req.plan_mode_required,
             interactive=True,  # a teammate can always ask: its questions go to the lead
             identity=Identity(req.name, req.team, agent_type=req.agent_type, color=req.color), settings=req.settings,
         )  # fmt: skip
+
+    def spawn(self, req: SpawnRequest) -> Handle:
+        from agentteams.team.teammate import TeammateRuntime
+
+        handle = Handle(req.name, "in-process")
+        options = self.options_for(req)
         runtime = TeammateRuntime(
             options, self.client, layout=self.layout, store=self.store, backend="in-process", stop=handle.stop,
             on_event=lambda e: self.on_event(req.name, e), on_team_event=self.on_team_event, secrets=self.secrets,
