@@ -53,7 +53,7 @@ class Settings:
 
     def for_teammate(self) -> str | None:
         """The JSON a lead passes as a teammate's `--settings`: the merged settings without `env`, whose values
-        may be secrets (argv is world-readable in `ps`); a teammate gets `env` through its process environment.
+        may be secrets (argv is world-readable in `ps`); a teammate reads the same files' `env` itself.
         None when there is nothing to pass."""
         data = {k: v for k, v in self.merged.items() if k != "env"}
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False) if data else None
