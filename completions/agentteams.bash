@@ -10,7 +10,7 @@ _agentteams_teams() {
 
 _agentteams_subcommands() {
     case "$1" in
-        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo" ;;
+        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config" ;;
         "team") echo "create show list delete" ;;
         "task") echo "create list get update claim delete" ;;
         "msg") echo "send broadcast read" ;;
@@ -44,6 +44,7 @@ _agentteams_options() {
         "cleanup") echo "--dry-run --json --help" ;;
         "doctor") echo "--json --help" ;;
         "demo") echo "--attach --speed --help" ;;
+        "config") echo "--settings --json --help" ;;
     esac
 }
 
@@ -58,6 +59,7 @@ _agentteams_value_options() {
         "msg broadcast") echo "--from" ;;
         "mock-api") echo "--script --port --log --host" ;;
         "demo") echo "--speed" ;;
+        "config") echo "--settings" ;;
     esac
 }
 

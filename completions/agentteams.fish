@@ -24,7 +24,7 @@ end
 function __agentteams_path
     set -l words (commandline -opc)
     set -e words[1]
-    if test (count $words) -eq 0; or not contains -- $words[1] team task msg mock-api status watch attach logs cleanup doctor demo
+    if test (count $words) -eq 0; or not contains -- $words[1] team task msg mock-api status watch attach logs cleanup doctor demo config
         return
     end
     set -l path $words[1]
@@ -56,6 +56,7 @@ complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a logs -d 'Pr
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a cleanup -d 'Remove teams whose lead is gone, dead members, orphaned panes, stale locks an...'
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a doctor -d 'Check what agent teams need here; one line per check, with the fix. Exit stat...'
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a demo -d 'Watch a team of three at work, offline: a lead, two developers and a tester i...'
+complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a config -d 'Show the settings in effect here (user, project, local, --settings, managed m...'
 complete -c agentteams -n '__agentteams_at' -s p -l print -d 'Run the prompt, print the result, exit.'
 complete -c agentteams -n '__agentteams_at' -l output-format -r -d 'text | json | stream-json'
 complete -c agentteams -n '__agentteams_at' -l max-turns -r -d 'Most model calls.'
@@ -76,7 +77,7 @@ complete -c agentteams -n '__agentteams_at' -l parent-session-id -r -d 'Teammate
 complete -c agentteams -n '__agentteams_at' -l agent-type -r -d 'Teammate (set by the lead when it spawns one): its role.'
 complete -c agentteams -n '__agentteams_at' -l plan-mode-required -d 'Teammate (set by the lead when it spawns one).'
 complete -c agentteams -n '__agentteams_at' -l lead-verify-key -r -d 'Teammate (set by the lead when it spawns one): MS.KEY, the lead\'s Ed25519 pub...'
-complete -c agentteams -n '__agentteams_at' -l settings -r -d 'Accepted, as Claude Code\'s lead passes it; not acted on yet.'
+complete -c agentteams -n '__agentteams_at' -l settings -r -d 'A settings file or JSON, over the user, project and local ones.'
 complete -c agentteams -n '__agentteams_at' -l plugin-dir -r -d 'Accepted, as Claude Code\'s lead passes it; not acted on yet.'
 complete -c agentteams -n '__agentteams_at' -l plugin-dir-no-mcp -r -d 'Accepted, as Claude Code\'s lead passes it; not acted on yet.'
 complete -c agentteams -n '__agentteams_at' -l plugin-url -r -d 'Accepted, as Claude Code\'s lead passes it; not acted on yet.'
@@ -184,3 +185,6 @@ complete -c agentteams -n '__agentteams_at doctor' -l help -d 'Show help and exi
 complete -c agentteams -n '__agentteams_at demo' -l attach -d 'Attach to the demo\'s tmux session at once.'
 complete -c agentteams -n '__agentteams_at demo' -l speed -r -d 'Pace: 1 is watchable, 0 flat out.'
 complete -c agentteams -n '__agentteams_at demo' -l help -d 'Show help and exit.'
+complete -c agentteams -n '__agentteams_at config' -l settings -r -d 'Also a settings file or JSON, as the agent.'
+complete -c agentteams -n '__agentteams_at config' -l json -d 'Print JSON.'
+complete -c agentteams -n '__agentteams_at config' -l help -d 'Show help and exit.'

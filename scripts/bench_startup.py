@@ -1,4 +1,5 @@
-"""Cold-start time and memory of CLI commands against the typer+rich floor, and request-prefix stability.
+"""Cold-start time and memory of CLI commands against the typer+rich floor, what settings files add to a `-p`
+run, and request-prefix stability.
 
 Usage: python scripts/bench_startup.py [--runs N] [--json PATH] [--check]
 
@@ -25,6 +26,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 TARGET = 1.3
+SETTINGS_TARGET_MS = 15.0  # what user + project + local settings files may add to a `-p` run (issue 12)
+NO_SETTINGS, WITH_SETTINGS = "-p, no settings files", "-p, 3 settings files"
 
 
 def _console_script() -> str:
@@ -32,9 +35,9 @@ def _console_script() -> str:
     return str(script) if script.exists() else "agentteams"
 
 
-def _run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
+def _run_once(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, int]:
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - start
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -43,9 +46,30 @@ def _run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
     return elapsed, usage.ru_maxrss  # KiB on Linux
 
 
+def _projects(tmp: Path, env: dict[str, str], base_url: str) -> dict[str, tuple[dict[str, str], Path]]:
+    """Two scratch projects for a `-p` run against the scripted server: one bare, one with a user, a project and a
+    local settings file (rules, env, model) as a Claude Code user has them; each its own config root."""
+    out = {}
+    for name, files in ((NO_SETTINGS, False), (WITH_SETTINGS, True)):
+        root, work = tmp / name.replace(" ", "-") / "cfg", tmp / name.replace(" ", "-") / "work"
+        (work / ".claude").mkdir(parents=True)
+        root.mkdir()
+        if files:
+            rules = {"allow": [f"Bash(tool{i}:*)" for i in range(20)], "deny": ["Bash(rm:*)"], "ask": ["Bash(git:*)"]}
+            (root / "settings.json").write_text(json.dumps({"permissions": rules, "env": {"BENCH_A": "1"}}))
+            (work / ".claude" / "settings.json").write_text(json.dumps({"model": "haiku", "permissions": rules}))
+            (work / ".claude" / "settings.local.json").write_text(json.dumps({"env": {"BENCH_B": "2"}}))
+        run_env = {**env, "CLAUDE_CONFIG_DIR": str(root), "ANTHROPIC_BASE_URL": base_url,
+                   "ANTHROPIC_API_KEY": "bench-key-not-secret"}  # fmt: skip
+        out[name] = (run_env, work)
+    return out
+
+
 def bench_commands(runs: int) -> list[dict[str, Any]]:
+    from agentteams.mockapi import MockServer
+
     exe, cli = sys.executable, _console_script()
-    with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-startup-") as tmp, MockServer({"fallback": "ok"}) as server:
         # as a user runs it: with bytecode written (pip compiles it at install time)
         env = {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE", "PYTHONDONTWRITEBYTECODE")}
         env["CLAUDE_CONFIG_DIR"] = tmp
@@ -61,12 +85,15 @@ def bench_commands(runs: int) -> list[dict[str, Any]]:
             "agentteams --help": [cli, "--help"],
             "agentteams task list": [cli, "task", "list", "bench"],
         }
+        where: dict[str, tuple[dict[str, str], Path | None]] = dict.fromkeys(cases, (env, None))
+        for name, place in _projects(Path(tmp), env, server.base_url).items():
+            cases[name], where[name] = [cli, "-p", "hi"], place
         samples: dict[str, list[tuple[float, int]]] = {name: [] for name in cases}
-        for cmd in cases.values():  # warm the page cache once
-            _run_once(cmd, env)
+        for name, cmd in cases.items():  # warm the page cache once
+            _run_once(cmd, *where[name])
         for _ in range(runs):
             for name, cmd in cases.items():
-                samples[name].append(_run_once(cmd, env))
+                samples[name].append(_run_once(cmd, *where[name]))
     floor = statistics.median(t for t, _ in samples["floor: import typer, rich"])
     rows = []
     for name, got in samples.items():
@@ -146,11 +173,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  tokens: {prefix['cache_read_tokens']} read from cache, {prefix['cache_creation_tokens']} written, "
           f"{prefix['input_tokens']} uncached")  # fmt: skip
     ours = [r for r in rows if r["command"].startswith("agentteams")]
+    ms = {r["command"]: r["median_ms"] for r in rows}
+    settings_ms = round(ms[WITH_SETTINGS] - ms[NO_SETTINGS], 1)
+    print(f"\nsettings files add {settings_ms} ms to a -p run (target: under {SETTINGS_TARGET_MS:g} ms)")
     ok = all(r["vs_floor"] <= TARGET for r in ours) and prefix["stable_transitions"] == prefix["transitions"]
-    print(f"\ntarget: every agentteams command within {TARGET}x of the floor, every prefix kept: "
+    ok = ok and settings_ms <= SETTINGS_TARGET_MS
+    print(f"\ntarget: every agentteams command within {TARGET}x of the floor, every prefix kept, settings cheap: "
           f"{'PASS' if ok else 'FAIL'}")  # fmt: skip
     if args.json:
-        args.json.write_text(json.dumps({"commands": rows, "prefix": prefix, "ok": ok}, indent=2))
+        out = {"commands": rows, "prefix": prefix, "settings_ms": settings_ms, "ok": ok}
+        args.json.write_text(json.dumps(out, indent=2))
     return 1 if args.check and not ok else 0
 
 

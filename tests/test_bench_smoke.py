@@ -49,6 +49,7 @@ def test_bench_startup_runs_and_the_request_prefix_is_kept(tmp_path: Path, confi
     data = json.loads(out.read_text())
     names = {r["command"] for r in data["commands"]}
     assert {"agentteams --version", "agentteams --help", "agentteams task list", "import anthropic"} <= names
+    assert {"-p, no settings files", "-p, 3 settings files"} <= names and isinstance(data["settings_ms"], float)
     prefix = data["prefix"]
     assert prefix["requests"] == 20
     assert prefix["stable_transitions"] == prefix["transitions"] == 19

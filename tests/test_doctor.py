@@ -16,7 +16,7 @@ import pytest
 from tests.support.cli import Cli
 
 KEY = "sk-ant-QzXwVkJmPqRtYsHgFdLb"  # distinctive: any 6 characters of it in the output would be a leak
-CHECKS = ["tmux", "session", "config dir", "api key", "api url", "claude", "inotify"]
+CHECKS = ["tmux", "session", "config dir", "settings", "api key", "api url", "claude", "inotify"]
 
 
 class Api:
@@ -152,3 +152,19 @@ def test_session_and_unwritable_config_dir(cli: Cli, api: Api, tmp_path: Path) -
     assert lines["config dir"].startswith("fail  config dir") and "CLAUDE_CONFIG_DIR" in lines["config dir"]
     assert lines["session"].startswith("info  session") and "inside tmux (pane %7)" in lines["session"]
     assert lines["inotify"].startswith("warn  inotify") and "fix: unset AGENTTEAMS_WATCH" in lines["inotify"]
+
+
+def test_settings_problems_and_an_api_key_helper(cli: Cli, api: Api, config_root: Path, tmp_path: Path) -> None:
+    (config_root / "settings.json").write_text(json.dumps({"apiKeyHelper": f"touch {tmp_path / 'ran'}; echo {KEY}"}))
+    work = tmp_path / "work"
+    (work / ".claude").mkdir(parents=True)
+    bad = work / ".claude" / "settings.local.json"
+    bad.write_text('{"model": "opus",,}')
+    lines = lines_by_check(cli("doctor", cwd=work).stdout)
+    assert lines["settings"].startswith("warn  settings") and f"{bad}:1:" in lines["settings"]
+    assert "fix: fix the file named" in lines["settings"]
+    assert lines["api key"].startswith("ok    api key") and "apiKeyHelper from user" in lines["api key"]
+    assert not (tmp_path / "ran").exists()  # doctor says where the key would come from; it runs nothing
+    bad.unlink()
+    line = lines_by_check(cli("doctor", cwd=work).stdout)["settings"]
+    assert line.startswith("ok    settings") and str(config_root / "settings.json") in line

@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agentteams"
 
 LAYERS: dict[str, int] = {
     "__init__": 0, "errors": 0, "diagnostics": 0, "pids": 0,
-    "store": 1,
+    "store": 1, "settings": 1,
     "model": 2, "backends": 2, "mockapi": 2,
     "tools": 3,
     "agent": 4,

@@ -1,4 +1,4 @@
-"""Permission decisions: the six modes, `--allowedTools`/`--disallowedTools` rules, session allow-always.
+"""Permission decisions: the six modes, allow/ask/deny rules (flags and settings), session allow-always.
 
 Pure logic: `PermissionPolicy.decide` says allow, deny or ask; asking the person is the UI's job.
 """
@@ -51,6 +51,7 @@ class Rule:
     tool: str
     pattern: str | None = None
     literal: bool = False  # the pattern is one exact path (session allow-always), not a glob
+    origin: str = field(default="", compare=False)  # where it was given: a flag or a settings file
 
     def __str__(self) -> str:
         return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
@@ -74,13 +75,18 @@ def parse_mode(value: str) -> PermissionMode:
     raise PermissionRuleError(f"unknown permission mode {value!r}; choose one of: {', '.join(PERMISSION_MODES)}")
 
 
-def parse_rules(values: str | Iterable[str]) -> list[Rule]:
+def parse_rules(values: str | Iterable[str], origin: str = "") -> list[Rule]:
     """Rules from flag values, each comma- or space-separated; never split inside parentheses."""
     texts = [values] if isinstance(values, str) else list(values)
     rules: list[Rule] = []
     for text in texts:
-        rules += [_parse_rule(token) for token in _split_rule_list(text)]
+        rules += [_parse_rule(token, origin) for token in _split_rule_list(text)]
     return rules
+
+
+def parse_rule(text: str, origin: str = "") -> Rule:
+    """One rule as a settings file holds it (`Bash(npm run test)`: spaces inside are the rule's own)."""
+    return _parse_rule(text.strip(), origin)
 
 
 def _split_rule_list(text: str) -> list[str]:
@@ -102,13 +108,13 @@ def _split_rule_list(text: str) -> list[str]:
     return [t for t in (tok.strip() for tok in [*tokens, current]) if t]
 
 
-def _parse_rule(token: str) -> Rule:
+def _parse_rule(token: str, origin: str = "") -> Rule:
     match = re.fullmatch(r"([A-Za-z_][\w.-]*)(?:\((.*)\))?", token, re.DOTALL)
     if match is None:
         raise PermissionRuleError(f"cannot read permission rule {token!r}; use e.g. Edit, Bash(git:*) or Read(~/**)")
     tool, pattern = match.group(1), match.group(2)
     pattern = pattern.strip() if pattern is not None else None
-    return Rule(tool, None if pattern in (None, "", "*") else pattern)
+    return Rule(tool, None if pattern in (None, "", "*") else pattern, origin=origin)
 
 
 # -- commands ---------------------------------------------------------------------------------------------
@@ -248,19 +254,29 @@ class PermissionPolicy:
     plan_file: Path | None = None
     interactive: bool = True
     session_rules: list[Rule] = field(default_factory=list)  # "allow always for this session"
+    asked: list[Rule] = field(default_factory=list)  # settings' `ask`: always ask, whatever the mode
+    additional_dirs: list[Path] = field(default_factory=list)  # working directories beside cwd
 
     def decide(self, tool_name: str, kind: str, target: str | None = None) -> Decision:
-        """Disallowed rules, then the hard limits of plan and delegate mode, then allow rules, then the mode."""
+        """Deny rules, the hard limits of plan and delegate mode, ask rules, allow rules, then the mode:
+        deny over ask over allow, as Claude Code."""
         for rule in self.disallowed:
             if rule.covers(tool_name, kind, target, self.cwd, deny=True):
-                return Decision("deny", f"{_call(tool_name, target)} is denied by the rule {rule} (--disallowedTools)")
+                where = rule.origin or "--disallowedTools"
+                return Decision("deny", f"{_call(tool_name, target)} is denied by the rule {rule} ({where})")
         hard = self._mode_limit(kind, target)
         if hard is not None:
             return Decision("deny", hard)
+        for rule in self.asked:  # looked at as hard as a deny rule: a spelling must not skip the question
+            if rule.covers(tool_name, kind, target, self.cwd, deny=True):
+                why = f"{_call(tool_name, target)} asks first by the rule {rule} ({rule.origin or 'settings'})"
+                if self.interactive:
+                    return Decision("ask", why)
+                return Decision("deny", f"{why}, and nobody can be asked in a non-interactive session")
         rules = [*self.allowed, *self.session_rules]
         for rule in rules:
             if rule.covers(tool_name, kind, target, self.cwd, deny=False):
-                source = "allowed for this session" if rule in self.session_rules else "--allowedTools"
+                source = "allowed for this session" if rule in self.session_rules else rule.origin or "--allowedTools"
                 return Decision("allow", f"{tool_name} is allowed by the rule {rule} ({source})")
         if kind == "execute" and target and _all_parts_allowed(tool_name, target, rules, self.cwd):
             return Decision("allow", f"every command in it is allowed by {', '.join(map(str, rules))}")
@@ -268,7 +284,7 @@ class PermissionPolicy:
 
     def allows_by_rule(self, tool_name: str, kind: str, target: str | None) -> bool:
         """An allow rule (command line or session) names this call and no deny rule does."""
-        if any(r.covers(tool_name, kind, target, self.cwd, deny=True) for r in self.disallowed):
+        if any(r.covers(tool_name, kind, target, self.cwd, deny=True) for r in [*self.disallowed, *self.asked]):
             return False
         return any(
             r.covers(tool_name, kind, target, self.cwd, deny=False) for r in [*self.allowed, *self.session_rules]
@@ -289,8 +305,20 @@ class PermissionPolicy:
         plan = os.path.realpath(_absolute(str(self.plan_file), self.cwd))
         return os.path.realpath(_absolute(target, self.cwd)) == plan
 
+    def in_working_dirs(self, target: str | None) -> bool:
+        """Whether a path is under cwd or an additional directory (no path: nothing to be outside of)."""
+        if target is None:
+            return True
+        real = os.path.realpath(_absolute(target, self.cwd))
+        roots = [self.cwd, *self.additional_dirs]
+        return any(
+            os.path.commonpath([real, r]) == r for r in (os.path.realpath(_absolute(str(d), self.cwd)) for d in roots)
+        )
+
     def _by_mode(self, tool_name: str, kind: str, target: str | None) -> Decision:
-        free = {"read", "coordinate", "plan", *(("edit",) if self.mode == "acceptEdits" else ())}
+        # acceptEdits accepts edits inside the working directories only (cwd and additionalDirectories), as Claude Code
+        accepts = self.mode == "acceptEdits" and self.in_working_dirs(target)
+        free = {"read", "coordinate", "plan", *(("edit",) if accepts else ())}
         if self.mode == "bypassPermissions" or kind in free:
             return Decision("allow", f"{self.mode} mode allows {kind} tools")
         if self.mode == "plan" and kind == "edit":  # `_mode_limit` let it through: it is the plan file

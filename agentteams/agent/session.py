@@ -12,12 +12,22 @@ from datetime import date
 from pathlib import Path
 from typing import Literal
 
+from agentteams import diagnostics
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
-from agentteams.agent.permissions import PermissionPolicy, offered_tools, parse_mode, parse_rules
+from agentteams.agent.permissions import (
+    PermissionPolicy,
+    PermissionRuleError,
+    Rule,
+    offered_tools,
+    parse_mode,
+    parse_rule,
+    parse_rules,
+)
 from agentteams.agent.prompts import Identity, system_prompt
 from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
+from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.files import FileStore
 from agentteams.store.paths import LEAD_NAME, Layout
@@ -46,6 +56,20 @@ class SessionOptions:
     team_role: Literal["lead", "teammate"] | None = "lead"
     identity: Identity | None = None  # set for a teammate: its name, team, lead and colour
     plan_mode_required: bool = False  # a teammate that must have its plan approved before changing anything
+    settings: Settings = field(default_factory=Settings)  # the merged settings files: rules, directories
+
+
+def settings_rules(settings: Settings, kind: str) -> list[Rule]:
+    """`permissions.<kind>` rules, each labelled with the file it came from; an unreadable one is skipped
+    with a warning (one bad line in a shared file should not stop every run)."""
+    rules: list[Rule] = []
+    for i, text in enumerate(getattr(settings.permissions, kind)):
+        origin = settings.origins.get(f"permissions.{kind}[{i}]")
+        try:
+            rules.append(parse_rule(text, str(origin) if origin else "settings"))
+        except PermissionRuleError as e:
+            diagnostics.warning("%s (permissions.%s in %s): skipped", e, kind, origin or "settings")
+    return rules
 
 
 class Session:
@@ -81,10 +105,13 @@ class Session:
         )  # fmt: skip
         self.ctx.plan_file = self.layout.plan_file(options.session_id)
         mode = parse_mode(options.permission_mode)
-        disallowed = parse_rules(options.disallowed_tools)
+        settings = options.settings
+        disallowed = [*settings_rules(settings, "deny"), *parse_rules(options.disallowed_tools, "--disallowedTools")]
+        allowed = [*settings_rules(settings, "allow"), *parse_rules(options.allowed_tools, "--allowedTools")]
         self.policy = PermissionPolicy(
-            mode=mode, allowed=parse_rules(options.allowed_tools), disallowed=disallowed, cwd=options.cwd,
-            plan_file=self.ctx.plan_file, interactive=options.interactive,
+            mode=mode, allowed=allowed, disallowed=disallowed, cwd=options.cwd, plan_file=self.ctx.plan_file,
+            interactive=options.interactive, asked=settings_rules(settings, "ask"),
+            additional_dirs=[Path(d).expanduser() for d in settings.permissions.additional_directories],
         )  # fmt: skip
         self.ctx.hooks = RuntimeHooks(
             model=self.model, permission_mode=self._mode, run_subagent=self._run_subagent,
@@ -95,9 +122,9 @@ class Session:
             cwd=cwd, model=self.model, date=date.today().isoformat(), team_role=options.team_role,
             identity=me, append=options.append_system_prompt,
         )  # fmt: skip
-        settings = AgentSettings(self.model, system, options.max_turns, name=self.name)
+        agent_settings = AgentSettings(self.model, system, options.max_turns, name=self.name)
         self.agent = Agent(
-            client, self.tools, self.ctx, self.policy, settings, on_event=self._event_for(self.name), ask=ask
+            client, self.tools, self.ctx, self.policy, agent_settings, on_event=self._event_for(self.name), ask=ask
         )
 
     def run(self, prompt: str) -> TurnResult:

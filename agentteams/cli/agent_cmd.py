@@ -6,11 +6,11 @@ from typing import Annotated
 
 import typer
 
-from agentteams import __version__
+from agentteams import __version__, diagnostics
 from agentteams.errors import AgentTeamsError
 
 EPILOG = (
-    "Teams: agentteams status | watch | attach TEAM AGENT | logs TEAM AGENT | cleanup | doctor | demo. "
+    "Teams: agentteams status | watch | attach TEAM AGENT | logs TEAM AGENT | cleanup | doctor | demo | config. "
     "Stores: agentteams team|task|msg ... (see agentteams team --help). "
     "agentteams mock-api --script FILE serves a scripted Messages API for offline runs."
 )
@@ -38,9 +38,11 @@ def run(
     print_mode: Annotated[bool, typer.Option("-p", "--print", help="Run the prompt, print the result, exit.")] = False,
     output_format: Annotated[str, typer.Option("--output-format", help="text | json | stream-json")] = "text",
     max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, help="Most model calls.")] = None,
-    model: Annotated[str, typer.Option("--model", help="sonnet, opus, haiku or a model id.")] = "sonnet",
+    model: Annotated[str | None, typer.Option("--model", help="sonnet, opus, haiku or a model id.")] = None,
     append_system_prompt: Annotated[str | None, typer.Option("--append-system-prompt")] = None,
-    permission_mode: Annotated[str, typer.Option("--permission-mode", help="default | acceptEdits | ...")] = "default",
+    permission_mode: Annotated[
+        str | None, typer.Option("--permission-mode", help="default | acceptEdits | ...")
+    ] = None,
     skip_permissions: Annotated[bool, typer.Option("--dangerously-skip-permissions")] = False,
     allowed_tools: Annotated[
         list[str] | None, typer.Option("--allowedTools", "--allowed-tools", help=RULES_HELP)
@@ -50,8 +52,9 @@ def run(
     ] = None,
     session_id: Annotated[str | None, typer.Option("--session-id", help="A UUID for this session.")] = None,
     teammate_mode: Annotated[
-        str, typer.Option("--teammate-mode", help="Where teammates run: auto (tmux inside tmux), tmux, in-process.")
-    ] = "auto",
+        str | None,
+        typer.Option("--teammate-mode", help="Where teammates run: auto (tmux inside tmux), tmux, in-process."),
+    ] = None,
     teammate_command: Annotated[
         str | None, typer.Option("--teammate-command", help="Program started for each teammate (e.g. claude).")
     ] = None,
@@ -65,7 +68,9 @@ def run(
     lead_verify_key: Annotated[
         str | None, typer.Option("--lead-verify-key", help=f"{TEAMMATE}: MS.KEY, the lead's Ed25519 public key.")
     ] = None,
-    settings: Annotated[str | None, typer.Option("--settings", help=LATER)] = None,
+    settings: Annotated[
+        str | None, typer.Option("--settings", help="A settings file or JSON, over the user, project and local ones.")
+    ] = None,
     plugin_dir: Annotated[list[str] | None, typer.Option("--plugin-dir", help=LATER)] = None,
     plugin_dir_no_mcp: Annotated[list[str] | None, typer.Option("--plugin-dir-no-mcp", help=LATER)] = None,
     plugin_url: Annotated[list[str] | None, typer.Option("--plugin-url", help=LATER)] = None,
@@ -84,16 +89,25 @@ def run(
     """A Claude-Code-compatible coding agent whose headline feature is agent teams."""
     from agentteams.agent.session import SessionOptions
     from agentteams.cli import headless
+    from agentteams.settings.load import load_settings
 
     if output_format not in headless.FORMATS:
         raise AgentTeamsError(f"--output-format must be one of {', '.join(headless.FORMATS)}, got {output_format!r}")
-    if teammate_mode not in MODES:
+    if teammate_mode is not None and teammate_mode not in MODES:
         raise AgentTeamsError(f"--teammate-mode must be one of {', '.join(MODES)}, got {teammate_mode!r}")
-    mode = "bypassPermissions" if skip_permissions else PERMISSION_ALIASES.get(permission_mode, permission_mode)
+    cwd = Path.cwd()
+    found = load_settings(cwd, flag=settings)
+    for problem in found.problems:
+        diagnostics.warning("%s", problem)
+    os.environ.update(found.env)  # as Claude Code: the settings' env is the process's, so tools see it
+    # command-line flags last: each wins over the settings, which win over our defaults
+    teammate_mode = teammate_mode or found.teammate_mode or "auto"
+    wanted = permission_mode or found.permissions.default_mode or "default"
+    mode = "bypassPermissions" if skip_permissions else PERMISSION_ALIASES.get(wanted, wanted)
     options = SessionOptions(
-        cwd=Path.cwd(), model=model, permission_mode=mode, allowed_tools=allowed_tools or [],
+        cwd=cwd, model=model or found.model or "sonnet", permission_mode=mode, allowed_tools=allowed_tools or [],
         disallowed_tools=disallowed_tools or [], append_system_prompt=append_system_prompt, max_turns=max_turns,
-        interactive=not print_mode,
+        interactive=not print_mode, settings=found,
     )  # fmt: skip
     if session_id:
         options.session_id = session_id

@@ -1,4 +1,4 @@
-"""`agentteams doctor`: one line per thing agent teams need here (tmux, config dir, key, API, claude, inotify).
+"""`agentteams doctor`: one line per thing agent teams need (tmux, config dir, settings, key, API, claude, inotify).
 
 Each check says ok / info / warn / fail and, when not ok, the fix; no key or any part of one is ever printed.
 """
@@ -91,12 +91,46 @@ def check_config_dir() -> Check:
     return Check("config dir", "ok", f"{root} is writable")
 
 
+def check_settings() -> Check:
+    from agentteams.settings.load import SettingsError, load_settings
+
+    fix = "fix the file named (it is left out whole until then); `agentteams config` shows what is in effect"
+    try:
+        found = load_settings(Path.cwd())
+    except SettingsError as e:
+        return Check("settings", "warn", str(e), fix)
+    if found.problems:
+        more = f" (and {len(found.problems) - 1} more)" if len(found.problems) > 1 else ""
+        return Check("settings", "warn", found.problems[0] + more, fix)
+    files = list(dict.fromkeys(o.path for o in found.origins.values()))
+    if not files:
+        return Check("settings", "info", "no settings files here (user, .claude/settings.json, settings.local.json)")
+    return Check("settings", "ok", f"read {', '.join(files)}; `agentteams config` shows each value")
+
+
+def _key_helper() -> str | None:
+    """Where an apiKeyHelper is set (it is not run here), or None."""
+    from agentteams.settings.load import SettingsError, load_settings
+
+    try:
+        found = load_settings(Path.cwd())
+    except SettingsError:
+        return None
+    origin = found.origins.get("apiKeyHelper")
+    return str(origin) if found.api_key_helper and origin else None
+
+
 def check_key() -> Check:
     from agentteams.model.config import BadBaseURLError, MissingCredentialsError, ModelConfig
 
     try:
         ModelConfig.from_env()
     except MissingCredentialsError:
+        helper = _key_helper()
+        if helper is not None:
+            return Check(
+                "api key", "ok", f"none in the environment; apiKeyHelper from {helper} gives it (not run here)"
+            )
         fix = "export ANTHROPIC_API_KEY=<your key> (console.anthropic.com), or try `agentteams demo` offline"
         return Check("api key", "fail", "neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set", fix)
     except BadBaseURLError:
@@ -164,7 +198,7 @@ def run_checks() -> list[Check]:
     result: list[Check] = []
     net = threading.Thread(target=lambda: result.append(check_base_url()), name="doctor-net", daemon=True)
     net.start()
-    local = [check_tmux(), check_session(), check_config_dir(), check_key()]
+    local = [check_tmux(), check_session(), check_config_dir(), check_settings(), check_key()]
     net.join(NET_TIMEOUT + 1.0)  # DNS lookups ignore the socket timeout: never wait on them past this
     url = result[0] if result else Check("api url", "fail", "no answer within 3s", "check the network or proxy")
     return [*local, url, check_claude(), check_inotify()]

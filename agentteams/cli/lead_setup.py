@@ -54,11 +54,12 @@ def build_lead(
     from agentteams.agent.session import Session
     from agentteams.model.anthropic_client import AnthropicClient
     from agentteams.model.config import ModelConfig
+    from agentteams.settings.keyhelper import credentials_env
     from agentteams.store.files import open_store
     from agentteams.store.paths import Layout
     from agentteams.team.spawning import InProcessSpawner, TmuxSpawner
 
-    config = ModelConfig.from_env()
+    config = ModelConfig.from_env(credentials_env(options.settings.api_key_helper, options.cwd))
     client = AnthropicClient(config)
     secrets = tuple(config.secrets())
     layout = Layout.from_env()

@@ -85,7 +85,9 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     config = store.teams.read(team)  # a missing team is one clear line, before any model set-up
     if config.member(name) is None:
         raise AgentTeamsError(f"team {config.name!r} has no member {name!r}: the lead registers teammates first")
-    model_config = ModelConfig.from_env()
+    from agentteams.settings.keyhelper import credentials_env
+
+    model_config = ModelConfig.from_env(credentials_env(options.settings.api_key_helper, options.cwd))
     options.team_role = "teammate"
     options.identity = Identity(name, config.name, lead=config.lead_name, agent_type=flags.agent_type,
                                 color=flags.color)  # fmt: skip

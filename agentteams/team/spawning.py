@@ -23,6 +23,7 @@ from agentteams.agent.session import SessionOptions
 from agentteams.errors import AgentTeamsError
 from agentteams.model.types import ModelClient
 from agentteams.pids import pid_alive
+from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, agent_name, team_dir_name
 from agentteams.store.signing import LeadVerifyKey
@@ -63,6 +64,7 @@ class SpawnRequest:
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
     lead_key: LeadVerifyKey | None = None  # the public half of the lead's key for this teammate
+    settings: Settings = field(default_factory=Settings)  # the lead's effective settings, inherited
 
     @property
     def agent_id(self) -> str:
@@ -104,10 +106,13 @@ def teammate_argv(req: SpawnRequest, executable: list[str]) -> list[str]:
         argv += ["--agent-type", req.agent_type]
     if req.plan_mode_required:
         argv.append("--plan-mode-required")
+    inherited = req.settings.for_teammate()  # without `env`: see Settings.for_teammate
+    if inherited is not None:
+        argv.append(f"--settings={inherited}")  # JSON needs quoting: Claude Code's lead writes `--opt=<quoted>` then
     if req.permission_mode == "bypassPermissions":
         argv.append("--dangerously-skip-permissions")
-    elif req.permission_mode != "default":
-        argv += ["--permission-mode", req.permission_mode]
+    elif req.permission_mode != "default" or req.settings.permissions.default_mode not in (None, "default"):
+        argv += ["--permission-mode", req.permission_mode]  # said even when default: the settings' mode must not win
     argv += ["--model", req.model]
     for rule in req.allowed_tools:
         argv += ["--allowedTools", rule]
@@ -224,16 +229,21 @@ class InProcessSpawner:
         self.on_event = on_event or (lambda _n, _e: None)
         self.on_team_event = on_team_event
 
+    @staticmethod
+    def options_for(req: SpawnRequest) -> SessionOptions:
+        """The teammate's session options: what the request says, the lead's settings included."""
+        return SessionOptions(
+            cwd=req.cwd, model=req.model, permission_mode=req.permission_mode, allowed_tools=req.allowed_tools,
+            disallowed_tools=req.disallowed_tools, team_role="teammate", plan_mode_required=req.plan_mode_required,
+            interactive=True,  # a teammate can always ask: its questions go to the lead
+            identity=Identity(req.name, req.team, agent_type=req.agent_type, color=req.color), settings=req.settings,
+        )  # fmt: skip
+
     def spawn(self, req: SpawnRequest) -> Handle:
         from agentteams.team.teammate import TeammateRuntime
 
         handle = Handle(req.name, "in-process")
-        options = SessionOptions(
-            cwd=req.cwd, model=req.model, permission_mode=req.permission_mode, allowed_tools=req.allowed_tools,
-            disallowed_tools=req.disallowed_tools, team_role="teammate", plan_mode_required=req.plan_mode_required,
-            interactive=True,  # a teammate can always ask: its questions go to the lead
-            identity=Identity(req.name, req.team, agent_type=req.agent_type, color=req.color),
-        )  # fmt: skip
+        options = self.options_for(req)
         runtime = TeammateRuntime(
             options, self.client, layout=self.layout, store=self.store, backend="in-process", stop=handle.stop,
             on_event=lambda e: self.on_event(req.name, e), on_team_event=self.on_team_event, secrets=self.secrets,
@@ -304,7 +314,7 @@ def spawn_member(session: Session, spawner: Spawner, team: str, args: dict[str, 
     req = SpawnRequest(
         name=member.name, team=team, color=member.color or "blue", cwd=opts.cwd, parent_session_id=opts.session_id,
         model=model, permission_mode=lead_mode if plan else mode, plan_mode_required=plan,
-        agent_type=member.agent_type, lead_key=lead_key,
+        agent_type=member.agent_type, lead_key=lead_key, settings=opts.settings,
     )  # fmt: skip
     try:
         handle = spawner.spawn(req)

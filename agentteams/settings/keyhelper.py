@@ -1,0 +1,53 @@
+"""`apiKeyHelper`: the settings command that prints an API key, run when the environment holds none.
+
+The key lives only in the returned mapping (for the model client): never in os.environ, argv, files or messages.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+from agentteams.errors import AgentTeamsError
+
+HELPER_TIMEOUT = 30.0  # seconds; a helper may ask a secrets manager over the network
+KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+
+
+class KeyHelperError(AgentTeamsError):
+    """The apiKeyHelper command failed, timed out or printed nothing."""
+
+
+def run_key_helper(command: str, cwd: Path, timeout: float = HELPER_TIMEOUT) -> str:
+    """Run `command` with /bin/sh, as Claude Code does; its stdout, stripped, is the key."""
+    env = {k: v for k, v in os.environ.items() if k not in KEY_VARS}
+    try:
+        proc = subprocess.run(
+            ["/bin/sh", "-c", command], capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd,
+            env=env, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as e:
+        raise KeyHelperError(f"apiKeyHelper did not finish within {timeout:g}s") from e
+    except OSError as e:
+        raise KeyHelperError(f"apiKeyHelper could not be started: {e.strerror or e}") from None
+    key = proc.stdout.strip()
+    if proc.returncode != 0:
+        # stderr's last line helps; it is scrubbed of whatever stdout held, in case that was a key after all
+        tail = (proc.stderr.strip().splitlines() or [""])[-1][:200]
+        if key:
+            tail = tail.replace(key, "***")
+        raise KeyHelperError(f"apiKeyHelper exited with status {proc.returncode}" + (f": {tail}" if tail else ""))
+    if not key:
+        raise KeyHelperError("apiKeyHelper printed no key")
+    return key
+
+
+def credentials_env(helper: str | None, cwd: Path, environ: Mapping[str, str] | None = None) -> Mapping[str, str]:
+    """The environment to build the model client from: as it is when it holds a key or there is no helper,
+    else a copy with the helper's key as ANTHROPIC_API_KEY (a copy: tools and teammates never inherit it)."""
+    env = os.environ if environ is None else environ
+    if helper is None or any(env.get(k, "").strip() for k in KEY_VARS):
+        return env
+    return {**env, "ANTHROPIC_API_KEY": run_key_helper(helper, cwd)}

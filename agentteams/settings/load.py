@@ -1,0 +1,198 @@
+"""Reading and merging the settings files with Claude Code's precedence, keeping where each value came from.
+
+Scalars: the higher scope wins key by key; objects merge; arrays concatenate (deduplicated) across scopes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, cast
+
+from agentteams.errors import AgentTeamsError
+from agentteams.settings.types import (
+    DEFAULT_MODES,
+    SCOPES,
+    TEAMMATE_MODES,
+    Permissions,
+    Scope,
+    Settings,
+    Source,
+    TeammateMode,
+)
+from agentteams.store.paths import config_root
+
+MANAGED_PATH = Path("/etc/claude-code/managed-settings.json")  # Claude Code's system-wide file on Linux
+RULE_LISTS = ("allow", "deny", "ask", "additionalDirectories")
+IGNORED = "the file is ignored, as Claude Code does: fix it and start again"
+
+
+class SettingsError(AgentTeamsError):
+    """`--settings` names a missing file or holds JSON that cannot be read: the run does not start (as Claude Code)."""
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    return {dict: "object", list: "array", str: "string", int: "number", float: "number"}.get(type(value), "null")
+
+
+def validate(data: Any) -> list[str]:
+    """What is wrong with the keys we read (`path: expected X, got Y`); unknown keys are not checked."""
+    if not isinstance(data, dict):
+        return [f"expected a JSON object, got {_kind(data)}"]
+    wrong: list[str] = []
+
+    def expect(path: str, value: Any, kind: str, choices: tuple[str, ...] = ()) -> None:
+        if _kind(value) != kind or (kind == "number" and not isinstance(value, int)):
+            wrong.append(f"{path}: expected {'an integer' if kind == 'number' else kind}, got {_kind(value)}")
+        elif choices and value not in choices:
+            wrong.append(f"{path}: expected one of {', '.join(choices)}, got {value!r}")
+
+    for key, kind in (("model", "string"), ("apiKeyHelper", "string"), ("hooks", "object"), ("env", "object")):
+        if key in data:
+            expect(key, data[key], kind)
+    if "teammateMode" in data:
+        expect("teammateMode", data["teammateMode"], "string", TEAMMATE_MODES)
+    if "cleanupPeriodDays" in data:
+        expect("cleanupPeriodDays", data["cleanupPeriodDays"], "number")
+    for name, value in (data.get("env") or {}).items() if isinstance(data.get("env"), dict) else ():
+        expect(f"env.{name}", value, "string")
+    perms = data.get("permissions")
+    if "permissions" in data and not isinstance(perms, dict):
+        expect("permissions", perms, "object")
+    elif isinstance(perms, dict):
+        if "defaultMode" in perms:
+            expect("permissions.defaultMode", perms["defaultMode"], "string", DEFAULT_MODES)
+        for name in RULE_LISTS:
+            if name in perms:
+                expect(f"permissions.{name}", perms[name], "array")
+                for i, item in enumerate(perms[name] if isinstance(perms[name], list) else ()):
+                    expect(f"permissions.{name}[{i}]", item, "string")
+    return wrong
+
+
+def parse_file(path: Path, scope: Scope) -> tuple[dict[str, Any] | None, list[str]]:
+    """A settings file's data, or None and why it did not load (a missing file is no problem, only absent)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None, []
+    except (OSError, UnicodeDecodeError) as e:
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        return None, [f"{scope} settings {path}: cannot be read ({reason}); {IGNORED}"]
+    return parse_text(text, str(path), scope)
+
+
+def parse_text(text: str, where: str, scope: Scope) -> tuple[dict[str, Any] | None, list[str]]:
+    if not text.strip():
+        return {}, []  # an empty file sets nothing
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        return None, [f"{scope} settings {where}:{e.lineno}:{e.colno}: not valid JSON ({e.msg}); {IGNORED}"]
+    wrong = validate(data)
+    if wrong:
+        return None, [f"{scope} settings {where} ({w}); {IGNORED}" for w in wrong]
+    return cast(dict[str, Any], data), []
+
+
+def flag_layer(value: str) -> tuple[dict[str, Any] | None, Source, list[str]]:
+    """`--settings FILE_OR_JSON`: inline JSON when it starts with `{`, else a path. JSON that cannot be parsed or a
+    missing file stops the run (SettingsError); a wrong type only leaves the layer out, as for a file (Claude Code)."""
+    if value.lstrip().startswith("{"):
+        source = Source("flag", "--settings JSON")
+        try:
+            data = json.loads(value)
+        except json.JSONDecodeError as e:
+            raise SettingsError(f"invalid JSON given to --settings (line {e.lineno}, column {e.colno}: {e.msg})") from e
+        wrong = validate(data)
+        if wrong:
+            return None, source, [f"--settings JSON ({w}); it is ignored, as Claude Code does" for w in wrong]
+        return cast(dict[str, Any], data), source, []
+    path = Path(value).expanduser()
+    if not path.is_file():
+        raise SettingsError(f"settings file not found: {value}")
+    text = path.read_text(encoding="utf-8")
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SettingsError(f"invalid JSON in --settings file {path}:{e.lineno}:{e.colno} ({e.msg})") from e
+    data, problems = parse_text(text, str(path), "flag")
+    return data, Source("flag", str(path)), problems
+
+
+def paths_for(cwd: Path, root: Path | None = None) -> dict[Scope, Path]:
+    """The file of each file scope for a project at `cwd` (Claude Code reads the launch directory's `.claude/`)."""
+    base = root if root is not None else config_root()
+    return {"user": base / "settings.json", "project": cwd / ".claude" / "settings.json",
+            "local": cwd / ".claude" / "settings.local.json", "managed": MANAGED_PATH}  # fmt: skip
+
+
+def load_settings(
+    cwd: Path, *, flag: str | None = None, root: Path | None = None, managed: Path | None = MANAGED_PATH
+) -> Settings:
+    """Every scope merged, lowest first: user, project, local, `--settings`, managed."""
+    files = paths_for(cwd, root)
+    merged: dict[str, Any] = {}
+    origins: dict[str, Source] = {}
+    problems: list[str] = []
+    for scope in SCOPES:
+        if scope == "flag":
+            if flag is None:
+                continue
+            loaded, source, found = flag_layer(flag)
+        else:
+            path = managed if scope == "managed" else files[scope]
+            if path is None:
+                continue
+            loaded, found = parse_file(path, scope)
+            source = Source(scope, str(path))
+        problems += found
+        if loaded is not None:
+            _merge(merged, loaded, source, origins, "")
+    return typed(merged, origins, tuple(problems))
+
+
+def _drop(origins: dict[str, Source], path: str) -> None:
+    for key in [k for k in origins if k == path or k.startswith((path + ".", path + "["))]:
+        del origins[key]
+
+
+def _merge(into: dict[str, Any], data: dict[str, Any], src: Source, origins: dict[str, Source], prefix: str) -> None:
+    for key, value in data.items():
+        path = f"{prefix}.{key}" if prefix else key
+        old = into.get(key)
+        if isinstance(value, dict):
+            if not isinstance(old, dict):
+                _drop(origins, path)
+                old = into[key] = {}
+            _merge(old, value, src, origins, path)
+        elif isinstance(value, list):
+            if not isinstance(old, list):
+                _drop(origins, path)
+                old = into[key] = []
+            for item in value:
+                if item not in old:  # concatenated across scopes, each entry once
+                    origins[f"{path}[{len(old)}]"] = src
+                    old.append(item)
+        else:
+            _drop(origins, path)
+            into[key] = value
+            origins[path] = src
+
+
+def typed(merged: dict[str, Any], origins: dict[str, Source], problems: tuple[str, ...] = ()) -> Settings:
+    perms = merged.get("permissions") or {}
+    teammate_mode = merged.get("teammateMode")
+    return Settings(
+        permissions=Permissions(
+            allow=tuple(perms.get("allow", ())), deny=tuple(perms.get("deny", ())), ask=tuple(perms.get("ask", ())),
+            default_mode=perms.get("defaultMode"),
+            additional_directories=tuple(perms.get("additionalDirectories", ())),
+        ),
+        env=dict(merged.get("env") or {}), model=merged.get("model"), hooks=dict(merged.get("hooks") or {}),
+        teammate_mode=cast(TeammateMode, teammate_mode) if teammate_mode in TEAMMATE_MODES else None,
+        cleanup_period_days=merged.get("cleanupPeriodDays"), api_key_helper=merged.get("apiKeyHelper"),
+        merged=merged, origins=origins, problems=problems,
+    )  # fmt: skip
