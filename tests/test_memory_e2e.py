@@ -1,10 +1,11 @@
 """Memory end to end: a scratch git repository with every kind of memory file, `agentteams -p` (alone and with an
-in-process teammate) against the scripted server, and `/memory` in the REPL."""
+in-process teammate) against the scripted server, `/memory` in the REPL, and what memory adds to a start."""
 
 from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,9 @@ from tests.support.cli import Cli
 from tests.support.procs import child_env
 from tests.support.team_script import REQUEST_ID, say, tool
 
+pytestmark = pytest.mark.proc  # every test runs our CLI, or a benchmark script that does
+
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
 KEY = "test-key-memory-0123456789abcdef"
 MARKS = ["USER-MEMORY-0", "PROJECT-MEMORY-1", "IMPORTED-MEMORY-2", "DOTCLAUDE-MEMORY-3", "LOCAL-MEMORY-4"]
 
@@ -119,3 +123,29 @@ def test_memory_command_in_the_repl(cli: Cli, config_root: Path, repo: Path) -> 
         assert line is not None, proc.stdout
         assert f"· {path.stat().st_size} B ·" in line
     assert f"imported by {repo / 'CLAUDE.md'}" in proc.stdout
+
+
+def test_version_does_not_import_the_memory_code(cli: Cli, repo: Path) -> None:
+    code = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print(sorted(m for m in sys.modules if m.startswith('agentteams.agent'))))\n"
+        "sys.argv = ['agentteams', '--version']\n"
+        "from agentteams.cli import main\n"
+        "main()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], env=cli.env(), cwd=repo, capture_output=True, text=True,
+                          timeout=60, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout
+
+
+def test_bench_memory_runs_and_memory_reaches_the_model(tmp_path: Path, config_root: Path) -> None:
+    out = tmp_path / "memory.json"
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPTS / "bench_memory.py"), "--runs", "1", "--json", str(out)],
+        env=child_env(config_root), capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads(out.read_text())
+    assert data["starts"]["memory_reached_model"] is True  # speed is judged by the script, not here
+    assert data["loader"]["files"] == 5
