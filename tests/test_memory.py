@@ -104,6 +104,17 @@ def test_a_project_import_from_outside_the_cwd_is_withheld(tmp_path: Path, monke
     assert any("not loaded" in line and str(secret) in line for line in describe(loaded))
 
 
+def test_a_project_import_through_a_symlink_out_of_the_cwd_is_withheld(tmp_path: Path) -> None:
+    outside = write(tmp_path / "elsewhere" / "secret.txt", "SECRET")
+    work = tmp_path / "work"
+    write(work / "CLAUDE.md", "@docs/link.md @docs/fine.md")
+    write(work / "docs" / "fine.md", "FINE")
+    (work / "docs" / "link.md").symlink_to(outside)
+    loaded = load_memory(work, tmp_path / "cfg")
+    assert [f.text for f in loaded.files] == ["@docs/link.md @docs/fine.md", "FINE"]
+    assert loaded.withheld == (work / "docs" / "link.md",)
+
+
 def test_imports_stop_after_four_hops(tmp_path: Path) -> None:
     write(tmp_path / "CLAUDE.md", "ROOT @c1.md")
     for i in range(1, 8):

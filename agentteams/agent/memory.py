@@ -127,7 +127,10 @@ def resolve_import(raw: str, importer: Path) -> Path:
 
 
 def _within(path: Path, root: Path) -> bool:
-    return os.path.commonpath([str(path), str(root)]) == str(root)
+    """`path` is below `root` as written and once symlinks are followed (a checked-in link may point anywhere)."""
+    real, real_root = os.path.realpath(path), os.path.realpath(root)
+    return (os.path.commonpath([str(path), str(root)]) == str(root)
+            and os.path.commonpath([real, real_root]) == real_root)  # fmt: skip
 
 
 class _Reader:
