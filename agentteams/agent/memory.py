@@ -151,9 +151,10 @@ class _Reader:
         if real in self.seen:  # a cycle, or a file reached twice (the user file is also ~/.claude/CLAUDE.md)
             return
         if len(self.files) >= MAX_FILES or self.total >= MAX_TOTAL_BYTES:
-            self.full = True
-            diagnostics.warning("memory: more than %d files or %d bytes; %s and later ones not read",
-                                MAX_FILES, MAX_TOTAL_BYTES, path)  # fmt: skip
+            if os.path.isfile(path):  # warn once, naming the first file really left out (not a name merely tried)
+                self.full = True
+                diagnostics.warning("memory: more than %d files or %d bytes; %s and later ones not read",
+                                    MAX_FILES, MAX_TOTAL_BYTES, path)  # fmt: skip
             return
         got = read_bounded(path, min(MAX_FILE_BYTES, MAX_TOTAL_BYTES - self.total))
         if got is None:
@@ -216,7 +217,7 @@ def describe(memory: Memory) -> list[str]:
     lines = []
     for f in memory.files:
         via = f" · imported by {f.imported_by}" if f.imported_by else ""
-        cut = f" · cut to {MAX_FILE_BYTES} bytes" if f.truncated else ""
+        cut = f" · cut to {_size(len(f.text.encode('utf-8')))}" if f.truncated else ""
         lines.append(f"{f.path} · {_size(f.size)} · {f.kind}{via}{cut}")
     for path in memory.withheld:
         lines.append(f"{path} · not loaded: imported from outside the working directory")
