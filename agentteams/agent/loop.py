@@ -77,6 +77,7 @@ class AgentSettings:
     max_turns: int | None = None  # model calls per user turn
     max_tokens: int = 8192
     name: str = "main"
+    context: str | None = None  # memory files: a block before the first user message, where Claude Code puts it
 
 
 class Agent:
@@ -148,7 +149,7 @@ class Agent:
     def _request(self) -> ModelRequest:
         specs = [t.spec() for t in self.tools.values()]
         return ModelRequest(
-            model=self.settings.model, system=self.settings.system, tools=specs, messages=self.messages,
+            model=self.settings.model, system=self.settings.system, tools=specs, messages=self._with_context(),
             max_tokens=self.settings.max_tokens, agent=self.settings.name,
         )  # fmt: skip
 
@@ -159,6 +160,17 @@ class Agent:
             self.messages.append({"role": "assistant", "content": [{"type": "text", "text": partial}]})
             self.messages.append({"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARK}]})
         return partial
+
+    def _with_context(self) -> list[Message]:
+        """The conversation as sent: the context block leads the first user message. Added per request, never
+        stored (the transcript keeps what was said); the same every time, so the cached prefix stays valid."""
+        context = self.settings.context
+        if not context or not self.messages:
+            return self.messages
+        first = self.messages[0]
+        content = first.get("content")
+        blocks: list[Block] = [{"type": "text", "text": content}] if isinstance(content, str) else list(content or [])
+        return [{**first, "content": [{"type": "text", "text": context}, *blocks]}, *self.messages[1:]]
 
     def _call_model(self, streamed: list[str] | None = None) -> ModelResponse:
         """The model call, in a thread of its own so an interrupt ends the turn at once, even before the first

@@ -14,6 +14,7 @@ from typing import Literal
 
 from agentteams import diagnostics
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
+from agentteams.agent.memory import Memory, load_memory
 from agentteams.agent.permissions import (
     PermissionPolicy,
     PermissionRuleError,
@@ -122,7 +123,10 @@ class Session:
             cwd=cwd, model=self.model, date=date.today().isoformat(), team_role=options.team_role,
             identity=me, append=options.append_system_prompt,
         )  # fmt: skip
-        agent_settings = AgentSettings(self.model, system, options.max_turns, name=self.name)
+        # read once per session: the memory block must not change under the cached prefix mid-conversation
+        self.memory: Memory = load_memory(options.cwd, self.layout.root)
+        self.context = self.memory.prompt_text()
+        agent_settings = AgentSettings(self.model, system, options.max_turns, name=self.name, context=self.context)
         self.agent = Agent(
             client, self.tools, self.ctx, self.policy, agent_settings, on_event=self._event_for(self.name), ask=ask
         )
@@ -190,6 +194,7 @@ class Session:
         )  # fmt: skip
         sub = Agent(
             self.client, subagent_tools(kind, self.tools), ctx, self.policy,
-            AgentSettings(sub_model, system, self.options.max_turns, name=name), on_event=self._event_for(name),
+            AgentSettings(sub_model, system, self.options.max_turns, name=name, context=self.context),
+            on_event=self._event_for(name),
         )  # fmt: skip
         return sub.run(prompt).text

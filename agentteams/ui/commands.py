@@ -1,10 +1,13 @@
-"""The REPL's slash commands (/team, /help, /exit) and the team view they show, kept from the latest TeamEvents."""
+"""The REPL's slash commands (/team, /memory, /help, /exit) and the team view they show.
+
+The view is kept from the latest TeamEvents."""
 
 from __future__ import annotations
 
 import threading
 from typing import Literal
 
+from agentteams.agent.memory import describe
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.lead import LeadRuntime
 from agentteams.ui.render import Renderer
@@ -13,11 +16,12 @@ Outcome = Literal["submit", "done", "leave"]
 
 HELP = """\
 /team   the team's teammates and what each is doing
+/memory the memory files (CLAUDE.md) this session loaded
 /exit   leave (asks first whether to shut a running team down)
 /help   this help
 Enter sends · Alt-Enter (or Esc then Enter) starts a new line · ↑/↓ recall earlier prompts
 Ctrl-C stops the running turn, or clears the input line · Ctrl-D leaves"""
-COMMANDS = ("/team", "/exit", "/quit", "/help")
+COMMANDS = ("/team", "/memory", "/exit", "/quit", "/help")
 
 
 class TeamView:
@@ -65,6 +69,9 @@ def run_command(line: str, runtime: LeadRuntime, view: TeamView, renderer: Rende
         return "done"
     if command == "/team":
         show_team(runtime, view, renderer)
+        return "done"
+    if command == "/memory":
+        renderer.hint("\n".join(describe(runtime.session.memory)))
         return "done"
     if len(words) == 1 and "/" not in command[1:]:  # `/word` alone is a command attempt; `/usr/bin ...` a prompt
         renderer.hint(f"Unknown command {words[0]}: try {', '.join(c for c in COMMANDS if c != '/quit')}.")
