@@ -295,11 +295,11 @@ def test_our_teammate_in_a_real_claude_lead_team(
         team = rc.lead_team(config_root)
         assert team is not None
         config_file = config_root / "teams" / team / "config.json"
-        lead_session = json.loads(config_file.read_text())["leadSessionId"]
+        lead_session = rc.read_config(config_file)["leadSessionId"]
 
         def member() -> dict[str, Any] | None:
             try:
-                members = json.loads(config_file.read_text())["members"]
+                members = rc.read_config(config_file)["members"]
             except (OSError, ValueError, KeyError):
                 return None
             return next((m for m in members if m.get("name") == "alice"), None)

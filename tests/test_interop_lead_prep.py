@@ -59,7 +59,7 @@ def test_real_lead_spawns_the_teammate_command_and_runs_the_exchange(
     team = rc.lead_team(config_root)
     assert team is not None
     config_file = config_root / "teams" / team / "config.json"
-    config = json.loads(config_file.read_text())
+    config = rc.read_config(config_file)
     assert config["leadAgentId"] == f"team-lead@{team}" and team == f"session-{config['leadSessionId'][:8]}"
     typed = time.time()
     lead.submit("LEADMARKER go")
@@ -71,7 +71,7 @@ def test_real_lead_spawns_the_teammate_command_and_runs_the_exchange(
     start = started()
     assert start is not None
     t_spawn = start["t"] - typed
-    member = next(m for m in json.loads(config_file.read_text())["members"] if m["name"] == "alice")
+    member = next(m for m in rc.read_config(config_file)["members"] if m["name"] == "alice")
     assert (member["color"], member["backendType"], member["prompt"]) == ("blue", "tmux", "ALICEMARK check the parser")
     traits = ccv.TRAITS[claude_version]
     model = lead_requests(server)[0]["body"]["model"]
@@ -95,7 +95,7 @@ def test_real_lead_spawns_the_teammate_command_and_runs_the_exchange(
     # checked on disk and in tmux, not through the lead's model: an approval that lands while the lead is
     # mid-turn is acted on (member removed, pane killed) but never shown to its model
     def alice_gone() -> bool:
-        members = json.loads(config_file.read_text())["members"]
+        members = rc.read_config(config_file)["members"]
         return all(m["name"] != "alice" for m in members) and member["tmuxPaneId"] not in tmux.panes()
 
     wait_until(

@@ -306,3 +306,17 @@ def lead_team(config_dir: Path) -> str | None:
     """The session team (`session-<8 hex>`) a real interactive lead created under `config_dir`, if any."""
     found = sorted(p.parent.name for p in (config_dir / "teams").glob("session-*/config.json"))
     return found[0] if found else None
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """A team config a real CLI may be rewriting in place (2.1.330 writes, then truncates: a reader can catch
+    it between the two): read again under its lock, which the writer holds."""
+    from agentteams.store.locking import locked
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        with locked(path):
+            data = json.loads(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict), data
+    return data
