@@ -17,6 +17,7 @@ from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import IdleNotification, ShutdownApproved, ShutdownRequest, parse_message
 from agentteams.store.signing import Keyring
 from agentteams.store.teams import NewMember, TeamStore
+from tests.support import realclaude as rc
 from tests.support.builders import backdated
 from tests.support.cli import Cli
 from tests.support.team_script import say, tool
@@ -24,12 +25,11 @@ from tests.support.wait import wait_until
 
 TEAM = "signed"
 ME = "Your name is alice"  # in our teammate's system prompt
-REQUEST_ID = r'{{re:requestId\W+([^\s"\\]+)}}'  # the latest shutdown request's id, echoed
 MARK = 'teammate_id="team-lead" verified="false"'
 
 
 def script() -> dict[str, object]:
-    approve = tool("SendMessage", to=LEAD_NAME, message={"type": "shutdown_response", "request_id": REQUEST_ID,
+    approve = tool("SendMessage", to=LEAD_NAME, message={"type": "shutdown_response", "request_id": rc.REQUEST_ID,
                                                          "approve": True})  # fmt: skip
     return {"routes": [
         {"name": "stop", "match": {"system": ME, "last_prompt": "shutdown_request"},

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from agentteams.errors import AgentTeamsError
 from agentteams.mockapi import MockServer
 from agentteams.mockapi.reqtext import content_text
 from agentteams.store.paths import Layout
@@ -300,7 +301,7 @@ def test_our_teammate_in_a_real_claude_lead_team(
         def member() -> dict[str, Any] | None:
             try:
                 members = rc.read_config(config_file)["members"]
-            except (OSError, ValueError, KeyError):
+            except (OSError, ValueError, KeyError, AgentTeamsError):
                 return None
             return next((m for m in members if m.get("name") == "alice"), None)
 

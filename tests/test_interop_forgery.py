@@ -10,7 +10,6 @@ against 2.1.330; `test_interop.py` runs our signing lead with both versions. Off
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -69,13 +68,6 @@ def scenario() -> dict[str, Any]:
         {"name": "alice-other", "match": me, "turns": [], "idle": "Noted."},
         {"name": "lead", "match": {"system": OUR_LEAD_SYSTEM, "tools": True}, "turns": lead, "idle": "Noted."},
     ]}  # fmt: skip
-
-
-def blocks(requests: list[dict[str, Any]], marker: str) -> list[str]:
-    """The opening tags of the `<teammate-message>` blocks around `marker` in these requests' user messages."""
-    texts = [content_text(m.get("content")) for r in requests for m in r["body"]["messages"] if m["role"] == "user"]
-    tag = re.compile(r"<teammate-message[^>]*>(?:(?!</teammate-message>).)*?" + re.escape(marker), re.S)
-    return sorted({m.group(0).split(">", 1)[0] + ">" for t in texts for m in tag.finditer(t)})
 
 
 def tool_results(requests: list[dict[str, Any]]) -> list[str]:
@@ -141,9 +133,9 @@ def test_a_real_signing_teammate_obeys_our_signed_lead_and_not_a_forger(
     assert LeadVerifyKey.parse(key_arg) is not None, key_arg
     # our signed prompt and message: plain tags; the forged request: marked, and its approval refused
     for marker in ("ALICE-PROMPT", "LEAD-HELLO"):
-        tags = blocks(alice_reqs, marker)
+        tags = rc.message_tags(alice_reqs, marker)
         assert tags and all("verified" not in t for t in tags), (marker, tags)
-    forged_tags = blocks(alice_reqs, "FORGED-STOP")
+    forged_tags = rc.message_tags(alice_reqs, "FORGED-STOP")
     assert forged_tags and all('verified="false"' in t for t in forged_tags), forged_tags
     refusals = [t for t in tool_results(routed("alice-forged")) if FORGED_ID in t or "no shutdown request" in t.lower()]
     assert refusals, tool_results(routed("alice-forged"))

@@ -10,7 +10,6 @@ Only Claude Code from 2.1.330 checks signatures, so this runs against 2.1.330 al
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,6 @@ import pytest
 
 from agentteams.backends.tmux import TmuxBackend
 from agentteams.mockapi import MockServer
-from agentteams.mockapi.reqtext import content_text
 from agentteams.store.atomicjson import atomic_write_json, now_iso
 from agentteams.store.locking import locked
 from agentteams.store.mailbox import Mailbox, Sealer
@@ -63,20 +61,6 @@ def script() -> dict[str, Any]:
 def request(reason: str) -> str:
     return ShutdownRequest(request_id=ShutdownRequest.new_request_id("alice"), sender=LEAD_NAME, reason=reason,
                            timestamp=now_iso()).to_text()  # fmt: skip
-
-
-def tags_around(requests: list[dict[str, Any]], marker: str) -> list[str]:
-    """The opening tag of every `<teammate-message>` block holding `marker`, in request order, each block once."""
-    seen: dict[str, str] = {}
-    block = re.compile(r"(<teammate-message[^>]*>)((?:(?!</teammate-message>).)*)", re.S)
-    for r in requests:
-        for m in r["body"]["messages"]:
-            if m["role"] != "user":
-                continue
-            for found in block.finditer(content_text(m.get("content"))):
-                if marker in found.group(2):
-                    seen.setdefault(found.group(2), found.group(1))
-    return list(seen.values())
 
 
 def replay(layout: Layout, team: str, env: Envelope) -> None:
@@ -148,12 +132,12 @@ def test_a_real_teammate_refuses_every_kind_of_forged_lead_message(
         again = routed("signed")[2]["body"]["messages"][-1]
 
     for marker in ("ALICEMARK", "SIGNED-42", "FINAL-STOP"):
-        tags = tags_around(requests, marker)
+        tags = rc.message_tags(requests, marker)
         assert tags and all("verified" not in t for t in tags), (marker, tags)
     for reason in FORGERIES:
-        tags = tags_around(requests, reason)
+        tags = rc.message_tags(requests, reason)
         assert tags and all('verified="false"' in t for t in tags), (reason, tags)
-    replayed = tags_around([{"body": {"messages": [again]}}], "SIGNED-42")
+    replayed = rc.message_tags([{"body": {"messages": [again]}}], "SIGNED-42")
     assert replayed and all('verified="false"' in t for t in replayed), again
     answers = [(e.sender, parse_message(e.text)) for e in Mailbox(layout).read_all(team, LEAD_NAME)]
     approved = [m.request_id for who, m in answers if isinstance(m, ShutdownApproved)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import threading
 import time
@@ -12,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from agentteams.mockapi.reqtext import content_text
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
@@ -186,6 +188,20 @@ def approve_shutdown_turn(lead: str = "team-lead") -> dict[str, Any]:
     return {"wait_for_last": "shutdown_request", **turn}
 
 
+def message_tags(requests: list[dict[str, Any]], marker: str) -> list[str]:
+    """The opening tag of every `<teammate-message>` block holding `marker`, in request order, each block once."""
+    seen: dict[str, str] = {}
+    block = re.compile(r"(<teammate-message[^>]*>)((?:(?!</teammate-message>).)*)", re.S)
+    for r in requests:
+        for m in r["body"]["messages"]:
+            if m["role"] != "user":
+                continue
+            for found in block.finditer(content_text(m.get("content"))):
+                if marker in found.group(2):
+                    seen.setdefault(found.group(2), found.group(1))
+    return list(seen.values())
+
+
 # -- processes ---------------------------------------------------------------------------------------
 
 
@@ -309,14 +325,9 @@ def lead_team(config_dir: Path) -> str | None:
 
 
 def read_config(path: Path) -> dict[str, Any]:
-    """A team config a real CLI may be rewriting in place (2.1.330 writes, then truncates: a reader can catch
-    it between the two): read again under its lock, which the writer holds."""
-    from agentteams.store.locking import locked
+    """A team config a real CLI may be rewriting in place (2.1.330 writes, then truncates): read as our store
+    reads it (again under its lock when a read catches the writer between the two)."""
+    from agentteams.store.paths import Layout
+    from agentteams.store.teams import TeamStore
 
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        with locked(path):
-            data = json.loads(path.read_text(encoding="utf-8"))
-    assert isinstance(data, dict), data
-    return data
+    return TeamStore(Layout(path.parent.parent.parent)).read(path.parent.name).to_json()
