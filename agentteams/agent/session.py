@@ -94,10 +94,8 @@ class Session:
         self.client = client
         self.ledger = UsageLedger()
         self._outer = on_event or (lambda _e: None)
-        cwd = str(options.cwd)
-        self.transcript = Transcript(
-            self.layout.transcript_file(cwd, options.session_id), options.session_id, cwd=cwd, secrets=secrets
-        )
+        self._secrets = secrets
+        self.transcript = self._new_transcript(options.session_id)
         me = options.identity
         self.name = me.name if me else LEAD_NAME
         self.ctx = ToolContext(
@@ -119,20 +117,63 @@ class Session:
             approve_plan=self._approve_plan if me is None else None,  # a teammate's plan goes to its lead
         )  # fmt: skip
         self.tools: list[Tool] = offered_tools(all_tools(), mode, disallowed)
-        system = system_prompt(
-            cwd=cwd, model=self.model, date=date.today().isoformat(), team_role=options.team_role,
-            identity=me, append=options.append_system_prompt,
-        )  # fmt: skip
+        system = self._system_prompt(self.model)
         # read once per session: the memory block must not change under the cached prefix mid-conversation
         self.memory: Memory = load_memory(options.cwd, self.layout.root)
         self.context = self.memory.prompt_text()
         agent_settings = AgentSettings(self.model, system, options.max_turns, name=self.name, context=self.context)
         self.agent = Agent(
-            client, self.tools, self.ctx, self.policy, agent_settings, on_event=self._event_for(self.name), ask=ask
-        )
+            client, self.tools, self.ctx, self.policy, agent_settings,
+            on_event=self._event_for(self.name, lambda: self.model), ask=ask,
+        )  # fmt: skip
 
-    def run(self, prompt: str) -> TurnResult:
-        return self.agent.run(prompt)
+    def run(self, prompt: str, model: str | None = None) -> TurnResult:
+        """One user turn; with `model` (an alias or id: a custom command's front matter) that turn only uses it."""
+        if model is None:
+            return self.agent.run(prompt)
+        kept = self.model
+        used = self.set_model(model)
+        try:
+            return self.agent.run(prompt)
+        finally:
+            if self.model == used:  # unless /model chose another meanwhile
+                self.set_model(kept)
+
+    def set_model(self, name: str) -> str:
+        """Use `name` (alias or full id; UnknownModelError otherwise) from the next request on: this agent, its
+        subagents and teammates spawned later. The system prompt names the model, so it is rebuilt; the full id."""
+        model = resolve_model(name)
+        self.model = model
+        self.ctx.hooks.model = model
+        self.agent.settings.model = model
+        self.agent.settings.system = self._system_prompt(model)
+        return model
+
+    def clear(self) -> str:
+        """A fresh conversation, as Claude Code's /clear: no history, a new session id and transcript, memory read
+        again; tools, rules, model, team and the usage so far stay. The new session id."""
+        new_id = str(uuid.uuid4())
+        self.options.session_id = new_id
+        self.ctx.session_id = new_id
+        self.ctx.plan_file = self.layout.plan_file(new_id)
+        self.transcript = self._new_transcript(new_id)
+        self.memory = load_memory(self.options.cwd, self.layout.root)
+        self.context = self.memory.prompt_text()
+        self.agent.settings.context = self.context
+        self.agent.messages = []
+        return new_id
+
+    def _new_transcript(self, session_id: str) -> Transcript:
+        cwd = str(self.options.cwd)
+        path = self.layout.transcript_file(cwd, session_id)
+        return Transcript(path, session_id, cwd=cwd, secrets=self._secrets)
+
+    def _system_prompt(self, model: str) -> str:
+        opts = self.options
+        return system_prompt(
+            cwd=str(opts.cwd), model=model, date=date.today().isoformat(), team_role=opts.team_role,
+            identity=opts.identity, append=opts.append_system_prompt,
+        )  # fmt: skip
 
     def listen(self, fn: Callable[[AgentEvent], None]) -> None:
         """Also send this session's own events to `fn` (after the ones registered before)."""
@@ -147,13 +188,17 @@ class Session:
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
 
-    def _event_for(self, agent: str) -> Callable[[AgentEvent], None]:
+    def _event_for(self, agent: str, model_of: Callable[[], str]) -> Callable[[AgentEvent], None]:
         def handle(event: AgentEvent) -> None:
             self.transcript.team = self.ctx.team_name  # `agentteams logs` finds a team's transcripts by it
+            model = model_of()
             if event.kind in ("user", "assistant", "tool_results") and event.message is not None:
-                self.transcript.record(event.kind, agent, message=event.message)
+                message = event.message
+                if event.kind == "assistant" and event.usage is not None:  # as Claude Code's transcripts: /cost
+                    message = {**message, "model": model, "usage": event.usage.to_json()}  # reads a teammate's
+                self.transcript.record(event.kind, agent, message=message)
             if event.kind == "assistant" and event.usage is not None:
-                self.ledger.record(agent, self.model, event.usage)
+                self.ledger.record(agent, model, event.usage)
             if agent == self.name:
                 self._outer(event)
 
@@ -195,6 +240,6 @@ class Session:
         sub = Agent(
             self.client, subagent_tools(kind, self.tools), ctx, self.policy,
             AgentSettings(sub_model, system, self.options.max_turns, name=name, context=self.context),
-            on_event=self._event_for(name),
+            on_event=self._event_for(name, lambda: sub_model),
         )  # fmt: skip
         return sub.run(prompt).text

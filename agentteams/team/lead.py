@@ -49,6 +49,7 @@ class Turn:
     prompt: str | None = None
     envs: list[Envelope] | None = None
     notices: list[str] | None = None
+    model: str | None = None  # this turn only (a custom command's `model:`)
 
 
 class LeadRuntime:
@@ -70,13 +71,14 @@ class LeadRuntime:
         self.judge = judge
         self.handles: dict[str, Handle] = {}
         self._cond = threading.Condition()
-        self._prompts: list[str] = []
+        self._prompts: list[tuple[str, str | None]] = []  # (prompt, model for its turn)
         self._envs: list[Envelope] = []  # teammate messages for the model, not yet delivered
         self._notices: list[str] = []  # things the runtime tells the model (a teammate left, died, ...)
         self._idle: list[Envelope] = []  # idle notices the model has not seen yet
         self._seen: set[tuple[str, ...]] = set()
         self._busy = False
         self._closing = False
+        self._after_clear: str | None = None  # told with the first prompt after /clear
         self.last_error: AgentTeamsError | None = None
         self._threads: list[threading.Thread] = []
         self._team_thread: threading.Thread | None = None
@@ -110,11 +112,25 @@ class LeadRuntime:
         if self.team:
             self._start_team_thread()
 
-    def submit(self, prompt: str) -> None:
-        """Queue a user prompt; it starts a turn at once when the lead is idle."""
+    def submit(self, prompt: str, model: str | None = None) -> None:
+        """Queue a user prompt (with `model`, its turn uses that model); it starts a turn at once when idle."""
         with self._cond:
-            self._prompts.append(prompt)
+            self._prompts.append((prompt, model))
             self._cond.notify_all()
+
+    def clear(self) -> str:
+        """A fresh conversation (Session.clear) while no turn runs or waits; the team stays, and the next prompt
+        reminds the model of it. The new session id; AgentTeamsError while a turn is under way."""
+        with self._cond:
+            if self._busy or self._prompts:
+                raise AgentTeamsError("a turn is under way: wait for it to end (or press Ctrl-C), then /clear")
+            self._presence.session_id = new_id = self.session.clear()  # `status` and `logs` find it by it
+            if self.team:
+                self._after_clear = f"The conversation was cleared. You still lead team {self.team} " + (
+                    f"(teammates: {', '.join(self.handles)})." if self.handles else "(no teammates right now)."
+                )
+        self._write_presence("idle")
+        return new_id
 
     def interrupt(self) -> None:
         self.ctx.interrupt.set()
@@ -214,16 +230,19 @@ class LeadRuntime:
                     self._cond.wait()
                 if self._closing:
                     return
-                turn = Turn(
-                    self._prompts.pop(0) if self._prompts else None, self._envs, self._notices
-                )  # fmt: skip
+                prompt, model = self._prompts.pop(0) if self._prompts else (None, None)
+                turn = Turn(prompt, self._envs, self._notices, model)
                 idle, self._envs, self._notices, self._idle = self._idle, [], [], []
+                if self._after_clear and turn.prompt is not None:
+                    turn.notices = [self._after_clear, *(turn.notices or [])]
+                    self._after_clear = None
                 self._busy = True
             result: TurnResult | None = None
             self.last_error = None
             self._write_presence("working")
             try:
-                result = self.session.run(lead_turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt))
+                text = lead_turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt)
+                result = self.session.run(text, turn.model)
             except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
                 self.last_error = e
             except Exception as e:  # a bug must not kill the worker silently: the lead would never answer again
