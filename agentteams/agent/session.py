@@ -5,6 +5,7 @@ The composition the CLI (and later the team runtimes) start from; reports throug
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from agentteams.agent.permissions import (
     parse_rules,
 )
 from agentteams.agent.prompts import Identity, system_prompt
+from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
@@ -95,6 +97,7 @@ class Session:
         self.ledger = UsageLedger()
         self._outer = on_event or (lambda _e: None)
         self._secrets = secrets
+        self._cleared_note: str | None = None  # what the first turn after /clear is told
         self.transcript = self._new_transcript(options.session_id)
         me = options.identity
         self.name = me.name if me else LEAD_NAME
@@ -129,6 +132,8 @@ class Session:
 
     def run(self, prompt: str, model: str | None = None) -> TurnResult:
         """One user turn; with `model` (an alias or id: a custom command's front matter) that turn only uses it."""
+        if self._cleared_note:  # the first turn after /clear: the lead still leads its team
+            prompt, self._cleared_note = f"{self._cleared_note}\n\n{prompt}", None
         if model is None:
             return self.agent.run(prompt)
         kept = self.model
@@ -161,6 +166,13 @@ class Session:
         self.context = self.memory.prompt_text()
         self.agent.settings.context = self.context
         self.agent.messages = []
+        team = self.ctx.team_name
+        if team and self.ctx.is_lead:
+            with contextlib.suppress(AgentTeamsError):
+                names = [m.name for m in self.store.teams.read(team).members if m.name != LEAD_NAME]
+                self._cleared_note = f"[team] The conversation was cleared. You still lead team {team} " + (
+                    f"(teammates: {', '.join(names)})." if names else "(no teammates right now)."
+                )
         return new_id
 
     def _new_transcript(self, session_id: str) -> Transcript:

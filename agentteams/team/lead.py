@@ -35,7 +35,7 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.records import Envelope
 from agentteams.team import relay
-from agentteams.team.delivery import TeamEvent, add_idle_notice, lead_turn_text
+from agentteams.team.delivery import TeamEvent, add_idle_notice, lead_turn_text, team_idle
 from agentteams.team.relay import PermissionJudge
 from agentteams.team.spawning import Handle, Spawner, spawn_member
 from agentteams.team.trust import LeadPromises, Trust
@@ -78,7 +78,6 @@ class LeadRuntime:
         self._seen: set[tuple[str, ...]] = set()
         self._busy = False
         self._closing = False
-        self._after_clear: str | None = None  # told with the first prompt after /clear
         self.last_error: AgentTeamsError | None = None
         self._threads: list[threading.Thread] = []
         self._team_thread: threading.Thread | None = None
@@ -119,18 +118,11 @@ class LeadRuntime:
             self._cond.notify_all()
 
     def clear(self) -> str:
-        """A fresh conversation (Session.clear) while no turn runs or waits; the team stays, and the next prompt
-        reminds the model of it. The new session id; AgentTeamsError while a turn is under way."""
-        with self._cond:
+        """A fresh conversation (Session.clear), the team kept: the new session id; refused while a turn runs."""
+        with self._cond:  # the worker takes no turn meanwhile
             if self._busy or self._prompts:
                 raise AgentTeamsError("a turn is under way: wait for it to end (or press Ctrl-C), then /clear")
-            self._presence.session_id = new_id = self.session.clear()  # `status` and `logs` find it by it
-            if self.team:
-                self._after_clear = f"The conversation was cleared. You still lead team {self.team} " + (
-                    f"(teammates: {', '.join(self.handles)})." if self.handles else "(no teammates right now)."
-                )
-        self._write_presence("idle")
-        return new_id
+            return self.session.clear()
 
     def interrupt(self) -> None:
         self.ctx.interrupt.set()
@@ -155,7 +147,7 @@ class LeadRuntime:
             if self._busy or self._prompts or self._model_work_pending():
                 return False
             # a teammate asked to stop has yet to answer (a real `claude` reads its inbox once a second)
-            return self._team_idle() and not self.promises.awaiting(list(self.handles))
+            return team_idle(self.teams, self.team, self.handles) and not self.promises.awaiting(list(self.handles))
 
     def shutdown_team(self, timeout: float = 60.0) -> list[str]:
         """Ask every teammate to stop, wait for each to leave (forcing stragglers), then delete the team."""
@@ -221,7 +213,7 @@ class LeadRuntime:
     # -- the worker: one turn at a time -------------------------------------------------------------
 
     def _model_work_pending(self) -> bool:
-        return bool(self._envs or self._notices or (self._idle and self._team_idle()))
+        return bool(self._envs or self._notices or (self._idle and team_idle(self.teams, self.team, self.handles)))
 
     def _work(self) -> None:
         while True:
@@ -233,9 +225,6 @@ class LeadRuntime:
                 prompt, model = self._prompts.pop(0) if self._prompts else (None, None)
                 turn = Turn(prompt, self._envs, self._notices, model)
                 idle, self._envs, self._notices, self._idle = self._idle, [], [], []
-                if self._after_clear and turn.prompt is not None:
-                    turn.notices = [self._after_clear, *(turn.notices or [])]
-                    self._after_clear = None
                 self._busy = True
             result: TurnResult | None = None
             self.last_error = None
@@ -280,7 +269,7 @@ class LeadRuntime:
         if not team:
             return
         total = self.session.ledger.total()
-        self._presence.state = state
+        self._presence.state, self._presence.session_id = state, self.ctx.session_id  # a new one after /clear
         self._presence.input_tokens = total.usage.input_tokens
         self._presence.output_tokens = total.usage.output_tokens
         self._presence.cost_usd = round(total.cost_usd, 6)
@@ -403,15 +392,3 @@ class LeadRuntime:
             if not self._muted:
                 self._notices.append(notice)
             self._cond.notify_all()
-
-    def _team_idle(self) -> bool:
-        """Every teammate we started is between turns (`isActive: false`, which each sets for itself)."""
-        team = self.team
-        if not team or not self.handles:
-            return True
-        try:
-            config = self.teams.read(team)
-        except AgentTeamsError:
-            return True
-        members = [config.member(name) for name in self.handles]
-        return all(m is None or m.is_active is False for m in members)
