@@ -253,3 +253,16 @@ def test_cost_and_status_count_a_teammate_in_its_own_process(start_repl: Start, 
     started = time.monotonic()
     pane.wait(lambda _s: pane.exit_status() is not None, "the lead to exit", timeout=40)
     assert pane.exit_status() == 0, f"exit after {time.monotonic() - started:.1f}s"
+
+
+def test_print_mode_expands_a_custom_command_as_claude_code_does(cli: Cli, work: Path, config_root: Path) -> None:
+    """`-p "/name args"` runs the custom command (Claude Code 2.1.330 does); another `/…` prompt is sent as given."""
+    write(config_root / "commands" / "tidy.md", "---\nmodel: opus\n---\nTIDY-BODY $ARGUMENTS\n")
+    with MockServer({"routes": [lead_route("DONE-1", "DONE-2")]}).start() as server:
+        env = {**child_env(config_root), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": API_KEY}
+        first = cli("-p", "/tidy the kitchen", env=env, cwd=work, timeout=60)
+        second = cli("-p", "/etc/hosts is a file", env=env, cwd=work, timeout=60)
+        calls = model_calls(server)
+    assert (first.returncode, first.stdout.strip(), second.stdout.strip()) == (0, "DONE-1", "DONE-2"), first.stderr
+    assert calls[0]["model"] == "claude-opus-4-8" and "TIDY-BODY the kitchen" in json.dumps(calls[0]["messages"])
+    assert calls[1]["model"] == "claude-sonnet-4-6" and "/etc/hosts is a file" in json.dumps(calls[1]["messages"])

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agentteams.agent.session import TurnExtras
 from agentteams.model.pricing import cost_usd
 from agentteams.model.types import Usage
 from agentteams.settings.commands import CommandSet, expand, invocation, load_commands, split_arguments
@@ -20,7 +21,7 @@ from agentteams.store.transcripts import Transcript
 from agentteams.team.costs import transcript_ledger
 from agentteams.ui.commands import BUILTINS, CommandContext, TeamView, builtin, help_text, run_command
 from agentteams.ui.render import Renderer, make_console
-from tests.support.fake_model import FakeModel, text
+from tests.support.fake_model import FakeModel, text, tool
 from tests.support.runtime import TEAM, WAIT, LeadRig, quick_polls, running_lead
 
 
@@ -81,7 +82,7 @@ def test_loader_reads_project_user_and_namespaced_commands(project: Path, config
     greet, comp, mine = found.commands["greet"], found.commands["frontend:comp"], found.commands["mine"]
     assert (greet.scope, greet.description, greet.argument_hint, greet.model) == ("project", "Greet", "<name>", "haiku")
     assert (comp.label, comp.summary()) == ("(project:frontend)", "Build $ARGUMENTS")
-    assert (mine.label, mine.allowed_tools) == ("(user)", ("Read", "Bash(git:*)"))
+    assert (mine.label, mine.allowed_tools) == ("(user)", ("Read, Bash(git:*)",))
     assert greet.prompt("bob") == (
         "<command-message>greet</command-message>\n<command-name>/greet</command-name>\n"
         "<command-args>bob</command-args>\n\nHi bob\n"
@@ -146,11 +147,9 @@ class Repl:
     def __init__(self, rig: LeadRig) -> None:
         self.rig = rig
         self.out = io.StringIO()
-        self.submitted: list[tuple[str, str | None]] = []
 
-        def submit(prompt: str, model: str | None) -> None:
-            self.submitted.append((prompt, model))
-            rig.runtime.submit(prompt, model)
+        def submit(prompt: str, extras: TurnExtras | None) -> None:
+            rig.runtime.submit(prompt, extras)
 
         self.ctx = CommandContext(rig.runtime, TeamView(), Renderer(make_console(False, self.out)), submit)
 
@@ -215,6 +214,23 @@ def test_a_custom_command_reaches_the_model_expanded_with_its_model(repl: Repl, 
     repl.line("next")
     assert repl.rig.model.requests[-1].model == "claude-sonnet-4-6"  # only that turn
     assert "/clear" in repl.line("/help") and repl.rig.model.calls == 2  # the built-in won: nothing was sent
+
+
+def test_allowed_tools_hold_for_the_command_s_turn_only(tmp_path: Path, layout: Layout) -> None:
+    write(tmp_path / ".claude" / "commands" / "hi.md", "---\nallowed-tools: Bash(echo:*), Read\n---\nSay hi")
+    write(tmp_path / ".claude" / "commands" / "bad.md", "---\nallowed-tools: Bash(oops\n---\nx")
+    run_echo = [tool("Bash", command="echo hi-from-bash"), text("done")]
+    model = FakeModel([run_echo[:1], run_echo[1:], run_echo[:1], run_echo[1:]])
+    with running_lead(layout, tmp_path, model) as rig:  # not interactive: a Bash call needs an allow rule
+        repl = Repl(rig)
+        repl.line("/hi")
+        assert "hi-from-bash" in json.dumps(model.requests[1].messages[-1])  # it ran
+        assert not [r for r in rig.runtime.session.policy.allowed if "allowed-tools of /hi" in r.origin]
+        repl.line("again, without the command")
+        assert "needs permission" in json.dumps(model.requests[3].messages[-1])  # the rule went with the turn
+        assert "unclosed '('" in repl.line("/bad") and model.calls == 4
+        write(tmp_path / ".claude" / "commands" / "broken.md", "---\nnever closed\n")
+        assert "broken.md:1: the front matter block opened by '---' is never closed" in repl.line("/broken x")
 
 
 def test_cost_reads_a_teammate_s_transcript(repl: Repl, layout: Layout, tmp_path: Path) -> None:

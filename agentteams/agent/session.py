@@ -30,6 +30,7 @@ from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
+from agentteams.settings.commands import CustomCommand
 from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.files import FileStore
@@ -60,6 +61,25 @@ class SessionOptions:
     identity: Identity | None = None  # set for a teammate: its name, team, lead and colour
     plan_mode_required: bool = False  # a teammate that must have its plan approved before changing anything
     settings: Settings = field(default_factory=Settings)  # the merged settings files: rules, directories
+
+
+@dataclass(frozen=True)
+class TurnExtras:
+    """What a custom command's front matter gives the one turn it starts: a model, and tools allowed without asking
+    (`origin` names the command file, for /permissions and the allow reason)."""
+
+    model: str | None = None
+    allowed_tools: tuple[str, ...] = ()
+    origin: str = ""
+
+
+def command_extras(cmd: CustomCommand) -> TurnExtras | None:
+    """What a custom command's turn gets; checked now, so a bad model or rule is an error before anything is sent."""
+    if not cmd.model and not cmd.allowed_tools:
+        return None
+    origin = f"allowed-tools of /{cmd.name} ({cmd.path})"
+    parse_rules(cmd.allowed_tools, origin)
+    return TurnExtras(resolve_model(cmd.model) if cmd.model else None, cmd.allowed_tools, origin)
 
 
 def settings_rules(settings: Settings, kind: str) -> list[Rule]:
@@ -130,19 +150,21 @@ class Session:
             on_event=self._event_for(self.name, lambda: self.model), ask=ask,
         )  # fmt: skip
 
-    def run(self, prompt: str, model: str | None = None) -> TurnResult:
-        """One user turn; with `model` (an alias or id: a custom command's front matter) that turn only uses it."""
+    def run(self, prompt: str, extras: TurnExtras | None = None) -> TurnResult:
+        """One user turn; `extras` (a custom command's front matter) hold for that turn only."""
         if self._cleared_note:  # the first turn after /clear: the lead still leads its team
             prompt, self._cleared_note = f"{self._cleared_note}\n\n{prompt}", None
-        if model is None:
+        if extras is None:
             return self.agent.run(prompt)
-        kept = self.model
-        used = self.set_model(model)
+        kept_model, kept_rules = self.model, self.policy.allowed
+        used = self.set_model(extras.model) if extras.model else None
+        self.policy.allowed = [*kept_rules, *parse_rules(extras.allowed_tools, extras.origin)]
         try:
             return self.agent.run(prompt)
         finally:
-            if self.model == used:  # unless /model chose another meanwhile
-                self.set_model(kept)
+            self.policy.allowed = kept_rules
+            if used is not None and self.model == used:  # unless /model chose another meanwhile
+                self.set_model(kept_model)
 
     def set_model(self, name: str) -> str:
         """Use `name` (alias or full id; UnknownModelError otherwise) from the next request on: this agent, its

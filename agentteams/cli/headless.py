@@ -66,12 +66,12 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     return _report(done, session, options.session_id, output_format, time.monotonic() - start)
 
 
-def _custom_command(prompt: str, cwd: Any) -> tuple[str, str | None]:
-    """(prompt, model): a `/name args` prompt naming a custom command becomes its expanded body, with its model,
-    as Claude Code's -p does; anything else is sent as given (files are read only for a prompt starting with /)."""
+def _custom_command(prompt: str, cwd: Any) -> tuple[str, Any]:
+    """(prompt, turn extras): a `/name args` prompt naming a custom command becomes its expanded body with its front
+    matter, as Claude Code's -p does; anything else is sent as given (commands are read only for a leading /)."""
     if not prompt.lstrip().startswith("/"):
         return prompt, None
-    from agentteams.model.aliases import resolve_model
+    from agentteams.agent.session import command_extras
     from agentteams.settings.commands import invocation, load_commands
     from agentteams.store.paths import config_root
 
@@ -79,7 +79,7 @@ def _custom_command(prompt: str, cwd: Any) -> tuple[str, str | None]:
     if found is None:
         return prompt, None
     command, args = found
-    return command.prompt(args), resolve_model(command.model) if command.model else None
+    return command.prompt(args), command_extras(command)
 
 
 def _wait_settled(runtime: Any) -> None:

@@ -138,8 +138,8 @@ def load_commands(cwd: Path, root: Path) -> CommandSet:
 
 
 def _command(doc: MarkdownDoc, name: str, scope: CommandScope, namespace: str) -> CustomCommand:
-    tools = doc.meta.get("allowed-tools")
-    listed = tools if isinstance(tools, list) else str(tools or "").split(",")
+    tools = doc.meta.get("allowed-tools")  # a YAML list, or rules in one string (split as --allowedTools is)
+    listed = tools if isinstance(tools, list) else [tools] if tools else []
     return CustomCommand(
         name=name, scope=scope, path=doc.path, body=doc.body, namespace=namespace,
         description=doc.text("description"), argument_hint=doc.text("argument-hint"), model=doc.text("model"),

@@ -16,7 +16,7 @@ from typing import Any
 
 from agentteams import diagnostics
 from agentteams.agent.loop import AgentEvent, TurnResult
-from agentteams.agent.session import Session
+from agentteams.agent.session import Session, TurnExtras
 from agentteams.backends.tmux import current_pane
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.store import signing
@@ -49,7 +49,7 @@ class Turn:
     prompt: str | None = None
     envs: list[Envelope] | None = None
     notices: list[str] | None = None
-    model: str | None = None  # this turn only (a custom command's `model:`)
+    extras: TurnExtras | None = None  # this turn only (a custom command's front matter)
 
 
 class LeadRuntime:
@@ -71,7 +71,7 @@ class LeadRuntime:
         self.judge = judge
         self.handles: dict[str, Handle] = {}
         self._cond = threading.Condition()
-        self._prompts: list[tuple[str, str | None]] = []  # (prompt, model for its turn)
+        self._prompts: list[tuple[str, TurnExtras | None]] = []  # (prompt, what its turn alone gets)
         self._envs: list[Envelope] = []  # teammate messages for the model, not yet delivered
         self._notices: list[str] = []  # things the runtime tells the model (a teammate left, died, ...)
         self._idle: list[Envelope] = []  # idle notices the model has not seen yet
@@ -111,10 +111,10 @@ class LeadRuntime:
         if self.team:
             self._start_team_thread()
 
-    def submit(self, prompt: str, model: str | None = None) -> None:
-        """Queue a user prompt (with `model`, its turn uses that model); it starts a turn at once when idle."""
+    def submit(self, prompt: str, extras: TurnExtras | None = None) -> None:
+        """Queue a user prompt (`extras` hold for its turn); it starts a turn at once when the lead is idle."""
         with self._cond:
-            self._prompts.append((prompt, model))
+            self._prompts.append((prompt, extras))
             self._cond.notify_all()
 
     def clear(self) -> str:
@@ -222,8 +222,8 @@ class LeadRuntime:
                     self._cond.wait()
                 if self._closing:
                     return
-                prompt, model = self._prompts.pop(0) if self._prompts else (None, None)
-                turn = Turn(prompt, self._envs, self._notices, model)
+                prompt, extras = self._prompts.pop(0) if self._prompts else (None, None)
+                turn = Turn(prompt, self._envs, self._notices, extras)
                 idle, self._envs, self._notices, self._idle = self._idle, [], [], []
                 self._busy = True
             result: TurnResult | None = None
@@ -231,7 +231,7 @@ class LeadRuntime:
             self._write_presence("working")
             try:
                 text = lead_turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt)
-                result = self.session.run(text, turn.model)
+                result = self.session.run(text, turn.extras)
             except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
                 self.last_error = e
             except Exception as e:  # a bug must not kill the worker silently: the lead would never answer again

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agentteams.agent.session import TurnExtras, command_extras
 from agentteams.errors import AgentTeamsError
-from agentteams.model.aliases import resolve_model
 from agentteams.settings.commands import COMMAND_NAME, CommandSet, CustomCommand, invocation, load_commands
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.lead import LeadRuntime
@@ -62,7 +62,7 @@ class CommandContext:
     runtime: LeadRuntime
     view: TeamView
     renderer: Renderer
-    submit: Callable[[str, str | None], None] = field(default=lambda _text, _model: None)  # (prompt, model)
+    submit: Callable[[str, TurnExtras | None], None] = field(default=lambda _text, _extras: None)
 
     def custom(self) -> CommandSet:
         """The custom commands, read afresh (a file added during the session counts at once; a few ms)."""
@@ -197,21 +197,24 @@ def run_command(line: str, ctx: CommandContext) -> Outcome:
     command = builtin(word)
     if command is not None:
         return command.handler(ctx, args)
-    found = invocation(text, ctx.custom())
+    custom = ctx.custom()
+    found = invocation(text, custom)
     if found is not None:
         return _run_custom(*found, ctx)
-    ctx.renderer.warning("error", f"unknown command {word}: /help lists the commands (nothing was sent)")
+    file = "/" + word[1:].replace(":", "/") + ".md"  # its file, if it is one that could not be read
+    why = next((f" ({p})" for p in custom.problems if file in p), "")
+    ctx.renderer.warning("error", f"unknown command {word}{why}: /help lists the commands (nothing was sent)")
     return "done"
 
 
 def _run_custom(cmd: CustomCommand, args: str, ctx: CommandContext) -> Outcome:
-    """Send the expanded prompt to the lead; with `model:` in its front matter, that turn uses that model."""
+    """Send the expanded prompt to the lead; its front matter's model and allowed-tools hold for that turn."""
     try:
-        model = resolve_model(cmd.model) if cmd.model else None
+        extras = command_extras(cmd)
     except AgentTeamsError as e:
         ctx.renderer.warning("error", f"/{cmd.name} ({cmd.path}): {e}")
         return "done"
-    ctx.submit(cmd.prompt(args), model)
+    ctx.submit(cmd.prompt(args), extras)
     return "done"
 
 

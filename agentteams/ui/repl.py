@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from agentteams.agent.session import TurnExtras
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.team.lead import LeadRuntime
 from agentteams.ui.commands import CommandContext, TeamView, run_command, teammate_count
@@ -72,10 +73,10 @@ class Repl:
         if not line.strip():
             return False
 
-        def submit(text: str, model: str | None) -> None:  # a custom command's prompt: echoed as typed
+        def submit(text: str, extras: TurnExtras | None) -> None:  # a custom command's prompt: echoed as typed
             if echo:
                 self.renderer.user_prompt(line)
-            self.runtime.submit(text, model)
+            self.runtime.submit(text, extras)
 
         self.commands.submit = submit
         outcome = run_command(line.strip(), self.commands)
