@@ -19,6 +19,7 @@ from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence
 from agentteams.store.transcripts import Transcript
 from agentteams.team.costs import transcript_ledger
+from agentteams.team.delivery import TeamEvent
 from agentteams.ui.commands import BUILTINS, CommandContext, TeamView, builtin, help_text, run_command
 from agentteams.ui.render import Renderer, make_console
 from tests.support.fake_model import FakeModel, text, tool
@@ -240,14 +241,18 @@ def test_cost_reads_a_teammate_s_transcript(repl: Repl, layout: Layout, tmp_path
         message = {"role": "assistant", "content": [], "model": "claude-opus-4-8", "usage": spent.to_json()}
         alice.record("assistant", agent, message=message)
     repl.rig.runtime.store.presence.write(TEAM, "alice", Presence(pid=1, session_id="alice-session", backend="tmux"))
+    bob = Transcript(layout.transcript_file(tmp_path, "bob-session"), "bob-session", cwd=str(tmp_path), team=TEAM)
+    bob.record("assistant", "bob", message={"role": "assistant", "model": "claude-opus-4-8", "usage": spent.to_json()})
+    repl.ctx.view.update(TeamEvent("joined", "bob", "tmux"))  # joined during this session, and has left since
     repl.line("hello")
     shown = repl.line("/cost").splitlines()
     rows = {line.split()[0]: line.split()[1:] for line in shown[2:]}
     dollars = cost_usd("claude-opus-4-8", spent)
     assert rows["alice"] == ["2", "2,400", "680", "112", "14", f"${2 * dollars:.4f}"]
     assert rows["alice/Explore"] == ["1", "1,200", "340", "56", "7", f"${dollars:.4f}"]
+    assert rows["bob"] == ["1", "1,200", "340", "56", "7", f"${dollars:.4f}"]
     assert rows["team-lead"][:3] == ["1", "10", "5"]  # FakeModel's usage
-    assert rows["total"][:2] == ["4", f"{3 * 1200 + 10:,}"]
+    assert rows["total"][:2] == ["5", f"{4 * 1200 + 10:,}"]
 
 
 def test_transcript_ledger_skips_torn_lines_and_names_claude_code_entries(tmp_path: Path) -> None:

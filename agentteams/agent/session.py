@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agentteams import diagnostics
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
@@ -30,7 +30,6 @@ from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
-from agentteams.settings.commands import CustomCommand
 from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.files import FileStore
@@ -39,6 +38,9 @@ from agentteams.store.transcripts import Transcript
 from agentteams.tools.base import Tool, ToolContext
 from agentteams.tools.hooks import PermissionMode, RuntimeHooks
 from agentteams.tools.registry import all_tools, subagent_tools
+
+if TYPE_CHECKING:
+    from agentteams.settings.commands import CustomCommand
 
 SUBAGENT_GUIDANCE = (
     "You are a subagent started for one job. Work on it with the tools you have, then answer with one "
@@ -140,15 +142,17 @@ class Session:
             approve_plan=self._approve_plan if me is None else None,  # a teammate's plan goes to its lead
         )  # fmt: skip
         self.tools: list[Tool] = offered_tools(all_tools(), mode, disallowed)
-        system = self._system_prompt(self.model)
+        system = system_prompt(
+            cwd=str(options.cwd), model=self.model, date=date.today().isoformat(), team_role=options.team_role,
+            identity=me, append=options.append_system_prompt,
+        )  # fmt: skip
         # read once per session: the memory block must not change under the cached prefix mid-conversation
         self.memory: Memory = load_memory(options.cwd, self.layout.root)
         self.context = self.memory.prompt_text()
         agent_settings = AgentSettings(self.model, system, options.max_turns, name=self.name, context=self.context)
         self.agent = Agent(
-            client, self.tools, self.ctx, self.policy, agent_settings,
-            on_event=self._event_for(self.name, lambda: self.model), ask=ask,
-        )  # fmt: skip
+            client, self.tools, self.ctx, self.policy, agent_settings, on_event=self._event_for(self.name), ask=ask
+        )
 
     def run(self, prompt: str, extras: TurnExtras | None = None) -> TurnResult:
         """One user turn; `extras` (a custom command's front matter) hold for that turn only."""
@@ -170,10 +174,9 @@ class Session:
         """Use `name` (alias or full id; UnknownModelError otherwise) from the next request on: this agent, its
         subagents and teammates spawned later. The system prompt names the model, so it is rebuilt; the full id."""
         model = resolve_model(name)
-        self.model = model
-        self.ctx.hooks.model = model
-        self.agent.settings.model = model
-        self.agent.settings.system = self._system_prompt(model)
+        settings = self.agent.settings  # its environment block names the model: that line changes, nothing else
+        settings.system = settings.system.replace(f"- model: {self.model}\n", f"- model: {model}\n", 1)
+        self.model = settings.model = self.ctx.hooks.model = model
         return model
 
     def clear(self) -> str:
@@ -202,13 +205,6 @@ class Session:
         path = self.layout.transcript_file(cwd, session_id)
         return Transcript(path, session_id, cwd=cwd, secrets=self._secrets)
 
-    def _system_prompt(self, model: str) -> str:
-        opts = self.options
-        return system_prompt(
-            cwd=str(opts.cwd), model=model, date=date.today().isoformat(), team_role=opts.team_role,
-            identity=opts.identity, append=opts.append_system_prompt,
-        )  # fmt: skip
-
     def listen(self, fn: Callable[[AgentEvent], None]) -> None:
         """Also send this session's own events to `fn` (after the ones registered before)."""
         prior = self._outer
@@ -222,10 +218,10 @@ class Session:
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
 
-    def _event_for(self, agent: str, model_of: Callable[[], str]) -> Callable[[AgentEvent], None]:
+    def _event_for(self, agent: str, model_of: Callable[[], str] | None = None) -> Callable[[AgentEvent], None]:
         def handle(event: AgentEvent) -> None:
             self.transcript.team = self.ctx.team_name  # `agentteams logs` finds a team's transcripts by it
-            model = model_of()
+            model = model_of() if model_of else self.model  # a subagent may run on a model of its own
             if event.kind in ("user", "assistant", "tool_results") and event.message is not None:
                 message = event.message
                 if event.kind == "assistant" and event.usage is not None:  # as Claude Code's transcripts: /cost

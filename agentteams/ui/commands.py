@@ -31,7 +31,7 @@ class TeamView:
         self._lock = threading.Lock()
         self._state: dict[str, str] = {}
         self._color: dict[str, str] = {}
-        self.joined: list[str] = []  # every teammate that joined during this session, in order (for /cost)
+        self._joined: list[str] = []  # every teammate that joined during this session, in order (for /cost)
 
     def update(self, event: TeamEvent) -> None:
         with self._lock:
@@ -39,8 +39,8 @@ class TeamView:
                 self._color[event.agent] = event.color
             if event.kind == "joined":
                 self._state[event.agent] = "starting"
-                if event.agent not in self.joined:
-                    self.joined.append(event.agent)
+                if event.agent not in self._joined:
+                    self._joined.append(event.agent)
             elif event.kind == "state":
                 self._state[event.agent] = event.text
             elif event.kind == "idle":
@@ -49,6 +49,10 @@ class TeamView:
                 self._state[event.agent] = f"working on task {event.text}"
             elif event.kind in ("left", "died"):
                 self._state.pop(event.agent, None)
+
+    def joined(self) -> list[str]:
+        with self._lock:
+            return list(self._joined)
 
     def rows(self, members: list[str]) -> list[tuple[str, str | None, str]]:
         with self._lock:
@@ -124,7 +128,7 @@ def _clear(ctx: CommandContext, _args: str) -> Outcome:
 
 
 def _cost(ctx: CommandContext, _args: str) -> Outcome:
-    ctx.show(reports.cost_lines(ctx.runtime, reports.teammate_names(ctx.runtime, list(ctx.view.joined))))
+    ctx.show(reports.cost_lines(ctx.runtime, reports.teammate_names(ctx.runtime, ctx.view.joined())))
     return "done"
 
 
