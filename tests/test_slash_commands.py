@@ -188,7 +188,7 @@ def test_model_switches_the_next_request_and_refuses_unknown_names(repl: Repl) -
     assert repl.rig.runtime.session.ctx.hooks.model == "claude-opus-4-8"  # teammates spawned from now on
 
 
-def test_clear_starts_a_new_session_and_keeps_the_team(repl: Repl, layout: Layout) -> None:
+def test_clear_starts_a_new_session_and_keeps_the_team(repl: Repl) -> None:
     session = repl.rig.runtime.session
     repl.line("before clearing")
     old_id, old_transcript = session.options.session_id, session.transcript.path
@@ -201,7 +201,8 @@ def test_clear_starts_a_new_session_and_keeps_the_team(repl: Repl, layout: Layou
     assert f"You still lead team {TEAM} (teammates: alice)" in repl.rig.model.user_text(1)
     assert session.transcript.path != old_transcript and "after clearing" in session.transcript.path.read_text()
     assert "after clearing" not in old_transcript.read_text()
-    assert repl.rig.runtime.team == TEAM and layout.presence_file(TEAM, "team-lead").exists()
+    presence = repl.rig.runtime.store.presence.read(TEAM, "team-lead")
+    assert repl.rig.runtime.team == TEAM and presence is not None and presence.session_id == new_id  # for `logs`
 
 
 def test_a_custom_command_reaches_the_model_expanded_with_its_model(repl: Repl, tmp_path: Path) -> None:
