@@ -5,12 +5,13 @@ The composition the CLI (and later the team runtimes) start from; reports throug
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agentteams import diagnostics
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
@@ -25,6 +26,7 @@ from agentteams.agent.permissions import (
     parse_rules,
 )
 from agentteams.agent.prompts import Identity, system_prompt
+from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
@@ -36,6 +38,9 @@ from agentteams.store.transcripts import Transcript
 from agentteams.tools.base import Tool, ToolContext
 from agentteams.tools.hooks import PermissionMode, RuntimeHooks
 from agentteams.tools.registry import all_tools, subagent_tools
+
+if TYPE_CHECKING:
+    from agentteams.settings.commands import CustomCommand
 
 SUBAGENT_GUIDANCE = (
     "You are a subagent started for one job. Work on it with the tools you have, then answer with one "
@@ -58,6 +63,25 @@ class SessionOptions:
     identity: Identity | None = None  # set for a teammate: its name, team, lead and colour
     plan_mode_required: bool = False  # a teammate that must have its plan approved before changing anything
     settings: Settings = field(default_factory=Settings)  # the merged settings files: rules, directories
+
+
+@dataclass(frozen=True)
+class TurnExtras:
+    """What a custom command's front matter gives the one turn it starts: a model, and tools allowed without asking
+    (`origin` names the command file, for /permissions and the allow reason)."""
+
+    model: str | None = None
+    allowed_tools: tuple[str, ...] = ()
+    origin: str = ""
+
+
+def command_extras(cmd: CustomCommand) -> TurnExtras | None:
+    """What a custom command's turn gets; checked now, so a bad model or rule is an error before anything is sent."""
+    if not cmd.model and not cmd.allowed_tools:
+        return None
+    origin = f"allowed-tools of /{cmd.name} ({cmd.path})"
+    parse_rules(cmd.allowed_tools, origin)
+    return TurnExtras(resolve_model(cmd.model) if cmd.model else None, cmd.allowed_tools, origin)
 
 
 def settings_rules(settings: Settings, kind: str) -> list[Rule]:
@@ -94,10 +118,9 @@ class Session:
         self.client = client
         self.ledger = UsageLedger()
         self._outer = on_event or (lambda _e: None)
-        cwd = str(options.cwd)
-        self.transcript = Transcript(
-            self.layout.transcript_file(cwd, options.session_id), options.session_id, cwd=cwd, secrets=secrets
-        )
+        self._secrets = secrets
+        self._cleared_note: str | None = None  # what the first turn after /clear is told
+        self.transcript = self._new_transcript(options.session_id)
         me = options.identity
         self.name = me.name if me else LEAD_NAME
         self.ctx = ToolContext(
@@ -120,7 +143,7 @@ class Session:
         )  # fmt: skip
         self.tools: list[Tool] = offered_tools(all_tools(), mode, disallowed)
         system = system_prompt(
-            cwd=cwd, model=self.model, date=date.today().isoformat(), team_role=options.team_role,
+            cwd=str(options.cwd), model=self.model, date=date.today().isoformat(), team_role=options.team_role,
             identity=me, append=options.append_system_prompt,
         )  # fmt: skip
         # read once per session: the memory block must not change under the cached prefix mid-conversation
@@ -131,8 +154,56 @@ class Session:
             client, self.tools, self.ctx, self.policy, agent_settings, on_event=self._event_for(self.name), ask=ask
         )
 
-    def run(self, prompt: str) -> TurnResult:
-        return self.agent.run(prompt)
+    def run(self, prompt: str, extras: TurnExtras | None = None) -> TurnResult:
+        """One user turn; `extras` (a custom command's front matter) hold for that turn only."""
+        if self._cleared_note:  # the first turn after /clear: the lead still leads its team
+            prompt, self._cleared_note = f"{self._cleared_note}\n\n{prompt}", None
+        if extras is None:
+            return self.agent.run(prompt)
+        kept_model, kept_rules = self.model, self.policy.allowed
+        used = self.set_model(extras.model) if extras.model else None
+        self.policy.allowed = [*kept_rules, *parse_rules(extras.allowed_tools, extras.origin)]
+        try:
+            return self.agent.run(prompt)
+        finally:
+            self.policy.allowed = kept_rules
+            if used is not None and self.model == used:  # unless /model chose another meanwhile
+                self.set_model(kept_model)
+
+    def set_model(self, name: str) -> str:
+        """Use `name` (alias or full id; UnknownModelError otherwise) from the next request on: this agent, its
+        subagents and teammates spawned later. The system prompt names the model, so it is rebuilt; the full id."""
+        model = resolve_model(name)
+        settings = self.agent.settings  # its environment block names the model: that line changes, nothing else
+        settings.system = settings.system.replace(f"- model: {self.model}\n", f"- model: {model}\n", 1)
+        self.model = settings.model = self.ctx.hooks.model = model
+        return model
+
+    def clear(self) -> str:
+        """A fresh conversation, as Claude Code's /clear: no history, a new session id and transcript, memory read
+        again; tools, rules, model, team and the usage so far stay. The new session id."""
+        new_id = str(uuid.uuid4())
+        self.options.session_id = new_id
+        self.ctx.session_id = new_id
+        self.ctx.plan_file = self.layout.plan_file(new_id)
+        self.transcript = self._new_transcript(new_id)
+        self.memory = load_memory(self.options.cwd, self.layout.root)
+        self.context = self.memory.prompt_text()
+        self.agent.settings.context = self.context
+        self.agent.messages = []
+        team = self.ctx.team_name
+        if team and self.ctx.is_lead:
+            with contextlib.suppress(AgentTeamsError):
+                names = [m.name for m in self.store.teams.read(team).members if m.name != LEAD_NAME]
+                self._cleared_note = f"[team] The conversation was cleared. You still lead team {team} " + (
+                    f"(teammates: {', '.join(names)})." if names else "(no teammates right now)."
+                )
+        return new_id
+
+    def _new_transcript(self, session_id: str) -> Transcript:
+        cwd = str(self.options.cwd)
+        path = self.layout.transcript_file(cwd, session_id)
+        return Transcript(path, session_id, cwd=cwd, secrets=self._secrets)
 
     def listen(self, fn: Callable[[AgentEvent], None]) -> None:
         """Also send this session's own events to `fn` (after the ones registered before)."""
@@ -147,13 +218,17 @@ class Session:
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
 
-    def _event_for(self, agent: str) -> Callable[[AgentEvent], None]:
+    def _event_for(self, agent: str, model_of: Callable[[], str] | None = None) -> Callable[[AgentEvent], None]:
         def handle(event: AgentEvent) -> None:
             self.transcript.team = self.ctx.team_name  # `agentteams logs` finds a team's transcripts by it
+            model = model_of() if model_of else self.model  # a subagent may run on a model of its own
             if event.kind in ("user", "assistant", "tool_results") and event.message is not None:
-                self.transcript.record(event.kind, agent, message=event.message)
+                message = event.message
+                if event.kind == "assistant" and event.usage is not None:  # as Claude Code's transcripts: /cost
+                    message = {**message, "model": model, "usage": event.usage.to_json()}  # reads a teammate's
+                self.transcript.record(event.kind, agent, message=message)
             if event.kind == "assistant" and event.usage is not None:
-                self.ledger.record(agent, self.model, event.usage)
+                self.ledger.record(agent, model, event.usage)
             if agent == self.name:
                 self._outer(event)
 
@@ -195,6 +270,6 @@ class Session:
         sub = Agent(
             self.client, subagent_tools(kind, self.tools), ctx, self.policy,
             AgentSettings(sub_model, system, self.options.max_turns, name=name, context=self.context),
-            on_event=self._event_for(name),
+            on_event=self._event_for(name, lambda: sub_model),
         )  # fmt: skip
         return sub.run(prompt).text

@@ -56,7 +56,7 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
                "tools": [t.name for t in session.tools]})  # fmt: skip
     start = time.monotonic()
     try:
-        runtime.submit(prompt)
+        runtime.submit(*_custom_command(prompt, options.cwd))
         _wait_settled(runtime)
     finally:
         parts.close(team_down=True)
@@ -64,6 +64,22 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     if not done:
         raise runtime.last_error or AgentTeamsError("the run ended before the model answered")
     return _report(done, session, options.session_id, output_format, time.monotonic() - start)
+
+
+def _custom_command(prompt: str, cwd: Any) -> tuple[str, Any]:
+    """(prompt, turn extras): a `/name args` prompt naming a custom command becomes its expanded body with its front
+    matter, as Claude Code's -p does; anything else is sent as given (commands are read only for a leading /)."""
+    if not prompt.lstrip().startswith("/"):
+        return prompt, None
+    from agentteams.agent.session import command_extras
+    from agentteams.settings.commands import invocation, load_commands
+    from agentteams.store.paths import config_root
+
+    found = invocation(prompt, load_commands(cwd, config_root()))
+    if found is None:
+        return prompt, None
+    command, args = found
+    return command.prompt(args), command_extras(command)
 
 
 def _wait_settled(runtime: Any) -> None:

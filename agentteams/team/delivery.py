@@ -5,8 +5,11 @@ The block format is Claude Code's, so a mixed team's transcripts read the same o
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
+from agentteams.errors import AgentTeamsError
+from agentteams.store.api import Teams
 from agentteams.store.protocol import IdleNotification, ShutdownRequest, parse_message
 from agentteams.store.records import Envelope
 
@@ -95,3 +98,16 @@ def add_idle_notice(pending: list[Envelope], env: Envelope, notice: IdleNotifica
 
         pending = [e for e in pending if not older_bare(e)]
     return [*pending, env]
+
+
+def team_idle(teams: Teams, team: str | None, names: Collection[str]) -> bool:
+    """Every teammate the lead started (`names`) is between turns (`isActive: false`, which each sets for itself):
+    only then do idle notices wake the lead's model."""
+    if not team or not names:
+        return True
+    try:
+        config = teams.read(team)
+    except AgentTeamsError:
+        return True
+    members = [config.member(name) for name in names]
+    return all(m is None or m.is_active is False for m in members)

@@ -16,7 +16,7 @@ from typing import Any
 
 from agentteams import diagnostics
 from agentteams.agent.loop import AgentEvent, TurnResult
-from agentteams.agent.session import Session
+from agentteams.agent.session import Session, TurnExtras
 from agentteams.backends.tmux import current_pane
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.store import signing
@@ -35,7 +35,7 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.records import Envelope
 from agentteams.team import relay
-from agentteams.team.delivery import TeamEvent, add_idle_notice, lead_turn_text
+from agentteams.team.delivery import TeamEvent, add_idle_notice, lead_turn_text, team_idle
 from agentteams.team.relay import PermissionJudge
 from agentteams.team.spawning import Handle, Spawner, spawn_member
 from agentteams.team.trust import LeadPromises, Trust
@@ -49,6 +49,7 @@ class Turn:
     prompt: str | None = None
     envs: list[Envelope] | None = None
     notices: list[str] | None = None
+    extras: TurnExtras | None = None  # this turn only (a custom command's front matter)
 
 
 class LeadRuntime:
@@ -70,7 +71,7 @@ class LeadRuntime:
         self.judge = judge
         self.handles: dict[str, Handle] = {}
         self._cond = threading.Condition()
-        self._prompts: list[str] = []
+        self._prompts: list[tuple[str, TurnExtras | None]] = []  # (prompt, what its turn alone gets)
         self._envs: list[Envelope] = []  # teammate messages for the model, not yet delivered
         self._notices: list[str] = []  # things the runtime tells the model (a teammate left, died, ...)
         self._idle: list[Envelope] = []  # idle notices the model has not seen yet
@@ -110,11 +111,18 @@ class LeadRuntime:
         if self.team:
             self._start_team_thread()
 
-    def submit(self, prompt: str) -> None:
-        """Queue a user prompt; it starts a turn at once when the lead is idle."""
+    def submit(self, prompt: str, extras: TurnExtras | None = None) -> None:
+        """Queue a user prompt (`extras` hold for its turn); it starts a turn at once when the lead is idle."""
         with self._cond:
-            self._prompts.append(prompt)
+            self._prompts.append((prompt, extras))
             self._cond.notify_all()
+
+    def clear(self) -> str:
+        """A fresh conversation (Session.clear), the team kept: the new session id; refused while a turn runs."""
+        with self._cond:  # the worker takes no turn meanwhile
+            if self._busy or self._prompts:
+                raise AgentTeamsError("a turn is under way: wait for it to end (or press Ctrl-C), then /clear")
+            return self.session.clear()
 
     def interrupt(self) -> None:
         self.ctx.interrupt.set()
@@ -139,7 +147,7 @@ class LeadRuntime:
             if self._busy or self._prompts or self._model_work_pending():
                 return False
             # a teammate asked to stop has yet to answer (a real `claude` reads its inbox once a second)
-            return self._team_idle() and not self.promises.awaiting(list(self.handles))
+            return team_idle(self.teams, self.team, self.handles) and not self.promises.awaiting(list(self.handles))
 
     def shutdown_team(self, timeout: float = 60.0) -> list[str]:
         """Ask every teammate to stop, wait for each to leave (forcing stragglers), then delete the team."""
@@ -205,7 +213,7 @@ class LeadRuntime:
     # -- the worker: one turn at a time -------------------------------------------------------------
 
     def _model_work_pending(self) -> bool:
-        return bool(self._envs or self._notices or (self._idle and self._team_idle()))
+        return bool(self._envs or self._notices or (self._idle and team_idle(self.teams, self.team, self.handles)))
 
     def _work(self) -> None:
         while True:
@@ -214,16 +222,16 @@ class LeadRuntime:
                     self._cond.wait()
                 if self._closing:
                     return
-                turn = Turn(
-                    self._prompts.pop(0) if self._prompts else None, self._envs, self._notices
-                )  # fmt: skip
+                prompt, extras = self._prompts.pop(0) if self._prompts else (None, None)
+                turn = Turn(prompt, self._envs, self._notices, extras)
                 idle, self._envs, self._notices, self._idle = self._idle, [], [], []
                 self._busy = True
             result: TurnResult | None = None
             self.last_error = None
             self._write_presence("working")
             try:
-                result = self.session.run(lead_turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt))
+                text = lead_turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt)
+                result = self.session.run(text, turn.extras)
             except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
                 self.last_error = e
             except Exception as e:  # a bug must not kill the worker silently: the lead would never answer again
@@ -261,7 +269,7 @@ class LeadRuntime:
         if not team:
             return
         total = self.session.ledger.total()
-        self._presence.state = state
+        self._presence.state, self._presence.session_id = state, self.ctx.session_id  # a new one after /clear
         self._presence.input_tokens = total.usage.input_tokens
         self._presence.output_tokens = total.usage.output_tokens
         self._presence.cost_usd = round(total.cost_usd, 6)
@@ -384,15 +392,3 @@ class LeadRuntime:
             if not self._muted:
                 self._notices.append(notice)
             self._cond.notify_all()
-
-    def _team_idle(self) -> bool:
-        """Every teammate we started is between turns (`isActive: false`, which each sets for itself)."""
-        team = self.team
-        if not team or not self.handles:
-            return True
-        try:
-            config = self.teams.read(team)
-        except AgentTeamsError:
-            return True
-        members = [config.member(name) for name in self.handles]
-        return all(m is None or m.is_active is False for m in members)

@@ -1,27 +1,27 @@
-"""The REPL's slash commands (/team, /memory, /help, /exit) and the team view they show.
+"""The REPL's slash commands: one table of built-ins (name, help line, handler), the custom commands from
+`.claude/commands/` and the config root's `commands/`, and the team view /team shows (kept from TeamEvents).
 
-The view is kept from the latest TeamEvents."""
+Adding a built-in is one `Command` entry in BUILTINS; /help lists the table and the custom commands."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Literal
 
-from agentteams.agent.memory import describe
+from agentteams.agent.session import TurnExtras, command_extras
+from agentteams.errors import AgentTeamsError
+from agentteams.settings.commands import COMMAND_NAME, CommandSet, CustomCommand, invocation, load_commands
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.lead import LeadRuntime
+from agentteams.ui import reports
 from agentteams.ui.render import Renderer
 
 Outcome = Literal["submit", "done", "leave"]
-
-HELP = """\
-/team   the team's teammates and what each is doing
-/memory the memory files (CLAUDE.md) this session loaded
-/exit   leave (asks first whether to shut a running team down)
-/help   this help
+KEYS = """\
 Enter sends · Alt-Enter (or Esc then Enter) starts a new line · ↑/↓ recall earlier prompts
 Ctrl-C stops the running turn, or clears the input line · Ctrl-D leaves"""
-COMMANDS = ("/team", "/memory", "/exit", "/quit", "/help")
 
 
 class TeamView:
@@ -31,6 +31,7 @@ class TeamView:
         self._lock = threading.Lock()
         self._state: dict[str, str] = {}
         self._color: dict[str, str] = {}
+        self._joined: list[str] = []  # every teammate that joined during this session, in order (for /cost)
 
     def update(self, event: TeamEvent) -> None:
         with self._lock:
@@ -38,6 +39,8 @@ class TeamView:
                 self._color[event.agent] = event.color
             if event.kind == "joined":
                 self._state[event.agent] = "starting"
+                if event.agent not in self._joined:
+                    self._joined.append(event.agent)
             elif event.kind == "state":
                 self._state[event.agent] = event.text
             elif event.kind == "idle":
@@ -47,36 +50,176 @@ class TeamView:
             elif event.kind in ("left", "died"):
                 self._state.pop(event.agent, None)
 
+    def joined(self) -> list[str]:
+        with self._lock:
+            return list(self._joined)
+
     def rows(self, members: list[str]) -> list[tuple[str, str | None, str]]:
         with self._lock:
             return [(m, self._color.get(m), self._state.get(m, "working")) for m in members]
+
+
+@dataclass
+class CommandContext:
+    """What a command may use: the lead, the team view, the renderer, and how to send a prompt to the lead."""
+
+    runtime: LeadRuntime
+    view: TeamView
+    renderer: Renderer
+    submit: Callable[[str, TurnExtras | None], None] = field(default=lambda _text, _extras: None)
+
+    def custom(self) -> CommandSet:
+        """The custom commands, read afresh (a file added during the session counts at once; a few ms)."""
+        session = self.runtime.session
+        return load_commands(session.options.cwd, session.layout.root)
+
+    def show(self, lines: list[str]) -> None:
+        self.renderer.notice("\n".join(lines))
+
+
+Handler = Callable[[CommandContext, str], Outcome]
+
+
+@dataclass(frozen=True)
+class Command:
+    """A built-in: `/name`, the line /help shows, and the handler (given the text after the name)."""
+
+    name: str
+    help: str
+    handler: Handler
+    args: str = ""  # what /help shows after the name, e.g. "[name]"
+    aliases: tuple[str, ...] = ()
 
 
 def teammate_count(n: int) -> str:
     return f"{n} teammate" + ("" if n == 1 else "s")
 
 
-def run_command(line: str, runtime: LeadRuntime, view: TeamView, renderer: Renderer) -> Outcome:
-    """Act on a line that may be a slash command; "submit" when it is a prompt for the lead."""
-    words = line.split()
-    if not words or not words[0].startswith("/"):
+# -- the built-ins ------------------------------------------------------------------------------------
+
+
+def _help(ctx: CommandContext, _args: str) -> Outcome:
+    ctx.renderer.hint(help_text(ctx.custom()))
+    return "done"
+
+
+def _model(ctx: CommandContext, args: str) -> Outcome:
+    if not args.strip():
+        ctx.show(reports.model_lines(ctx.runtime))
+        return "done"
+    try:
+        model = ctx.runtime.session.set_model(args.strip())
+    except AgentTeamsError as e:
+        ctx.renderer.warning("error", str(e))
+        return "done"
+    ctx.renderer.notice(f"Set model to {args.strip()} ({model}): used from the next request on.")
+    return "done"
+
+
+def _clear(ctx: CommandContext, _args: str) -> Outcome:
+    try:
+        session_id = ctx.runtime.clear()
+    except AgentTeamsError as e:
+        ctx.renderer.warning("error", str(e))
+        return "done"
+    kept = f"; team {ctx.runtime.team} stays" if ctx.runtime.team else ""
+    ctx.renderer.hint(f"Conversation cleared (new session {session_id}{kept}).")
+    return "done"
+
+
+def _cost(ctx: CommandContext, _args: str) -> Outcome:
+    ctx.show(reports.cost_lines(ctx.runtime, reports.teammate_names(ctx.runtime, ctx.view.joined())))
+    return "done"
+
+
+def _team(ctx: CommandContext, _args: str) -> Outcome:
+    show_team(ctx.runtime, ctx.view, ctx.renderer)
+    return "done"
+
+
+def _show(build: Callable[[LeadRuntime], list[str]]) -> Handler:
+    def handler(ctx: CommandContext, _args: str) -> Outcome:
+        ctx.show(build(ctx.runtime))
+        return "done"
+
+    return handler
+
+
+def _leave(_ctx: CommandContext, _args: str) -> Outcome:
+    return "leave"
+
+
+BUILTINS: tuple[Command, ...] = (
+    Command("/help", "this help: every command, custom ones too", _help),
+    Command("/model", "show the model and its aliases, or switch the lead's model", _model, args="[name]"),
+    Command("/clear", "start a fresh conversation (new session; the team stays)", _clear),
+    Command("/cost", "tokens and dollars per agent: the lead, its subagents, every teammate", _cost),
+    Command("/status", "version, model, session, permission mode, key source, settings, memory, team", _show(
+        reports.status_lines)),
+    Command("/permissions", "the allow/ask/deny rules in effect and where each came from", _show(
+        reports.permission_lines)),
+    Command("/config", "the merged settings and where each value came from", _show(reports.config_lines)),
+    Command("/memory", "the memory files (CLAUDE.md) this session loaded", _show(reports.memory_lines)),
+    Command("/team", "the team's teammates and what each is doing", _team),
+    Command("/exit", "leave (asks first whether to shut a running team down)", _leave, aliases=("/quit",)),
+)  # fmt: skip
+
+
+def builtin(name: str) -> Command | None:
+    lowered = name.lower()
+    return next((c for c in BUILTINS if lowered == c.name or lowered in c.aliases), None)
+
+
+def help_text(custom: CommandSet) -> str:
+    """Every built-in, then every custom command (a custom one a built-in shadows says so), then the keys."""
+    entries = [(f"{c.name} {c.args}".strip(), c.help) for c in BUILTINS]
+    for cmd in custom.commands.values():
+        usage = f"/{cmd.name} {cmd.argument_hint or ''}".strip()
+        shadowed = " · shadowed by the built-in" if builtin(f"/{cmd.name}") else ""
+        entries.append((usage, f"{cmd.summary()} {cmd.label}{shadowed}"))
+    width = max(len(u) for u, _ in entries)
+    lines = [f"{u:<{width}}  {h}" for u, h in entries[: len(BUILTINS)]]
+    if len(entries) > len(BUILTINS):
+        lines += ["Custom commands:", *(f"{u:<{width}}  {h}" for u, h in entries[len(BUILTINS) :])]
+    lines += [f"not loaded: {p}" for p in custom.problems]
+    return "\n".join([*lines, KEYS])
+
+
+# -- dispatch -----------------------------------------------------------------------------------------
+
+
+def run_command(line: str, ctx: CommandContext) -> Outcome:
+    """Act on a line that may be a slash command; "submit" when it is a prompt for the lead as typed.
+
+    `/word …` is always a command attempt (an unknown one is an error line, never a prompt); a line whose first
+    word has a second `/` (`/usr/bin/env …`) is a prompt."""
+    text = line.strip()
+    word = text.split(maxsplit=1)[0] if text else ""
+    args = text[len(word) :].strip()
+    if not word.startswith("/") or not COMMAND_NAME.fullmatch(word[1:]):
         return "submit"
-    command = words[0].lower()
-    if command in ("/exit", "/quit"):
-        return "leave"
-    if command == "/help":
-        renderer.hint(HELP)
+    command = builtin(word)
+    if command is not None:
+        return command.handler(ctx, args)
+    custom = ctx.custom()
+    found = invocation(text, custom)
+    if found is not None:
+        return _run_custom(*found, ctx)
+    file = "/" + word[1:].replace(":", "/") + ".md"  # its file, if it is one that could not be read
+    why = next((f" ({p})" for p in custom.problems if file in p), "")
+    ctx.renderer.warning("error", f"unknown command {word}{why}: /help lists the commands (nothing was sent)")
+    return "done"
+
+
+def _run_custom(cmd: CustomCommand, args: str, ctx: CommandContext) -> Outcome:
+    """Send the expanded prompt to the lead; its front matter's model and allowed-tools hold for that turn."""
+    try:
+        extras = command_extras(cmd)
+    except AgentTeamsError as e:
+        ctx.renderer.warning("error", f"/{cmd.name} ({cmd.path}): {e}")
         return "done"
-    if command == "/team":
-        show_team(runtime, view, renderer)
-        return "done"
-    if command == "/memory":
-        renderer.hint("\n".join(describe(runtime.session.memory)))
-        return "done"
-    if len(words) == 1 and "/" not in command[1:]:  # `/word` alone is a command attempt; `/usr/bin ...` a prompt
-        renderer.hint(f"Unknown command {words[0]}: try {', '.join(c for c in COMMANDS if c != '/quit')}.")
-        return "done"
-    return "submit"
+    ctx.submit(cmd.prompt(args), extras)
+    return "done"
 
 
 def show_team(runtime: LeadRuntime, view: TeamView, renderer: Renderer) -> None:

@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from agentteams.agent.session import TurnExtras
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.team.lead import LeadRuntime
-from agentteams.ui.commands import TeamView, run_command, teammate_count
+from agentteams.ui.commands import CommandContext, TeamView, run_command, teammate_count
 from agentteams.ui.questions import Questions
 from agentteams.ui.render import Renderer
 from agentteams.ui.terminal import LoopWriter
@@ -48,6 +49,7 @@ class Repl:
         self.terminal = terminal
         self.banner = banner
         self.writer = writer  # on a terminal, the console's stream: drained by the prompt's loop
+        self.commands = CommandContext(self.runtime, view, renderer)
         self.closed = False
 
     def run(self, first: str | None) -> int:
@@ -70,7 +72,14 @@ class Repl:
             return False
         if not line.strip():
             return False
-        outcome = run_command(line.strip(), self.runtime, self.view, self.renderer)
+
+        def submit(text: str, extras: TurnExtras | None) -> None:  # a custom command's prompt: echoed as typed
+            if echo:
+                self.renderer.user_prompt(line)
+            self.runtime.submit(text, extras)
+
+        self.commands.submit = submit
+        outcome = run_command(line.strip(), self.commands)
         if outcome == "submit":
             self._submit(line, echo=echo)
         return outcome == "leave"
