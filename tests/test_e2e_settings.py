@@ -151,7 +151,7 @@ def team_script(config_root: Path, repo: Path) -> dict[str, Any]:
     """The lead starts a reviewer subagent, then a reviewer teammate (rita); both try a tool their type leaves out."""
     config = config_root / "teams" / "accteam" / "config.json"
     shutdown = {"type": "shutdown_request", "reason": "done"}
-    lead = [
+    lead: list[dict[str, Any] | str] = [
         tool("Task", description="review", subagent_type="reviewer", prompt="SUBAGENT-START review notes.txt"),
         tool("TeamCreate", team_name="accteam"),
         tool_turn(
@@ -171,13 +171,14 @@ def team_script(config_root: Path, repo: Path) -> dict[str, Any]:
     ]
     approve = tool("SendMessage", to="team-lead",
                    message={"type": "shutdown_response", "request_id": REQUEST_ID, "approve": True})  # fmt: skip
-    rita = [
+    rita: list[dict[str, Any] | str] = [
         tool("Write", file_path=str(repo / "rita-was-here.txt"), content="x"),  # not in the reviewer's tools
         tool("Bash", command="echo rita-mark=$SETTINGS_MARK"),
         tool("SendMessage", to="team-lead", message="REVIEW-DONE", summary="review done"),
         "Reviewed.",
     ]
-    sub = [tool("Edit", file_path=str(repo / "notes.txt"), old_string="keep", new_string="lost"), "SUB-REVIEW-OK"]
+    edit = tool("Edit", file_path=str(repo / "notes.txt"), old_string="keep", new_string="lost")
+    sub: list[dict[str, Any] | str] = [edit, "SUB-REVIEW-OK"]
     return {"routes": [
         {"name": "rita-shutdown", "match": {"system": "Your name is rita", "last_prompt": "shutdown_request"},
          "turns": [{"content": [approve]}] * 2},
