@@ -213,3 +213,14 @@ def test_the_lead_reports_a_bad_file_once(
     assert [r.getMessage() for r in caplog.records] == [
         f"custom agent {bad}: the front matter needs a description; the file is skipped"
     ]
+
+
+def test_a_teammate_process_takes_the_types_model_unless_the_lead_names_one(repo: Path, config_root: Path) -> None:
+    from agentteams.cli.teammate_run import TeammateFlags, _take_agent_type
+
+    agent_file(repo / ".claude" / "agents", "reviewer", REVIEWER)
+    for given, expected in ((False, resolve_model("haiku")), (True, "claude-opus-5-5")):
+        options = SessionOptions(cwd=repo, model="claude-opus-5-5")
+        flags = TeammateFlags("r@t", "r", "t", "blue", "s", "reviewer", False, model_given=given)
+        _take_agent_type(options, flags, config_root)
+        assert options.model == expected and options.agents is not None and "reviewer" in options.agents.agents
