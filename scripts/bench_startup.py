@@ -48,7 +48,8 @@ def _run_once(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> t
 
 def _projects(tmp: Path, env: dict[str, str], base_url: str) -> dict[str, tuple[dict[str, str], Path]]:
     """Two scratch projects for a `-p` run against the scripted server: one bare, one with a user, a project and a
-    local settings file (rules, env, model) as a Claude Code user has them; each its own config root."""
+    local settings file (rules, env, model) and a project and a user custom agent, as a Claude Code user has them;
+    each its own config root."""
     out = {}
     for name, files in ((NO_SETTINGS, False), (WITH_SETTINGS, True)):
         root, work = tmp / name.replace(" ", "-") / "cfg", tmp / name.replace(" ", "-") / "work"
@@ -59,6 +60,12 @@ def _projects(tmp: Path, env: dict[str, str], base_url: str) -> dict[str, tuple[
             (root / "settings.json").write_text(json.dumps({"permissions": rules, "env": {"BENCH_A": "1"}}))
             (work / ".claude" / "settings.json").write_text(json.dumps({"model": "haiku", "permissions": rules}))
             (work / ".claude" / "settings.local.json").write_text(json.dumps({"env": {"BENCH_B": "2"}}))
+            for folder, agent in ((work / ".claude" / "agents", "reviewer"), (root / "agents", "helper")):
+                folder.mkdir(parents=True)  # a custom agent each, as Claude Code's docs write them
+                (folder / f"{agent}.md").write_text(
+                    f"---\nname: {agent}\ndescription: Reviews changes.\n"
+                    f"tools: Read, Grep, Glob, Bash\nmodel: sonnet\n---\nYou review.\n"
+                )
         run_env = {**env, "CLAUDE_CONFIG_DIR": str(root), "ANTHROPIC_BASE_URL": base_url,
                    "ANTHROPIC_API_KEY": "bench-key-not-secret"}  # fmt: skip
         out[name] = (run_env, work)

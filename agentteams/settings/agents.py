@@ -1,6 +1,5 @@
 """Custom agents (Claude Code's subagent files): `.claude/agents/**/*.md` of the project and the config root's
-`agents/`, read into `AgentDef`s; `load_agents` (project over user on a name clash) and `describe_agents`.
-"""
+`agents/`, read into `AgentDef`s; `load_agents` (project over user on a name clash) and `describe_agents`."""
 
 from __future__ import annotations
 
@@ -10,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from agentteams.settings.frontmatter import FrontMatterError, read_markdown
+from agentteams.errors import AgentTeamsError
 
 AgentSource = Literal["built-in", "project", "user"]
 # the built-in subagent types and their tools (None: every tool but Task itself)
@@ -94,6 +93,8 @@ def tool_names(value: Any, key: str) -> tuple[str, ...] | None:
 def parse_agent(path: Path, source: AgentSource) -> AgentDef:
     """One agent file. Raises OSError, FrontMatterError or ValueError (a missing name or description, a wrong
     type): the caller reports it in one line and goes on without the file."""
+    from agentteams.settings.frontmatter import read_markdown  # only when there is a file: off the bare start-up
+
     doc = read_markdown(path)
     name, description = doc.text("name"), doc.text("description")
     if not name or not description:
@@ -144,8 +145,8 @@ def load_agents(cwd: Path, root: Path) -> AgentCatalog:
         for path in _files(folder):
             try:
                 agent = parse_agent(path, source)
-            except (OSError, UnicodeDecodeError, FrontMatterError, ValueError) as e:
-                text = str(e) if isinstance(e, FrontMatterError) else f"{path}: {getattr(e, 'strerror', None) or e}"
+            except (OSError, UnicodeDecodeError, AgentTeamsError, ValueError) as e:  # AgentTeamsError: FrontMatterError
+                text = str(e) if isinstance(e, AgentTeamsError) else f"{path}: {getattr(e, 'strerror', None) or e}"
                 problems.append(f"custom agent {text}; the file is skipped")
                 continue
             if agent.name in BUILT_IN:
