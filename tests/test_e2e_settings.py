@@ -241,3 +241,21 @@ def tool_results_of(bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 if block.get("type") == "tool_result":
                     seen[block["tool_use_id"]] = block
     return list(seen.values())
+
+
+def test_a_broken_agent_file_is_one_line_and_the_others_still_work(
+    cli: Cli, repo: Path, servers: list[MockServer]
+) -> None:
+    broken = repo / ".claude" / "agents" / "broken.md"
+    broken.write_text("---\nname: broken\ndescription: the block is never closed\n")
+    server = MockServer(script(tool("Task", description="r", subagent_type="reviewer", prompt="SUB"), "done")).start()
+    servers.append(server)
+    proc = run(cli, repo, server)
+    assert proc.returncode == 0, proc.stderr
+    [line] = proc.stderr.strip().splitlines()
+    assert line == (f"agentteams: warning: custom agent {broken}:1: the front matter block opened by '---' is never "
+                    "closed; the file is skipped")  # fmt: skip
+    task = server.requests[0]["body"]["tools"]
+    enum = next(t for t in task if t["name"] == "Task")["input_schema"]["properties"]["subagent_type"]["enum"]
+    assert enum == ["general-purpose", "Explore", "Plan", "reviewer"]
+    assert AGENT_MARK in json.dumps(server.requests[1]["body"]["system"])  # the good file still runs
