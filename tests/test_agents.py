@@ -224,3 +224,17 @@ def test_a_teammate_process_takes_the_types_model_unless_the_lead_names_one(repo
         flags = TeammateFlags("r@t", "r", "t", "blue", "s", "reviewer", False, model_given=given)
         _take_agent_type(options, flags, config_root)
         assert options.model == expected and options.agents is not None and "reviewer" in options.agents.agents
+
+
+def test_a_built_in_type_is_held_to_its_list_too(repo: Path, layout: Layout) -> None:
+    victim = repo / "victim.txt"
+    model = FakeModel([
+        [tool("Task", description="look", prompt="look around", subagent_type="Explore")],
+        [tool("Write", file_path=str(victim), content="x")],
+        [text("explored")],
+        [text("lead done")],
+    ])  # fmt: skip
+    Session(SessionOptions(cwd=repo, permission_mode="bypassPermissions"), model, layout=layout).run("go")
+    assert [t.name for t in model.requests[1].tools] == ["Bash", "Read", "Glob", "Grep"]
+    assert "Write was not run: the Explore subagent type may use only Read, Glob, Grep, Bash" in model.user_text(2)
+    assert not victim.exists()

@@ -248,4 +248,4 @@ def subagent_restriction(kind: str, custom: AgentDef | None) -> str | None:
     if custom is not None:
         return custom.restriction()
     allowed = SUBAGENT_TOOLS.get(kind)
-    return None if allowed is None else f"a {kind} subagent may use only {', '.join(allowed)}"
+    return None if allowed is None else f"the {kind} subagent type may use only {', '.join(allowed)}"
