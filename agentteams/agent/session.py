@@ -125,21 +125,21 @@ class Session:
         if me is None:  # a teammate's lead has reported the files already
             for problem in self.agents.problems:
                 diagnostics.warning("%s", problem)
-        self.agent_type = own_type(self.agents, me)  # a teammate started as a custom agent type
+        self.custom_type = own_type(self.agents, me)  # a teammate started as a custom agent type
         self.tools: list[Tool] = offered_tools(all_tools(self.agents), mode, disallowed)
-        if self.agent_type is not None:  # enforced: a tool left out here cannot run, whatever the model sends
+        if self.custom_type is not None:  # enforced: a tool left out here cannot run, whatever the model sends
             keep = (*TEAMMATE_TOOLS, *(("ExitPlanMode",) if options.plan_mode_required else ()))
-            self.tools = agent_tools(self.agent_type, self.tools, keep)
+            self.tools = agent_tools(self.custom_type, self.tools, keep)
         system = system_prompt(
             cwd=cwd, model=self.model, date=date.today().isoformat(), team_role=options.team_role,
             identity=me, append=options.append_system_prompt,
-            base=self.agent_type.prompt if self.agent_type else None,
+            base=self.custom_type.prompt if self.custom_type else None,
         )  # fmt: skip
         # read once per session: the memory block must not change under the cached prefix mid-conversation
         self.memory: Memory = load_memory(options.cwd, self.layout.root)
         self.context = self.memory.prompt_text()
-        restriction = self.agent_type.restriction() if self.agent_type else None
-        max_turns = options.max_turns or (self.agent_type.max_turns if self.agent_type else None)
+        restriction = self.custom_type.restriction() if self.custom_type else None
+        max_turns = options.max_turns or (self.custom_type.max_turns if self.custom_type else None)
         agent_settings = AgentSettings(
             self.model, system, max_turns, name=self.name, context=self.context, restriction=restriction
         )

@@ -10,6 +10,7 @@ import gc
 import signal
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from agentteams.errors import AgentTeamsError
@@ -56,7 +57,7 @@ def _leave() -> None:
     gc.freeze()
 
 
-def _take_agent_type(options: Any, flags: TeammateFlags, root: Any) -> None:
+def _take_agent_type(options: Any, flags: TeammateFlags, root: Path) -> None:
     """Read the custom agent types of our own cwd (the lead passes only the type's name, as Claude Code's does);
     without --model, ours is the type's model."""
     from agentteams.agent.session import agent_model
