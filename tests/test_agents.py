@@ -238,3 +238,18 @@ def test_a_built_in_type_is_held_to_its_list_too(repo: Path, layout: Layout) -> 
     assert [t.name for t in model.requests[1].tools] == ["Bash", "Read", "Glob", "Grep"]
     assert "Write was not run: the Explore subagent type may use only Read, Glob, Grep, Bash" in model.user_text(2)
     assert not victim.exists()
+
+
+def test_a_teammate_of_a_built_in_type_is_held_to_its_list(repo: Path, layout: Layout) -> None:
+    """Claude Code drops a built-in type's list on the teammate path (anthropics/claude-code#81852, a confirmed
+    bug); ours holds it there too, on our own prompt."""
+    victim = repo / "victim.txt"
+    model = FakeModel([[tool("Write", file_path=str(victim), content="x")], [text("ok")]])
+    options = SessionOptions(cwd=repo, permission_mode="bypassPermissions", team_role="teammate",
+                             identity=Identity("eve", "team", agent_type="Explore"))  # fmt: skip
+    Session(options, model, layout=layout).run("work")
+    assert "You are agentteams" in model.requests[0].system
+    names = [t.name for t in model.requests[0].tools]
+    assert names == ["Bash", "Read", "Glob", "Grep", "TaskCreate", "TaskGet", "TaskUpdate", "TaskList", "SendMessage"]
+    assert "Write was not run: agent type 'Explore' may use Read, Glob, Grep, Bash" in model.user_text(1)
+    assert not victim.exists()

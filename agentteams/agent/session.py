@@ -28,7 +28,14 @@ from agentteams.agent.prompts import Identity, system_prompt
 from agentteams.model.aliases import UnknownModelError, resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
-from agentteams.settings.agents import BUILT_IN, TEAMMATE_TOOLS, AgentCatalog, AgentDef, load_agents
+from agentteams.settings.agents import (
+    BUILT_IN,
+    TEAMMATE_TOOLS,
+    AgentCatalog,
+    AgentDef,
+    built_in_type,
+    load_agents,
+)
 from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.files import FileStore
@@ -125,7 +132,7 @@ class Session:
         if me is None:  # a teammate's lead has reported the files already
             for problem in self.agents.problems:
                 diagnostics.warning("%s", problem)
-        self.custom_type = own_type(self.agents, me)  # a teammate started as a custom agent type
+        self.custom_type = own_type(self.agents, me)  # a teammate started as an agent type with a tool list
         self.tools: list[Tool] = offered_tools(all_tools(self.agents), mode, disallowed)
         if self.custom_type is not None:  # enforced: a tool left out here cannot run, whatever the model sends
             keep = (*TEAMMATE_TOOLS, *(("ExitPlanMode",) if options.plan_mode_required else ()))
@@ -133,7 +140,7 @@ class Session:
         system = system_prompt(
             cwd=cwd, model=self.model, date=date.today().isoformat(), team_role=options.team_role,
             identity=me, append=options.append_system_prompt,
-            base=self.custom_type.prompt if self.custom_type else None,
+            base=self.custom_type.prompt if self.custom_type else None,  # a built-in type has none: ours
         )  # fmt: skip
         # read once per session: the memory block must not change under the cached prefix mid-conversation
         self.memory: Memory = load_memory(options.cwd, self.layout.root)
@@ -221,10 +228,12 @@ class Session:
 
 
 def own_type(agents: AgentCatalog, me: Identity | None) -> AgentDef | None:
-    """The custom agent type a teammate was started as (`--agent-type`), read from its own cwd's files; an unknown
-    one is said once and the teammate runs as a general-purpose one (Claude Code's fallback)."""
-    if me is None or not me.agent_type or me.agent_type in BUILT_IN or me.agent_type == LEAD_NAME:
+    """The agent type a teammate was started as (`--agent-type`): a custom one read from its own cwd's files, or a
+    built-in one with a tool list; an unknown one is said once and the teammate runs as a general-purpose one."""
+    if me is None or not me.agent_type or me.agent_type == LEAD_NAME:
         return None
+    if me.agent_type in BUILT_IN:
+        return built_in_type(me.agent_type)
     agent = agents.get(me.agent_type)
     if agent is None:
         diagnostics.warning("agent type %r is not defined in .claude/agents here or in the config root's agents/: "

@@ -71,6 +71,14 @@ class AgentCatalog:
         return [*BUILT_IN, *sorted(n for n in self.agents if n not in BUILT_IN)]
 
 
+def built_in_type(name: str) -> AgentDef | None:
+    """A built-in type with a tool list (Explore, Plan) as a definition without a prompt of its own, so a teammate
+    of that type is held to its list as a subagent is (Claude Code drops it there: a bug its maintainers confirmed,
+    anthropics/claude-code#81852); None for general-purpose and unknown names."""
+    tools = BUILT_IN_TOOLS.get(name)
+    return None if tools is None else AgentDef(name, f"the built-in {name} type", "", "built-in", tools=tools)
+
+
 def tool_names(value: Any, key: str) -> tuple[str, ...] | None:
     """A `tools` / `disallowedTools` value: a comma-separated string or a YAML list. `Bash(git:*)` counts as Bash
     (the rule's pattern limits a permission, not the list); `*` means every tool (None)."""
