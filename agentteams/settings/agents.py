@@ -27,7 +27,8 @@ INHERIT = "inherit"
 
 @dataclass(frozen=True)
 class AgentDef:
-    """One custom agent type. `tools` None = every tool (the key absent, or `*`); `model` None = the caller's."""
+    """One agent type: a custom file's, or a built-in type's list. `tools` None = every tool (the key absent, or `*`);
+    `model` None = the caller's."""
 
     name: str
     description: str
