@@ -78,6 +78,7 @@ class AgentSettings:
     max_tokens: int = 8192
     name: str = "main"
     context: str | None = None  # memory files: a block before the first user message, where Claude Code puts it
+    restriction: str | None = None  # why tools are missing (an agent type's list): said when one is called anyway
 
 
 class Agent:
@@ -244,6 +245,8 @@ class Agent:
 
     def _execute(self, name: str, args: dict[str, Any]) -> ToolResult:
         tool = self.tools.get(name)
+        if tool is None and self.settings.restriction:
+            return ToolResult.error(f"{name} was not run: {self.settings.restriction}.")
         if tool is None:
             return ToolResult.error(f"No tool named {name!r} is available. Available: {', '.join(self.tools)}")
         if self.ctx.interrupt.is_set():

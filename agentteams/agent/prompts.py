@@ -66,10 +66,11 @@ def teammate_identity(me: Identity) -> str:
 
 def system_prompt(
     *, cwd: str, model: str, date: str, team_role: str | None = None, identity: Identity | None = None,
-    append: str | None = None,
+    append: str | None = None, base: str | None = None,
 ) -> str:  # fmt: skip
-    """The whole system prompt; `team_role` is "lead", "teammate" or None (no team guidance)."""
-    parts = [CORE]
+    """The whole system prompt; `team_role` is "lead", "teammate" or None (no team guidance). `base`, a custom
+    agent type's own prompt, takes the place of ours (as Claude Code runs a custom subagent on its file's body)."""
+    parts = [base or CORE]
     if team_role == "lead":
         parts.append(TEAM_LEAD)
     elif team_role == "teammate":

@@ -27,9 +27,17 @@ from agentteams.agent.permissions import (
 )
 from agentteams.agent.prompts import Identity, system_prompt
 from agentteams.errors import AgentTeamsError
-from agentteams.model.aliases import resolve_model
+from agentteams.model.aliases import UnknownModelError, resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
+from agentteams.settings.agents import (
+    BUILT_IN,
+    TEAMMATE_TOOLS,
+    AgentCatalog,
+    AgentDef,
+    built_in_type,
+    load_agents,
+)
 from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.files import FileStore
@@ -37,7 +45,8 @@ from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.transcripts import Transcript
 from agentteams.tools.base import Tool, ToolContext
 from agentteams.tools.hooks import PermissionMode, RuntimeHooks
-from agentteams.tools.registry import all_tools, subagent_tools
+from agentteams.tools.registry import agent_tools, all_tools, subagent_tools
+from agentteams.tools.subagent import SUBAGENT_TOOLS
 
 if TYPE_CHECKING:
     from agentteams.settings.commands import CustomCommand
@@ -63,6 +72,7 @@ class SessionOptions:
     identity: Identity | None = None  # set for a teammate: its name, team, lead and colour
     plan_mode_required: bool = False  # a teammate that must have its plan approved before changing anything
     settings: Settings = field(default_factory=Settings)  # the merged settings files: rules, directories
+    agents: AgentCatalog | None = None  # the custom agent types, when already read (else read from `cwd`)
 
 
 @dataclass(frozen=True)
@@ -141,15 +151,28 @@ class Session:
             model=self.model, permission_mode=self._mode, run_subagent=self._run_subagent,
             approve_plan=self._approve_plan if me is None else None,  # a teammate's plan goes to its lead
         )  # fmt: skip
-        self.tools: list[Tool] = offered_tools(all_tools(), mode, disallowed)
+        self.agents = options.agents or load_agents(options.cwd, self.layout.root)
+        if me is None:  # a teammate's lead has reported the files already
+            for problem in self.agents.problems:
+                diagnostics.warning("%s", problem)
+        self.custom_type = own_type(self.agents, me)  # a teammate started as an agent type with a tool list
+        self.tools: list[Tool] = offered_tools(all_tools(self.agents), mode, disallowed)
+        if self.custom_type is not None:  # enforced: a tool left out here cannot run, whatever the model sends
+            keep = (*TEAMMATE_TOOLS, *(("ExitPlanMode",) if options.plan_mode_required else ()))
+            self.tools = agent_tools(self.custom_type, self.tools, keep)
         system = system_prompt(
             cwd=str(options.cwd), model=self.model, date=date.today().isoformat(), team_role=options.team_role,
             identity=me, append=options.append_system_prompt,
+            base=self.custom_type.prompt if self.custom_type else None,  # a built-in type has none: ours
         )  # fmt: skip
         # read once per session: the memory block must not change under the cached prefix mid-conversation
         self.memory: Memory = load_memory(options.cwd, self.layout.root)
         self.context = self.memory.prompt_text()
-        agent_settings = AgentSettings(self.model, system, options.max_turns, name=self.name, context=self.context)
+        restriction = self.custom_type.restriction() if self.custom_type else None
+        max_turns = options.max_turns or (self.custom_type.max_turns if self.custom_type else None)
+        agent_settings = AgentSettings(
+            self.model, system, max_turns, name=self.name, context=self.context, restriction=restriction
+        )
         self.agent = Agent(
             client, self.tools, self.ctx, self.policy, agent_settings, on_event=self._event_for(self.name), ask=ask
         )
@@ -256,20 +279,57 @@ class Session:
         return True
 
     def _run_subagent(self, kind: str, prompt: str, model: str | None) -> str:
-        """Run a synchronous subagent with its own conversation and return its final text."""
+        """Run a synchronous subagent with its own conversation and return its final text: a custom type runs on
+        its file's prompt, tools and model (the `model` argument still wins, as in Claude Code)."""
         name = f"{self.name}/{kind}"
-        sub_model = resolve_model(model) if model else self.model
+        custom = self.agents.get(kind)
+        sub_model = resolve_model(model) if model else agent_model(custom, self.model)
         system = system_prompt(
-            cwd=str(self.options.cwd), model=sub_model, date=date.today().isoformat(), append=SUBAGENT_GUIDANCE
-        )
+            cwd=str(self.options.cwd), model=sub_model, date=date.today().isoformat(), append=SUBAGENT_GUIDANCE,
+            base=custom.prompt if custom else None,
+        )  # fmt: skip
         ctx = ToolContext(
             cwd=self.options.cwd, store=self.store, session_id=self.options.session_id,
             agent_name=self.ctx.agent_name, team_name=self.ctx.team_name, interrupt=self.ctx.interrupt,
             hooks=RuntimeHooks(model=sub_model, permission_mode=self._mode),
         )  # fmt: skip
         sub = Agent(
-            self.client, subagent_tools(kind, self.tools), ctx, self.policy,
-            AgentSettings(sub_model, system, self.options.max_turns, name=name, context=self.context),
+            self.client, subagent_tools(kind, self.tools, custom), ctx, self.policy,
+            AgentSettings(sub_model, system, (custom.max_turns if custom else None) or self.options.max_turns,
+                          name=name, context=self.context, restriction=subagent_restriction(kind, custom)),
             on_event=self._event_for(name, lambda: sub_model),
         )  # fmt: skip
         return sub.run(prompt).text
+
+
+def own_type(agents: AgentCatalog, me: Identity | None) -> AgentDef | None:
+    """The agent type a teammate was started as (`--agent-type`): a custom one read from its own cwd's files, or a
+    built-in one with a tool list; an unknown one is said once and the teammate runs as a general-purpose one."""
+    if me is None or not me.agent_type or me.agent_type == LEAD_NAME:
+        return None
+    if me.agent_type in BUILT_IN:
+        return built_in_type(me.agent_type)
+    agent = agents.get(me.agent_type)
+    if agent is None:
+        diagnostics.warning("agent type %r is not defined in .claude/agents here or in the config root's agents/: "
+                            "%s runs as a general-purpose teammate", me.agent_type, me.name)  # fmt: skip
+    return agent
+
+
+def agent_model(agent: AgentDef | None, caller: str) -> str:
+    """The model an agent of this type runs on, started by one running on `caller`; a model name we cannot
+    resolve is said once and the caller's is used."""
+    if agent is None:
+        return caller
+    try:
+        return resolve_model(agent.model_for(caller))
+    except UnknownModelError as e:
+        diagnostics.warning("agent type %r (%s): %s; it runs on %s", agent.name, agent.path, e, caller)
+        return caller
+
+
+def subagent_restriction(kind: str, custom: AgentDef | None) -> str | None:
+    if custom is not None:
+        return custom.restriction()
+    allowed = SUBAGENT_TOOLS.get(kind)
+    return None if allowed is None else f"the {kind} subagent type may use only {', '.join(allowed)}"

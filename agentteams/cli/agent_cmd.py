@@ -123,6 +123,7 @@ def run(
             agent_type,
             plan_mode_required,
             lead_verify_key,
+            model_given=model is not None,
         )
         raise typer.Exit(teammate_run.run(options, who, prompt))
     command = teammate_command or os.environ.get("CLAUDE_CODE_TEAMMATE_COMMAND") or None

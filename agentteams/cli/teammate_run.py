@@ -10,6 +10,7 @@ import gc
 import signal
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from agentteams.errors import AgentTeamsError
@@ -25,6 +26,7 @@ class TeammateFlags:
     agent_type: str | None
     plan_mode_required: bool
     lead_verify_key: str | None = None  # `<ms>.<key>`: verified from here on by the runtime
+    model_given: bool = False  # --model was passed (a lead always passes it); else a custom type's model counts
 
 
 def _who(flags: TeammateFlags) -> tuple[str, str]:
@@ -53,6 +55,18 @@ def _leave() -> None:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     gc.disable()
     gc.freeze()
+
+
+def _take_agent_type(options: Any, flags: TeammateFlags, root: Path) -> None:
+    """Read the custom agent types of our own cwd (the lead passes only the type's name, as Claude Code's does);
+    without --model, ours is the type's model."""
+    from agentteams.agent.session import agent_model
+    from agentteams.settings.agents import load_agents
+
+    options.agents = load_agents(options.cwd, root)
+    custom = options.agents.get(flags.agent_type)
+    if custom is not None and not flags.model_given:
+        options.model = agent_model(custom, options.model)
 
 
 def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
@@ -88,6 +102,7 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     from agentteams.settings.keyhelper import credentials_env
 
     model_config = ModelConfig.from_env(credentials_env(options.settings.api_key_helper, options.cwd))
+    _take_agent_type(options, flags, layout.root)
     options.team_role = "teammate"
     options.identity = Identity(name, config.name, lead=config.lead_name, agent_type=flags.agent_type,
                                 color=flags.color)  # fmt: skip

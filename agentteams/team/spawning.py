@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from agentteams import diagnostics
 from agentteams.agent.loop import AgentEvent
 from agentteams.agent.prompts import Identity
-from agentteams.agent.session import SessionOptions
+from agentteams.agent.session import SessionOptions, agent_model
 from agentteams.errors import AgentTeamsError
 from agentteams.model.types import ModelClient
 from agentteams.pids import pid_alive
@@ -295,11 +295,12 @@ def spawn_member(session: Session, spawner: Spawner, team: str, args: dict[str, 
     lead_mode = "bypassPermissions" if session.policy.mode == "bypassPermissions" else opts.permission_mode
     mode = str(args.get("mode") or lead_mode)  # teammates inherit the lead's mode and model unless told
     plan = bool(args.get("plan_mode_required")) or mode == "plan"
-    model = resolve_model(str(args["model"])) if args.get("model") else session.model
-    kind = args.get("subagent_type")
+    kind = str(args.get("subagent_type") or "")
+    custom = session.agents.get(kind)  # a custom type: its file's model unless the call names one (Claude Code's)
+    model = resolve_model(str(args["model"])) if args.get("model") else agent_model(custom, session.model)
     mailbox = session.store.mail
     member = session.store.teams.add_member(team, NewMember(
-        name=name, agent_type=str(kind) if kind and kind != "general-purpose" else None, model=model,
+        name=name, agent_type=kind if kind and kind != "general-purpose" else None, model=model,
         prompt=prompt, plan_mode_required=plan, cwd=str(opts.cwd),
     ))  # fmt: skip
     keyring = session.store.keyring

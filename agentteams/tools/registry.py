@@ -1,7 +1,8 @@
-"""The full tool set, and the subset each kind of subagent may use."""
+"""The full tool set, and the subset each kind of subagent (built-in or custom) may use."""
 
 from __future__ import annotations
 
+from agentteams.settings.agents import AgentCatalog, AgentDef
 from agentteams.tools.base import Tool
 from agentteams.tools.files import EditTool, ReadTool, WriteTool
 from agentteams.tools.plan_tools import PLAN_TOOLS
@@ -12,15 +13,23 @@ from agentteams.tools.tasks_tools import TASK_TOOLS
 from agentteams.tools.team_tools import TEAM_TOOLS
 
 
-def all_tools() -> list[Tool]:
-    """Every tool, in the order the model is shown them."""
+def all_tools(agents: AgentCatalog | None = None) -> list[Tool]:
+    """Every tool, in the order the model is shown them; `Task` offers the custom agent types of `agents`."""
     tools: list[Tool] = [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool()]
     tools += [cls() for cls in (*TASK_TOOLS, *TEAM_TOOLS)]
-    tools += [TaskTool(), *(cls() for cls in PLAN_TOOLS)]
+    tools += [TaskTool(agents), *(cls() for cls in PLAN_TOOLS)]
     return tools
 
 
-def subagent_tools(kind: str, parent: list[Tool]) -> list[Tool]:
-    """What a subagent of `kind` may use, out of what its parent was offered (never Task itself)."""
+def subagent_tools(kind: str, parent: list[Tool], agent: AgentDef | None = None) -> list[Tool]:
+    """What a subagent of `kind` may use, out of what its parent was offered (never Task itself): a custom
+    type's `tools` and `disallowedTools`, or a built-in type's list."""
     allowed = SUBAGENT_TOOLS.get(kind)
-    return [t for t in parent if t.name != TaskTool.name and (allowed is None or t.name in allowed)]
+    fits = agent.allows if agent is not None else (lambda name: allowed is None or name in allowed)
+    return [t for t in parent if t.name != TaskTool.name and fits(t.name)]
+
+
+def agent_tools(agent: AgentDef, tools: list[Tool], keep: tuple[str, ...] = ()) -> list[Tool]:
+    """The tools of an agent running as a custom type: its list, plus `keep` (a teammate's coordination tools,
+    which it cannot do its part in the team without)."""
+    return [t for t in tools if agent.allows(t.name) or t.name in keep]

@@ -1,23 +1,18 @@
-"""The `Task` tool: run a synchronous subagent (general-purpose, Explore, Plan) and return its answer.
-
-The runner comes from the runtime through `ctx.hooks.run_subagent`, so tools stay below the agent loop.
-"""
+"""The `Task` tool: run a synchronous subagent (general-purpose, Explore, Plan or a custom agent type from
+`.claude/agents`) and return its answer. The runner comes from the runtime through `ctx.hooks.run_subagent`, so
+tools stay below the agent loop."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import copy
 from typing import Any, ClassVar
 
+from agentteams.model.types import ToolSpec
+from agentteams.settings.agents import BUILT_IN_TOOLS, AgentCatalog
 from agentteams.tools.base import Tool, ToolContext, ToolKind, ToolResult, require_str
 
-SubagentRunner = Callable[[str, str, str | None], str]  # (subagent_type, prompt, model) -> final text
-
-# which tools each subagent type may use; None means every tool but Task itself
-SUBAGENT_TOOLS: dict[str, tuple[str, ...] | None] = {
-    "general-purpose": None,
-    "Explore": ("Read", "Glob", "Grep", "Bash"),
-    "Plan": ("Read", "Glob", "Grep", "Bash", "TaskList", "TaskGet"),
-}
+# which tools each built-in subagent type may use; None means every tool but Task itself
+SUBAGENT_TOOLS = BUILT_IN_TOOLS
 
 
 class TaskTool(Tool):
@@ -42,11 +37,24 @@ class TaskTool(Tool):
     }
     kind: ClassVar[ToolKind] = "coordinate"
 
+    def __init__(self, agents: AgentCatalog | None = None) -> None:
+        self.agents = agents or AgentCatalog()  # the custom agent types this session may start
+
+    def spec(self) -> ToolSpec:
+        """The schema with the custom agent types in the enum, and each one's description for the model."""
+        if not self.agents.agents:
+            return super().spec()
+        schema = copy.deepcopy(self.input_schema)
+        schema["properties"]["subagent_type"]["enum"] = self.agents.names()
+        custom = "".join(f"\n- {a.name}: {a.description}" for a in map(self.agents.agents.get, self.agents.names())
+                         if a is not None)  # fmt: skip
+        return ToolSpec(self.name, f"{self.description}\nCustom agent types of this project:{custom}", schema)
+
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         prompt = require_str(args, "prompt")
         kind = args.get("subagent_type") or "general-purpose"
-        if kind not in SUBAGENT_TOOLS:
-            return ToolResult.error(f"unknown subagent_type {kind!r}; use one of {', '.join(SUBAGENT_TOOLS)}")
+        if kind not in SUBAGENT_TOOLS and self.agents.get(str(kind)) is None:
+            return ToolResult.error(f"unknown subagent_type {kind!r}; use one of {', '.join(self.agents.names())}")
         if args.get("name") and args.get("team_name"):
             spawn = ctx.hooks.spawn_teammate
             if ctx.team_name and not ctx.is_lead:
