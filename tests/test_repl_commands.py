@@ -171,7 +171,7 @@ def test_model_clear_cost_unknown_and_custom_commands(
     assert len(model_calls(server)) == 4  # only the four prompts reached the model
 
 
-def test_status_permissions_config_and_memory_show_their_sources(
+def test_status_permissions_config_memory_and_agents_show_their_sources(
     start_repl: Start, work: Path, config_root: Path, tmp_path: Path
 ) -> None:
     extra = tmp_path / "extra"
@@ -184,6 +184,11 @@ def test_status_permissions_config_and_memory_show_their_sources(
     }))  # fmt: skip
     local = write(work / ".claude" / "settings.local.json", json.dumps({"model": "haiku"}))
     memory = write(work / "CLAUDE.md", "Project memory.\n")
+    reviewer = write(
+        work / ".claude" / "agents" / "reviewer.md",
+        "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep\nmodel: opus\n---\nReview.\n",
+    )
+    write(work / ".claude" / "agents" / "broken.md", "---\nname: broken\n")  # never closed: listed as not loaded
     script = {"routes": [lead_route(tool_turn("Bash", command="echo hi"), "RAN-IT")]}
     pane, _server = start_repl(script, "--allowedTools", "Glob", "run echo")
     pane.wait(lambda s: "allow? [y/n/a]" in s, "the permission question", timeout=START)
@@ -211,6 +216,10 @@ def test_status_permissions_config_and_memory_show_their_sources(
     assert re.search(rf'model +"haiku" +\(local: {re.escape(str(local))}\)', shown), shown
     assert '"shown-plainly"' in shown
     assert str(memory) in run(pane, "/memory", "CLAUDE.md")
+    shown = run(pane, "/agents", "not loaded:")
+    for text in ("general-purpose · built-in", "Explore · built-in", "Plan · built-in",
+                 f"reviewer · project ({reviewer}) · tools: Read, Grep · model: opus", "broken.md"):  # fmt: skip
+        assert text in " ".join(shown.split()), (text, shown)  # the pane wraps long lines
     screen = pane.screen()
     assert API_KEY not in screen and "secret-token-value-123" not in screen
 

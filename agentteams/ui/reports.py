@@ -1,4 +1,4 @@
-"""What the REPL's informational commands print: /model, /cost, /status, /permissions and /config, each as lines
+"""What the REPL's informational commands print: /model, /cost, /status, /permissions, /config and /agents, as lines
 built from the running lead (its session, settings, policy and team); no secret is ever among them."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from agentteams.agent.memory import describe
 from agentteams.agent.permissions import Rule
 from agentteams.model.aliases import MODEL_ALIASES, alias_names, resolve_model
 from agentteams.model.pricing import AgentAccount
+from agentteams.settings.agents import describe_agents
 from agentteams.settings.describe import format_rows, key_source, loaded_files, setting_rows
 from agentteams.store.paths import LEAD_NAME
 from agentteams.team.costs import AgentCost, team_costs, total
@@ -121,6 +122,12 @@ def config_lines(runtime: LeadRuntime) -> list[str]:
 
 def memory_lines(runtime: LeadRuntime) -> list[str]:
     return describe(runtime.session.memory)
+
+
+def agent_lines(runtime: LeadRuntime) -> list[str]:
+    """Every agent type `Task` takes (built-in and custom, with file, tools and model), then the files skipped."""
+    agents = runtime.session.agents
+    return [*describe_agents(agents), *(f"not loaded: {p}" for p in agents.problems)]
 
 
 def teammate_names(runtime: LeadRuntime, joined: list[str]) -> list[str]:
