@@ -38,8 +38,8 @@ def test_no_front_matter_is_all_body() -> None:
 @pytest.mark.parametrize(
     ("block", "expected"),
     [
-        ("tools:\n  - Read\n  - Bash\n", {"tools": ["Read", "Bash"]}),
-        ("tools: [Read, Bash]\n", {"tools": ["Read", "Bash"]}),
+        ("tools:\n  - Read\n  - 'Bash'\n", {"tools": ["Read", "Bash"]}),
+        ("tools: [Read, 'Bash']\n", {"tools": ["Read", "Bash"]}),
         ("description: |\n  two\n  lines\n", {"description": "two\nlines\n"}),
         ('description: "quoted \\"inner\\""\n', {"description": 'quoted "inner"'}),
         ("model: opus # the big one\n", {"model": "opus"}),
@@ -60,10 +60,27 @@ def test_unclosed_and_invalid_blocks_name_file_and_line(tmp_path: Path) -> None:
         parse_markdown("---\n- a\n- b\n---\n", P)
 
 
+@pytest.mark.parametrize(
+    ("block", "expected"),
+    [
+        ("tools:\n  - Read\n  - Bash(git:*)\nmodel: opus\n", {"tools": ["Read", "Bash(git:*)"], "model": "opus"}),
+        ("tools: [Read, Grep, mcp__db__query]\n", {"tools": ["Read", "Grep", "mcp__db__query"]}),
+        ("tools: []\nempty:\n", {"tools": [], "empty": None}),
+    ],
+)
+def test_simple_lists_are_read_as_pyyaml_reads_them(block: str, expected: dict[str, object]) -> None:
+    import yaml
+
+    text = f"---\n{block}---\nbody"
+    assert parse_markdown(text, P).meta == expected == yaml.safe_load(block)
+
+
 def test_plain_front_matter_does_not_import_yaml() -> None:
     code = (
         "import sys; from pathlib import Path; from agentteams.settings.frontmatter import parse_markdown;"
-        "parse_markdown('---\\nname: a\\ntools: Read, Bash\\n---\\nb', Path('x')); print('yaml' in sys.modules)"
+        "parse_markdown('---\\nname: a\\ntools: Read, Bash\\n---\\nb', Path('x'));"
+        "parse_markdown('---\\ntools: [Read, Bash]\\nx:\\n  - Grep\\n  - Glob\\n---\\nb', Path('x'));"
+        "print('yaml' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"

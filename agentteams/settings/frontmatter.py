@@ -1,7 +1,7 @@
 """Markdown files with a YAML front matter block (custom agents, custom slash commands): `read_markdown`.
 
-Plain `key: value` lines are read here; anything richer (lists, block scalars, flow maps) goes to PyYAML,
-imported only then: it costs ~25 ms to import, more than the whole start-up budget for a user's files.
+Plain `key: value` lines and simple lists of names are read here; anything richer (block scalars, flow maps,
+escapes) goes to PyYAML, imported only then: ~25 ms to import, more than the start-up budget for a user's files.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ _PLAIN = re.compile(r"([A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(.*))?")
 # a value starting with one of these, or holding a comment, is YAML syntax the plain reader leaves to PyYAML
 _YAML_START = tuple("[{|>&*!%@`")
 _SCALARS: dict[str, Any] = {"true": True, "false": False, "null": None, "~": None, "": None}
+# one item of a simple list (`tools: [Read, Grep]`, or `- Read` lines): a plain word such as a tool rule
+_ITEM = re.compile(r"[A-Za-z_][\w.:*/()-]*")
 
 
 class FrontMatterError(AgentTeamsError):
@@ -64,24 +66,38 @@ def parse_markdown(text: str, path: Path) -> MarkdownDoc:
 
 
 def _plain(block: list[str]) -> dict[str, Any] | None:
-    """The block as flat `key: value` pairs, or None when it uses more of YAML than that."""
+    """The block as flat `key: value` pairs (a value may be a simple list of names), or None when it uses more of
+    YAML than that."""
     meta: dict[str, Any] = {}
+    listing: str | None = None  # the key with an empty value that `- item` lines below it fill
     for line in block:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
+        if stripped.startswith("- ") and listing is not None:
+            if not _ITEM.fullmatch(item := stripped[2:].strip()):
+                return None
+            meta[listing] = [*(meta[listing] or []), item]
+            continue
         match = _PLAIN.fullmatch(line)
         if match is None or line[0].isspace():
             return None
-        value = (match.group(2) or "").strip()
+        key, value = match.group(1), (match.group(2) or "").strip()
+        listing = key if not value else None
+        if value.startswith("[") and value.endswith("]"):
+            items = [i.strip() for i in value[1:-1].split(",")] if value[1:-1].strip() else []
+            if not all(_ITEM.fullmatch(i) for i in items):
+                return None
+            meta[key] = items
+            continue
         if value.startswith(_YAML_START) or " #" in value or "\t#" in value:
             return None
         if value[:1] in ("'", '"'):
             if len(value) < 2 or value[-1] != value[0] or value[0] in value[1:-1] or "\\" in value:
                 return None
-            meta[match.group(1)] = value[1:-1]
+            meta[key] = value[1:-1]
             continue
-        meta[match.group(1)] = _scalar(value)
+        meta[key] = _scalar(value)
     return meta
 
 
