@@ -1,7 +1,7 @@
 """End to end: `agentteams -p` as a real process in a scratch git repository with a Claude Code user's whole setup
-(user, project and local settings files, a CLAUDE.md with an @import, a custom agent), against the scripted server:
-precedence, rules, env, apiKeyHelper; a malformed file; `config`; the custom agent as a subagent and as a teammate
-(issue 12's first acceptance item)."""
+(user, project and local settings files, a CLAUDE.md with an @import, a custom agent, a custom command), against the
+scripted server: precedence, rules, env, apiKeyHelper; a malformed file; `config`; the custom command starting a run
+whose custom agent works as a subagent and as a teammate (issue 12's first acceptance item)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,13 @@ from tests.test_e2e_headless import result_text, script, tool, tool_results, tur
 
 HELPER_KEY = "sk-from-helper-0123456789abcdef"
 MEMORY_MARK, IMPORTED_MARK = "PROJECT-MEMORY-E2E", "IMPORTED-MEMORY-E2E"
-AGENT_MARK = "REVIEWER-PROMPT-E2E"
+AGENT_MARK, COMMAND_MARK = "REVIEWER-PROMPT-E2E", "REVIEW-COMMAND-E2E"
+COMMAND = f"""---
+description: Review a file with a reviewer teammate
+argument-hint: [file]
+---
+{COMMAND_MARK}: review $ARGUMENTS with a reviewer teammate.
+"""
 REVIEWER = f"""---
 name: reviewer
 description: Reviews the notes and reports; never changes a file.
@@ -56,7 +62,8 @@ def repo(tmp_path: Path, config_root: Path) -> Path:
     (d / "docs" / "style.md").write_text(f"{IMPORTED_MARK}: four spaces.\n")
     (d / ".claude" / "agents").mkdir()
     (d / ".claude" / "agents" / "reviewer.md").write_text(REVIEWER)
-    # custom command (.claude/commands/*.md): added with the slash commands (issue 12, deliverable 5)
+    (d / ".claude" / "commands").mkdir()
+    (d / ".claude" / "commands" / "review.md").write_text(COMMAND)
     return d
 
 
@@ -68,12 +75,12 @@ def servers() -> Iterator[list[MockServer]]:
         s.stop()
 
 
-def run(cli: Cli, repo: Path, server: MockServer, *args: str) -> subprocess.CompletedProcess[str]:
+def run(cli: Cli, repo: Path, server: MockServer, *args: str, prompt: str = "go") -> subprocess.CompletedProcess[str]:
     env = cli.env()
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "SETTINGS_MARK"):
         env.pop(name, None)  # the key must come from apiKeyHelper
     env.update(ANTHROPIC_BASE_URL=server.base_url, CLAUDE_CODE_MAX_RETRIES="1")
-    return cli("-p", "go", *args, env=env, cwd=repo, timeout=120)
+    return cli("-p", prompt, *args, env=env, cwd=repo, timeout=120)
 
 
 SESSION = script(
@@ -193,13 +200,15 @@ def test_the_whole_setup_and_a_custom_agent_as_subagent_and_teammate(
 ) -> None:
     server = MockServer(team_script(config_root, repo)).start()
     servers.append(server)
-    proc = run(cli, repo, server, "--teammate-mode", "in-process")
+    proc = run(cli, repo, server, "--teammate-mode", "in-process", prompt="/review notes.txt")
     assert proc.returncode == 0, proc.stderr
     assert "TEAM-DONE" in proc.stdout and proc.stderr == ""
     bodies: dict[str, list[dict[str, Any]]] = {}
     for r in server.requests:
         bodies.setdefault(str(r.get("route")), []).append(r["body"])
     lead, sub, rita = bodies["lead"], bodies["sub"], bodies["rita"]
+    # the custom command started the run: its body, with the argument, is what the lead was asked
+    assert f"{COMMAND_MARK}: review notes.txt with a reviewer teammate." in json.dumps(lead[0]["messages"][0])
     # the teammate and the subagent: the type's prompt in place of ours, its tools only, its model
     for body in (*sub, *rita):
         system = json.dumps(body["system"])
