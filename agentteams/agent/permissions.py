@@ -8,10 +8,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, Protocol, TypeVar, cast
 
+from agentteams.agent.fscommands import is_file_command, is_read_only_command
 from agentteams.errors import AgentTeamsError
 from agentteams.tools.hooks import PERMISSION_MODES, PermissionMode
 
@@ -52,13 +53,21 @@ class Rule:
     pattern: str | None = None
     literal: bool = False  # the pattern is one exact path (session allow-always), not a glob
     origin: str = field(default="", compare=False)  # where it was given: a flag or a settings file
+    root: str | None = field(default=None, compare=False)  # what `/path` is relative to: the settings' project
 
     def __str__(self) -> str:
         return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
 
+    def names(self, tool_name: str, kind: str) -> bool:
+        """Whether the rule is about this tool: `Edit(path)` covers every editing tool (Write too) and
+        `Read(path)` every reading one, as Claude Code; a bare `Edit` names only Edit."""
+        if tool_name == self.tool:
+            return True
+        return self.pattern is not None and (self.tool, kind) in (("Edit", "edit"), ("Read", "read"))
+
     def covers(self, tool_name: str, kind: str, target: str | None, cwd: Path, *, deny: bool) -> bool:
         """Whether this rule applies to a call. A deny rule looks harder (every spelling, every subcommand)."""
-        if tool_name != self.tool:
+        if not self.names(tool_name, kind):
             return False
         if self.pattern is None:
             return True
@@ -84,9 +93,11 @@ def parse_rules(values: str | Iterable[str], origin: str = "") -> list[Rule]:
     return rules
 
 
-def parse_rule(text: str, origin: str = "") -> Rule:
-    """One rule as a settings file holds it (`Bash(npm run test)`: spaces inside are the rule's own)."""
-    return _parse_rule(text.strip(), origin)
+def parse_rule(text: str, origin: str = "", root: Path | None = None) -> Rule:
+    """One rule as a settings file holds it (`Bash(npm run test)`: spaces inside are the rule's own);
+    `root` is the directory a `/path` pattern is relative to (the settings file's project)."""
+    rule = _parse_rule(text.strip(), origin)
+    return rule if root is None else replace(rule, root=str(root))
 
 
 def _split_rule_list(text: str) -> list[str]:
@@ -170,7 +181,12 @@ def _command_matches(pattern: str, command: str) -> bool:
         prefix = " ".join(pattern[:-2].split())
         return command == prefix or command.startswith(prefix + " ")
     if "*" in pattern:
-        regex = ".*".join(re.escape(" ".join(part.split())) for part in pattern.split("*"))
+        # a space beside `*` stays a word boundary (`ls *` is not `lsof`); a lone trailing ` *` may match nothing
+        spaced = re.sub(r"\s+", " ", pattern.strip())
+        optional_tail = spaced.endswith(" *") and spaced.count("*") == 1
+        regex = ".*".join(re.escape(part) for part in spaced.split("*"))
+        if optional_tail:
+            regex = re.escape(spaced[:-2]) + "(?: .*)?"
         return re.fullmatch(regex, command, re.DOTALL) is not None
     return command == " ".join(pattern.split())
 
@@ -222,10 +238,23 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(out, re.DOTALL)
 
 
+def _rule_path(rule: Rule, cwd: Path) -> str:
+    """A rule's path pattern made absolute as Claude Code reads it: `//abs`, `~/home`, `/path` relative to
+    the settings file's project, anything else relative to cwd."""
+    assert rule.pattern is not None
+    pattern = rule.pattern
+    if rule.literal or pattern.startswith("~"):
+        return _absolute(pattern, cwd)
+    if pattern.startswith("//"):
+        return os.path.normpath(pattern[1:])
+    if pattern.startswith("/") and rule.root is not None:  # a flag's `/path` (no settings file) stays absolute
+        return os.path.normpath(os.path.join(rule.root, pattern[1:]))
+    return _absolute(pattern, cwd)
+
+
 def _pattern_spellings(rule: Rule, cwd: Path) -> list[re.Pattern[str]]:
     """The rule's glob as written and with its fixed leading directories' symlinks resolved."""
-    assert rule.pattern is not None
-    absolute = _absolute(rule.pattern, cwd)
+    absolute = _rule_path(rule, cwd)
     if rule.literal:
         return [re.compile(re.escape(p)) for p in dict.fromkeys([absolute, os.path.realpath(absolute)])]
     parts = absolute.split("/")
@@ -316,11 +345,16 @@ class PermissionPolicy:
         )
 
     def _by_mode(self, tool_name: str, kind: str, target: str | None) -> Decision:
-        # acceptEdits accepts edits inside the working directories only (cwd and additionalDirectories), as Claude Code
-        accepts = self.mode == "acceptEdits" and self.in_working_dirs(target)
-        free = {"read", "coordinate", "plan", *(("edit",) if accepts else ())}
+        # reads are free inside the working directories (cwd and additionalDirectories) only, as Claude Code;
+        # acceptEdits accepts edits, and plain file commands (touch, mkdir, mv...), there too
+        inside = kind not in ("read", "edit") or self.in_working_dirs(target) or self._is_plan_file(target)
+        free = {"coordinate", "plan", *(("read",) if inside else ())}
         if self.mode == "bypassPermissions" or kind in free:
             return Decision("allow", f"{self.mode} mode allows {kind} tools")
+        if kind == "execute" and target and self._reads_only(target):
+            return Decision("allow", "a command that only reads in the working directories runs unasked")
+        if self.mode == "acceptEdits" and self._accepts(kind, target, inside):
+            return Decision("allow", f"acceptEdits mode allows {_ACTIONS.get(kind, kind)} in the working directories")
         if self.mode == "plan" and kind == "edit":  # `_mode_limit` let it through: it is the plan file
             return Decision("allow", "plan mode allows writing the plan file")
         if self.mode == "dontAsk":
@@ -333,6 +367,24 @@ class PermissionPolicy:
                 f"allow it with {self._hint(tool_name, kind, target)}",
             )
         return Decision("ask", f"{self.mode} mode asks before {_ACTIONS.get(kind, 'using ' + tool_name)}")
+
+    def _reads_only(self, command: str) -> bool:
+        def readable(path: str) -> bool:
+            refused = [*self.disallowed, *self.asked]
+            return self.in_working_dirs(path) and not any(
+                r.covers("Read", "read", path, self.cwd, deny=True) for r in refused
+            )
+
+        parts = subcommands(command)
+        return bool(parts) and all(is_read_only_command(p, readable) for p in parts)
+
+    def _accepts(self, kind: str, target: str | None, inside: bool) -> bool:
+        if kind == "edit":
+            return inside
+        if kind != "execute" or not target:
+            return False
+        parts = subcommands(target)
+        return bool(parts) and all(is_file_command(p, self.in_working_dirs) for p in parts)
 
     def _hint(self, tool_name: str, kind: str, target: str | None) -> str:
         if kind == "execute" and target and (parts := subcommands(target)):

@@ -28,7 +28,7 @@ from agentteams.agent.prompts import Identity, system_prompt
 from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
-from agentteams.settings.types import Settings
+from agentteams.settings.types import Settings, Source
 from agentteams.store.api import Store
 from agentteams.store.files import FileStore
 from agentteams.store.paths import LEAD_NAME, Layout
@@ -67,10 +67,18 @@ def settings_rules(settings: Settings, kind: str) -> list[Rule]:
     for i, text in enumerate(getattr(settings.permissions, kind)):
         origin = settings.origins.get(f"permissions.{kind}[{i}]")
         try:
-            rules.append(parse_rule(text, str(origin) if origin else "settings"))
+            rules.append(parse_rule(text, str(origin) if origin else "settings", _rule_root(origin)))
         except PermissionRuleError as e:
             diagnostics.warning("%s (permissions.%s in %s): skipped", e, kind, origin or "settings")
     return rules
+
+
+def _rule_root(origin: Source | None) -> Path | None:
+    """What a settings rule's `/path` is relative to: a project file's project, the user file's directory."""
+    if origin is None or origin.scope == "flag":
+        return None
+    path = Path(origin.path)
+    return path.parent.parent if origin.scope in ("project", "local") else path.parent
 
 
 class Session:

@@ -1,0 +1,60 @@
+"""Shell commands that run without asking, as Claude Code: read-only ones (`cat`, `grep`, `git status`...) in
+every mode, and in acceptEdits `mkdir`, `touch`, `rm`, `rmdir`, `mv`, `cp` and a plain `sed` substitution;
+each only when every path it names is inside the working directories."""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+from collections.abc import Callable
+
+FILE_COMMANDS = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"})
+# one plain substitution: no `w` (write a file) or `e` (run a command) flag can hide in it
+_SED_SCRIPT = re.compile(r"s(/)(?:[^/\\]|\\.)*/(?:[^/\\]|\\.)*/[gpI0-9]*")
+# anything that could run or redirect something else: such a line is never taken for a plain file command
+_SHELL_MAGIC = re.compile(r"[<>$`*?\[\]{}~\\]")
+
+
+def is_file_command(segment: str, inside: Callable[[str], bool]) -> bool:
+    """Whether one simple command is a file command all of whose paths `inside` accepts."""
+    words = _words(segment)
+    if not words or words[0] not in FILE_COMMANDS:
+        return False
+    args = [w for w in words[1:] if not w.startswith("-")]
+    if words[0] == "sed":
+        if not args or not _SED_SCRIPT.fullmatch(args[0]):
+            return False
+        args = args[1:]
+    return bool(args) and all(inside(os.path.expanduser(a)) for a in args)
+
+
+# commands that only read (or print) and run without asking when every path they name may be read
+READ_ONLY = frozenset({"cat", "head", "tail", "wc", "ls", "grep", "pwd", "echo", "stat", "file"})
+READ_ONLY_GIT = frozenset({"status", "log", "diff", "show"})
+_NO_PATHS = frozenset({"pwd", "echo"})  # their words are text, not files
+
+
+def is_read_only_command(segment: str, readable: Callable[[str], bool]) -> bool:
+    """Whether one simple command only reads, and every path it names is `readable`."""
+    words = _words(segment)
+    if not words or (words[0] not in READ_ONLY and words[0] != "git"):
+        return False
+    if words[0] == "git":  # no global options, and no option that writes a file
+        return len(words) > 1 and words[1] in READ_ONLY_GIT and not any(w.startswith("--output") for w in words)
+    if words[0] in _NO_PATHS:
+        return True
+    args = [w for w in words[1:] if not w.startswith("-")]
+    if words[0] == "grep":
+        args = args[1:]  # the pattern
+    return all(readable(os.path.expanduser(a)) for a in args)
+
+
+def _words(segment: str) -> list[str]:
+    """The words of a plain command: none for one that redirects, expands or substitutes anything."""
+    if _SHELL_MAGIC.search(segment):
+        return []
+    try:
+        return shlex.split(segment)
+    except ValueError:
+        return []
