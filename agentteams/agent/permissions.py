@@ -12,16 +12,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, Protocol, TypeVar, cast
 
+from agentteams.agent.commandrules import command_covered, command_prefix, subcommands
 from agentteams.agent.fscommands import is_file_command, is_read_only_command
 from agentteams.errors import AgentTeamsError
 from agentteams.tools.hooks import PERMISSION_MODES, PermissionMode
 
 Behavior = Literal["allow", "deny", "ask"]
-
-# Words that run the command after them; a deny rule sees through them (`sudo rm x` is still `rm`).
-_WRAPPERS = frozenset({"sudo", "env", "command", "builtin", "exec", "nohup", "time", "nice"})
-_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
-_SUBCOMMAND_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
 class PermissionRuleError(AgentTeamsError):
@@ -63,7 +59,8 @@ class Rule:
         `Read(path)` every reading one, as Claude Code; a bare `Edit` names only Edit."""
         if tool_name == self.tool:
             return True
-        return self.pattern is not None and (self.tool, kind) in (("Edit", "edit"), ("Read", "read"))
+        covers_kind = (self.tool, kind) in (("Edit", "edit"), ("Read", "read"))
+        return covers_kind and self.pattern is not None and not self.literal  # allow-always stays with its tool
 
     def covers(self, tool_name: str, kind: str, target: str | None, cwd: Path, *, deny: bool) -> bool:
         """Whether this rule applies to a call. A deny rule looks harder (every spelling, every subcommand)."""
@@ -74,7 +71,7 @@ class Rule:
         if target is None:
             return False
         if kind == "execute":
-            return _command_covered(self.pattern, target, deny=deny)
+            return command_covered(self.pattern, target, deny=deny)
         return _path_covered(self, target, cwd, deny=deny)
 
 
@@ -131,87 +128,10 @@ def _parse_rule(token: str, origin: str = "") -> Rule:
 # -- commands ---------------------------------------------------------------------------------------------
 
 
-def subcommands(command: str, *, quotes: bool = True) -> list[str]:
-    """The simple commands in a shell line: split at `&&`, `||`, `;`, `|`, `&`, newlines and substitutions.
-
-    Single quotes protect everything; double quotes protect all but `$(` and backticks (with
-    `quotes=False` nothing is protected). Whitespace is collapsed so rules compare words, not spacing.
-    """
-    segments, current, quote, i = [], "", "", 0
-    outer: list[str] = []  # the quote state around each open `$(` / `(`
-    while i < len(command):
-        ch, pair = command[i], command[i : i + 2]
-        if quote == "'":
-            quote = "" if ch == "'" else quote
-        elif pair == "$(" or ch == "`" or (not quote and ch in "()\n;|&" and not _is_redirect(command, i)):
-            if pair == "$(" or ch == "(":
-                outer, quote = [*outer, quote], ""
-            elif ch == ")":
-                quote, outer = (outer[-1], outer[:-1]) if outer else ("", outer)
-            segments.append(current)
-            current, i = "", i + (2 if pair in ("$(", "&&", "||") else 1)
-            continue
-        elif quotes and ch in "'\"":
-            quote = "" if quote == ch else (quote or ch)
-        current += ch
-        i += 1
-    segments.append(current)
-    cleaned = (" ".join(s.split()) for s in segments)
-    return [s for s in cleaned if s.strip("\"' ")]
-
-
-def _is_redirect(command: str, i: int) -> bool:
-    """Whether the `&` at `i` belongs to a redirection (`2>&1`, `&>file`) rather than ending a command."""
-    return command[i] == "&" and ((i > 0 and command[i - 1] in "<>") or command[i + 1 : i + 2] == ">")
-
-
-def _spellings(segment: str) -> list[str]:
-    """A command as written, and without env assignments, wrappers and the program's directory."""
-    words = segment.split(" ")
-    while words and (_ENV_ASSIGNMENT.match(words[0]) or words[0] in _WRAPPERS or words[0].startswith("-")):
-        words = words[1:]
-    if not words:
-        return [segment]
-    words[0] = os.path.basename(words[0].lstrip("\\")) or words[0]
-    return list(dict.fromkeys([segment, " ".join(words)]))
-
-
-def _command_matches(pattern: str, command: str) -> bool:
-    if pattern.endswith(":*"):
-        prefix = " ".join(pattern[:-2].split())
-        return command == prefix or command.startswith(prefix + " ")
-    if "*" in pattern:
-        # a space beside `*` stays a word boundary (`ls *` is not `lsof`); a lone trailing ` *` may match nothing
-        spaced = re.sub(r"\s+", " ", pattern.strip())
-        optional_tail = spaced.endswith(" *") and spaced.count("*") == 1
-        regex = ".*".join(re.escape(part) for part in spaced.split("*"))
-        if optional_tail:
-            regex = re.escape(spaced[:-2]) + "(?: .*)?"
-        return re.fullmatch(regex, command, re.DOTALL) is not None
-    return command == " ".join(pattern.split())
-
-
-def _command_covered(pattern: str, command: str, *, deny: bool) -> bool:
-    """Deny: some subcommand, in some spelling, matches. Allow: every subcommand matches as written."""
-    parts = subcommands(command)
-    if deny:  # a quote-blind split as well: a deny rule would rather refuse too much than too little
-        parts += subcommands(command, quotes=False)
-        return any(_command_matches(pattern, s) for part in parts for s in _spellings(part))
-    return bool(parts) and all(_command_matches(pattern, part) for part in parts)
-
-
 def _all_parts_allowed(tool_name: str, command: str, rules: list[Rule], cwd: Path) -> bool:
     """A compound command (`a && b | c`) is allowed when each of its commands is allowed by some rule."""
     parts = subcommands(command)
     return len(parts) > 1 and all(any(r.covers(tool_name, "execute", p, cwd, deny=False) for r in rules) for p in parts)
-
-
-def command_prefix(segment: str) -> str:
-    """What "allow always" remembers for a command: its program, plus a subcommand word (`git status`)."""
-    words = segment.split()
-    if len(words) > 1 and _SUBCOMMAND_WORD.match(words[1]):
-        return f"{words[0]} {words[1]}"
-    return words[0] if words else segment
 
 
 # -- paths ------------------------------------------------------------------------------------------------
