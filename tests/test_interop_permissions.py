@@ -60,6 +60,7 @@ PROJECT = Arrangement(
                 "Bash(touch star *)",
                 "Bash(rm:*)",
                 "Edit(src/**)",
+                "Edit(.claude/**)",
                 "Bash(touch ask-*)",
             ],
             "deny": ["Bash(rm keep.txt)", "Read(./secrets/**)", "Edit(src/locked/**)"],
@@ -78,11 +79,14 @@ PROJECT = Arrangement(
         bash("Bash(touch star *): no word boundary", "touch starx", created("repo/starx"), "deny"),
         bash("Bash(rm:*) prefix", "rm junk.txt", removed("repo/junk.txt"), "allow"),
         bash("deny Bash(rm keep.txt) over allow Bash(rm:*)", "rm keep.txt", removed("repo/keep.txt"), "deny"),
+        bash("Bash(rm:*) on a path outside the project", "rm ../outside/r.txt", removed("outside/r.txt"), "deny"),
+        bash("Bash(rm:*) in .git (protected)", "rm .git/description", removed("repo/.git/description"), "deny"),
         bash("ask Bash(touch ask-*) over allow (-p: not run)", "touch ask-1", created("repo/ask-1"), "deny"),
         bash("no rule: a command that writes", "touch none-1", created("repo/none-1"), "deny"),
         write("Edit(src/**) covers Write", "repo/src/new.py", "allow"),
         write("deny Edit(src/locked/**) over allow Edit(src/**)", "repo/src/locked/x.py", "deny"),
         write("no rule: Write", "repo/top.py", "deny"),
+        write("Edit(.claude/**) cannot open .claude (protected)", "repo/.claude/x.json", "deny"),
         read("deny Read(./secrets/**)", "repo/secrets/key.txt", "deny"),
         read("no rule: Read in the project", "repo/notes.txt", "allow"),
         bash("no rule: a read-only command (cat) in the project", "cat notes.txt", read_it, "allow"),
@@ -104,6 +108,10 @@ WHOLE_AND_PATHS = Arrangement(
     },
     cases=(
         bash("Bash (whole tool, user settings)", "touch b-any", created("repo/b-any"), "allow"),
+        bash("Bash (whole tool): a path outside", "touch ../outside/b-out", created("outside/b-out"), "allow"),
+        bash(
+            "Bash (whole tool): touch in .claude (protected)", "touch .claude/b-t", created("repo/.claude/b-t"), "deny"
+        ),
         write("Edit (whole tool) does not cover Write", "repo/w.txt", "deny"),
         write("deny Edit(/docs/**): / is the settings' project", "repo/docs/a.md", "deny"),
         read("deny Read(~/private/**)", "home/private/k.txt", "deny"),
@@ -153,6 +161,9 @@ ACCEPT_EDITS = Arrangement(
             "allow",
         ),
         bash("acceptEdits: touch outside", "touch ../outside/t", created("outside/t"), "deny"),
+        bash("acceptEdits: mkdir in .git (protected)", "mkdir .git/m", created("repo/.git/m"), "deny"),
+        write("acceptEdits: Write in .vscode (protected)", "repo/.vscode/s.json", "deny"),
+        write("acceptEdits: Write in .github (not protected)", "repo/.github/ci.yml", "allow"),
         bash("acceptEdits: another command (git)", "git init -q d-git", created("repo/d-git"), "deny"),
         read("Read in an additional directory", "extra/r.txt", "allow"),
         read("Read outside", "outside/r.txt", "deny"),
@@ -170,6 +181,7 @@ BYPASS = Arrangement(
         bash("bypassPermissions (user): a command", "touch e-ok", created("repo/e-ok"), "allow"),
         bash("bypassPermissions (user): deny still wins", "touch e-deny", created("repo/e-deny"), "deny"),
         write("bypassPermissions (user): Write outside", "outside/b.txt", "allow"),
+        write("bypassPermissions (user): Write in .claude", "repo/.claude/b.json", "allow"),
     ),
 )
 

@@ -115,3 +115,29 @@ def test_a_repository_cannot_turn_on_bypass(tmp_path: Path, scope_file: str) -> 
     (config / "settings.json").write_text(json.dumps({"permissions": {"defaultMode": "bypassPermissions"}}))
     (tmp_path / ".claude" / scope_file).unlink()
     assert load_settings(tmp_path, root=config, managed=None).permissions.default_mode == "bypassPermissions"
+
+
+def test_protected_directories_are_never_written_unasked(tmp_path: Path) -> None:
+    rules = parse_rules(["Edit(.claude/**)", "Bash(touch:*)", "Bash"])
+    calls = [("Write", "edit", ".claude/settings.json"), ("Edit", "edit", "sub/.git/config"),
+             ("Bash", "execute", "touch .vscode/x"), ("Bash", "execute", "rm -rf .husky")]  # fmt: skip
+    for mode in ("default", "acceptEdits", "dontAsk"):
+        policy = headless(tmp_path, mode=mode, allowed=rules)
+        for tool, kind, target in calls:
+            assert policy.decide(tool, kind, target).behavior == "deny", (mode, target)
+    assert PermissionPolicy(cwd=tmp_path).decide("Write", "edit", ".idea/x").behavior == "ask"
+    free = headless(tmp_path, mode="bypassPermissions")
+    assert free.decide("Write", "edit", ".claude/settings.json").behavior == "allow"
+    edits = headless(tmp_path, mode="acceptEdits")
+    assert edits.decide("Write", "edit", ".github/ci.yml").behavior == "allow"
+    assert edits.decide("Bash", "execute", "git init -q .vscode").behavior == "deny"  # no rule: only file commands
+    assert headless(tmp_path, allowed=rules).decide("Bash", "execute", "git init -q .vscode").behavior == "allow"
+
+
+def test_a_command_rule_does_not_reach_outside_but_the_bare_tool_does(tmp_path: Path) -> None:
+    prefix = headless(tmp_path / "repo", allowed=parse_rules(["Bash(rm:*)", "Bash(cat:*)"]))
+    assert prefix.decide("Bash", "execute", "rm junk.txt").behavior == "allow"
+    for command in ("rm ../outside/r.txt", "cat /etc/hostname", "rm $HOME/x", "cat a && rm ../b"):
+        assert prefix.decide("Bash", "execute", command).behavior == "deny", command
+    bare = headless(tmp_path / "repo", allowed=parse_rules(["Bash"]))
+    assert bare.decide("Bash", "execute", "rm ../outside/r.txt").behavior == "allow"

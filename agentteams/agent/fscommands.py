@@ -1,6 +1,6 @@
-"""Shell commands that run without asking, as Claude Code: read-only ones (`cat`, `grep`, `git status`...) in
-every mode, and in acceptEdits `mkdir`, `touch`, `rm`, `rmdir`, `mv`, `cp` and a plain `sed` substitution;
-each only when every path it names is inside the working directories."""
+"""Shell commands whose paths Claude Code checks: read-only ones (`cat`, `grep`, `git status`...) run unasked,
+and in acceptEdits `mkdir`, `touch`, `rm`, `rmdir`, `mv`, `cp`, `sed`, when their paths are inside the working
+directories; the protected directories (`.git`, `.claude`...) no file command or edit may write unasked."""
 
 from __future__ import annotations
 
@@ -58,3 +58,28 @@ def _words(segment: str) -> list[str]:
         return shlex.split(segment)
     except ValueError:
         return []
+
+
+# directories no mode but bypassPermissions, and no allow rule, lets a tool write into unasked (as Claude Code)
+PROTECTED_DIRS = frozenset({".git", ".claude", ".vscode", ".idea", ".husky"})
+PATH_COMMANDS = FILE_COMMANDS | (READ_ONLY - _NO_PATHS)
+
+
+def named_paths(segment: str) -> tuple[str, list[str]] | None:
+    """The program and the paths one simple command names, for the commands whose words are paths (None for any
+    other). Expansions are kept as written (`$HOME/x`): the caller cannot know where they point."""
+    try:
+        words = shlex.split(segment)
+    except ValueError:
+        words = segment.split()
+    if not words or words[0] not in PATH_COMMANDS:
+        return None
+    args = [w for w in words[1:] if not w.startswith("-")]
+    if words[0] in ("sed", "grep"):
+        args = args[1:]  # the script, the pattern
+    return words[0], args
+
+
+def unknowable(path: str) -> bool:
+    """A path the shell would expand first: where it points is not known before the command runs."""
+    return any(c in path for c in "$`") or (path.startswith("~") and not path.startswith(("~/", "~" + os.sep)))

@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import Literal, Protocol, TypeVar, cast
 
 from agentteams.agent.commandrules import command_covered, command_prefix, subcommands
-from agentteams.agent.fscommands import is_file_command, is_read_only_command
+from agentteams.agent.fscommands import (
+    FILE_COMMANDS,
+    PROTECTED_DIRS,
+    is_file_command,
+    is_read_only_command,
+    named_paths,
+    unknowable,
+)
 from agentteams.errors import AgentTeamsError
 from agentteams.tools.hooks import PERMISSION_MODES, PermissionMode
 
@@ -222,7 +229,12 @@ class PermissionPolicy:
                 if self.interactive:
                     return Decision("ask", why)
                 return Decision("deny", f"{why}, and nobody can be asked in a non-interactive session")
+        guard = self._protected_write(kind, target)
+        if guard is not None:
+            return self._nobody_to_ask(guard) if not self.interactive else Decision("ask", guard)
         rules = [*self.allowed, *self.session_rules]
+        if kind == "execute" and target and self._names_outside(target):  # only a bare `Bash` reaches out there
+            rules = [r for r in rules if r.pattern is None]
         for rule in rules:
             if rule.covers(tool_name, kind, target, self.cwd, deny=False):
                 source = "allowed for this session" if rule in self.session_rules else rule.origin or "--allowedTools"
@@ -238,6 +250,39 @@ class PermissionPolicy:
         return any(
             r.covers(tool_name, kind, target, self.cwd, deny=False) for r in [*self.allowed, *self.session_rules]
         )
+
+    def _protected_write(self, kind: str, target: str | None) -> str | None:
+        """Why this call needs a person whatever the rules say: it writes into .git, .claude and the like
+        (bypassPermissions alone skips that, as Claude Code)."""
+        if self.mode == "bypassPermissions" or not target:
+            return None
+        if kind == "edit":
+            paths = [target]
+        elif kind == "execute":
+            named = [n for n in map(named_paths, subcommands(target)) if n is not None and n[0] in FILE_COMMANDS]
+            paths = [p for _program, args in named for p in args]
+        else:
+            return None
+        hit = next((p for p in paths if self._is_protected(p)), None)
+        if hit is None:
+            return None
+        return f"{hit} is in a protected directory ({', '.join(sorted(PROTECTED_DIRS))}): it is never written unasked"
+
+    def _is_protected(self, path: str) -> bool:
+        if self._is_plan_file(path):
+            return False
+        real = os.path.realpath(_absolute(os.path.expanduser(path), self.cwd))
+        roots = (os.path.realpath(_absolute(str(d), self.cwd)) for d in [self.cwd, *self.additional_dirs])
+        root = next((r for r in roots if os.path.commonpath([real, r]) == r), "/")
+        return any(part in PROTECTED_DIRS for part in os.path.relpath(real, root).split(os.sep))
+
+    def _names_outside(self, command: str) -> bool:
+        """Whether a path command in it (`touch`, `cat`...) names a path outside the working directories."""
+        named = [n for n in map(named_paths, subcommands(command)) if n is not None]
+        return any(unknowable(p) or not self.in_working_dirs(os.path.expanduser(p)) for _c, args in named for p in args)
+
+    def _nobody_to_ask(self, why: str) -> Decision:
+        return Decision("deny", f"{why}; nobody can be asked in a non-interactive session")
 
     def _mode_limit(self, kind: str, target: str | None) -> str | None:
         """Why plan or delegate mode refuses this call outright (no rule can lift it), or None."""
