@@ -61,6 +61,7 @@ PROJECT = Arrangement(
                 "Bash(rm:*)",
                 "Edit(src/**)",
                 "Edit(.claude/**)",
+                "Bash(tail:*)",
                 "Bash(touch ask-*)",
             ],
             "deny": ["Bash(rm keep.txt)", "Read(./secrets/**)", "Edit(src/locked/**)"],
@@ -80,6 +81,7 @@ PROJECT = Arrangement(
         bash("Bash(rm:*) prefix", "rm junk.txt", removed("repo/junk.txt"), "allow"),
         bash("deny Bash(rm keep.txt) over allow Bash(rm:*)", "rm keep.txt", removed("repo/keep.txt"), "deny"),
         bash("Bash(rm:*) on a path outside the project", "rm ../outside/r.txt", removed("outside/r.txt"), "deny"),
+        bash("Bash(tail:*) on a path outside the project", "tail -1 ../outside/r.txt", read_it, "deny"),
         bash("Bash(rm:*) in .git (protected)", "rm .git/description", removed("repo/.git/description"), "deny"),
         bash("ask Bash(touch ask-*) over allow (-p: not run)", "touch ask-1", created("repo/ask-1"), "deny"),
         bash("no rule: a command that writes", "touch none-1", created("repo/none-1"), "deny"),
@@ -147,6 +149,13 @@ PRECEDENCE = Arrangement(
     ),
 )
 
+MODE_OVER_USER = Arrangement(
+    "defaultMode: project over user",
+    user={"permissions": {"defaultMode": "acceptEdits"}},
+    project={"permissions": {"defaultMode": "default"}},
+    cases=(write("project defaultMode default over user acceptEdits", "repo/m.txt", "deny"),),
+)
+
 ACCEPT_EDITS = Arrangement(
     "acceptEdits, additionalDirectories",
     project={"permissions": {"defaultMode": "acceptEdits", "additionalDirectories": [f"{W}/extra"]}},
@@ -207,7 +216,7 @@ DONT_ASK = Arrangement(
     ),
 )
 
-ARRANGEMENTS = (PROJECT, WHOLE_AND_PATHS, PRECEDENCE, ACCEPT_EDITS, BYPASS, REPO_BYPASS_ARR, DONT_ASK)
+ARRANGEMENTS = (PROJECT, WHOLE_AND_PATHS, PRECEDENCE, MODE_OVER_USER, ACCEPT_EDITS, BYPASS, REPO_BYPASS_ARR, DONT_ASK)
 
 
 def launcher(timeout: float) -> Callable[..., subprocess.CompletedProcess[str]]:
