@@ -15,6 +15,7 @@ import pytest
 
 from tests.support.cli import Cli
 from tests.support.permworld import (
+    SECRET,
     Arrangement,
     Case,
     Observed,
@@ -94,6 +95,13 @@ PROJECT = Arrangement(
         bash("no rule: a read-only command (cat) in the project", "cat notes.txt", read_it, "allow"),
         bash("no rule: read-only `git status && cat`", "git status && head -1 notes.txt", read_it, "allow"),
         bash("no rule: a read-only command outside the project", "cat ../outside/r.txt", read_it, "deny"),
+        bash("no rule: `grep -r` outside the project", f"grep -r {SECRET} ../outside", read_it, "deny"),
+        bash(
+            "no rule: `sort`, `2>/dev/null`, `echo $HOME` read only",
+            "echo $HOME && sort notes.txt 2>/dev/null",
+            read_it,
+            "allow",
+        ),
         bash("deny Read(./secrets/**) and `cat` of it", "cat secrets/key.txt", read_it, "deny"),
         bash("no rule: `echo > file` (a redirect writes)", "echo hi > redirected", created("repo/redirected"), "deny"),
     ),

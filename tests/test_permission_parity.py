@@ -72,10 +72,12 @@ def test_reading_outside_the_working_directories_needs_permission(tmp_path: Path
 
 def test_read_only_commands_run_unasked_inside_only(tmp_path: Path) -> None:
     policy = headless(tmp_path, disallowed=[parse_rule("Read(./secrets/**)")])
-    for command in ("cat notes.txt", "git status && head -1 notes.txt", "grep -r x .", "ls", "cat a | wc -l"):
+    for command in ("cat notes.txt", "git status && head -1 notes.txt", "grep -r x .", "ls", "cat a | wc -l",
+                    "echo $HOME && sort a 2>/dev/null", "diff a b 2>&1", "grep -o x a"):  # fmt: skip
         assert policy.decide("Bash", "execute", command).behavior == "allow", command
     for command in ("cat ../out.txt", "cat secrets/key.txt", "echo hi > f", "cat $HOME/x", "git diff --output=f",
-                    "git -c core.pager=sh log", "cat a | tee b", "ls `rm x`"):  # fmt: skip
+                    "git -c core.pager=sh log", "cat a | tee b", "ls `rm x`", "sort -ro out a",
+                    "echo `rm x`", "cat a > /dev/nullx"):  # fmt: skip
         assert policy.decide("Bash", "execute", command).behavior == "deny", command
 
 

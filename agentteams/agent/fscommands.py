@@ -30,18 +30,29 @@ def is_file_command(segment: str, inside: Callable[[str], bool]) -> bool:
 
 
 # commands that only read (or print) and run without asking when every path they name may be read
-READ_ONLY = frozenset({"cat", "head", "tail", "wc", "ls", "grep", "pwd", "echo", "stat", "file"})
+READ_ONLY = frozenset({"cat", "head", "tail", "wc", "ls", "grep", "pwd", "echo", "stat", "file", "sort", "diff", "cut",
+                       "nl", "tac"})  # fmt: skip
+# options that write a file: `git diff --output=f`, `sort -o f` (also inside a cluster: `sort -ro f`)
+_WRITES = {"git": re.compile(r"--output"), "sort": re.compile(r"--output|-[A-Za-z]*o")}
+# redirections that write nothing anyone reads: dropped before a command is judged
+_HARMLESS = re.compile(r"\s(?:[12&]?>\s*/dev/null|2>&1)(?=\s|$)")
 READ_ONLY_GIT = frozenset({"status", "log", "diff", "show"})
 _NO_PATHS = frozenset({"pwd", "echo"})  # their words are text, not files
 
 
 def is_read_only_command(segment: str, readable: Callable[[str], bool]) -> bool:
     """Whether one simple command only reads, and every path it names is `readable`."""
+    segment = _HARMLESS.sub("", f" {segment}").strip()
+    if segment.startswith("echo ") and not re.search(r"[<>`]", segment):
+        return True  # it only prints: a `$VAR` in it is expanded, never run (`$(...)` is a command of its own)
     words = _words(segment)
     if not words or (words[0] not in READ_ONLY and words[0] != "git"):
         return False
-    if words[0] == "git":  # no global options, and no option that writes a file
-        return len(words) > 1 and words[1] in READ_ONLY_GIT and not any(w.startswith("--output") for w in words)
+    writes = _WRITES.get(words[0])
+    if writes is not None and any(writes.match(w) for w in words[1:]):
+        return False
+    if words[0] == "git":  # no global options
+        return len(words) > 1 and words[1] in READ_ONLY_GIT
     if words[0] in _NO_PATHS:
         return True
     args = [w for w in words[1:] if not w.startswith("-")]
