@@ -7,6 +7,7 @@ server got): the real CLI must match the table (the table documents Claude Code,
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -241,7 +242,7 @@ def table(arr: Arrangement, version: str, real: list[Observed], ours: list[Obser
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("arr", ARRANGEMENTS, ids=[a.name for a in ARRANGEMENTS])
+@pytest.mark.parametrize("arr", ARRANGEMENTS, ids=[re.sub(r"\W+", "-", a.name).strip("-") for a in ARRANGEMENTS])
 def test_both_clis_allow_and_deny_the_same_calls(
     claude: Path, claude_version: str, cli: Cli, arr: Arrangement, tmp_path: Path
 ) -> None:
