@@ -158,6 +158,25 @@ PRECEDENCE = Arrangement(
     ),
 )
 
+FLAGS = Arrangement(
+    "command-line flags",
+    project={"permissions": {"defaultMode": "default", "allow": ["Bash(touch fl-3)"], "deny": ["Bash(touch fl-2)"]}},
+    flags=(
+        "--permission-mode",
+        "acceptEdits",
+        "--allowedTools",
+        "Bash(touch fl-1) Bash(touch fl-2)",
+        "--disallowedTools",
+        "Bash(touch fl-3)",
+    ),
+    cases=(
+        bash("--allowedTools", "touch fl-1", created("repo/fl-1"), "allow"),
+        bash("settings deny over --allowedTools", "touch fl-2", created("repo/fl-2"), "deny"),
+        bash("--disallowedTools over settings allow", "touch fl-3", created("repo/fl-3"), "deny"),
+        write("--permission-mode acceptEdits over defaultMode default", "repo/fl.txt", "allow"),
+    ),
+)
+
 MODE_OVER_USER = Arrangement(
     "defaultMode: project over user",
     user={"permissions": {"defaultMode": "acceptEdits"}},
@@ -225,7 +244,17 @@ DONT_ASK = Arrangement(
     ),
 )
 
-ARRANGEMENTS = (PROJECT, WHOLE_AND_PATHS, PRECEDENCE, MODE_OVER_USER, ACCEPT_EDITS, BYPASS, REPO_BYPASS_ARR, DONT_ASK)
+ARRANGEMENTS = (
+    PROJECT,
+    WHOLE_AND_PATHS,
+    PRECEDENCE,
+    MODE_OVER_USER,
+    FLAGS,
+    ACCEPT_EDITS,
+    BYPASS,
+    REPO_BYPASS_ARR,
+    DONT_ASK,
+)
 
 
 def launcher(timeout: float) -> Callable[..., subprocess.CompletedProcess[str]]:

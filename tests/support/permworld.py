@@ -57,13 +57,15 @@ class Case:
 
 @dataclass(frozen=True)
 class Arrangement:
-    """Settings files (user, project, local; None = no such file) and the calls made under them."""
+    """Settings files (user, project, local; None = no such file), command-line flags given to both CLIs, and the
+    calls made under them."""
 
     name: str
     cases: tuple[Case, ...]
     project: dict[str, Any] | None = None
     local: dict[str, Any] | None = None
     user: dict[str, Any] = field(default_factory=dict)
+    flags: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -168,12 +170,12 @@ def run_batch(
     argv: list[str],
     launch: Callable[..., subprocess.CompletedProcess[str]],
 ) -> list[Observed]:
-    """Build the world, serve the batch, run `argv + [-p prompt]` in the repository, and observe every call."""
+    """Build the world, serve the batch, run `argv + flags + [-p prompt]` in the repository, observe every call."""
     build(world, arr, version)
     server = MockServer(script(world, arr)).start()
     try:
         env = rc.claude_env(world / "config", server.base_url, extra={"PYTHONIOENCODING": "utf-8"})
-        proc = launch([*argv, "-p", f"{MARK} go"], env, world / "repo")
+        proc = launch([*argv, *arr.flags, "-p", f"{MARK} go"], env, world / "repo")
         assert proc.returncode == 0, f"{argv[0]}: exit {proc.returncode}: {proc.stderr[-800:]}"
         return observe(world, arr, server)
     finally:
