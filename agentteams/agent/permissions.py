@@ -8,19 +8,23 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, Protocol, TypeVar, cast
 
+from agentteams.agent.commandrules import command_covered, command_prefix, subcommands
+from agentteams.agent.fscommands import (
+    FILE_COMMANDS,
+    PROTECTED_DIRS,
+    is_file_command,
+    is_read_only_command,
+    named_paths,
+    unknowable,
+)
 from agentteams.errors import AgentTeamsError
 from agentteams.tools.hooks import PERMISSION_MODES, PermissionMode
 
 Behavior = Literal["allow", "deny", "ask"]
-
-# Words that run the command after them; a deny rule sees through them (`sudo rm x` is still `rm`).
-_WRAPPERS = frozenset({"sudo", "env", "command", "builtin", "exec", "nohup", "time", "nice"})
-_ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=\S*$")
-_SUBCOMMAND_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 
 
 class PermissionRuleError(AgentTeamsError):
@@ -52,20 +56,29 @@ class Rule:
     pattern: str | None = None
     literal: bool = False  # the pattern is one exact path (session allow-always), not a glob
     origin: str = field(default="", compare=False)  # where it was given: a flag or a settings file
+    root: str | None = field(default=None, compare=False)  # what `/path` is relative to: the settings' project
 
     def __str__(self) -> str:
         return self.tool if self.pattern is None else f"{self.tool}({self.pattern})"
 
+    def names(self, tool_name: str, kind: str) -> bool:
+        """Whether the rule is about this tool: `Edit(path)` covers every editing tool (Write too) and
+        `Read(path)` every reading one, as Claude Code; a bare `Edit` names only Edit."""
+        if tool_name == self.tool:
+            return True
+        covers_kind = (self.tool, kind) in (("Edit", "edit"), ("Read", "read"))
+        return covers_kind and self.pattern is not None and not self.literal  # allow-always stays with its tool
+
     def covers(self, tool_name: str, kind: str, target: str | None, cwd: Path, *, deny: bool) -> bool:
         """Whether this rule applies to a call. A deny rule looks harder (every spelling, every subcommand)."""
-        if tool_name != self.tool:
+        if not self.names(tool_name, kind):
             return False
         if self.pattern is None:
             return True
         if target is None:
             return False
         if kind == "execute":
-            return _command_covered(self.pattern, target, deny=deny)
+            return command_covered(self.pattern, target, deny=deny)
         return _path_covered(self, target, cwd, deny=deny)
 
 
@@ -84,9 +97,11 @@ def parse_rules(values: str | Iterable[str], origin: str = "") -> list[Rule]:
     return rules
 
 
-def parse_rule(text: str, origin: str = "") -> Rule:
-    """One rule as a settings file holds it (`Bash(npm run test)`: spaces inside are the rule's own)."""
-    return _parse_rule(text.strip(), origin)
+def parse_rule(text: str, origin: str = "", root: Path | None = None) -> Rule:
+    """One rule as a settings file holds it (`Bash(npm run test)`: spaces inside are the rule's own);
+    `root` is the directory a `/path` pattern is relative to (the settings file's project)."""
+    rule = _parse_rule(text.strip(), origin)
+    return rule if root is None else replace(rule, root=str(root))
 
 
 def _split_rule_list(text: str) -> list[str]:
@@ -120,82 +135,10 @@ def _parse_rule(token: str, origin: str = "") -> Rule:
 # -- commands ---------------------------------------------------------------------------------------------
 
 
-def subcommands(command: str, *, quotes: bool = True) -> list[str]:
-    """The simple commands in a shell line: split at `&&`, `||`, `;`, `|`, `&`, newlines and substitutions.
-
-    Single quotes protect everything; double quotes protect all but `$(` and backticks (with
-    `quotes=False` nothing is protected). Whitespace is collapsed so rules compare words, not spacing.
-    """
-    segments, current, quote, i = [], "", "", 0
-    outer: list[str] = []  # the quote state around each open `$(` / `(`
-    while i < len(command):
-        ch, pair = command[i], command[i : i + 2]
-        if quote == "'":
-            quote = "" if ch == "'" else quote
-        elif pair == "$(" or ch == "`" or (not quote and ch in "()\n;|&" and not _is_redirect(command, i)):
-            if pair == "$(" or ch == "(":
-                outer, quote = [*outer, quote], ""
-            elif ch == ")":
-                quote, outer = (outer[-1], outer[:-1]) if outer else ("", outer)
-            segments.append(current)
-            current, i = "", i + (2 if pair in ("$(", "&&", "||") else 1)
-            continue
-        elif quotes and ch in "'\"":
-            quote = "" if quote == ch else (quote or ch)
-        current += ch
-        i += 1
-    segments.append(current)
-    cleaned = (" ".join(s.split()) for s in segments)
-    return [s for s in cleaned if s.strip("\"' ")]
-
-
-def _is_redirect(command: str, i: int) -> bool:
-    """Whether the `&` at `i` belongs to a redirection (`2>&1`, `&>file`) rather than ending a command."""
-    return command[i] == "&" and ((i > 0 and command[i - 1] in "<>") or command[i + 1 : i + 2] == ">")
-
-
-def _spellings(segment: str) -> list[str]:
-    """A command as written, and without env assignments, wrappers and the program's directory."""
-    words = segment.split(" ")
-    while words and (_ENV_ASSIGNMENT.match(words[0]) or words[0] in _WRAPPERS or words[0].startswith("-")):
-        words = words[1:]
-    if not words:
-        return [segment]
-    words[0] = os.path.basename(words[0].lstrip("\\")) or words[0]
-    return list(dict.fromkeys([segment, " ".join(words)]))
-
-
-def _command_matches(pattern: str, command: str) -> bool:
-    if pattern.endswith(":*"):
-        prefix = " ".join(pattern[:-2].split())
-        return command == prefix or command.startswith(prefix + " ")
-    if "*" in pattern:
-        regex = ".*".join(re.escape(" ".join(part.split())) for part in pattern.split("*"))
-        return re.fullmatch(regex, command, re.DOTALL) is not None
-    return command == " ".join(pattern.split())
-
-
-def _command_covered(pattern: str, command: str, *, deny: bool) -> bool:
-    """Deny: some subcommand, in some spelling, matches. Allow: every subcommand matches as written."""
-    parts = subcommands(command)
-    if deny:  # a quote-blind split as well: a deny rule would rather refuse too much than too little
-        parts += subcommands(command, quotes=False)
-        return any(_command_matches(pattern, s) for part in parts for s in _spellings(part))
-    return bool(parts) and all(_command_matches(pattern, part) for part in parts)
-
-
 def _all_parts_allowed(tool_name: str, command: str, rules: list[Rule], cwd: Path) -> bool:
     """A compound command (`a && b | c`) is allowed when each of its commands is allowed by some rule."""
     parts = subcommands(command)
     return len(parts) > 1 and all(any(r.covers(tool_name, "execute", p, cwd, deny=False) for r in rules) for p in parts)
-
-
-def command_prefix(segment: str) -> str:
-    """What "allow always" remembers for a command: its program, plus a subcommand word (`git status`)."""
-    words = segment.split()
-    if len(words) > 1 and _SUBCOMMAND_WORD.match(words[1]):
-        return f"{words[0]} {words[1]}"
-    return words[0] if words else segment
 
 
 # -- paths ------------------------------------------------------------------------------------------------
@@ -222,10 +165,23 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(out, re.DOTALL)
 
 
+def _rule_path(rule: Rule, cwd: Path) -> str:
+    """A rule's path pattern made absolute as Claude Code reads it: `//abs`, `~/home`, `/path` relative to
+    the settings file's project, anything else relative to cwd."""
+    assert rule.pattern is not None
+    pattern = rule.pattern
+    if rule.literal or pattern.startswith("~"):
+        return _absolute(pattern, cwd)
+    if pattern.startswith("//"):
+        return os.path.normpath(pattern[1:])
+    if pattern.startswith("/") and rule.root is not None:  # a flag's `/path` (no settings file) stays absolute
+        return os.path.normpath(os.path.join(rule.root, pattern[1:]))
+    return _absolute(pattern, cwd)
+
+
 def _pattern_spellings(rule: Rule, cwd: Path) -> list[re.Pattern[str]]:
     """The rule's glob as written and with its fixed leading directories' symlinks resolved."""
-    assert rule.pattern is not None
-    absolute = _absolute(rule.pattern, cwd)
+    absolute = _rule_path(rule, cwd)
     if rule.literal:
         return [re.compile(re.escape(p)) for p in dict.fromkeys([absolute, os.path.realpath(absolute)])]
     parts = absolute.split("/")
@@ -273,7 +229,12 @@ class PermissionPolicy:
                 if self.interactive:
                     return Decision("ask", why)
                 return Decision("deny", f"{why}, and nobody can be asked in a non-interactive session")
+        guard = self._protected_write(kind, target)
+        if guard is not None:
+            return self._nobody_to_ask(guard) if not self.interactive else Decision("ask", guard)
         rules = [*self.allowed, *self.session_rules]
+        if kind == "execute" and target and self._names_outside(target):  # only a bare `Bash` reaches out there
+            rules = [r for r in rules if r.pattern is None]
         for rule in rules:
             if rule.covers(tool_name, kind, target, self.cwd, deny=False):
                 source = "allowed for this session" if rule in self.session_rules else rule.origin or "--allowedTools"
@@ -289,6 +250,39 @@ class PermissionPolicy:
         return any(
             r.covers(tool_name, kind, target, self.cwd, deny=False) for r in [*self.allowed, *self.session_rules]
         )
+
+    def _protected_write(self, kind: str, target: str | None) -> str | None:
+        """Why this call needs a person whatever the rules say: it writes into .git, .claude and the like
+        (bypassPermissions alone skips that, as Claude Code)."""
+        if self.mode == "bypassPermissions" or not target:
+            return None
+        if kind == "edit":
+            paths = [target]
+        elif kind == "execute":
+            named = [n for n in map(named_paths, subcommands(target)) if n is not None and n[0] in FILE_COMMANDS]
+            paths = [p for _program, args in named for p in args]
+        else:
+            return None
+        hit = next((p for p in paths if self._is_protected(p)), None)
+        if hit is None:
+            return None
+        return f"{hit} is in a protected directory ({', '.join(sorted(PROTECTED_DIRS))}): it is never written unasked"
+
+    def _is_protected(self, path: str) -> bool:
+        if self._is_plan_file(path):
+            return False
+        real = os.path.realpath(_absolute(os.path.expanduser(path), self.cwd))
+        roots = (os.path.realpath(_absolute(str(d), self.cwd)) for d in [self.cwd, *self.additional_dirs])
+        root = next((r for r in roots if os.path.commonpath([real, r]) == r), "/")
+        return any(part in PROTECTED_DIRS for part in os.path.relpath(real, root).split(os.sep))
+
+    def _names_outside(self, command: str) -> bool:
+        """Whether a path command in it (`touch`, `cat`...) names a path outside the working directories."""
+        named = [n for n in map(named_paths, subcommands(command)) if n is not None]
+        return any(unknowable(p) or not self.in_working_dirs(os.path.expanduser(p)) for _c, args in named for p in args)
+
+    def _nobody_to_ask(self, why: str) -> Decision:
+        return Decision("deny", f"{why}; nobody can be asked in a non-interactive session")
 
     def _mode_limit(self, kind: str, target: str | None) -> str | None:
         """Why plan or delegate mode refuses this call outright (no rule can lift it), or None."""
@@ -316,11 +310,16 @@ class PermissionPolicy:
         )
 
     def _by_mode(self, tool_name: str, kind: str, target: str | None) -> Decision:
-        # acceptEdits accepts edits inside the working directories only (cwd and additionalDirectories), as Claude Code
-        accepts = self.mode == "acceptEdits" and self.in_working_dirs(target)
-        free = {"read", "coordinate", "plan", *(("edit",) if accepts else ())}
+        # reads are free inside the working directories (cwd and additionalDirectories) only, as Claude Code;
+        # acceptEdits accepts edits, and plain file commands (touch, mkdir, mv...), there too
+        inside = kind not in ("read", "edit") or self.in_working_dirs(target) or self._is_plan_file(target)
+        free = {"coordinate", "plan", *(("read",) if inside else ())}
         if self.mode == "bypassPermissions" or kind in free:
             return Decision("allow", f"{self.mode} mode allows {kind} tools")
+        if kind == "execute" and target and self._reads_only(target):
+            return Decision("allow", "a command that only reads in the working directories runs unasked")
+        if self.mode == "acceptEdits" and self._accepts(kind, target, inside):
+            return Decision("allow", f"acceptEdits mode allows {_ACTIONS.get(kind, kind)} in the working directories")
         if self.mode == "plan" and kind == "edit":  # `_mode_limit` let it through: it is the plan file
             return Decision("allow", "plan mode allows writing the plan file")
         if self.mode == "dontAsk":
@@ -333,6 +332,24 @@ class PermissionPolicy:
                 f"allow it with {self._hint(tool_name, kind, target)}",
             )
         return Decision("ask", f"{self.mode} mode asks before {_ACTIONS.get(kind, 'using ' + tool_name)}")
+
+    def _reads_only(self, command: str) -> bool:
+        def readable(path: str) -> bool:
+            refused = [*self.disallowed, *self.asked]
+            return self.in_working_dirs(path) and not any(
+                r.covers("Read", "read", path, self.cwd, deny=True) for r in refused
+            )
+
+        parts = subcommands(command)
+        return bool(parts) and all(is_read_only_command(p, readable) for p in parts)
+
+    def _accepts(self, kind: str, target: str | None, inside: bool) -> bool:
+        if kind == "edit":
+            return inside
+        if kind != "execute" or not target:
+            return False
+        parts = subcommands(target)
+        return bool(parts) and all(is_file_command(p, self.in_working_dirs) for p in parts)
 
     def _hint(self, tool_name: str, kind: str, target: str | None) -> str:
         if kind == "execute" and target and (parts := subcommands(target)):

@@ -38,7 +38,7 @@ from agentteams.settings.agents import (
     built_in_type,
     load_agents,
 )
-from agentteams.settings.types import Settings
+from agentteams.settings.types import Settings, Source
 from agentteams.store.api import Store
 from agentteams.store.files import FileStore
 from agentteams.store.paths import LEAD_NAME, Layout
@@ -101,10 +101,18 @@ def settings_rules(settings: Settings, kind: str) -> list[Rule]:
     for i, text in enumerate(getattr(settings.permissions, kind)):
         origin = settings.origins.get(f"permissions.{kind}[{i}]")
         try:
-            rules.append(parse_rule(text, str(origin) if origin else "settings"))
+            rules.append(parse_rule(text, str(origin) if origin else "settings", _rule_root(origin)))
         except PermissionRuleError as e:
             diagnostics.warning("%s (permissions.%s in %s): skipped", e, kind, origin or "settings")
     return rules
+
+
+def _rule_root(origin: Source | None) -> Path | None:
+    """What a settings rule's `/path` is relative to: a project file's project, the user file's directory."""
+    if origin is None or origin.scope == "flag":
+        return None
+    path = Path(origin.path)
+    return path.parent.parent if origin.scope in ("project", "local") else path.parent
 
 
 class Session:

@@ -148,10 +148,22 @@ def load_settings(
                 continue
             loaded, found = parse_file(path, scope)
             source = Source(scope, str(path))
+            found += _drop_repo_bypass(loaded, scope, path)
         problems += found
         if loaded is not None:
             _merge(merged, loaded, source, origins, "")
     return typed(merged, origins, tuple(problems))
+
+
+def _drop_repo_bypass(data: dict[str, Any] | None, scope: Scope, path: Path) -> list[str]:
+    """A repository's own files cannot start a session in bypassPermissions mode (as Claude Code 2.1.330):
+    only the user's settings, a flag or `--settings` can. Drops it from `data`; the warning if it did."""
+    perms = data.get("permissions") if data is not None and scope in ("project", "local") else None
+    if not isinstance(perms, dict) or perms.get("defaultMode") != "bypassPermissions":
+        return []
+    del perms["defaultMode"]
+    return [f"{scope} settings {path}: permissions.defaultMode \"bypassPermissions\" is ignored in a project's "
+            "settings; set it in your user settings or pass --permission-mode"]  # fmt: skip
 
 
 def _drop(origins: dict[str, Source], path: str) -> None:
