@@ -219,9 +219,10 @@ def test_a_custom_command_reaches_the_model_expanded_with_its_model(repl: Repl, 
 
 
 def test_allowed_tools_hold_for_the_command_s_turn_only(tmp_path: Path, layout: Layout) -> None:
-    write(tmp_path / ".claude" / "commands" / "hi.md", "---\nallowed-tools: Bash(echo:*), Read\n---\nSay hi")
+    # python3, not echo: a read-only command such as echo runs without any rule (as the real CLI runs it)
+    write(tmp_path / ".claude" / "commands" / "hi.md", "---\nallowed-tools: Bash(python3:*), Read\n---\nSay hi")
     write(tmp_path / ".claude" / "commands" / "bad.md", "---\nallowed-tools: Bash(oops\n---\nx")
-    run_echo = [tool("Bash", command="echo hi-from-bash"), text("done")]
+    run_echo = [tool("Bash", command="python3 -c \"print('hi-from-bash')\""), text("done")]
     model = FakeModel([run_echo[:1], run_echo[1:], run_echo[:1], run_echo[1:]])
     with running_lead(layout, tmp_path, model) as rig:  # not interactive: a Bash call needs an allow rule
         repl = Repl(rig)
