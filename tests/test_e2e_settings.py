@@ -200,7 +200,9 @@ def test_the_whole_setup_and_a_custom_agent_as_subagent_and_teammate(
 ) -> None:
     server = MockServer(team_script(config_root, repo)).start()
     servers.append(server)
-    proc = run(cli, repo, server, "--teammate-mode", "in-process", prompt="/review notes.txt")
+    # the lead reads the team config with `cat`: outside the project, so the config root is made a working directory
+    extra = json.dumps({"permissions": {"additionalDirectories": [str(config_root)]}})
+    proc = run(cli, repo, server, "--teammate-mode", "in-process", "--settings", extra, prompt="/review notes.txt")
     assert proc.returncode == 0, proc.stderr
     assert "TEAM-DONE" in proc.stdout and proc.stderr == ""
     bodies: dict[str, list[dict[str, Any]]] = {}
