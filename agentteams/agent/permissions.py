@@ -260,6 +260,21 @@ class PermissionPolicy:
     def decide(self, tool_name: str, kind: str, target: str | None = None) -> Decision:
         """Deny rules, the hard limits of plan and delegate mode, ask rules, allow rules, then the mode:
         deny over ask over allow, as Claude Code."""
+        ruled = self.ruled(tool_name, kind, target)
+        if ruled is not None:
+            return ruled
+        rules = [*self.allowed, *self.session_rules]
+        for rule in rules:
+            if rule.covers(tool_name, kind, target, self.cwd, deny=False):
+                source = "allowed for this session" if rule in self.session_rules else rule.origin or "--allowedTools"
+                return Decision("allow", f"{tool_name} is allowed by the rule {rule} ({source})")
+        if kind == "execute" and target and _all_parts_allowed(tool_name, target, rules, self.cwd):
+            return Decision("allow", f"every command in it is allowed by {', '.join(map(str, rules))}")
+        return self._by_mode(tool_name, kind, target)
+
+    def ruled(self, tool_name: str, kind: str, target: str | None = None) -> Decision | None:
+        """What a deny rule, plan or delegate mode's limit, or an ask rule says of this call, if one applies:
+        what no allow (a rule's, or a PreToolUse hook's) can lift."""
         for rule in self.disallowed:
             if rule.covers(tool_name, kind, target, self.cwd, deny=True):
                 where = rule.origin or "--disallowedTools"
@@ -273,14 +288,7 @@ class PermissionPolicy:
                 if self.interactive:
                     return Decision("ask", why)
                 return Decision("deny", f"{why}, and nobody can be asked in a non-interactive session")
-        rules = [*self.allowed, *self.session_rules]
-        for rule in rules:
-            if rule.covers(tool_name, kind, target, self.cwd, deny=False):
-                source = "allowed for this session" if rule in self.session_rules else rule.origin or "--allowedTools"
-                return Decision("allow", f"{tool_name} is allowed by the rule {rule} ({source})")
-        if kind == "execute" and target and _all_parts_allowed(tool_name, target, rules, self.cwd):
-            return Decision("allow", f"every command in it is allowed by {', '.join(map(str, rules))}")
-        return self._by_mode(tool_name, kind, target)
+        return None
 
     def allows_by_rule(self, tool_name: str, kind: str, target: str | None) -> bool:
         """An allow rule (command line or session) names this call and no deny rule does."""

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Literal
 
 from agentteams import diagnostics
+from agentteams.agent.hookpoints import EndReason, HookPoints
+from agentteams.agent.hookrun import HookRunner
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
 from agentteams.agent.memory import Memory, load_memory
 from agentteams.agent.permissions import (
@@ -114,9 +116,15 @@ class Session:
             interactive=options.interactive, asked=settings_rules(settings, "ask"),
             additional_dirs=[Path(d).expanduser() for d in settings.permissions.additional_directories],
         )  # fmt: skip
+        runner = HookRunner(
+            settings, cwd=options.cwd, session_id=options.session_id, transcript_path=str(self.transcript.path),
+            permission_mode=self._mode, secrets=secrets,
+        )  # fmt: skip
+        self.hooks = HookPoints(runner)
         self.ctx.hooks = RuntimeHooks(
             model=self.model, permission_mode=self._mode, run_subagent=self._run_subagent,
             approve_plan=self._approve_plan if me is None else None,  # a teammate's plan goes to its lead
+            task_created=self.hooks.task_created, task_completed=self.hooks.task_completed,
         )  # fmt: skip
         self.tools: list[Tool] = offered_tools(all_tools(), mode, disallowed)
         system = system_prompt(
@@ -126,13 +134,27 @@ class Session:
         # read once per session: the memory block must not change under the cached prefix mid-conversation
         self.memory: Memory = load_memory(options.cwd, self.layout.root)
         self.context = self.memory.prompt_text()
+        started = self.hooks.session_start("startup", self.model)  # its context joins the memory block
+        if started:
+            self.context = "\n\n".join([*([self.context] if self.context else []), *started])
         agent_settings = AgentSettings(self.model, system, options.max_turns, name=self.name, context=self.context)
         self.agent = Agent(
-            client, self.tools, self.ctx, self.policy, agent_settings, on_event=self._event_for(self.name), ask=ask
+            client,
+            self.tools,
+            self.ctx,
+            self.policy,
+            agent_settings,
+            on_event=self._event_for(self.name),
+            ask=ask,
+            hooks=self.hooks,
         )
 
     def run(self, prompt: str) -> TurnResult:
         return self.agent.run(prompt)
+
+    def end(self, reason: EndReason = "other") -> None:
+        """SessionEnd hooks (once), after any hook still running on its own thread."""
+        self.hooks.session_end(reason)
 
     def listen(self, fn: Callable[[AgentEvent], None]) -> None:
         """Also send this session's own events to `fn` (after the ones registered before)."""
@@ -190,11 +212,14 @@ class Session:
         ctx = ToolContext(
             cwd=self.options.cwd, store=self.store, session_id=self.options.session_id,
             agent_name=self.ctx.agent_name, team_name=self.ctx.team_name, interrupt=self.ctx.interrupt,
-            hooks=RuntimeHooks(model=sub_model, permission_mode=self._mode),
+            hooks=RuntimeHooks(
+                model=sub_model, permission_mode=self._mode, task_created=self.hooks.task_created,
+                task_completed=self.hooks.task_completed,
+            ),
         )  # fmt: skip
         sub = Agent(
             self.client, subagent_tools(kind, self.tools), ctx, self.policy,
             AgentSettings(sub_model, system, self.options.max_turns, name=name, context=self.context),
-            on_event=self._event_for(name),
+            on_event=self._event_for(name), hooks=self.hooks.for_subagent(f"{name}-{uuid.uuid4().hex[:8]}", kind),
         )  # fmt: skip
         return sub.run(prompt).text

@@ -173,6 +173,7 @@ class LeadRuntime:
             pass
         except OSError as e:  # the team is down; what is left on disk is `agentteams cleanup`'s job
             warnings = [f"could not remove all of team {team}'s files: {e}"]
+        self.session.hooks.team_deleted(team)
         return warnings
 
     def close(self) -> None:
@@ -187,6 +188,7 @@ class LeadRuntime:
             with contextlib.suppress(Exception):
                 self.spawner.stop(handle)
             self.handles.pop(name, None)
+        self.session.end("other")
 
     # -- spawning -----------------------------------------------------------------------------------
 
@@ -197,6 +199,9 @@ class LeadRuntime:
         member, handle = spawn_member(self.session, self.spawner, self.team, args)
         self.handles[member.name] = handle
         self._team_event(TeamEvent("joined", member.name, str(self.spawner.backend), color=member.color))
+        self.session.hooks.teammate_spawned(
+            member.name, self.team, member.agent_id, member.agent_type or "", str(self.spawner.backend)
+        )
         return (
             f"Spawned successfully.\nagent_id: {member.agent_id}\nname: {member.name}\n"
             "The agent is now running and will receive instructions via mailbox."
@@ -221,9 +226,16 @@ class LeadRuntime:
                 self._busy = True
             result: TurnResult | None = None
             self.last_error = None
+            text = self._prompt_hooks(turn, idle)
+            if text is None:  # a UserPromptSubmit hook dropped the prompt and nothing else was waiting
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+                self._on_turn_end(None)
+                continue
             self._write_presence("working")
             try:
-                result = self.session.run(lead_turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt))
+                result = self.session.run(text)
             except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
                 self.last_error = e
             except Exception as e:  # a bug must not kill the worker silently: the lead would never answer again
@@ -238,9 +250,30 @@ class LeadRuntime:
                 self._write_presence("idle")
                 self._on_turn_end(result)
 
+    def _prompt_hooks(self, turn: Turn, idle: list[Envelope]) -> str | None:
+        """The turn's text after UserPromptSubmit hooks: a block drops the person's prompt (the reason is the
+        turn's error line), context joins it; None when nothing is left to send."""
+        prompt = turn.prompt
+        if prompt is not None:
+            outcome = self.session.hooks.user_prompt(prompt)
+            if outcome.blocked or outcome.stop:
+                why = outcome.reason or outcome.stop_reason or "no reason given"
+                self.last_error = AgentTeamsError(f"a UserPromptSubmit hook blocked the prompt: {why}")
+                prompt = None
+            elif outcome.context:
+                prompt = "\n\n".join([prompt, *outcome.context])
+        envs = [*(turn.envs or []), *idle]
+        if prompt is None and not envs and not turn.notices:
+            return None
+        return lead_turn_text(turn.notices or [], envs, prompt)
+
     def _on_agent_event(self, event: AgentEvent) -> None:
-        if event.kind == "tool_end" and event.tool == "TeamCreate" and event.result and not event.result.is_error:
+        if event.kind != "tool_end" or event.result is None or event.result.is_error:
+            return
+        if event.tool == "TeamCreate":
             self._start_team_thread()
+        elif event.tool == "TeamDelete" and (event.result.data or {}).get("team_name"):
+            self.session.hooks.team_deleted(str((event.result.data or {})["team_name"]))
 
     # -- the team thread: inbox and liveness --------------------------------------------------------
 
@@ -379,6 +412,8 @@ class LeadRuntime:
         if moved.tasks:
             notice += " Its unfinished tasks are pending again: " + ", ".join(f"#{t.id}" for t in moved.tasks)
         self._team_event(TeamEvent("died" if died else "left", name, notice))
+        if died:
+            self.session.hooks.teammate_died(name, team, member.agent_id if member else None, how)
         with self._cond:
             self._idle = [e for e in self._idle if e.sender != name]
             if not self._muted:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentteams import diagnostics
-from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk
+from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk, TurnResult
 from agentteams.agent.permissions import parse_mode
 from agentteams.agent.prompts import claim_prompt
 from agentteams.agent.session import Session, SessionOptions
@@ -141,6 +141,7 @@ class TeammateRuntime:
             return 0
         finally:
             self.store.presence.remove(self.team, self.name)
+            self.session.end("other")
 
     def _lead_gone(self, config: TeamConfig) -> bool:
         """True when the lead's process is known to have died: ours by its presence record, a real `claude`
@@ -240,7 +241,7 @@ class TeammateRuntime:
         marking.start()
         reason, failure, final = "available", None, None
         try:
-            result = self.session.run(work.prompt)
+            result = self._until_idle_allowed(self.session.run(work.prompt))
             final = result.text or None
             if result.stop_reason == "interrupted":
                 reason = "interrupted"
@@ -257,6 +258,19 @@ class TeammateRuntime:
         self._set_state("awaiting_plan_approval" if self.ctx.signals.awaiting_plan_approval else "idle")
         self._send_idle(reason, failure, final)
         return False
+
+    def _until_idle_allowed(self, result: TurnResult) -> TurnResult:
+        """TeammateIdle hooks: exit 2 keeps this teammate working, its stderr the next prompt, until they let it
+        go idle; `continue: false` stops the teammate."""
+        while result.stop_reason == "end_turn" and not self.stop.is_set() and not self.ctx.signals.exit_requested:
+            outcome = self.session.hooks.teammate_idle(self.name, self.team)
+            if outcome.stop:
+                diagnostics.warning("%s: stopped by a TeammateIdle hook: %s", self.name, outcome.stop_reason)
+                self.stop.set()
+            if not outcome.blocked or outcome.stop:
+                break
+            result = self.session.run(f"TeammateIdle hook feedback:\n{outcome.reason}")
+        return result
 
     def _mark_working(self, work: Work) -> None:
         if self._key_recorded:

@@ -1,0 +1,138 @@
+"""Hooks without the CLI: matchers, the config's shape, what exit codes and JSON output mean, the `/hooks` lines,
+and one real hook process (environment without credentials, killed at its timeout)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from agentteams.agent.hookrun import HookRunner, run_command
+from agentteams.agent.hookspec import (
+    DEFAULT_TIMEOUT,
+    HookCommand,
+    HookRun,
+    Outcome,
+    configured,
+    describe,
+    interpret,
+    matches,
+)  # fmt: skip
+from agentteams.agent.hookspec import selected as select_hooks
+from agentteams.settings.load import typed
+from agentteams.settings.types import Settings, Source
+from tests.support.procs import pid_alive
+from tests.support.wait import wait_until
+
+
+@pytest.mark.parametrize(
+    ("matcher", "value", "hit"),
+    [
+        ("", "Bash", True), ("*", "Edit", True), ("Bash", "Bash", True), ("Bash", "BashOutput", False),
+        ("Edit|Write", "Write", True), ("Edit|Write", "Read", False), ("mcp__.*", "mcp__db__query", True),
+        ("Notebook.*", "NotebookEdit", True), ("Notebook.*", "Read", False), ("startup", "resume", False),
+        ("(", "Bash", False),  # not a pattern: matches nothing
+    ],
+)  # fmt: skip
+def test_matchers(matcher: str, value: str, hit: bool) -> None:
+    assert matches(matcher, value) is hit
+
+
+def settings_with(hooks: dict[str, object], path: str = "/p/.claude/settings.json") -> Settings:
+    origins = {f"hooks.{e}[{i}]": Source("project", path) for e, gs in hooks.items() for i in range(len(gs))}  # type: ignore[arg-type]
+    return typed({"hooks": hooks}, origins)
+
+
+def test_config_shape_problems_and_describe() -> None:
+    s = settings_with({
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "a.sh", "timeout": 5}]},
+                       {"hooks": [{"type": "prompt", "prompt": "x"}, {"type": "command", "command": "b.sh"}]}],
+        "Stop": [{"hooks": "nope"}],
+        "TeammateIdle": [{"hooks": [{"type": "command", "command": "c.sh", "timeout": -1}]}],
+    })  # fmt: skip
+    hooks, problems = configured(s)
+    assert [(h.event, h.matcher, h.command, h.timeout) for h in hooks] == [
+        ("PreToolUse", "Bash", "a.sh", 5.0), ("PreToolUse", "", "b.sh", DEFAULT_TIMEOUT),
+        ("TeammateIdle", "", "c.sh", DEFAULT_TIMEOUT),
+    ]  # fmt: skip
+    assert len(problems) == 3 and "hooks.Stop[0]" in problems[1] and "timeout" in problems[2]
+    lines = describe(s)
+    assert lines[0] == "PreToolUse  matcher=Bash  a.sh  (timeout 5s, /p/.claude/settings.json)"
+    assert lines[1].startswith("PreToolUse  matcher=*  b.sh") and lines[-1].startswith("skipped: ")
+
+
+def test_selection_dedups_and_ignores_matchers_of_untooled_events() -> None:
+    hooks = [
+        HookCommand("PreToolUse", "Bash", "x"), HookCommand("PreToolUse", "*", "x"),
+        HookCommand("PreToolUse", "Edit", "y"), HookCommand("TeammateIdle", "whatever", "z"),
+    ]  # fmt: skip
+    assert [h.command for h in select_hooks(hooks, "PreToolUse", "Bash")] == ["x"]
+    assert [h.command for h in select_hooks(hooks, "TeammateIdle", None)] == ["z"]
+
+
+def run(code: int | None, out: str = "", err: str = "", *, timed_out: bool = False) -> HookRun:
+    return HookRun(HookCommand("E", "", "cmd", 3), code, out, err, timed_out)
+
+
+def test_exit_codes() -> None:
+    blocked = interpret("PreToolUse", [run(2, err="no rm here\n"), run(0)])
+    assert blocked.blocked and blocked.reason == "no rm here" and not blocked.warnings
+    warned = interpret("PreToolUse", [run(1, err="boom\nlast line")])
+    assert not warned.blocked and warned.warnings == ["PreToolUse hook `cmd` exited 1: last line"]
+    assert interpret("X", [run(None, timed_out=True)]).warnings == ["X hook `cmd` timed out after 3s; killed"]
+    assert interpret("UserPromptSubmit", [run(0, out="ctx line\n")]).context == ["ctx line"]
+    assert interpret("PostToolUse", [run(0, out="plain\n")]).context == []  # plain stdout: only prompt/start events
+
+
+def test_json_output() -> None:
+    def hook_json(event: str, *objs: object) -> Outcome:
+        return interpret(event, [run(0, out=json.dumps(o)) for o in objs])
+
+    pre = hook_json(
+        "PreToolUse",
+        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow"}},
+        {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                "permissionDecisionReason": "nope", "updatedInput": {"command": "ls"}}},
+    )  # fmt: skip
+    assert (pre.permission, pre.permission_reason, pre.updated_input) == ("deny", "nope", {"command": "ls"})
+    specific = {"hookEventName": "PostToolUse", "additionalContext": "c"}
+    post = hook_json("PostToolUse", {"decision": "block", "reason": "lint failed", "hookSpecificOutput": specific})
+    assert (post.blocked, post.reason, post.context) == (True, "lint failed", ["c"])
+    stop = hook_json("Stop", {"continue": False, "stopReason": "enough", "systemMessage": "hi"})
+    assert (stop.stop, stop.stop_reason, stop.messages) == (True, "enough", ["hi"])
+    other = hook_json("PreToolUse", {"hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "x"}})
+    assert other.context == []  # another event's output is not ours
+
+
+def test_a_hook_runs_without_credentials_and_dies_at_its_timeout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-unit-secret-000")
+    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "tok-unit-secret-000")
+    out = tmp_path / "env.json"
+    script = f"import json, os, sys; json.dump({{'env': dict(os.environ), 'stdin': sys.stdin.read()}}, open({str(out)!r}, 'w'))"
+    command = f'{sys.executable} -c "{script}"'
+    s = settings_with({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]})
+    runner = HookRunner(
+        s, cwd=tmp_path, session_id="s1", transcript_path="/t/s1.jsonl", permission_mode=lambda: "default",
+        secrets=("sk-unit-secret-000",),
+    )  # fmt: skip
+    runner.fire("PreToolUse", {"tool_name": "Bash", "tool_input": {"command": "echo sk-unit-secret-000"}}, "Bash")
+    seen = json.loads(out.read_text())
+    assert "ANTHROPIC_API_KEY" not in seen["env"] and "ANTHROPIC_AUTH_TOKEN" not in seen["env"]
+    assert seen["env"]["CLAUDE_PROJECT_DIR"] == str(tmp_path)
+    assert (
+        "sk-unit-secret-000" not in seen["stdin"] and json.loads(seen["stdin"])["tool_input"]["command"] == "echo ***"
+    )
+
+    pid_file = tmp_path / "sleeper.pid"
+    hang = HookCommand("PreToolUse", "", f"sleep 30 & echo $! > {pid_file}; wait", timeout=0.5)
+    start = time.monotonic()
+    result = run_command(hang, "{}", tmp_path, dict(os.environ))
+    assert result.timed_out and time.monotonic() - start < 5
+    sleeper = int(pid_file.read_text())
+    wait_until(lambda: not pid_alive(sleeper), 5, "the hook's child to be killed with its process group")
