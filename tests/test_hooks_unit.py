@@ -114,8 +114,12 @@ def test_a_hook_runs_without_credentials_and_dies_at_its_timeout(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-unit-secret-000")
     monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "tok-unit-secret-000")
     out = tmp_path / "env.json"
-    script = f"import json, os, sys; json.dump({{'env': dict(os.environ), 'stdin': sys.stdin.read()}}, open({str(out)!r}, 'w'))"
-    command = f'{sys.executable} -c "{script}"'
+    script = tmp_path / "dump_env.py"
+    script.write_text(
+        f"import json, os, sys\nseen = {{'env': dict(os.environ), 'stdin': sys.stdin.read()}}\n"
+        f"json.dump(seen, open({str(out)!r}, 'w'))\n"
+    )
+    command = f"{sys.executable} {script}"
     s = settings_with({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}]})
     runner = HookRunner(
         s, cwd=tmp_path, session_id="s1", transcript_path="/t/s1.jsonl", permission_mode=lambda: "default",
