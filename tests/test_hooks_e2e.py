@@ -49,7 +49,8 @@ TYPES: dict[str, type | tuple[type, ...]] = {
 def check_payload(entry: dict[str, Any], cwd: Path) -> dict[str, Any]:
     """One logged hook call against the table: exactly the documented keys, each of its type; the common
     fields' values; no credential in the hook's environment or on its stdin."""
-    event, payload = entry["event"], entry["payload"]
+    event: str = entry["event"]
+    payload: dict[str, Any] = entry["payload"]
     assert sorted(payload) == sorted(DOCUMENTED[event]), f"{event}: {sorted(payload)}"
     for key, value in payload.items():
         assert isinstance(value, TYPES[key]), f"{event}.{key} = {value!r}"
