@@ -151,7 +151,7 @@ def test_teammate_died_fires_within_2s_of_a_kill(
         assert presence is not None
         os.kill(presence.pid, signal.SIGKILL)
         killed = time.time()
-        wait_until(lambda: lab.entries("TeammateDied"), 5, "the TeammateDied hook")
+        wait_until(lambda: bool(lab.entries("TeammateDied")), 5, "the TeammateDied hook")
         run = finish(rc, tmp_path, server)
     assert run.rc == 0, run.err
     [died] = lab.entries("TeammateDied")
