@@ -67,8 +67,14 @@ class HookPoints:
 
     # -- the session --------------------------------------------------------------------------------
 
-    def user_prompt(self, prompt: str) -> Outcome:
-        return self.runner.fire("UserPromptSubmit", {"prompt": prompt})
+    def submitted(self, prompt: str) -> tuple[str | None, str | None]:
+        """UserPromptSubmit: the prompt to send (any context after it), or None and the line saying why a hook
+        blocked it (shown to the person; the model never sees the prompt)."""
+        outcome = self.runner.fire("UserPromptSubmit", {"prompt": prompt})
+        if outcome.blocked or outcome.stop:
+            why = outcome.reason or outcome.stop_reason or "no reason given"
+            return None, f"a UserPromptSubmit hook blocked the prompt: {why}"
+        return "\n\n".join([prompt, *outcome.context]), None
 
     def session_start(self, source: SessionSource, model: str) -> list[str]:
         """SessionStart's context for the model (plain stdout or additionalContext)."""

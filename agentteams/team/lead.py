@@ -226,16 +226,10 @@ class LeadRuntime:
                 self._busy = True
             result: TurnResult | None = None
             self.last_error = None
-            text = self._prompt_hooks(turn, idle)
-            if text is None:  # a UserPromptSubmit hook dropped the prompt and nothing else was waiting
-                with self._cond:
-                    self._busy = False
-                    self._cond.notify_all()
-                self._on_turn_end(None)
-                continue
+            text = self._prompt_hooks(turn, idle)  # None: a hook dropped the prompt and nothing else waits
             self._write_presence("working")
             try:
-                result = self.session.run(text)
+                result = self.session.run(text) if text is not None else None
             except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
                 self.last_error = e
             except Exception as e:  # a bug must not kill the worker silently: the lead would never answer again
@@ -251,17 +245,11 @@ class LeadRuntime:
                 self._on_turn_end(result)
 
     def _prompt_hooks(self, turn: Turn, idle: list[Envelope]) -> str | None:
-        """The turn's text after UserPromptSubmit hooks: a block drops the person's prompt (the reason is the
-        turn's error line), context joins it; None when nothing is left to send."""
-        prompt = turn.prompt
-        if prompt is not None:
-            outcome = self.session.hooks.user_prompt(prompt)
-            if outcome.blocked or outcome.stop:
-                why = outcome.reason or outcome.stop_reason or "no reason given"
-                self.last_error = AgentTeamsError(f"a UserPromptSubmit hook blocked the prompt: {why}")
-                prompt = None
-            elif outcome.context:
-                prompt = "\n\n".join([prompt, *outcome.context])
+        """The turn's text after UserPromptSubmit hooks (a block drops the person's prompt and is the turn's
+        error line); None when nothing is left to send."""
+        prompt, blocked = self.session.hooks.submitted(turn.prompt) if turn.prompt is not None else (None, None)
+        if blocked is not None:
+            self.last_error = AgentTeamsError(blocked)
         envs = [*(turn.envs or []), *idle]
         if prompt is None and not envs and not turn.notices:
             return None
