@@ -35,9 +35,10 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.records import Envelope
 from agentteams.team import relay
-from agentteams.team.delivery import TeamEvent, add_idle_notice, lead_turn_text
+from agentteams.team.delivery import TeamEvent, add_idle_notice
 from agentteams.team.relay import PermissionJudge
 from agentteams.team.spawning import Handle, Spawner, spawn_member
+from agentteams.team.teamhooks import LeadHooks
 from agentteams.team.trust import LeadPromises, Trust
 from agentteams.tools.base import ToolInputError
 
@@ -65,7 +66,7 @@ class LeadRuntime:
         self.mailbox = self.store.mail
         self.teams = self.store.teams
         self.tasks = self.store.tasks
-        self._team_event = on_team_event or (lambda _e: None)
+        self._team_event = self.hooks = LeadHooks(session, on_team_event)  # events reach the UI, then hooks
         self._on_turn_end = on_turn_end or (lambda _r: None)
         self.judge = judge
         self.handles: dict[str, Handle] = {}
@@ -173,7 +174,6 @@ class LeadRuntime:
             pass
         except OSError as e:  # the team is down; what is left on disk is `agentteams cleanup`'s job
             warnings = [f"could not remove all of team {team}'s files: {e}"]
-        self.session.hooks.team_deleted(team)
         return warnings
 
     def close(self) -> None:
@@ -188,7 +188,6 @@ class LeadRuntime:
             with contextlib.suppress(Exception):
                 self.spawner.stop(handle)
             self.handles.pop(name, None)
-        self.session.end("other")
 
     # -- spawning -----------------------------------------------------------------------------------
 
@@ -199,9 +198,6 @@ class LeadRuntime:
         member, handle = spawn_member(self.session, self.spawner, self.team, args)
         self.handles[member.name] = handle
         self._team_event(TeamEvent("joined", member.name, str(self.spawner.backend), color=member.color))
-        self.session.hooks.teammate_spawned(
-            member.name, self.team, member.agent_id, member.agent_type or "", str(self.spawner.backend)
-        )
         return (
             f"Spawned successfully.\nagent_id: {member.agent_id}\nname: {member.name}\n"
             "The agent is now running and will receive instructions via mailbox."
@@ -225,8 +221,8 @@ class LeadRuntime:
                 idle, self._envs, self._notices, self._idle = self._idle, [], [], []
                 self._busy = True
             result: TurnResult | None = None
-            self.last_error = None
-            text = self._prompt_hooks(turn, idle)  # None: a hook dropped the prompt and nothing else waits
+            text, blocked = self.hooks.turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt)
+            self.last_error = AgentTeamsError(blocked) if blocked else None
             self._write_presence("working")
             try:
                 result = self.session.run(text) if text is not None else None
@@ -244,24 +240,9 @@ class LeadRuntime:
                 self._write_presence("idle")
                 self._on_turn_end(result)
 
-    def _prompt_hooks(self, turn: Turn, idle: list[Envelope]) -> str | None:
-        """The turn's text after UserPromptSubmit hooks (a block drops the person's prompt and is the turn's
-        error line); None when nothing is left to send."""
-        prompt, blocked = self.session.hooks.submitted(turn.prompt) if turn.prompt is not None else (None, None)
-        if blocked is not None:
-            self.last_error = AgentTeamsError(blocked)
-        envs = [*(turn.envs or []), *idle]
-        if prompt is None and not envs and not turn.notices:
-            return None
-        return lead_turn_text(turn.notices or [], envs, prompt)
-
     def _on_agent_event(self, event: AgentEvent) -> None:
-        if event.kind != "tool_end" or event.result is None or event.result.is_error:
-            return
-        if event.tool == "TeamCreate":
+        if event.kind == "tool_end" and event.tool == "TeamCreate" and event.result and not event.result.is_error:
             self._start_team_thread()
-        elif event.tool == "TeamDelete" and (event.result.data or {}).get("team_name"):
-            self.session.hooks.team_deleted(str((event.result.data or {})["team_name"]))
 
     # -- the team thread: inbox and liveness --------------------------------------------------------
 
@@ -400,8 +381,6 @@ class LeadRuntime:
         if moved.tasks:
             notice += " Its unfinished tasks are pending again: " + ", ".join(f"#{t.id}" for t in moved.tasks)
         self._team_event(TeamEvent("died" if died else "left", name, notice))
-        if died:
-            self.session.hooks.teammate_died(name, team, member.agent_id if member else None, how)
         with self._cond:
             self._idle = [e for e in self._idle if e.sender != name]
             if not self._muted:
