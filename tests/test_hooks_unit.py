@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from agentteams.agent.hookpoints import HookPoints
 from agentteams.agent.hookrun import HookRunner, run_command
 from agentteams.agent.hookspec import (
     DEFAULT_TIMEOUT,
@@ -23,10 +24,16 @@ from agentteams.agent.hookspec import (
     matches,
 )  # fmt: skip
 from agentteams.agent.hookspec import selected as select_hooks
+from agentteams.agent.loop import Agent, AgentSettings, PermissionAsk
 from agentteams.settings.load import typed
 from agentteams.settings.types import Settings, Source
+from agentteams.store.files import FileStore
+from agentteams.store.paths import Layout
+from agentteams.tools.base import ToolContext
+from tests.support.fake_model import FakeModel, text, tool
 from tests.support.procs import pid_alive
 from tests.support.wait import wait_until
+from tests.test_agent_loop import Echo, Policy
 
 
 @pytest.mark.parametrize(
@@ -140,3 +147,48 @@ def test_a_hook_runs_without_credentials_and_dies_at_its_timeout(
     assert result.timed_out and time.monotonic() - start < 5
     sleeper = int(pid_file.read_text())
     wait_until(lambda: not pid_alive(sleeper), 5, "the hook's child to be killed with its process group")
+
+
+def loop_agent(tmp_path: Path, hooks: dict[str, object], model: FakeModel, kind: str | None = None) -> Agent:
+    runner = HookRunner(
+        settings_with(hooks), cwd=tmp_path, session_id="s1", transcript_path="/t/s1.jsonl",
+        permission_mode=lambda: "default",
+    )  # fmt: skip
+    points = HookPoints(runner) if kind is None else HookPoints(runner).for_subagent("sub-1", kind)
+    ctx = ToolContext(cwd=tmp_path, store=FileStore(Layout(tmp_path / "cfg")), session_id="s1")
+    return Agent(model, [Echo()], ctx, Policy(), AgentSettings("m", "sys"), hooks=points)
+
+
+def command(text: str) -> dict[str, object]:
+    return {"hooks": [{"type": "command", "command": text}]}
+
+
+def test_a_hook_ask_asks_and_notification_hears_of_it(tmp_path: Path) -> None:
+    ask_json = json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask"}})
+    log = tmp_path / "notification.log"
+    agent = loop_agent(tmp_path, {
+        "PreToolUse": [{"matcher": "Echo", **command(f"echo '{ask_json}'")}],
+        "Notification": [{"matcher": "permission_prompt", **command(f"cat >> {log}; echo >> {log}")}],
+    }, FakeModel([[tool("Echo", text="x")], [text("k")]]))  # fmt: skip
+    asked: list[PermissionAsk] = []
+    agent.ask = lambda q: asked.append(q) or "allow"  # type: ignore[func-returns-value]
+    agent.run("go")
+    assert len(asked) == 1 and "PreToolUse hook" in asked[0].reason  # the policy alone allows Echo
+    [payload] = [json.loads(line) for line in log.read_text().splitlines()]
+    assert payload["message"] == "Claude needs your permission to use Echo"
+    assert (payload["hook_event_name"], payload["notification_type"]) == ("Notification", "permission_prompt")
+
+
+def test_subagent_stop_matches_the_agent_type_and_can_keep_it_going(tmp_path: Path) -> None:
+    mark, log = tmp_path / "mark", tmp_path / "stop.log"
+    once = f"cat >> {log}; echo >> {log}; [ -e {mark} ] || {{ touch {mark}; echo 'dig deeper' >&2; exit 2; }}"
+    agent = loop_agent(tmp_path, {
+        "SubagentStop": [{"matcher": "Explore", **command(once)}, {"matcher": "Plan", **command("exit 2")}],
+        "Stop": [command("exit 2")],  # the main agent's event: not a subagent's
+    }, FakeModel([[text("first")], [text("second")]]), kind="Explore")  # fmt: skip
+    result = agent.run("go")
+    assert result.text == "second" and result.model_calls == 2
+    assert agent.messages[2]["content"] == [{"type": "text", "text": "Stop hook feedback:\ndig deeper"}]
+    payloads = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [p["stop_hook_active"] for p in payloads] == [False, True]
+    assert (payloads[0]["agent_id"], payloads[0]["agent_type"]) == ("sub-1", "Explore")
