@@ -19,17 +19,18 @@ from tests.support.hookscript import HookLab
 from tests.support.procs import pid_alive
 from tests.test_e2e_headless import KEY, agentteams, result_text, script, tool, tool_results
 
-# Claude Code's documented hook inputs (code.claude.com/docs/en/hooks, the agent-teams page for the team events);
-# the last three events are ours and follow the team events' conventions
-COMMON = ("session_id", "transcript_path", "cwd", "permission_mode", "hook_event_name")
+# Claude Code's documented hook inputs (code.claude.com/docs/en/hooks, the agent-teams page for the team events),
+# with what the real 2.1.330 adds (prompt_id everywhere after a prompt, duration_ms, Stop's two lists; its
+# `effort` is left out: agentteams has no effort levels); the last three events are ours, in the same conventions
+COMMON = ("session_id", "transcript_path", "cwd", "prompt_id", "permission_mode", "hook_event_name")
 TASK = ("task_id", "task_subject", "task_description", "teammate_name", "team_name")
 DOCUMENTED: dict[str, tuple[str, ...]] = {
     "PreToolUse": (*COMMON, "tool_name", "tool_input", "tool_use_id"),
-    "PostToolUse": (*COMMON, "tool_name", "tool_input", "tool_response", "tool_use_id"),
+    "PostToolUse": (*COMMON, "tool_name", "tool_input", "tool_response", "tool_use_id", "duration_ms"),
     "UserPromptSubmit": (*COMMON, "prompt"),
-    "Stop": (*COMMON, "stop_hook_active", "last_assistant_message"),
+    "Stop": (*COMMON, "stop_hook_active", "last_assistant_message", "background_tasks", "session_crons"),
     "SessionStart": ("session_id", "transcript_path", "cwd", "hook_event_name", "source", "model"),
-    "SessionEnd": (*COMMON, "reason"),
+    "SessionEnd": ("session_id", "transcript_path", "cwd", "prompt_id", "hook_event_name", "reason"),
     "TeammateIdle": (*COMMON, "teammate_name", "team_name"),
     "TaskCreated": (*COMMON, *TASK),
     "TaskCompleted": (*COMMON, *TASK),
@@ -42,7 +43,8 @@ TYPES: dict[str, type | tuple[type, ...]] = {
     "tool_name": str, "tool_input": dict, "tool_use_id": str, "tool_response": dict, "prompt": str,
     "stop_hook_active": bool, "last_assistant_message": str, "source": str, "model": str, "reason": str,
     "teammate_name": str, "team_name": str, "task_id": str, "task_subject": str, "task_description": str,
-    "agent_id": (str, type(None)), "agent_type": str, "backend": str,
+    "agent_id": (str, type(None)), "agent_type": str, "backend": str, "prompt_id": str, "duration_ms": int,
+    "background_tasks": list, "session_crons": list,
 }  # fmt: skip
 
 
@@ -122,7 +124,8 @@ def test_hooks_around_tools_prompt_and_turn_end(cli: Cli, repo: Path, tmp_path: 
     pre, post = payloads[4], payloads[5]
     assert pre["tool_name"] == "Bash" and pre["tool_input"] == {"command": "echo ALLOWME-RAN"}
     assert pre["tool_use_id"] == post["tool_use_id"] == allowed["tool_use_id"]
-    assert "ALLOWME-RAN" in post["tool_response"]["content"]
+    assert "ALLOWME-RAN" in post["tool_response"]["stdout"]
+    assert len({p.get("prompt_id") for p in payloads[1:]}) == 1  # one prompt: every event after it names it
     assert payloads[1]["prompt"] == "go" and payloads[0]["source"] == "startup"
     assert [p["stop_hook_active"] for p in payloads[6:8]] == [False, True]
     assert payloads[7]["last_assistant_message"] == "final answer" and payloads[8]["reason"] == "other"

@@ -41,10 +41,10 @@ class HookPoints:
         fields = {"tool_name": name, "tool_input": args, "tool_use_id": use_id}
         return self._note_halt(self.runner.fire("PreToolUse", fields, match=name))
 
-    def post_tool(self, name: str, args: dict[str, Any], use_id: str, result: ToolResult) -> str | None:
+    def post_tool(self, name: str, args: dict[str, Any], use_id: str, result: ToolResult, ms: int) -> str | None:
         """What the model is told beside the tool's result: exit-2 stderr, a block reason, additional context."""
-        response = {"content": result.content, **(result.data or {})}
-        fields = {"tool_name": name, "tool_input": args, "tool_response": response, "tool_use_id": use_id}
+        fields = {"tool_name": name, "tool_input": args, "tool_response": tool_response(name, result),
+                  "tool_use_id": use_id, "duration_ms": ms}  # fmt: skip
         outcome = self._note_halt(self.runner.fire("PostToolUse", fields, match=name))
         lines = [f"PostToolUse hook feedback:\n{outcome.reason}"] if outcome.blocked else []
         lines += outcome.context
@@ -53,6 +53,7 @@ class HookPoints:
     def stop(self, last_text: str, active: bool) -> str | None:
         """The turn is about to end: a reason to go on instead (a block), or None."""
         fields: dict[str, Any] = {"stop_hook_active": active, "last_assistant_message": last_text}
+        fields.update(background_tasks=[], session_crons=[])  # as the real 2.1.330 sends: we run none of either
         if self.subagent is not None:
             outcome = self.runner.fire("SubagentStop", {**fields, **self.subagent}, match=self.subagent["agent_type"])
         else:
@@ -70,6 +71,7 @@ class HookPoints:
     def submitted(self, prompt: str) -> tuple[str | None, str | None]:
         """UserPromptSubmit: the prompt to send (any context after it), or None and the line saying why a hook
         blocked it (shown to the person; the model never sees the prompt)."""
+        self.runner.new_prompt(submitted=True)
         outcome = self.runner.fire("UserPromptSubmit", {"prompt": prompt})
         if outcome.blocked or outcome.stop:
             why = outcome.reason or outcome.stop_reason or "no reason given"
@@ -113,6 +115,16 @@ class HookPoints:
 
     def team_deleted(self, team: str) -> None:
         self.runner.fire_later("TeamDeleted", {"team_name": team})
+
+
+def tool_response(name: str, result: ToolResult) -> dict[str, Any]:
+    """PostToolUse's `tool_response`: Bash in the shape Claude Code gives it (hook scripts read `.stdout`; our
+    shell captures both streams as one), any other tool as its text and structured data."""
+    data = result.data or {}
+    if name == "Bash":
+        return {"stdout": result.content, "stderr": "", "interrupted": bool(data.get("interrupted")), "isImage": False,
+                "noOutputExpected": False}  # fmt: skip
+    return {"content": result.content, **data}
 
 
 def _task_fields(info: TaskHookInfo) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,8 +22,8 @@ from agentteams.agent.hookspec import HookCommand, HookRun, Outcome, configured,
 from agentteams.settings.keyhelper import KEY_VARS
 from agentteams.settings.types import Settings
 
-# events whose payload has no permission_mode in Claude Code's documented shapes
-NO_PERMISSION_MODE = ("SessionStart", "PreCompact")
+# events whose payload has no permission_mode (Claude Code's docs, and what the real 2.1.330 sends)
+NO_PERMISSION_MODE = ("SessionStart", "SessionEnd", "PreCompact")
 KILL_GRACE = 2.0  # seconds to collect what a killed hook's pipes still hold
 
 
@@ -71,16 +72,27 @@ class HookRunner:
         self.secrets = [s for s in secrets if s]
         self.warn = warn or (lambda line: diagnostics.warning("%s", line))
         self._later: list[threading.Thread] = []
+        self.prompt_id: str | None = None  # the user prompt the agent is working on (the real 2.1.330 sends it)
+        self._fresh = False
         for p in problems:
             self.warn(p)
 
     def active(self, event: str) -> bool:
         return any(h.event == event for h in self.hooks)
 
+    def new_prompt(self, *, submitted: bool = False) -> None:
+        """A new user prompt: a new `prompt_id`, unless UserPromptSubmit just made one for this prompt."""
+        if not submitted and self._fresh:
+            self._fresh = False
+            return
+        self.prompt_id, self._fresh = str(uuid.uuid4()), submitted
+
     def payload(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
         common: dict[str, Any] = {
             "session_id": self.session_id, "transcript_path": self.transcript_path, "cwd": str(self.cwd),
         }  # fmt: skip
+        if self.prompt_id is not None:
+            common["prompt_id"] = self.prompt_id
         if event not in NO_PERMISSION_MODE:
             common["permission_mode"] = self.permission_mode()
         return {**common, "hook_event_name": event, **fields}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -264,11 +265,12 @@ class Agent:
         args = use.get("input") if isinstance(use.get("input"), dict) else {}
         assert isinstance(args, dict)
         self._emit(AgentEvent("tool_start", tool=name, tool_use_id=use_id, input=args))
+        started = time.monotonic()
         result, args, ran = self._execute(name, args, use_id)
         self._emit(AgentEvent("tool_end", tool=name, tool_use_id=use_id, input=args, result=result))
         content = result.content
         if ran and not result.is_error and self.hooks is not None:
-            extra = self.hooks.post_tool(name, args, use_id, result)
+            extra = self.hooks.post_tool(name, args, use_id, result, int((time.monotonic() - started) * 1000))
             content = f"{content}\n\n{extra}" if extra else content
         block: Block = {"type": "tool_result", "tool_use_id": use_id, "content": content}
         if result.is_error:
