@@ -20,9 +20,10 @@ from tests.support.procs import pid_alive
 from tests.test_e2e_headless import KEY, agentteams, result_text, script, tool, tool_results
 
 # Claude Code's documented hook inputs (code.claude.com/docs/en/hooks, the agent-teams page for the team events),
-# with what the real 2.1.330 adds (prompt_id everywhere after a prompt, duration_ms, Stop's two lists; its
-# `effort` is left out: agentteams has no effort levels); the last three events are ours, in the same conventions
-COMMON = ("session_id", "transcript_path", "cwd", "prompt_id", "permission_mode", "hook_event_name")
+# with what the real 2.1.330 adds (duration_ms, Stop's two lists, and `prompt_id` in every payload after a
+# person's prompt: never a teammate's; its `effort` is left out: agentteams has no effort levels); the last three
+# events are ours, in the same conventions
+COMMON = ("session_id", "transcript_path", "cwd", "permission_mode", "hook_event_name")
 TASK = ("task_id", "task_subject", "task_description", "teammate_name", "team_name")
 DOCUMENTED: dict[str, tuple[str, ...]] = {
     "PreToolUse": (*COMMON, "tool_name", "tool_input", "tool_use_id"),
@@ -30,7 +31,7 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
     "UserPromptSubmit": (*COMMON, "prompt"),
     "Stop": (*COMMON, "stop_hook_active", "last_assistant_message", "background_tasks", "session_crons"),
     "SessionStart": ("session_id", "transcript_path", "cwd", "hook_event_name", "source", "model"),
-    "SessionEnd": ("session_id", "transcript_path", "cwd", "prompt_id", "hook_event_name", "reason"),
+    "SessionEnd": ("session_id", "transcript_path", "cwd", "hook_event_name", "reason"),
     "TeammateIdle": (*COMMON, "teammate_name", "team_name"),
     "TaskCreated": (*COMMON, *TASK),
     "TaskCompleted": (*COMMON, *TASK),
@@ -53,7 +54,8 @@ def check_payload(entry: dict[str, Any], cwd: Path) -> dict[str, Any]:
     fields' values; no credential in the hook's environment or on its stdin."""
     event: str = entry["event"]
     payload: dict[str, Any] = entry["payload"]
-    assert sorted(payload) == sorted(DOCUMENTED[event]), f"{event}: {sorted(payload)}"
+    expected = [*DOCUMENTED[event], *(["prompt_id"] if "prompt_id" in payload else [])]
+    assert sorted(payload) == sorted(expected), f"{event}: {sorted(payload)}"
     for key, value in payload.items():
         assert isinstance(value, TYPES[key]), f"{event}.{key} = {value!r}"
     assert payload["hook_event_name"] == event and payload["cwd"] == str(cwd)
@@ -125,7 +127,8 @@ def test_hooks_around_tools_prompt_and_turn_end(cli: Cli, repo: Path, tmp_path: 
     assert pre["tool_name"] == "Bash" and pre["tool_input"] == {"command": "echo ALLOWME-RAN"}
     assert pre["tool_use_id"] == post["tool_use_id"] == allowed["tool_use_id"]
     assert "ALLOWME-RAN" in post["tool_response"]["stdout"]
-    assert len({p.get("prompt_id") for p in payloads[1:]}) == 1  # one prompt: every event after it names it
+    [prompt_id] = {p.get("prompt_id") for p in payloads[1:]}  # one prompt: every event after it names it
+    assert prompt_id is not None and "prompt_id" not in payloads[0]
     assert payloads[1]["prompt"] == "go" and payloads[0]["source"] == "startup"
     assert [p["stop_hook_active"] for p in payloads[6:8]] == [False, True]
     assert payloads[7]["last_assistant_message"] == "final answer" and payloads[8]["reason"] == "other"

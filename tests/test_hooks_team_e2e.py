@@ -94,6 +94,8 @@ def test_team_hooks_steer_a_teammate_and_its_tasks(
          "stderr": "IDLE-FEEDBACK: the report is not done", "exit": 2},
         {"event": "TaskCompleted", "when": '"task_id": "1"', "once": "done",
          "stderr": "TASK-FEEDBACK: tests are missing", "exit": 2},
+        {"event": "TaskCompleted", "when": '"task_id": "1"', "once": "turn-end",
+         "stderr": "TASK-FEEDBACK: still in progress at the turn's end", "exit": 2},
         {"event": "TaskCreated", "when": "FORBIDDEN", "stderr": "TASK-REFUSED: no forbidden work", "exit": 2},
     )  # fmt: skip
     with MockServer(team_hooks_scenario()) as server:
@@ -111,8 +113,11 @@ def test_team_hooks_steer_a_teammate_and_its_tasks(
     assert completing[2] and "TASK-FEEDBACK: tests are missing" in completing[1]  # the model got the feedback
     assert "in_progress" in got[1]  # and the task stayed in progress
     assert not completed[2], completed  # completed once the hook let it
-    prompts = json.dumps([b["messages"] for b in alice])
-    assert "IDLE-FEEDBACK: the report is not done" in prompts  # another turn, with the feedback
+    feedback = [b["messages"][-1] for b in alice if "IDLE-FEEDBACK" in json.dumps(b["messages"][-1])]
+    assert feedback, "alice never got the TeammateIdle feedback"  # another turn, with the feedback
+    turn_end = json.dumps(feedback[0])  # both turn-end hooks blocked: the task in progress, and the idle
+    assert "TaskCompleted hook feedback" in turn_end and "still in progress at the turn's end" in turn_end
+    assert "TeammateIdle hook feedback" in turn_end
 
     calls = lab.entries()
     payloads = {e: [check_payload(c, work) for c in calls if c["event"] == e] for e in events}
@@ -120,8 +125,11 @@ def test_team_hooks_steer_a_teammate_and_its_tasks(
     idle = payloads["TeammateIdle"]
     assert len(idle) >= 2 and all(p["teammate_name"] == "alice" and p["team_name"] == TEAM for p in idle)
     assert all(p["session_id"] != lead_session for p in idle), "TeammateIdle carried the lead's session"
+    assert all("prompt_id" not in p for p in [*idle, *payloads["TaskCompleted"]])  # a teammate has no person's prompt
+    assert all("prompt_id" in p for p in payloads["TaskCreated"])  # the lead's, after the person's prompt
     done = payloads["TaskCompleted"]
-    assert [(p["task_id"], p["task_subject"], p["teammate_name"]) for p in done] == [("1", "Write report", "alice")] * 2
+    # the refused TaskUpdate, the task still in progress at the turn's end, then the TaskUpdate that completed it
+    assert [(p["task_id"], p["task_subject"], p["teammate_name"]) for p in done] == [("1", "Write report", "alice")] * 3
     assert done[0]["task_description"] == "REPORT-TASK" and done[0]["session_id"] == idle[0]["session_id"]
     assert [(p["task_subject"], p["teammate_name"], p["team_name"]) for p in payloads["TaskCreated"]] == [
         ("Write report", "team-lead", TEAM), ("FORBIDDEN work", "team-lead", TEAM)]  # fmt: skip

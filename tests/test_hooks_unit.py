@@ -87,7 +87,7 @@ def run(code: int | None, out: str = "", err: str = "", *, timed_out: bool = Fal
 
 def test_exit_codes() -> None:
     blocked = interpret("PreToolUse", [run(2, err="no rm here\n"), run(0)])
-    assert blocked.blocked and blocked.reason == "no rm here" and not blocked.warnings
+    assert blocked.blocked and blocked.reason == "[cmd]: no rm here" and not blocked.warnings
     warned = interpret("PreToolUse", [run(1, err="boom\nlast line")])
     assert not warned.blocked and warned.warnings == ["PreToolUse hook `cmd` exited 1: last line"]
     assert interpret("X", [run(None, timed_out=True)]).warnings == ["X hook `cmd` timed out after 3s; killed"]
@@ -188,7 +188,8 @@ def test_subagent_stop_matches_the_agent_type_and_can_keep_it_going(tmp_path: Pa
     }, FakeModel([[text("first")], [text("second")]]), kind="Explore")  # fmt: skip
     result = agent.run("go")
     assert result.text == "second" and result.model_calls == 2
-    assert agent.messages[2]["content"] == [{"type": "text", "text": "Stop hook feedback:\ndig deeper"}]
+    [feedback] = agent.messages[2]["content"]
+    assert feedback["text"].startswith("Stop hook feedback:\n[cat >> ") and feedback["text"].endswith("]: dig deeper")
     payloads = [json.loads(line) for line in log.read_text().splitlines()]
     assert [p["stop_hook_active"] for p in payloads] == [False, True]
     assert (payloads[0]["agent_id"], payloads[0]["agent_type"]) == ("sub-1", "Explore")

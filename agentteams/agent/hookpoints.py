@@ -46,8 +46,8 @@ class HookPoints:
         fields = {"tool_name": name, "tool_input": args, "tool_response": tool_response(name, result),
                   "tool_use_id": use_id, "duration_ms": ms}  # fmt: skip
         outcome = self._note_halt(self.runner.fire("PostToolUse", fields, match=name))
-        lines = [f"PostToolUse hook feedback:\n{outcome.reason}"] if outcome.blocked else []
-        lines += outcome.context
+        lines = [f"PostToolUse:{name} hook blocking error: {outcome.reason}"] if outcome.blocked else []
+        lines += [f"PostToolUse:{name} hook additional context: {c}" for c in outcome.context]
         return "\n\n".join(lines) or None
 
     def stop(self, last_text: str, active: bool) -> str | None:
@@ -71,7 +71,7 @@ class HookPoints:
     def submitted(self, prompt: str) -> tuple[str | None, str | None]:
         """UserPromptSubmit: the prompt to send (any context after it), or None and the line saying why a hook
         blocked it (shown to the person; the model never sees the prompt)."""
-        self.runner.new_prompt(submitted=True)
+        self.runner.new_prompt()
         outcome = self.runner.fire("UserPromptSubmit", {"prompt": prompt})
         if outcome.blocked or outcome.stop:
             why = outcome.reason or outcome.stop_reason or "no reason given"

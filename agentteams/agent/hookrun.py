@@ -72,20 +72,17 @@ class HookRunner:
         self.secrets = [s for s in secrets if s]
         self.warn = warn or (lambda line: diagnostics.warning("%s", line))
         self._later: list[threading.Thread] = []
-        self.prompt_id: str | None = None  # the user prompt the agent is working on (the real 2.1.330 sends it)
-        self._fresh = False
+        # the person's prompt the agent works on: every payload after it names it, as the real 2.1.330's do
+        # (a teammate, which gets messages and never a person's prompt, sends none)
+        self.prompt_id: str | None = None
         for p in problems:
             self.warn(p)
 
     def active(self, event: str) -> bool:
         return any(h.event == event for h in self.hooks)
 
-    def new_prompt(self, *, submitted: bool = False) -> None:
-        """A new user prompt: a new `prompt_id`, unless UserPromptSubmit just made one for this prompt."""
-        if not submitted and self._fresh:
-            self._fresh = False
-            return
-        self.prompt_id, self._fresh = str(uuid.uuid4()), submitted
+    def new_prompt(self) -> None:
+        self.prompt_id = str(uuid.uuid4())
 
     def payload(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
         common: dict[str, Any] = {

@@ -165,9 +165,9 @@ def _one(event: str, run: HookRun, out: Outcome) -> None:
     if run.timed_out:
         out.warnings.append(f"{event} hook `{run.hook.command}` timed out after {run.hook.timeout:g}s; killed")
         return
-    if run.code == 2:
+    if run.code == 2:  # the model reads which command said what, as in Claude Code: "[command]: stderr"
         out.blocked = True
-        out.reason = _join(out.reason, run.stderr.strip() or f"{event} hook `{run.hook.command}` exited 2")
+        out.reason = _join(out.reason, f"[{run.hook.command}]: {run.stderr.strip() or 'No stderr output'}")
         return
     if run.code != 0:
         tail = (run.stderr.strip().splitlines() or [""])[-1][:200]

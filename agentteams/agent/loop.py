@@ -290,7 +290,7 @@ class Agent:
             pre = self.hooks.pre_tool(name, args, use_id)
             if pre.blocked or pre.permission == "deny":
                 why = pre.reason or pre.permission_reason or "no reason given"
-                return ToolResult.error(f"{name} was blocked by a PreToolUse hook: {why}"), args, False
+                return ToolResult.error(f"PreToolUse:{name} hook error: {why}"), args, False
             args, hook = (pre.updated_input if pre.updated_input is not None else args), pre.permission
         try:
             target = tool.permission_target(args, self.ctx.cwd)

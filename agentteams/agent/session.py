@@ -150,7 +150,6 @@ class Session:
         )
 
     def run(self, prompt: str) -> TurnResult:
-        self.hooks.runner.new_prompt()
         return self.agent.run(prompt)
 
     def end(self, reason: EndReason = "other") -> None:

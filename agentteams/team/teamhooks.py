@@ -1,5 +1,5 @@
-"""The lead's hooks over its team: TeammateSpawned and TeammateDied from its team events, TeamDeleted after a
-successful TeamDelete, and UserPromptSubmit on the person's prompt of a lead turn."""
+"""Team hooks: the lead's (TeammateSpawned and TeammateDied from its team events, TeamDeleted after a TeamDelete,
+UserPromptSubmit on the person's prompt) and a teammate's at its turn's end (TaskCompleted, TeammateIdle)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from agentteams.agent.session import Session
 from agentteams.errors import AgentTeamsError
 from agentteams.store.records import Envelope
 from agentteams.team.delivery import TeamEvent, lead_turn_text
+from agentteams.tools.hooks import TaskHookInfo
 
 
 class LeadHooks:
@@ -54,3 +55,20 @@ class LeadHooks:
         if prompt is None and not envs and not notices:
             return None, blocked
         return lead_turn_text(notices, envs, prompt), blocked
+
+
+def idle_gate(session: Session, team: str, name: str) -> tuple[str | None, bool]:
+    """A teammate's turn is over, as the real 2.1.330 handles it: TaskCompleted for each in-progress task it owns
+    (a pass leaves the task as it is), then TeammateIdle. The feedback for another turn if any of them exited 2
+    (each block as "<Event> hook feedback:"), and whether one said `continue: false` (the teammate stops)."""
+    hooks, feedback = session.hooks, []
+    if hooks.runner.active("TaskCompleted"):
+        mine = [t for t in session.store.tasks.list_tasks(team) if t.owner == name and t.status == "in_progress"]
+        for t in mine:
+            refusal = hooks.task_completed(TaskHookInfo(t.id, t.subject, t.description, name, team))
+            if refusal is not None:
+                feedback.append(f"TaskCompleted hook feedback:\n{refusal}")
+    outcome = hooks.teammate_idle(name, team)
+    if outcome.blocked:
+        feedback.append(f"TeammateIdle hook feedback:\n{outcome.reason}")
+    return "\n\n".join(feedback) or None, outcome.stop

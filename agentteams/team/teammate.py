@@ -36,6 +36,7 @@ from agentteams.store.protocol import (
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import LeadVerifyKey
 from agentteams.team.delivery import TeamEvent, message_block, wake_order
+from agentteams.team.teamhooks import idle_gate
 from agentteams.team.trust import Trust
 from agentteams.tools.hooks import PERMISSION_MODES
 from agentteams.tools.team_tools import parse_send
@@ -260,16 +261,16 @@ class TeammateRuntime:
         return False
 
     def _until_idle_allowed(self, result: TurnResult) -> TurnResult:
-        """TeammateIdle hooks: exit 2 keeps this teammate working, its stderr the next prompt, until they let it
-        go idle; `continue: false` stops the teammate."""
+        """Turn-end hooks (teamhooks.idle_gate): a block keeps this teammate working with the feedback as its next
+        prompt, until they let it go idle; `continue: false` stops the teammate."""
         while result.stop_reason == "end_turn" and not self.stop.is_set() and not self.ctx.signals.exit_requested:
-            outcome = self.session.hooks.teammate_idle(self.name, self.team)
-            if outcome.stop:
-                diagnostics.warning("%s: stopped by a TeammateIdle hook: %s", self.name, outcome.stop_reason)
+            feedback, stop = idle_gate(self.session, self.team, self.name)
+            if stop:
+                diagnostics.warning("%s: stopped by a TeammateIdle hook", self.name)
                 self.stop.set()
-            if not outcome.blocked or outcome.stop:
+            if feedback is None or stop:
                 break
-            result = self.session.run(f"TeammateIdle hook feedback:\n{outcome.reason}")
+            result = self.session.run(feedback)
         return result
 
     def _mark_working(self, work: Work) -> None:
