@@ -33,7 +33,7 @@ from agentteams.tools.base import ToolContext
 from tests.support.fake_model import FakeModel, text, tool
 from tests.support.procs import pid_alive
 from tests.support.wait import wait_until
-from tests.test_agent_loop import Echo, Policy
+from tests.test_agent_loop import Echo, Policy, results_of
 
 
 @pytest.mark.parametrize(
@@ -193,3 +193,17 @@ def test_subagent_stop_matches_the_agent_type_and_can_keep_it_going(tmp_path: Pa
     payloads = [json.loads(line) for line in log.read_text().splitlines()]
     assert [p["stop_hook_active"] for p in payloads] == [False, True]
     assert (payloads[0]["agent_id"], payloads[0]["agent_type"]) == ("sub-1", "Explore")
+
+
+def test_updated_input_runs_and_continue_false_ends_the_turn(tmp_path: Path) -> None:
+    rewrite = json.dumps({"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": {"text": "rewritten"}}})
+    halt = json.dumps({"continue": False, "stopReason": "enough for today"})
+    model = FakeModel([[tool("Echo", text="original")], [text("never asked for")]])
+    agent = loop_agent(tmp_path, {
+        "PreToolUse": [{"matcher": "Echo", **command(f"echo '{rewrite}'")}],
+        "PostToolUse": [{"matcher": "Echo", **command(f"echo '{halt}'")}],
+    }, model)  # fmt: skip
+    result = agent.run("go")
+    [res] = results_of(agent, 2)
+    assert res["content"] == "echo: rewritten"  # the tool ran with the hook's input
+    assert result.model_calls == 1 and len(model.requests) == 1  # `continue: false`: no further model call
