@@ -1,36 +1,65 @@
 """Where hooks fire, event by event: the payload fields each event carries (Claude Code's documented shapes, plus
 our team events) and what its outcome means to the caller. One `HookPoints` per agent; a subagent's own copy
-fires SubagentStop where the main agent fires Stop.
-"""
+fires SubagentStop where the main agent fires Stop. Without hooks configured, nothing of the runner is imported."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
-from agentteams.agent.hookrun import HookRunner
-from agentteams.agent.hookspec import Outcome
+from agentteams.settings.types import Settings
 from agentteams.tools.base import ToolResult
 from agentteams.tools.hooks import TaskHookInfo
 
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from agentteams.agent.hookrun import HookRunner
+    from agentteams.agent.hookspec import Outcome
+
 SessionSource = Literal["startup", "resume", "clear", "compact"]
+Permission = Literal["allow", "deny", "ask"]  # a PreToolUse hook's permissionDecision (hookspec's, without its import)
 EndReason = Literal["clear", "logout", "prompt_input_exit", "other"]
 
 
-@dataclass
 class HookPoints:
-    """The hooks of one agent. `subagent` holds a subagent's agent_id / agent_type / agent_transcript_path."""
+    """The hooks of one agent (`runner` None: none configured, every point a no-op). `subagent` holds a
+    subagent's agent_id / agent_type / agent_transcript_path."""
 
-    runner: HookRunner
-    subagent: dict[str, str] | None = None
-    halted: str | None = None  # a hook said `continue: false`: the turn ends after this tool batch
-    _ended: bool = field(default=False, repr=False)
+    def __init__(self, runner: HookRunner | None, subagent: dict[str, str] | None = None) -> None:
+        self.runner = runner
+        self.subagent = subagent
+        self.halted: str | None = None  # a hook said `continue: false`: the turn ends after this tool batch
+        self._ended = False
 
-    def for_subagent(self, agent_id: str, agent_type: str) -> HookPoints:
+    @classmethod
+    def build(
+        cls, settings: Settings, *, cwd: Path, session_id: str, transcript_path: str,
+        permission_mode: Callable[[], str], secrets: Sequence[str | None] = (),
+    ) -> HookPoints:  # fmt: skip
+        if not settings.hooks:
+            return cls(None)
+        from agentteams.agent.hookrun import HookRunner  # only with hooks: off every start-up without them
+
+        return cls(HookRunner(settings, cwd=cwd, session_id=session_id, transcript_path=transcript_path,
+                              permission_mode=permission_mode, secrets=secrets))  # fmt: skip
+
+    def active(self, event: str) -> bool:
+        return self.runner is not None and self.runner.active(event)
+
+    def for_subagent(self, agent_id: str, agent_type: str) -> HookPoints | None:
+        """A subagent's hook points (SubagentStop for Stop), or None when no hook is configured."""
+        if self.runner is None:
+            return None
         ids = {"agent_id": agent_id, "agent_type": agent_type, "agent_transcript_path": self.runner.transcript_path}
-        return replace(self, subagent=ids, halted=None)
+        return HookPoints(self.runner, ids)
 
-    def _note_halt(self, outcome: Outcome) -> Outcome:
+    def _fire(self, event: str, fields: dict[str, Any], match: str | None = None) -> Outcome:
+        if self.runner is None:
+            from agentteams.agent.hookspec import Outcome
+
+            return Outcome()
+        outcome = self.runner.fire(event, fields, match)
         if outcome.stop:
             self.halted = outcome.stop_reason or "a hook asked to stop"
         return outcome
@@ -39,13 +68,13 @@ class HookPoints:
 
     def pre_tool(self, name: str, args: dict[str, Any], use_id: str) -> Outcome:
         fields = {"tool_name": name, "tool_input": args, "tool_use_id": use_id}
-        return self._note_halt(self.runner.fire("PreToolUse", fields, match=name))
+        return self._fire("PreToolUse", fields, match=name)
 
     def post_tool(self, name: str, args: dict[str, Any], use_id: str, result: ToolResult, ms: int) -> str | None:
         """What the model is told beside the tool's result: exit-2 stderr, a block reason, additional context."""
         fields = {"tool_name": name, "tool_input": args, "tool_response": tool_response(name, result),
                   "tool_use_id": use_id, "duration_ms": ms}  # fmt: skip
-        outcome = self._note_halt(self.runner.fire("PostToolUse", fields, match=name))
+        outcome = self._fire("PostToolUse", fields, match=name)
         lines = [f"PostToolUse:{name} hook blocking error: {outcome.reason}"] if outcome.blocked else []
         lines += [f"PostToolUse:{name} hook additional context: {c}" for c in outcome.context]
         return "\n\n".join(lines) or None
@@ -55,24 +84,27 @@ class HookPoints:
         fields: dict[str, Any] = {"stop_hook_active": active, "last_assistant_message": last_text}
         fields.update(background_tasks=[], session_crons=[])  # as the real 2.1.330 sends: we run none of either
         if self.subagent is not None:
-            outcome = self.runner.fire("SubagentStop", {**fields, **self.subagent}, match=self.subagent["agent_type"])
+            outcome = self._fire("SubagentStop", {**fields, **self.subagent}, match=self.subagent["agent_type"])
         else:
-            outcome = self.runner.fire("Stop", fields)
+            outcome = self._fire("Stop", fields)
+        self.halted = None  # a turn's end: `continue: false` means the same as letting it end
         if outcome.stop:
             return None
         return outcome.reason if outcome.blocked else None
 
     def notify(self, message: str, kind: str = "permission_prompt") -> None:
         """The agent waits for the person (a permission question); hooks only hear of it."""
-        self.runner.fire("Notification", {"message": message, "notification_type": kind}, match=kind)
+        self._fire("Notification", {"message": message, "notification_type": kind}, match=kind)
 
     # -- the session --------------------------------------------------------------------------------
 
     def submitted(self, prompt: str) -> tuple[str | None, str | None]:
         """UserPromptSubmit: the prompt to send (any context after it), or None and the line saying why a hook
         blocked it (shown to the person; the model never sees the prompt)."""
+        if self.runner is None:
+            return prompt, None
         self.runner.new_prompt()
-        outcome = self.runner.fire("UserPromptSubmit", {"prompt": prompt})
+        outcome = self._fire("UserPromptSubmit", {"prompt": prompt})
         if outcome.blocked or outcome.stop:
             why = outcome.reason or outcome.stop_reason or "no reason given"
             return None, f"a UserPromptSubmit hook blocked the prompt: {why}"
@@ -80,41 +112,50 @@ class HookPoints:
 
     def session_start(self, source: SessionSource, model: str) -> list[str]:
         """SessionStart's context for the model (plain stdout or additionalContext)."""
-        return self.runner.fire("SessionStart", {"source": source, "model": model}, match=source).context
+        if self.runner is None:
+            return []
+        return self._fire("SessionStart", {"source": source, "model": model}, match=source).context
 
     def session_end(self, reason: EndReason) -> None:
-        if self._ended:
+        if self._ended or self.runner is None:
             return
         self._ended = True
-        self.runner.fire("SessionEnd", {"reason": reason}, match=reason)
+        self._fire("SessionEnd", {"reason": reason}, match=reason)
         self.runner.drain()
 
     # -- the team -----------------------------------------------------------------------------------
 
-    def teammate_idle(self, name: str, team: str) -> Outcome:
-        return self.runner.fire("TeammateIdle", {"teammate_name": name, "team_name": team})
+    def teammate_idle(self, name: str, team: str) -> tuple[str | None, bool]:
+        """Feedback keeping the teammate working (exit 2 or a block), and whether a hook said to stop."""
+        if self.runner is None:
+            return None, False
+        outcome = self._fire("TeammateIdle", {"teammate_name": name, "team_name": team})
+        return (outcome.reason if outcome.blocked else None), outcome.stop
 
     def task_created(self, info: TaskHookInfo) -> str | None:
         """Feedback refusing the new task (exit 2 or a block), else None."""
-        outcome = self.runner.fire("TaskCreated", _task_fields(info))
+        outcome = self._fire("TaskCreated", _task_fields(info))
         return outcome.reason if outcome.blocked else None
 
     def task_completed(self, info: TaskHookInfo) -> str | None:
         """Feedback refusing the completion (exit 2 or a block), else None."""
-        outcome = self.runner.fire("TaskCompleted", _task_fields(info))
+        outcome = self._fire("TaskCompleted", _task_fields(info))
         return outcome.reason if outcome.blocked else None
 
     def teammate_spawned(self, name: str, team: str, agent_id: str, agent_type: str, backend: str) -> None:
         fields = {"teammate_name": name, "team_name": team, "agent_id": agent_id, "agent_type": agent_type,
                   "backend": backend}  # fmt: skip
-        self.runner.fire_later("TeammateSpawned", fields)
+        if self.runner is not None:
+            self.runner.fire_later("TeammateSpawned", fields)
 
     def teammate_died(self, name: str, team: str, agent_id: str | None, reason: str) -> None:
         fields = {"teammate_name": name, "team_name": team, "agent_id": agent_id, "reason": reason}
-        self.runner.fire_later("TeammateDied", fields)
+        if self.runner is not None:
+            self.runner.fire_later("TeammateDied", fields)
 
     def team_deleted(self, team: str) -> None:
-        self.runner.fire_later("TeamDeleted", {"team_name": team})
+        if self.runner is not None:
+            self.runner.fire_later("TeamDeleted", {"team_name": team})
 
 
 def tool_response(name: str, result: ToolResult) -> dict[str, Any]:

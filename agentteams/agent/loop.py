@@ -13,8 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from agentteams.agent.hookpoints import HookPoints
-from agentteams.agent.hookspec import Permission
+from agentteams.agent.hookpoints import HookPoints, Permission
 from agentteams.model.types import Block, Message, ModelClient, ModelRequest, ModelResponse, StreamCallbacks, Usage
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult
 

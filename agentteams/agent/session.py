@@ -14,7 +14,6 @@ from typing import Literal
 
 from agentteams import diagnostics
 from agentteams.agent.hookpoints import EndReason, HookPoints
-from agentteams.agent.hookrun import HookRunner
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
 from agentteams.agent.memory import Memory, load_memory
 from agentteams.agent.permissions import (
@@ -116,11 +115,10 @@ class Session:
             interactive=options.interactive, asked=settings_rules(settings, "ask"),
             additional_dirs=[Path(d).expanduser() for d in settings.permissions.additional_directories],
         )  # fmt: skip
-        runner = HookRunner(
+        self.hooks = HookPoints.build(
             settings, cwd=options.cwd, session_id=options.session_id, transcript_path=str(self.transcript.path),
             permission_mode=self._mode, secrets=secrets,
         )  # fmt: skip
-        self.hooks = HookPoints(runner)
         self.ctx.hooks = RuntimeHooks(
             model=self.model, permission_mode=self._mode, run_subagent=self._run_subagent,
             approve_plan=self._approve_plan if me is None else None,  # a teammate's plan goes to its lead
@@ -146,7 +144,7 @@ class Session:
             agent_settings,
             on_event=self._event_for(self.name),
             ask=ask,
-            hooks=self.hooks,
+            hooks=self.hooks if self.hooks.runner is not None else None,
         )
 
     def run(self, prompt: str) -> TurnResult:

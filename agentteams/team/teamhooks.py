@@ -62,13 +62,13 @@ def idle_gate(session: Session, team: str, name: str) -> tuple[str | None, bool]
     (a pass leaves the task as it is), then TeammateIdle. The feedback for another turn if any of them exited 2
     (each block as "<Event> hook feedback:"), and whether one said `continue: false` (the teammate stops)."""
     hooks, feedback = session.hooks, []
-    if hooks.runner.active("TaskCompleted"):
+    if hooks.active("TaskCompleted"):
         mine = [t for t in session.store.tasks.list_tasks(team) if t.owner == name and t.status == "in_progress"]
         for t in mine:
             refusal = hooks.task_completed(TaskHookInfo(t.id, t.subject, t.description, name, team))
             if refusal is not None:
                 feedback.append(f"TaskCompleted hook feedback:\n{refusal}")
-    outcome = hooks.teammate_idle(name, team)
-    if outcome.blocked:
-        feedback.append(f"TeammateIdle hook feedback:\n{outcome.reason}")
-    return "\n\n".join(feedback) or None, outcome.stop
+    idle, stop = hooks.teammate_idle(name, team)
+    if idle is not None:
+        feedback.append(f"TeammateIdle hook feedback:\n{idle}")
+    return "\n\n".join(feedback) or None, stop
