@@ -207,3 +207,15 @@ def test_updated_input_runs_and_continue_false_ends_the_turn(tmp_path: Path) -> 
     [res] = results_of(agent, 2)
     assert res["content"] == "echo: rewritten"  # the tool ran with the hook's input
     assert result.model_calls == 1 and len(model.requests) == 1  # `continue: false`: no further model call
+
+
+def test_no_runner_without_hooks_or_when_all_are_disabled(tmp_path: Path) -> None:
+    hooks = {"Stop": [command("exit 2")]}
+
+    def build(merged: dict[str, object]) -> HookPoints:
+        return HookPoints.build(typed(merged, {}), cwd=tmp_path, session_id="s", transcript_path="t",
+                                permission_mode=lambda: "default")  # fmt: skip
+
+    assert build({"hooks": hooks}).runner is not None
+    assert build({}).runner is None and build({"hooks": hooks, "disableAllHooks": True}).runner is None
+    assert build({}).submitted("hi") == ("hi", None) and build({}).teammate_idle("a", "t") == (None, False)

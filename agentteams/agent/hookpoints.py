@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from agentteams.agent.hookspec import Outcome
 
 SessionSource = Literal["startup", "resume", "clear", "compact"]
-Permission = Literal["allow", "deny", "ask"]  # a PreToolUse hook's permissionDecision (hookspec's, without its import)
+Permission = Literal["allow", "deny", "ask"]  # a PreToolUse hook's permissionDecision
 EndReason = Literal["clear", "logout", "prompt_input_exit", "other"]
 
 
@@ -37,7 +37,7 @@ class HookPoints:
         cls, settings: Settings, *, cwd: Path, session_id: str, transcript_path: str,
         permission_mode: Callable[[], str], secrets: Sequence[str | None] = (),
     ) -> HookPoints:  # fmt: skip
-        if not settings.hooks:
+        if not settings.hooks or settings.merged.get("disableAllHooks") is True:  # Claude Code's off switch
             return cls(None)
         from agentteams.agent.hookrun import HookRunner  # only with hooks: off every start-up without them
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from agentteams.agent.hookpoints import Permission
 from agentteams.settings.types import Settings
 
 HookEvent = Literal[
@@ -30,7 +31,6 @@ MATCHED_ON = {
 }  # fmt: skip
 DEFAULT_TIMEOUT = 600.0  # seconds: Claude Code's default for command hooks since 2.1.3 (60 s before)
 _PLAIN_MATCHER = re.compile(r"[A-Za-z0-9_|]+")
-Permission = Literal["allow", "deny", "ask"]
 
 
 @dataclass(frozen=True)
