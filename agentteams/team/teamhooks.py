@@ -52,6 +52,8 @@ class LeadHooks:
         blocked = None
         if prompt is not None:
             prompt, blocked = self.hooks.submitted(prompt)
+            if blocked is not None:  # the REPL shows it where the answer would have been
+                self.outer(TeamEvent("notice", "hook", blocked))
         if prompt is None and not envs and not notices:
             return None, blocked
         return lead_turn_text(notices, envs, prompt), blocked
