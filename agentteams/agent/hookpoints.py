@@ -30,6 +30,7 @@ class HookPoints:
         self.runner = runner
         self.subagent = subagent
         self.halted: str | None = None  # a hook said `continue: false`: the turn ends after this tool batch
+        self.asks_person = True  # False for a teammate: its permission questions go to its lead, not a person
         self._ended = False
 
     @classmethod
@@ -94,6 +95,8 @@ class HookPoints:
 
     def notify(self, message: str, kind: str = "permission_prompt") -> None:
         """The agent waits for the person (a permission question); hooks only hear of it."""
+        if not self.asks_person:
+            return
         self._fire("Notification", {"message": message, "notification_type": kind}, match=kind)
 
     # -- the session --------------------------------------------------------------------------------

@@ -119,6 +119,7 @@ class Session:
             settings, cwd=options.cwd, session_id=options.session_id, transcript_path=str(self.transcript.path),
             permission_mode=self._mode, secrets=secrets,
         )  # fmt: skip
+        self.hooks.asks_person = me is None
         self.ctx.hooks = RuntimeHooks(
             model=self.model, permission_mode=self._mode, run_subagent=self._run_subagent,
             approve_plan=self._approve_plan if me is None else None,  # a teammate's plan goes to its lead
