@@ -53,7 +53,9 @@ class HookPoints:
         if self.runner is None:
             return None
         ids = {"agent_id": agent_id, "agent_type": agent_type, "agent_transcript_path": self.runner.transcript_path}
-        return HookPoints(self.runner, ids)
+        sub = HookPoints(self.runner, ids)
+        sub.asks_person = self.asks_person
+        return sub
 
     def _fire(self, event: str, fields: dict[str, Any], match: str | None = None) -> Outcome:
         if self.runner is None:
