@@ -64,7 +64,8 @@ class HookPoints:
             return Outcome()
         outcome = self.runner.fire(event, fields, match)
         if outcome.stop:
-            self.halted = outcome.stop_reason or "a hook asked to stop"
+            self.halted = outcome.stop_reason or "no reason given"
+            self.runner.warn(f"a {event} hook stopped the agent: {self.halted}")
         return outcome
 
     # -- the agent loop -----------------------------------------------------------------------------

@@ -155,8 +155,7 @@ class Agent:
             results = self._run_tools(uses)
             self.messages.append({"role": "user", "content": results})
             self._emit(AgentEvent("tool_results", message=self.messages[-1]))
-            if self.hooks is not None and self.hooks.halted is not None:
-                self._emit(AgentEvent("retry", text=f"stopped by a hook: {self.hooks.halted}"))
+            if self.hooks is not None and self.hooks.halted is not None:  # `continue: false` (the person was told)
                 self.hooks.halted = None
                 break
             if self.ctx.signals.exit_requested:
