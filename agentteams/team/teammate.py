@@ -265,8 +265,7 @@ class TeammateRuntime:
         prompt, until they let it go idle; `continue: false` stops the teammate."""
         while result.stop_reason == "end_turn" and not self.stop.is_set() and not self.ctx.signals.exit_requested:
             feedback, stop = idle_gate(self.session, self.team, self.name)
-            if stop:
-                diagnostics.warning("%s: stopped by a TeammateIdle hook", self.name)
+            if stop:  # the hook's stopReason is already a warning line
                 self.stop.set()
             if feedback is None or stop:
                 break
