@@ -138,15 +138,9 @@ class Session:
             self.context = "\n\n".join([*([self.context] if self.context else []), *started])
         agent_settings = AgentSettings(self.model, system, options.max_turns, name=self.name, context=self.context)
         self.agent = Agent(
-            client,
-            self.tools,
-            self.ctx,
-            self.policy,
-            agent_settings,
-            on_event=self._event_for(self.name),
-            ask=ask,
+            client, self.tools, self.ctx, self.policy, agent_settings, on_event=self._event_for(self.name), ask=ask,
             hooks=self.hooks if self.hooks.runner is not None else None,
-        )
+        )  # fmt: skip
 
     def run(self, prompt: str) -> TurnResult:
         return self.agent.run(prompt)
