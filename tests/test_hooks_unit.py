@@ -219,3 +219,19 @@ def test_no_runner_without_hooks_or_when_all_are_disabled(tmp_path: Path) -> Non
     assert build({"hooks": hooks}).runner is not None
     assert build({}).runner is None and build({"hooks": hooks, "disableAllHooks": True}).runner is None
     assert build({}).submitted("hi") == ("hi", None) and build({}).teammate_idle("a", "t") == (None, False)
+
+
+def test_an_events_hooks_run_side_by_side(tmp_path: Path) -> None:
+    """Each waits for the other's mark: they both pass only if they run at once."""
+
+    def meet(mine: str, theirs: str) -> dict[str, object]:
+        wait = f"for i in $(seq 100); do [ -e {theirs} ] && exit 0; sleep 0.05; done; exit 1"
+        return command(f"touch {mine}; {wait}")
+
+    warnings: list[str] = []
+    runner = HookRunner(
+        settings_with({"Stop": [meet("a", "b"), meet("b", "a")]}), cwd=tmp_path, session_id="s",
+        transcript_path="t", permission_mode=lambda: "default", warn=warnings.append,
+    )  # fmt: skip
+    outcome = runner.fire("Stop", {})
+    assert not outcome.blocked and warnings == []
