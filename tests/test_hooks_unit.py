@@ -70,6 +70,8 @@ def test_config_shape_problems_and_describe() -> None:
     lines = describe(s)
     assert lines[0] == "PreToolUse  matcher=Bash  a.sh  (timeout 5s, /p/.claude/settings.json)"
     assert lines[1].startswith("PreToolUse  matcher=*  b.sh") and lines[-1].startswith("skipped: ")
+    [never] = describe(settings_with({"PreCompact": [{"hooks": [{"type": "command", "command": "x"}]}]}))
+    assert never.endswith("[never fired by agentteams]")  # nothing compacts yet
 
 
 def test_selection_dedups_and_ignores_matchers_of_untooled_events() -> None:

@@ -8,22 +8,17 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from agentteams.agent.hookpoints import Permission
 from agentteams.settings.types import Settings
 
-HookEvent = Literal[
+# the events agentteams fires: Claude Code's (but PreCompact: nothing compacts yet), then ours (team lifecycle,
+# in the same payload conventions); hooks of any other event are kept (a newer file's) and listed as never fired
+FIRED = (
     "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "SessionEnd",
-    "PreCompact", "Notification", "TeammateIdle", "TaskCreated", "TaskCompleted",
-    "TeammateSpawned", "TeammateDied", "TeamDeleted",
-]  # fmt: skip
-# Claude Code's events first; the last three are ours (team lifecycle), with the same payload conventions
-CLAUDE_EVENTS = (
-    "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "SessionEnd",
-    "PreCompact", "Notification", "TeammateIdle", "TaskCreated", "TaskCompleted",
+    "Notification", "TeammateIdle", "TaskCreated", "TaskCompleted", "TeammateSpawned", "TeammateDied", "TeamDeleted",
 )  # fmt: skip
-OUR_EVENTS = ("TeammateSpawned", "TeammateDied", "TeamDeleted")
 # what the matcher is compared with, per event (Claude Code's docs); events not listed ignore their matcher
 MATCHED_ON = {
     "PreToolUse": "tool_name", "PostToolUse": "tool_name", "SessionStart": "source", "SessionEnd": "reason",
@@ -116,6 +111,7 @@ def describe(settings: Settings) -> list[str]:
     lines = [
         f"{h.event}  matcher={h.matcher or '*'}  {h.command}  (timeout {h.timeout:g}s"
         + (f", {h.source})" if h.source else ")")
+        + ("" if h.event in FIRED else "  [never fired by agentteams]")
         for h in hooks
     ]
     return lines + [f"skipped: {p}" for p in problems]
