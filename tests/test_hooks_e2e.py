@@ -162,4 +162,5 @@ def test_a_hanging_hook_is_killed_at_its_timeout(cli: Cli, repo: Path, tmp_path:
     assert proc.stdout.strip() == "done" and "STILL-RAN" in result_text(result)  # the agent went on
     assert "PreToolUse hook" in proc.stderr and "timed out after 1s" in proc.stderr
     assert took < 20, f"the run took {took:.1f} s"
+    print(f"\n[hooks] a -p run with a hook hanging past its 1 s timeout: {took:.2f} s")
     assert not pid_alive(int(pid_file.read_text())), "the hook's child outlived its timeout"

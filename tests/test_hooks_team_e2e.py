@@ -164,6 +164,7 @@ def test_teammate_died_fires_within_2s_of_a_kill(
     assert run.rc == 0, run.err
     [died] = lab.entries("TeammateDied")
     assert died["t"] - killed < 2.0, f"TeammateDied fired {died['t'] - killed:.2f} s after the kill"
+    print(f"\n[hooks] TeammateDied hook ran {died['t'] - killed:.2f} s after the kill -9")
     payload = check_payload(died, work)
     assert (payload["teammate_name"], payload["team_name"], payload["agent_id"]) == ("alice", TEAM, f"alice@{TEAM}")
     assert "unexpectedly" in payload["reason"]
