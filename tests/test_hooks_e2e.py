@@ -32,6 +32,7 @@ DOCUMENTED: dict[str, tuple[str, ...]] = {
     "Stop": (*COMMON, "stop_hook_active", "last_assistant_message", "background_tasks", "session_crons"),
     "SessionStart": ("session_id", "transcript_path", "cwd", "hook_event_name", "source", "model"),
     "SessionEnd": ("session_id", "transcript_path", "cwd", "hook_event_name", "reason"),
+    "Notification": (*COMMON, "message", "notification_type"),
     "TeammateIdle": (*COMMON, "teammate_name", "team_name"),
     "TaskCreated": (*COMMON, *TASK),
     "TaskCompleted": (*COMMON, *TASK),
@@ -45,7 +46,7 @@ TYPES: dict[str, type | tuple[type, ...]] = {
     "stop_hook_active": bool, "last_assistant_message": str, "source": str, "model": str, "reason": str,
     "teammate_name": str, "team_name": str, "task_id": str, "task_subject": str, "task_description": str,
     "agent_id": (str, type(None)), "agent_type": str, "backend": str, "prompt_id": str, "duration_ms": int,
-    "background_tasks": list, "session_crons": list,
+    "background_tasks": list, "session_crons": list, "message": str, "notification_type": str,
 }  # fmt: skip
 
 

@@ -112,7 +112,7 @@ class HookPoints:
         self.runner.new_prompt()
         outcome = self._fire("UserPromptSubmit", {"prompt": prompt})
         if outcome.blocked or outcome.stop:
-            why = outcome.reason or outcome.stop_reason or "no reason given"
+            why = "\n".join(outcome.said) or outcome.stop_reason or "no reason given"
             return None, f"a UserPromptSubmit hook blocked the prompt: {why}"
         return "\n\n".join([prompt, *outcome.context]), None
 

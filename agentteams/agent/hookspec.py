@@ -134,7 +134,8 @@ class Outcome:
     for PreToolUse); `context` goes to the model; `warnings` and `messages` are shown to the person."""
 
     blocked: bool = False
-    reason: str = ""
+    reason: str = ""  # for the model: each block as "[command]: stderr" (exit 2) or the JSON `reason`
+    said: list[str] = field(default_factory=list)  # for the person: the same blocks' bare text
     context: list[str] = field(default_factory=list)
     permission: Permission | None = None
     permission_reason: str = ""
@@ -163,7 +164,9 @@ def _one(event: str, run: HookRun, out: Outcome) -> None:
         return
     if run.code == 2:  # the model reads which command said what, as in Claude Code: "[command]: stderr"
         out.blocked = True
-        out.reason = _join(out.reason, f"[{run.hook.command}]: {run.stderr.strip() or 'No stderr output'}")
+        text = run.stderr.strip() or "No stderr output"
+        out.reason = _join(out.reason, f"[{run.hook.command}]: {text}")
+        out.said.append(text)
         return
     if run.code != 0:
         tail = (run.stderr.strip().splitlines() or [""])[-1][:200]
@@ -198,6 +201,7 @@ def _apply(event: str, data: dict[str, Any], out: Outcome) -> None:
     decision, reason = data.get("decision"), str(data.get("reason") or "")
     if decision == "block":
         out.blocked, out.reason = True, _join(out.reason, reason or f"blocked by a {event} hook")
+        out.said.append(reason or f"blocked by a {event} hook")
     elif decision == "approve" and event == "PreToolUse":  # the older PreToolUse spelling of allow
         _permission(out, "allow", reason)
     specific = data.get("hookSpecificOutput")
