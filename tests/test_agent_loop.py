@@ -35,6 +35,9 @@ class Policy:
     def remember(self, tool_name: str, target: str | None) -> None:
         self.remembered.append((tool_name, target))
 
+    def ruled(self, tool_name: str, kind: ToolKind, target: str | None) -> Verdict | None:
+        return None
+
 
 class Echo(Tool):
     name = "Echo"

@@ -171,7 +171,7 @@ def test_model_clear_cost_unknown_and_custom_commands(
     assert len(model_calls(server)) == 4  # only the four prompts reached the model
 
 
-def test_status_permissions_config_memory_and_agents_show_their_sources(
+def test_status_permissions_config_memory_agents_and_hooks_show_their_sources(
     start_repl: Start, work: Path, config_root: Path, tmp_path: Path
 ) -> None:
     extra = tmp_path / "extra"
@@ -181,6 +181,7 @@ def test_status_permissions_config_memory_and_agents_show_their_sources(
         "permissions": {"allow": ["Bash(git status:*)"], "deny": ["Bash(rm:*)"], "ask": ["Bash(curl:*)"],
                         "additionalDirectories": [str(extra)]},
         "env": {"MY_TOKEN": "secret-token-value-123", "PLAIN_VALUE": "shown-plainly"},
+        "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true", "timeout": 5}]}]},
     }))  # fmt: skip
     local = write(work / ".claude" / "settings.local.json", json.dumps({"model": "haiku"}))
     memory = write(work / "CLAUDE.md", "Project memory.\n")
@@ -189,8 +190,9 @@ def test_status_permissions_config_memory_and_agents_show_their_sources(
         "---\nname: reviewer\ndescription: Reviews diffs\ntools: Read, Grep\nmodel: opus\n---\nReview.\n",
     )
     write(work / ".claude" / "agents" / "broken.md", "---\nname: broken\n")  # never closed: listed as not loaded
-    script = {"routes": [lead_route(tool_turn("Bash", command="echo hi"), "RAN-IT")]}
-    pane, _server = start_repl(script, "--allowedTools", "Glob", "run echo")
+    # touch, not echo: a read-only command runs without asking (as the real CLI runs it)
+    script = {"routes": [lead_route(tool_turn("Bash", command="touch made"), "RAN-IT")]}
+    pane, _server = start_repl(script, "--allowedTools", "Glob", "run touch")
     pane.wait(lambda s: "allow? [y/n/a]" in s, "the permission question", timeout=START)
     pane.submit("a")  # always: a rule for this session
     pane.wait_text("⏺ RAN-IT")
@@ -198,7 +200,7 @@ def test_status_permissions_config_memory_and_agents_show_their_sources(
 
     shown = run(pane, "/permissions", "Additional directories")
     for text in (f"Read  user ({user})", f"Bash(git status:*)  project ({project})", "Glob  --allowedTools",
-                 "Bash(echo hi:*)  allowed for this session", f"Bash(curl:*)  project ({project})",
+                 "Bash(touch made:*)  allowed for this session", f"Bash(curl:*)  project ({project})",
                  f"Bash(rm:*)  project ({project})", f"{extra}  project ({project})",
                  "Permission mode: default"):  # fmt: skip
         assert re.search(" +".join(map(re.escape, text.split("  "))), shown), (text, shown)  # any alignment
@@ -220,6 +222,8 @@ def test_status_permissions_config_memory_and_agents_show_their_sources(
     for text in ("general-purpose · built-in", "Explore · built-in", "Plan · built-in",
                  f"reviewer · project ({reviewer}) · tools: Read, Grep · model: opus", "broken.md"):  # fmt: skip
         assert text in " ".join(shown.split()), (text, shown)  # the pane wraps long lines
+    shown = run(pane, "/hooks", "matcher=Bash")
+    assert re.search(r"PreToolUse +matcher=Bash +true +\(timeout 5s, /", shown), shown  # then the file: cut to fit
     screen = pane.screen()
     assert API_KEY not in screen and "secret-token-value-123" not in screen
 

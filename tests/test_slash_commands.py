@@ -123,7 +123,8 @@ def test_the_table_has_each_command_once_with_a_help_line() -> None:
     names = [n for c in BUILTINS for n in (c.name, *c.aliases)]
     assert len(names) == len(set(names)) and all(n.startswith("/") for n in names)
     assert all(c.help for c in BUILTINS)
-    wanted = {"/model", "/clear", "/cost", "/status", "/permissions", "/config", "/memory", "/team", "/help", "/exit"}
+    wanted = {"/model", "/clear", "/cost", "/status", "/permissions", "/config", "/memory", "/team", "/help", "/exit",
+              "/agents", "/hooks"}  # fmt: skip
     assert wanted <= set(names)
     assert builtin("/QUIT") is builtin("/exit") and builtin("/nope") is None
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from agentteams.agent.hookpoints import HookPoints, Permission
 from agentteams.model.types import Block, Message, ModelClient, ModelRequest, ModelResponse, StreamCallbacks, Usage
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult
 
@@ -32,6 +34,8 @@ class Decision(Protocol):
 class Permissions(Protocol):
     def decide(self, tool_name: str, kind: ToolKind, target: str | None) -> Decision: ...
     def remember(self, tool_name: str, target: str | None) -> None: ...
+    # what a PreToolUse hook's "allow" cannot lift: a deny or ask rule, or plan/delegate mode's limit
+    def ruled(self, tool_name: str, kind: ToolKind, target: str | None) -> Decision | None: ...
 
 
 @dataclass
@@ -66,6 +70,12 @@ class TurnResult:
     usage: Usage
 
 
+@dataclass
+class _Asked:
+    behavior: str
+    reason: str
+
+
 class Interrupted(Exception):
     """Raised inside a streaming callback to end the current turn at once."""
 
@@ -93,8 +103,10 @@ class Agent:
         settings: AgentSettings,
         on_event: Callable[[AgentEvent], None] | None = None,
         ask: Callable[[PermissionAsk], Answer] | None = None,
+        hooks: HookPoints | None = None,
     ) -> None:
         self.client = client
+        self.hooks = hooks
         self.tools = {t.name: t for t in tools}
         self.ctx = ctx
         self.permissions = permissions
@@ -113,6 +125,7 @@ class Agent:
         self._emit(AgentEvent("user", message=self.messages[-1]))
         usage, calls, text = Usage(), 0, ""
         stop: StopReason = "end_turn"
+        stop_hook_active = False  # a Stop hook already sent this turn on: hooks see it and may let it end
         while True:
             if self.ctx.interrupt.is_set():
                 stop = "interrupted"
@@ -136,16 +149,31 @@ class Agent:
             uses = [b for b in response.content if b.get("type") == "tool_use"]
             if not uses:
                 stop = "max_tokens" if response.stop_reason == "max_tokens" else "end_turn"
+                if stop == "end_turn" and self._stop_hook_feedback(text, stop_hook_active):
+                    stop_hook_active = True
+                    continue
                 break
             results = self._run_tools(uses)
             self.messages.append({"role": "user", "content": results})
             self._emit(AgentEvent("tool_results", message=self.messages[-1]))
+            if self.hooks is not None and self.hooks.halted is not None:  # `continue: false` (the person was told)
+                self.hooks.halted = None
+                break
             if self.ctx.signals.exit_requested:
                 stop = "exit_requested"
                 break
         result = TurnResult(text, stop, calls, usage)
         self._emit(AgentEvent("turn_end", text=text, usage=usage))
         return result
+
+    def _stop_hook_feedback(self, text: str, active: bool) -> bool:
+        """Stop (SubagentStop) hooks may keep the turn going: their reason becomes the next user message."""
+        reason = self.hooks.stop(text, active) if self.hooks is not None else None
+        if reason is None:
+            return False
+        self.messages.append({"role": "user", "content": [{"type": "text", "text": f"Stop hook feedback:\n{reason}"}]})
+        self._emit(AgentEvent("user", message=self.messages[-1]))
+        return True
 
     def _request(self) -> ModelRequest:
         specs = [t.spec() for t in self.tools.values()]
@@ -236,40 +264,68 @@ class Agent:
         args = use.get("input") if isinstance(use.get("input"), dict) else {}
         assert isinstance(args, dict)
         self._emit(AgentEvent("tool_start", tool=name, tool_use_id=use_id, input=args))
-        result = self._execute(name, args)
+        started = time.monotonic()
+        result, args, ran = self._execute(name, args, use_id)
         self._emit(AgentEvent("tool_end", tool=name, tool_use_id=use_id, input=args, result=result))
-        block: Block = {"type": "tool_result", "tool_use_id": use_id, "content": result.content}
+        content = result.content
+        if ran and not result.is_error and self.hooks is not None:
+            extra = self.hooks.post_tool(name, args, use_id, result, int((time.monotonic() - started) * 1000))
+            content = f"{content}\n\n{extra}" if extra else content
+        block: Block = {"type": "tool_result", "tool_use_id": use_id, "content": content}
         if result.is_error:
             block["is_error"] = True
         return block
 
-    def _execute(self, name: str, args: dict[str, Any]) -> ToolResult:
+    def _execute(self, name: str, args: dict[str, Any], use_id: str) -> tuple[ToolResult, dict[str, Any], bool]:
+        """The call's result, the input it ran with (a PreToolUse hook may change it), and whether it ran."""
         tool = self.tools.get(name)
         if tool is None and self.settings.restriction:
-            return ToolResult.error(f"{name} was not run: {self.settings.restriction}.")
+            return ToolResult.error(f"{name} was not run: {self.settings.restriction}."), args, False
         if tool is None:
-            return ToolResult.error(f"No tool named {name!r} is available. Available: {', '.join(self.tools)}")
+            known = ", ".join(self.tools)
+            return ToolResult.error(f"No tool named {name!r} is available. Available: {known}"), args, False
         if self.ctx.interrupt.is_set():
-            return ToolResult.error("Interrupted by the user before this tool ran.")
+            return ToolResult.error("Interrupted by the user before this tool ran."), args, False
+        hook: Permission | None = None
+        if self.hooks is not None:  # before the permission check, as in Claude Code
+            pre = self.hooks.pre_tool(name, args, use_id)
+            if pre.blocked or pre.permission == "deny":
+                why = pre.reason or pre.permission_reason or "no reason given"
+                return ToolResult.error(f"PreToolUse:{name} hook error: {why}"), args, False
+            args, hook = (pre.updated_input if pre.updated_input is not None else args), pre.permission
         try:
             target = tool.permission_target(args, self.ctx.cwd)
         except ToolInputError as e:
-            return ToolResult.error(str(e))
-        refusal = self._permission(tool, target, args)
+            return ToolResult.error(str(e)), args, False
+        refusal = self._permission(tool, target, args, hook)
         if refusal is not None:
-            return refusal
+            return refusal, args, False
         try:
-            return tool.run(args, self.ctx)
+            return tool.run(args, self.ctx), args, True
         except ToolInputError as e:
-            return ToolResult.error(str(e))
+            return ToolResult.error(str(e)), args, True
         except Exception as e:  # a tool bug must not end the session: the model sees what failed
-            return ToolResult.error(f"{name} failed: {type(e).__name__}: {e}")
+            return ToolResult.error(f"{name} failed: {type(e).__name__}: {e}"), args, True
 
-    def _permission(self, tool: Tool, target: str | None, args: dict[str, Any]) -> ToolResult | None:
+    def _permission(
+        self, tool: Tool, target: str | None, args: dict[str, Any], hook: Permission | None = None
+    ) -> ToolResult | None:
+        """The rules and the mode decide; a PreToolUse hook's allow skips the question (never a deny or ask
+        rule), its ask asks even where the mode would allow."""
         decision = self.permissions.decide(tool.name, tool.kind, target)
+        if hook is not None:
+            ruled = self.permissions.ruled(tool.name, tool.kind, target)
+            if ruled is not None:
+                decision = ruled
+            elif hook == "allow":
+                return None
+            else:
+                decision = _Asked("ask", f"a PreToolUse hook asks before {tool.name} runs")
         if decision.behavior == "allow":
             return None
         if decision.behavior == "ask" and self.ask is not None:
+            if self.hooks is not None:
+                self.hooks.notify(f"Claude needs your permission to use {tool.name}")
             answer = self.ask(PermissionAsk(tool.name, target, args, decision.reason))
             if answer == "always":
                 self.permissions.remember(tool.name, target)

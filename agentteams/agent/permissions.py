@@ -216,6 +216,23 @@ class PermissionPolicy:
     def decide(self, tool_name: str, kind: str, target: str | None = None) -> Decision:
         """Deny rules, the hard limits of plan and delegate mode, ask rules, allow rules, then the mode:
         deny over ask over allow, as Claude Code."""
+        ruled = self.ruled(tool_name, kind, target)
+        if ruled is not None:
+            return ruled
+        rules = [*self.allowed, *self.session_rules]
+        if kind == "execute" and target and self._names_outside(target):  # only a bare `Bash` reaches out there
+            rules = [r for r in rules if r.pattern is None]
+        for rule in rules:
+            if rule.covers(tool_name, kind, target, self.cwd, deny=False):
+                source = "allowed for this session" if rule in self.session_rules else rule.origin or "--allowedTools"
+                return Decision("allow", f"{tool_name} is allowed by the rule {rule} ({source})")
+        if kind == "execute" and target and _all_parts_allowed(tool_name, target, rules, self.cwd):
+            return Decision("allow", f"every command in it is allowed by {', '.join(map(str, rules))}")
+        return self._by_mode(tool_name, kind, target)
+
+    def ruled(self, tool_name: str, kind: str, target: str | None = None) -> Decision | None:
+        """What a deny rule, plan or delegate mode's limit, an ask rule or a protected directory says of this call,
+        if one applies: what no allow (a rule's, or a PreToolUse hook's) can lift."""
         for rule in self.disallowed:
             if rule.covers(tool_name, kind, target, self.cwd, deny=True):
                 where = rule.origin or "--disallowedTools"
@@ -229,19 +246,10 @@ class PermissionPolicy:
                 if self.interactive:
                     return Decision("ask", why)
                 return Decision("deny", f"{why}, and nobody can be asked in a non-interactive session")
-        guard = self._protected_write(kind, target)
+        guard = self._protected_write(kind, target)  # a safety check no allow lifts (only bypassPermissions)
         if guard is not None:
             return self._nobody_to_ask(guard) if not self.interactive else Decision("ask", guard)
-        rules = [*self.allowed, *self.session_rules]
-        if kind == "execute" and target and self._names_outside(target):  # only a bare `Bash` reaches out there
-            rules = [r for r in rules if r.pattern is None]
-        for rule in rules:
-            if rule.covers(tool_name, kind, target, self.cwd, deny=False):
-                source = "allowed for this session" if rule in self.session_rules else rule.origin or "--allowedTools"
-                return Decision("allow", f"{tool_name} is allowed by the rule {rule} ({source})")
-        if kind == "execute" and target and _all_parts_allowed(tool_name, target, rules, self.cwd):
-            return Decision("allow", f"every command in it is allowed by {', '.join(map(str, rules))}")
-        return self._by_mode(tool_name, kind, target)
+        return None
 
     def allows_by_rule(self, tool_name: str, kind: str, target: str | None) -> bool:
         """An allow rule (command line or session) names this call and no deny rule does."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from agentteams import diagnostics
+from agentteams.agent.hookpoints import EndReason, HookPoints
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
 from agentteams.agent.memory import Memory, load_memory
 from agentteams.agent.permissions import (
@@ -155,9 +156,15 @@ class Session:
             interactive=options.interactive, asked=settings_rules(settings, "ask"),
             additional_dirs=[Path(d).expanduser() for d in settings.permissions.additional_directories],
         )  # fmt: skip
+        self.hooks = HookPoints.build(
+            settings, cwd=options.cwd, session_id=options.session_id, transcript_path=str(self.transcript.path),
+            permission_mode=self._mode, secrets=secrets,
+        )  # fmt: skip
+        self.hooks.asks_person = me is None
         self.ctx.hooks = RuntimeHooks(
             model=self.model, permission_mode=self._mode, run_subagent=self._run_subagent,
             approve_plan=self._approve_plan if me is None else None,  # a teammate's plan goes to its lead
+            task_created=self.hooks.task_created, task_completed=self.hooks.task_completed,
         )  # fmt: skip
         self.agents = options.agents or load_agents(options.cwd, self.layout.root)
         if me is None:  # a teammate's lead has reported the files already
@@ -176,14 +183,18 @@ class Session:
         # read once per session: the memory block must not change under the cached prefix mid-conversation
         self.memory: Memory = load_memory(options.cwd, self.layout.root)
         self.context = self.memory.prompt_text()
+        started = self.hooks.session_start("startup", self.model)  # its context joins the memory block
+        if started:
+            self.context = "\n\n".join([*([self.context] if self.context else []), *started])
         restriction = self.custom_type.restriction() if self.custom_type else None
         max_turns = options.max_turns or (self.custom_type.max_turns if self.custom_type else None)
         agent_settings = AgentSettings(
             self.model, system, max_turns, name=self.name, context=self.context, restriction=restriction
         )
         self.agent = Agent(
-            client, self.tools, self.ctx, self.policy, agent_settings, on_event=self._event_for(self.name), ask=ask
-        )
+            client, self.tools, self.ctx, self.policy, agent_settings, on_event=self._event_for(self.name), ask=ask,
+            hooks=self.hooks if self.hooks.runner is not None else None,
+        )  # fmt: skip
 
     def run(self, prompt: str, extras: TurnExtras | None = None) -> TurnResult:
         """One user turn; `extras` (a custom command's front matter) hold for that turn only."""
@@ -212,14 +223,15 @@ class Session:
 
     def clear(self) -> str:
         """A fresh conversation, as Claude Code's /clear: no history, a new session id and transcript, memory read
-        again; tools, rules, model, team and the usage so far stay. The new session id."""
+        again, SessionEnd and SessionStart hooks; tools, rules, model, team and the usage so far stay. The new id."""
         new_id = str(uuid.uuid4())
         self.options.session_id = new_id
         self.ctx.session_id = new_id
         self.ctx.plan_file = self.layout.plan_file(new_id)
         self.transcript = self._new_transcript(new_id)
         self.memory = load_memory(self.options.cwd, self.layout.root)
-        self.context = self.memory.prompt_text()
+        started = self.hooks.cleared(new_id, str(self.transcript.path), self.model)
+        self.context = "\n\n".join(t for t in [self.memory.prompt_text(), *started] if t) or None
         self.agent.settings.context = self.context
         self.agent.messages = []
         team = self.ctx.team_name
@@ -235,6 +247,10 @@ class Session:
         cwd = str(self.options.cwd)
         path = self.layout.transcript_file(cwd, session_id)
         return Transcript(path, session_id, cwd=cwd, secrets=self._secrets)
+
+    def end(self, reason: EndReason = "other") -> None:
+        """SessionEnd hooks (once), after any hook still running on its own thread."""
+        self.hooks.session_end(reason)
 
     def listen(self, fn: Callable[[AgentEvent], None]) -> None:
         """Also send this session's own events to `fn` (after the ones registered before)."""
@@ -299,13 +315,17 @@ class Session:
         ctx = ToolContext(
             cwd=self.options.cwd, store=self.store, session_id=self.options.session_id,
             agent_name=self.ctx.agent_name, team_name=self.ctx.team_name, interrupt=self.ctx.interrupt,
-            hooks=RuntimeHooks(model=sub_model, permission_mode=self._mode),
+            hooks=RuntimeHooks(
+                model=sub_model, permission_mode=self._mode, task_created=self.hooks.task_created,
+                task_completed=self.hooks.task_completed,
+            ),
         )  # fmt: skip
         sub = Agent(
             self.client, subagent_tools(kind, self.tools, custom), ctx, self.policy,
             AgentSettings(sub_model, system, (custom.max_turns if custom else None) or self.options.max_turns,
                           name=name, context=self.context, restriction=subagent_restriction(kind, custom)),
             on_event=self._event_for(name, lambda: sub_model),
+            hooks=self.hooks.for_subagent(f"{name}-{uuid.uuid4().hex[:8]}", kind),
         )  # fmt: skip
         return sub.run(prompt).text
 

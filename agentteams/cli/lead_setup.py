@@ -25,14 +25,19 @@ class LeadParts:
     stoppers: list[Callable[[], None]] = field(default_factory=list)
 
     def close(self, *, team_down: bool = True, timeout: float = 20.0) -> None:
-        """Stop the runtime; with `team_down`, a team still standing is shut down first (nothing orphaned)."""
+        """Stop the runtime; with `team_down`, a team still standing is shut down first (nothing orphaned).
+        SessionEnd hooks run last, after the TeamDeleted ones."""
+        hooks = self.runtime.session.hooks
         try:
-            if team_down and self.runtime.team:
+            team = self.runtime.team
+            if team_down and team:
                 self.runtime.shutdown_team(timeout=timeout)
+                hooks.team_deleted(team)
         finally:
             self.runtime.close()
             for stop in self.stoppers:
                 stop()
+            hooks.session_end("other")
 
 
 def use_tmux(mode: str, command: list[str] | None) -> bool:

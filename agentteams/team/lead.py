@@ -35,9 +35,10 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.records import Envelope
 from agentteams.team import relay
-from agentteams.team.delivery import TeamEvent, add_idle_notice, lead_turn_text, team_idle
+from agentteams.team.delivery import TeamEvent, add_idle_notice, team_idle
 from agentteams.team.relay import PermissionJudge
 from agentteams.team.spawning import Handle, Spawner, spawn_member
+from agentteams.team.teamhooks import LeadHooks
 from agentteams.team.trust import LeadPromises, Trust
 from agentteams.tools.base import ToolInputError
 
@@ -66,7 +67,7 @@ class LeadRuntime:
         self.mailbox = self.store.mail
         self.teams = self.store.teams
         self.tasks = self.store.tasks
-        self._team_event = on_team_event or (lambda _e: None)
+        self._team_event = self.hooks = LeadHooks(session, on_team_event)  # events reach the UI, then hooks
         self._on_turn_end = on_turn_end or (lambda _r: None)
         self.judge = judge
         self.handles: dict[str, Handle] = {}
@@ -227,11 +228,11 @@ class LeadRuntime:
                 idle, self._envs, self._notices, self._idle = self._idle, [], [], []
                 self._busy = True
             result: TurnResult | None = None
-            self.last_error = None
+            text, blocked = self.hooks.turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt)
+            self.last_error = AgentTeamsError(blocked) if blocked else None
             self._write_presence("working")
             try:
-                text = lead_turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt)
-                result = self.session.run(text, turn.extras)
+                result = self.session.run(text, turn.extras) if text is not None else None
             except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
                 self.last_error = e
             except Exception as e:  # a bug must not kill the worker silently: the lead would never answer again

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentteams import diagnostics
-from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk
+from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk, TurnResult
 from agentteams.agent.permissions import parse_mode
 from agentteams.agent.prompts import claim_prompt
 from agentteams.agent.session import Session, SessionOptions
@@ -36,6 +36,7 @@ from agentteams.store.protocol import (
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import LeadVerifyKey
 from agentteams.team.delivery import TeamEvent, message_block, wake_order
+from agentteams.team.teamhooks import idle_gate
 from agentteams.team.trust import Trust
 from agentteams.tools.hooks import PERMISSION_MODES
 from agentteams.tools.team_tools import parse_send
@@ -141,6 +142,7 @@ class TeammateRuntime:
             return 0
         finally:
             self.store.presence.remove(self.team, self.name)
+            self.session.end("other")
 
     def _lead_gone(self, config: TeamConfig) -> bool:
         """True when the lead's process is known to have died: ours by its presence record, a real `claude`
@@ -240,7 +242,7 @@ class TeammateRuntime:
         marking.start()
         reason, failure, final = "available", None, None
         try:
-            result = self.session.run(work.prompt)
+            result = self._until_idle_allowed(self.session.run(work.prompt))
             final = result.text or None
             if result.stop_reason == "interrupted":
                 reason = "interrupted"
@@ -257,6 +259,18 @@ class TeammateRuntime:
         self._set_state("awaiting_plan_approval" if self.ctx.signals.awaiting_plan_approval else "idle")
         self._send_idle(reason, failure, final)
         return False
+
+    def _until_idle_allowed(self, result: TurnResult) -> TurnResult:
+        """Turn-end hooks (teamhooks.idle_gate): a block keeps this teammate working with the feedback as its next
+        prompt, until they let it go idle; `continue: false` stops the teammate."""
+        while result.stop_reason == "end_turn" and not self.stop.is_set() and not self.ctx.signals.exit_requested:
+            feedback, stop = idle_gate(self.session, self.team, self.name)
+            if stop:  # the hook's stopReason is already a warning line
+                self.stop.set()
+            if feedback is None or stop:
+                break
+            result = self.session.run(feedback)
+        return result
 
     def _mark_working(self, work: Work) -> None:
         if self._key_recorded:

@@ -18,6 +18,21 @@ TeammateSpawner = Callable[[dict[str, Any]], str]
 PlanApprover = Callable[[str], bool]
 
 
+@dataclass(frozen=True)
+class TaskHookInfo:
+    """A task being created or completed, as the TaskCreated / TaskCompleted hooks are told of it."""
+
+    task_id: str
+    subject: str
+    description: str
+    agent_name: str  # the agent creating or completing it
+    team_name: str | None
+
+
+# the task -> feedback refusing it (a hook exited 2 or blocked), or None to go ahead
+TaskHook = Callable[[TaskHookInfo], str | None]
+
+
 def _default_mode() -> PermissionMode:
     return "default"
 
@@ -37,6 +52,8 @@ class RuntimeHooks:
     shutdown_sent: Callable[[str, str], None] | None = None
     # a lead's: the SHA-256 of the plan a teammate submitted under this request id, if it has seen one
     plan_digest: Callable[[str], str | None] | None = None
+    task_created: TaskHook | None = None  # TaskCreated hooks: a refusal deletes the new task
+    task_completed: TaskHook | None = None  # TaskCompleted hooks: a refusal leaves the task as it was
 
 
 @dataclass

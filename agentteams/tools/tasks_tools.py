@@ -11,6 +11,7 @@ from agentteams.store.api import UNSET
 from agentteams.store.records import TASK_STATUSES, TaskStatus
 from agentteams.store.tasks import task_detail, task_lines
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult, require_str
+from agentteams.tools.hooks import TaskHookInfo
 
 
 class CoordinationTool(Tool):
@@ -64,6 +65,14 @@ def _metadata(args: dict[str, Any]) -> dict[str, Any] | None:
     raise ToolInputError("`metadata` must be an object")
 
 
+def _task_hook(ctx: ToolContext, which: str, task_id: str, subject: str, description: str) -> str | None:
+    """The runtime's TaskCreated / TaskCompleted hooks: feedback refusing the change, or None."""
+    hook = ctx.hooks.task_created if which == "created" else ctx.hooks.task_completed
+    if hook is None:
+        return None
+    return hook(TaskHookInfo(task_id, subject, description, ctx.agent_name, ctx.team_name))
+
+
 class TaskCreateTool(CoordinationTool):
     name = "TaskCreate"
     description = (
@@ -88,6 +97,10 @@ class TaskCreateTool(CoordinationTool):
             task_list_name(ctx), subject, optional_str(args, "description") or "",
             active_form=optional_str(args, "activeForm"), metadata=_metadata(args),
         )  # fmt: skip
+        refusal = _task_hook(ctx, "created", task.id, task.subject, task.description)
+        if refusal is not None:  # as Claude Code: the task is made, the hooks see its id, a refusal removes it
+            ctx.store.tasks.delete(task_list_name(ctx), task.id)
+            return ToolResult.error(f"Task not created: a TaskCreated hook refused it: {refusal}")
         return ToolResult(f"Task #{task.id} created successfully: {task.subject}", data=task.to_json())
 
 
@@ -137,6 +150,16 @@ class TaskUpdateTool(CoordinationTool):
         status = optional_str(args, "status")
         if status is not None and status not in TASK_STATUSES:
             raise ToolInputError(f"`status` must be one of {', '.join(TASK_STATUSES)}, got {status!r}")
+        if status == "completed":
+            current = ctx.store.tasks.get(task_list_name(ctx), task_id)
+            refusal = None
+            if current.status != "completed":
+                refusal = _task_hook(ctx, "completed", current.id, current.subject, current.description)
+            if refusal is not None:
+                return ToolResult.error(
+                    f"Task #{current.id} was not completed (it stays {current.status}): a TaskCompleted hook "
+                    f"refused it: {refusal}"
+                )
         result = ctx.store.tasks.update(
             task_list_name(ctx), task_id, subject=optional_str(args, "subject"),
             description=optional_str(args, "description"), active_form=optional_str(args, "activeForm"),

@@ -161,6 +161,7 @@ BUILTINS: tuple[Command, ...] = (
     Command("/config", "the merged settings and where each value came from", _show(reports.config_lines)),
     Command("/memory", "the memory files (CLAUDE.md) this session loaded", _show(reports.memory_lines)),
     Command("/agents", "the agent types Task takes: built-in and custom (.claude/agents)", _show(reports.agent_lines)),
+    Command("/hooks", "the hooks configured in the settings files: event, matcher, command", _show(reports.hook_lines)),
     Command("/team", "the team's teammates and what each is doing", _team),
     Command("/exit", "leave (asks first whether to shut a running team down)", _leave, aliases=("/quit",)),
 )  # fmt: skip

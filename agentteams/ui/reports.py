@@ -1,11 +1,12 @@
-"""What the REPL's informational commands print: /model, /cost, /status, /permissions, /config and /agents, as lines
-built from the running lead (its session, settings, policy and team); no secret is ever among them."""
+"""What the REPL's informational commands print (/model, /cost, /status, /permissions, /config, /agents, /hooks), as
+lines built from the running lead (its session, settings, policy and team); no secret is ever among them."""
 
 from __future__ import annotations
 
 import os
 
 from agentteams import __version__
+from agentteams.agent.hookspec import describe as describe_hooks
 from agentteams.agent.memory import describe
 from agentteams.agent.permissions import Rule
 from agentteams.model.aliases import MODEL_ALIASES, alias_names, resolve_model
@@ -122,6 +123,17 @@ def config_lines(runtime: LeadRuntime) -> list[str]:
 
 def memory_lines(runtime: LeadRuntime) -> list[str]:
     return describe(runtime.session.memory)
+
+
+def hook_lines(runtime: LeadRuntime) -> list[str]:
+    """Every configured hook (event, matcher, command, timeout, file), and whether `disableAllHooks` turns them off."""
+    settings = runtime.session.options.settings
+    lines = describe_hooks(settings)
+    if not lines:
+        return ["No hooks configured (the `hooks` key of the settings files; `/config` shows which were read)."]
+    if settings.merged.get("disableAllHooks") is True:
+        lines.insert(0, "All hooks are off: disableAllHooks is true.")
+    return lines
 
 
 def agent_lines(runtime: LeadRuntime) -> list[str]:
