@@ -88,12 +88,9 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
         lead_key = LeadVerifyKey.parse(flags.lead_verify_key)
         if lead_key is None:  # taking the lead's word unsigned instead would undo what the key is for
             raise AgentTeamsError("--lead-verify-key must be <epoch ms>.<Ed25519 public key, base64url SPKI>")
-        import threading
+        from agentteams.store.signing import warm_up_soon
 
-        from agentteams.store.signing import warm_up
-
-        # a cold start imports the library beside its other set-up, not when the first message arrives
-        threading.Thread(target=warm_up, name="signing-import", daemon=True).start()
+        warm_up_soon()  # a cold start imports the library beside its other set-up, not when the first message arrives
     layout = Layout.from_env()
     store = open_store(layout)
     config = store.teams.read(team)  # a missing team is one clear line, before any model set-up

@@ -68,6 +68,14 @@ def warm_up() -> None:
     import cryptography.exceptions  # noqa: F401
 
 
+def warm_up_soon() -> None:
+    """`warm_up` on a thread of its own, beside the caller's set-up. Not a daemon thread: a process ending while a
+    daemon thread is inside the library's (Rust) import is killed by glibc ("FATAL: exception not rethrown")."""
+    import threading
+
+    threading.Thread(target=warm_up, name="signing-import").start()
+
+
 class SigningKey:
     """A private Ed25519 key held in memory only."""
 

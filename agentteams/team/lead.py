@@ -105,7 +105,7 @@ class LeadRuntime:
             return self._busy or bool(self._prompts)
 
     def start(self) -> None:
-        threading.Thread(target=signing.warm_up, name="signing-import", daemon=True).start()  # off the spawn path
+        signing.warm_up_soon()  # off the spawn path
         worker = threading.Thread(target=self._work, name="lead-turns", daemon=True)
         worker.start()
         self._threads.append(worker)
