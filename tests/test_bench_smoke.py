@@ -50,8 +50,9 @@ def test_bench_startup_runs_and_the_request_prefix_is_kept(tmp_path: Path, confi
     names = {r["command"] for r in data["commands"]}
     assert {"agentteams --version", "agentteams --help", "agentteams task list", "import anthropic"} <= names
     assert {"-p, no settings files", "-p, 3 settings files", "-p, every user file"} <= names
-    assert set(data["files_ms"]) == {"settings files, -p", "every user file, -p", "every user file, --version"}
-    assert all(isinstance(ms, float) for ms in data["files_ms"].values())
+    assert set(data["files_ms"]) == {"every user file, read at -p", "every user file, --version"}
+    assert all(isinstance(ms, float) for ms in [*data["files_ms"].values(), *data["whole_ms"].values()])
+    assert 0 < data["reading_ms"]["-p, no settings files"] < data["reading_ms"]["-p, every user file"]
     prefix = data["prefix"]
     assert prefix["requests"] == 20
     assert prefix["stable_transitions"] == prefix["transitions"] == 19
