@@ -12,7 +12,8 @@ import typer
 from agentteams.errors import AgentTeamsError
 
 FORMATS = ("text", "json", "stream-json")
-SETTLE_SECONDS = 1.0
+SETTLE_SECONDS = 1.0  # a team must stay settled this long before a -p run ends
+POLL_SECONDS = 0.1  # how often a team's files are looked at meanwhile
 SUBTYPES = {"end_turn": "success", "exit_requested": "success", "max_turns": "error_max_turns",
             "interrupted": "error_interrupted", "max_tokens": "error_max_tokens"}  # fmt: skip
 
@@ -83,15 +84,22 @@ def _custom_command(prompt: str, cwd: Any) -> tuple[str, Any]:
 
 
 def _wait_settled(runtime: Any) -> None:
-    """Until nothing will happen without the user. Teammates at work start further turns with their messages,
-    and settled must hold for a moment, since a teammate that just went idle may be claiming its next task."""
+    """Until nothing will happen without the user. With no team, that is as soon as the lead is idle. Teammates at
+    work start further turns with their messages, and settled must hold for a moment, since a teammate that just
+    went idle may be claiming its next task; their files are looked at every POLL_SECONDS, sleeping in between."""
     quiet_since: float | None = None
-    while quiet_since is None or time.monotonic() - quiet_since < SETTLE_SECONDS:
-        runtime.wait_idle(timeout=0.1)
+    while True:
+        runtime.wait_idle()  # a real wait: it returns when no turn runs and nothing is queued
+        if not runtime.team and not runtime.members():
+            return
+        now = time.monotonic()
         if not runtime.settled():
             quiet_since = None
         elif quiet_since is None:
-            quiet_since = time.monotonic()
+            quiet_since = now
+        elif now - quiet_since >= SETTLE_SECONDS:
+            return
+        runtime.wait_change(POLL_SECONDS)
 
 
 def _report(done: list[Any], session: Any, session_id: str, output_format: str, seconds: float) -> int:

@@ -139,6 +139,11 @@ class LeadRuntime:
                 self._cond.wait(left)
             return True
 
+    def wait_change(self, timeout: float) -> None:
+        """Sleep until the runtime's state changes (a turn ends, a message or notice arrives) or `timeout` passes."""
+        with self._cond:
+            self._cond.wait(timeout)
+
     def members(self) -> list[str]:
         return list(self.handles)
 
