@@ -14,7 +14,8 @@ HASH_RE = re.compile(r"\b[0-9a-f]{64}\b")
 ELIDE_OVER = 160  # longer strings are the CLI's prompt text or environment dumps, not the conversation we scripted
 KEEP_WHOLE = {"cwd", "workingDirectory", "filePath", "file_path", "argv", "new_or_grown_files"}  # paths, never elided
 VOLATILE_NUMBERS = {"startTime", "totalDuration", "totalAPIDuration", "totalAPIDurationWithoutRetries",
-                    "totalToolDuration", "durationMs", "toolInputStreamMs", "costUSD", "totalCostUSD", "ttftMs"}  # fmt: skip
+                    "totalToolDuration", "durationMs", "toolInputStreamMs", "costUSD", "totalCostUSD",
+                    "ttftMs"}  # fmt: skip
 
 
 class Normaliser:

@@ -50,31 +50,75 @@ def _tool(name: str, **inp: Any) -> dict[str, Any]:
 
 SCENARIOS = (
     Scenario("plain", "one prompt, one text answer", (_p("MARK hello"),), ("Hello there.",)),
-    Scenario("tools", "a Bash call and a Read call with their results, then text", (_p("MARK run tools"),),
-             (_tool("Bash", command="echo hi", description="Say hi"), _tool("Read", file_path="{proj}/notes.txt"),
-              "All done.")),  # fmt: skip
-    Scenario("tool_error", "a Bash call that exits 3 and a Read of a missing file: results with is_error",
-             (_p("MARK fail tools"),),
-             (_tool("Bash", command="echo oops >&2; exit 3", description="Fail"),
-              _tool("Read", file_path="{proj}/missing.txt"), "Both failed.")),  # fmt: skip
-    Scenario("two_turns", "two prompts in one process (stream-json input)", (_stream("MARK one", "MARK two"),),
-             ("First answer.", "Second answer.")),  # fmt: skip
-    Scenario("continue", "a session, then `-c` in the same cwd", (_p("MARK first"), _p("MARK again", "-c")),
-             ("First answer.", "Continued answer.")),  # fmt: skip
-    Scenario("resume", "session A, session B, then `--resume A`",
-             (_p("MARK alpha"), _p("MARK beta"), _p("MARK back to alpha", "--resume", "{A}")),
-             ("Alpha answer.", "Beta answer.", "Resumed answer.")),  # fmt: skip
-    Scenario("fork", "session A, then `--resume A --fork-session`",
-             (_p("MARK original"), _p("MARK forked", "--resume", "{A}", "--fork-session")),
-             ("Original answer.", "Forked answer.")),  # fmt: skip
-    Scenario("session_id", "`--session-id UUID` names the session", (_p("MARK named", "--session-id", FIXED_ID),),
-             ("Named answer.",)),  # fmt: skip
-    Scenario("compact", "a session with a tool call, `-c` a second turn, `-c` `/compact`, then `-c` again",
-             (_p("MARK before compact"), _p("MARK second", "-c"), _p("/compact", "-c"), _p("MARK after compact", "-c")),
-             (_tool("Bash", command="echo one", description="One"), "Before answer.", "Second answer.", "<analysis>MOCKANALYSIS</analysis>\n<summary>MOCKSUMMARY of the chat</summary>",
-              "After answer.")),  # fmt: skip
-    Scenario("long_cwd", "a cwd with spaces, dots, underscores and over 200 characters", (_p("MARK deep"),),
-             ("Deep answer.",), subdir=LONG_DIR),  # fmt: skip
+    Scenario(
+        "tools",
+        "a Bash call and a Read call with their results, then text",
+        (_p("MARK run tools"),),
+        (
+            _tool("Bash", command="echo hi", description="Say hi"),
+            _tool("Read", file_path="{proj}/notes.txt"),
+            "All done.",
+        ),
+    ),
+    Scenario(
+        "tool_error",
+        "a Bash call that exits 3 and a Read of a missing file: results with is_error",
+        (_p("MARK fail tools"),),
+        (
+            _tool("Bash", command="echo oops >&2; exit 3", description="Fail"),
+            _tool("Read", file_path="{proj}/missing.txt"),
+            "Both failed.",
+        ),
+    ),
+    Scenario(
+        "two_turns",
+        "two prompts in one process (stream-json input)",
+        (_stream("MARK one", "MARK two"),),
+        ("First answer.", "Second answer."),
+    ),
+    Scenario(
+        "continue",
+        "a session, then `-c` in the same cwd",
+        (_p("MARK first"), _p("MARK again", "-c")),
+        ("First answer.", "Continued answer."),
+    ),
+    Scenario(
+        "resume",
+        "session A, session B, then `--resume A`",
+        (_p("MARK alpha"), _p("MARK beta"), _p("MARK back to alpha", "--resume", "{A}")),
+        ("Alpha answer.", "Beta answer.", "Resumed answer."),
+    ),
+    Scenario(
+        "fork",
+        "session A, then `--resume A --fork-session`",
+        (_p("MARK original"), _p("MARK forked", "--resume", "{A}", "--fork-session")),
+        ("Original answer.", "Forked answer."),
+    ),
+    Scenario(
+        "session_id",
+        "`--session-id UUID` names the session",
+        (_p("MARK named", "--session-id", FIXED_ID),),
+        ("Named answer.",),
+    ),
+    Scenario(
+        "compact",
+        "a session with a tool call, `-c` a second turn, `-c` `/compact`, then `-c` again",
+        (_p("MARK before compact"), _p("MARK second", "-c"), _p("/compact", "-c"), _p("MARK after compact", "-c")),
+        (
+            _tool("Bash", command="echo one", description="One"),
+            "Before answer.",
+            "Second answer.",
+            "<analysis>MOCKANALYSIS</analysis>\n<summary>MOCKSUMMARY of the chat</summary>",
+            "After answer.",
+        ),
+    ),
+    Scenario(
+        "long_cwd",
+        "a cwd with spaces, dots, underscores and over 200 characters",
+        (_p("MARK deep"),),
+        ("Deep answer.",),
+        subdir=LONG_DIR,
+    ),
 )
 
 
@@ -124,10 +168,13 @@ def record(scenario: Scenario, version: str, root: Path) -> Recording:
             after = _snapshot(config)
             changed = [p for p, size in after.items() if before.get(p) != size]
             if not first_id:
-                first_id = next((Path(p).stem for p in changed if p.startswith("projects/") and p.endswith(".jsonl")), "")
+                first_id = next(
+                    (Path(p).stem for p in changed if p.startswith("projects/") and p.endswith(".jsonl")), ""
+                )
             posts = [r for r in server.requests[seen:] if r["method"] == "POST" and "/messages" in r["path"]]
             rec.steps.append({"argv": ["claude", *argv], "exit": proc.returncode, "stdout": proc.stdout.strip()[-300:],
-                              "new_or_grown_files": changed, "requests": [_request_summary(r) for r in posts]})  # fmt: skip
+                              "new_or_grown_files": changed,
+                              "requests": [_request_summary(r) for r in posts]})  # fmt: skip
     for path in sorted(config.rglob("*.jsonl")):
         rec.files[str(path.relative_to(config))] = path.read_text(encoding="utf-8")
     return rec
