@@ -10,6 +10,7 @@ from typing import Any
 UUID_RE = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 TS_RE = re.compile(r"\b20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\b")
 MOCK_RE = re.compile(r"MOCK[A-Z]+[^<\n]*")  # our scripted text inside the CLI's own (a compact summary): kept
+STAMP = "2000-01-01T00:00:00.000Z"
 HASH_RE = re.compile(r"\b[0-9a-f]{64}\b")
 ELIDE_OVER = 160  # longer strings are the CLI's prompt text or environment dumps, not the conversation we scripted
 KEEP_WHOLE = {"cwd", "workingDirectory", "filePath", "file_path", "argv", "new_or_grown_files"}  # paths, never elided
@@ -26,7 +27,6 @@ class Normaliser:
         self.uuids: dict[str, str] = {k: k for k in keep}  # ids chosen by the recording (--session-id) stay
         self.made = 0
         self.hashes: dict[str, str] = {}
-        self.stamps: dict[str, str] = {}
 
     def uuid(self, real: str) -> str:
         if real not in self.uuids:
@@ -34,16 +34,11 @@ class Normaliser:
             self.uuids[real] = f"00000000-0000-4000-8000-{self.made:012d}"
         return self.uuids[real]
 
-    def see_timestamps(self, texts: list[str]) -> None:
-        """Timestamps become 2000-01-01T00:00:00.NNNZ in their real order, so comparisons between them survive."""
-        for i, real in enumerate(sorted({m for t in texts for m in TS_RE.findall(t)})):
-            self.stamps[real] = f"2000-01-01T00:{i // 60000:02d}:{i // 1000 % 60:02d}.{i % 1000:03d}Z"
-
     def text(self, s: str) -> str:
         s = s.replace(self.run_root, self.stand_in)
         s = UUID_RE.sub(lambda m: self.uuid(m.group(0)), s)
         s = HASH_RE.sub(lambda m: self.hashes.setdefault(m.group(0), f"sha256-{len(self.hashes) + 1}"), s)
-        return TS_RE.sub(lambda m: self.stamps.get(m.group(0), "2000-01-01T00:00:00.000Z"), s)
+        return TS_RE.sub(STAMP, s)  # one stamp: ranks would shift with every tie; the file order is the order
 
     def value(self, v: Any, key: str = "") -> Any:
         if isinstance(v, dict) and "input_schema" in v:  # a tool definition: the CLI's own text, its name kept
