@@ -10,6 +10,7 @@ from typing import Any
 UUID_RE = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 TS_RE = re.compile(r"\b20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\b")
 MOCK_RE = re.compile(r"MOCK[A-Z]+[^<\n]*")  # our scripted text inside the CLI's own (a compact summary): kept
+BACKUP_RE = re.compile(r"\.backup\.\d{10,}")
 STAMP = "2000-01-01T00:00:00.000Z"
 HASH_RE = re.compile(r"\b[0-9a-f]{64}\b")
 ELIDE_OVER = 160  # longer strings are the CLI's prompt text or environment dumps, not the conversation we scripted
@@ -38,6 +39,7 @@ class Normaliser:
         s = s.replace(self.run_root, self.stand_in)
         s = UUID_RE.sub(lambda m: self.uuid(m.group(0)), s)
         s = HASH_RE.sub(lambda m: self.hashes.setdefault(m.group(0), f"sha256-{len(self.hashes) + 1}"), s)
+        s = BACKUP_RE.sub(".backup.<epoch-ms>", s)
         return TS_RE.sub(STAMP, s)  # one stamp: ranks would shift with every tie; the file order is the order
 
     def value(self, v: Any, key: str = "") -> Any:
