@@ -148,3 +148,15 @@ def test_compact_writes_a_boundary_and_a_summary_that_the_next_request_carries(v
     assert "MOCKSUMMARY" in after["message"]["content"]
     last = manifest(version, "compact")["steps"][-1]["requests"][-1]["messages"]
     assert "MOCKSUMMARY" in json.dumps(last) and "Before answer." not in json.dumps(last)  # the summary, not the turns
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_one_api_message_is_one_entry_per_block_and_one_message_again_in_the_next_request(version: str) -> None:
+    replies = [e for e in session(version, "tools") if e["type"] == "assistant"]
+    text, use = replies[0], replies[1]  # "Running." and the Bash tool_use came in one API message
+    assert text["message"]["id"] == use["message"]["id"] and use["parentUuid"] == text["uuid"]
+    assert [len(e["message"]["content"]) for e in replies] == [1] * len(replies)
+    assert text["message"]["stop_reason"] == "tool_use"  # each part carries the whole message's final fields
+    second = manifest(version, "tools")["steps"][0]["requests"][1]["messages"]
+    joined = [m for m in second if m["role"] == "assistant"]
+    assert [b["type"] for b in joined[0]["content"]] == ["text", "tool_use"]

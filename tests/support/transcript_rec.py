@@ -48,14 +48,19 @@ def _tool(name: str, **inp: Any) -> dict[str, Any]:
     return {"content": [{"type": "tool_use", "name": name, "input": inp}]}
 
 
+def _with_text(text: str, turn: dict[str, Any]) -> dict[str, Any]:
+    """A turn whose message holds a text block before its tool_use: the CLI writes one entry per block."""
+    return {"content": [{"type": "text", "text": text}, *turn["content"]]}
+
+
 SCENARIOS = (
     Scenario("plain", "one prompt, one text answer", (_p("MARK hello"),), ("Hello there.",)),
     Scenario(
         "tools",
-        "a Bash call and a Read call with their results, then text",
+        "text and a Bash call in one message, a Read call, their results, then text",
         (_p("MARK run tools"),),
         (
-            _tool("Bash", command="echo hi", description="Say hi"),
+            _with_text("Running.", _tool("Bash", command="echo hi", description="Say hi")),
             _tool("Read", file_path="{proj}/notes.txt"),
             "All done.",
         ),
