@@ -16,7 +16,7 @@ from tests.support.transcript_checks import cc_slug, entries, faults, session_fi
 TESTS = Path(__file__).resolve().parent
 VERSIONS = ("2.1.197", "2.1.330")
 SCENARIOS = ("plain", "tools", "tool_error", "two_turns", "continue", "resume", "fork", "session_id", "compact",
-             "long_cwd")  # fmt: skip
+             "auto_compact", "long_cwd")  # fmt: skip
 
 
 def golden(version: str) -> Path:
@@ -97,7 +97,8 @@ def test_a_tool_result_entry_carries_the_tools_structured_result(version: str) -
     assert read["type"] == "text" and read["file"]["content"] == "hello notes\n"
     errors = [b for e in session(version, "tool_error") if e["type"] == "user" for b in e["message"]["content"]
               if isinstance(b, dict) and b.get("type") == "tool_result"]  # fmt: skip
-    assert [b.get("is_error") for b in errors] == [True, True]
+    assert [b.get("is_error") for b in errors] == [True, True, True]
+    assert "timed out" in errors[2]["content"]  # a Bash timeout is an error result, not `interrupted`
 
 
 @pytest.mark.parametrize(("version", "scenario", "flag"), [(v, s, f) for v in VERSIONS for s, f in
@@ -160,3 +161,16 @@ def test_one_api_message_is_one_entry_per_block_and_one_message_again_in_the_nex
     second = manifest(version, "tools")["steps"][0]["requests"][1]["messages"]
     joined = [m for m in second if m["role"] == "assistant"]
     assert [b["type"] for b in joined[0]["content"]] == ["text", "tool_use"]
+
+
+def test_automatic_compaction_summarises_the_pending_prompt_too() -> None:
+    """2.1.330, told by a response's usage that the context is past its window, compacts before the next request
+    (2.1.197 did not, offline in -p: its golden shows the summary turn answered as a plain one)."""
+    found = session("2.1.330", "auto_compact")
+    [boundary] = [e for e in found if e.get("subtype") == "compact_boundary"]
+    assert boundary["compactMetadata"]["trigger"] == "auto" and boundary["compactMetadata"]["preTokens"] > 990000
+    [summary] = [e for e in found if e.get("isCompactSummary")]
+    assert "MOCKSUMMARY auto" in summary["message"]["content"] and summary["summarizedTurnPromptUuids"]
+    last = json.dumps(manifest("2.1.330", "auto_compact")["steps"][-1]["requests"][-1]["messages"])
+    assert "MOCKSUMMARY auto" in last and "Big answer." not in last
+    assert not any(e.get("subtype") == "compact_boundary" for e in session("2.1.197", "auto_compact"))

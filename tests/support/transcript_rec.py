@@ -67,12 +67,13 @@ SCENARIOS = (
     ),
     Scenario(
         "tool_error",
-        "a Bash call that exits 3 and a Read of a missing file: results with is_error",
+        "Bash exiting 3, a Read of a missing file, a Bash timing out: results with is_error",
         (_p("MARK fail tools"),),
         (
             _tool("Bash", command="echo oops >&2; exit 3", description="Fail"),
             _tool("Read", file_path="{proj}/missing.txt"),
-            "Both failed.",
+            _tool("Bash", command="sleep 20", description="Slow", timeout=1000),
+            "All failed.",
         ),
     ),
     Scenario(
@@ -115,6 +116,19 @@ SCENARIOS = (
             "Second answer.",
             "<analysis>MOCKANALYSIS</analysis>\n<summary>MOCKSUMMARY of the chat</summary>",
             "After answer.",
+        ),
+    ),
+    Scenario(
+        "auto_compact",
+        "an answer reporting a context past the window, then `-c`: the CLI compacts by itself first",
+        (_p("MARK big"), _p("MARK next", "-c")),
+        (
+            {
+                "content": [{"type": "text", "text": "Big answer."}],
+                "usage": {"input_tokens": 990000, "output_tokens": 9},
+            },
+            "<analysis>MOCKANALYSIS</analysis>\n<summary>MOCKSUMMARY auto</summary>",
+            "Next answer.",
         ),
     ),
     Scenario(
