@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from agentteams.store.paths import Layout
-from tests.support.transcript_checks import cc_slug, entries, faults
+from agentteams.store.paths import Layout, project_slug
+from tests.support.transcript_checks import entries, faults
 from tests.support.transcript_rec import SCENARIOS, Scenario, normalised, record
 
 pytestmark = pytest.mark.timeout(120)
@@ -42,7 +42,9 @@ def test_a_re_recorded_conversation_keeps_the_golden_invariants(
     [(rel, text)] = rec.files.items()
     sid = Path(rel).stem
     assert faults(text, sid) == []
-    assert rel.split("/")[1] == cc_slug(str(rec.cwd)) == Layout(rec.config).transcript_file(rec.cwd, sid).parent.name
+    assert (
+        rel.split("/")[1] == project_slug(str(rec.cwd)) == Layout(rec.config).transcript_file(rec.cwd, sid).parent.name
+    )
     found = entries(text)
     prompts = [
         e["message"]["content"] for e in found if e["type"] == "user" and isinstance(e["message"]["content"], str)

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from agentteams.store.paths import Layout
-from tests.support.transcript_checks import cc_slug, entries, faults, session_files
+from agentteams.store.paths import Layout, project_slug
+from tests.support.transcript_checks import entries, faults, session_files
 
 TESTS = Path(__file__).resolve().parent
 VERSIONS = ("2.1.197", "2.1.330")
@@ -77,13 +77,11 @@ def test_the_invariant_checks_can_fail() -> None:
 def test_the_slug_rule_is_the_clis_and_ours_for_short_cwds(version: str) -> None:
     for scenario in SCENARIOS:
         data = manifest(version, scenario)
-        assert data["slug_dirs"] == [cc_slug(data["cwd"])], scenario
+        assert data["slug_dirs"] == [project_slug(data["cwd"])], scenario
         if scenario != "long_cwd":
             assert Layout(Path("/cfg")).transcript_file(data["cwd"], "s").parent.name == data["slug_dirs"][0]
 
 
-@pytest.mark.xfail(strict=True, reason="Layout.transcript_file cuts a slug at 200 characters without the CLI's "
-                   "hash suffix; the Claude-Code-schema transcript writer is to adopt cc_slug")  # fmt: skip
 def test_our_slug_for_a_long_cwd_is_the_clis() -> None:
     data = manifest("2.1.330", "long_cwd")
     assert Layout(Path("/cfg")).transcript_file(data["cwd"], "s").parent.name == data["slug_dirs"][0]

@@ -14,6 +14,27 @@ from agentteams.errors import InvalidNameError
 LEAD_NAME = "team-lead"
 MAX_NAME_LEN = 128
 _TEAM_DIR_RE = re.compile(r"[^A-Za-z0-9]")
+SLUG_MAX = 200  # a project directory name longer than this is cut and told apart by a hash, as Claude Code does
+
+
+def project_slug(cwd: str) -> str:
+    """Claude Code's project directory name for a cwd: every non-alphanumeric character `-`; past 200 characters
+    cut to 200 and suffixed `-<base36 of |the cwd's 32-bit string hash|>` (JavaScript's hash over UTF-16 units:
+    learnt from the real CLI's directories, tests/golden-2.1.330/transcripts/long_cwd)."""
+    slug = _TEAM_DIR_RE.sub("-", cwd)
+    if len(slug) <= SLUG_MAX:
+        return slug
+    data, h = cwd.encode("utf-16-le"), 0
+    for i in range(0, len(data), 2):
+        h = (h * 31 + int.from_bytes(data[i : i + 2], "little")) & 0xFFFFFFFF
+    h = abs(h - (1 << 32) if h >= 1 << 31 else h)
+    digits = ""
+    while h:
+        h, r = divmod(h, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[r] + digits
+    return f"{slug[:SLUG_MAX]}-{digits or '0'}"
+
+
 _PATH_PART_RE = re.compile(r"[^A-Za-z0-9_-]")
 _TASK_ID_RE = re.compile(r"^[0-9]+$")
 
@@ -133,9 +154,8 @@ class Layout:
         return self.root / "projects"
 
     def transcript_file(self, cwd: Path | str, session_id: str) -> Path:
-        """`projects/<cwd with every non-alphanumeric character as ->/<session-id>.jsonl`, as Claude Code."""
-        slug = _TEAM_DIR_RE.sub("-", str(cwd))[:200]
-        return self._inside(self.projects_dir / slug / f"{path_part(session_id, 'session')}.jsonl")
+        """`projects/<project_slug(cwd)>/<session-id>.jsonl`, as Claude Code."""
+        return self._inside(self.projects_dir / project_slug(str(cwd)) / f"{path_part(session_id, 'session')}.jsonl")
 
     def plan_file(self, session_id: str) -> Path:
         """Where a session in plan mode writes its plan: the one file plan mode lets it edit."""

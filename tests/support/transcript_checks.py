@@ -1,42 +1,14 @@
 """The invariants of a Claude Code session transcript (tests/golden-<version>/transcripts/README.md), as checks
-that return every fault found, and the CLI's `projects/<slug>` rule, so that goldens and live recordings share them."""
+that return every fault found, so that goldens and live recordings share them (the slug rule: store's
+`project_slug`)."""
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
-SLUG_MAX = 200
 CHAINED = {"user", "assistant", "attachment", "system"}  # the entry types on the uuid/parentUuid chain
-
-
-def cc_slug(cwd: str) -> str:
-    """The CLI's project directory name: every non-alphanumeric character `-`; past 200 characters cut to 200 and
-    suffixed `-<base36 of |32-bit string hash of the cwd|>` (the hash keeps long cwds apart)."""
-    slug = re.sub(r"[^a-zA-Z0-9]", "-", cwd)
-    if len(slug) <= SLUG_MAX:
-        return slug
-    h = 0
-    for unit in _utf16_units(cwd):
-        h = (h * 31 + unit) & 0xFFFFFFFF
-    h = abs(h - (1 << 32) if h >= 1 << 31 else h)
-    return f"{slug[:SLUG_MAX]}-{_base36(h)}"
-
-
-def _utf16_units(s: str) -> list[int]:
-    data = s.encode("utf-16-le")
-    return [int.from_bytes(data[i : i + 2], "little") for i in range(0, len(data), 2)]
-
-
-def _base36(n: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while n:
-        n, r = divmod(n, 36)
-        out = digits[r] + out
-    return out or "0"
 
 
 def entries(text: str) -> list[dict[str, Any]]:
