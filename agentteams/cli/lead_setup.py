@@ -66,6 +66,10 @@ def build_lead(
 
     config = ModelConfig.from_env(credentials_env(options.settings.api_key_helper, options.cwd))
     client = AnthropicClient(config)
+    if options.fallback_model:
+        from agentteams.model.aliases import resolve_model
+
+        client.fallback_model = resolve_model(options.fallback_model)
     secrets = tuple(config.secrets())
     layout = Layout.from_env()
     store = open_store(layout)
