@@ -4,7 +4,6 @@ misused flags, each in one line with exit 1."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -116,3 +115,56 @@ def test_both_refuse_the_same_misuse_in_one_line(
                               timeout=60, check=False)  # fmt: skip
         assert proc.returncode == 1 and proc.stdout == "", (argv[0], proc)
         assert len(proc.stderr.strip().splitlines()) == 1, (argv[0], proc.stderr)
+
+
+def test_both_fall_back_once_after_the_retries_on_overload(
+    claude: Path, cli: Cli, tmp_path: Path, servers: list[MockServer]
+) -> None:
+    from tests.test_headless_flags import overloaded
+
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    config = tmp_path / "real-config"
+    rc.seed_home(config, [cwd], rc.DEFAULT)
+    args = ("-p", "hi", "--model", "sonnet", "--fallback-model", "opus")
+    retries = {"CLAUDE_CODE_MAX_RETRIES": "2"}
+    for name in ("real", "ours"):
+        spec = overloaded(3)
+        spec["routes"].append({"name": "other", "turns": [{"content": [{"type": "text", "text": "x"}], "repeat": 50}]})
+        server = MockServer(spec).start()
+        servers.append(server)
+        if name == "real":
+            argv, env = [str(claude), *args], rc.claude_env(config, server.base_url, extra=retries)
+        else:
+            argv = cli.argv(*args)
+            env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url, **retries}
+        proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=90, check=False)
+        assert (proc.returncode, proc.stdout.strip()) == (0, "FELL"), (name, proc.stderr)
+        models = [r["body"]["model"] for r in server.requests
+                  if r["path"].startswith("/v1/messages") and r["body"].get("tools")]  # fmt: skip
+        assert len(models) == 4 and len(set(models[:3])) == 1, (name, models)  # 1 try + 2 retries, then once more
+        assert "sonnet" in models[0] and "opus" in models[3], (name, models)
+
+
+def test_system_prompt_and_its_append_reach_the_model_as_the_real_cli_sends_them(
+    claude: Path, cli: Cli, tmp_path: Path, servers: list[MockServer]
+) -> None:
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    config = tmp_path / "real-config"
+    rc.seed_home(config, [cwd], rc.DEFAULT)
+    args = ("-p", "hi", "--system-prompt", "SYS-REPLACED", "--append-system-prompt", "SYS-APPENDED")
+    systems = []
+    for real in (True, False):
+        server = MockServer(script()).start()
+        servers.append(server)
+        if real:
+            argv, env = [str(claude), *args], rc.claude_env(config, server.base_url)
+        else:
+            argv, env = cli.argv(*args), {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
+        proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=90, check=False)
+        assert proc.returncode == 0, proc.stderr
+        [body] = [r["body"] for r in server.requests if r["path"].startswith("/v1/messages") and r["body"].get("tools")]
+        system = body["system"]
+        systems.append(system if isinstance(system, str) else system[-1]["text"])  # the real CLI's own last block
+    assert systems[0] == systems[1] == "SYS-REPLACED\n\nSYS-APPENDED"
