@@ -262,24 +262,14 @@ class AnthropicClient:
         self._rng = rng or random.Random()
         self._lock = threading.Lock()
         self._sdk: Any = None
-        self.fallback_model: str | None = None  # --fallback-model: a full id, tried once when the model is overloaded
 
     def __repr__(self) -> str:
         return f"AnthropicClient({self.config!r})"
 
     def complete(self, request: ModelRequest, callbacks: StreamCallbacks | None = None) -> ModelResponse:
-        """One model call, streamed; transient failures are retried, final ones raise `ModelAPIError`. A model
-        still overloaded after the retries is asked once more on the fallback model (Claude Code's --fallback-model)."""
-        try:
-            return self._complete(build_params(request), request, callbacks)
-        except ModelAPIError as e:
-            fallback = self.fallback_model
-            if fallback is None or fallback == request.model or not _overloaded(e):
-                raise
-            return self._complete({**build_params(request), "model": fallback}, request, callbacks)
-
-    def _complete(self, params: dict[str, Any], request: ModelRequest, cb_in: StreamCallbacks | None) -> ModelResponse:
-        cb = cb_in or StreamCallbacks()
+        """One model call, streamed; transient failures are retried, final ones raise `ModelAPIError`."""
+        cb = callbacks or StreamCallbacks()
+        params = build_params(request)
         attempt = 0
         while True:
             attempt += 1
@@ -369,10 +359,6 @@ class AnthropicClient:
             if len(secret) >= MIN_SCRUB_CHARS:  # a one-letter test key must not mangle every message
                 text = text.replace(secret, "***")
         return text
-
-
-def _overloaded(error: ModelAPIError) -> bool:
-    return error.status == 529 or error.error_type == "overloaded_error"
 
 
 def _auth_headers(cfg: ModelConfig, omit: Any) -> dict[str, Any]:
