@@ -197,3 +197,34 @@ def test_stream_json_input_skips_a_bad_line_in_one_warning(
     [warning] = proc.stderr.splitlines()
     assert "line 1 is not JSON" in warning
     assert json.loads(proc.stdout.splitlines()[-1])["result"] == "FIRST-ANSWER"
+
+
+def control_line(request_id: str, subtype: str) -> str:
+    """A control request as the SDK writes one (its `initialize` handshake comes before any message)."""
+    return json.dumps({"type": "control_request", "request_id": request_id, "request": {"subtype": subtype}}) + "\n"
+
+
+def handshake(stdin: IO[str], stdout: IO[str]) -> None:
+    """The SDK's initialize request and the reply it waits for; an unknown subtype gets an error reply."""
+    stdin.write(control_line("req_1_init", "initialize") + control_line("req_2_odd", "no_such_request"))
+    stdin.flush()
+    ok, refused = json.loads(stdout.readline()), json.loads(stdout.readline())
+    assert ok["type"] == refused["type"] == "control_response"
+    assert (ok["response"]["subtype"], ok["response"]["request_id"]) == ("success", "req_1_init")
+    assert (refused["response"]["subtype"], refused["response"]["request_id"]) == ("error", "req_2_odd")
+    assert "no_such_request" in refused["response"]["error"]
+
+
+def test_the_sdk_handshake_is_answered_before_the_conversation(
+    cli: Cli, work: Path, server_factory: list[MockServer]
+) -> None:
+    server = serve(server_factory, two_turns())
+    env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
+    proc = cli.popen(*STREAM_ARGS, env=env, cwd=work, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    handshake(proc.stdin, proc.stdout)  # answered before any message: the SDK waits for it
+    proc.stdin.write(sdk_user_line("first question"))
+    proc.stdin.close()
+    assert read_turn(proc.stdout)[-1]["result"] == "FIRST-ANSWER"
+    assert proc.wait(timeout=60) == 0

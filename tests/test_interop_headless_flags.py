@@ -15,7 +15,7 @@ from agentteams.mockapi import MockServer
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.test_e2e_headless import KEY
-from tests.test_headless_flags import STREAM_ARGS, read_turn, sdk_user_line
+from tests.test_headless_flags import STREAM_ARGS, handshake, read_turn, sdk_user_line
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -52,6 +52,7 @@ def converse(argv: list[str], env: dict[str, str], cwd: Path) -> list[list[dict[
                             stderr=subprocess.PIPE)  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
     try:
+        handshake(proc.stdin, proc.stdout)  # both answer the SDK's initialize, and refuse an unknown request
         turns = []
         for text in ("first question", "second question"):
             proc.stdin.write(sdk_user_line(text))

@@ -4,6 +4,7 @@ transport writes them; each is one turn of a single conversation, answered with 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Iterator
@@ -14,13 +15,17 @@ from agentteams.cli import headless
 from agentteams.errors import AgentTeamsError
 
 
-def user_text(line: str) -> str | None:
-    """The prompt of one stdin line: a `user` message's text (string content, or its text blocks joined);
-    None for a blank line or any other kind of message (control requests are not taken yet)."""
+def parse(line: str) -> dict[str, Any] | None:
+    """One stdin line as a JSON object (None for a blank line); ValueError when it is not one."""
     obj = json.loads(line) if line.strip() else None
-    if not isinstance(obj, dict) or obj.get("type") != "user":
-        return None
-    message = obj.get("message")
+    if obj is not None and not isinstance(obj, dict):
+        raise ValueError("not a JSON object")
+    return obj
+
+
+def user_text(obj: dict[str, Any]) -> str | None:
+    """A `user` message's prompt: string content, or its text blocks joined (None for another kind)."""
+    message = obj.get("message") if obj.get("type") == "user" else None
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str):
         return content
@@ -30,14 +35,40 @@ def user_text(line: str) -> str | None:
     return None
 
 
-def _prompts(stream: Any) -> Iterator[str]:
-    """The user prompts on `stream`, in order, until it closes; a bad line is reported in one line and skipped."""
+def control_reply(obj: dict[str, Any], permission_mode: str) -> dict[str, Any]:
+    """The `control_response` to a `control_request`: `initialize` (the SDK's handshake, awaited before it sends
+    anything) succeeds; any other subtype (interrupt, permission callbacks, ...) is refused as unsupported, as the
+    real CLI refuses a subtype it does not know, so an SDK gets an error instead of waiting."""
+    request = obj.get("request")
+    subtype = request.get("subtype") if isinstance(request, dict) else None
+    reply: dict[str, Any] = {"request_id": obj.get("request_id")}
+    if subtype == "initialize":
+        body = {
+            "commands": [],
+            "current_permission_mode": permission_mode,
+            "output_style": "default",
+            "pid": os.getpid(),
+        }
+        reply |= {"subtype": "success", "response": body}
+    else:
+        reply |= {"subtype": "error", "error": f"Unsupported control request subtype: {subtype}",
+                  "error_code": "unsupported_request"}  # fmt: skip
+    return {"type": "control_response", "response": reply}
+
+
+def _prompts(stream: Any, permission_mode: str) -> Iterator[str]:
+    """The user prompts on `stream`, in order, until it closes; control requests are answered on the way, and a
+    bad line is reported in one line and skipped."""
     for number, line in enumerate(stream, start=1):
         try:
-            text = user_text(line)
+            obj = parse(line)
         except ValueError as e:
             diagnostics.warning("stdin line %d is not JSON (%s): skipped", number, e)
             continue
+        if obj is not None and obj.get("type") == "control_request":
+            headless.emit(control_reply(obj, permission_mode))
+            continue
+        text = user_text(obj) if obj is not None else None
         if text is not None and text.strip():
             yield text
 
@@ -61,7 +92,7 @@ def run(options: Any, output_format: str, *, teammate_mode: str = "auto", teamma
                        on_event=on_event, on_turn_end=turns.append)  # fmt: skip
     runtime, code = parts.runtime, 0
     try:
-        for prompt in _prompts(sys.stdin):
+        for prompt in _prompts(sys.stdin, runtime.session.policy.mode):
             headless.emit(headless.init_line(runtime.session, options))
             start, before = time.monotonic(), len(turns)
             runtime.submit(*headless.custom_command(prompt, options.cwd))
