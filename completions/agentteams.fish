@@ -62,6 +62,11 @@ complete -c agentteams -n '__agentteams_at' -l output-format -r -d 'text | json 
 complete -c agentteams -n '__agentteams_at' -l max-turns -r -d 'Most model calls.'
 complete -c agentteams -n '__agentteams_at' -l model -r -d 'sonnet, opus, haiku or a model id.'
 complete -c agentteams -n '__agentteams_at' -l append-system-prompt -r
+complete -c agentteams -n '__agentteams_at' -l system-prompt -r -d 'Replaces the system prompt.'
+complete -c agentteams -n '__agentteams_at' -l add-dir -r -d 'Another working directory.'
+complete -c agentteams -n '__agentteams_at' -l fallback-model -r -d 'With -p: the model asked when the model is overloaded.'
+complete -c agentteams -n '__agentteams_at' -l input-format -r -d 'With -p: text | stream-json (user messages on stdin).'
+complete -c agentteams -n '__agentteams_at' -l verbose -d 'Every message (needed by -p stream-json).'
 complete -c agentteams -n '__agentteams_at' -l permission-mode -r -d 'default | acceptEdits | ...'
 complete -c agentteams -n '__agentteams_at' -l dangerously-skip-permissions
 complete -c agentteams -n '__agentteams_at' -l allowedTools -l allowed-tools -r -d 'Tool rules, e.g. \'Bash(git:*) Edit\' (repeatable).'

@@ -64,7 +64,7 @@ def serve(servers: list[MockServer], spec: dict[str, Any]) -> MockServer:
 
 
 def agentteams(
-    cli: Cli, cwd: Path, *args: str, base_url: str | None, key: str | None = KEY
+    cli: Cli, cwd: Path, *args: str, base_url: str | None, key: str | None = KEY, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     env = cli.env()
     env.pop("ANTHROPIC_API_KEY", None)
@@ -74,7 +74,7 @@ def agentteams(
     if base_url:
         env["ANTHROPIC_BASE_URL"] = base_url
     env["CLAUDE_CODE_MAX_RETRIES"] = "2"
-    proc = cli(*args, env=env, cwd=cwd, timeout=120)
+    proc = cli(*args, env=env, cwd=cwd, timeout=120, input=stdin)
     assert KEY not in proc.stderr + proc.stdout
     return proc
 
@@ -135,7 +135,7 @@ def test_json_output(cli: Cli, config_root: Path, work: Path, server_factory: li
 
 def test_stream_json_output(cli: Cli, config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
     server = serve(server_factory, CODING_SESSION)
-    proc = agentteams(cli, work, "-p", "finalise the notes", "--output-format", "stream-json",
+    proc = agentteams(cli, work, "-p", "finalise the notes", "--output-format", "stream-json", "--verbose",
                       "--dangerously-skip-permissions", base_url=server.base_url)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     lines = [json.loads(line) for line in proc.stdout.splitlines()]

@@ -1,5 +1,5 @@
 """A `-p` run with no team ends as soon as its answer is in, without spinning; one with a team still waits for its
-teammates to settle, sleeping between looks (headless._wait_settled)."""
+teammates to settle, sleeping between looks (headless.wait_settled)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from tests.support.cli import Cli
 
 
 class StubRuntime:
-    """The lead runtime as _wait_settled sees it, already idle: counts how often it is asked."""
+    """The lead runtime as wait_settled sees it, already idle: counts how often it is asked."""
 
     def __init__(self, team: str | None, members: list[str]) -> None:
         self.team = team
@@ -40,7 +40,7 @@ class StubRuntime:
 def test_no_team_returns_at_once_without_spinning() -> None:
     runtime = StubRuntime(None, [])
     start = time.monotonic()
-    headless._wait_settled(runtime)
+    headless.wait_settled(runtime)
     assert time.monotonic() - start < 0.05
     assert runtime.calls <= 2
 
@@ -48,7 +48,7 @@ def test_no_team_returns_at_once_without_spinning() -> None:
 def test_a_team_settles_for_the_settle_period_sleeping_between_looks() -> None:
     runtime = StubRuntime("crew", ["alice"])
     start = time.monotonic()
-    headless._wait_settled(runtime)
+    headless.wait_settled(runtime)
     took = time.monotonic() - start
     assert headless.SETTLE_SECONDS <= took < headless.SETTLE_SECONDS + 1.0
     # one look per POLL_SECONDS, not a busy loop (the old one asked ~140 000 times in its second)

@@ -66,6 +66,9 @@ class SessionOptions:
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
     append_system_prompt: str | None = None
+    system_prompt: str | None = None  # --system-prompt: the whole prompt, ours replaced (the append still follows)
+    add_dirs: list[Path] = field(default_factory=list)  # --add-dir: as settings' additionalDirectories
+    fallback_model: str | None = None  # --fallback-model: an alias or id, asked once when the model is overloaded
     max_turns: int | None = None
     interactive: bool = False
     session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
@@ -154,7 +157,9 @@ class Session:
         self.policy = PermissionPolicy(
             mode=mode, allowed=allowed, disallowed=disallowed, cwd=options.cwd, plan_file=self.ctx.plan_file,
             interactive=options.interactive, asked=settings_rules(settings, "ask"),
-            additional_dirs=[Path(d).expanduser() for d in settings.permissions.additional_directories],
+            additional_dirs=[
+                *(Path(d).expanduser() for d in settings.permissions.additional_directories), *options.add_dirs
+            ],
         )  # fmt: skip
         self.hooks = HookPoints.build(
             settings, cwd=options.cwd, session_id=options.session_id, transcript_path=str(self.transcript.path),
@@ -179,7 +184,8 @@ class Session:
             cwd=str(options.cwd), model=self.model, date=date.today().isoformat(), team_role=options.team_role,
             identity=me, append=options.append_system_prompt,
             base=self.custom_type.prompt if self.custom_type else None,  # a built-in type has none: ours
-        )  # fmt: skip
+        ) if options.system_prompt is None else "\n\n".join(filter(None, [options.system_prompt,
+                                                                           options.append_system_prompt]))  # fmt: skip
         # read once per session: the memory block must not change under the cached prefix mid-conversation
         self.memory: Memory = load_memory(options.cwd, self.layout.root)
         self.context = self.memory.prompt_text()

@@ -40,6 +40,15 @@ def run(
     max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, help="Most model calls.")] = None,
     model: Annotated[str | None, typer.Option("--model", help="sonnet, opus, haiku or a model id.")] = None,
     append_system_prompt: Annotated[str | None, typer.Option("--append-system-prompt")] = None,
+    system_prompt: Annotated[str | None, typer.Option("--system-prompt", help="Replaces the system prompt.")] = None,
+    add_dir: Annotated[list[str] | None, typer.Option("--add-dir", help="Another working directory.")] = None,
+    fallback_model: Annotated[
+        str | None, typer.Option("--fallback-model", help="With -p: the model asked when the model is overloaded.")
+    ] = None,
+    input_format: Annotated[
+        str, typer.Option("--input-format", help="With -p: text | stream-json (user messages on stdin).")
+    ] = "text",
+    verbose: Annotated[bool, typer.Option("--verbose", help="Every message (needed by -p stream-json).")] = False,
     permission_mode: Annotated[
         str | None, typer.Option("--permission-mode", help="default | acceptEdits | ...")
     ] = None,
@@ -91,8 +100,7 @@ def run(
     from agentteams.cli import headless
     from agentteams.settings.load import load_settings
 
-    if output_format not in headless.FORMATS:
-        raise AgentTeamsError(f"--output-format must be one of {', '.join(headless.FORMATS)}, got {output_format!r}")
+    headless.check_flags(headless.Flags(print_mode, output_format, input_format, verbose, session_id))
     if teammate_mode is not None and teammate_mode not in MODES:
         raise AgentTeamsError(f"--teammate-mode must be one of {', '.join(MODES)}, got {teammate_mode!r}")
     cwd = Path.cwd()
@@ -107,7 +115,8 @@ def run(
     options = SessionOptions(
         cwd=cwd, model=model or found.model or "sonnet", permission_mode=mode, allowed_tools=allowed_tools or [],
         disallowed_tools=disallowed_tools or [], append_system_prompt=append_system_prompt, max_turns=max_turns,
-        interactive=not print_mode, settings=found,
+        interactive=not print_mode, settings=found, system_prompt=system_prompt,
+        add_dirs=[Path(d).expanduser().resolve() for d in add_dir or []], fallback_model=fallback_model,
     )  # fmt: skip
     if session_id:
         options.session_id = session_id
@@ -131,6 +140,10 @@ def run(
         from agentteams.cli import interactive
 
         raise typer.Exit(interactive.run(prompt, options, teammate_mode=teammate_mode, teammate_command=command))
-    text = prompt if prompt is not None else headless.read_stdin_prompt()
     options.interactive = False
+    if input_format == "stream-json":
+        from agentteams.cli import streamin
+
+        raise typer.Exit(streamin.run(options, output_format, teammate_mode=teammate_mode, teammate_command=command))
+    text = headless.prompt_text(prompt)
     raise typer.Exit(headless.run(text, options, output_format, teammate_mode=teammate_mode, teammate_command=command))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import typer
@@ -12,22 +13,65 @@ import typer
 from agentteams.errors import AgentTeamsError
 
 FORMATS = ("text", "json", "stream-json")
+INPUT_FORMATS = ("text", "stream-json")
 SETTLE_SECONDS = 1.0  # a team must stay settled this long before a -p run ends
 POLL_SECONDS = 0.1  # how often a team's files are looked at meanwhile
 SUBTYPES = {"end_turn": "success", "exit_requested": "success", "max_turns": "error_max_turns",
             "interrupted": "error_interrupted", "max_tokens": "error_max_tokens"}  # fmt: skip
 
 
-def read_stdin_prompt() -> str:
-    if sys.stdin is None or sys.stdin.isatty():
-        raise AgentTeamsError("no prompt: give one after -p, or pipe it on stdin")
-    text = sys.stdin.read().strip()
+NO_INPUT = "input must be provided either through stdin or as a prompt argument when using --print"
+BLANK = "input contained only whitespace: give a prompt with text, through stdin or as an argument to --print"
+
+
+@dataclass(frozen=True)
+class Flags:
+    """The flags that shape a headless run's input and output, checked together as Claude Code does."""
+
+    print_mode: bool
+    output_format: str
+    input_format: str
+    verbose: bool
+    session_id: str | None
+
+
+def check_flags(flags: Flags) -> None:
+    """One clear error for a combination Claude Code refuses (its checks, its order)."""
+    if flags.output_format not in FORMATS:
+        raise AgentTeamsError(f"--output-format must be one of {', '.join(FORMATS)}, got {flags.output_format!r}")
+    if flags.input_format not in INPUT_FORMATS:
+        raise AgentTeamsError(f"--input-format must be one of {', '.join(INPUT_FORMATS)}, got {flags.input_format!r}")
+    if flags.session_id is not None and not _is_uuid(flags.session_id):
+        raise AgentTeamsError(f"invalid session ID {flags.session_id!r}: it must be a valid UUID")
+    if flags.print_mode and flags.output_format == "stream-json" and not flags.verbose:
+        raise AgentTeamsError("when using --print, --output-format=stream-json requires --verbose")
+    if flags.input_format == "stream-json" and flags.output_format != "stream-json":
+        raise AgentTeamsError("--input-format=stream-json requires --output-format=stream-json")
+
+
+def _is_uuid(text: str) -> bool:
+    import uuid
+
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return len(text) == 36  # the hyphenated form only, as Claude Code writes it in paths
+
+
+def prompt_text(prompt: str | None) -> str:
+    """The -p prompt: the argument, else stdin; refused in one line when there is none or only whitespace."""
+    text = prompt or ""
+    if not text and sys.stdin is not None and not sys.stdin.isatty():
+        text = sys.stdin.read()
     if not text:
-        raise AgentTeamsError("no prompt: stdin was empty")
-    return text
+        raise AgentTeamsError(NO_INPUT)
+    if not text.strip():
+        raise AgentTeamsError(BLANK)
+    return text.strip()
 
 
-def _line(obj: dict[str, Any]) -> None:
+def emit(obj: dict[str, Any]) -> None:
     typer.echo(json.dumps(obj, ensure_ascii=False))
 
 
@@ -45,29 +89,44 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     def on_event(event: AgentEvent) -> None:
         if streaming and event.kind in ("assistant", "tool_results") and event.message is not None:
             kind = "assistant" if event.kind == "assistant" else "user"
-            _line({"type": kind, "message": event.message, "session_id": options.session_id})
+            emit(message_line(kind, event.message, options.session_id))
 
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
                        on_event=on_event, on_turn_end=turns.append)  # fmt: skip
     runtime = parts.runtime
     session = runtime.session
     if streaming:
-        _line({"type": "system", "subtype": "init", "session_id": options.session_id, "model": session.model,
-               "cwd": str(options.cwd), "permissionMode": session.policy.mode,
-               "tools": [t.name for t in session.tools]})  # fmt: skip
+        emit(init_line(session, options))
     start = time.monotonic()
     try:
-        runtime.submit(*_custom_command(prompt, options.cwd))
-        _wait_settled(runtime)
+        runtime.submit(*custom_command(prompt, options.cwd))
+        wait_settled(runtime)
     finally:
         parts.close(team_down=True)
     done = [r for r in turns if r is not None]
     if not done:
         raise runtime.last_error or AgentTeamsError("the run ended before the model answered")
-    return _report(done, session, options.session_id, output_format, time.monotonic() - start)
+    return report(done, session, options.session_id, output_format, time.monotonic() - start)
 
 
-def _custom_command(prompt: str, cwd: Any) -> tuple[str, Any]:
+def message_line(kind: str, message: Any, session_id: str) -> dict[str, Any]:
+    """A stream-json `assistant` or `user` line, with Claude Code's keys."""
+    import uuid
+
+    return {"type": kind, "message": message, "parent_tool_use_id": None, "session_id": session_id,
+            "uuid": str(uuid.uuid4())}  # fmt: skip
+
+
+def init_line(session: Any, options: Any) -> dict[str, Any]:
+    """The stream-json `system` `init` line that opens each turn."""
+    import uuid
+
+    return {"type": "system", "subtype": "init", "session_id": options.session_id, "model": session.model,
+            "cwd": str(options.cwd), "permissionMode": session.policy.mode, "tools": [t.name for t in session.tools],
+            "additional_directories": [str(d) for d in options.add_dirs], "uuid": str(uuid.uuid4())}  # fmt: skip
+
+
+def custom_command(prompt: str, cwd: Any) -> tuple[str, Any]:
     """(prompt, turn extras): a `/name args` prompt naming a custom command becomes its expanded body with its front
     matter, as Claude Code's -p does; anything else is sent as given (commands are read only for a leading /)."""
     if not prompt.lstrip().startswith("/"):
@@ -83,7 +142,7 @@ def _custom_command(prompt: str, cwd: Any) -> tuple[str, Any]:
     return command.prompt(args), command_extras(command)
 
 
-def _wait_settled(runtime: Any) -> None:
+def wait_settled(runtime: Any) -> None:
     """Until nothing will happen without the user. With no team, that is as soon as the lead is idle. Teammates at
     work start further turns with their messages, and settled must hold for a moment, since a teammate that just
     went idle may be claiming its next task; their files are looked at every POLL_SECONDS, sleeping in between."""
@@ -102,8 +161,10 @@ def _wait_settled(runtime: Any) -> None:
         runtime.wait_change(POLL_SECONDS)
 
 
-def _report(done: list[Any], session: Any, session_id: str, output_format: str, seconds: float) -> int:
+def report(done: list[Any], session: Any, session_id: str, output_format: str, seconds: float) -> int:
     """Print the last turn's outcome as text, json or a stream-json result line; the exit code."""
+    import uuid
+
     result = done[-1]
     subtype = SUBTYPES.get(result.stop_reason, "error_during_execution")
     total = session.ledger.total()
@@ -111,14 +172,15 @@ def _report(done: list[Any], session: Any, session_id: str, output_format: str, 
         "type": "result", "subtype": subtype, "is_error": subtype != "success", "result": result.text,
         "session_id": session_id, "num_turns": sum(r.model_calls for r in done),
         "duration_ms": int(seconds * 1000), "total_cost_usd": round(total.cost_usd, 6),
-        "usage": total.usage.to_json(), "model": session.model,
+        "usage": total.usage.to_json(), "model": session.model, "stop_reason": result.stop_reason,
+        "permission_denials": [], "uuid": str(uuid.uuid4()),
     }  # fmt: skip
     if output_format == "text":
         typer.echo(result.text)
         if subtype != "success":
             typer.echo(f"agentteams: error: the run ended early ({result.stop_reason})", err=True)
     elif output_format == "stream-json":
-        _line(summary)
+        emit(summary)
     else:
         typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
     return 0 if subtype == "success" else 1

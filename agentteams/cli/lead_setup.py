@@ -13,6 +13,7 @@ from typing import Any
 from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk
 from agentteams.backends.tmux import inside_tmux
 from agentteams.errors import AgentTeamsError
+from agentteams.model.types import ModelClient
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.lead import LeadRuntime
 from agentteams.team.relay import PermissionJudge
@@ -65,7 +66,12 @@ def build_lead(
     from agentteams.team.spawning import InProcessSpawner, TmuxSpawner
 
     config = ModelConfig.from_env(credentials_env(options.settings.api_key_helper, options.cwd))
-    client = AnthropicClient(config)
+    client: ModelClient = AnthropicClient(config)
+    if options.fallback_model:
+        from agentteams.model.aliases import resolve_model
+        from agentteams.model.fallback import FallbackClient
+
+        client = FallbackClient(client, resolve_model(options.fallback_model))
     secrets = tuple(config.secrets())
     layout = Layout.from_env()
     store = open_store(layout)
