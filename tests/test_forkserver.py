@@ -289,8 +289,8 @@ def test_launcher_waits_for_a_starting_server(cli: Cli, config_root: Path, tmp_p
                 for fd in fds:
                     os.close(fd)
                 conn.sendall(launch.FRAME.pack(b"P", starting.pid) + launch.FRAME.pack(b"X", 42))
-        code, out, _ = _finish(proc)
-        assert code == 42
+        code, out, err = _finish(proc)
+        assert code == 42, err  # seen once in a loaded full run as 1 (a cold start?): the launcher's stderr says why
         assert out == "via the passed fd\n"
     finally:
         starting.kill()
