@@ -400,3 +400,22 @@ def test_every_preimport_resolves(module: str) -> None:
     import importlib.util
 
     assert importlib.util.find_spec(module) is not None, f"fork server pre-imports {module}, which does not exist"
+
+
+def test_a_request_sent_whole_is_not_followed_by_an_empty_send(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server may read the request, answer and close before the launcher's next step: a send of the (empty)
+    rest then failed with EPIPE, and the teammate started cold a second time (seen under load)."""
+    ours, server = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    real_send_fds = socket.send_fds
+
+    def send_then_server_closes(sock: socket.socket, buffers: list[bytes], fds: list[int]) -> int:
+        sent = real_send_fds(sock, buffers, fds)
+        _, got, _, _ = socket.recv_fds(server, 1 << 20, 3)
+        for fd in got:
+            os.close(fd)
+        server.close()  # answered at once and gone
+        return sent
+
+    monkeypatch.setattr(socket, "send_fds", send_then_server_closes)  # the module launch.py calls it through
+    with ours:
+        launch._Relay(ours)._send(["agentteams", "--version"])  # no BrokenPipeError

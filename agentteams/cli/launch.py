@@ -113,7 +113,8 @@ class _Relay:
         payload = json.dumps({"argv": argv, "env": dict(os.environ), "cwd": os.getcwd(), "umask": umask}).encode()
         data = HEADER.pack(len(payload)) + payload
         sent = socket.send_fds(self.sock, [data], [0, 1, 2])  # the child adopts our very stdin/stdout/stderr
-        self.sock.sendall(data[sent:])
+        if sent < len(data):  # never an empty send: the server may have answered and closed already (EPIPE)
+            self.sock.sendall(data[sent:])
 
     def _frame(self) -> tuple[bytes, int] | None:
         data = b""
