@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from tests.support import realclaude
 from tests.support.cli import Cli
@@ -166,3 +167,12 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
 
 
 sys.addaudithook(_audit)
+
+
+@pytest.fixture
+def servers() -> Iterator[list[MockServer]]:
+    """Scripted servers a test starts and appends here: each is stopped at the end."""
+    started: list[MockServer] = []
+    yield started
+    for server in started:
+        server.stop()

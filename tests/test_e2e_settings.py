@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -65,14 +64,6 @@ def repo(tmp_path: Path, config_root: Path) -> Path:
     (d / ".claude" / "commands").mkdir()
     (d / ".claude" / "commands" / "review.md").write_text(COMMAND)
     return d
-
-
-@pytest.fixture
-def servers() -> Iterator[list[MockServer]]:
-    started: list[MockServer] = []
-    yield started
-    for s in started:
-        s.stop()
 
 
 def run(cli: Cli, repo: Path, server: MockServer, *args: str, prompt: str = "go") -> subprocess.CompletedProcess[str]:

@@ -10,7 +10,6 @@ import subprocess
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,14 +39,6 @@ def proj(tmp_path: Path) -> Path:
     path = tmp_path / "proj"
     path.mkdir()
     return path
-
-
-@pytest.fixture
-def servers() -> Iterator[list[MockServer]]:
-    started: list[MockServer] = []
-    yield started
-    for server in started:
-        server.stop()
 
 
 def start_mock(servers: list[MockServer], script: dict[str, Any], log: Path) -> MockServer:

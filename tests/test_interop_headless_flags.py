@@ -5,7 +5,6 @@ misused flags, each in one line with exit 1."""
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +35,6 @@ def script() -> dict[str, Any]:
     other = {"content": [{"type": "text", "text": "x"}], "repeat": 50}  # the real CLI's side requests
     return {"routes": [{"name": "main", "match": {"tools": True}, "turns": answers},
                        {"name": "other", "turns": [other]}]}  # fmt: skip
-
-
-@pytest.fixture
-def servers() -> Iterator[list[MockServer]]:
-    started: list[MockServer] = []
-    yield started
-    for server in started:
-        server.stop()
 
 
 def converse(argv: list[str], env: dict[str, str], cwd: Path) -> list[list[dict[str, Any]]]:
