@@ -8,6 +8,7 @@ import signal
 import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,7 +16,7 @@ from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
 from agentteams.store.teams import NewMember, TeamStore
-from agentteams.store.transcripts import Transcript
+from agentteams.store.transcripts import AssistantMeta, Transcript
 from tests.support.cli import Cli
 from tests.support.live_team import ESC, KEY, LiveTeam
 from tests.support.procs import child_env, read_until
@@ -96,10 +97,9 @@ def test_logs_of_a_running_teammate_and_follow(team: LiveTeam) -> None:
     follow = team.cli.popen("logs", TEAM, "alice", "-f", stdout=subprocess.PIPE)
     try:
         read_until(follow, "You claimed task #1", 15)
-        entry = {"role": "assistant", "content": [{"type": "text", "text": "FOLLOW-NEW"},
-                                                  {"type": "tool_use", "id": "t9", "name": "Bash",
-                                                   "input": {"command": "make test"}}]}  # fmt: skip
-        Transcript(path, presence.session_id, cwd=cwd).record("assistant", "alice", message=entry)
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": "FOLLOW-NEW"},
+                  {"type": "tool_use", "id": "t9", "name": "Bash", "input": {"command": "make test"}}]  # fmt: skip
+        Transcript(path, presence.session_id, cwd=cwd).assistant("alice", blocks, AssistantMeta("msg_9", "m", None, {}))
         out = read_until(follow, "⏺ Bash(make test)", 5)
         assert "FOLLOW-NEW" in out and ESC not in out
         follow.send_signal(signal.SIGINT)
@@ -163,7 +163,7 @@ def test_logs_picks_the_transcript_of_this_team_and_member(cli: Cli, layout: Lay
     transcript("mine", "MINE", joined + 300)
     transcript("later", "LATER-SESSION", joined + 90_000)
     other = Transcript(layout.transcript_file(cwd, "other"), "other", cwd=cwd, team="elsewhere")
-    other.record("user", "alice", message={"role": "user", "content": "OTHER-TEAM"})
+    other.prompt("alice", "OTHER-TEAM")
     assert json.loads(layout.transcript_file(cwd, "other").read_text())["team"] == "elsewhere"
     proc = cli("logs", TEAM, "alice")
     assert proc.returncode == 0, proc.stderr

@@ -17,7 +17,7 @@ from agentteams.model.types import Usage
 from agentteams.settings.commands import CommandSet, expand, invocation, load_commands, split_arguments
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence
-from agentteams.store.transcripts import Transcript
+from agentteams.store.transcripts import AssistantMeta, Transcript
 from agentteams.team.costs import transcript_ledger
 from agentteams.team.delivery import TeamEvent
 from agentteams.ui.commands import BUILTINS, CommandContext, TeamView, builtin, help_text, run_command
@@ -240,12 +240,11 @@ def test_allowed_tools_hold_for_the_command_s_turn_only(tmp_path: Path, layout: 
 def test_cost_reads_a_teammate_s_transcript(repl: Repl, layout: Layout, tmp_path: Path) -> None:
     spent = Usage(input_tokens=1200, output_tokens=340, cache_creation_input_tokens=56, cache_read_input_tokens=7)
     alice = Transcript(layout.transcript_file(tmp_path, "alice-session"), "alice-session", cwd=str(tmp_path))
-    for agent in ("alice", "alice", "alice/Explore"):
-        message = {"role": "assistant", "content": [], "model": "claude-opus-4-8", "usage": spent.to_json()}
-        alice.record("assistant", agent, message=message)
+    for i, agent in enumerate(("alice", "alice", "alice/Explore")):
+        alice.assistant(agent, [], AssistantMeta(f"msg_{i}", "claude-opus-4-8", "end_turn", spent.to_json()))
     repl.rig.runtime.store.presence.write(TEAM, "alice", Presence(pid=1, session_id="alice-session", backend="tmux"))
     bob = Transcript(layout.transcript_file(tmp_path, "bob-session"), "bob-session", cwd=str(tmp_path), team=TEAM)
-    bob.record("assistant", "bob", message={"role": "assistant", "model": "claude-opus-4-8", "usage": spent.to_json()})
+    bob.assistant("bob", [], AssistantMeta("msg_b", "claude-opus-4-8", "end_turn", spent.to_json()))
     repl.ctx.view.update(TeamEvent("joined", "bob", "tmux"))  # joined during this session, and has left since
     repl.line("hello")
     shown = repl.line("/cost").splitlines()

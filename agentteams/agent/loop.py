@@ -60,6 +60,7 @@ class AgentEvent:
     result: ToolResult | None = None
     message: Message | None = None
     usage: Usage | None = None
+    response: ModelResponse | None = None  # an `assistant` event's answer: its id, model and stop reason
 
 
 @dataclass
@@ -144,7 +145,7 @@ class Agent:
             usage.add(response.usage)
             self.usage.add(response.usage)
             self.messages.append({"role": "assistant", "content": response.content})
-            self._emit(AgentEvent("assistant", message=self.messages[-1], usage=response.usage))
+            self._emit(AgentEvent("assistant", message=self.messages[-1], usage=response.usage, response=response))
             text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text") or text
             uses = [b for b in response.content if b.get("type") == "tool_use"]
             if not uses:

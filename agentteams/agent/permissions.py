@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, Protocol, TypeVar, cast
@@ -210,6 +210,7 @@ class PermissionPolicy:
     plan_file: Path | None = None
     interactive: bool = True
     session_rules: list[Rule] = field(default_factory=list)  # "allow always for this session"
+    on_remember: Callable[[str, str | None, str | None], None] | None = None  # the transcript keeps each one
     asked: list[Rule] = field(default_factory=list)  # settings' `ask`: always ask, whatever the mode
     additional_dirs: list[Path] = field(default_factory=list)  # working directories beside cwd
 
@@ -368,10 +369,8 @@ class PermissionPolicy:
 
     def remember(self, tool_name: str, target: str | None, kind: str | None = None) -> None:
         """Allow this tool again for the rest of the session: the same command prefix(es), or the same path.
-
         `kind` says how to read `target` (a command for "execute", else a path; by default a command
-        for Bash only). The rules added are kept in `session_rules`.
-        """
+        for Bash only). The rules added are kept in `session_rules`."""
         if target is None:
             new = [Rule(tool_name)]
         elif (kind or ("execute" if tool_name == "Bash" else "path")) == "execute":
@@ -379,6 +378,8 @@ class PermissionPolicy:
         else:
             new = [Rule(tool_name, _absolute(target, self.cwd), literal=True)]
         self.session_rules += [r for r in new if r not in self.session_rules]
+        if self.on_remember is not None:
+            self.on_remember(tool_name, target, kind)
 
 
 _ACTIONS = {"edit": "editing files", "execute": "running commands"}

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from agentteams import diagnostics
+from agentteams.agent.agenttype import agent_model, own_type, subagent_restriction
 from agentteams.agent.hookpoints import EndReason, HookPoints
+from agentteams.agent.journal import Journal
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
 from agentteams.agent.memory import Memory, load_memory
 from agentteams.agent.permissions import (
@@ -28,26 +30,19 @@ from agentteams.agent.permissions import (
 )
 from agentteams.agent.prompts import Identity, system_prompt
 from agentteams.errors import AgentTeamsError
-from agentteams.model.aliases import UnknownModelError, resolve_model
+from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
-from agentteams.settings.agents import (
-    BUILT_IN,
-    TEAMMATE_TOOLS,
-    AgentCatalog,
-    AgentDef,
-    built_in_type,
-    load_agents,
-)
+from agentteams.settings.agents import TEAMMATE_TOOLS, AgentCatalog, load_agents
 from agentteams.settings.types import Settings, Source
 from agentteams.store.api import Store
 from agentteams.store.files import FileStore
 from agentteams.store.paths import LEAD_NAME, Layout
-from agentteams.store.transcripts import Transcript
+from agentteams.store.transcript_read import Loaded, fork
+from agentteams.store.transcripts import MAIN, Entrypoint, Transcript
 from agentteams.tools.base import Tool, ToolContext
 from agentteams.tools.hooks import PermissionMode, RuntimeHooks
 from agentteams.tools.registry import agent_tools, all_tools, subagent_tools
-from agentteams.tools.subagent import SUBAGENT_TOOLS
 
 if TYPE_CHECKING:
     from agentteams.settings.commands import CustomCommand
@@ -77,6 +72,8 @@ class SessionOptions:
     plan_mode_required: bool = False  # a teammate that must have its plan approved before changing anything
     settings: Settings = field(default_factory=Settings)  # the merged settings files: rules, directories
     agents: AgentCatalog | None = None  # the custom agent types, when already read (else read from `cwd`)
+    resume: Loaded | None = None  # -c / -r: the session this one goes on with (its file, id and conversation)
+    fork_session: bool = False  # with `resume`: go on under a new id in a copy, the original left untouched
 
 
 @dataclass(frozen=True)
@@ -142,7 +139,7 @@ class Session:
         self._outer = on_event or (lambda _e: None)
         self._secrets = secrets
         self._cleared_note: str | None = None  # what the first turn after /clear is told
-        self.transcript = self._new_transcript(options.session_id)
+        self.transcript = self._open_transcript(options)
         me = options.identity
         self.name = me.name if me else LEAD_NAME
         self.ctx = ToolContext(
@@ -161,6 +158,8 @@ class Session:
                 *(Path(d).expanduser() for d in settings.permissions.additional_directories), *options.add_dirs
             ],
         )  # fmt: skip
+        # looked up per answer, not bound now: /clear and /resume change the transcript
+        self.policy.on_remember = lambda *answer: self.transcript.remember(*answer)  # noqa: PLW0108
         self.hooks = HookPoints.build(
             settings, cwd=options.cwd, session_id=options.session_id, transcript_path=str(self.transcript.path),
             permission_mode=self._mode, secrets=secrets,
@@ -189,8 +188,8 @@ class Session:
         # read once per session: the memory block must not change under the cached prefix mid-conversation
         self.memory: Memory = load_memory(options.cwd, self.layout.root)
         self.context = self.memory.prompt_text()
-        started = self.hooks.session_start("startup", self.model)  # its context joins the memory block
-        if started:
+        started = self.hooks.session_start("resume" if options.resume else "startup", self.model)  # its context
+        if started:  # joins the memory block
             self.context = "\n\n".join([*([self.context] if self.context else []), *started])
         restriction = self.custom_type.restriction() if self.custom_type else None
         max_turns = options.max_turns or (self.custom_type.max_turns if self.custom_type else None)
@@ -201,6 +200,18 @@ class Session:
             client, self.tools, self.ctx, self.policy, agent_settings, on_event=self._event_for(self.name), ask=ask,
             hooks=self.hooks if self.hooks.runner is not None else None,
         )  # fmt: skip
+        if options.resume is not None:
+            self.adopt(options.resume)
+
+    def adopt(self, loaded: Loaded) -> None:
+        """Go on with a session read back from its transcript: its conversation and its "always" answers (the
+        transcript object already appends to its file, or to the fork's copy)."""
+        self.agent.messages = list(loaded.messages)
+        remember, self.policy.on_remember = self.policy.on_remember, None  # already in the file
+        for allow in loaded.allowed:
+            if isinstance(tool := allow.get("tool"), str):
+                self.policy.remember(tool, allow.get("target"), allow.get("kind"))
+        self.policy.on_remember = remember
 
     def run(self, prompt: str, extras: TurnExtras | None = None) -> TurnResult:
         """One user turn; `extras` (a custom command's front matter) hold for that turn only."""
@@ -249,10 +260,25 @@ class Session:
                 )
         return new_id
 
-    def _new_transcript(self, session_id: str) -> Transcript:
+    def _new_transcript(self, session_id: str, leaf: str | None = None) -> Transcript:
         cwd = str(self.options.cwd)
         path = self.layout.transcript_file(cwd, session_id)
-        return Transcript(path, session_id, cwd=cwd, secrets=self._secrets)
+        entrypoint: Entrypoint = "cli" if self.options.interactive else "sdk-cli"
+        return Transcript(path, session_id, cwd=cwd, secrets=self._secrets, entrypoint=entrypoint, leaf=leaf)
+
+    def _open_transcript(self, options: SessionOptions) -> Transcript:
+        """A new session's file; a resumed one's own (appended to); a fork's copy under its new id."""
+        loaded = options.resume
+        if loaded is None:
+            return self._new_transcript(options.session_id)
+        if not options.fork_session:
+            options.session_id = loaded.session_id
+            transcript = self._new_transcript(loaded.session_id, loaded.leaf)
+            transcript.path = loaded.path  # where it was found (another cwd's project, for `-r ID`)
+            return transcript
+        transcript = self._new_transcript(options.session_id, loaded.leaf)
+        fork(loaded, transcript.path, options.session_id)
+        return transcript
 
     def end(self, reason: EndReason = "other") -> None:
         """SessionEnd hooks (once), after any hook still running on its own thread."""
@@ -271,15 +297,15 @@ class Session:
     def tool(self, name: str) -> Tool | None:
         return next((t for t in self.tools if t.name == name), None)
 
-    def _event_for(self, agent: str, model_of: Callable[[], str] | None = None) -> Callable[[AgentEvent], None]:
+    def _event_for(
+        self, agent: str, model_of: Callable[[], str] | None = None, thread: str = MAIN
+    ) -> Callable[[AgentEvent], None]:
+        journal = Journal(lambda: self.transcript, agent, thread=thread, mode=lambda: self.policy.mode)
+
         def handle(event: AgentEvent) -> None:
             self.transcript.team = self.ctx.team_name  # `agentteams logs` finds a team's transcripts by it
             model = model_of() if model_of else self.model  # a subagent may run on a model of its own
-            if event.kind in ("user", "assistant", "tool_results") and event.message is not None:
-                message = event.message
-                if event.kind == "assistant" and event.usage is not None:  # as Claude Code's transcripts: /cost
-                    message = {**message, "model": model, "usage": event.usage.to_json()}  # reads a teammate's
-                self.transcript.record(event.kind, agent, message=message)
+            journal(event, model)
             if event.kind == "assistant" and event.usage is not None:
                 self.ledger.record(agent, model, event.usage)
             if agent == self.name:
@@ -330,40 +356,7 @@ class Session:
             self.client, subagent_tools(kind, self.tools, custom), ctx, self.policy,
             AgentSettings(sub_model, system, (custom.max_turns if custom else None) or self.options.max_turns,
                           name=name, context=self.context, restriction=subagent_restriction(kind, custom)),
-            on_event=self._event_for(name, lambda: sub_model),
+            on_event=self._event_for(name, lambda: sub_model, thread=f"{name}-{uuid.uuid4().hex[:8]}"),
             hooks=self.hooks.for_subagent(f"{name}-{uuid.uuid4().hex[:8]}", kind),
         )  # fmt: skip
         return sub.run(prompt).text
-
-
-def own_type(agents: AgentCatalog, me: Identity | None) -> AgentDef | None:
-    """The agent type a teammate was started as (`--agent-type`): a custom one read from its own cwd's files, or a
-    built-in one with a tool list; an unknown one is said once and the teammate runs as a general-purpose one."""
-    if me is None or not me.agent_type or me.agent_type == LEAD_NAME:
-        return None
-    if me.agent_type in BUILT_IN:
-        return built_in_type(me.agent_type)
-    agent = agents.get(me.agent_type)
-    if agent is None:
-        diagnostics.warning("agent type %r is not defined in .claude/agents here or in the config root's agents/: "
-                            "%s runs as a general-purpose teammate", me.agent_type, me.name)  # fmt: skip
-    return agent
-
-
-def agent_model(agent: AgentDef | None, caller: str) -> str:
-    """The model an agent of this type runs on, started by one running on `caller`; a model name we cannot
-    resolve is said once and the caller's is used."""
-    if agent is None:
-        return caller
-    try:
-        return resolve_model(agent.model_for(caller))
-    except UnknownModelError as e:
-        diagnostics.warning("agent type %r (%s): %s; it runs on %s", agent.name, agent.path, e, caller)
-        return caller
-
-
-def subagent_restriction(kind: str, custom: AgentDef | None) -> str | None:
-    if custom is not None:
-        return custom.restriction()
-    allowed = SUBAGENT_TOOLS.get(kind)
-    return None if allowed is None else f"the {kind} subagent type may use only {', '.join(allowed)}"

@@ -60,7 +60,7 @@ def _leave() -> None:
 def _take_agent_type(options: Any, flags: TeammateFlags, root: Path) -> None:
     """Read the custom agent types of our own cwd (the lead passes only the type's name, as Claude Code's does);
     without --model, ours is the type's model."""
-    from agentteams.agent.session import agent_model
+    from agentteams.agent.agenttype import agent_model
     from agentteams.settings.agents import load_agents
 
     options.agents = load_agents(options.cwd, root)

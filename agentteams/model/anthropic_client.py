@@ -380,9 +380,8 @@ def _to_response(message: Any, request_id: str | None) -> ModelResponse:
             cache_creation_input_tokens=getattr(usage, "cache_creation_input_tokens", None) or 0,
             cache_read_input_tokens=getattr(usage, "cache_read_input_tokens", None) or 0,
         ),
-        model=str(message.model),
-        request_id=request_id,
-    )
+        model=str(message.model), request_id=request_id, message_id=str(message.id),
+    )  # fmt: skip
 
 
 def _block_dict(block: Any) -> Block:

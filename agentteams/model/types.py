@@ -61,6 +61,7 @@ class ModelResponse:
     usage: Usage
     model: str
     request_id: str | None = None
+    message_id: str | None = None  # the API's `msg_...` id: a transcript's entries of one answer share it
 
 
 @dataclass

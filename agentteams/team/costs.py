@@ -35,9 +35,10 @@ def _usage(raw: object) -> Usage | None:
 
 
 def transcript_ledger(path: Path, default_agent: str) -> UsageLedger:
-    """The usage of every assistant entry of a transcript, by its `agent` (`default_agent` when an entry names
-    none, as in Claude Code's own transcripts). Torn or foreign lines are skipped."""
-    ledger = UsageLedger()
+    """The usage of every answer of a transcript, by its `agent` (`default_agent` when an entry names none, as in
+    Claude Code's own transcripts). An answer split into one entry per block counts once (its `message.id`);
+    torn or foreign lines are skipped."""
+    ledger, seen = UsageLedger(), set()
     try:
         lines = path.read_bytes().splitlines()
     except OSError:
@@ -49,8 +50,9 @@ def transcript_ledger(path: Path, default_agent: str) -> UsageLedger:
             continue
         message = entry.get("message") if isinstance(entry, dict) and entry.get("type") == "assistant" else None
         usage = _usage(message.get("usage")) if isinstance(message, dict) else None
-        if message is None or usage is None:
+        if message is None or usage is None or (message.get("id") is not None and message.get("id") in seen):
             continue
+        seen.add(message.get("id"))
         agent = entry.get("agent") if isinstance(entry.get("agent"), str) else default_agent
         ledger.record(agent, str(message.get("model") or ""), usage)
     return ledger

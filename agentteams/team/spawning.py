@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentteams import diagnostics
+from agentteams.agent.agenttype import agent_model
 from agentteams.agent.loop import AgentEvent
 from agentteams.agent.prompts import Identity
-from agentteams.agent.session import SessionOptions, agent_model
+from agentteams.agent.session import SessionOptions
 from agentteams.errors import AgentTeamsError
 from agentteams.model.types import ModelClient
 from agentteams.pids import pid_alive

@@ -1,0 +1,62 @@
+"""What an agent's events become in its session transcript: prompts, each answer's blocks, each tool result with
+its structured detail, and the leaf at every turn's end (Claude Code's schema; the writer is store/transcripts)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from agentteams.agent.loop import AgentEvent
+from agentteams.store.transcripts import MAIN, AssistantMeta, Transcript
+
+
+class Journal:
+    """Records one agent's events (the session's own, or a subagent's on a sidechain thread of its own).
+
+    The transcript is looked up per event: /clear and /resume swap the session's file under a running REPL.
+    """
+
+    def __init__(self, transcript: Callable[[], Transcript], agent: str, *, thread: str = MAIN,
+                 mode: Callable[[], str] | None = None) -> None:  # fmt: skip
+        self._transcript = transcript
+        self.agent = agent
+        self.thread = thread
+        self._mode = mode
+        self._details: dict[str, Any] = {}  # tool_use id -> what the tool reported, until its result is written
+        self._prompt: str | None = None
+
+    def __call__(self, event: AgentEvent, model: str) -> None:
+        transcript, message = self._transcript(), event.message
+        if event.kind == "user" and message is not None:
+            content = message.get("content")
+            started = self._prompt is None
+            if started and isinstance(content, str):
+                self._prompt = content
+            mode = self._mode() if self._mode and started else None
+            transcript.prompt(self.agent, content if content is not None else "", thread=self.thread, mode=mode,
+                              meta=not started)  # fmt: skip
+        elif event.kind == "assistant" and message is not None:
+            response, usage = event.response, event.usage
+            meta = AssistantMeta(
+                message_id=(response.message_id if response else None) or f"msg_{uuid.uuid4().hex[:24]}",
+                model=(response.model if response else "") or model,
+                stop_reason=response.stop_reason if response else None,
+                usage=usage.to_json() if usage else {}, request_id=response.request_id if response else None,
+            )  # fmt: skip
+            transcript.assistant(self.agent, list(message.get("content") or []), meta, thread=self.thread)
+        elif event.kind == "tool_end" and event.result is not None:
+            result = event.result
+            # as Claude Code: a failure is its text; a success the tool's structured detail when it has one
+            self._details[event.tool_use_id] = f"Error: {result.content}" if result.is_error else (
+                result.data if result.data is not None else result.content)  # fmt: skip
+        elif event.kind == "tool_results" and message is not None:
+            for block in message.get("content") or []:
+                if isinstance(block, dict):
+                    detail = self._details.pop(str(block.get("tool_use_id")), None)
+                    transcript.tool_result(self.agent, block, detail, thread=self.thread)
+        elif event.kind == "turn_end" and self.thread == MAIN:
+            transcript.last_prompt(self._prompt)
+            self._prompt = None
+        elif event.kind == "turn_end":
+            self._prompt = None
