@@ -122,15 +122,15 @@ class HookPoints:
             return []
         return self._fire("SessionStart", {"source": source, "model": model}, match=source).context
 
-    def cleared(self, session_id: str, transcript_path: str, model: str) -> list[str]:
-        """/clear, as Claude Code: SessionEnd (reason `clear`) for the old session, then SessionStart (source
-        `clear`) for the new one, whose ids later payloads carry; the new one's context for the model."""
+    def cleared(self, session_id: str, transcript_path: str, model: str, source: SessionSource = "clear") -> list[str]:
+        """/clear (or /resume), as Claude Code: SessionEnd (reason `clear`, or `other`) for the old session, then
+        SessionStart (source `clear` or `resume`) for the new one, whose ids later payloads carry; its context."""
         if self.runner is None:
             return []
-        self.session_end("clear")
+        self.session_end("clear" if source == "clear" else "other")
         self.runner.session_id, self.runner.transcript_path = session_id, transcript_path
         self._ended = False
-        return self.session_start("clear", model)
+        return self.session_start(source, model)
 
     def session_end(self, reason: EndReason) -> None:
         if self._ended or self.runner is None:

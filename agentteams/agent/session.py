@@ -260,6 +260,19 @@ class Session:
                 )
         return new_id
 
+    def switch(self, loaded: Loaded) -> str:
+        """Go on with another session of this cwd (/resume): its file, id and conversation; SessionEnd and
+        SessionStart ("resume") hooks as for /clear. The session id."""
+        self.options.session_id = self.ctx.session_id = loaded.session_id
+        self.ctx.plan_file = self.layout.plan_file(loaded.session_id)
+        self.transcript = self._new_transcript(loaded.session_id, loaded.leaf)
+        self.transcript.path = loaded.path
+        started = self.hooks.cleared(loaded.session_id, str(loaded.path), self.model, source="resume")
+        self.context = "\n\n".join(t for t in [self.memory.prompt_text(), *started] if t) or None
+        self.agent.settings.context = self.context
+        self.adopt(loaded)
+        return loaded.session_id
+
     def _new_transcript(self, session_id: str, leaf: str | None = None) -> Transcript:
         cwd = str(self.options.cwd)
         path = self.layout.transcript_file(cwd, session_id)

@@ -26,9 +26,9 @@ def _target(argv: list[str]) -> tuple[typer.Typer, list[str], str]:
     if first in GROUPS or first in COMMANDS:
         module = importlib.import_module(f"agentteams.cli.{COMMANDS.get(first, first)}_cmd")
         return module.app, argv[1:], f"agentteams {first}"
-    from agentteams.cli import agent_cmd
+    from agentteams.cli import agent_cmd, resume_flags
 
-    return agent_cmd.app, argv, "agentteams"
+    return agent_cmd.app, resume_flags.optional_value(argv), "agentteams"
 
 
 def _one_line(level: str, message: str) -> None:

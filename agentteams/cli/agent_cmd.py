@@ -60,6 +60,16 @@ def run(
         list[str] | None, typer.Option("--disallowedTools", "--disallowed-tools", help=RULES_HELP)
     ] = None,
     session_id: Annotated[str | None, typer.Option("--session-id", help="A UUID for this session.")] = None,
+    cont: Annotated[
+        bool, typer.Option("--continue", "-c", help="Go on with the newest conversation of this directory.")
+    ] = False,
+    resume: Annotated[
+        str | None,
+        typer.Option("--resume", "-r", help="Go on with a conversation: its session ID, or alone for a picker."),
+    ] = None,
+    fork_session: Annotated[
+        bool, typer.Option("--fork-session", help="With -c/-r: go on in a copy under a new session ID.")
+    ] = False,
     teammate_mode: Annotated[
         str | None,
         typer.Option("--teammate-mode", help="Where teammates run: auto (tmux inside tmux), tmux, in-process."),
@@ -120,6 +130,14 @@ def run(
     )  # fmt: skip
     if session_id:
         options.session_id = session_id
+    from agentteams.cli import resume_flags
+    from agentteams.store.paths import Layout
+
+    asked = resume_flags.ResumeFlags(cont, resume, fork_session, session_id)
+    options.resume = resume_flags.resolve(asked, Layout.from_env(), cwd, interactive=not print_mode)
+    options.fork_session = fork_session
+    if options.resume is not None and options.resume.model and model is None:  # it goes on on its own model
+        options.model = options.resume.model
     if agent_name or agent_id or team_name:
         from agentteams.cli import teammate_run
 

@@ -118,12 +118,12 @@ class LeadRuntime:
             self._prompts.append((prompt, extras))
             self._cond.notify_all()
 
-    def clear(self) -> str:
-        """A fresh conversation (Session.clear), the team kept: the new session id; refused while a turn runs."""
+    def between_turns(self, command: str, change: Callable[[], str]) -> str:
+        """Change the conversation (/clear, /resume) with the team kept; refused while a turn runs."""
         with self._cond:  # the worker takes no turn meanwhile
             if self._busy or self._prompts:
-                raise AgentTeamsError("a turn is under way: wait for it to end (or press Ctrl-C), then /clear")
-            return self.session.clear()
+                raise AgentTeamsError(f"a turn is under way: wait for it to end (or press Ctrl-C), then {command}")
+            return change()
 
     def interrupt(self) -> None:
         self.ctx.interrupt.set()

@@ -118,12 +118,36 @@ def _model(ctx: CommandContext, args: str) -> Outcome:
 
 def _clear(ctx: CommandContext, _args: str) -> Outcome:
     try:
-        session_id = ctx.runtime.clear()
+        session_id = ctx.runtime.between_turns("/clear", ctx.runtime.session.clear)
     except AgentTeamsError as e:
         ctx.renderer.warning("error", str(e))
         return "done"
     kept = f"; team {ctx.runtime.team} stays" if ctx.runtime.team else ""
     ctx.renderer.hint(f"Conversation cleared (new session {session_id}{kept}).")
+    return "done"
+
+
+def _resume(ctx: CommandContext, args: str) -> Outcome:
+    """`/resume`: the recent sessions of this cwd; `/resume N` (or an id) goes on with one, the team kept."""
+    from agentteams.store.transcript_read import load, sessions
+    from agentteams.ui.picker import choice, listing
+
+    session = ctx.runtime.session
+    found = [s for s in sessions(session.layout, session.options.cwd) if s.session_id != session.options.session_id]
+    if not found:
+        ctx.renderer.hint("No other conversation of this directory to resume.")
+        return "done"
+    picked = choice(args, found) if args.strip() else None
+    if picked is None:
+        wrong = f"No session {args.strip()!r} in the list. " if args.strip() else ""
+        ctx.show([*listing(found[:20]), f"{wrong}Type /resume N (or a session id) to go on with one."])
+        return "done"
+    try:
+        session_id = ctx.runtime.between_turns("/resume", lambda: session.switch(load(picked.path)))
+    except (AgentTeamsError, OSError) as e:
+        ctx.renderer.warning("error", str(e))
+        return "done"
+    ctx.renderer.hint(f"Resumed session {session_id} ({len(session.agent.messages)} messages): {picked.first_prompt}")
     return "done"
 
 
@@ -153,6 +177,7 @@ BUILTINS: tuple[Command, ...] = (
     Command("/help", "this help: every command, custom ones too", _help),
     Command("/model", "show the model and its aliases, or switch the lead's model", _model, args="[name]"),
     Command("/clear", "start a fresh conversation (new session; the team stays)", _clear),
+    Command("/resume", "list this directory's recent conversations, or go on with one", _resume, args="[N|id]"),
     Command("/cost", "tokens and dollars per agent: the lead, its subagents, every teammate", _cost),
     Command("/status", "version, model, session, permission mode, key source, settings, memory, team", _show(
         reports.status_lines)),

@@ -116,6 +116,9 @@ class Repl:
             code = 0 if self._delete_again(team, error) else 1
         if not team_down and members:
             self.renderer.hint(f"The team {team} keeps running without its lead.")
+        session = self.runtime.session
+        if session.agent.messages:  # as Claude Code on leaving: how to come back to this conversation
+            self.renderer.hint(f"Resume this session with: agentteams --resume {session.options.session_id}")
         self.renderer.flush()
         return code
 
