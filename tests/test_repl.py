@@ -20,6 +20,8 @@ import pytest
 from agentteams.agent.loop import AgentEvent, TurnResult
 from agentteams.mockapi import MockServer
 from agentteams.model.types import Usage
+from agentteams.store.paths import Layout
+from agentteams.store.transcripts import AssistantMeta, Transcript
 from agentteams.team.delivery import TeamEvent
 from agentteams.tools.base import ToolResult
 from agentteams.ui.questions import Questions, yes_no
@@ -33,6 +35,7 @@ from tests.support.wait import wait_until
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 API_KEY = "sk-ant-test-repl-key"
+SESSION = "5e551010-0000-4000-8000-0000000000aa"
 IDLE = "/help for commands · Ctrl-D to leave"  # the toolbar while no turn runs: the prompt is back
 START = 60.0  # seconds for a cold start (the anthropic SDK import alone is ~2.6 s of CPU)
 STEP = 20.0  # seconds for anything after that
@@ -282,6 +285,31 @@ def test_ctrl_d_without_team_exits_0(start_lead: Callable[..., Any]) -> None:
     pane.wait(lambda _s: pane.exit_status() is not None, "the process to end")
     assert pane.exit_status() == 0
     assert "Shut down the team" not in pane.screen()
+
+
+def test_ctrl_d_says_how_to_resume_and_the_picker_resumes(
+    start_lead: Callable[..., Any], config_root: Path, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    earlier = Transcript(Layout(config_root).transcript_file(work, SESSION), SESSION, cwd=str(work))
+    earlier.prompt("team-lead", "EARLIER-PROMPT about the parser")
+    earlier.assistant("team-lead", [{"type": "text", "text": "EARLIER-ANSWER"}],
+                      AssistantMeta("msg_1", "claude-opus-4-8", "end_turn", {}))  # fmt: skip
+    pane, server, _ = start_lead({"routes": [lead_route("RESUMED-ANSWER")]}, "-r")
+    pane.wait_text("Number or session id", timeout=START)
+    assert "1.  " in pane.screen() and "EARLIER-PROMPT about the parser" in pane.screen()
+    pane.type("1")
+    pane.press("Enter")
+    pane.idle(timeout=START)
+    pane.submit("going on")
+    pane.wait_text("⏺ RESUMED-ANSWER")
+    pane.idle()
+    sent = json.dumps(model_calls(server)[-1]["messages"])
+    assert "EARLIER-PROMPT about the parser" in sent and "EARLIER-ANSWER" in sent and "going on" in sent
+    pane.press("C-d")
+    pane.wait(lambda _s: pane.exit_status() is not None, "the process to end")
+    assert pane.exit_status() == 0 and f"Resume this session with: agentteams --resume {SESSION}" in pane.screen()
+    assert "going on" in earlier.path.read_text()  # appended to the same session
 
 
 def approve_shutdown() -> dict[str, Any]:

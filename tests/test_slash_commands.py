@@ -206,6 +206,27 @@ def test_clear_starts_a_new_session_and_keeps_the_team(repl: Repl) -> None:
     assert repl.rig.runtime.team == TEAM and presence is not None and presence.session_id == new_id  # for `logs`
 
 
+def test_resume_lists_this_directory_s_sessions_and_goes_on_with_one(repl: Repl) -> None:
+    session = repl.rig.runtime.session
+    assert "No other conversation of this directory" in repl.line("/resume")
+    repl.line("FIRST-CONVERSATION prompt")
+    first_id = session.options.session_id
+    repl.line("/clear")
+    repl.line("second conversation")
+    shown = repl.line("/resume")
+    assert "1." in shown and "FIRST-CONVERSATION prompt" in shown and first_id in shown and "ago" in shown
+    assert "No session 'x9' in the list" in repl.line("/resume x9")
+    shown = repl.line("/resume 1")
+    assert f"Resumed session {first_id} (2 messages)" in shown and session.options.session_id == first_id
+    repl.line("going on")
+    sent = json.dumps(repl.rig.model.requests[-1].messages)
+    assert "FIRST-CONVERSATION prompt" in sent and "second conversation" not in sent
+    text = session.transcript.path.read_text()
+    assert session.transcript.path.stem == first_id and "going on" in text
+    presence = repl.rig.runtime.store.presence.read(TEAM, "team-lead")
+    assert presence is not None and presence.session_id == first_id  # `logs` finds the lead's file
+
+
 def test_a_custom_command_reaches_the_model_expanded_with_its_model(repl: Repl, tmp_path: Path) -> None:
     write(tmp_path / ".claude" / "commands" / "greet.md", "---\nmodel: haiku\n---\nGreet $0 ($ARGUMENTS)")
     write(tmp_path / ".claude" / "commands" / "help.md", "NOT THE BUILT-IN")
