@@ -72,6 +72,12 @@ def test_resume_by_id_picks_that_session_not_the_newest(cli: Cli, config_root: P
     assert "FIRST-PROMPT" in body and "THIRD-PROMPT" in body and "OTHER-PROMPT" not in body
 
 
+def test_a_session_id_in_use_is_refused(cli: Cli, work: Path, first: tuple[MockServer, Path]) -> None:
+    server, path = first
+    proc = agentteams(cli, work, "-p", "--session-id", path.stem, "again", base_url=server.base_url)
+    assert proc.returncode == 1 and f"session ID {path.stem} is already in use" in proc.stderr
+
+
 def test_fork_session_leaves_the_original_untouched(cli: Cli, config_root: Path, work: Path,
                                                     first: tuple[MockServer, Path]) -> None:  # fmt: skip
     server, path = first

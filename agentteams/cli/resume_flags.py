@@ -59,6 +59,10 @@ def resolve(flags: ResumeFlags, layout: Layout, cwd: Path, *, interactive: bool,
     """The session to go on with, read from its transcript; None when none was asked for (or the picker was left).
     A missing session is an error line, as Claude Code's."""
     check(flags)
+    if flags.session_id and find(layout, cwd, flags.session_id) is not None:  # never two sessions in one file
+        raise AgentTeamsError(
+            f"session ID {flags.session_id} is already in use (-r {flags.session_id} goes on with it)"
+        )
     if flags.cont:
         info = newest(layout, cwd)
         if info is None:
