@@ -13,6 +13,7 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from tests.support.cli import Cli
+from tests.support.wait import wait_until
 from tests.test_e2e_headless import (
     KEY,
     agentteams,
@@ -228,3 +229,45 @@ def test_the_sdk_handshake_is_answered_before_the_conversation(
     proc.stdin.close()
     assert read_turn(proc.stdout)[-1]["result"] == "FIRST-ANSWER"
     assert proc.wait(timeout=60) == 0
+
+
+def control(request_id: str, subtype: str, **fields: Any) -> str:
+    return json.dumps({"type": "control_request", "request_id": request_id,
+                       "request": {"subtype": subtype, **fields}}) + "\n"  # fmt: skip
+
+
+def test_the_sdk_s_model_and_mode_changes_and_interrupt_are_obeyed(
+    cli: Cli, work: Path, server_factory: list[MockServer]
+) -> None:
+    slow = {"text": "SLOW-" + "x" * 400, "chunk": 2, "delta_delay_ms": 50}  # ~10 s unless interrupted
+    server = serve(server_factory, {"routes": [{"name": "main", "match": {"tools": True}, "turns": [
+        {"content": [{"type": "text", "text": "FIRST-ANSWER"}]}, slow,
+        {"content": [{"type": "text", "text": "AFTER-INTERRUPT"}]}]}]})  # fmt: skip
+    env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
+    proc = cli.popen(*STREAM_ARGS, env=env, cwd=work, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.write(control("r1", "set_model", model="haiku") + control("r2", "set_permission_mode", mode="plan")
+                     + control("r3", "set_permission_mode", mode="sideways"))  # fmt: skip
+    proc.stdin.flush()
+    replies = [json.loads(proc.stdout.readline())["response"] for _ in range(3)]
+    assert [(r["request_id"], r["subtype"]) for r in replies] == [("r1", "success"), ("r2", "success"), ("r3", "error")]
+    assert "unknown permission mode 'sideways'" in replies[2]["error"]
+    proc.stdin.write(sdk_user_line("first question"))
+    proc.stdin.flush()
+    first = read_turn(proc.stdout)
+    assert first[0]["model"].startswith("claude-haiku") and first[0]["permissionMode"] == "plan"
+    assert messages(server)[-1]["model"].startswith("claude-haiku")
+    proc.stdin.write(sdk_user_line("a slow one"))
+    proc.stdin.flush()
+    wait_until(lambda: len(messages(server)) == 2, 30, "the slow request to be under way")
+    proc.stdin.write(control("r4", "interrupt"))
+    proc.stdin.flush()
+    cut = read_turn(proc.stdout)
+    reply = next(x for x in cut if x["type"] == "control_response")
+    assert (reply["response"]["request_id"], reply["response"]["subtype"]) == ("r4", "success")
+    assert cut[-1]["subtype"] == "error_interrupted"
+    proc.stdin.write(sdk_user_line("go on"))
+    proc.stdin.close()
+    assert read_turn(proc.stdout)[-1]["result"] == "AFTER-INTERRUPT"  # the conversation goes on
+    assert proc.wait(timeout=60) == 0, proc.stderr.read()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -71,8 +72,14 @@ def prompt_text(prompt: str | None) -> str:
     return text.strip()
 
 
+_EMIT = threading.Lock()
+
+
 def emit(obj: dict[str, Any]) -> None:
-    typer.echo(json.dumps(obj, ensure_ascii=False))
+    """One JSON line on stdout, whole: the turn's thread and stdin's (control replies) both write."""
+    line = json.dumps(obj, ensure_ascii=False)
+    with _EMIT:
+        typer.echo(line)
 
 
 def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "auto",

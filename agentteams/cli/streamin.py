@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from agentteams import diagnostics
+from agentteams.agent.permissions import parse_mode
 from agentteams.cli import headless
 from agentteams.errors import AgentTeamsError
 
@@ -35,42 +38,63 @@ def user_text(obj: dict[str, Any]) -> str | None:
     return None
 
 
-def control_reply(obj: dict[str, Any], permission_mode: str) -> dict[str, Any]:
-    """The `control_response` to a `control_request`: `initialize` (the SDK's handshake, awaited before it sends
-    anything) succeeds; any other subtype (interrupt, permission callbacks, ...) is refused as unsupported, as the
-    real CLI refuses a subtype it does not know, so an SDK gets an error instead of waiting."""
-    request = obj.get("request")
-    subtype = request.get("subtype") if isinstance(request, dict) else None
+def control_reply(obj: dict[str, Any], session: Any, interrupt: Any) -> dict[str, Any]:
+    """The `control_response` to a `control_request`, as the real CLI answers the SDK's: `initialize` (the
+    handshake, awaited before anything is sent), `interrupt` (the running turn stops), `set_model` and
+    `set_permission_mode` (from the next request on) succeed; any other subtype is refused as unsupported, as the
+    real CLI refuses one it does not know, so an SDK gets an error instead of waiting."""
+    request: dict[str, Any] = obj["request"] if isinstance(obj.get("request"), dict) else {}
+    subtype = request.get("subtype")
     reply: dict[str, Any] = {"request_id": obj.get("request_id")}
-    if subtype == "initialize":
-        body = {
-            "commands": [],
-            "current_permission_mode": permission_mode,
-            "output_style": "default",
-            "pid": os.getpid(),
-        }
-        reply |= {"subtype": "success", "response": body}
-    else:
-        reply |= {"subtype": "error", "error": f"Unsupported control request subtype: {subtype}",
-                  "error_code": "unsupported_request"}  # fmt: skip
-    return {"type": "control_response", "response": reply}
+    body: dict[str, Any] = {}
+    try:
+        if subtype == "initialize":
+            body = {"commands": [], "current_permission_mode": session.policy.mode, "output_style": "default",
+                    "pid": os.getpid()}  # fmt: skip
+        elif subtype == "interrupt":
+            interrupt()
+        elif subtype == "set_model":
+            session.set_model(str(request.get("model") or session.options.model))
+        elif subtype == "set_permission_mode":
+            session.policy.mode = parse_mode(str(request.get("mode")))
+        else:
+            raise AgentTeamsError(f"Unsupported control request subtype: {subtype}")
+    except AgentTeamsError as e:
+        code = "unsupported_request" if str(e).startswith("Unsupported") else "invalid_request"
+        return {"type": "control_response", "response": reply | {"subtype": "error", "error": str(e),
+                                                                  "error_code": code}}  # fmt: skip
+    return {"type": "control_response", "response": reply | {"subtype": "success", "response": body}}
 
 
-def _prompts(stream: Any, permission_mode: str) -> Iterator[str]:
-    """The user prompts on `stream`, in order, until it closes; control requests are answered on the way, and a
-    bad line is reported in one line and skipped."""
-    for number, line in enumerate(stream, start=1):
+class _Input:
+    """Reads stdin on a thread of its own: control requests are answered as they come (an interrupt must reach a
+    running turn), prompts wait in order for the conversation; a bad line is one warning and skipped."""
+
+    def __init__(self, stream: Any, answer: Callable[[dict[str, Any]], None]) -> None:
+        self._prompts: queue.Queue[str | None] = queue.Queue()
+        self._stream, self._answer = stream, answer
+        threading.Thread(target=self._read, name="stdin", daemon=True).start()
+
+    def _read(self) -> None:
         try:
-            obj = parse(line)
-        except ValueError as e:
-            diagnostics.warning("stdin line %d is not JSON (%s): skipped", number, e)
-            continue
-        if obj is not None and obj.get("type") == "control_request":
-            headless.emit(control_reply(obj, permission_mode))
-            continue
-        text = user_text(obj) if obj is not None else None
-        if text is not None and text.strip():
-            yield text
+            for number, line in enumerate(self._stream, start=1):
+                try:
+                    obj = parse(line)
+                except ValueError as e:
+                    diagnostics.warning("stdin line %d is not JSON (%s): skipped", number, e)
+                    continue
+                if obj is not None and obj.get("type") == "control_request":
+                    self._answer(obj)
+                    continue
+                text = user_text(obj) if obj is not None else None
+                if text is not None and text.strip():
+                    self._prompts.put(text)
+        finally:
+            self._prompts.put(None)  # end of input
+
+    def __iter__(self) -> Iterator[str]:
+        while (prompt := self._prompts.get()) is not None:
+            yield prompt
 
 
 def run(options: Any, output_format: str, *, teammate_mode: str = "auto", teammate_command: str | None = None) -> int:
@@ -92,7 +116,8 @@ def run(options: Any, output_format: str, *, teammate_mode: str = "auto", teamma
                        on_event=on_event, on_turn_end=turns.append)  # fmt: skip
     runtime, code = parts.runtime, 0
     try:
-        for prompt in _prompts(sys.stdin, runtime.session.policy.mode):
+        session = runtime.session
+        for prompt in _Input(sys.stdin, lambda obj: headless.emit(control_reply(obj, session, runtime.interrupt))):
             headless.emit(headless.init_line(runtime.session, options))
             start, before = time.monotonic(), len(turns)
             runtime.submit(*headless.custom_command(prompt, options.cwd))
