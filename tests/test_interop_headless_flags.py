@@ -22,19 +22,32 @@ pytestmark = pytest.mark.timeout(120)
 CORE = {
     "system": {"type", "subtype", "session_id", "model", "cwd", "tools", "permissionMode", "uuid"},
     "assistant": {"type", "message", "parent_tool_use_id", "session_id", "uuid"},
+    "user": {"type", "message", "parent_tool_use_id", "session_id", "uuid", "tool_use_result"},
     "result": {"type", "subtype", "is_error", "result", "session_id", "num_turns", "duration_ms", "total_cost_usd",
                "usage", "stop_reason", "permission_denials", "uuid"},
 }  # fmt: skip
 # our result names the model it used (Claude Code's gives a per-model usage map instead); our init lists the
 # --add-dir directories, as 2.1.330's does and 2.1.197's does not
 OURS_ONLY = {"model", "additional_directories"}
+# what 2.1.330 added to its message events, and ours carry: 2.1.197 lacks them
+SINCE_330 = {"assistant": {"timestamp", "request_id"}, "user": {"timestamp"}}
 
 
 def script() -> dict[str, Any]:
     answers = [{"content": [{"type": "text", "text": t}]} for t in ("FIRST-ANSWER", "SECOND-ANSWER")]
+    bash = {"content": [{"type": "text", "text": "Running."}, {"type": "tool_use", "name": "Bash",
+                                                                "input": {"command": "echo TOOL-RAN"}}]}  # fmt: skip
+    answers.insert(1, bash)  # the second turn: an answer of two blocks, a tool result, then the answer
     other = {"content": [{"type": "text", "text": "x"}], "repeat": 50}  # the real CLI's side requests
     return {"routes": [{"name": "main", "match": {"tools": True}, "turns": answers},
                        {"name": "other", "turns": [other]}]}  # fmt: skip
+
+
+def blocks(event: dict[str, Any]) -> list[dict[str, Any]]:
+    """An event's content blocks without what differs by nature (ids) or by habit (`is_error: false`)."""
+    drop = {"id", "tool_use_id"}
+    return [{k: v for k, v in b.items() if k not in drop and (k, v) != ("is_error", False)}
+            for b in event["message"]["content"]]  # fmt: skip
 
 
 def converse(argv: list[str], env: dict[str, str], cwd: Path) -> list[list[dict[str, Any]]]:
@@ -59,7 +72,7 @@ def converse(argv: list[str], env: dict[str, str], cwd: Path) -> list[list[dict[
 
 
 def test_stream_json_conversation_has_the_real_clis_shape(
-    claude: Path, cli: Cli, tmp_path: Path, servers: list[MockServer]
+    claude: Path, claude_version: str, cli: Cli, tmp_path: Path, servers: list[MockServer]
 ) -> None:
     cwd = tmp_path / "proj"
     cwd.mkdir()
@@ -70,15 +83,20 @@ def test_stream_json_conversation_has_the_real_clis_shape(
     real = converse([str(claude), *STREAM_ARGS], rc.claude_env(config, real_server.base_url), cwd)
     env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": our_server.base_url}
     ours = converse(cli.argv(*STREAM_ARGS), env, cwd)
-    for real_turn, our_turn, answer in zip(real, ours, ("FIRST-ANSWER", "SECOND-ANSWER"), strict=True):
-        assert [e["type"] for e in real_turn] == [e["type"] for e in our_turn] == ["system", "assistant", "result"]
+    shapes = (["system", "assistant", "result"], ["system", "assistant", "assistant", "user", "assistant", "result"])
+    for real_turn, our_turn, answer, shape in zip(real, ours, ("FIRST-ANSWER", "SECOND-ANSWER"), shapes, strict=True):
+        assert [e["type"] for e in real_turn] == [e["type"] for e in our_turn] == shape
         for theirs, mine in zip(real_turn, our_turn, strict=True):
             kind = mine["type"]
-            assert CORE[kind] <= set(theirs) and CORE[kind] <= set(mine), kind
-            assert set(mine) - set(theirs) <= OURS_ONLY, kind
+            newer = SINCE_330.get(kind, set())
+            assert CORE[kind] <= set(theirs) and CORE[kind] | newer <= set(mine), kind
+            assert set(mine) - set(theirs) <= OURS_ONLY | (newer if claude_version == "2.1.197" else set()), kind
             assert theirs.get("subtype") == mine.get("subtype")
         assert real_turn[-1]["result"] == our_turn[-1]["result"] == answer
-        assert our_turn[1]["message"]["content"] == real_turn[1]["message"]["content"]
+        for theirs, mine in zip(real_turn[1:-1], our_turn[1:-1], strict=True):  # block by block, result by result
+            assert blocks(mine) == blocks(theirs)
+        user = [e for e in our_turn if e["type"] == "user"]
+        assert all(e["tool_use_result"] is not None for e in user)
     for turns in (real, ours):  # one conversation: one session id throughout
         assert len({e["session_id"] for turn in turns for e in turn}) == 1
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from agentteams.agent.loop import AgentEvent
 from agentteams.store.transcripts import MAIN, AssistantMeta, Transcript
+from agentteams.tools.base import ToolResult
 
 
 class Journal:
@@ -37,19 +38,10 @@ class Journal:
             transcript.prompt(self.agent, content if content is not None else "", thread=self.thread, mode=mode,
                               meta=not started)  # fmt: skip
         elif event.kind == "assistant" and message is not None:
-            response, usage = event.response, event.usage
-            meta = AssistantMeta(
-                message_id=(response.message_id if response else None) or f"msg_{uuid.uuid4().hex[:24]}",
-                model=(response.model if response else "") or model,
-                stop_reason=response.stop_reason if response else None,
-                usage=usage.to_json() if usage else {}, request_id=response.request_id if response else None,
-            )  # fmt: skip
-            transcript.assistant(self.agent, list(message.get("content") or []), meta, thread=self.thread)
+            transcript.assistant(self.agent, list(message.get("content") or []), answer_meta(event, model),
+                                 thread=self.thread)  # fmt: skip
         elif event.kind == "tool_end" and event.result is not None:
-            result = event.result
-            # as Claude Code: a failure is its text; a success the tool's structured detail when it has one
-            self._details[event.tool_use_id] = f"Error: {result.content}" if result.is_error else (
-                result.data if result.data is not None else result.content)  # fmt: skip
+            self._details[event.tool_use_id] = tool_detail(event.result)
         elif event.kind == "tool_results" and message is not None:
             for block in message.get("content") or []:
                 if isinstance(block, dict):
@@ -60,3 +52,21 @@ class Journal:
             self._prompt = None
         elif event.kind == "turn_end":
             self._prompt = None
+
+
+def answer_meta(event: AgentEvent, model: str) -> AssistantMeta:
+    """What an `assistant` event says about its answer besides the content (an id made up when the client gave none)."""
+    response, usage = event.response, event.usage
+    return AssistantMeta(
+        message_id=(response.message_id if response else None) or f"msg_{uuid.uuid4().hex[:24]}",
+        model=(response.model if response else "") or model, stop_reason=response.stop_reason if response else None,
+        usage=usage.to_json() if usage else {}, request_id=response.request_id if response else None,
+    )  # fmt: skip
+
+
+def tool_detail(result: ToolResult) -> Any:
+    """A tool result's `toolUseResult`, as Claude Code's: a failure is its text; a success the tool's structured
+    detail when it has one."""
+    if result.is_error:
+        return f"Error: {result.content}"
+    return result.data if result.data is not None else result.content

@@ -93,10 +93,12 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     streaming = output_format == "stream-json"
     turns: list[Any] = []
 
+    lines = StreamLines(options)
+
     def on_event(event: AgentEvent) -> None:
-        if streaming and event.kind in ("assistant", "tool_results") and event.message is not None:
-            kind = "assistant" if event.kind == "assistant" else "user"
-            emit(message_line(kind, event.message, options.session_id))
+        if streaming:
+            for line in lines(event):
+                emit(line)
 
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
                        on_event=on_event, on_turn_end=turns.append)  # fmt: skip
@@ -116,12 +118,39 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     return report(done, session, options.session_id, output_format, time.monotonic() - start)
 
 
-def message_line(kind: str, message: Any, session_id: str) -> dict[str, Any]:
-    """A stream-json `assistant` or `user` line, with Claude Code's keys."""
-    import uuid
+class StreamLines:
+    """The lead's events as Claude Code's stream-json lines: one `assistant` line per block of an answer, one `user`
+    line per tool result with the tool's structured result, each with a uuid and a timestamp."""
 
-    return {"type": kind, "message": message, "parent_tool_use_id": None, "session_id": session_id,
-            "uuid": str(uuid.uuid4())}  # fmt: skip
+    def __init__(self, options: Any) -> None:
+        self.options = options  # its session id is read per line: a fork or /clear changes it
+        self._details: dict[str, Any] = {}
+
+    def __call__(self, event: Any) -> list[dict[str, Any]]:
+        from agentteams.agent.journal import answer_meta, tool_detail
+        from agentteams.store.transcripts import block_message
+
+        if event.kind == "tool_end" and event.result is not None:
+            self._details[event.tool_use_id] = tool_detail(event.result)
+        if event.message is None or event.kind not in ("assistant", "tool_results"):
+            return []
+        blocks = [b for b in event.message.get("content") or [] if isinstance(b, dict)]
+        if event.kind == "assistant":
+            meta = answer_meta(event, "")
+            return [self._line("assistant", block_message(b, meta), request_id=meta.request_id) for b in blocks]
+        details = [self._details.pop(str(b.get("tool_use_id")), None) for b in blocks]
+        return [
+            self._line("user", {"role": "user", "content": [b]}, tool_use_result=d)
+            for b, d in zip(blocks, details, strict=True)
+        ]
+
+    def _line(self, kind: str, message: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        import uuid
+
+        from agentteams.store.atomicjson import now_iso
+
+        return {"type": kind, "message": message, "parent_tool_use_id": None, "session_id": self.options.session_id,
+                "uuid": str(uuid.uuid4()), "timestamp": now_iso(), **extra}  # fmt: skip
 
 
 def init_line(session: Any, options: Any) -> dict[str, Any]:

@@ -107,10 +107,11 @@ def run(options: Any, output_format: str, *, teammate_mode: str = "auto", teamma
     resolve_model(options.model)
     turns: list[Any] = []
 
+    lines = headless.StreamLines(options)
+
     def on_event(event: AgentEvent) -> None:
-        if event.kind in ("assistant", "tool_results") and event.message is not None:
-            kind = "assistant" if event.kind == "assistant" else "user"
-            headless.emit(headless.message_line(kind, event.message, options.session_id))
+        for line in lines(event):
+            headless.emit(line)
 
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
                        on_event=on_event, on_turn_end=turns.append)  # fmt: skip

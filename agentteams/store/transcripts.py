@@ -82,10 +82,7 @@ class Transcript:
         """One API answer as Claude Code writes it: one entry per content block, each with the whole message's
         id, stop reason and usage (the reader joins them back by id)."""
         for block in content or [{"type": "text", "text": ""}]:
-            message = {"id": meta.message_id, "type": "message", "role": "assistant", "model": meta.model,
-                       "content": [block], "stop_reason": meta.stop_reason, "stop_sequence": None,
-                       "usage": meta.usage}  # fmt: skip
-            own: dict[str, Any] = {"message": message, "type": "assistant"}
+            own: dict[str, Any] = {"message": block_message(block, meta), "type": "assistant"}
             if meta.request_id:
                 own["requestId"] = meta.request_id
             entry_uuid = self._chained(agent, thread, own)
@@ -169,6 +166,12 @@ class Transcript:
             os.write(fd, encode(line) + b"\n")  # one write of a whole line: a crash never leaves half an entry
         finally:
             os.close(fd)
+
+
+def block_message(block: dict[str, Any], meta: AssistantMeta) -> dict[str, Any]:
+    """One block of an answer as Claude Code writes (and streams) it: the API message around that block alone."""
+    return {"id": meta.message_id, "type": "message", "role": "assistant", "model": meta.model, "content": [block],
+            "stop_reason": meta.stop_reason, "stop_sequence": None, "usage": meta.usage}  # fmt: skip
 
 
 def git_branch(cwd: Path) -> str:
