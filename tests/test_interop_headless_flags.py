@@ -34,7 +34,9 @@ SINCE_330 = {"assistant": {"timestamp", "request_id"}, "user": {"timestamp"}}
 
 
 def script() -> dict[str, Any]:
-    answers = [{"content": [{"type": "text", "text": t}]} for t in ("FIRST-ANSWER", "SECOND-ANSWER")]
+    answers: list[dict[str, Any]] = [
+        {"content": [{"type": "text", "text": t}]} for t in ("FIRST-ANSWER", "SECOND-ANSWER")
+    ]
     bash = {"content": [{"type": "text", "text": "Running."}, {"type": "tool_use", "name": "Bash",
                                                                 "input": {"command": "echo TOOL-RAN"}}]}  # fmt: skip
     answers.insert(1, bash)  # the second turn: an answer of two blocks, a tool result, then the answer
