@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from agentteams.agent.loop import AgentEvent
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.store.paths import Layout
 from agentteams.store.transcript_read import fork, load, newest, read_entries, sessions
@@ -191,3 +192,17 @@ def test_the_branch_is_read_from_the_repository_or_is_head(tmp_path: Path) -> No
     assert git_branch(tmp_path / "r" / "sub") == "HEAD"  # detached
     (tmp_path / "r" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     assert git_branch(tmp_path / "r" / "sub") == "main"
+
+
+def test_an_answer_cut_off_by_the_person_is_kept_for_the_resume(repo: Path, config_root: Path,
+                                                                 layout: Layout) -> None:  # fmt: skip
+    def stop_after_the_first_word(event: AgentEvent) -> None:
+        if event.kind == "text":
+            s.ctx.interrupt.set()  # as Ctrl-C while the answer streams
+
+    model = FakeModel([[text("PARTIAL words of an answer")]])
+    s = Session(SessionOptions(cwd=repo), model, layout=layout, on_event=stop_after_the_first_word)
+    assert s.run("go").stop_reason == "interrupted"
+    messages = load(s.transcript.path).messages
+    assert "PARTIAL" in json.dumps(messages[1]) and "[Request interrupted by user]" in json.dumps(messages[2])
+    assert messages == s.agent.messages

@@ -186,9 +186,11 @@ class Agent:
     def _keep_partial(self, partial: str) -> str:
         """An answer cut off by the person stays in the conversation, as Claude Code keeps it: what was said,
         then a marker saying the person interrupted (the next prompt follows it)."""
-        if partial.strip():
+        if partial.strip():  # both recorded as they are kept: a resumed session has them too
             self.messages.append({"role": "assistant", "content": [{"type": "text", "text": partial}]})
+            self._emit(AgentEvent("assistant", message=self.messages[-1]))
             self.messages.append({"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARK}]})
+            self._emit(AgentEvent("user", message=self.messages[-1]))
         return partial
 
     def _with_context(self) -> list[Message]:
