@@ -122,9 +122,17 @@ def _key_helper() -> str | None:
 
 def check_key() -> Check:
     from agentteams.model.config import BadBaseURLError, MissingCredentialsError, ModelConfig
+    from agentteams.model.providers import ProviderConfig, ProviderError
 
     try:
+        provider = ProviderConfig.from_env(os.environ)
+        if provider is not None:  # Bedrock or Vertex: their own credentials, which only a request can check
+            where = f"{provider.region}" + (f", project {provider.project_id}" if provider.project_id else "")
+            return Check("api key", "ok", f"{provider.label} ({where}); its credentials are checked on first use")
         ModelConfig.from_env()
+    except (ProviderError, BadBaseURLError) as e:
+        if provider_selected():
+            return Check("api key", "fail", str(e))
     except MissingCredentialsError:
         helper = _key_helper()
         if helper is not None:
@@ -133,10 +141,14 @@ def check_key() -> Check:
             )
         fix = "export ANTHROPIC_API_KEY=<your key> (console.anthropic.com), or try `agentteams demo` offline"
         return Check("api key", "fail", "neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set", fix)
-    except BadBaseURLError:
-        pass  # a key is there; the URL check reports the URL
     names = [n for n in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(n, "").strip()]
     return Check("api key", "ok", f"{' and '.join(names)} set (value not shown)")
+
+
+def provider_selected() -> bool:
+    from agentteams.model.providers import selected
+
+    return selected(os.environ) is not None
 
 
 def check_base_url() -> Check:

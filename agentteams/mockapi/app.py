@@ -20,7 +20,7 @@ from agentteams.mockapi.script import ERROR_TYPES, ErrorSpec, Script
 from agentteams.mockapi.sse import Event, error_body, message_events
 from agentteams.mockapi.usage import PromptCache, estimate_tokens
 
-SECRET_HEADERS = frozenset({"x-api-key", "authorization", "proxy-authorization", "cookie"})
+SECRET_HEADERS = frozenset({"x-api-key", "authorization", "proxy-authorization", "cookie", "x-amz-security-token"})
 REDACTED = "<redacted>"
 Record = dict[str, Any]
 

@@ -25,6 +25,9 @@ PROVIDER_ENV = (
     "CLOUD_ML_REGION", "ANTHROPIC_VERTEX_PROJECT_ID", "ANTHROPIC_VERTEX_BASE_URL", "CLAUDE_CODE_SKIP_VERTEX_AUTH",
     "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT",
 )  # fmt: skip
+# the provider credentials: kept out of argv as the API key is, scrubbed from messages and transcripts
+AWS_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+CREDENTIAL_ENV = (*AWS_KEYS, "AWS_BEARER_TOKEN_BEDROCK")
 VERTEX_REGION_PREFIX = "VERTEX_REGION_"  # per-model region overrides, e.g. VERTEX_REGION_CLAUDE_4_6_SONNET
 _AWS_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")  # us-east-1, us-gov-west-1, ap-southeast-2
 _VERTEX_REGION = re.compile(r"^(global|us|eu|[a-z]+-[a-z]+\d+)$")  # global, us, eu, us-east5, europe-west1
