@@ -209,9 +209,11 @@ def test_event_stream_frames_decode_with_botocore_and_the_sdk() -> None:
     from anthropic.lib.bedrock._stream_decoder import AWSEventStreamDecoder
     from botocore.eventstream import EventStreamBuffer
 
-    events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": {"id": "m1", "note": "é ✓"}}),
-              ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"text": "hi"}}),
-              ("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})]  # fmt: skip
+    events: list[tuple[str, dict[str, Any]]] = [
+        ("message_start", {"type": "message_start", "message": {"id": "m1", "note": "é ✓"}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"text": "hi"}}),
+        ("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}),
+    ]
     data = b"".join(encode(name, body) for name, body in events)
     buffer = EventStreamBuffer()
     for i in range(0, len(data), 7):  # frames split across reads, as a socket delivers them
