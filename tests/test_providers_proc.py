@@ -4,6 +4,7 @@ with Claude Code's model id, no credential lands in output or files, and a missi
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 from pathlib import Path
@@ -118,3 +119,17 @@ def test_p_names_the_provider_endpoint_it_could_not_reach(cli: Cli, tmp_path: Pa
     [line] = proc.stderr.splitlines()
     assert f"cannot reach Amazon Bedrock at http://127.0.0.1:{port}" in line
     assert "api.anthropic.com" not in line and "ANTHROPIC_BASE_URL" not in line
+
+
+def test_doctor_shows_the_provider_and_tries_its_endpoint(cli: Cli, tmp_path: Path, servers: list[MockServer]) -> None:
+    server = serve(servers)
+    env = {k: v for k, v in cli.env().items() if k not in CLEARED and not k.startswith("CLAUDE_CODE_USE_")}
+    proc = cli("doctor", "--json", env={**env, **bedrock(server.base_url)})
+    checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
+    assert checks["api key"]["status"] == "ok" and "Amazon Bedrock (eu-west-3)" in checks["api key"]["detail"]
+    assert checks["api url"]["status"] == "ok" and server.base_url in checks["api url"]["detail"]
+    assert [r["method"] for r in server.requests] == ["HEAD"]  # no credential sent: nothing but a HEAD
+    bad = cli("doctor", "--json", env={**env, **bedrock(server.base_url, AWS_REGION="mars")})
+    key = {c["name"]: c for c in json.loads(bad.stdout)["checks"]}["api key"]
+    assert key["status"] == "fail" and key["detail"].startswith("AWS_REGION 'mars' is not an AWS region")
+    assert SECRET not in proc.stdout + bad.stdout

@@ -143,11 +143,16 @@ class ProviderConfig:
             return f"https://aiplatform.{region}.rep.googleapis.com/v1"
         return f"https://{region}-aiplatform.googleapis.com/v1"
 
+    @property
+    def url_variables(self) -> str:
+        """The variables that decide the endpoint."""
+        if self.kind == "bedrock":
+            return "AWS_REGION / ANTHROPIC_BEDROCK_BASE_URL"
+        return "CLOUD_ML_REGION / ANTHROPIC_VERTEX_BASE_URL"
+
     def where(self) -> str:
         """What to check when the endpoint cannot be reached."""
-        if self.kind == "bedrock":
-            return "check AWS_REGION / ANTHROPIC_BEDROCK_BASE_URL and the network"
-        return "check CLOUD_ML_REGION / ANTHROPIC_VERTEX_BASE_URL and the network"
+        return f"check {self.url_variables} and the network"
 
     def auth_hint(self) -> str:
         if self.kind == "bedrock":
