@@ -117,17 +117,31 @@ def test_a_bad_setting_is_one_line_naming_its_variable(env: dict[str, str], name
 
 
 @pytest.mark.parametrize(
-    ("alias", "bedrock", "vertex"),
-    [("sonnet", "us.anthropic.claude-sonnet-4-6", "claude-sonnet-4-6"),
-     ("opus", "us.anthropic.claude-opus-4-8", "claude-opus-4-8"),
+    ("model", "bedrock", "vertex"),
+    [("sonnet", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5@20250929"),
+     ("default", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5@20250929"),
+     ("opus", "us.anthropic.claude-opus-4-6-v1", "claude-opus-4-6"),
      ("haiku", "us.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5@20251001"),
-     ("claude-sonnet-4-5", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5@20250929"),
+     ("claude-sonnet-4-6", "us.anthropic.claude-sonnet-4-6", "claude-sonnet-4-6"),
+     ("claude-opus-4-8", "us.anthropic.claude-opus-4-8", "claude-opus-4-8"),
      ("claude-opus-4-1-20250805", "us.anthropic.claude-opus-4-1-20250805-v1:0", "claude-opus-4-1@20250805")],
 )  # fmt: skip
-def test_aliases_and_our_ids_map_as_claude_code_maps_them(alias: str, bedrock: str, vertex: str) -> None:
-    ours = resolve_model(alias, {})
-    assert provider(bedrock_env()).model_id(ours) == bedrock
-    assert provider(vertex_env()).model_id(ours) == vertex
+def test_aliases_and_our_ids_map_as_claude_code_maps_them(model: str, bedrock: str, vertex: str) -> None:
+    """On a provider the aliases name the models Claude Code 2.1.197 gives them there (older than first-party's)."""
+    for env, expected in ((bedrock_env(), bedrock), (vertex_env(), vertex)):
+        assert provider(env).model_id(resolve_model(model, env)) == expected
+    assert resolve_model("sonnet", {}) == "claude-sonnet-4-6"  # first-party: unchanged
+
+
+@pytest.mark.parametrize(
+    ("region", "geography"),
+    [("us-east-1", "us"), ("us-west-2", "us"), ("us-gov-west-1", "us-gov"), ("eu-west-3", "eu"),
+     ("eu-central-1", "eu"), ("ap-southeast-2", "apac"), ("ap-northeast-1", "apac"), ("ca-central-1", "global"),
+     ("sa-east-1", "global")],
+)  # fmt: skip
+def test_bedrock_ids_use_the_inference_profile_of_the_regions_geography(region: str, geography: str) -> None:
+    config = provider(bedrock_env(AWS_REGION=region))
+    assert config.model_id("claude-haiku-4-5") == f"{geography}.anthropic.claude-haiku-4-5-20251001-v1:0"
 
 
 @pytest.mark.parametrize(
@@ -136,9 +150,9 @@ def test_aliases_and_our_ids_map_as_claude_code_maps_them(alias: str, bedrock: s
      "arn:aws:bedrock:us-east-2:111122223333:application-inference-profile/a1b2c3", "claude-opus-4-1@20250805"],
 )  # fmt: skip
 def test_a_provider_id_passes_through(model: str) -> None:
-    assert provider(bedrock_env()).model_id(resolve_model(model, {})) == model
+    assert provider(bedrock_env()).model_id(resolve_model(model, bedrock_env())) == model
     assert provider(vertex_env()).model_id(model) == model
-    override = resolve_model("sonnet", {"ANTHROPIC_DEFAULT_SONNET_MODEL": model})  # as Claude Code's docs pin them
+    override = resolve_model("sonnet", bedrock_env(ANTHROPIC_DEFAULT_SONNET_MODEL=model))  # as Claude Code's docs pin
     assert provider(bedrock_env()).model_id(override) == model
 
 
@@ -263,7 +277,7 @@ def test_bedrock_through_the_sdk_streams_from_the_invoke_route(
         env = {k: v for k, v in env.items() if not k.startswith("AWS_") or k in credentials or k == "AWS_REGION"}
     assert ask(env, "claude-haiku-4-5") == ANSWER
     [record] = server.requests
-    model = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+    model = "eu.anthropic.claude-haiku-4-5-20251001-v1:0"  # the profile of eu-west-3's geography
     assert record["path"] == f"/model/{model}/invoke-with-response-stream"
     assert record["cloud"]["model"] == model and record["cloud"]["auth"] == auth
     if auth == "sigv4":  # signed for this region and service (SigV4 ran, offline)

@@ -65,7 +65,7 @@ def test_p_through_bedrock(cli: Cli, tmp_path: Path, config_root: Path, servers:
     assert proc.returncode == 0, proc.stderr
     assert ANSWER in proc.stdout
     [call] = model_calls(server)
-    model = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+    model = "eu.anthropic.claude-haiku-4-5-20251001-v1:0"  # Claude Code's: eu-west-3's inference profile
     assert call["path"] == f"/model/{model}/invoke-with-response-stream"
     assert (call["cloud"]["region"], call["cloud"]["auth"]) == ("eu-west-3", "sigv4")  # signed for the region
     no_secret_in(config_root)  # the transcript, the logs

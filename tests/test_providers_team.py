@@ -15,7 +15,7 @@ from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
 SECRET = "aws-secret-team-0123456789SECRET"
-HAIKU = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+HAIKU = "eu.anthropic.claude-haiku-4-5-20251001-v1:0"  # haiku in eu-west-3
 
 
 def scenario() -> dict[str, object]:

@@ -117,11 +117,14 @@ class ProviderConfig:
         return config
 
     def model_id(self, model: str) -> str:
-        """The provider's id for our model id; a provider id (or anything not in the catalog) passes through."""
+        """The provider's id for our model id (on Bedrock, the inference profile of this region's geography);
+        a provider id (or anything not in the catalog) passes through."""
         ids = _ids(model)
         if ids is None:
             return model
-        return ids.bedrock if self.kind == "bedrock" else ids.vertex
+        if self.kind == "vertex":
+            return ids.vertex
+        return f"{bedrock_geography(self.region)}.{ids.bedrock.removeprefix('us.')}"
 
     def region_for(self, model: str) -> str:
         """The region a request for `model` goes to: Vertex's per-model override, else the configured one."""
@@ -162,6 +165,14 @@ class ProviderConfig:
 
     def secrets(self) -> list[str]:
         return [s for s in (self.aws_secret_key, self.aws_session_token, self.bearer_token) if s]
+
+
+def bedrock_geography(region: str) -> str:
+    """The cross-region inference profile prefix Claude Code picks for an AWS region: us-gov, us, eu, apac, or
+    global for the regions of no such geography (ca-central-1, sa-east-1, ...)."""
+    if region.startswith("us-gov-"):
+        return "us-gov"
+    return {"us": "us", "eu": "eu", "ap": "apac"}.get(region.split("-", 1)[0], "global")
 
 
 def _ids(model: str) -> ProviderIds | None:
