@@ -20,7 +20,7 @@ from agentteams.model.aliases import resolve_model
 from agentteams.model.anthropic_client import AnthropicClient, ModelAPIError
 from agentteams.model.config import BadBaseURLError, MissingCredentialsError, ModelConfig
 from agentteams.model.provider_sdk import ProviderAuthError
-from agentteams.model.providers import ProviderConfig, ProviderError
+from agentteams.model.providers import ProviderConfig, ProviderError, describe
 from agentteams.model.types import ModelRequest
 from agentteams.team.spawning import teammate_env
 
@@ -349,3 +349,11 @@ def test_the_mock_refuses_what_the_providers_refuse(server: MockServer) -> None:
     answer = httpx2.post(bedrock, json=body).json()  # not streamed: the message as JSON, with the path's model id
     assert (answer["model"], answer["content"][0]["text"]) == ("us.anthropic.claude-sonnet-4-6", ANSWER)
     assert [r["status"] for r in server.requests] == [400, 400, 200]
+
+
+def test_status_and_doctor_describe_the_provider_in_one_line() -> None:
+    assert describe({}) == "Anthropic API"
+    assert describe(bedrock_env(AWS_REGION="eu-west-3")) == "Amazon Bedrock (eu-west-3)"
+    assert describe(vertex_env()) == "Google Vertex AI (us-east5, project proj-7)"
+    assert describe(bedrock_env(AWS_REGION="x")).startswith("AWS_REGION 'x' is not an AWS region")
+    assert SECRET not in describe(bedrock_env())

@@ -130,8 +130,7 @@ def check_key() -> Check:
     try:
         provider = ProviderConfig.from_env(os.environ)
         if provider is not None:  # Bedrock or Vertex: their own credentials, which only a request can check
-            where = f"{provider.region}" + (f", project {provider.project_id}" if provider.project_id else "")
-            return Check("api key", "ok", f"{provider.label} ({where}); its credentials are checked on first use")
+            return Check("api key", "ok", f"{provider.summary()}; its credentials are checked on first use")
         ModelConfig.from_env()
     except (ProviderError, BadBaseURLError) as e:
         if provider_selected():

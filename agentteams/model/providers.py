@@ -146,6 +146,11 @@ class ProviderConfig:
             return f"https://aiplatform.{region}.rep.googleapis.com/v1"
         return f"https://{region}-aiplatform.googleapis.com/v1"
 
+    def summary(self) -> str:
+        """The provider and where: "Amazon Bedrock (eu-west-3)", "Google Vertex AI (us-east5, project p)"."""
+        project = f", project {self.project_id}" if self.project_id else ""
+        return f"{self.label} ({self.region}{project})"
+
     @property
     def url_variables(self) -> str:
         """The variables that decide the endpoint."""
@@ -173,6 +178,15 @@ def bedrock_geography(region: str) -> str:
     if region.startswith("us-gov-"):
         return "us-gov"
     return {"us": "us", "eu": "eu", "ap": "apac"}.get(region.split("-", 1)[0], "global")
+
+
+def describe(env: Mapping[str, str]) -> str:
+    """The API the model is reached through, in one line: Anthropic's, a provider's summary, or what is wrong."""
+    try:
+        config = ProviderConfig.from_env(env)
+    except (ProviderError, AgentTeamsError) as e:
+        return str(e)
+    return "Anthropic API" if config is None else config.summary()
 
 
 def _ids(model: str) -> ProviderIds | None:
