@@ -1,7 +1,6 @@
-"""The one module that talks to the anthropic SDK (imported lazily, on the first model call).
-
-Owns request building with prompt-cache breakpoints (`build_params`), streaming, and our own retry loop.
-"""
+"""The model client on the anthropic SDK (imported lazily, on the first model call; `provider_sdk` builds the SDK's
+client for Anthropic's API, Bedrock or Vertex). Owns request building with prompt-cache breakpoints (`build_params`),
+streaming, and our own retry loop."""
 
 from __future__ import annotations
 

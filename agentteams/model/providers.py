@@ -184,7 +184,7 @@ def describe(env: Mapping[str, str]) -> str:
     """The API the model is reached through, in one line: Anthropic's, a provider's summary, or what is wrong."""
     try:
         config = ProviderConfig.from_env(env)
-    except (ProviderError, AgentTeamsError) as e:
+    except AgentTeamsError as e:  # a bad region, a missing project or extra, a bad base URL
         return str(e)
     return "Anthropic API" if config is None else config.summary()
 
