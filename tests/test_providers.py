@@ -357,3 +357,16 @@ def test_status_and_doctor_describe_the_provider_in_one_line() -> None:
     assert describe(vertex_env()) == "Google Vertex AI (us-east5, project proj-7)"
     assert describe(bedrock_env(AWS_REGION="x")).startswith("AWS_REGION 'x' is not an AWS region")
     assert SECRET not in describe(bedrock_env())
+
+
+def test_a_transient_exception_in_a_bedrock_stream_is_retried() -> None:
+    overloaded = {"status": 529, "type": "overloaded_error", "message": "Overloaded", "in_stream": True}
+    turns = [{"error": overloaded}, {"content": [{"type": "text", "text": ANSWER}]}]
+    waits: list[float] = []
+    with MockServer({"routes": [{"name": "main", "turns": turns}]}) as flaky:
+        config = ModelConfig.from_env(bedrock_env(ANTHROPIC_BEDROCK_BASE_URL=flaky.base_url))
+        client = AnthropicClient(config, sleep=waits.append)
+        assert client.complete(request("claude-sonnet-4-6")).content[0]["text"] == ANSWER
+        client.close()
+        assert [r["status"] for r in flaky.requests] == [200, 200]  # the first one's stream ended in an exception
+    assert len(waits) == 1  # one backoff: the exception frame (serviceUnavailableException) counted as transient

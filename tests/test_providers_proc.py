@@ -133,3 +133,17 @@ def test_doctor_shows_the_provider_and_tries_its_endpoint(cli: Cli, tmp_path: Pa
     key = {c["name"]: c for c in json.loads(bad.stdout)["checks"]}["api key"]
     assert key["status"] == "fail" and key["detail"].startswith("AWS_REGION 'mars' is not an AWS region")
     assert SECRET not in proc.stdout + bad.stdout
+
+
+def test_p_through_vertex_set_in_the_settings_env(
+    cli: Cli, tmp_path: Path, config_root: Path, servers: list[MockServer]
+) -> None:
+    """As Claude Code's docs suggest: the provider's variables in the user settings' `env`, not the shell's."""
+    server = serve(servers)
+    settings = {"env": vertex(server.base_url, CLOUD_ML_REGION="us-east5")}
+    (config_root / "settings.json").write_text(json.dumps(settings))
+    proc = run(cli, tmp_path, tmp_path, {}, "hi", "--model", "haiku")
+    assert proc.returncode == 0, proc.stderr
+    [call] = model_calls(server)
+    assert call["path"].endswith("/projects/proj-e2e/locations/us-east5/publishers/anthropic/models/"
+                                 "claude-haiku-4-5@20251001:streamRawPredict")  # fmt: skip

@@ -24,7 +24,10 @@ BACKOFF_BASE = 0.5  # seconds before the first retry, doubling after each
 BACKOFF_CAP = 30.0
 RETRY_AFTER_CAP = 60.0
 RETRYABLE_STATUS = frozenset({408, 409, 429})
-RETRYABLE_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
+RETRYABLE_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error",
+                             # Bedrock's transient exceptions, as its stream's exception frames name them
+                             "throttlingException", "serviceUnavailableException", "internalServerException",
+                             "modelStreamErrorException"})  # fmt: skip
 UNMARKABLE_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 MAX_MESSAGE_CHARS = 400
 MIN_SCRUB_CHARS = 8
