@@ -370,3 +370,15 @@ def test_a_transient_exception_in_a_bedrock_stream_is_retried() -> None:
         client.close()
         assert [r["status"] for r in flaky.requests] == [200, 200]  # the first one's stream ended in an exception
     assert len(waits) == 1  # one backoff: the exception frame (serviceUnavailableException) counted as transient
+
+
+def test_no_google_credentials_is_one_line_of_ours(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    for name, value in (("HOME", tmp_path), ("CLOUDSDK_CONFIG", tmp_path / "gcloud"), ("NO_GCE_CHECK", "True")):
+        monkeypatch.setenv(name, str(value))  # no ADC file, and no metadata server asked
+    monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)
+    env = {**vertex_env(ANTHROPIC_VERTEX_BASE_URL="http://127.0.0.1:9/v1"), "CLAUDE_CODE_SKIP_VERTEX_AUTH": "0"}
+    with pytest.raises(ProviderAuthError) as caught:
+        ask(env, "claude-sonnet-4-6")
+    message = str(caught.value)
+    assert message.startswith("Google Vertex AI: no usable credentials (") and "gcloud auth" in message
+    assert "\n" not in message
