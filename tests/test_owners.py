@@ -24,6 +24,7 @@ OWNERS = {
     "libtmux": ("backends/tmux.py",),
     "tmux env": ("backends/tmux.py",),
     "anthropic": ("model/",),
+    "cloud sdk": ("model/provider_sdk.py",),  # boto3 / botocore / google-auth: the Bedrock and Vertex extras
     "cryptography": ("store/signing.py",),
     "rich console": ("ui/",),
     "pid_alive": ("pids.py",),
@@ -56,6 +57,7 @@ def _under(module: str, top: str) -> bool:
 
 def _import_rules(module: str, names: list[str], runtime: bool) -> list[str]:
     found = [top for top in ("libtmux", "anthropic", "cryptography") if _under(module, top)]
+    found += ["cloud sdk" for top in ("boto3", "botocore", "google.auth") if _under(module, top)]
     console = module == "rich.console" and (not names or "Console" in names)
     if runtime and (console or (module == "rich" and "console" in names)):  # one for annotations makes none
         found.append("rich console")
@@ -122,6 +124,9 @@ def test_the_check_catches_planted_violations(tmp_path: Path) -> None:
     ]  # fmt: skip
     crypto = '"""Planted."""\nfrom cryptography.exceptions import InvalidSignature\n'
     assert violations(crypto, "team/x.py") == ["team/x.py:2: cryptography (owner: store/signing.py)"]
+    cloud = '"""Planted."""\nimport botocore.auth\nfrom google.auth import default\n'
+    owner = "cloud sdk (owner: model/provider_sdk.py)"
+    assert violations(cloud, "model/x.py") == [f"model/x.py:2: {owner}", f"model/x.py:3: {owner}"]
     typing_only = '"""Planted."""\nif TYPE_CHECKING:\n    from rich.console import Console\n'
     assert violations(typing_only, "cli/x.py") == []
 

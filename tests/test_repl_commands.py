@@ -208,6 +208,7 @@ def test_status_permissions_config_memory_agents_and_hooks_show_their_sources(
     shown = run(pane, "/status", "Team:")
     for text in (f"agentteams {__version__}", "claude-haiku-4-5", f"Working dir:      {work}",
                  "Permission mode:  default", "API key:          ANTHROPIC_API_KEY from the environment",
+                 "API provider:     Anthropic API",
                  f"user: {user}", f"project: {project}", f"local: {local}", str(memory),
                  "Team:             none"):  # fmt: skip
         assert text in shown, (text, shown)

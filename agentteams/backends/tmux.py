@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentteams.errors import AgentTeamsError
+from agentteams.model.providers import CREDENTIAL_ENV
 
 if TYPE_CHECKING:
     import libtmux
@@ -22,7 +23,7 @@ MAX_PANES_PER_WINDOW = 5  # the lead + 4 teammates; further teammates go to anot
 WINDOW_TAG = "@agentteams"  # window user option marking windows we created for teammates
 PANE_TAG = "@agentteams-agent"  # pane user option: the agent id (name@team) a teammate pane runs
 SOCKET_ENV = "AGENTTEAMS_TMUX_SOCKET"  # a server to use instead of the one we run in (how tests isolate tmux)
-SECRET_KEYS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
+SECRET_KEYS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", *CREDENTIAL_ENV})
 PLACEHOLDER = "cat"
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -122,8 +122,9 @@ def run(
     teammate_mode = teammate_mode or found.teammate_mode or "auto"
     wanted = permission_mode or found.permissions.default_mode or "default"
     mode = "bypassPermissions" if skip_permissions else PERMISSION_ALIASES.get(wanted, wanted)
+    chosen = model or os.environ.get("ANTHROPIC_MODEL", "").strip() or found.model or "sonnet"  # Claude Code's order
     options = SessionOptions(
-        cwd=cwd, model=model or found.model or "sonnet", permission_mode=mode, allowed_tools=allowed_tools or [],
+        cwd=cwd, model=chosen, permission_mode=mode, allowed_tools=allowed_tools or [],
         disallowed_tools=disallowed_tools or [], append_system_prompt=append_system_prompt, max_turns=max_turns,
         interactive=not print_mode, settings=found, system_prompt=system_prompt,
         add_dirs=[Path(d).expanduser().resolve() for d in add_dir or []], fallback_model=fallback_model,

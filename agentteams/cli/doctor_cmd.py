@@ -12,9 +12,12 @@ import sys
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from agentteams.model.providers import ProviderConfig
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 MIN_TMUX = (3, 2)
@@ -122,9 +125,16 @@ def _key_helper() -> str | None:
 
 def check_key() -> Check:
     from agentteams.model.config import BadBaseURLError, MissingCredentialsError, ModelConfig
+    from agentteams.model.providers import ProviderConfig, ProviderError
 
     try:
+        provider = ProviderConfig.from_env(os.environ)
+        if provider is not None:  # Bedrock or Vertex: their own credentials, which only a request can check
+            return Check("api key", "ok", f"{provider.summary()}; its credentials are checked on first use")
         ModelConfig.from_env()
+    except (ProviderError, BadBaseURLError) as e:
+        if provider_selected():
+            return Check("api key", "fail", str(e))
     except MissingCredentialsError:
         helper = _key_helper()
         if helper is not None:
@@ -133,10 +143,24 @@ def check_key() -> Check:
             )
         fix = "export ANTHROPIC_API_KEY=<your key> (console.anthropic.com), or try `agentteams demo` offline"
         return Check("api key", "fail", "neither ANTHROPIC_API_KEY nor ANTHROPIC_AUTH_TOKEN is set", fix)
-    except BadBaseURLError:
-        pass  # a key is there; the URL check reports the URL
     names = [n for n in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(n, "").strip()]
     return Check("api key", "ok", f"{' and '.join(names)} set (value not shown)")
+
+
+def _provider() -> "ProviderConfig | None":
+    """The selected provider's config; None without one, or when it is misconfigured (the key check says how)."""
+    from agentteams.model.providers import ProviderConfig, ProviderError
+
+    try:
+        return ProviderConfig.from_env(os.environ)
+    except ProviderError:
+        return None
+
+
+def provider_selected() -> bool:
+    from agentteams.model.providers import selected
+
+    return selected(os.environ) is not None
 
 
 def check_base_url() -> Check:
@@ -147,8 +171,12 @@ def check_base_url() -> Check:
     from agentteams.model.config import BadBaseURLError, check_base_url, display_url
 
     raw = os.environ.get("ANTHROPIC_BASE_URL", "").strip()
+    where = "ANTHROPIC_BASE_URL"
     try:
         url = check_base_url(raw) if raw else DEFAULT_API
+        provider = _provider()
+        if provider is not None:  # Bedrock or Vertex: its endpoint, not Anthropic's
+            url, where = provider.base_url or provider.endpoint(provider.region), provider.url_variables
     except BadBaseURLError as e:
         return Check("api url", "fail", str(e), "set ANTHROPIC_BASE_URL to http(s)://host[:port], or unset it")
     shown = display_url(url)
@@ -159,7 +187,7 @@ def check_base_url() -> Check:
         status = e.code
     except (urllib.error.URLError, OSError, ValueError) as e:
         reason = getattr(e, "reason", None) or e
-        fix = "check the network, proxy (HTTPS_PROXY) or ANTHROPIC_BASE_URL; `agentteams demo` runs offline"
+        fix = f"check the network, proxy (HTTPS_PROXY) or {where}; `agentteams demo` runs offline"
         return Check("api url", "fail", f"cannot reach {shown}: {reason}", fix)
     return Check("api url", "ok", f"{shown} answers (HTTP {status})")
 

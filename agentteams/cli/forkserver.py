@@ -27,6 +27,7 @@ from typing import NoReturn
 
 from agentteams.cli import launch
 from agentteams.errors import AgentTeamsError
+from agentteams.model.providers import AWS_KEYS
 
 # the SDK's own modules are model/'s to name and import: `_preimport` calls anthropic_client.warm_up()
 PREIMPORTS = ("agentteams.model.anthropic_client", "agentteams.cli.agent_cmd", "typer", "rich", "agentteams.ui.console")
@@ -38,6 +39,8 @@ OPTIONAL_PREIMPORTS = (
     "agentteams.team.trust", "cryptography.hazmat.primitives.asymmetric.ed25519", "cryptography.exceptions",
 )  # fmt: skip
 SECRET_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+# credentials that go together: a pane with one of a group keeps its own, one with none gets the server's
+CREDENTIAL_GROUPS = (SECRET_KEYS, AWS_KEYS, ("AWS_BEARER_TOKEN_BEDROCK",))
 REQUEST_TIMEOUT = 10.0  # a connected client that sends nothing only ties up its own forked child, this long
 SUN_PATH_MAX = 107  # bytes in an AF_UNIX path, without the terminating NUL
 LONGEST_NAME = "fs-4194304.sock"  # Linux's largest pid
@@ -214,8 +217,7 @@ def _become(request: launch.Request) -> None:
     os.chdir(request.cwd)
     os.umask(request.umask)
     env = request.env
-    # the key reaches teammates only through the environment: the lead's, kept here, when the pane has none
-    secrets = {} if any(k in env for k in SECRET_KEYS) else {k: os.environ[k] for k in SECRET_KEYS if k in os.environ}
+    secrets = carried_credentials(env, os.environ)
     os.environ.clear()
     os.environ.update(env)
     os.environ.update(secrets)
@@ -226,6 +228,16 @@ def _become(request: launch.Request) -> None:
     _reopen_stdio()
     with contextlib.suppress(OSError), open("/proc/self/comm", "w", encoding="ascii") as f:
         f.write("agentteams")  # as a cold start would show in ps/top, not the server's "python"
+
+
+def carried_credentials(env: Mapping[str, str], own: Mapping[str, str]) -> dict[str, str]:
+    """The lead's credentials (kept in this server's environment) for a child whose pane environment `env` has
+    none of that kind: keys reach teammates only through the environment, never argv."""
+    carried: dict[str, str] = {}
+    for group in CREDENTIAL_GROUPS:
+        if not any(k in env for k in group):
+            carried.update({k: own[k] for k in group if k in own})
+    return carried
 
 
 def _reopen_stdio() -> None:

@@ -11,15 +11,16 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from agentteams.mockapi import cloud
 from agentteams.mockapi.render import Renderer, structured_fallback
 from agentteams.mockapi.router import Router
 from agentteams.mockapi.script import ERROR_TYPES, ErrorSpec, Script
 from agentteams.mockapi.sse import Event, error_body, message_events
 from agentteams.mockapi.usage import PromptCache, estimate_tokens
 
-SECRET_HEADERS = frozenset({"x-api-key", "authorization", "proxy-authorization", "cookie"})
+SECRET_HEADERS = frozenset({"x-api-key", "authorization", "proxy-authorization", "cookie", "x-amz-security-token"})
 REDACTED = "<redacted>"
 Record = dict[str, Any]
 
@@ -31,6 +32,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     events: list[Event] | None = None  # SSE events for a streamed reply
     delta_delay: float = 0.0  # seconds between content_block_delta events
+    framing: Literal["sse", "eventstream"] = "sse"  # how `events` are sent: Bedrock streams AWS event-stream frames
 
 
 def redact(headers: dict[str, str]) -> dict[str, str]:
@@ -80,6 +82,8 @@ class MockApp:
             reply = self._messages(record, raw)
         elif method == "POST" and path == "/v1/messages/count_tokens":
             reply = self._count_tokens(record["body"], raw)
+        elif method == "POST" and (call := cloud.parse(path, headers)) is not None:
+            reply = self._cloud(record, raw, call)
         else:
             reply = error_reply(404, f"Not found: {method} {path}", request_id=self._request_id())
         record["status"] = reply.status
@@ -119,6 +123,18 @@ class MockApp:
             events = list(message_events(message, turn.chunk))
             return Reply(200, None, headers, events, turn.delta_delay_ms / 1000)
         return Reply(200, message, headers)
+
+    def _cloud(self, record: Record, raw: str, call: cloud.CloudCall) -> Reply:
+        """A Bedrock or Vertex call: answered as the Messages request it stands for, logged with what it named."""
+        record["cloud"] = call.record()
+        body, problem = cloud.messages_body(call, record["body"])
+        if body is None:
+            return error_reply(400, problem or "bad request", request_id=self._request_id())
+        record["body"] = body
+        reply = self._messages(record, raw)
+        if call.cloud == "bedrock" and reply.events is not None:
+            reply.framing = "eventstream"
+        return reply
 
     def _error_turn(self, spec: ErrorSpec, record: Record, rid: str, *, stream: bool) -> Reply:
         if spec.in_stream and stream:

@@ -12,8 +12,8 @@ import traceback
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, cast
 
+from agentteams.mockapi import eventstream, sse
 from agentteams.mockapi.app import MockApp, Reply, error_reply
-from agentteams.mockapi.sse import encode
 
 
 class MockHTTPServer(ThreadingHTTPServer):
@@ -124,8 +124,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _send_stream(self, reply: Reply) -> None:
+        framed = reply.framing == "eventstream"
+        encode = eventstream.encode if framed else sse.encode
         self.send_response(reply.status)
-        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("content-type", eventstream.CONTENT_TYPE if framed else "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
         self.send_header("transfer-encoding", "chunked")
         for name, value in reply.headers.items():

@@ -1,6 +1,6 @@
 """Model aliases (`sonnet`, `opus`, `haiku`, `default`) and their resolution to full model ids.
 
-The alias table lives here and nowhere else; `ANTHROPIC_DEFAULT_*_MODEL` overrides it, as in Claude Code.
+The alias tables live here and nowhere else; `ANTHROPIC_DEFAULT_*_MODEL` overrides them, as in Claude Code.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 
 from agentteams.errors import AgentTeamsError
+from agentteams.model.providers import selected
 
 # alias -> (current model id, environment variable that overrides it)
 MODEL_ALIASES: dict[str, tuple[str, str]] = {
@@ -18,6 +19,9 @@ MODEL_ALIASES: dict[str, tuple[str, str]] = {
     "haiku": ("claude-haiku-4-5", "ANTHROPIC_DEFAULT_HAIKU_MODEL"),
 }
 DEFAULT_ALIAS = "sonnet"
+# On Bedrock and Vertex the aliases name older models (a provider offers a model later), as the real Claude Code
+# 2.1.197 resolves them there, seen against the scripted server (tests/test_interop_providers.py)
+PROVIDER_ALIASES = {"sonnet": "claude-sonnet-4-5", "opus": "claude-opus-4-6", "haiku": "claude-haiku-4-5"}
 
 # A full id: `claude-…`, a Bedrock id (`anthropic.claude-…`, `us.anthropic.claude-…`), an ARN,
 # or any provider-prefixed form (`vertex/claude-…`, `…:claude-…`).
@@ -42,7 +46,7 @@ def resolve_model(name: str, env: Mapping[str, str] | None = None) -> str:
     if key in MODEL_ALIASES:
         model_id, variable = MODEL_ALIASES[key]
         override = environ.get(variable, "").strip()
-        return override or model_id
+        return override or (PROVIDER_ALIASES[key] if selected(environ) else model_id)
     stripped = name.strip()
     if stripped and _FULL_ID.search(stripped):
         return stripped

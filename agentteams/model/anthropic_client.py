@@ -1,7 +1,6 @@
-"""The one module that talks to the anthropic SDK (imported lazily, on the first model call).
-
-Owns request building with prompt-cache breakpoints (`build_params`), streaming, and our own retry loop.
-"""
+"""The model client on the anthropic SDK (imported lazily, on the first model call; `provider_sdk` builds the SDK's
+client for Anthropic's API, Bedrock or Vertex). Owns request building with prompt-cache breakpoints (`build_params`),
+streaming, and our own retry loop."""
 
 from __future__ import annotations
 
@@ -9,25 +8,26 @@ import copy
 import importlib
 import random
 import sys
-import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from agentteams.errors import AgentTeamsError
-from agentteams.model.config import NO_CREDENTIALS, MissingCredentialsError, ModelConfig, display_url
+from agentteams.model.config import NO_CREDENTIALS, MissingCredentialsError, ModelConfig
 from agentteams.model.pricing import UsageLedger
+from agentteams.model.provider_sdk import Endpoint, SdkClients, shared_ssl_context
 from agentteams.model.types import Block, Message, ModelRequest, ModelResponse, RetryNotice, StreamCallbacks, Usage
 
-DEFAULT_BASE_URL = "https://api.anthropic.com"
-APP_HEADERS = {"x-app": "agentteams"}
 MAX_BREAKPOINTS = 4
 BACKOFF_BASE = 0.5  # seconds before the first retry, doubling after each
 BACKOFF_CAP = 30.0
 RETRY_AFTER_CAP = 60.0
 RETRYABLE_STATUS = frozenset({408, 409, 429})
-RETRYABLE_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
+RETRYABLE_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error",
+                             # Bedrock's transient exceptions, as its stream's exception frames name them
+                             "throttlingException", "serviceUnavailableException", "internalServerException",
+                             "modelStreamErrorException"})  # fmt: skip
 UNMARKABLE_BLOCKS = frozenset({"thinking", "redacted_thinking"})
 MAX_MESSAGE_CHARS = 400
 MIN_SCRUB_CHARS = 8
@@ -172,25 +172,30 @@ def _error_fields(exc: Any) -> tuple[str | None, str]:
     return (str(etype) if etype else None), str(message)
 
 
-def _status_failure(exc: Any, attempts: int) -> _Failure:
+def _status_failure(exc: Any, attempts: int, endpoint: Endpoint) -> _Failure:
     status = int(getattr(exc, "status_code", 0) or 0)
     etype, message = _error_fields(exc)
     streaming = status < 400  # an `error` event inside a 200 stream
     retryable = status in RETRYABLE_STATUS or status >= 500 or (etype in RETRYABLE_TYPES)
     label = f"error event in stream ({etype})" if streaming else f"{status} {etype or 'error'}"
     request_id = getattr(exc, "request_id", None)
-    hint = " (check ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN)" if status in (401, 403) else ""
+    hint = f" ({endpoint.auth_hint})" if status in (401, 403) else ""
     tail = f" [request {request_id}]" if request_id else ""
     gave_up = f" (gave up after {attempts} attempts)" if retryable else ""
     response = getattr(exc, "response", None)
     return _Failure(
         retryable=retryable,
         reason=one_line(f"{label}: {message}", 120),
-        final=one_line(f"Anthropic API error {label}: {message}{hint}{gave_up}{tail}"),
+        final=one_line(f"{_source(endpoint)} error {label}: {message}{hint}{gave_up}{tail}"),
         retry_after=parse_retry_after(getattr(response, "headers", None)),
         status=status or None,
         error_type=etype,
     )
+
+
+def _source(endpoint: Endpoint) -> str:
+    """Who refused: the Anthropic API, or the provider that answered."""
+    return endpoint.label.removeprefix("the ")
 
 
 def _root_cause(exc: BaseException) -> str:
@@ -217,19 +222,7 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 # ---------------------------------------------------------------- the client
 
 
-_SSL_CONTEXT: Any = None
 SDK_MODULES = ("anthropic", "anthropic.lib.streaming")  # what `warm_up` imports
-
-
-def shared_ssl_context() -> Any:
-    """One TLS context per process (loading the CA store costs ~30 ms per client); a fork server warms it,
-    so a forked teammate's first request does not pay for it."""
-    global _SSL_CONTEXT
-    if _SSL_CONTEXT is None:
-        import ssl
-
-        _SSL_CONTEXT = ssl.create_default_context()
-    return _SSL_CONTEXT
 
 
 def warm_up() -> None:
@@ -254,14 +247,13 @@ class AnthropicClient:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
     ) -> None:
-        if not config.api_key and not config.auth_token:
+        if not config.api_key and not config.auth_token and config.provider is None:
             raise MissingCredentialsError(NO_CREDENTIALS)
         self.config = config
         self.ledger = ledger  # when set, every successful call is recorded under `request.agent`
         self.sleep = sleep  # backoff waits go through here, so tests can record instead of waiting
         self._rng = rng or random.Random()
-        self._lock = threading.Lock()
-        self._sdk: Any = None
+        self._sdks = SdkClients(config)  # Anthropic's API, or Bedrock / Vertex (model/providers.py)
 
     def __repr__(self) -> str:
         return f"AnthropicClient({self.config!r})"
@@ -292,32 +284,13 @@ class AnthropicClient:
 
     def close(self) -> None:
         """Close the SDK's HTTP connections, if a call ever opened them."""
-        with self._lock:
-            sdk, self._sdk = self._sdk, None
-        if sdk is not None:
-            sdk.close()
+        self._sdks.close()
 
     # -- internals
 
-    def _client(self) -> Any:
-        with self._lock:
-            if self._sdk is None:
-                import anthropic  # the SDK costs ~2.6 s to import: only a real model call pays for it
-
-                cfg = self.config
-                credential = {"api_key": cfg.api_key} if cfg.api_key else {"auth_token": cfg.auth_token}
-                self._sdk = anthropic.Anthropic(
-                    **credential,
-                    base_url=cfg.base_url,
-                    timeout=cfg.timeout,
-                    max_retries=0,
-                    default_headers=_auth_headers(cfg, anthropic.Omit()),
-                    http_client=anthropic.DefaultHttpxClient(verify=shared_ssl_context()),
-                )
-            return self._sdk
-
     def _attempt(self, params: dict[str, Any], cb: StreamCallbacks) -> ModelResponse:
-        with self._client().messages.stream(**params) as stream:
+        sdk, model = self._sdks.for_model(params["model"])
+        with sdk.messages.stream(**{**params, "model": model}) as stream:
             for event in stream:
                 if event.type == "text" and cb.on_text is not None:
                     cb.on_text(event.text)
@@ -331,17 +304,16 @@ class AnthropicClient:
         """A `_Failure` for SDK and transport errors; None for anything else (re-raised as is)."""
         sdk = sys.modules.get("anthropic")
         if sdk is not None and isinstance(exc, sdk.APIStatusError):
-            return _status_failure(exc, attempt)
+            return _status_failure(exc, attempt, self._sdks.endpoint())
         connection = sdk is not None and isinstance(exc, sdk.APIConnectionError)
         if connection or isinstance(exc, _transport_errors()):
-            cause = _root_cause(exc)
-            url = display_url(self.config.base_url or DEFAULT_BASE_URL)
+            cause, where = _root_cause(exc), self._sdks.endpoint()
             return _Failure(
                 retryable=True,
                 reason=f"connection error: {cause}",
                 final=one_line(
-                    f"cannot reach the Anthropic API at {url}: {cause} (gave up after {attempt} attempts; "
-                    "check ANTHROPIC_BASE_URL and the network)"
+                    f"cannot reach {where.label} at {where.url}: {cause} (gave up after {attempt} attempts; "
+                    f"{where.check})"
                 ),
             )
         if sdk is not None and isinstance(exc, sdk.AnthropicError):
@@ -359,14 +331,6 @@ class AnthropicClient:
             if len(secret) >= MIN_SCRUB_CHARS:  # a one-letter test key must not mangle every message
                 text = text.replace(secret, "***")
         return text
-
-
-def _auth_headers(cfg: ModelConfig, omit: Any) -> dict[str, Any]:
-    """Our headers; an API key goes in `x-api-key` (as Claude Code sends it, and as gateways expect) even
-    where the SDK would send it as `Authorization: Bearer`; an auth token stays a bearer token."""
-    if not cfg.api_key:
-        return dict(APP_HEADERS)
-    return {**APP_HEADERS, "x-api-key": cfg.api_key, "Authorization": omit}
 
 
 def _to_response(message: Any, request_id: str | None) -> ModelResponse:

@@ -8,9 +8,13 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from agentteams.errors import AgentTeamsError
+
+if TYPE_CHECKING:
+    from agentteams.model.providers import ProviderConfig
 
 DEFAULT_TIMEOUT = 600.0  # seconds, as the SDK's own default
 DEFAULT_MAX_RETRIES = 5  # retries after the first attempt: six attempts in all
@@ -44,8 +48,9 @@ def display_url(url: str) -> str:
     return f"{parts.scheme}://{host}{parts.path}"
 
 
-def check_base_url(url: str) -> str:
-    """Return `url` without a trailing slash, or raise `BadBaseURLError` when it is not http(s)://host[:port]."""
+def check_base_url(url: str, name: str = "ANTHROPIC_BASE_URL") -> str:
+    """Return `url` without a trailing slash, or raise `BadBaseURLError` (naming the variable `name`) when it is not
+    http(s)://host[:port]."""
     try:
         parts = urlsplit(url)
         _ = parts.port  # raises ValueError on a port that is not a number in range
@@ -54,7 +59,7 @@ def check_base_url(url: str) -> str:
         valid = False
     if not valid:
         raise BadBaseURLError(
-            f"ANTHROPIC_BASE_URL {display_url(url)!r} is not a valid http(s) URL (expected e.g. https://api.anthropic.com)"
+            f"{name} {display_url(url)!r} is not a valid http(s) URL (expected e.g. https://api.anthropic.com)"
         )
     return url.rstrip("/")
 
@@ -68,24 +73,32 @@ class ModelConfig:
     base_url: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_MAX_RETRIES
+    provider: ProviderConfig | None = None  # Amazon Bedrock or Google Vertex AI instead of Anthropic's API
 
     def __repr__(self) -> str:
         return (
             f"ModelConfig(api_key={_mask(self.api_key)}, auth_token={_mask(self.auth_token)}, "
-            f"base_url={self.base_url!r}, timeout={self.timeout!r}, max_retries={self.max_retries!r})"
+            f"base_url={self.base_url!r}, timeout={self.timeout!r}, max_retries={self.max_retries!r}, "
+            f"provider={self.provider!r})"
         )
 
     __str__ = __repr__
 
     def secrets(self) -> list[str]:
         """The secret strings this config holds, so messages can be scrubbed of them."""
-        return [s for s in (self.api_key, self.auth_token) if s]
+        own = [s for s in (self.api_key, self.auth_token) if s]
+        return own + (self.provider.secrets() if self.provider is not None else [])
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> ModelConfig:
         """Read ANTHROPIC_API_KEY, ANTHROPIC_AUTH_TOKEN, ANTHROPIC_BASE_URL (and API_TIMEOUT_MS,
-        CLAUDE_CODE_MAX_RETRIES, as Claude Code)."""
+        CLAUDE_CODE_MAX_RETRIES, as Claude Code); or, with CLAUDE_CODE_USE_BEDROCK / _VERTEX, that provider's."""
+        from agentteams.model.providers import ProviderConfig
+
         environ = os.environ if env is None else env
+        provider = ProviderConfig.from_env(environ)
+        if provider is not None:  # the provider's own credentials: an Anthropic key is neither needed nor sent
+            return cls(timeout=_timeout(environ), max_retries=_max_retries(environ), provider=provider)
         api_key = environ.get("ANTHROPIC_API_KEY", "").strip() or None
         auth_token = environ.get("ANTHROPIC_AUTH_TOKEN", "").strip() or None
         if api_key is None and auth_token is None:

@@ -22,6 +22,7 @@ from agentteams.agent.loop import AgentEvent
 from agentteams.agent.prompts import Identity
 from agentteams.agent.session import SessionOptions
 from agentteams.errors import AgentTeamsError
+from agentteams.model.providers import PROVIDER_ENV, VERTEX_REGION_PREFIX
 from agentteams.model.types import ModelClient
 from agentteams.pids import pid_alive
 from agentteams.settings.types import Settings
@@ -45,7 +46,7 @@ FORWARDED_ENV = (
     "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE",
     "NODE_EXTRA_CA_CERTS", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_ERROR_REPORTING",
     "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER", "DO_NOT_TRACK", "CLAUDE_CODE_SUBAGENT_MODEL", "IS_SANDBOX",
-    "AGENTTEAMS_WATCH", "AGENTTEAMS_DEBUG", "AGENTTEAMS_FORKSERVER", "PATH", "HOME", "LANG", "TERM",
+    "AGENTTEAMS_WATCH", "AGENTTEAMS_DEBUG", "AGENTTEAMS_FORKSERVER", "PATH", "HOME", "LANG", "TERM", *PROVIDER_ENV,
 )  # fmt: skip
 
 
@@ -132,7 +133,7 @@ def own_executable() -> list[str]:
 
 
 def teammate_env(extra: dict[str, str]) -> dict[str, str]:
-    env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
+    env = {k: v for k, v in os.environ.items() if k in FORWARDED_ENV or k.startswith(VERTEX_REGION_PREFIX)}
     env.update({"CLAUDECODE": "1", "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS": "1", **extra})
     return env
 

@@ -11,6 +11,7 @@ from agentteams.agent.memory import describe
 from agentteams.agent.permissions import Rule
 from agentteams.model.aliases import MODEL_ALIASES, alias_names, resolve_model
 from agentteams.model.pricing import AgentAccount
+from agentteams.model.providers import describe as describe_provider
 from agentteams.settings.agents import describe_agents
 from agentteams.settings.describe import format_rows, key_source, loaded_files, setting_rows
 from agentteams.store.paths import LEAD_NAME
@@ -76,6 +77,7 @@ def status_lines(runtime: LeadRuntime) -> list[str]:
         f"Working dir:      {cwd}",
         f"Session id:       {session.options.session_id}",
         f"Permission mode:  {session.policy.mode}",
+        f"API provider:     {describe_provider(os.environ)}",
         f"API key:          {key_source(settings, os.environ)}",
         f"Settings files:   {files[0]}", *(f"                  {f}" for f in files[1:]),
         f"Memory files:     {memory[0]}", *(f"                  {m}" for m in memory[1:]),
