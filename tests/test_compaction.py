@@ -18,13 +18,23 @@ from agentteams.agent.compaction import (
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.model.types import Usage
 from agentteams.settings.types import Settings
+from agentteams.store.files import FileStore
 from agentteams.store.paths import Layout
 from agentteams.store.transcript_read import load, read_entries
+from agentteams.tools.base import ToolContext
+from agentteams.tools.team_tools import SendMessageTool
 from tests.support.fake_model import FakeModel, last_user_text, text, tool
+from tests.support.runtime import TEAM, WAIT, quick_polls, running_teammate, teammate_rig
 from tests.support.transcript_checks import faults
+from tests.support.wait import wait_until
 from tests.test_hooks_unit import settings_with
 
 SUMMARY = "SUMMARY: the user asked for two answers and got them."
+
+
+@pytest.fixture
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    quick_polls(monkeypatch)
 
 
 def session(tmp_path: Path, layout: Layout, model: FakeModel, settings: Settings | None = None) -> Session:
@@ -48,7 +58,10 @@ def test_compact_summarises_then_the_conversation_goes_on_from_the_summary(tmp_p
     done = s.compact("keep the numbers")
     ask = model.requests[2]  # the summary request: the normal request's model, system and tools, then the ask
     assert (ask.model, ask.system, [t.name for t in ask.tools]) == (
-        model.requests[1].model, model.requests[1].system, [t.name for t in model.requests[1].tools])
+        model.requests[1].model,
+        model.requests[1].system,
+        [t.name for t in model.requests[1].tools],
+    )
     assert ask.messages[:4] == [*model.requests[1].messages, {"role": "assistant", "content": [text("Second answer.")]}]
     assert INSTRUCTION_MARK in last_user_text(ask.messages) and "keep the numbers" in last_user_text(ask.messages)
     assert done.trigger == "manual" and done.summary == SUMMARY and done.post_tokens < done.pre_tokens + 100
@@ -168,3 +181,30 @@ def test_autocompact_off_in_the_settings_never_compacts(
     s.run("a")
     s.run("b")
     assert model.calls == 2 and len(s.agent.messages) == 4
+
+
+@pytest.mark.usefixtures("quick")
+def test_a_teammate_asked_by_its_lead_compacts_when_idle_and_stays_in_its_team(tmp_path: Path, layout: Layout) -> None:
+    model = FakeModel([[text("Did one.")], [text(SUMMARY)], [text("Did two.")]])
+    rig = teammate_rig(layout, tmp_path, model)
+    lead = ToolContext(cwd=tmp_path, store=FileStore(layout), session_id="lead-s", team_name=TEAM)
+    send = SendMessageTool()
+    refused = send.run({"type": "compact_request", "recipient": "alice"}, lead)
+    assert refused.is_error and "not an agentteams teammate" in refused.content  # no presence yet: maybe not ours
+    rig.from_lead("Do one.")
+    with running_teammate(rig):
+        rig.wait_turns(1)
+        asked = send.run({"type": "compact_request", "recipient": "alice", "content": "keep the task ids"}, lead)
+        assert not asked.is_error, asked.content
+        wait_until(lambda: len(rig.runtime.session.agent.messages) == 1, WAIT, "alice to compact")
+        assert "keep the task ids" in last_user_text(model.requests[1].messages)
+        presence = rig.runtime.store.presence.read(TEAM, "alice")
+        assert presence is not None and 0 < presence.context_tokens < 2000 and presence.context_window == 200_000
+        rig.from_lead("Do two.")
+        rig.wait_turns(2)
+        first = model.requests[2].messages[0]
+        assert SUMMARY in _texts(first) and "Do one." not in json.dumps(model.requests[2].messages)
+        assert rig.member().name == "alice" and rig.turns_done() == 2  # no turn for the request itself
+    mate = ToolContext(cwd=tmp_path, store=FileStore(layout), session_id="s2", agent_name="bob", team_name=TEAM,
+                       is_lead=False)  # fmt: skip
+    assert "Only the team lead" in send.run({"type": "compact_request", "recipient": "alice"}, mate).content

@@ -99,6 +99,9 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
         emit(init_line(session, options))
     start = time.monotonic()
     try:
+        compact = compact_instructions(prompt)
+        if compact is not None:
+            return compacted(session, compact, options.session_id, output_format, start)
         runtime.submit(*custom_command(prompt, options.cwd))
         wait_settled(runtime)
     finally:
@@ -124,6 +127,26 @@ def init_line(session: Any, options: Any) -> dict[str, Any]:
     return {"type": "system", "subtype": "init", "session_id": options.session_id, "model": session.model,
             "cwd": str(options.cwd), "permissionMode": session.policy.mode, "tools": [t.name for t in session.tools],
             "additional_directories": [str(d) for d in options.add_dirs], "uuid": str(uuid.uuid4())}  # fmt: skip
+
+
+def compact_instructions(prompt: str) -> str | None:
+    """The instructions of a `/compact [instructions]` prompt ("" for none); None for any other prompt."""
+    word, _, rest = prompt.strip().partition(" ")
+    return rest.strip() if word == "/compact" else None
+
+
+def compacted(session: Any, instructions: str, session_id: str, output_format: str, start: float) -> int:
+    """`-p "/compact [instructions]"` (with -c or -r: the session resumed) compacts and sends no prompt, as Claude
+    Code's -p does; like it, text output prints nothing. A refusal is an error line (CompactError)."""
+    from agentteams.agent.loop import TurnResult
+    from agentteams.model.types import Usage
+
+    session.compact(instructions)
+    if output_format == "text":
+        return 0
+    return report(
+        [TurnResult("", "end_turn", 1, Usage())], session, session_id, output_format, time.monotonic() - start
+    )
 
 
 def custom_command(prompt: str, cwd: Any) -> tuple[str, Any]:

@@ -279,6 +279,7 @@ class LeadRuntime:
         self._presence.input_tokens = total.usage.input_tokens
         self._presence.output_tokens = total.usage.output_tokens
         self._presence.cost_usd = round(total.cost_usd, 6)
+        self._presence.context_tokens, self._presence.context_window = self.session.context_use()
         self.store.presence.write(team, LEAD_NAME, self._presence)
 
     def _watch_team(self, team: str) -> None:
