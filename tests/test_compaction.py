@@ -66,6 +66,7 @@ def test_compact_summarises_then_the_conversation_goes_on_from_the_summary(tmp_p
     assert INSTRUCTION_MARK in last_user_text(ask.messages) and "keep the numbers" in last_user_text(ask.messages)
     assert done.trigger == "manual" and done.summary == SUMMARY and done.post_tokens < done.pre_tokens + 100
     assert len(s.agent.messages) == 1 and SUMMARY in _texts(s.agent.messages[0])
+    assert s.ledger.total().usage.input_tokens == 30  # the summary request is counted as any answer
     s.run("third question")
     after = model.requests[3].messages  # shorter: the summary, then the new prompt
     assert len(after) == 2 and SUMMARY in _texts(after[0]) and "first question" not in json.dumps(after)

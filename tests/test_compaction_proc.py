@@ -57,7 +57,10 @@ def test_a_forty_turn_conversation_compacts_once_and_goes_on(
                      stderr=subprocess.PIPE)  # fmt: skip
     out, err = proc.communicate(stdin, timeout=240)
     assert proc.returncode == 0, err
-    results = [json.loads(line) for line in out.splitlines() if '"type": "result"' in line]
+    lines = [json.loads(line) for line in out.splitlines()]
+    results = [x for x in lines if x["type"] == "result"]
+    [boundary_line] = [x for x in lines if x.get("subtype") == "compact_boundary"]  # as the Agent SDK reads it
+    assert boundary_line["compact_metadata"]["trigger"] == "auto"
     assert [r["result"] for r in results] == [f"ANSWER-{i:02d}" for i in range(1, TURNS + 1)]  # it went on
     sent = bodies(server)
     routes = [route for route, _, _ in sent]

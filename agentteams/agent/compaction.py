@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from agentteams import diagnostics
 from agentteams.agent.hookpoints import HookPoints
-from agentteams.agent.loop import Agent
+from agentteams.agent.loop import Agent, AgentEvent
 from agentteams.errors import AgentTeamsError
-from agentteams.model.types import Block, Message
+from agentteams.model.types import Block, Message, Usage
 from agentteams.store.transcripts import CompactTrigger, Transcript
 
 NOTHING_TO_COMPACT = "Not enough messages to compact."  # Claude Code's refusal, word for word
@@ -99,7 +99,6 @@ class Compactor:
         self._transcript = transcript  # looked up each time: /clear and /resume swap it
         self.hooks = hooks
         self.policy = policy
-        self.on_compacted: Callable[[Compacted], None] | None = None
 
     def context_tokens(self) -> int:
         """The context the next request carries: what the last answer's usage measured, plus an estimate of
@@ -132,7 +131,7 @@ class Compactor:
             raise CompactError(f"a PreCompact hook stopped the compaction: {blocked}")
         pre = self.context_tokens()
         started = time.monotonic()
-        summary = self._summary(upto, "\n\n".join(t for t in (instructions, *extra) if t.strip()))
+        summary, usage = self._summary(upto, "\n\n".join(t for t in (instructions, *extra) if t.strip()))
         content: list[Block] = [{"type": "text", "text": f"{SUMMARY_LEAD}\n\n{summary}"}]
         if pending is None and upto and _has_tool_results(messages[upto - 1]):
             content.append({"type": "text", "text": GO_ON})  # compacted mid-turn: the turn goes on
@@ -149,12 +148,13 @@ class Compactor:
         self.agent.messages = kept
         self.agent.context_tokens, self.agent.context_measured_at = 0, 0
         done = Compacted(trigger, pre, post, summary)
+        # with the summary request's usage: what it cost is counted as any answer's
+        counts = {"pre_tokens": pre, "post_tokens": post}
+        self.agent.on_event(AgentEvent("compacted", text=trigger, input=counts, usage=usage))
         diagnostics.debug("compacted (%s) in %.1fs: %d -> ~%d tokens", trigger, time.monotonic() - started, pre, post)
-        if self.on_compacted is not None:
-            self.on_compacted(done)
         return done
 
-    def _summary(self, upto: int, instructions: str) -> str:
+    def _summary(self, upto: int, instructions: str) -> tuple[str, Usage]:
         """One request as the normal ones (model, system, tools, the conversation so far: its cached prefix is
         read back), with the summarise instruction as the newest user message."""
         request = self.agent.request()
@@ -167,7 +167,7 @@ class Compactor:
         summary = "".join(b.get("text", "") for b in response.content if b.get("type") == "text").strip()
         if not summary:
             raise CompactError("the model answered the summary request without a summary")
-        return summary
+        return summary, response.usage
 
 
 def _pending_prompt(messages: list[Message]) -> Message | None:

@@ -50,7 +50,8 @@ class PermissionAsk:
 
 @dataclass
 class AgentEvent:
-    """What happened: kind is text | tool_start | tool_end | retry | assistant | tool_results | turn_end."""
+    """What happened: kind is text | tool_start | tool_end | retry | assistant | tool_results | turn_end, or
+    compacted (`text` the trigger, `input` the token counts before and after)."""
 
     kind: str
     text: str = ""

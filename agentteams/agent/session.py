@@ -337,7 +337,7 @@ class Session:
             self.transcript.team = self.ctx.team_name  # `agentteams logs` finds a team's transcripts by it
             model = model_of() if model_of else self.model  # a subagent may run on a model of its own
             journal(event, model)
-            if event.kind == "assistant" and event.usage is not None:
+            if event.kind in ("assistant", "compacted") and event.usage is not None:  # a summary costs too
                 self.ledger.record(agent, model, event.usage)
             if agent == self.name:
                 self._outer(event)

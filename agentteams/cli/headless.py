@@ -90,6 +90,8 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
         if streaming and event.kind in ("assistant", "tool_results") and event.message is not None:
             kind = "assistant" if event.kind == "assistant" else "user"
             emit(message_line(kind, event.message, options.session_id))
+        elif streaming and event.kind == "compacted":
+            emit(boundary_line(event, options.session_id))
 
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
                        on_event=on_event, on_turn_end=turns.append)  # fmt: skip
@@ -118,6 +120,15 @@ def message_line(kind: str, message: Any, session_id: str) -> dict[str, Any]:
 
     return {"type": kind, "message": message, "parent_tool_use_id": None, "session_id": session_id,
             "uuid": str(uuid.uuid4())}  # fmt: skip
+
+
+def boundary_line(event: Any, session_id: str) -> dict[str, Any]:
+    """The stream-json `system` `compact_boundary` line the Agent SDK reads after a compaction."""
+    import uuid
+
+    metadata = {"trigger": event.text, "pre_tokens": event.input.get("pre_tokens")}
+    return {"type": "system", "subtype": "compact_boundary", "session_id": session_id, "uuid": str(uuid.uuid4()),
+            "compact_metadata": metadata}  # fmt: skip
 
 
 def init_line(session: Any, options: Any) -> dict[str, Any]:

@@ -87,6 +87,8 @@ def run(options: Any, output_format: str, *, teammate_mode: str = "auto", teamma
         if event.kind in ("assistant", "tool_results") and event.message is not None:
             kind = "assistant" if event.kind == "assistant" else "user"
             headless.emit(headless.message_line(kind, event.message, options.session_id))
+        elif event.kind == "compacted":
+            headless.emit(headless.boundary_line(event, options.session_id))
 
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
                        on_event=on_event, on_turn_end=turns.append)  # fmt: skip
