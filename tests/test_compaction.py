@@ -79,6 +79,13 @@ def test_compact_summarises_then_the_conversation_goes_on_from_the_summary(tmp_p
     assert "first question" not in json.dumps(resumed)
 
 
+def test_a_summary_in_tags_is_taken_without_its_draft(tmp_path: Path, layout: Layout) -> None:
+    answer = f"<analysis>DRAFT notes</analysis>\n<summary>{SUMMARY}</summary>"
+    s = session(tmp_path, layout, FakeModel([[text("Answer.")], [text(answer)]]))
+    s.run("question")
+    assert s.compact().summary == SUMMARY and "DRAFT" not in json.dumps(s.agent.messages)
+
+
 def test_nothing_to_compact_is_refused_without_a_request(tmp_path: Path, layout: Layout) -> None:
     model = FakeModel([[text("Answer.")], [text(SUMMARY)]])
     s = session(tmp_path, layout, model)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -164,10 +165,17 @@ class Compactor:
         request.messages = [*request.messages[:upto], ask]
         response = self.agent.client.complete(request)
         self.agent.usage.add(response.usage)
-        summary = "".join(b.get("text", "") for b in response.content if b.get("type") == "text").strip()
+        summary = _summary_text("".join(b.get("text", "") for b in response.content if b.get("type") == "text"))
         if not summary:
             raise CompactError("the model answered the summary request without a summary")
         return summary, response.usage
+
+
+def _summary_text(answer: str) -> str:
+    """The summary in an answer: inside `<summary>` tags when the model used them (Claude Code's own prompt asks
+    for them, after an `<analysis>` draft, and a script written for it answers so), else the whole answer."""
+    found = re.search(r"<summary>(.*?)</summary>", answer, re.DOTALL)
+    return (found.group(1) if found else answer).strip()
 
 
 def _pending_prompt(messages: list[Message]) -> Message | None:
