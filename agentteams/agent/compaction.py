@@ -130,30 +130,34 @@ class Compactor:
         blocked, extra = self.hooks.pre_compact(trigger, instructions)
         if blocked is not None:
             raise CompactError(f"a PreCompact hook stopped the compaction: {blocked}")
-        pre = self.context_tokens()
-        started = time.monotonic()
+        pre, started = self.context_tokens(), time.monotonic()
         summary, usage = self._summary(upto, "\n\n".join(t for t in (instructions, *extra) if t.strip()))
-        content: list[Block] = [{"type": "text", "text": f"{SUMMARY_LEAD}\n\n{summary}"}]
-        if pending is None and upto and _has_tool_results(messages[upto - 1]):
-            content.append({"type": "text", "text": GO_ON})  # compacted mid-turn: the turn goes on
-        content += [{"type": "text", "text": c} for c in self.hooks.session_start("compact", self.agent.settings.model)]
-        kept: list[Message] = [{"role": "user", "content": content}]
-        if pending is not None:
-            kept.append(pending)
-        post = estimate_tokens(kept)
-        transcript = self._transcript()
-        transcript.compacted(self.agent.settings.name, "\n\n".join(b["text"] for b in content), trigger=trigger,
-                             pre_tokens=pre, post_tokens=post)  # fmt: skip
-        if pending is not None:  # written again after the boundary: a resumed session has it after the summary
-            transcript.prompt(self.agent.settings.name, pending.get("content") or "")
-        self.agent.messages = kept
-        self.agent.context_tokens, self.agent.context_measured_at = 0, 0
-        done = Compacted(trigger, pre, post, summary)
+        mid_turn = pending is None and upto > 0 and _has_tool_results(messages[upto - 1])
+        post = self._go_on_from(summary, pending, trigger, pre, mid_turn)
         # with the summary request's usage: what it cost is counted as any answer's
         counts = {"pre_tokens": pre, "post_tokens": post}
         self.agent.on_event(AgentEvent("compacted", text=trigger, input=counts, usage=usage))
         diagnostics.debug("compacted (%s) in %.1fs: %d -> ~%d tokens", trigger, time.monotonic() - started, pre, post)
-        return done
+        return Compacted(trigger, pre, post, summary)
+
+    def _go_on_from(self, summary: str, pending: Message | None, trigger: CompactTrigger, pre: int,
+                    mid_turn: bool) -> int:  # fmt: skip
+        """The conversation becomes the summary (then the pending prompt), in memory and in the transcript; the
+        estimated size of what is left."""
+        content: list[Block] = [{"type": "text", "text": f"{SUMMARY_LEAD}\n\n{summary}"}]
+        if mid_turn:  # the turn goes on after the summary
+            content.append({"type": "text", "text": GO_ON})
+        content += [{"type": "text", "text": c} for c in self.hooks.session_start("compact", self.agent.settings.model)]
+        kept: list[Message] = [{"role": "user", "content": content}, *([pending] if pending is not None else [])]
+        post = estimate_tokens(kept)
+        name, transcript = self.agent.settings.name, self._transcript()
+        transcript.compacted(name, "\n\n".join(b["text"] for b in content), trigger=trigger, pre_tokens=pre,
+                             post_tokens=post)  # fmt: skip
+        if pending is not None:  # written again after the boundary: a resumed session has it after the summary
+            transcript.prompt(name, pending.get("content") or "")
+        self.agent.messages = kept
+        self.agent.context_tokens, self.agent.context_measured_at = 0, 0
+        return post
 
     def _summary(self, upto: int, instructions: str) -> tuple[str, Usage]:
         """One request as the normal ones (model, system, tools, the conversation so far: its cached prefix is
