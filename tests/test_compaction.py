@@ -161,7 +161,7 @@ def test_precompact_hooks_block_or_add_instructions_and_session_start_adds_conte
     blocked = FakeModel([[text("Answer.")]])
     b = session(tmp_path, layout, blocked, settings_with(hooks))
     b.run("question")
-    with pytest.raises(CompactError, match="not now"):
+    with pytest.raises(CompactError, match=r"^Compaction blocked by PreCompact hook: \[echo not now.*\]: not now$"):
         b.compactor.compact(trigger="auto")
     assert blocked.calls == 1 and len(b.agent.messages) == 2
 

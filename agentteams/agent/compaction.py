@@ -129,7 +129,7 @@ class Compactor:
             raise CompactError(NOTHING_TO_COMPACT)
         blocked, extra = self.hooks.pre_compact(trigger, instructions)
         if blocked is not None:
-            raise CompactError(f"a PreCompact hook stopped the compaction: {blocked}")
+            raise CompactError(f"Compaction blocked by PreCompact hook: {blocked}")  # the real CLI's words
         pre, started = self.context_tokens(), time.monotonic()
         summary, usage = self._summary(upto, "\n\n".join(t for t in (instructions, *extra) if t.strip()))
         mid_turn = pending is None and upto > 0 and _has_tool_results(messages[upto - 1])

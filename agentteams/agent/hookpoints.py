@@ -129,8 +129,8 @@ class HookPoints:
             return None, []
         outcome = self._fire("PreCompact", {"trigger": trigger, "custom_instructions": instructions}, match=trigger)
         self.halted = None  # a stop here stops the compaction, not the turn
-        if outcome.blocked or outcome.stop:
-            return "\n".join(outcome.said) or outcome.stop_reason or "no reason given", []
+        if outcome.blocked or outcome.stop:  # "[command]: stderr", as the real CLI words it
+            return outcome.reason or outcome.stop_reason or "no reason given", []
         return None, outcome.context
 
     def cleared(self, session_id: str, transcript_path: str, model: str, source: SessionSource = "clear") -> list[str]:

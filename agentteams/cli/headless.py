@@ -148,16 +148,19 @@ def compact_instructions(prompt: str) -> str | None:
 
 def compacted(session: Any, instructions: str, session_id: str, output_format: str, start: float) -> int:
     """`-p "/compact [instructions]"` (with -c or -r: the session resumed) compacts and sends no prompt, as Claude
-    Code's -p does; like it, text output prints nothing. A refusal is an error line (CompactError)."""
+    Code 2.1.330's -p does: its result is empty, or the refusal ("Not enough messages to compact.", a PreCompact
+    hook's block), a successful local command either way (exit 0)."""
+    from agentteams.agent.compaction import CompactError
     from agentteams.agent.loop import TurnResult
     from agentteams.model.types import Usage
 
-    session.compact(instructions)
-    if output_format == "text":
-        return 0
-    return report(
-        [TurnResult("", "end_turn", 1, Usage())], session, session_id, output_format, time.monotonic() - start
-    )
+    try:
+        session.compact(instructions)
+        said = ""
+    except CompactError as e:
+        said = str(e)
+    done = [TurnResult(said, "end_turn", 0, Usage())]
+    return report(done, session, session_id, output_format, time.monotonic() - start)
 
 
 def custom_command(prompt: str, cwd: Any) -> tuple[str, Any]:
