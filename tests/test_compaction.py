@@ -216,3 +216,18 @@ def test_a_teammate_asked_by_its_lead_compacts_when_idle_and_stays_in_its_team(t
     mate = ToolContext(cwd=tmp_path, store=FileStore(layout), session_id="s2", agent_name="bob", team_name=TEAM,
                        is_lead=False)  # fmt: skip
     assert "Only the team lead" in send.run({"type": "compact_request", "recipient": "alice"}, mate).content
+
+
+def test_a_resumed_session_past_the_threshold_compacts_before_its_first_request(
+    tmp_path: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As 2.1.330 in the golden `auto_compact`: the size is the newest answer's usage read back from the file."""
+    monkeypatch.setenv("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "50000")
+    first = session(tmp_path, layout, FakeModel([[text("Big answer.")]], usage=lambda n: Usage(input_tokens=40_000)))
+    first.run("MARK big")
+    again = FakeModel([[text(SUMMARY)], [text("Next answer.")]])
+    resumed = Session(SessionOptions(cwd=tmp_path, resume=load(first.transcript.path)), again, layout=layout)
+    assert resumed.context_use()[0] == 40_000  # its usage; nothing added since
+    resumed.run("MARK next")
+    assert INSTRUCTION_MARK in last_user_text(again.requests[0].messages)
+    assert SUMMARY in _texts(again.requests[1].messages[0]) and "MARK big" not in json.dumps(again.requests[1].messages)

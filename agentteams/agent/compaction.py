@@ -9,6 +9,7 @@ import re
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from agentteams import diagnostics
 from agentteams.agent.hookpoints import HookPoints
@@ -80,7 +81,19 @@ def policy_for(model: str, max_tokens: int, *, env: Mapping[str, str] | None = N
 
 def estimate_tokens(messages: list[Message]) -> int:
     """A cheap size of messages not yet measured by the API: a token per four characters of their JSON."""
-    return (len(json.dumps(messages, ensure_ascii=False)) + 3) // 4
+    return (len(json.dumps(messages, ensure_ascii=False)) + 3) // 4 if messages else 0
+
+
+def measured(entries: list[dict[str, Any]], messages: list[Message]) -> tuple[int, int]:
+    """A resumed conversation's size as its newest answer measured it (the usage on its transcript entry), and
+    how many messages that covers; (0, 0) when nothing was answered (it is then estimated whole)."""
+    answers = [e for e in entries if e.get("type") == "assistant" and isinstance(e.get("message"), dict)]
+    usage = answers[-1]["message"].get("usage") if answers else None
+    last = max((i for i, m in enumerate(messages) if m.get("role") == "assistant"), default=-1)
+    if not isinstance(usage, dict) or last < 0:
+        return 0, 0
+    keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens")
+    return sum(v for k in keys if isinstance(v := usage.get(k), int)), last + 1
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 from agentteams import diagnostics
 from agentteams.agent.agenttype import agent_model, own_type, subagent_restriction
-from agentteams.agent.compaction import Compacted, Compactor, CompactPolicy, policy_for
+from agentteams.agent.compaction import Compacted, Compactor, CompactPolicy, measured, policy_for
 from agentteams.agent.hookpoints import EndReason, HookPoints
 from agentteams.agent.journal import Journal
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
@@ -210,7 +210,7 @@ class Session:
         """Go on with a session read back from its transcript: its conversation and its "always" answers (the
         transcript object already appends to its file, or to the fork's copy)."""
         self.agent.messages = list(loaded.messages)
-        self.agent.context_tokens = self.agent.context_measured_at = 0  # unmeasured: estimated until answered
+        self.agent.context_tokens, self.agent.context_measured_at = measured(loaded.entries, self.agent.messages)
         remember, self.policy.on_remember = self.policy.on_remember, None  # already in the file
         for allow in loaded.allowed:
             if isinstance(tool := allow.get("tool"), str):
