@@ -73,7 +73,9 @@ def test_compact_summarises_then_the_conversation_goes_on_from_the_summary(tmp_p
     assert faults(s.transcript.path.read_text(), s.options.session_id) == []
     boundary = [e for e in read_entries(s.transcript.path) if e.get("subtype") == "compact_boundary"]
     assert [b["compactMetadata"]["trigger"] for b in boundary] == ["manual"]
-    assert boundary[0]["compactMetadata"]["preTokens"] == done.pre_tokens
+    metadata = boundary[0]["compactMetadata"]
+    assert (metadata["preTokens"], metadata["postTokens"]) == (done.pre_tokens, done.post_tokens)
+    assert isinstance(metadata["durationMs"], int)
     resumed = load(s.transcript.path).messages  # a resumed session starts from the summary
     assert SUMMARY in json.dumps(resumed[0]) and "third question" in json.dumps(resumed)
     assert "first question" not in json.dumps(resumed)

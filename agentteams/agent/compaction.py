@@ -146,17 +146,17 @@ class Compactor:
         pre, started = self.context_tokens(), time.monotonic()
         summary, usage = self._summary(upto, "\n\n".join(t for t in (instructions, *extra) if t.strip()))
         mid_turn = pending is None and upto > 0 and _has_tool_results(messages[upto - 1])
-        post = self._go_on_from(summary, pending, trigger, pre, mid_turn)
+        post = self._go_on_from(summary, pending, trigger, (pre, int((time.monotonic() - started) * 1000)), mid_turn)
         # with the summary request's usage: what it cost is counted as any answer's
         counts = {"pre_tokens": pre, "post_tokens": post}
         self.agent.on_event(AgentEvent("compacted", text=trigger, input=counts, usage=usage))
         diagnostics.debug("compacted (%s) in %.1fs: %d -> ~%d tokens", trigger, time.monotonic() - started, pre, post)
         return Compacted(trigger, pre, post, summary)
 
-    def _go_on_from(self, summary: str, pending: Message | None, trigger: CompactTrigger, pre: int,
+    def _go_on_from(self, summary: str, pending: Message | None, trigger: CompactTrigger, took: tuple[int, int],
                     mid_turn: bool) -> int:  # fmt: skip
         """The conversation becomes the summary (then the pending prompt), in memory and in the transcript; the
-        estimated size of what is left."""
+        estimated size of what is left. `took`: the tokens before it and the milliseconds the summary took."""
         content: list[Block] = [{"type": "text", "text": f"{SUMMARY_LEAD}\n\n{summary}"}]
         if mid_turn:  # the turn goes on after the summary
             content.append({"type": "text", "text": GO_ON})
@@ -164,8 +164,8 @@ class Compactor:
         kept: list[Message] = [{"role": "user", "content": content}, *([pending] if pending is not None else [])]
         post = estimate_tokens(kept)
         name, transcript = self.agent.settings.name, self._transcript()
-        transcript.compacted(name, "\n\n".join(b["text"] for b in content), trigger=trigger, pre_tokens=pre,
-                             post_tokens=post)  # fmt: skip
+        transcript.compacted(name, "\n\n".join(b["text"] for b in content), trigger=trigger, pre_tokens=took[0],
+                             post_tokens=post, duration_ms=took[1])  # fmt: skip
         if pending is not None:  # written again after the boundary: a resumed session has it after the summary
             transcript.prompt(name, pending.get("content") or "")
         self.agent.messages = kept
