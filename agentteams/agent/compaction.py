@@ -52,9 +52,6 @@ class CompactPolicy:
     auto: bool = True  # DISABLE_AUTO_COMPACT / autoCompactEnabled false: only /compact
     manual: bool = True  # DISABLE_COMPACT: not even /compact
 
-    def percent(self, tokens: int) -> int:
-        return min(100, round(100 * tokens / self.window)) if self.window else 0
-
 
 def context_window(model: str, env: Mapping[str, str]) -> int:
     """The model's window: 1M for a `[1m]` id, else 200k; CLAUDE_CODE_AUTO_COMPACT_WINDOW may make it smaller."""
@@ -98,6 +95,8 @@ def measured(entries: list[dict[str, Any]], messages: list[Message]) -> tuple[in
 
 @dataclass(frozen=True)
 class Compacted:
+    """One compaction done: why, the context before (measured) and after (estimated), the summary."""
+
     trigger: CompactTrigger
     pre_tokens: int
     post_tokens: int
