@@ -70,8 +70,10 @@ def test_config_shape_problems_and_describe() -> None:
     lines = describe(s)
     assert lines[0] == "PreToolUse  matcher=Bash  a.sh  (timeout 5s, /p/.claude/settings.json)"
     assert lines[1].startswith("PreToolUse  matcher=*  b.sh") and lines[-1].startswith("skipped: ")
-    [never] = describe(settings_with({"PreCompact": [{"hooks": [{"type": "command", "command": "x"}]}]}))
-    assert never.endswith("[never fired by agentteams]")  # nothing compacts yet
+    [never] = describe(settings_with({"PostCompact": [{"hooks": [{"type": "command", "command": "x"}]}]}))
+    assert never.endswith("[never fired by agentteams]")  # a newer event agentteams does not fire
+    [fired] = describe(settings_with({"PreCompact": [{"hooks": [{"type": "command", "command": "x"}]}]}))
+    assert "never fired" not in fired
 
 
 def test_selection_dedups_and_ignores_matchers_of_untooled_events() -> None:

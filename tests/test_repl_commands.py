@@ -280,3 +280,26 @@ def test_print_mode_expands_a_custom_command_as_claude_code_does(cli: Cli, work:
     assert (first.returncode, first.stdout.strip(), second.stdout.strip()) == (0, "DONE-1", "DONE-2"), first.stderr
     assert calls[0]["model"] == "claude-opus-4-8" and "TIDY-BODY the kitchen" in json.dumps(calls[0]["messages"])
     assert calls[1]["model"] == "claude-sonnet-4-6" and "/etc/hosts is a file" in json.dumps(calls[1]["messages"])
+
+
+def test_compact_replaces_the_conversation_by_its_summary(start_repl: Start, work: Path, layout: Layout) -> None:
+    from agentteams.agent.compaction import INSTRUCTION_MARK, NOTHING_TO_COMPACT
+
+    summary_route = {"name": "summary", "match": {"last_prompt": INSTRUCTION_MARK},
+                     "turns": ["MOCKSUMMARY of the REPL chat"]}  # fmt: skip
+    pane, server = start_repl({"routes": [summary_route, lead_route("ANSWER-1", "ANSWER-2")]})
+    pane.idle(timeout=START)
+    assert NOTHING_TO_COMPACT in run(pane, "/compact", NOTHING_TO_COMPACT)
+    pane.submit("FIRST-QUESTION")
+    pane.wait_text("⏺ ANSWER-1")
+    pane.idle()
+    shown = run(pane, "/compact keep the questions", "Compacted")
+    assert "goes on from a summary" in shown, shown
+    ask = model_calls(server)[-1]
+    assert "keep the questions" in json.dumps(ask["messages"][-1]) and "FIRST-QUESTION" in json.dumps(ask)
+    pane.submit("SECOND-QUESTION")
+    pane.wait_text("⏺ ANSWER-2")
+    pane.idle()
+    after = json.dumps(model_calls(server)[-1]["messages"])
+    assert "MOCKSUMMARY of the REPL chat" in after and "FIRST-QUESTION" not in after and "SECOND-QUESTION" in after
+    assert "/compact [instructions]" in run(pane, "/help", "Ctrl-D leaves")

@@ -111,7 +111,8 @@ def test_status_without_a_tmux_server_trusts_the_process(cli: Cli, layout: Layou
     gone = subprocess.Popen(["true"])
     gone.wait()
     try:
-        write_presence(layout, TEAM, "alice", Presence(sleeper.pid, "s-a", "tmux", "idle", pane_id="%5"))
+        write_presence(layout, TEAM, "alice", Presence(sleeper.pid, "s-a", "tmux", "idle", pane_id="%5",
+                                                       context_tokens=50_000, context_window=200_000))  # fmt: skip
         write_presence(layout, TEAM, "bob", Presence(gone.pid, "s-b", "tmux", "working", pane_id="%3"))
         env = child_env(layout.root)
         env["TMUX"] = f"{tmp_path}/no-such-server,1,0"
@@ -123,8 +124,11 @@ def test_status_without_a_tmux_server_trusts_the_process(cli: Cli, layout: Layou
     who = members(view)
     assert (who["alice"]["state"], who["bob"]["state"], who["carol"]["state"]) == ("idle", "dead", "idle")
     assert who["bob"]["current_task"] == "1"  # from the task board: its presence names none
+    assert (who["alice"]["context_percent"], who["bob"]["context_percent"]) == (25, None)  # bob's: not recorded
     plain = cli("status", TEAM, env=env).stdout
     assert "no tmux server reachable" in plain and ESC not in plain
+    [alice_row] = [line for line in plain.splitlines() if line.strip().startswith("alice")]
+    assert " 25% " in alice_row, plain
 
 
 def test_status_errors_and_empty(cli: Cli) -> None:

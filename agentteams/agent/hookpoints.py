@@ -122,6 +122,17 @@ class HookPoints:
             return []
         return self._fire("SessionStart", {"source": source, "model": model}, match=source).context
 
+    def pre_compact(self, trigger: str, instructions: str) -> tuple[str | None, list[str]]:
+        """PreCompact: why a hook stopped the compaction (exit 2, a block, `continue: false`), else None; and what
+        the hooks add to the summary's instructions (plain stdout or additionalContext)."""
+        if self.runner is None:
+            return None, []
+        outcome = self._fire("PreCompact", {"trigger": trigger, "custom_instructions": instructions}, match=trigger)
+        self.halted = None  # a stop here stops the compaction, not the turn
+        if outcome.blocked or outcome.stop:  # "[command]: stderr", as the real CLI words it
+            return outcome.reason or outcome.stop_reason or "no reason given", []
+        return None, outcome.context
+
     def cleared(self, session_id: str, transcript_path: str, model: str, source: SessionSource = "clear") -> list[str]:
         """/clear (or /resume), as Claude Code: SessionEnd (reason `clear`, or `other`) for the old session, then
         SessionStart (source `clear` or `resume`) for the new one, whose ids later payloads carry; its context."""

@@ -13,11 +13,12 @@ from typing import Any
 from agentteams.agent.hookpoints import Permission
 from agentteams.settings.types import Settings
 
-# the events agentteams fires: Claude Code's (but PreCompact: nothing compacts yet), then ours (team lifecycle,
-# in the same payload conventions); hooks of any other event are kept (a newer file's) and listed as never fired
+# the events agentteams fires: Claude Code's, then ours (team lifecycle, in the same payload conventions); hooks
+# of any other event are kept (a newer file's) and listed as never fired
 FIRED = (
     "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "SessionEnd",
-    "Notification", "TeammateIdle", "TaskCreated", "TaskCompleted", "TeammateSpawned", "TeammateDied", "TeamDeleted",
+    "PreCompact", "Notification", "TeammateIdle", "TaskCreated", "TaskCompleted", "TeammateSpawned", "TeammateDied",
+    "TeamDeleted",
 )  # fmt: skip
 # what the matcher is compared with, per event (Claude Code's docs); events not listed ignore their matcher
 MATCHED_ON = {
@@ -146,8 +147,9 @@ class Outcome:
     messages: list[str] = field(default_factory=list)
 
 
-# events whose plain stdout on exit 0 is context for the model (elsewhere it only goes to the debug log)
-STDOUT_IS_CONTEXT = ("UserPromptSubmit", "SessionStart")
+# events whose plain stdout on exit 0 is context for the model (elsewhere it only goes to the debug log); for
+# PreCompact it joins the summary's instructions, as Claude Code passes it to the summariser
+STDOUT_IS_CONTEXT = ("UserPromptSubmit", "SessionStart", "PreCompact")
 _PERMISSION_RANK = {"deny": 3, "ask": 2, "allow": 1}  # several hooks: deny over ask over allow
 
 

@@ -50,7 +50,8 @@ class PermissionAsk:
 
 @dataclass
 class AgentEvent:
-    """What happened: kind is text | tool_start | tool_end | retry | assistant | tool_results | turn_end."""
+    """What happened: kind is text | tool_start | tool_end | retry | assistant | tool_results | turn_end, or
+    compacted (`text` the trigger, `input` the token counts before and after)."""
 
     kind: str
     text: str = ""
@@ -116,6 +117,11 @@ class Agent:
         self.ask = ask
         self.messages: list[Message] = []
         self.usage = Usage()
+        # the context the newest answer measured (all its input and output tokens) and how many messages it
+        # covered: what automatic compaction weighs, with an estimate of what came after
+        self.context_tokens = 0
+        self.context_measured_at = 0
+        self.before_call: Callable[[], None] | None = None  # before each model call: automatic compaction
 
     def _emit(self, event: AgentEvent) -> None:
         self.on_event(event)
@@ -135,6 +141,8 @@ class Agent:
                 stop = "max_turns"
                 break
             calls += 1
+            if self.before_call is not None:
+                self.before_call()
             streamed: list[str] = []
             try:
                 response = self._call_model(streamed)
@@ -145,6 +153,7 @@ class Agent:
             usage.add(response.usage)
             self.usage.add(response.usage)
             self.messages.append({"role": "assistant", "content": response.content})
+            self._measured(response.usage)
             self._emit(AgentEvent("assistant", message=self.messages[-1], usage=response.usage, response=response))
             text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text") or text
             uses = [b for b in response.content if b.get("type") == "tool_use"]
@@ -175,6 +184,15 @@ class Agent:
         self.messages.append({"role": "user", "content": [{"type": "text", "text": f"Stop hook feedback:\n{reason}"}]})
         self._emit(AgentEvent("user", message=self.messages[-1]))
         return True
+
+    def _measured(self, usage: Usage) -> None:
+        self.context_tokens = (usage.input_tokens + usage.cache_creation_input_tokens
+                               + usage.cache_read_input_tokens + usage.output_tokens)  # fmt: skip
+        self.context_measured_at = len(self.messages)
+
+    def request(self) -> ModelRequest:
+        """The request the next model call would send (compaction's summary request starts from it)."""
+        return self._request()
 
     def _request(self) -> ModelRequest:
         specs = [t.spec() for t in self.tools.values()]

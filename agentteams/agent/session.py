@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 from agentteams import diagnostics
 from agentteams.agent.agenttype import agent_model, own_type, subagent_restriction
+from agentteams.agent.compaction import Compacted, Compactor, CompactPolicy, measured, policy_for
 from agentteams.agent.hookpoints import EndReason, HookPoints
 from agentteams.agent.journal import Journal
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
@@ -200,6 +201,8 @@ class Session:
             client, self.tools, self.ctx, self.policy, agent_settings, on_event=self._event_for(self.name), ask=ask,
             hooks=self.hooks if self.hooks.runner is not None else None,
         )  # fmt: skip
+        self.compactor = Compactor(self.agent, lambda: self.transcript, self.hooks, self.compact_policy)
+        self.agent.before_call = self.compactor.auto  # a teammate and a -p run compact on their own too
         if options.resume is not None:
             self.adopt(options.resume)
 
@@ -207,6 +210,7 @@ class Session:
         """Go on with a session read back from its transcript: its conversation and its "always" answers (the
         transcript object already appends to its file, or to the fork's copy)."""
         self.agent.messages = list(loaded.messages)
+        self.agent.context_tokens, self.agent.context_measured_at = measured(loaded.entries, self.agent.messages)
         remember, self.policy.on_remember = self.policy.on_remember, None  # already in the file
         for allow in loaded.allowed:
             if isinstance(tool := allow.get("tool"), str):
@@ -228,6 +232,19 @@ class Session:
             self.policy.allowed = kept_rules
             if used is not None and self.model == used:  # unless /model chose another meanwhile
                 self.set_model(kept_model)
+
+    def compact(self, instructions: str = "") -> Compacted:
+        """/compact: the conversation replaced by its summary (CompactError when it cannot be)."""
+        return self.compactor.compact(instructions)
+
+    def compact_policy(self) -> CompactPolicy:
+        """For the model in use now; `autoCompactEnabled: false` in the settings turns automatic compaction off."""
+        auto = self.options.settings.merged.get("autoCompactEnabled")
+        return policy_for(self.model, self.agent.settings.max_tokens, auto_setting=auto)
+
+    def context_use(self) -> tuple[int, int]:
+        """(tokens the conversation takes now, the model's window): what `status` shows as a percentage."""
+        return self.compactor.context_tokens(), self.compact_policy().window
 
     def set_model(self, name: str) -> str:
         """Use `name` (alias or full id; UnknownModelError otherwise) from the next request on: this agent, its
@@ -251,6 +268,7 @@ class Session:
         self.context = "\n\n".join(t for t in [self.memory.prompt_text(), *started] if t) or None
         self.agent.settings.context = self.context
         self.agent.messages = []
+        self.agent.context_tokens = self.agent.context_measured_at = 0
         team = self.ctx.team_name
         if team and self.ctx.is_lead:
             with contextlib.suppress(AgentTeamsError):
@@ -319,7 +337,7 @@ class Session:
             self.transcript.team = self.ctx.team_name  # `agentteams logs` finds a team's transcripts by it
             model = model_of() if model_of else self.model  # a subagent may run on a model of its own
             journal(event, model)
-            if event.kind == "assistant" and event.usage is not None:
+            if event.kind in ("assistant", "compacted") and event.usage is not None:  # a summary costs too
                 self.ledger.record(agent, model, event.usage)
             if agent == self.name:
                 self._outer(event)

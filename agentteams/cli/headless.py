@@ -108,6 +108,9 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
         emit(init_line(session, options))
     start = time.monotonic()
     try:
+        compact = compact_instructions(prompt)
+        if compact is not None:
+            return compacted(session, compact, options.session_id, output_format, start)
         runtime.submit(*custom_command(prompt, options.cwd))
         wait_settled(runtime)
     finally:
@@ -132,6 +135,8 @@ class StreamLines:
 
         if event.kind == "tool_end" and event.result is not None:
             self._details[event.tool_use_id] = tool_detail(event.result)
+        if event.kind == "compacted":
+            return [boundary_line(event, self.options.session_id)]
         if event.message is None or event.kind not in ("assistant", "tool_results"):
             return []
         blocks = [b for b in event.message.get("content") or [] if isinstance(b, dict)]
@@ -153,6 +158,15 @@ class StreamLines:
                 "uuid": str(uuid.uuid4()), "timestamp": now_iso(), **extra}  # fmt: skip
 
 
+def boundary_line(event: Any, session_id: str) -> dict[str, Any]:
+    """The stream-json `system` `compact_boundary` line the Agent SDK reads after a compaction."""
+    import uuid
+
+    metadata = {"trigger": event.text, "pre_tokens": event.input.get("pre_tokens")}
+    return {"type": "system", "subtype": "compact_boundary", "session_id": session_id, "uuid": str(uuid.uuid4()),
+            "compact_metadata": metadata}  # fmt: skip
+
+
 def init_line(session: Any, options: Any) -> dict[str, Any]:
     """The stream-json `system` `init` line that opens each turn."""
     import uuid
@@ -160,6 +174,29 @@ def init_line(session: Any, options: Any) -> dict[str, Any]:
     return {"type": "system", "subtype": "init", "session_id": options.session_id, "model": session.model,
             "cwd": str(options.cwd), "permissionMode": session.policy.mode, "tools": [t.name for t in session.tools],
             "additional_directories": [str(d) for d in options.add_dirs], "uuid": str(uuid.uuid4())}  # fmt: skip
+
+
+def compact_instructions(prompt: str) -> str | None:
+    """The instructions of a `/compact [instructions]` prompt ("" for none); None for any other prompt."""
+    word, _, rest = prompt.strip().partition(" ")
+    return rest.strip() if word == "/compact" else None
+
+
+def compacted(session: Any, instructions: str, session_id: str, output_format: str, start: float) -> int:
+    """`-p "/compact [instructions]"` (with -c or -r: the session resumed) compacts and sends no prompt, as Claude
+    Code 2.1.330's -p does: its result is empty, or the refusal ("Not enough messages to compact.", a PreCompact
+    hook's block), a successful local command either way (exit 0)."""
+    from agentteams.agent.compaction import CompactError
+    from agentteams.agent.loop import TurnResult
+    from agentteams.model.types import Usage
+
+    try:
+        session.compact(instructions)
+        said = ""
+    except CompactError as e:
+        said = str(e)
+    done = [TurnResult(said, "end_turn", 0, Usage())]
+    return report(done, session, session_id, output_format, time.monotonic() - start)
 
 
 def custom_command(prompt: str, cwd: Any) -> tuple[str, Any]:

@@ -53,6 +53,8 @@ class PaneRenderer:
             self._line(f"    ✗ {event.result.content.splitlines()[0][:160] if event.result.content else 'failed'}")
         elif event.kind == "retry":
             self._line(f"  … retrying: {event.text}")
+        elif event.kind == "compacted":
+            self._line(f"  … context compacted ({event.text}): the conversation goes on from a summary of it")
         elif event.kind == "user" and event.message is not None:
             content = event.message.get("content")
             if isinstance(content, str):

@@ -121,6 +121,10 @@ def run(options: Any, output_format: str, *, teammate_mode: str = "auto", teamma
         for prompt in _Input(sys.stdin, lambda obj: headless.emit(control_reply(obj, session, runtime.interrupt))):
             headless.emit(headless.init_line(runtime.session, options))
             start, before = time.monotonic(), len(turns)
+            compact = headless.compact_instructions(prompt)
+            if compact is not None:  # between turns, as in -p: nothing is sent but the summary request
+                code = headless.compacted(runtime.session, compact, options.session_id, output_format, start)
+                continue
             runtime.submit(*headless.custom_command(prompt, options.cwd))
             headless.wait_settled(runtime)
             done = [r for r in turns[before:] if r is not None]

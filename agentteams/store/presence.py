@@ -28,6 +28,8 @@ class Presence:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float = 0.0
+    context_tokens: int = 0  # the tokens its conversation takes now, of its model's window: `status` shows the %
+    context_window: int = 0
     started_at: int = 0
     updated_at: int = 0
 

@@ -177,6 +177,19 @@ class ModeSetRequest(Message):
 
 
 @dataclass(kw_only=True)
+class CompactRequest(Message):
+    """Ours, from a lead: compact your conversation when next idle (`instructions` say what the summary keeps).
+    Named so it cannot clash with a type of Claude Code's; a real `claude` teammate does not know it and shows
+    it to its model as it shows any unknown frame, which is why our lead sends it only to teammates of ours."""
+
+    TYPE = "agentteams_compact_request"
+    ORDER = ("type", "from", "instructions", "timestamp")
+    sender: str = key("from", str, "")
+    instructions: str | None = key("instructions", str)
+    timestamp: str = key("timestamp", str, "")
+
+
+@dataclass(kw_only=True)
 class UnknownMessage(Message):
     """A protocol message of a type this version does not know; kept verbatim."""
 
@@ -192,7 +205,7 @@ MESSAGE_TYPES: dict[str, type[Message]] = {
     for cls in (
         TaskAssignment, IdleNotification, ShutdownRequest, ShutdownApproved, ShutdownRejected,
         PlanApprovalRequest, PlanApprovalResponse, PermissionRequest, PermissionResponse, TaskCompleted,
-        TeammateTerminated, ModeSetRequest,
+        TeammateTerminated, ModeSetRequest, CompactRequest,
     )
 }  # fmt: skip
 

@@ -100,7 +100,7 @@ class Transcript:
         self._chained(agent, thread, own)
 
     def compacted(self, agent: str, summary: str, *, trigger: CompactTrigger, pre_tokens: int,
-                  post_tokens: int | None = None) -> str:  # fmt: skip
+                  post_tokens: int | None = None, duration_ms: int | None = None) -> str:  # fmt: skip
         """A compaction: a boundary that starts a new chain (naming the old leaf), then the summary the
         conversation goes on from. The summary entry's uuid (the new leaf)."""
         old_leaf = self.leaf
@@ -108,6 +108,8 @@ class Transcript:
         metadata: dict[str, Any] = {"trigger": trigger, "preTokens": pre_tokens}
         if post_tokens is not None:
             metadata["postTokens"] = post_tokens
+        if duration_ms is not None:
+            metadata["durationMs"] = duration_ms
         boundary = {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
                     "isMeta": False, "level": "info", "compactMetadata": metadata}  # fmt: skip
         self._chained(agent, MAIN, boundary, logical_parent=old_leaf)

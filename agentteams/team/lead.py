@@ -276,9 +276,9 @@ class LeadRuntime:
             return
         total = self.session.ledger.total()
         self._presence.state, self._presence.session_id = state, self.ctx.session_id  # a new one after /clear
-        self._presence.input_tokens = total.usage.input_tokens
-        self._presence.output_tokens = total.usage.output_tokens
+        self._presence.input_tokens, self._presence.output_tokens = total.usage.input_tokens, total.usage.output_tokens
         self._presence.cost_usd = round(total.cost_usd, 6)
+        self._presence.context_tokens, self._presence.context_window = self.session.context_use()
         self.store.presence.write(team, LEAD_NAME, self._presence)
 
     def _watch_team(self, team: str) -> None:

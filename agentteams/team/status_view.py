@@ -86,6 +86,7 @@ class MemberView:
     input_tokens: int | None = None
     output_tokens: int | None = None
     cost_usd: float | None = None
+    context_percent: int | None = None  # how full its conversation is, of its model's window
 
 
 @dataclass
@@ -229,6 +230,8 @@ def member_view(
             presence.input_tokens, presence.output_tokens, presence.cost_usd
         )  # fmt: skip
         view.current_task, view.last_message = presence.current_task, presence.last_message
+        if presence.context_window > 0:
+            view.context_percent = min(100, round(100 * presence.context_tokens / presence.context_window))
     elif is_lead:
         view.session_id = config.lead_session_id or None
     if view.current_task is None:

@@ -26,6 +26,7 @@ from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence, State
 from agentteams.store.protocol import (
+    CompactRequest,
     IdleNotification,
     PermissionRequest,
     PermissionResponse,
@@ -205,7 +206,20 @@ class TeammateRuntime:
         msg = parse_message(env.text)
         if isinstance(msg, PlanApprovalResponse) and env.sender == config.lead_name:
             return self._plan_answer(env, msg)
+        if isinstance(msg, CompactRequest) and env.sender == config.lead_name and not env.unverified:
+            self._compact(msg.instructions or "")
+            return None
         return message_block(env)
+
+    def _compact(self, instructions: str) -> None:
+        """The lead asked for a compaction: done now, between turns; the teammate stays in its team either way."""
+        try:
+            self.session.compact(instructions)
+        except AgentTeamsError as e:
+            diagnostics.warning("%s: could not compact its conversation: %s", self.name, e)
+            return
+        self.presence.context_tokens, self.presence.context_window = self.session.context_use()
+        self._set_state(self.presence.state)
 
     def _plan_answer(self, env: Envelope, msg: PlanApprovalResponse) -> str | None:
         """Leave plan mode on approval; either way the model reads the verdict as plain words."""
@@ -321,6 +335,7 @@ class TeammateRuntime:
                 self.presence.input_tokens += event.usage.input_tokens
                 self.presence.output_tokens += event.usage.output_tokens
                 self.presence.cost_usd = round(self.session.ledger.account(self.name).cost_usd, 6)
+                self.presence.context_tokens, self.presence.context_window = self.session.context_use()
         elif event.kind == "tool_end" and event.result is not None and not event.result.is_error:
             self._note_tool(event.tool, event.input)
         self._outer(event)

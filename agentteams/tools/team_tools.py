@@ -13,12 +13,20 @@ from agentteams.pids import LeadProcess
 from agentteams.store.api import Mail
 from agentteams.store.atomicjson import dump_compact, epoch_ms, now_iso
 from agentteams.store.paths import LEAD_NAME
-from agentteams.store.protocol import Message, PlanApprovalResponse, ShutdownApproved, ShutdownRejected, ShutdownRequest
+from agentteams.store.protocol import (
+    CompactRequest,
+    Message,
+    PlanApprovalResponse,
+    ShutdownApproved,
+    ShutdownRejected,
+    ShutdownRequest,
+)
 from agentteams.store.records import TeamConfig
 from agentteams.tools.base import ToolContext, ToolInputError, ToolResult, require_str
 from agentteams.tools.tasks_tools import CoordinationTool, optional_str
 
-SEND_TYPES = ("message", "broadcast", "shutdown_request", "shutdown_response", "plan_approval_response")
+SEND_TYPES = ("message", "broadcast", "shutdown_request", "shutdown_response", "plan_approval_response",
+              "compact_request")  # fmt: skip
 
 
 def json_result(data: dict[str, Any], *, is_error: bool = False) -> ToolResult:
@@ -160,7 +168,9 @@ class SendMessageTool(CoordinationTool):
         "no inbox to check. Types: message (to one teammate, with a short summary), broadcast (to everyone; "
         "costly, use rarely), shutdown_request (ask a teammate to stop; only when its work is done), "
         "shutdown_response (answer a shutdown request, echoing its request_id; approving ends your process), "
-        "plan_approval_response (lead only: approve or reject a teammate's plan, echoing its request_id). "
+        "plan_approval_response (lead only: approve or reject a teammate's plan, echoing its request_id), "
+        "compact_request (lead only: the teammate replaces its conversation by a summary when next idle, freeing "
+        "its context; content says what the summary must keep). "
         "Report task progress with TaskUpdate, not with status messages."
     )
     input_schema: ClassVar[dict[str, Any]] = {
@@ -191,6 +201,7 @@ class SendMessageTool(CoordinationTool):
         handler = {
             "message": self._message, "broadcast": self._broadcast, "shutdown_request": self._shutdown_request,
             "shutdown_response": self._shutdown_response, "plan_approval_response": self._plan_response,
+            "compact_request": self._compact_request,
         }[out.kind]  # fmt: skip
         return handler(out, ctx, mailbox, config)
 
@@ -292,6 +303,19 @@ class SendMessageTool(CoordinationTool):
             text = f"Plan rejected for {name}; your feedback was sent to them."
         self._send(mailbox, config, name, msg, ctx)
         return json_result({"success": True, "message": text, "request_id": request_id})
+
+    def _compact_request(self, out: Outgoing, ctx: ToolContext, mailbox: Mail, config: TeamConfig) -> ToolResult:
+        if not ctx.is_lead:
+            return ToolResult.error("Only the team lead can ask a teammate to compact.")
+        name = self._recipient(out, ctx, mailbox, config)
+        # only ours write presence: a real `claude` teammate would show the frame to its model, and not compact
+        if ctx.store.presence.read(config.name, name) is None:
+            return ToolResult.error(f"{name} is not an agentteams teammate (or has not started yet): it cannot be "
+                                    "asked to compact.")  # fmt: skip
+        msg = CompactRequest(sender=ctx.agent_name, instructions=out.content, timestamp=now_iso())
+        self._send(mailbox, config, name, msg, ctx)
+        text = f"Compact request sent to {name}: it compacts when next idle (`agentteams status` shows its context)."
+        return json_result({"success": True, "message": text, "target": name})
 
     @staticmethod
     def _send(mailbox: Mail, config: TeamConfig, to: str, msg: Message, ctx: ToolContext) -> None:

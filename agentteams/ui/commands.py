@@ -127,6 +127,22 @@ def _clear(ctx: CommandContext, _args: str) -> Outcome:
     return "done"
 
 
+def _compact(ctx: CommandContext, args: str) -> Outcome:
+    """`/compact [instructions]`: the conversation replaced by a summary the model writes (the instructions say
+    what it must keep); between turns only."""
+    session = ctx.runtime.session
+
+    def compact() -> str:
+        done = session.compact(args.strip())
+        return f"Compacted: the conversation goes on from a summary (~{done.pre_tokens} → ~{done.post_tokens} tokens)."
+
+    try:
+        ctx.renderer.hint(ctx.runtime.between_turns("/compact", compact))
+    except AgentTeamsError as e:
+        ctx.renderer.warning("error", str(e))
+    return "done"
+
+
 def _resume(ctx: CommandContext, args: str) -> Outcome:
     """`/resume`: the recent sessions of this cwd; `/resume N` (or an id) goes on with one, the team kept."""
     from agentteams.store.transcript_read import load, sessions
@@ -177,6 +193,8 @@ BUILTINS: tuple[Command, ...] = (
     Command("/help", "this help: every command, custom ones too", _help),
     Command("/model", "show the model and its aliases, or switch the lead's model", _model, args="[name]"),
     Command("/clear", "start a fresh conversation (new session; the team stays)", _clear),
+    Command("/compact", "replace the conversation by a summary of it, to free context", _compact,
+            args="[instructions]"),
     Command("/resume", "list this directory's recent conversations, or go on with one", _resume, args="[N|id]"),
     Command("/cost", "tokens and dollars per agent: the lead, its subagents, every teammate", _cost),
     Command("/status", "version, model, session, permission mode, key source, settings, memory, team", _show(

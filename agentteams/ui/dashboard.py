@@ -20,7 +20,7 @@ STATE_STYLE = {
 }  # fmt: skip
 RICH_COLOR = {"orange": "dark_orange", "pink": "hot_pink"}  # team colours rich does not know by that name
 TASK_STYLE = {"in_progress": "green", "completed": "dim", "pending": ""}
-COLUMNS = ("member", "role", "where", "state", "task", "usage", "last message")
+COLUMNS = ("member", "role", "where", "state", "task", "usage", "context", "last message")
 
 
 def state_text(state: str) -> str:
@@ -28,12 +28,14 @@ def state_text(state: str) -> str:
 
 
 def member_cells(view: TeamView, m: MemberView) -> list[str]:
-    """One row of COLUMNS: `where` is the backend and pane, `usage` tokens in/out and cost."""
+    """One row of COLUMNS: `where` is the backend and pane, `usage` tokens in/out and cost, `context` how full
+    its conversation is (a percentage of its model's window)."""
     task = view.task(m.current_task)
     task_cell = f"#{m.current_task} {task.subject}" if task else (f"#{m.current_task}" if m.current_task else "-")
     where = " ".join(x for x in (m.backend, m.pane) if x) or "-"
     usage = f"{m.input_tokens}/{m.output_tokens} ${m.cost_usd or 0:.4f}" if m.input_tokens is not None else "-"
-    return [m.name, m.role, where, state_text(m.state), task_cell, usage, m.last_message or "-"]
+    context = f"{m.context_percent}%" if m.context_percent is not None else "-"
+    return [m.name, m.role, where, state_text(m.state), task_cell, usage, context, m.last_message or "-"]
 
 
 def _header(view: TeamView) -> str:

@@ -171,6 +171,8 @@ class Renderer:
             self._print(Text("  ⎿  " + "\n     ".join(lines), style="dim"))
         elif event.kind == "retry":
             self._print(Text(f"  ⎿  retrying: {one_line(event.text)}", style="dim"))
+        elif event.kind == "compacted" and event.text == "auto":  # /compact says so itself
+            self._print(Text("  ⎿  context compacted: the conversation goes on from a summary of it", style="dim"))
         elif event.kind == "turn_end":
             with self._lock:
                 self._end_text()

@@ -21,6 +21,7 @@ class FakeModel:
     before_answer: Callable[[int], None] | None = None
     default: Block | list[Block] | None = field(default=None, kw_only=True)  # the answer once the script is done
     failures: list[str] = field(default_factory=list, kw_only=True)  # requests the script had no answer for
+    usage: Callable[[int], Usage] | None = field(default=None, kw_only=True)  # request n's usage (else 10 in, 5 out)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False, compare=False)
 
     def complete(self, request: ModelRequest, callbacks: StreamCallbacks | None = None) -> ModelResponse:
@@ -37,7 +38,8 @@ class FakeModel:
                 for word in block["text"].split(" "):
                     callbacks.on_text(word + " ")
         stop = "tool_use" if any(b["type"] == "tool_use" for b in content) else "end_turn"
-        return ModelResponse(content, stop, Usage(input_tokens=10, output_tokens=5), request.model)
+        usage = self.usage(n) if self.usage else Usage(input_tokens=10, output_tokens=5)
+        return ModelResponse(content, stop, usage, request.model)
 
     def __repr__(self) -> str:  # short: assertion messages show it
         return f"FakeModel({len(self.turns)} turns, {len(self.requests)} requests, {len(self.failures)} failures)"
