@@ -113,7 +113,14 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     done = [r for r in turns if r is not None]
     if not done:
         raise runtime.last_error or AgentTeamsError("the run ended before the model answered")
-    return report(done, session, options.session_id, output_format, time.monotonic() - start)
+    code = report(done, session, options.session_id, output_format, time.monotonic() - start)
+    from agentteams.store import writefail
+
+    if (failed := writefail.summary_unless_last()) is not None:  # the last line says what was not saved
+        from agentteams import diagnostics
+
+        diagnostics.warning("%s", failed)
+    return code
 
 
 def message_line(kind: str, message: Any, session_id: str) -> dict[str, Any]:

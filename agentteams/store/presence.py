@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from agentteams.errors import CorruptFileError
+from agentteams.store import writefail
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.paths import Layout
 
@@ -48,9 +49,15 @@ def write_presence(layout: Layout, team: str, agent: str, presence: Presence) ->
     presence.updated_at = epoch_ms()
     if not presence.started_at:
         presence.started_at = presence.updated_at
-    with contextlib.suppress(FileNotFoundError):  # the team was deleted under us: nothing to describe
+    try:
         path.parent.mkdir(exist_ok=True)
         atomic_write_json(path, presence.to_json())
+    except FileNotFoundError:  # the team was deleted under us: nothing to describe
+        return
+    except OSError as e:  # a full or read-only disk: `status` sees less of this agent, the agent goes on
+        writefail.failed("presence", path, e)
+    else:
+        writefail.succeeded("presence")
 
 
 def read_presence(layout: Layout, team: str, agent: str) -> Presence | None:
