@@ -1,6 +1,8 @@
-"""Presence: one small JSON file per running agent of ours (pid, pane, backend, state).
+"""Presence: one small JSON file per running agent of ours (pid, pane, backend, state, heartbeat).
 
-Written only by the agent it describes, so no lock is needed; the lead and `status` read it.
+Written only by the agent it describes, so no lock is needed; the lead and `status` read it. An agent that beats
+rewrites it every `heartbeat_ms`; one that has missed UNRESPONSIVE_BEATS beats is unresponsive, even if its
+process exists (stopped, hung). An agent that exits leaves its record saying so.
 """
 
 from __future__ import annotations
@@ -10,11 +12,14 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from agentteams.errors import CorruptFileError
+from agentteams.pids import pid_alive
 from agentteams.store import writefail
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.paths import Layout
 
-State = Literal["starting", "working", "idle", "awaiting_plan_approval", "stopping"]
+State = Literal["starting", "working", "idle", "awaiting_plan_approval", "stopping", "exited"]
+Liveness = Literal["running", "unresponsive", "exited", "dead"]
+UNRESPONSIVE_BEATS = 4  # beats missed before an agent counts as unresponsive
 
 
 @dataclass
@@ -30,7 +35,23 @@ class Presence:
     output_tokens: int = 0
     cost_usd: float = 0.0
     started_at: int = 0
-    updated_at: int = 0
+    updated_at: int = 0  # epoch ms of the last write: the last heartbeat
+    heartbeat_ms: int = 0  # how often the agent rewrites this record; 0: it does not beat
+
+    def liveness(self, now_ms: int | None = None) -> Liveness:
+        """What the record says of its agent: exited (said so), dead (its pid is gone), unresponsive (no beat for
+        UNRESPONSIVE_BEATS beats), else running."""
+        if self.state == "exited":
+            return "exited"
+        if not pid_alive(self.pid):
+            return "dead"
+        if self.heartbeat_ms > 0 and self.silent_ms(now_ms) > UNRESPONSIVE_BEATS * self.heartbeat_ms:
+            return "unresponsive"
+        return "running"
+
+    def silent_ms(self, now_ms: int | None = None) -> int:
+        """How long since its last write."""
+        return (epoch_ms() if now_ms is None else now_ms) - self.updated_at
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -34,7 +34,7 @@ from agentteams.store.protocol import (
     plan_digest,
 )
 from agentteams.store.records import Envelope
-from agentteams.team import relay
+from agentteams.team import heartbeat, relay
 from agentteams.team.delivery import TeamEvent, add_idle_notice, team_idle
 from agentteams.team.relay import PermissionJudge
 from agentteams.team.spawning import Handle, Spawner, spawn_member
@@ -84,6 +84,10 @@ class LeadRuntime:
         self._team_thread: threading.Thread | None = None
         pane = current_pane() or ""
         self._presence = Presence(pid=os.getpid(), session_id=self.ctx.session_id, backend="process", pane_id=pane)
+        self._presence.heartbeat_ms = int(heartbeat.interval() * 1000)  # beaten by the team thread
+        self._presence_lock = threading.Lock()  # the worker and the team thread both write it
+        self._silence = heartbeat.SilenceWatch()  # teammates whose process exists but has stopped beating
+        self._beaten = 0.0
         self._inbox_lock = threading.RLock()  # the team thread and shutdown_team both read the inbox
         self._muted = False  # while shutting the team down, departures are not news for the model
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
@@ -275,11 +279,13 @@ class LeadRuntime:
         if not team:
             return
         total = self.session.ledger.total()
-        self._presence.state, self._presence.session_id = state, self.ctx.session_id  # a new one after /clear
-        self._presence.input_tokens = total.usage.input_tokens
-        self._presence.output_tokens = total.usage.output_tokens
-        self._presence.cost_usd = round(total.cost_usd, 6)
-        self.store.presence.write(team, LEAD_NAME, self._presence)
+        with self._presence_lock:
+            self._presence.state, self._presence.session_id = state, self.ctx.session_id  # a new one after /clear
+            self._presence.input_tokens = total.usage.input_tokens
+            self._presence.output_tokens = total.usage.output_tokens
+            self._presence.cost_usd = round(total.cost_usd, 6)
+            self.store.presence.write(team, LEAD_NAME, self._presence)
+            self._beaten = time.monotonic()
 
     def _watch_team(self, team: str) -> None:
         with contextlib.suppress(AgentTeamsError):
@@ -290,6 +296,7 @@ class LeadRuntime:
                 try:
                     self._process_inbox()
                     self._check_liveness()
+                    self._beat()
                 except AgentTeamsError as e:
                     diagnostics.warning("team %s: %s", team, e)
                 watcher.wait(CHECK_EVERY)
@@ -370,10 +377,22 @@ class LeadRuntime:
                 if name in self.handles:
                     self._member_gone(name, "stopped unexpectedly (its process or pane is gone)", died=True)
 
+    def _beat(self) -> None:
+        """Every heartbeat interval: the lead's own beat, and its teammates' beats looked at."""
+        if time.monotonic() - self._beaten < self._presence.heartbeat_ms / 1000:
+            return
+        self._write_presence(self._presence.state)
+        team = self.team
+        if team:
+            for name in list(self.handles):
+                if (event := self._silence.heard(name, self.store.presence.read(team, name))) is not None:
+                    self._team_event(event)
+
     def _member_gone(self, name: str, how: str, *, died: bool = False) -> None:
         """Unassign its tasks, drop it from the team, close its pane, and tell the model."""
         team = self.team
         handle = self.handles.pop(name, None)
+        self._silence.forget(name)
         self.promises.forget(name)
         if team:
             self.store.keyring.drop_lead_key(team, name)

@@ -20,7 +20,6 @@ from agentteams.agent.prompts import claim_prompt
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.model.types import ModelClient
-from agentteams.pids import pid_alive
 from agentteams.store.api import Store
 from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import Layout
@@ -35,6 +34,7 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import LeadVerifyKey
+from agentteams.team import heartbeat
 from agentteams.team.delivery import TeamEvent, message_block, wake_order
 from agentteams.team.teamhooks import idle_gate
 from agentteams.team.trust import Trust
@@ -110,6 +110,10 @@ class TeammateRuntime:
         if options.plan_mode_required:
             self.session.policy.mode = "plan"
         self.presence = Presence(pid=os.getpid(), session_id=options.session_id, backend=backend, pane_id=pane_id)
+        self.presence.heartbeat_ms = int(heartbeat.interval() * 1000)
+        self._presence_lock = threading.Lock()  # the heartbeat thread writes it too
+        self._in_turn = False
+        self._came_round = time.monotonic()  # when the idle loop last came round: a stalled one stops beating
         self._notes = TurnNotes()
         self._pending: list[Envelope] = []
         self._lead_checked = 0.0
@@ -119,9 +123,11 @@ class TeammateRuntime:
     def run(self) -> int:
         """Serve turns until told to stop; the exit code is 0 after an approved shutdown."""
         announced = False  # the first presence write waits until there is nothing to do: off the spawn path
+        stop_beating = heartbeat.HEARTBEAT.add(self._beat)
         try:
             with self.store.watch(self.team, self.name, tasks=True) as watcher:
                 while not self.stop.is_set():
+                    self._came_round = time.monotonic()
                     config = self._config()
                     if config is None or config.member(self.name) is None:
                         diagnostics.debug("%s: no longer in team %s; stopping", self.name, self.team)
@@ -141,7 +147,8 @@ class TeammateRuntime:
                         return 0
             return 0
         finally:
-            self.store.presence.remove(self.team, self.name)
+            stop_beating()
+            self._write_presence("exited")  # `status` shows it gone, not idle
             self.session.end("other")
 
     def _lead_gone(self, config: TeamConfig) -> bool:
@@ -153,7 +160,7 @@ class TeammateRuntime:
         self._lead_checked = now
         lead = self.store.presence.read(self.team, config.lead_name)
         if lead is not None:
-            return not pid_alive(lead.pid)
+            return lead.liveness() in ("exited", "dead")
         recorded = config.lead_process
         return recorded is not None and recorded.is_gone() is True
 
@@ -237,6 +244,7 @@ class TeammateRuntime:
         """One turn; True when the teammate approved its shutdown and must exit."""
         self._notes = TurnNotes()
         self._pending = work.envs
+        self._in_turn = True  # a long model answer or tool run is no stall: the process beats on
         # the durable state writes (~10 ms with fsync) run beside the model request, not before it
         marking = threading.Thread(target=self._mark_working, args=(work,), name=f"{self.name}-state")
         marking.start()
@@ -251,6 +259,8 @@ class TeammateRuntime:
             diagnostics.warning("%s: the turn failed: %s", self.name, e)
         finally:
             marking.join()
+            self._in_turn = False
+            self._came_round = time.monotonic()
             self._deliver()  # even a failed turn consumed them: redelivering would fail the same way
         if self.ctx.signals.exit_requested:
             self._set_state("stopping")
@@ -372,8 +382,22 @@ class TeammateRuntime:
             diagnostics.debug("%s: could not set isActive: %s", self.name, e)
 
     def _set_state(self, state: State, **fields: Any) -> None:
-        self.presence.state = state
-        for key, value in fields.items():
-            setattr(self.presence, key, value)
-        self.store.presence.write(self.team, self.name, self.presence)
+        self._write_presence(state, **fields)
         self._team_event(TeamEvent("state", self.name, state, color=self.me.color))
+
+    def _write_presence(self, state: State, **fields: Any) -> None:
+        with self._presence_lock:
+            self.presence.state = state
+            for key, value in fields.items():
+                setattr(self.presence, key, value)
+            self.store.presence.write(self.team, self.name, self.presence)
+
+    def _beat(self) -> None:
+        """The heartbeat thread's call: rewrite the record, unless it was never written (still starting: the first
+        write is kept off the spawn path) or the idle loop has stalled (a deadlock there goes unresponsive)."""
+        every = self.presence.heartbeat_ms / 1000
+        if not self._in_turn and time.monotonic() - self._came_round > heartbeat.stall_after(every):
+            return
+        with self._presence_lock:
+            if self.presence.updated_at and self.presence.state != "exited":
+                self.store.presence.write(self.team, self.name, self.presence)
