@@ -7,7 +7,6 @@ Reading one back into a conversation is `transcript_read`'s.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
 import threading
@@ -184,9 +183,9 @@ def _write_line(fd: int, data: bytes) -> None:
     cut back, so the next entry starts on a line of its own."""
     start = os.lseek(fd, 0, os.SEEK_END)
     try:
-        written = os.write(fd, data)
-        if written != len(data):
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        view = memoryview(data)
+        while view:  # a short write is followed by one that says why (ENOSPC, EFBIG)
+            view = view[os.write(fd, view) :]
     except OSError:
         with contextlib.suppress(OSError):
             os.ftruncate(fd, start)
