@@ -1,5 +1,6 @@
-"""Writes that may fail without stopping the agent (its transcript, its presence record): each kind warns once
-when it starts failing, naming the path, and the run's last line can say what was not saved."""
+"""Writes that may fail without stopping the agent (its transcript, its presence record, marking its inbox read,
+the lead's team bookkeeping): each kind warns once when it starts failing, naming the path, and the run's last
+line can say what was not saved."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Literal
 
 from agentteams import diagnostics
 
-WriteKind = Literal["transcript", "presence"]
+WriteKind = Literal["transcript", "presence", "inbox", "team files"]
 
 
 @dataclass(frozen=True)
@@ -31,14 +32,17 @@ _failed: dict[WriteKind, WriteFailure] = {}  # the first failure of each kind in
 _warned_at = -1  # the warning count just after our last warning
 
 
-def os_reason(error: OSError) -> str:
-    """The error's words without its path: `No space left on device`."""
-    return os.strerror(error.errno) if error.errno else str(error)
+def os_reason(error: Exception) -> str:
+    """The error's words without its path: `No space left on device` (or a lock timeout's own line)."""
+    if isinstance(error, OSError):
+        return os.strerror(error.errno) if error.errno else str(error)
+    return str(error)
 
 
-def failed(kind: WriteKind, path: object, error: OSError) -> None:
+def failed(kind: WriteKind, path: object, error: Exception) -> None:
     """A write of `kind` to `path` failed: one warning while it keeps failing, then quiet until it works again."""
-    found = WriteFailure(kind, str(path), str(error.filename or path), os_reason(error))
+    where = getattr(error, "filename", None) or path
+    found = WriteFailure(kind, str(path), str(where), os_reason(error))
     with _lock:
         first = kind not in _failing
         _failing[kind] = found

@@ -19,7 +19,7 @@ from agentteams.agent.loop import AgentEvent, TurnResult
 from agentteams.agent.session import Session, TurnExtras
 from agentteams.backends.tmux import current_pane
 from agentteams.errors import AgentTeamsError, NotFoundError
-from agentteams.store import signing
+from agentteams.store import signing, writefail
 from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import Presence, State
@@ -35,7 +35,7 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.records import Envelope
 from agentteams.team import heartbeat, relay
-from agentteams.team.delivery import TeamEvent, add_idle_notice, team_idle
+from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
 from agentteams.team.relay import PermissionJudge
 from agentteams.team.spawning import Handle, Spawner, spawn_member
 from agentteams.team.teamhooks import LeadHooks
@@ -248,8 +248,8 @@ class LeadRuntime:
                 self.last_error = AgentTeamsError(f"the turn failed: {type(e).__name__}: {e}")
                 diagnostics.warning("the lead's turn failed: %s: %s", type(e).__name__, e)
             finally:
-                if turn.envs and self.team:
-                    self.mailbox.mark_delivered(self.team, LEAD_NAME, turn.envs)
+                if turn.envs and self.team:  # what fails to be marked is in _seen: never delivered twice
+                    mark_read(self.mailbox, self.team, LEAD_NAME, turn.envs)
                 with self._cond:
                     self._busy = False
                     self._cond.notify_all()
@@ -299,6 +299,8 @@ class LeadRuntime:
                     self._beat()
                 except AgentTeamsError as e:
                     diagnostics.warning("team %s: %s", team, e)
+                except OSError as e:  # a full or read-only disk: one warning, and the lead keeps answering
+                    writefail.failed("team files", f"of team {team}", e)
                 watcher.wait(CHECK_EVERY)
         self.store.presence.remove(team, LEAD_NAME)
 
@@ -319,7 +321,7 @@ class LeadRuntime:
                 if self._handle(env, self.trust.judge(env, config) == "forged"):
                     handled.append(env)
             if handled:
-                self.mailbox.mark_delivered(team, LEAD_NAME, handled)
+                mark_read(self.mailbox, team, LEAD_NAME, handled)
                 self.trust.delivered(handled)
 
     def _handle(self, env: Envelope, forged: bool) -> bool:

@@ -20,6 +20,7 @@ from agentteams.agent.prompts import claim_prompt
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.model.types import ModelClient
+from agentteams.store import writefail
 from agentteams.store.api import Store
 from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import Layout
@@ -35,7 +36,7 @@ from agentteams.store.protocol import (
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import LeadVerifyKey
 from agentteams.team import heartbeat
-from agentteams.team.delivery import TeamEvent, message_block, wake_order
+from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
 from agentteams.team.teamhooks import idle_gate
 from agentteams.team.trust import Trust
 from agentteams.tools.hooks import PERMISSION_MODES
@@ -116,6 +117,7 @@ class TeammateRuntime:
         self._came_round = time.monotonic()  # when the idle loop last came round: a stalled one stops beating
         self._notes = TurnNotes()
         self._pending: list[Envelope] = []
+        self._unmarked: set[tuple[str, ...]] = set()  # delivered, but the disk would not take the read marks
         self._lead_checked = 0.0
 
     # -- the loop -----------------------------------------------------------------------------------
@@ -171,21 +173,25 @@ class TeammateRuntime:
             return None
 
     def _next_work(self, config: TeamConfig) -> Work | None:
-        unread = self.mailbox.unread(self.team, self.name)
+        unread = [e for e in self.mailbox.unread(self.team, self.name) if e.identity not in self._unmarked]
         if unread:
             rendered = [
                 (e, self._render(e, config)) for e in wake_order(self._judged(unread, config), config.lead_name)
             ]
             dropped = [e for e, text in rendered if text is None]
             if dropped:  # frames nothing here can take (a stray plan verdict): delivered, never shown
-                self.mailbox.mark_delivered(self.team, self.name, dropped)
-                self.trust.delivered(dropped)
+                self._pending = dropped
+                self._deliver()
             kept = [(e, text) for e, text in rendered if text is not None]
             if kept:
                 return Work("\n\n".join(text for _, text in kept), [e for e, _ in kept])
         if self.ctx.signals.awaiting_plan_approval:
             return None  # no new work until the lead has answered the plan
-        claim = self.tasks.claim_next(self.team, self.name, check_busy=True)
+        try:
+            claim = self.tasks.claim_next(self.team, self.name, check_busy=True)
+        except OSError as e:  # a full or read-only disk: no task can be taken now; messages still can
+            writefail.failed("team files", f"of team {self.team}", e)
+            return None
         if claim.success and claim.task is not None:
             t = claim.task
             self._team_event(TeamEvent("claimed", self.name, f"#{t.id} {t.subject}", color=self.me.color))
@@ -296,7 +302,8 @@ class TeammateRuntime:
 
     def _deliver(self) -> None:
         if self._pending:
-            self.mailbox.mark_delivered(self.team, self.name, self._pending)
+            if not mark_read(self.mailbox, self.team, self.name, self._pending):
+                self._unmarked.update(e.identity for e in self._pending)  # a full disk: never served twice
             self.trust.delivered(self._pending)
             self._pending = []
 
@@ -380,6 +387,8 @@ class TeammateRuntime:
             self.teams.set_active(self.team, self.name, active)
         except AgentTeamsError as e:  # removed from the team: the loop notices and stops
             diagnostics.debug("%s: could not set isActive: %s", self.name, e)
+        except OSError as e:  # a full or read-only disk: the lead sees less, the teammate goes on
+            writefail.failed("team files", f"of team {self.team}", e)
 
     def _set_state(self, state: State, **fields: Any) -> None:
         self._write_presence(state, **fields)
