@@ -92,20 +92,19 @@ def test_a_teammate_whose_idle_loop_stalls_stops_beating(
     tmp_path: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(heartbeat.ENV_VAR, "0.1")
-    runtime = teammate_rig(layout, tmp_path, FakeModel([])).runtime  # not started: the test plays its loop
-    assert runtime.presence.heartbeat_ms == 100
-    runtime._beat()
+    own = teammate_rig(layout, tmp_path, FakeModel([])).runtime._own  # not started: the test plays its loop
+    assert own.record.heartbeat_ms == 100
+    assert not own.beat()
     assert read_presence(layout, "proj", "alice") is None  # still starting: the first write is kept off the spawn
-    runtime._set_state("idle")
-    beat = runtime.presence.updated_at
+    own.write(state="idle")
+    own.came_round()
+    beat = own.record.updated_at
     time.sleep(0.01)  # the next write's epoch ms must differ
-    runtime._beat()
-    assert runtime.presence.updated_at > beat  # the loop came round lately: it beats
-    beat = runtime.presence.updated_at
-    runtime._came_round = time.monotonic() - 60  # as if the loop had hung a minute ago
-    runtime._beat()
-    assert runtime.presence.updated_at == beat  # no beat from a stalled loop: it goes unresponsive
-    runtime._in_turn = True  # inside a turn a long model answer or tool run is no stall
-    time.sleep(0.01)
-    runtime._beat()
-    assert runtime.presence.updated_at > beat
+    assert own.beat() and own.record.updated_at > beat  # the loop came round lately: it beats
+    assert not own.beat(when_due=True)  # the heartbeat thread's own pace: not due yet
+    own._came_round = time.monotonic() - 60  # as if the loop had hung a minute ago
+    assert not own.beat()  # no beat from a stalled loop: it goes unresponsive
+    own.in_turn = True  # inside a turn a long model answer or tool run is no stall
+    assert own.beat()
+    own.write(state="exited")
+    assert not own.beat()  # an exited agent's record is never beaten back to life

@@ -1,9 +1,5 @@
-"""Presence: one small JSON file per running agent of ours (pid, pane, backend, state, heartbeat).
-
-Written only by the agent it describes, so no lock is needed; the lead and `status` read it. An agent that beats
-rewrites it every `heartbeat_ms`; one that has missed UNRESPONSIVE_BEATS beats is unresponsive, even if its
-process exists (stopped, hung). An agent that exits leaves its record saying so.
-"""
+"""Presence: one small JSON file per agent of ours (pid, pane, backend, state, heartbeat), written only by the agent
+it describes (no lock); the lead and `status` read whether it runs, has exited, died, or stopped beating."""
 
 from __future__ import annotations
 

@@ -3,19 +3,25 @@ few seconds, so a stopped or hung process is seen as unresponsive (store/presenc
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
+import time
 from collections.abc import Callable
+from typing import Any
 
 from agentteams import diagnostics
-from agentteams.store.presence import Presence
+from agentteams.model.pricing import AgentAccount
+from agentteams.store.api import Store
+from agentteams.store.paths import LEAD_NAME
+from agentteams.store.presence import Presence, State
 from agentteams.team.delivery import TeamEvent
 
 ENV_VAR = "AGENTTEAMS_HEARTBEAT_SECONDS"
 DEFAULT_SECONDS = 5.0  # one small atomic write per agent every 5 s
 STALL_MIN_SECONDS = 10.0  # an idle loop that has not come round for this long (and 4 beats) has stalled
 
-Beat = Callable[[], None]
+Beat = Callable[[], object]
 
 
 def interval() -> float:
@@ -76,6 +82,45 @@ class Heartbeat:
 HEARTBEAT = Heartbeat()
 
 
+class OwnPresence:
+    """An agent's own presence record, written under a lock (its runtime's threads and the heartbeat all write it);
+    a beat rewrites it as it is, once the runtime has written it, until it says the agent exited."""
+
+    def __init__(self, put: Callable[[Presence], None], record: Presence) -> None:
+        record.heartbeat_ms = int(interval() * 1000)
+        self.record = record
+        self.in_turn = False  # inside a turn a long model answer or tool run is no stall
+        self._put = put
+        self._lock = threading.Lock()
+        self._written = 0.0  # monotonic time of the last write; 0: never written
+        self._came_round: float | None = None  # when its idle loop last came round; None: not watched
+
+    def write(self, **fields: Any) -> None:
+        with self._lock:
+            for key, value in fields.items():
+                setattr(self.record, key, value)
+            self._put(self.record)
+            self._written = time.monotonic()
+
+    def came_round(self) -> None:
+        """The idle loop is alive: a beat thread of its own keeps beating only while it keeps saying so."""
+        self._came_round = time.monotonic()
+
+    def beat(self, *, when_due: bool = False) -> bool:
+        """Rewrite the record (`when_due`: only if a beat's time has passed since the last write); True if it did.
+        No beat while it was never written, once it says exited, or from a stalled loop (it goes unresponsive)."""
+        every = self.record.heartbeat_ms / 1000
+        now = time.monotonic()
+        stalled = self._came_round is not None and not self.in_turn and now - self._came_round > stall_after(every)
+        with self._lock:
+            due = now - self._written >= every or not when_due
+            if not self._written or self.record.state == "exited" or stalled or not due:
+                return False
+            self._put(self.record)
+            self._written = time.monotonic()
+            return True
+
+
 class SilenceWatch:
     """The lead's view of its teammates' beats: one whose process exists but has stopped beating is reported once,
     and once more when it beats again. Its tasks stay with it meanwhile (only a teammate whose process is gone
@@ -96,5 +141,44 @@ class SilenceWatch:
             return TeamEvent("responsive", name, f"Teammate {name} responds again.")
         return None
 
+    def check(self, read: Callable[[str], Presence | None], names: list[str]) -> list[TeamEvent]:
+        """What there is to report about these teammates, their records read with `read`."""
+        return [event for name in names if (event := self.heard(name, read(name))) is not None]
+
     def forget(self, name: str) -> None:
         self._silent.discard(name)
+
+
+class LeadPresence:
+    """The lead's own presence record (state, session, spending; beaten from its team thread) and its watch over its
+    teammates' beats."""
+
+    def __init__(self, store: Store, session_id: str, pane: str) -> None:
+        self.store = store
+        self.team: str | None = None  # where the record is written: the lead's team, once it has one
+        self._own = OwnPresence(self._put, Presence(os.getpid(), session_id, backend="process", pane_id=pane))
+        self._silence = SilenceWatch()
+
+    @property
+    def state(self) -> State:
+        return self._own.record.state
+
+    def write(self, team: str | None, state: State, session_id: str, spent: AgentAccount) -> None:
+        """For `status` and the teammates: its pid, pane, state, session (a new one after /clear) and spending."""
+        self.team = team
+        if team:
+            self._own.write(state=state, session_id=session_id, input_tokens=spent.usage.input_tokens,
+                            output_tokens=spent.usage.output_tokens, cost_usd=round(spent.cost_usd, 6))  # fmt: skip
+
+    def beat(self, team: str, teammates: list[str]) -> list[TeamEvent]:
+        """Its own beat when due, and then what there is to report about its teammates' beats."""
+        if self.team != team or not self._own.beat(when_due=True):
+            return []
+        return self._silence.check(functools.partial(self.store.presence.read, team), teammates)
+
+    def forget(self, name: str) -> None:
+        self._silence.forget(name)
+
+    def _put(self, record: Presence) -> None:
+        if self.team:
+            self.store.presence.write(self.team, LEAD_NAME, record)

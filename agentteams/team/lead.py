@@ -7,7 +7,6 @@ update the team view, unless the whole team has gone idle.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -22,7 +21,7 @@ from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.store import signing, writefail
 from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import LEAD_NAME
-from agentteams.store.presence import Presence, State
+from agentteams.store.presence import State
 from agentteams.store.protocol import (
     IdleNotification,
     PermissionRequest,
@@ -83,11 +82,7 @@ class LeadRuntime:
         self._threads: list[threading.Thread] = []
         self._team_thread: threading.Thread | None = None
         pane = current_pane() or ""
-        self._presence = Presence(pid=os.getpid(), session_id=self.ctx.session_id, backend="process", pane_id=pane)
-        self._presence.heartbeat_ms = int(heartbeat.interval() * 1000)  # beaten by the team thread
-        self._presence_lock = threading.Lock()  # the worker and the team thread both write it
-        self._silence = heartbeat.SilenceWatch()  # teammates whose process exists but has stopped beating
-        self._beaten = 0.0
+        self._presence = heartbeat.LeadPresence(self.store, self.ctx.session_id, pane)  # beaten by the team thread
         self._inbox_lock = threading.RLock()  # the team thread and shutdown_team both read the inbox
         self._muted = False  # while shutting the team down, departures are not news for the model
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
@@ -274,18 +269,7 @@ class LeadRuntime:
         self._threads.append(self._team_thread)
 
     def _write_presence(self, state: State) -> None:
-        """The lead's own presence: pid, pane, state and what it has spent (for `status` and teammates)."""
-        team = self.team
-        if not team:
-            return
-        total = self.session.ledger.total()
-        with self._presence_lock:
-            self._presence.state, self._presence.session_id = state, self.ctx.session_id  # a new one after /clear
-            self._presence.input_tokens = total.usage.input_tokens
-            self._presence.output_tokens = total.usage.output_tokens
-            self._presence.cost_usd = round(total.cost_usd, 6)
-            self.store.presence.write(team, LEAD_NAME, self._presence)
-            self._beaten = time.monotonic()
+        self._presence.write(self.team, state, self.ctx.session_id, self.session.ledger.total())
 
     def _watch_team(self, team: str) -> None:
         with contextlib.suppress(AgentTeamsError):
@@ -296,7 +280,8 @@ class LeadRuntime:
                 try:
                     self._process_inbox()
                     self._check_liveness()
-                    self._beat()
+                    for event in self._presence.beat(team, list(self.handles)):  # a teammate silent, or back
+                        self._team_event(event)
                 except AgentTeamsError as e:
                     diagnostics.warning("team %s: %s", team, e)
                 except OSError as e:  # a full or read-only disk: one warning, and the lead keeps answering
@@ -379,22 +364,11 @@ class LeadRuntime:
                 if name in self.handles:
                     self._member_gone(name, "stopped unexpectedly (its process or pane is gone)", died=True)
 
-    def _beat(self) -> None:
-        """Every heartbeat interval: the lead's own beat, and its teammates' beats looked at."""
-        if time.monotonic() - self._beaten < self._presence.heartbeat_ms / 1000:
-            return
-        self._write_presence(self._presence.state)
-        team = self.team
-        if team:
-            for name in list(self.handles):
-                if (event := self._silence.heard(name, self.store.presence.read(team, name))) is not None:
-                    self._team_event(event)
-
     def _member_gone(self, name: str, how: str, *, died: bool = False) -> None:
         """Unassign its tasks, drop it from the team, close its pane, and tell the model."""
         team = self.team
         handle = self.handles.pop(name, None)
-        self._silence.forget(name)
+        self._presence.forget(name)
         self.promises.forget(name)
         if team:
             self.store.keyring.drop_lead_key(team, name)

@@ -5,6 +5,7 @@ Wakes on shutdown requests first, then the lead's messages, then peers', else cl
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
@@ -110,11 +111,9 @@ class TeammateRuntime:
         self.mode_after_plan = "default" if options.permission_mode == "plan" else options.permission_mode
         if options.plan_mode_required:
             self.session.policy.mode = "plan"
-        self.presence = Presence(pid=os.getpid(), session_id=options.session_id, backend=backend, pane_id=pane_id)
-        self.presence.heartbeat_ms = int(heartbeat.interval() * 1000)
-        self._presence_lock = threading.Lock()  # the heartbeat thread writes it too
-        self._in_turn = False
-        self._came_round = time.monotonic()  # when the idle loop last came round: a stalled one stops beating
+        record = Presence(pid=os.getpid(), session_id=options.session_id, backend=backend, pane_id=pane_id)
+        self._own = heartbeat.OwnPresence(functools.partial(self.store.presence.write, self.team, self.name), record)
+        self.presence = self._own.record
         self._notes = TurnNotes()
         self._pending: list[Envelope] = []
         self._unmarked: set[tuple[str, ...]] = set()  # delivered, but the disk would not take the read marks
@@ -125,11 +124,11 @@ class TeammateRuntime:
     def run(self) -> int:
         """Serve turns until told to stop; the exit code is 0 after an approved shutdown."""
         announced = False  # the first presence write waits until there is nothing to do: off the spawn path
-        stop_beating = heartbeat.HEARTBEAT.add(self._beat)
+        stop_beating = heartbeat.HEARTBEAT.add(self._own.beat)
         try:
             with self.store.watch(self.team, self.name, tasks=True) as watcher:
                 while not self.stop.is_set():
-                    self._came_round = time.monotonic()
+                    self._own.came_round()
                     config = self._config()
                     if config is None or config.member(self.name) is None:
                         diagnostics.debug("%s: no longer in team %s; stopping", self.name, self.team)
@@ -150,7 +149,7 @@ class TeammateRuntime:
             return 0
         finally:
             stop_beating()
-            self._write_presence("exited")  # `status` shows it gone, not idle
+            self._own.write(state="exited")  # `status` shows it gone, not idle
             self.session.end("other")
 
     def _lead_gone(self, config: TeamConfig) -> bool:
@@ -250,7 +249,7 @@ class TeammateRuntime:
         """One turn; True when the teammate approved its shutdown and must exit."""
         self._notes = TurnNotes()
         self._pending = work.envs
-        self._in_turn = True  # a long model answer or tool run is no stall: the process beats on
+        self._own.in_turn = True
         # the durable state writes (~10 ms with fsync) run beside the model request, not before it
         marking = threading.Thread(target=self._mark_working, args=(work,), name=f"{self.name}-state")
         marking.start()
@@ -265,8 +264,7 @@ class TeammateRuntime:
             diagnostics.warning("%s: the turn failed: %s", self.name, e)
         finally:
             marking.join()
-            self._in_turn = False
-            self._came_round = time.monotonic()
+            self._own.in_turn = False
             self._deliver()  # even a failed turn consumed them: redelivering would fail the same way
         if self.ctx.signals.exit_requested:
             self._set_state("stopping")
@@ -391,22 +389,5 @@ class TeammateRuntime:
             writefail.failed("team files", f"of team {self.team}", e)
 
     def _set_state(self, state: State, **fields: Any) -> None:
-        self._write_presence(state, **fields)
+        self._own.write(state=state, **fields)
         self._team_event(TeamEvent("state", self.name, state, color=self.me.color))
-
-    def _write_presence(self, state: State, **fields: Any) -> None:
-        with self._presence_lock:
-            self.presence.state = state
-            for key, value in fields.items():
-                setattr(self.presence, key, value)
-            self.store.presence.write(self.team, self.name, self.presence)
-
-    def _beat(self) -> None:
-        """The heartbeat thread's call: rewrite the record, unless it was never written (still starting: the first
-        write is kept off the spawn path) or the idle loop has stalled (a deadlock there goes unresponsive)."""
-        every = self.presence.heartbeat_ms / 1000
-        if not self._in_turn and time.monotonic() - self._came_round > heartbeat.stall_after(every):
-            return
-        with self._presence_lock:
-            if self.presence.updated_at and self.presence.state != "exited":
-                self.store.presence.write(self.team, self.name, self.presence)
