@@ -41,6 +41,7 @@ def os_reason(error: Exception) -> str:
 
 def failed(kind: WriteKind, path: object, error: Exception) -> None:
     """A write of `kind` to `path` failed: one warning while it keeps failing, then quiet until it works again."""
+    global _warned_at
     where = getattr(error, "filename", None) or path
     found = WriteFailure(kind, str(path), str(where), os_reason(error))
     with _lock:
@@ -49,7 +50,6 @@ def failed(kind: WriteKind, path: object, error: Exception) -> None:
         _failed.setdefault(kind, found)
     if first:
         diagnostics.warning("%s; going on without it", found.line())
-        global _warned_at
         _warned_at = diagnostics.warning_count()
     else:
         diagnostics.debug("%s (again)", found.line())
