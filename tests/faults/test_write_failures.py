@@ -12,7 +12,8 @@ from agentteams.mockapi import MockServer
 from tests.faults.conftest import FaultLedger
 from tests.faults.disks import file_size_limit, fill, read_only, small_tmpfs
 from tests.support.cli import Cli
-from tests.support.team_script import say, tool
+from tests.support.team_script import say, team_scenario, tool
+from tests.test_team_e2e import Run, check_team_run, lead_env
 
 ANSWER = "All done despite the disk."
 SCRIPT = {"routes": [{"name": "main", "match": {}, "turns": [
@@ -76,3 +77,23 @@ def test_a_file_size_limit_is_a_warning_and_the_transcript_stays_whole(
     assert transcript.stat().st_size <= 2000
     entries = transcript.read_bytes().split(b"\n")
     assert entries[-1] == b"" and all(json.loads(e) for e in entries[:-1])  # the entry that did not fit: cut back
+
+
+def test_a_team_works_on_with_a_read_only_transcript_dir(
+    cli: Cli, config_root: Path, tmp_path: Path, ledger: FaultLedger
+) -> None:
+    """The lead and its in-process teammates each fail to write their transcripts: the team's work is all done."""
+    work = tmp_path / "work"
+    work.mkdir()
+    projects = config_root / "projects"
+    projects.mkdir()
+    with MockServer(team_scenario()) as server, read_only(projects):
+        ledger.faults += 1
+        proc = cli("-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "in-process", cwd=work,
+                   env=lead_env(config_root, server), timeout=120)  # fmt: skip
+        run = Run(proc.returncode, proc.stdout, proc.stderr, server)
+    check_team_run(run, work)
+    ledger.writes += 3  # the three tasks' work, each logged once
+    lines = proc.stderr.strip().splitlines()
+    said_last(lines, str(projects), "not saved")
+    assert list(projects.rglob("*.jsonl")) == []
