@@ -61,8 +61,9 @@ def _read(path: Path) -> bytes | None:
 
 
 def _drop_record(path: Path, mine: bytes, *, flock: bool) -> bool:
-    """Remove the lines holding `mine` from the spool file at `path`, in place (a full disk has room for a file
-    that only shrinks); True if there were any. `flock`: senders may be appending (the spool itself)."""
+    """Blank the lines holding `mine` in the spool file at `path`, in place; True if there were any. Overwriting
+    with spaces needs no room on a full disk and moves no other sender's bytes: a crash midway leaves our line torn
+    (dropped as torn), never theirs. `flock`: senders may be appending (the spool itself)."""
     try:
         fd = os.open(path, os.O_RDWR)
     except FileNotFoundError:
@@ -74,18 +75,31 @@ def _drop_record(path: Path, mine: bytes, *, flock: bool) -> bool:
             if flock and os.fstat(fd).st_ino != _inode(path):
                 return False  # a committer took this spool while we waited: it is in flight now
             data = f.read()
-            if mine not in data:
-                return False
-            kept = b"".join(b"\n" + line + b"\n" for line in data.split(b"\n") if line.strip() and mine not in line)
-            os.pwrite(fd, kept, 0)
-            os.ftruncate(fd, len(kept))
-            os.fsync(fd)
-            if not kept and not flock:
-                os.unlink(path)  # an empty in-flight batch: nothing for a committer to recover
-            return True
+            found = _lines_with(data, mine)
+            for start, end in found:
+                os.pwrite(fd, b" " * (end - start), start)
+            if found:
+                os.fsync(fd)
+            others = any(line.strip() and mine not in line for line in data.split(b"\n"))
+            if found and not flock and not others:
+                os.unlink(path)  # an emptied in-flight batch: nothing for a committer to recover
+            return bool(found)
         finally:
             if flock:
                 flock_release(f)
+
+
+def _lines_with(data: bytes, mine: bytes) -> list[tuple[int, int]]:
+    """The (start, end) of each line of `data` holding `mine`, without its newline."""
+    spans = []
+    at = data.find(mine)
+    while at != -1:
+        start = data.rfind(b"\n", 0, at) + 1
+        end = data.find(b"\n", at)
+        end = len(data) if end == -1 else end
+        spans.append((start, end))
+        at = data.find(mine, end)
+    return spans
 
 
 def _inode(path: Path) -> int | None:
