@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 Sink = Callable[[str, str], None]  # (level, message)
 _sink: Sink | None = None
+_warnings = 0  # warnings emitted so far (whether a later line followed one)
 
 
 def set_sink(sink: Sink | None) -> None:
@@ -27,7 +28,13 @@ def _emit(level: str, message: str, args: tuple[object, ...]) -> None:
 
 
 def warning(message: str, *args: object) -> None:
+    global _warnings
+    _warnings += 1
     _emit("warning", message, args)
+
+
+def warning_count() -> int:
+    return _warnings
 
 
 def debug(message: str, *args: object) -> None:

@@ -42,7 +42,6 @@ def _live_pane(team: str, agent: str) -> "PaneRecord":
     """The agent's pane on the tmux server we can reach; one clear error when it has none or is dead."""
     from agentteams.backends.tmux import inside_tmux
     from agentteams.errors import AgentTeamsError
-    from agentteams.pids import pid_alive
     from agentteams.store.paths import Layout
     from agentteams.store.presence import read_presence
     from agentteams.store.teams import TeamStore
@@ -59,7 +58,7 @@ def _live_pane(team: str, agent: str) -> "PaneRecord":
         raise AgentTeamsError(f"{member.name} runs inside the lead's process: no pane; {logs}")
     if not pane_id:
         raise AgentTeamsError(f"{member.name} has no tmux pane (backend: {backend or 'unknown'}); {logs}")
-    if presence is not None and not pid_alive(presence.pid):
+    if presence is not None and presence.liveness() in ("exited", "dead"):
         raise AgentTeamsError(f"{member.name} is dead: its process {presence.pid} has exited; {logs}")
     table = PaneTable.probe()
     if table.panes is None:

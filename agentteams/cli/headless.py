@@ -115,10 +115,19 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
         wait_settled(runtime)
     finally:
         parts.close(team_down=True)
+    from agentteams.store import writefail
+
     done = [r for r in turns if r is not None]
     if not done:
-        raise runtime.last_error or AgentTeamsError("the run ended before the model answered")
-    return report(done, session, options.session_id, output_format, time.monotonic() - start)
+        failed = writefail.summary()  # what the disk refused may be why
+        why = "the run ended before the model answered" + (f"; {failed}" if failed else "")
+        raise runtime.last_error or AgentTeamsError(why)
+    code = report(done, session, options.session_id, output_format, time.monotonic() - start)
+    if (failed := writefail.summary_unless_last()) is not None:  # the last line says what was not saved
+        from agentteams import diagnostics
+
+        diagnostics.warning("%s", failed)
+    return code
 
 
 class StreamLines:

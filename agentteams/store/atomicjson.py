@@ -6,10 +6,11 @@ Format: `JSON.stringify(x, null, 2)` — indent 2, `": "`, raw non-ASCII, no tra
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -104,13 +105,32 @@ def read_bytes(path: Path) -> bytes | None:
         return None
 
 
+def _aside_names(path: Path) -> Iterator[Path]:
+    """`<name>.corrupt-<timestamp>`, then `-2`, `-3`, ...: where a corrupt file, or part of one, is kept."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    yield path.with_name(f"{path.name}.corrupt-{stamp}")
+    for n in itertools.count(2):
+        yield path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+
+
 def quarantine(path: Path) -> Path:
     """Move a corrupt file aside to `<name>.corrupt-<timestamp>` and return where it went."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
-    n = 1
-    while aside.exists():
-        n += 1
-        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    aside = next(p for p in _aside_names(path) if not p.exists())
     os.replace(path, aside)
     return aside
+
+
+def write_aside(path: Path, data: bytes) -> Path:
+    """Keep `data` (a corrupt part of `path`) durably in a new `<name>.corrupt-<timestamp>` file; where it went."""
+    for aside in _aside_names(path):
+        try:
+            fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return aside
+    raise AssertionError("unreachable: the names never run out")

@@ -1,5 +1,5 @@
-"""One inbox file's bytes: its elements checked one by one against 2.1.330's schema (a bad one set aside, never
-lost), its hidden side files, and appends byte-identical to Claude Code's full re-dump."""
+"""One inbox file's bytes: its elements checked one by one against 2.1.330's schema (a bad or broken one set aside,
+never lost, its neighbours kept), its hidden side files, and appends byte-identical to Claude Code's full re-dump."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import Any
 
 from agentteams import diagnostics
 from agentteams.errors import CorruptFileError
-from agentteams.store.atomicjson import dump_compact, dump_json, encode, now_iso
+from agentteams.store.atomicjson import dump_compact, dump_json, encode, now_iso, write_aside
 from agentteams.store.records import Envelope, ShapeError
+from agentteams.store.salvage import BadElement, salvage_array
 
 
 def spool_file(inbox: Path) -> Path:
@@ -44,59 +45,77 @@ class Rejected:
 
 @dataclass
 class InboxElements:
-    """An inbox file's array, split: the messages with their elements as read, and the rejected elements."""
+    """An inbox file's array, split: the messages with their elements as read, the rejected elements, and the
+    elements that are not JSON at all (each one's exact bytes)."""
 
     items: list[Any]
     rejected: list[Rejected]
     envelopes: list[Envelope] = field(default_factory=list)  # built by `parse_inbox` only
+    broken: list[BadElement] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not self.rejected and not self.broken
 
 
-def _array(raw: bytes, path: Path) -> list[Any]:
+def _array(raw: bytes, path: Path) -> tuple[list[tuple[int, Any]], list[BadElement]]:
+    """The array's elements with their positions, and its broken elements; CorruptFileError when `raw` is not
+    an array at all. Only a file that does not parse whole pays for the element-by-element salvage."""
     try:
         data = json.loads(raw.decode("utf-8", "surrogatepass"))
     except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CorruptFileError(f"{path} is not valid JSON ({e})") from e
+        salvaged = salvage_array(raw)
+        if salvaged is None or not salvaged.elements:  # nothing to save: the file goes aside whole, as it was
+            raise CorruptFileError(f"{path} is not valid JSON ({e})") from e
+        return salvaged.elements, salvaged.bad
     if not isinstance(data, list):
         raise ShapeError(f"{path}: expected a JSON array of messages")
-    return data
+    return list(enumerate(data)), []
 
 
 def parse_inbox(raw: bytes, path: Path) -> InboxElements:
-    """Every element of the inbox in `raw` read as a message, or rejected; CorruptFileError when `raw` is not a
-    JSON array (the whole file is then unusable)."""
+    """Every element of the inbox in `raw` read as a message, or rejected, or broken; CorruptFileError when `raw`
+    is not a JSON array (the whole file is then unusable)."""
     if not raw.strip():
         return InboxElements([], [], [])  # a CLI creating the file ("wx", then write) can be caught in between
     items: list[Any] = []
     envs: list[Envelope] = []
     rejected: list[Rejected] = []
-    for i, item in enumerate(_array(raw, path)):
+    elements, broken = _array(raw, path)
+    for i, item in elements:
         try:
             envs.append(Envelope.from_json(item, f"{path}[{i}]"))
             items.append(item)
         except ShapeError as e:
             rejected.append(Rejected(i, item, str(e)))
-    return InboxElements(items, rejected, envs)
+    return InboxElements(items, rejected, envs, broken)
 
 
 def check_inbox(raw: bytes, path: Path) -> InboxElements:
     """As `parse_inbox`, without building the messages: what a sender needs before it rewrites the file."""
     items: list[Any] = []
     rejected: list[Rejected] = []
-    for i, item in enumerate(_array(raw, path)):
+    elements, broken = _array(raw, path)
+    for i, item in elements:
         problem = Envelope.problem(item)
         if problem is None:
             items.append(item)
         else:
             rejected.append(Rejected(i, item, f"{path}[{i}]: {problem}"))
-    return InboxElements(items, rejected)
+    return InboxElements(items, rejected, broken=broken)
 
 
-def set_aside(inbox: Path, rejected: list[Rejected]) -> None:
-    """Append the rejected elements to the inbox's rejects file, durably, and warn once for each.
+def set_aside(inbox: Path, found: InboxElements) -> None:
+    """Keep the bad elements beside the inbox, durably, with one warning each: a rejected element in the inbox's
+    rejects file, a broken one's exact bytes in a `.corrupt-…` file of its own.
 
     Called under the inbox lock, before the inbox is rewritten without them: a crash in between leaves an
     element in both places, never in neither.
     """
+    for bad in found.broken:
+        aside = write_aside(inbox, bad.raw)
+        diagnostics.warning("%s[%d]: %s; moved its %d bytes to %s", inbox, bad.index, bad.reason, len(bad.raw), aside)
+    rejected = found.rejected
     if not rejected:
         return
     aside = rejected_file(inbox)

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from agentteams import diagnostics
-from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError
+from agentteams.errors import AgentTeamsError, CorruptFileError, LockTimeoutError, NotFoundError
 from agentteams.store.atomicjson import (
     atomic_write_bytes,
     atomic_write_spliced,
@@ -42,6 +42,7 @@ from agentteams.store.paths import Layout, agent_name, path_part
 from agentteams.store.protocol import Message
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.teams import TeamStore
+from agentteams.store.withdraw import failure, withdraw
 
 KEEP_DELIVERED = 20  # delivered messages kept in the live inbox; older ones go to the history file
 FULL_CHECK_BYTES = 64 * 1024  # below this an inbox is fully parsed before an append
@@ -101,19 +102,34 @@ class Mailbox:
     def _commit(self, inbox: Path, env: Envelope) -> None:
         if not inbox.parent.parent.is_dir():
             raise NotFoundError(f"team directory {inbox.parent.parent} is gone")
-        inbox.parent.mkdir(exist_ok=True)
-        self._spool_append(inbox, b"\n" + encode(dump_compact(env.to_json())) + b"\n")  # \n isolates a torn line
-        ensure_file(inbox, b"[]")
-        # Whoever holds the lock commits everything spooled. A sender whose message a previous holder
-        # has already committed passes through without taking the mkdir lock or writing: the senders that
-        # queued during one commit are all served by the next.
         mine = encode(dump_compact(env.msg_id))
         lock = FileLock(inbox)
-        if lock.acquire(unless=lambda: self._committed(inbox, mine)):
-            try:
+        held = False
+        try:
+            inbox.parent.mkdir(exist_ok=True)
+            self._spool_append(inbox, b"\n" + encode(dump_compact(env.to_json())) + b"\n")  # \n isolates a torn line
+            ensure_file(inbox, b"[]")
+            # Whoever holds the lock commits everything spooled. A sender whose message a previous holder
+            # has already committed passes through without taking the mkdir lock or writing: the senders that
+            # queued during one commit are all served by the next.
+            held = lock.acquire(unless=lambda: self._committed(inbox, mine))
+            if held:
                 self._flush_spool(inbox)
-            finally:
-                lock.release()
+        except (OSError, LockTimeoutError) as e:  # exact: a send that reports failure is never delivered
+            outcome = withdraw(inbox, mine, holding_lock=held)
+            if outcome != "delivered":
+                raise failure(inbox, e, outcome, env.msg_id) from e
+        finally:
+            if held:
+                self._release(lock)
+
+    @staticmethod
+    def _release(lock: FileLock) -> None:
+        """Release after a commit; a failure (a full disk) must not report a delivered message as not sent."""
+        try:
+            lock.release()
+        except OSError as e:
+            diagnostics.warning("could not release the lock on %s (%s); it will be broken as stale", lock.target, e)
 
     @staticmethod
     def _spool_append(inbox: Path, record: bytes) -> None:
@@ -211,21 +227,28 @@ class Mailbox:
         if not current.strip():
             current = b"[]"  # caught between a creator's "wx" and its write
         elif len(current) <= FULL_CHECK_BYTES:
-            try:
-                found = check_inbox(current, inbox)
-            except CorruptFileError:
-                current = b"garbage"  # falls through to the quarantine below
-            else:
-                if found.rejected:  # pruned here, as 2.1.330 prunes them, but kept beside the inbox
-                    set_aside(inbox, found.rejected)
-                    current = array_bytes(found.items)
+            current = self._pruned(inbox, current)
         new = append_to_array(current, envs)
+        if new is None and len(current) > FULL_CHECK_BYTES:  # a large one torn at its end: its elements are saved
+            new = append_to_array(self._pruned(inbox, current), envs)
         if new is None:
             aside = quarantine(inbox)
             diagnostics.warning("inbox %s was not a JSON array; moved it to %s and started a new one", inbox, aside)
             new = append_to_array(b"[]", envs)
             assert new is not None
         return new
+
+    @staticmethod
+    def _pruned(inbox: Path, current: bytes) -> bytes:
+        """The inbox's array without its bad elements, which are kept beside it; b"garbage" when it is no array."""
+        try:
+            found = check_inbox(current, inbox)
+        except CorruptFileError:
+            return b"garbage"  # the caller moves the whole file aside
+        if found.clean:
+            return current
+        set_aside(inbox, found)  # pruned here, as 2.1.330 prunes them, but kept beside the inbox
+        return array_bytes(found.items)
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -253,7 +276,7 @@ class Mailbox:
             return []
         try:
             found = parse_inbox(raw, path)
-            if not found.rejected:
+            if found.clean:
                 return found.envelopes
         except CorruptFileError:
             pass
@@ -290,8 +313,8 @@ class Mailbox:
             atomic_write_bytes(path, b"[]")
             diagnostics.warning("%s; moved it to %s and started a new inbox", e, aside)
             return []
-        if found.rejected:
-            set_aside(path, found.rejected)
+        if not found.clean:
+            set_aside(path, found)
             atomic_write_bytes(path, array_bytes(found.items))
         return found.envelopes
 

@@ -1,7 +1,5 @@
-"""Presence: one small JSON file per running agent of ours (pid, pane, backend, state).
-
-Written only by the agent it describes, so no lock is needed; the lead and `status` read it.
-"""
+"""Presence: one small JSON file per agent of ours (pid, pane, backend, state, heartbeat), written only by the agent
+it describes (no lock); the lead and `status` read whether it runs, has exited, died, or stopped beating."""
 
 from __future__ import annotations
 
@@ -10,10 +8,14 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from agentteams.errors import CorruptFileError
+from agentteams.pids import pid_alive
+from agentteams.store import writefail
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.paths import Layout
 
-State = Literal["starting", "working", "idle", "awaiting_plan_approval", "stopping"]
+State = Literal["starting", "working", "idle", "awaiting_plan_approval", "stopping", "exited"]
+Liveness = Literal["running", "unresponsive", "exited", "dead"]
+UNRESPONSIVE_BEATS = 4  # beats missed before an agent counts as unresponsive
 
 
 @dataclass
@@ -31,7 +33,23 @@ class Presence:
     context_tokens: int = 0  # the tokens its conversation takes now, of its model's window: `status` shows the %
     context_window: int = 0
     started_at: int = 0
-    updated_at: int = 0
+    updated_at: int = 0  # epoch ms of the last write: the last heartbeat
+    heartbeat_ms: int = 0  # how often the agent rewrites this record; 0: it does not beat
+
+    def liveness(self, now_ms: int | None = None) -> Liveness:
+        """What the record says of its agent: exited (said so), dead (its pid is gone), unresponsive (no beat for
+        UNRESPONSIVE_BEATS beats), else running."""
+        if self.state == "exited":
+            return "exited"
+        if not pid_alive(self.pid):
+            return "dead"
+        if self.heartbeat_ms > 0 and self.silent_ms(now_ms) > UNRESPONSIVE_BEATS * self.heartbeat_ms:
+            return "unresponsive"
+        return "running"
+
+    def silent_ms(self, now_ms: int | None = None) -> int:
+        """How long since its last write."""
+        return (epoch_ms() if now_ms is None else now_ms) - self.updated_at
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -50,9 +68,15 @@ def write_presence(layout: Layout, team: str, agent: str, presence: Presence) ->
     presence.updated_at = epoch_ms()
     if not presence.started_at:
         presence.started_at = presence.updated_at
-    with contextlib.suppress(FileNotFoundError):  # the team was deleted under us: nothing to describe
+    try:
         path.parent.mkdir(exist_ok=True)
         atomic_write_json(path, presence.to_json())
+    except FileNotFoundError:  # the team was deleted under us: nothing to describe
+        return
+    except OSError as e:  # a full or read-only disk: `status` sees less of this agent, the agent goes on
+        writefail.failed("presence", path, e)
+    else:
+        writefail.succeeded("presence")
 
 
 def read_presence(layout: Layout, team: str, agent: str) -> Presence | None:

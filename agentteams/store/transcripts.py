@@ -6,6 +6,7 @@ Reading one back into a conversation is `transcript_read`'s.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentteams import __version__
+from agentteams.store import writefail
 from agentteams.store.atomicjson import encode, now_iso
 
 REDACTED = "<redacted>"
@@ -162,12 +164,31 @@ class Transcript:
         line = json.dumps(entry, ensure_ascii=False, default=str)
         for secret in self._secrets:
             line = line.replace(secret, REDACTED)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
-            os.write(fd, encode(line) + b"\n")  # one write of a whole line: a crash never leaves half an entry
-        finally:
-            os.close(fd)
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                _write_line(fd, encode(line) + b"\n")
+            finally:
+                os.close(fd)
+        except OSError as e:  # a full or read-only disk loses the record, never the session (one warning)
+            writefail.failed("transcript", self.path, e)
+        else:
+            writefail.succeeded("transcript")
+
+
+def _write_line(fd: int, data: bytes) -> None:
+    """One write of a whole line, so a crash never leaves half an entry; a short write (the disk filled up) is
+    cut back, so the next entry starts on a line of its own."""
+    start = os.lseek(fd, 0, os.SEEK_END)
+    try:
+        view = memoryview(data)
+        while view:  # a short write is followed by one that says why (ENOSPC, EFBIG)
+            view = view[os.write(fd, view) :]
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start)
+        raise
 
 
 def block_message(block: dict[str, Any], meta: AssistantMeta) -> dict[str, Any]:

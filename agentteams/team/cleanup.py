@@ -17,7 +17,6 @@ from typing import Any, Literal
 
 from agentteams.backends.tmux import PaneRecord, TmuxBackend
 from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError
-from agentteams.pids import pid_alive
 from agentteams.store.locking import STALE_SECONDS, queue_file_for
 from agentteams.store.paths import Layout, team_dir_name
 from agentteams.store.presence import read_presence, remove_presence
@@ -130,7 +129,7 @@ class TeamCleanup:
             return True, "its process is running"
         presence = read_presence(self.layout, team, member.name)
         if presence is not None:
-            if pid_alive(presence.pid):
+            if presence.liveness() in ("running", "unresponsive"):
                 return True, f"its process {presence.pid} is running"
             return False, f"its process {presence.pid} is gone"
         pane_id = member.tmux_pane_id or ""
@@ -152,7 +151,8 @@ class TeamCleanup:
             return None
         lead = read_presence(self.layout, team_dir_name(config.name), config.lead_name)
         if lead is not None:
-            return None if pid_alive(lead.pid) else f"its lead (process {lead.pid}) is gone and no member runs"
+            gone = lead.liveness() in ("exited", "dead")
+            return f"its lead (process {lead.pid}) is gone and no member runs" if gone else None
         if verdicts and all(alive is False for alive, _ in verdicts.values()):
             return "no lead process on record and every member is dead"
         return None  # e.g. a team made with `agentteams team create`: nothing says it is abandoned
@@ -230,7 +230,7 @@ class TeamCleanup:
         if pane.tag in gone.members:
             return f"member {name} is removed"
         presence = read_presence(self.layout, team, name)
-        if presence is not None and pid_alive(presence.pid):
+        if presence is not None and presence.liveness() in ("running", "unresponsive"):
             return None
         try:
             member = self.teams.read(team).member(name)

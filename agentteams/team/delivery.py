@@ -9,7 +9,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from agentteams.errors import AgentTeamsError
-from agentteams.store.api import Teams
+from agentteams.store import writefail
+from agentteams.store.api import Mail, Teams
 from agentteams.store.protocol import IdleNotification, ShutdownRequest, parse_message
 from agentteams.store.records import Envelope
 
@@ -20,7 +21,7 @@ CLOSE_TAG = "</teammate-message>"
 class TeamEvent:
     """Something a runtime reports about the team, for the UI (never for the model)."""
 
-    kind: str  # message, idle, state, claimed, joined, left, died, permission, notice
+    kind: str  # message, idle, state, claimed, joined, left, died, unresponsive, responsive, permission, notice
     agent: str
     text: str = ""
     color: str | None = None
@@ -98,6 +99,18 @@ def add_idle_notice(pending: list[Envelope], env: Envelope, notice: IdleNotifica
 
         pending = [e for e in pending if not older_bare(e)]
     return [*pending, env]
+
+
+def mark_read(mail: Mail, team: str, agent: str, envs: list[Envelope]) -> bool:
+    """Mark messages delivered; on a full or read-only disk (or a lock that timed out) warn once and go on: the
+    caller remembers them itself so they are not delivered twice. False when they could not be marked."""
+    try:
+        mail.mark_delivered(team, agent, envs)
+    except (OSError, AgentTeamsError) as e:
+        writefail.failed("inbox", f"read marks of {agent}@{team}", e)
+        return False
+    writefail.succeeded("inbox")
+    return True
 
 
 def team_idle(teams: Teams, team: str | None, names: Collection[str]) -> bool:

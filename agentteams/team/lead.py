@@ -7,7 +7,6 @@ update the team view, unless the whole team has gone idle.
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -19,10 +18,10 @@ from agentteams.agent.loop import AgentEvent, TurnResult
 from agentteams.agent.session import Session, TurnExtras
 from agentteams.backends.tmux import current_pane
 from agentteams.errors import AgentTeamsError, NotFoundError
-from agentteams.store import signing
+from agentteams.store import signing, writefail
 from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import LEAD_NAME
-from agentteams.store.presence import Presence, State
+from agentteams.store.presence import State
 from agentteams.store.protocol import (
     IdleNotification,
     PermissionRequest,
@@ -34,8 +33,8 @@ from agentteams.store.protocol import (
     plan_digest,
 )
 from agentteams.store.records import Envelope
-from agentteams.team import relay
-from agentteams.team.delivery import TeamEvent, add_idle_notice, team_idle
+from agentteams.team import heartbeat, relay
+from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
 from agentteams.team.relay import PermissionJudge
 from agentteams.team.spawning import Handle, Spawner, spawn_member
 from agentteams.team.teamhooks import LeadHooks
@@ -83,7 +82,7 @@ class LeadRuntime:
         self._threads: list[threading.Thread] = []
         self._team_thread: threading.Thread | None = None
         pane = current_pane() or ""
-        self._presence = Presence(pid=os.getpid(), session_id=self.ctx.session_id, backend="process", pane_id=pane)
+        self._presence = heartbeat.LeadPresence(self.store, self.ctx.session_id, pane)  # beaten by the team thread
         self._inbox_lock = threading.RLock()  # the team thread and shutdown_team both read the inbox
         self._muted = False  # while shutting the team down, departures are not news for the model
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
@@ -244,8 +243,8 @@ class LeadRuntime:
                 self.last_error = AgentTeamsError(f"the turn failed: {type(e).__name__}: {e}")
                 diagnostics.warning("the lead's turn failed: %s: %s", type(e).__name__, e)
             finally:
-                if turn.envs and self.team:
-                    self.mailbox.mark_delivered(self.team, LEAD_NAME, turn.envs)
+                if turn.envs and self.team:  # what fails to be marked is in _seen: never delivered twice
+                    mark_read(self.mailbox, self.team, LEAD_NAME, turn.envs)
                 with self._cond:
                     self._busy = False
                     self._cond.notify_all()
@@ -270,16 +269,9 @@ class LeadRuntime:
         self._threads.append(self._team_thread)
 
     def _write_presence(self, state: State) -> None:
-        """The lead's own presence: pid, pane, state and what it has spent (for `status` and teammates)."""
-        team = self.team
-        if not team:
-            return
-        total = self.session.ledger.total()
-        self._presence.state, self._presence.session_id = state, self.ctx.session_id  # a new one after /clear
-        self._presence.input_tokens, self._presence.output_tokens = total.usage.input_tokens, total.usage.output_tokens
-        self._presence.cost_usd = round(total.cost_usd, 6)
-        self._presence.context_tokens, self._presence.context_window = self.session.context_use()
-        self.store.presence.write(team, LEAD_NAME, self._presence)
+        self._presence.write(
+            self.team, state, self.ctx.session_id, self.session.ledger.total(), self.session.context_use()
+        )
 
     def _watch_team(self, team: str) -> None:
         with contextlib.suppress(AgentTeamsError):
@@ -290,8 +282,12 @@ class LeadRuntime:
                 try:
                     self._process_inbox()
                     self._check_liveness()
+                    for event in self._presence.beat(team, list(self.handles)):  # a teammate silent, or back
+                        self._team_event(event)
                 except AgentTeamsError as e:
                     diagnostics.warning("team %s: %s", team, e)
+                except OSError as e:  # a full or read-only disk: one warning, and the lead keeps answering
+                    writefail.failed("team files", f"of team {team}", e)
                 watcher.wait(CHECK_EVERY)
         self.store.presence.remove(team, LEAD_NAME)
 
@@ -312,7 +308,7 @@ class LeadRuntime:
                 if self._handle(env, self.trust.judge(env, config) == "forged"):
                     handled.append(env)
             if handled:
-                self.mailbox.mark_delivered(team, LEAD_NAME, handled)
+                mark_read(self.mailbox, team, LEAD_NAME, handled)
                 self.trust.delivered(handled)
 
     def _handle(self, env: Envelope, forged: bool) -> bool:
@@ -374,6 +370,7 @@ class LeadRuntime:
         """Unassign its tasks, drop it from the team, close its pane, and tell the model."""
         team = self.team
         handle = self.handles.pop(name, None)
+        self._presence.forget(name)
         self.promises.forget(name)
         if team:
             self.store.keyring.drop_lead_key(team, name)

@@ -24,7 +24,6 @@ from agentteams.agent.session import SessionOptions
 from agentteams.errors import AgentTeamsError
 from agentteams.model.providers import PROVIDER_ENV, VERTEX_REGION_PREFIX
 from agentteams.model.types import ModelClient
-from agentteams.pids import pid_alive
 from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, agent_name, team_dir_name
@@ -171,7 +170,7 @@ class TmuxSpawner:
         if not self.tmux.pane_alive(handle.pane_id):
             return False
         presence = self.store.presence.read(team, handle.name)
-        return presence is None or pid_alive(presence.pid)
+        return presence is None or presence.liveness() not in ("exited", "dead")  # a stopped one is still there
 
     def stop(self, handle: Handle) -> None:
         self.tmux.kill_pane(handle.pane_id)

@@ -13,7 +13,6 @@ from typing import Any
 
 from agentteams.backends.tmux import PaneRecord, TmuxBackend
 from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError
-from agentteams.pids import pid_alive
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, team_dir_name
 from agentteams.store.presence import Presence
@@ -77,7 +76,7 @@ class MemberView:
     role: str
     backend: str | None
     pane: str | None
-    state: str  # starting, working, idle, awaiting_plan_approval, stopping, dead, unknown
+    state: str  # starting, working, idle, awaiting_plan_approval, stopping, unresponsive, gone, dead, unknown
     is_lead: bool
     pid: int | None = None
     session_id: str | None = None
@@ -193,10 +192,13 @@ def load_feed(store: Store, config: TeamConfig) -> list[FeedItem]:
 
 
 def _state(member: Member, presence: Presence | None, pane_alive: bool | None) -> str:
-    if presence is not None:  # one of ours: its own report, unless its process or pane is gone
-        if not pid_alive(presence.pid) or pane_alive is False:
+    if presence is not None:  # one of ours: its own report, unless it has exited, died or stopped beating
+        life = presence.liveness()
+        if life == "exited":
+            return "gone"
+        if life == "dead" or pane_alive is False:
             return "dead"
-        return presence.state
+        return "unresponsive" if life == "unresponsive" else presence.state
     if pane_alive is False:
         return "dead"
     # e.g. a real Claude Code teammate: it sets isActive itself while working

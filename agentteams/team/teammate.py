@@ -5,12 +5,12 @@ Wakes on shutdown requests first, then the lead's messages, then peers', else cl
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from agentteams import diagnostics
@@ -20,7 +20,7 @@ from agentteams.agent.prompts import claim_prompt
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.model.types import ModelClient
-from agentteams.pids import pid_alive
+from agentteams.store import writefail
 from agentteams.store.api import Store
 from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import Layout
@@ -36,32 +36,17 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import LeadVerifyKey
-from agentteams.team.delivery import TeamEvent, message_block, wake_order
+from agentteams.team import heartbeat
+from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
 from agentteams.team.teamhooks import idle_gate
 from agentteams.team.trust import Trust
+from agentteams.team.turnwork import TurnNotes, Work
 from agentteams.tools.hooks import PERMISSION_MODES
 from agentteams.tools.team_tools import parse_send
 
 LEAD_CHECK_EVERY = 2.0  # seconds between checks that our lead still runs
 WAIT_SLICE = 0.5  # seconds between checks of the stop flag while waiting; the inbox itself wakes at once
 PERMISSION_TIMEOUT = 600.0
-
-
-@dataclass
-class Work:
-    """What the next turn is about: rendered messages, or a task this teammate just claimed."""
-
-    prompt: str
-    envs: list[Envelope] = field(default_factory=list)
-    task_id: str | None = None
-
-
-@dataclass
-class TurnNotes:
-    """What the idle notice after a turn reports."""
-
-    peer_dm: str | None = None
-    completed_task: str | None = None
 
 
 class TeammateRuntime:
@@ -110,9 +95,12 @@ class TeammateRuntime:
         self.mode_after_plan = "default" if options.permission_mode == "plan" else options.permission_mode
         if options.plan_mode_required:
             self.session.policy.mode = "plan"
-        self.presence = Presence(pid=os.getpid(), session_id=options.session_id, backend=backend, pane_id=pane_id)
+        record = Presence(pid=os.getpid(), session_id=options.session_id, backend=backend, pane_id=pane_id)
+        self._own = heartbeat.OwnPresence(functools.partial(self.store.presence.write, self.team, self.name), record)
+        self.presence = self._own.record
         self._notes = TurnNotes()
         self._pending: list[Envelope] = []
+        self._unmarked: set[tuple[str, ...]] = set()  # delivered, but the disk would not take the read marks
         self._lead_checked = 0.0
 
     # -- the loop -----------------------------------------------------------------------------------
@@ -120,9 +108,11 @@ class TeammateRuntime:
     def run(self) -> int:
         """Serve turns until told to stop; the exit code is 0 after an approved shutdown."""
         announced = False  # the first presence write waits until there is nothing to do: off the spawn path
+        stop_beating = heartbeat.HEARTBEAT.add(self._own.beat)
         try:
             with self.store.watch(self.team, self.name, tasks=True) as watcher:
                 while not self.stop.is_set():
+                    self._own.came_round()
                     config = self._config()
                     if config is None or config.member(self.name) is None:
                         diagnostics.debug("%s: no longer in team %s; stopping", self.name, self.team)
@@ -142,7 +132,8 @@ class TeammateRuntime:
                         return 0
             return 0
         finally:
-            self.store.presence.remove(self.team, self.name)
+            stop_beating()
+            self._own.write(state="exited")  # `status` shows it gone, not idle
             self.session.end("other")
 
     def _lead_gone(self, config: TeamConfig) -> bool:
@@ -154,7 +145,7 @@ class TeammateRuntime:
         self._lead_checked = now
         lead = self.store.presence.read(self.team, config.lead_name)
         if lead is not None:
-            return not pid_alive(lead.pid)
+            return lead.liveness() in ("exited", "dead")
         recorded = config.lead_process
         return recorded is not None and recorded.is_gone() is True
 
@@ -165,21 +156,25 @@ class TeammateRuntime:
             return None
 
     def _next_work(self, config: TeamConfig) -> Work | None:
-        unread = self.mailbox.unread(self.team, self.name)
+        unread = [e for e in self.mailbox.unread(self.team, self.name) if e.identity not in self._unmarked]
         if unread:
             rendered = [
                 (e, self._render(e, config)) for e in wake_order(self._judged(unread, config), config.lead_name)
             ]
             dropped = [e for e, text in rendered if text is None]
             if dropped:  # frames nothing here can take (a stray plan verdict): delivered, never shown
-                self.mailbox.mark_delivered(self.team, self.name, dropped)
-                self.trust.delivered(dropped)
+                self._pending = dropped
+                self._deliver()
             kept = [(e, text) for e, text in rendered if text is not None]
             if kept:
                 return Work("\n\n".join(text for _, text in kept), [e for e, _ in kept])
         if self.ctx.signals.awaiting_plan_approval:
             return None  # no new work until the lead has answered the plan
-        claim = self.tasks.claim_next(self.team, self.name, check_busy=True)
+        try:
+            claim = self.tasks.claim_next(self.team, self.name, check_busy=True)
+        except OSError as e:  # a full or read-only disk: no task can be taken now; messages still can
+            writefail.failed("team files", f"of team {self.team}", e)
+            return None
         if claim.success and claim.task is not None:
             t = claim.task
             self._team_event(TeamEvent("claimed", self.name, f"#{t.id} {t.subject}", color=self.me.color))
@@ -218,8 +213,7 @@ class TeammateRuntime:
         except AgentTeamsError as e:
             diagnostics.warning("%s: could not compact its conversation: %s", self.name, e)
             return
-        self.presence.context_tokens, self.presence.context_window = self.session.context_use()
-        self._set_state(self.presence.state)
+        self._set_state(self.presence.state)  # with its context's new size
 
     def _plan_answer(self, env: Envelope, msg: PlanApprovalResponse) -> str | None:
         """Leave plan mode on approval; either way the model reads the verdict as plain words."""
@@ -251,6 +245,7 @@ class TeammateRuntime:
         """One turn; True when the teammate approved its shutdown and must exit."""
         self._notes = TurnNotes()
         self._pending = work.envs
+        self._own.in_turn = True
         # the durable state writes (~10 ms with fsync) run beside the model request, not before it
         marking = threading.Thread(target=self._mark_working, args=(work,), name=f"{self.name}-state")
         marking.start()
@@ -265,6 +260,7 @@ class TeammateRuntime:
             diagnostics.warning("%s: the turn failed: %s", self.name, e)
         finally:
             marking.join()
+            self._own.in_turn = False
             self._deliver()  # even a failed turn consumed them: redelivering would fail the same way
         if self.ctx.signals.exit_requested:
             self._set_state("stopping")
@@ -300,7 +296,8 @@ class TeammateRuntime:
 
     def _deliver(self) -> None:
         if self._pending:
-            self.mailbox.mark_delivered(self.team, self.name, self._pending)
+            if not mark_read(self.mailbox, self.team, self.name, self._pending):
+                self._unmarked.update(e.identity for e in self._pending)  # a full disk: never served twice
             self.trust.delivered(self._pending)
             self._pending = []
 
@@ -385,10 +382,10 @@ class TeammateRuntime:
             self.teams.set_active(self.team, self.name, active)
         except AgentTeamsError as e:  # removed from the team: the loop notices and stops
             diagnostics.debug("%s: could not set isActive: %s", self.name, e)
+        except OSError as e:  # a full or read-only disk: the lead sees less, the teammate goes on
+            writefail.failed("team files", f"of team {self.team}", e)
 
     def _set_state(self, state: State, **fields: Any) -> None:
-        self.presence.state = state
-        for key, value in fields.items():
-            setattr(self.presence, key, value)
-        self.store.presence.write(self.team, self.name, self.presence)
+        tokens, window = self.session.context_use()  # how full its conversation is: `status` shows the %
+        self._own.write(state=state, context_tokens=tokens, context_window=window, **fields)
         self._team_event(TeamEvent("state", self.name, state, color=self.me.color))

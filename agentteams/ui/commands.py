@@ -49,6 +49,10 @@ class TeamView:
                 self._state[event.agent] = f"working on task {event.text}"
             elif event.kind in ("left", "died"):
                 self._state.pop(event.agent, None)
+            elif event.kind == "unresponsive":
+                self._state[event.agent] = "unresponsive"
+            elif event.kind == "responsive":
+                self._state[event.agent] = "working"  # its next state report says more
 
     def joined(self) -> list[str]:
         with self._lock:

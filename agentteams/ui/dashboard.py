@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 FEED_SIZE = 15  # feed lines `watch` keeps on screen
 STATE_STYLE = {
     "working": "green", "idle": "dim", "awaiting_plan_approval": "yellow", "stopping": "yellow",
-    "starting": "cyan", "dead": "bold red", "unknown": "dim",
+    "starting": "cyan", "dead": "bold red", "unknown": "dim", "unresponsive": "bold yellow", "gone": "dim",
 }  # fmt: skip
 RICH_COLOR = {"orange": "dark_orange", "pink": "hot_pink"}  # team colours rich does not know by that name
 TASK_STYLE = {"in_progress": "green", "completed": "dim", "pending": ""}

@@ -228,6 +228,10 @@ class Renderer:
             return Text.assemble("+ ", name, Text(f" joined the team ({text})" if text else " joined", style="dim"))
         if kind in ("left", "died"):
             return Text(("✗ " if kind == "died" else "- ") + text, style="red" if kind == "died" else style)
+        if kind in ("unresponsive", "responsive"):
+            return Text(
+                ("⚠ " if kind == "unresponsive" else "· ") + text, style="yellow" if kind == "unresponsive" else "dim"
+            )
         if kind == "claimed":
             return Text.assemble("· ", name, Text(f" claimed task {text}", style="dim"))
         if kind == "permission":
