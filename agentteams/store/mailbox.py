@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError
+from agentteams.store import safefs
 from agentteams.store.atomicjson import (
     atomic_write_bytes,
     atomic_write_spliced,
@@ -101,7 +102,7 @@ class Mailbox:
     def _commit(self, inbox: Path, env: Envelope) -> None:
         if not inbox.parent.parent.is_dir():
             raise NotFoundError(f"team directory {inbox.parent.parent} is gone")
-        inbox.parent.mkdir(exist_ok=True)
+        safefs.make_dir(inbox.parent)
         self._spool_append(inbox, b"\n" + encode(dump_compact(env.to_json())) + b"\n")  # \n isolates a torn line
         ensure_file(inbox, b"[]")
         # Whoever holds the lock commits everything spooled. A sender whose message a previous holder
@@ -119,7 +120,7 @@ class Mailbox:
     def _spool_append(inbox: Path, record: bytes) -> None:
         path = spool_file(inbox)
         while True:
-            with open(path, "ab") as spool:
+            with safefs.open_file(path, "ab") as spool:
                 flock_shared(spool)
                 try:
                     # a committer may have taken this spool (renamed it) while we waited: append to the new one
@@ -144,7 +145,7 @@ class Mailbox:
         if in_flight_file(inbox).exists():
             return False
         try:
-            with open(spool_file(inbox), "rb") as spool:
+            with safefs.open_file(spool_file(inbox), "rb") as spool:
                 return mine not in spool.read()
         except FileNotFoundError:
             return True
@@ -181,7 +182,7 @@ class Mailbox:
         """
         path = spool_file(inbox)
         try:
-            spool = open(path, "rb")  # noqa: SIM115 - locked below, closed in finally
+            spool = safefs.open_file(path, "rb")  # locked below, closed in finally
         except FileNotFoundError:
             return False
         try:
@@ -324,12 +325,7 @@ class Mailbox:
             return envs
         lines = b"".join(encode(dump_compact(envs[i].to_json())) + b"\n" for i in sorted(old))
         hist = self.layout.history_file(self.teams.canonical(team), agent)
-        fd = os.open(hist, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-        try:
-            os.write(fd, lines)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        safefs.append_bytes(hist, lines)
         return [e for i, e in enumerate(envs) if i not in old]
 
     def remove_inbox(self, team: str, agent: str) -> None:

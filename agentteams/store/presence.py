@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from agentteams.errors import CorruptFileError
+from agentteams.store import safefs
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.paths import Layout
 
@@ -49,7 +50,7 @@ def write_presence(layout: Layout, team: str, agent: str, presence: Presence) ->
     if not presence.started_at:
         presence.started_at = presence.updated_at
     with contextlib.suppress(FileNotFoundError):  # the team was deleted under us: nothing to describe
-        path.parent.mkdir(exist_ok=True)
+        safefs.make_dir(path.parent)
         atomic_write_json(path, presence.to_json())
 
 

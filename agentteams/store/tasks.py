@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentteams import diagnostics
 from agentteams.errors import ConflictError, CorruptFileError, InvalidNameError, NotFoundError
+from agentteams.store import safefs
 from agentteams.store.atomicjson import (
     atomic_write_bytes,
     atomic_write_json,
@@ -91,7 +92,7 @@ class TaskStore:
 
     def _dir(self, team: str) -> Path:
         d = self.layout.task_dir(team)
-        d.mkdir(parents=True, exist_ok=True)
+        safefs.make_dir(d, parents=True)
         ensure_file(self.layout.task_lock_target(team), b"")
         return d
 

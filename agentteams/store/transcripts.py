@@ -7,7 +7,6 @@ Reading one back into a conversation is `transcript_read`'s.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import uuid as uuidlib
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentteams import __version__
+from agentteams.store import safefs
 from agentteams.store.atomicjson import encode, now_iso
 
 REDACTED = "<redacted>"
@@ -163,12 +163,9 @@ class Transcript:
         line = json.dumps(entry, ensure_ascii=False, default=str)
         for secret in self._secrets:
             line = line.replace(secret, REDACTED)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, encode(line) + b"\n")  # one write of a whole line: a crash never leaves half an entry
-        finally:
-            os.close(fd)
+        safefs.make_dir(self.path.parent, parents=True)
+        # one write of a whole line: a crash never leaves half an entry
+        safefs.append_bytes(self.path, encode(line) + b"\n", sync=False)
 
 
 def git_branch(cwd: Path) -> str:

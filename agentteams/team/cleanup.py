@@ -18,6 +18,7 @@ from typing import Any, Literal
 from agentteams.backends.tmux import PaneRecord, TmuxBackend
 from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError
 from agentteams.pids import pid_alive
+from agentteams.store import safefs
 from agentteams.store.locking import STALE_SECONDS, queue_file_for
 from agentteams.store.paths import Layout, team_dir_name
 from agentteams.store.presence import read_presence, remove_presence
@@ -353,7 +354,7 @@ def _queue_probe(queue: Path) -> Iterator[None]:
 
     A plain non-blocking flock: locking's portalocker calls block, and portalocker takes this same flock."""
     try:
-        fd = os.open(queue, os.O_RDWR)
+        fd = safefs.open_fd(queue, os.O_RDWR)  # never a planted link
     except FileNotFoundError:  # no process of ours ever queued here
         yield
         return
