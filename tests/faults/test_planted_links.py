@@ -79,7 +79,7 @@ PLANTS = {
     ),
     "rejects file": Plant("teams/t/inboxes/team-lead.rejected.jsonl", (SEND,), b"outside rejects\n", _bad_element),
     "team config": Plant(
-        "teams/t/config.json", (("team", "show", "t"), SEND), b'{"name": "t", "description": "' + SECRET.encode() + b'"}'
+        "teams/t/config.json", (("team", "show", "t"), SEND), json.dumps({"name": "t", "description": SECRET}).encode()
     ),
     "team directory": Plant("teams/t", (SEND, ("team", "show", "t"))),
     "inbox directory": Plant("teams/t/inboxes", (SEND,)),
@@ -91,8 +91,7 @@ PLANTS = {
     "task file": Plant(
         "tasks/t/1.json",
         (("task", "get", "t", "1"), ("task", "update", "t", "1", "--status", "completed")),
-        json.dumps({"id": "1", "subject": SECRET, "description": "", "status": "pending", "blocks": [],
-                    "blockedBy": []}).encode(),  # fmt: skip
+        json.dumps({"id": "1", "subject": SECRET, "status": "pending", "blocks": [], "blockedBy": []}).encode(),
         _task,
     ),
 }
@@ -103,7 +102,8 @@ def _snapshot(outside: Path) -> dict[str, tuple[bytes, int, int]]:
     found = {}
     for path in sorted(outside.rglob("*")):
         st = path.lstat()
-        found[str(path.relative_to(outside))] = (path.read_bytes() if path.is_file() else b"", st.st_size, st.st_mtime_ns)
+        content = path.read_bytes() if path.is_file() else b""
+        found[str(path.relative_to(outside))] = (content, st.st_size, st.st_mtime_ns)
     return found
 
 
@@ -180,7 +180,7 @@ def test_presence_transcript_and_plan_never_follow_a_link(
     transcript.parent.mkdir(parents=True)
     transcript.symlink_to(victim)
     ledger.faults, ledger.writes = ledger.faults + 1, ledger.writes + 1
-    with pytest.raises(UnsafePathError, match="sess.jsonl"):
+    with pytest.raises(UnsafePathError, match=r"sess\.jsonl"):
         Transcript(transcript, "sess", cwd=str(tmp_path)).prompt("team-lead", "hi")
 
     transcript.unlink()
