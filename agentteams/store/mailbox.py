@@ -39,7 +39,7 @@ from agentteams.store.inboxfile import (
     spool_file,
 )
 from agentteams.store.locking import FileLock, ensure_file, flock_exclusive, flock_release, flock_shared, locked
-from agentteams.store.paths import Layout, agent_name, path_part
+from agentteams.store.paths import Layout, agent_name, path_part, refuse_control
 from agentteams.store.protocol import Message
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.teams import TeamStore
@@ -65,6 +65,7 @@ class Mailbox:
     # -- sending ------------------------------------------------------------------------------------
 
     def resolve_recipient(self, config: TeamConfig, to: str) -> str:
+        refuse_control(to, "recipient")
         member = config.member(to) or config.member(to.split("@", 1)[0])
         if member is None:
             names = ", ".join(m.name for m in config.members)
@@ -78,6 +79,7 @@ class Mailbox:
         """Append one message to a member's inbox; returns once it is durably in the inbox file."""
         if len(text) > MAX_TEXT_CHARS:
             raise AgentTeamsError(f"message is {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
+        refuse_control(sender, "sender")  # it is stored in the envelope as given
         config = self.teams.read(team)
         name = self.resolve_recipient(config, to)
         if color is None and (member := config.member(sender)) and member.agent_id != config.lead_agent_id:
