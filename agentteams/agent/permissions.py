@@ -306,9 +306,8 @@ class PermissionPolicy:
         if target is None or self.plan_file is None:
             return False
         plan = _absolute(str(self.plan_file), self.cwd)
-        if os.path.islink(plan) or os.path.islink(os.path.dirname(plan)):
-            return False  # a planted link would let plan mode write outside the config root
-        return os.path.realpath(_absolute(target, self.cwd)) == os.path.realpath(plan)
+        linked = os.path.islink(plan) or os.path.islink(os.path.dirname(plan))  # a planted link leads outside the root
+        return not linked and os.path.realpath(_absolute(target, self.cwd)) == os.path.realpath(plan)
 
     def in_working_dirs(self, target: str | None) -> bool:
         """Whether a path is under cwd or an additional directory (no path: nothing to be outside of)."""
