@@ -9,7 +9,8 @@ import contextlib
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from agentteams.errors import CorruptFileError
+from agentteams import diagnostics
+from agentteams.errors import CorruptFileError, UnsafePathError
 from agentteams.store import safefs
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.paths import Layout
@@ -55,7 +56,11 @@ def write_presence(layout: Layout, team: str, agent: str, presence: Presence) ->
 
 
 def read_presence(layout: Layout, team: str, agent: str) -> Presence | None:
-    raw = read_bytes(layout.presence_file(team, agent))
+    try:
+        raw = read_bytes(layout.presence_file(team, agent))
+    except UnsafePathError as e:  # a planted link says nothing about liveness either; never read through it
+        diagnostics.warning("%s", e)
+        return None
     if raw is None:
         return None
     try:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentteams.errors import ConflictError, CorruptFileError, NotFoundError
+from agentteams.errors import ConflictError, CorruptFileError, NotFoundError, UnsafePathError
 from agentteams.pids import LeadProcess
 from agentteams.store import safefs
 from agentteams.store.api import NewMember
@@ -133,6 +133,8 @@ class TeamStore:
                 out.append(self.read(d.name))
             except CorruptFileError as e:
                 out.append(e)
+            except UnsafePathError as e:  # a planted link: listed as unreadable, like a damaged config
+                out.append(CorruptFileError(str(e)))
         return out
 
     def update(self, team: str, change: Callable[[TeamConfig], T], *, write_if: Callable[[T], bool] | None = None) -> T:

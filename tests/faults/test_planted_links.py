@@ -81,7 +81,8 @@ PLANTS = {
     "team config": Plant(
         "teams/t/config.json", (("team", "show", "t"), SEND), json.dumps({"name": "t", "description": SECRET}).encode()
     ),
-    "team directory": Plant("teams/t", (SEND, ("team", "show", "t"))),
+    "team directory": Plant("teams/t", (SEND, ("team", "show", "t"), ("team", "list"))),
+    "inbox lock directory": Plant("teams/t/inboxes/team-lead.json.lock", (SEND,)),
     "inbox directory": Plant("teams/t/inboxes", (SEND,)),
     "task directory": Plant("tasks/t", (("task", "create", "t", "second"), ("task", "list", "t"))),
     "task lock queue": Plant(
@@ -122,7 +123,7 @@ def _plant(root: Path, tmp_path: Path, plant: Plant) -> tuple[Path, Path]:
             dest = outside / child.relative_to(link)
             dest.mkdir() if child.is_dir() else dest.write_bytes(child.read_bytes())
     if link.is_dir() and not link.is_symlink():
-        link.rename(link.with_name(link.name + ".moved"))
+        link.rename(tmp_path / "ours")
     elif link.exists() or link.is_symlink():
         link.unlink()
     link.parent.mkdir(parents=True, exist_ok=True)
@@ -169,9 +170,19 @@ def test_presence_transcript_and_plan_never_follow_a_link(
     victim = outside / "victim"
     victim.write_bytes(b"keep")
     os.utime(victim, ns=(OLD, OLD))
-    before = _snapshot(outside)
 
-    (config_root / "teams/t/agents").symlink_to(outside)
+    store.presence.write("t", "alice", Presence(pid=os.getpid(), session_id="s", backend="process"))
+    record = outside / "presence.json"
+    agents = config_root / "teams/t/agents"
+    record.write_bytes((agents / "alice.json").read_bytes())
+    os.utime(record, ns=(OLD, OLD))
+    (agents / "alice.json").unlink()
+    (agents / "alice.json").symlink_to(record)
+    before = _snapshot(outside)
+    ledger.faults, ledger.writes = ledger.faults + 1, ledger.writes + 1
+    assert store.presence.read("t", "alice") is None  # not read through the link
+    agents.rename(tmp_path / "agents")
+    agents.symlink_to(outside)
     ledger.faults, ledger.writes = ledger.faults + 1, ledger.writes + 1
     with pytest.raises(UnsafePathError, match="agents"):
         store.presence.write("t", "alice", Presence(pid=os.getpid(), session_id="s", backend="process"))
