@@ -124,15 +124,14 @@ class Layout:
     def from_env(cls) -> Layout:
         return cls(config_root())
 
-    def _inside(self, path: Path, *, directory: bool = False, walk: bool = True) -> Path:
-        """`path`, checked to stay inside the root and (`walk`) to reach no directory of ours through a symbolic
-        link (`directory`: `path` is one itself; the final component of a file is checked when it is opened)."""
+    def _inside(self, path: Path, *, directory: bool = False) -> Path:
+        """`path`, checked to stay inside the root and to reach no directory of ours through a symbolic link
+        (`directory`: `path` is one itself; the final component of a file is checked when it is opened)."""
         root = os.path.normpath(os.path.abspath(self.root))
         full = os.path.normpath(os.path.abspath(path))
         if os.path.commonpath([root, full]) != root or full == root:
             raise InvalidNameError(f"path {path} would leave the config root {self.root}")
-        if walk:
-            check_dirs(self.root, Path(full) if directory else Path(full).parent)
+        check_dirs(root, full if directory else os.path.dirname(full))
         return Path(full)
 
     @property
@@ -143,31 +142,35 @@ class Layout:
     def tasks_root(self) -> Path:
         return self.root / "tasks"
 
+    def _team(self, team: str, *rest: str) -> Path:
+        # one join and one check per path: each builder walks its directories once (a send builds several)
+        return self._inside(Path(self.root, "teams", team_dir_name(team), *rest), directory=not rest)
+
     def team_dir(self, team: str) -> Path:
-        return self._inside(self.teams_dir / team_dir_name(team), directory=True)
+        return self._team(team)
 
     def config_file(self, team: str) -> Path:
-        return self.team_dir(team) / "config.json"
+        return self._team(team, "config.json")
 
     def inbox_dir(self, team: str) -> Path:
-        return self._inside(self.team_dir(team) / "inboxes", directory=True)
+        return self._inside(Path(self.root, "teams", team_dir_name(team), "inboxes"), directory=True)
 
     def inbox_file(self, team: str, agent: str) -> Path:
-        return self._inside(self.inbox_dir(team) / f"{path_part(agent_name(agent))}.json", walk=False)
+        return self._team(team, "inboxes", f"{path_part(agent_name(agent))}.json")
 
     def history_file(self, team: str, agent: str) -> Path:
         """Append-only archive of delivered messages moved out of the live inbox (ours, not the CLI's)."""
-        return self._inside(self.inbox_dir(team) / f"{path_part(agent_name(agent))}.history.jsonl", walk=False)
+        return self._team(team, "inboxes", f"{path_part(agent_name(agent))}.history.jsonl")
 
     def presence_file(self, team: str, agent: str) -> Path:
         """`teams/<team>/agents/<agent>.json`: where one of our agents runs and what it is doing (ours)."""
-        return self._inside(self.team_dir(team) / "agents" / f"{path_part(agent_name(agent))}.json")
+        return self._team(team, "agents", f"{path_part(agent_name(agent))}.json")
 
     def task_dir(self, team: str) -> Path:
         return self._inside(self.tasks_root / path_part(team, "team"), directory=True)
 
     def task_file(self, team: str, task_id: str) -> Path:
-        return self.task_dir(team) / f"{task_id_part(task_id)}.json"
+        return self._inside(Path(self.root, "tasks", path_part(team, "team"), f"{task_id_part(task_id)}.json"))
 
     @property
     def projects_dir(self) -> Path:

@@ -21,26 +21,32 @@ def refused(path: Path | str) -> UnsafePathError:
     return UnsafePathError(f"refusing {path}: it is a symbolic link, and the store never follows one")
 
 
-def check_dirs(root: Path, path: Path) -> None:
-    """Refuse when a directory between `root` (excluded: it may be a link) and `path` (included) is a symbolic
-    link; checking stops at the first one that does not exist yet."""
-    base = os.path.abspath(root)
-    rel = os.path.relpath(os.path.abspath(path), base)
-    if rel == "." or rel.startswith(".."):
-        return
-    current = base
-    for part in rel.split(os.sep):
-        current = os.path.join(current, part)
+def check_dirs(root: str, directory: str) -> None:
+    """Refuse when a directory between `root` (excluded: it may be a link) and `directory` (included) is a
+    symbolic link; both normalised absolute paths. Checking stops at the first one that does not exist yet."""
+    end = len(root.rstrip(os.sep))
+    while end < len(directory):
+        end = directory.find(os.sep, end + 1)
+        end = len(directory) if end < 0 else end
         try:
-            st = os.lstat(current)
+            st = os.lstat(directory[:end])
         except (FileNotFoundError, NotADirectoryError):
             return
         if stat.S_ISLNK(st.st_mode):
-            raise refused(current)
+            raise refused(directory[:end])
 
 
 def open_fd(path: Path, flags: int, mode: int = FILE_MODE) -> int:
-    """`os.open` of `path` through its directory, neither of them followed if a symbolic link."""
+    """`os.open` of `path`, never following it if a symbolic link. One that may create the file goes through its
+    directory opened without following it either, so nothing is created outside even if a directory is swapped
+    for a link after `Layout` checked it; a plain open relies on that check (and saves the directory's open)."""
+    if not flags & os.O_CREAT:
+        try:
+            return os.open(path, flags | _NOFOLLOW)
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise refused(path) from None
+            raise
     try:
         dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
     except OSError as e:
