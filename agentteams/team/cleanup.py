@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentteams.backends.tmux import PaneRecord, TmuxBackend
-from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError
+from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError, UnsafePathError
 from agentteams.pids import pid_alive
 from agentteams.store import safefs
 from agentteams.store.locking import STALE_SECONDS, queue_file_for
@@ -163,8 +163,8 @@ class TeamCleanup:
         count = 0
         task_dir = self.layout.task_dir(team)
         for path in task_dir.glob("*.json") if task_dir.is_dir() else ():
-            with contextlib.suppress(OSError, ValueError):
-                task = json.loads(path.read_bytes())
+            with contextlib.suppress(OSError, ValueError, UnsafePathError):
+                task = json.loads(safefs.read_bytes(path) or b"null")
                 owned = isinstance(task, dict) and task.get("owner") in (member.name, member.agent_id)
                 count += owned and task.get("status") not in ("completed", "deleted")
         return count

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from agentteams.backends.tmux import PaneRecord, TmuxBackend
-from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError
+from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError, UnsafePathError
 from agentteams.pids import pid_alive
+from agentteams.store import safefs
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, team_dir_name
 from agentteams.store.presence import Presence
@@ -279,7 +280,7 @@ def _iso(ms: int | float) -> str:
 
 
 def _first_entry(path: Path) -> dict[str, Any]:
-    with contextlib.suppress(OSError, ValueError), path.open("rb") as f:
+    with contextlib.suppress(OSError, ValueError, UnsafePathError), safefs.open_file(path, "rb") as f:
         entry = json.loads(f.readline())
         if isinstance(entry, dict):
             return entry

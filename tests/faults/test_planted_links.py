@@ -210,3 +210,20 @@ def test_presence_transcript_and_plan_never_follow_a_link(
 
     if _snapshot(outside) != before:
         ledger.outside += 1
+
+
+def test_logs_never_print_a_linked_transcript(cli: Cli, config_root: Path, tmp_path: Path, ledger: FaultLedger) -> None:
+    """`agentteams logs` prints a transcript: a link planted in its place is refused, not printed."""
+    layout = Layout(config_root)
+    FileStore(layout).teams.create("t", lead_session_id="sess", cwd=str(tmp_path))
+    victim = tmp_path / "outside.jsonl"
+    entry = {"type": "user", "message": {"role": "user", "content": SECRET}, "agent": "team-lead", "team": "t",
+             "uuid": "u1", "parentUuid": None, "sessionId": "sess"}  # fmt: skip
+    victim.write_text(json.dumps(entry) + "\n")
+    transcript = layout.transcript_file(tmp_path, "sess")
+    transcript.parent.mkdir(parents=True)
+    transcript.symlink_to(victim)
+    ledger.faults, ledger.writes = 1, 1
+    proc = cli("logs", "t", "lead")
+    ledger.outside += SECRET in proc.stdout + proc.stderr
+    assert proc.returncode != 0 and str(transcript) in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
