@@ -12,12 +12,14 @@ import pytest
 from agentteams.errors import InvalidNameError
 from agentteams.store.files import FileStore
 from agentteams.store.mailbox import Mailbox
-from agentteams.store.paths import Layout
+from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.teams import NewMember, TeamStore
-from agentteams.tools.base import ToolContext
+from agentteams.tools.base import ToolContext, ToolInputError
 from agentteams.tools.team_tools import SendMessageTool
 from tests.faults.conftest import FaultLedger
 from tests.support.cli import Cli
+from tests.support.fake_model import FakeModel
+from tests.support.runtime import running_lead
 
 CONTROL = ["a\nb", "a\tb", "a\0b", "a\x7fb", "a\rb", "trailing\n"]
 
@@ -92,3 +94,12 @@ def test_control_characters_are_refused_by_send_message(layout: Layout, tmp_path
     result = SendMessageTool().run({"to": "a\nb", "message": "hi", "summary": "s"}, lead)
     assert result.is_error and "control character" in result.content and "\n" not in result.content.strip()
     assert store.mail.read_live("t", "a-b") == []
+
+
+def test_control_characters_are_refused_by_the_spawn_tool(layout: Layout, tmp_path: Path, ledger: FaultLedger) -> None:
+    with running_lead(layout, tmp_path, FakeModel([])) as lead:
+        for bad in CONTROL:
+            ledger.faults += 1
+            with pytest.raises(ToolInputError, match="control character"):
+                lead.runtime.spawn_teammate({"name": bad, "prompt": "work"})
+        assert lead.members() == [LEAD_NAME]
