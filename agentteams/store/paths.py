@@ -1,6 +1,7 @@
 """The config root and every on-disk path and name rule shared with Claude Code.
 
-The only module that reads the environment for locations. No name can address a path outside the root.
+The only module that reads the environment for locations. No name can address a path outside the root, nor reach
+a directory of ours through a planted link (`safefs` opens the files themselves without following one).
 """
 
 from __future__ import annotations
