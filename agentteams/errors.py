@@ -23,3 +23,7 @@ class CorruptFileError(AgentTeamsError):
 
 class LockTimeoutError(AgentTeamsError):
     """A lock that could not be taken before the deadline."""
+
+
+class UnsafePathError(AgentTeamsError):
+    """A symbolic link planted where a file or directory of ours under the config root belongs: never followed."""

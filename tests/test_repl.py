@@ -174,6 +174,7 @@ def test_prompt_argument_then_typed_prompt_and_history(start_lead: Callable[...,
     pane.wait(lambda s: input_line(s) == "", "Ctrl-C to clear the input line")
     history = (config_root / "agentteams" / "history").read_text(encoding="utf-8")
     assert "+say hello" in history and "+second question" in history
+    assert (config_root / "agentteams" / "history").stat().st_mode & 0o777 == 0o600  # what the person typed is private
     users = [str(body["messages"][-1]["content"]) for body in model_calls(server)]
     assert any("say hello" in u for u in users) and any("second question" in u for u in users)
     print(f"first answer {first:.2f}s after start")

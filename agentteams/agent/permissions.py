@@ -305,8 +305,9 @@ class PermissionPolicy:
     def _is_plan_file(self, target: str | None) -> bool:
         if target is None or self.plan_file is None:
             return False
-        plan = os.path.realpath(_absolute(str(self.plan_file), self.cwd))
-        return os.path.realpath(_absolute(target, self.cwd)) == plan
+        plan = _absolute(str(self.plan_file), self.cwd)
+        linked = os.path.islink(plan) or os.path.islink(os.path.dirname(plan))  # a planted link leads outside the root
+        return not linked and os.path.realpath(_absolute(target, self.cwd)) == os.path.realpath(plan)
 
     def in_working_dirs(self, target: str | None) -> bool:
         """Whether a path is under cwd or an additional directory (no path: nothing to be outside of)."""

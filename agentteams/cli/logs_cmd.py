@@ -64,8 +64,10 @@ class _Printer:
     def print_new(self) -> None:
         import json
 
+        from agentteams.store import safefs
+
         try:
-            with self.path.open("rb") as f:
+            with safefs.open_file(self.path, "rb") as f:  # a planted link is refused, not printed
                 if f.seek(0, 2) < self.offset:  # rewritten shorter: start over
                     self.offset = 0
                 f.seek(self.offset)

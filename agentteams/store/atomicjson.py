@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentteams.errors import CorruptFileError
+from agentteams.store import safefs
 
 
 def dump_json(obj: object) -> str:
@@ -45,7 +46,7 @@ def encode(text: str) -> bytes:
 def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
     """Create `<path>.tmp.<8 hex>` in the same directory, let `fill` write it, fsync, rename over `path`."""
     tmp = path.with_name(f"{path.name}.tmp.{os.urandom(4).hex()}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = safefs.open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)  # 0600; renaming over a link replaces the link
     try:
         try:
             fill(fd)
@@ -59,29 +60,23 @@ def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
         raise
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Replace `path` with `data`, atomically and durably."""
-    _atomic_write(path, lambda fd: _write_all(fd, data))
+    _atomic_write(path, lambda fd: safefs.write_all(fd, data))
 
 
 def atomic_write_spliced(path: Path, keep: int, tail: bytes) -> None:
     """Replace `path` with its first `keep` bytes plus `tail`; the kernel copies the kept part."""
 
     def fill(fd: int) -> None:
-        with open(path, "rb") as src:
+        with safefs.open_file(path, "rb") as src:
             copied = 0
             while copied < keep:
                 n = os.copy_file_range(src.fileno(), fd, keep - copied, copied)
                 if n == 0:
                     raise OSError(f"{path} shrank while being copied")
                 copied += n
-        _write_all(fd, tail)
+        safefs.write_all(fd, tail)
 
     _atomic_write(path, fill)
 
@@ -99,10 +94,8 @@ def parse_json_bytes(raw: bytes, path: Path) -> Any:
 
 
 def read_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
+    """The file's bytes (never through a symbolic link); None when it does not exist."""
+    return safefs.read_bytes(path)
 
 
 def _aside_names(path: Path) -> Iterator[Path]:
@@ -124,11 +117,11 @@ def write_aside(path: Path, data: bytes) -> Path:
     """Keep `data` (a corrupt part of `path`) durably in a new `<name>.corrupt-<timestamp>` file; where it went."""
     for aside in _aside_names(path):
         try:
-            fd = os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            fd = safefs.open_fd(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL)  # 0600, never through a link
         except FileExistsError:
             continue
         try:
-            _write_all(fd, data)
+            safefs.write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

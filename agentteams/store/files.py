@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agentteams.store import safefs
 from agentteams.store.paths import Layout, team_dir_name
 
 if TYPE_CHECKING:
@@ -95,11 +96,11 @@ class FileStore:
         from agentteams.store.watch import FileWatcher
 
         inbox = self.mail.inbox_path(team, agent)
-        inbox.parent.mkdir(parents=True, exist_ok=True)
+        safefs.make_dir(inbox.parent, parents=True)
         dirs = []
         if tasks:
             task_dir = self.layout.task_dir(self.teams.canonical(team))
-            task_dir.mkdir(parents=True, exist_ok=True)
+            safefs.make_dir(task_dir, parents=True)
             dirs.append(task_dir)
         return FileWatcher([inbox], dirs=dirs)
 

@@ -4,13 +4,13 @@ never lost, its neighbours kept), its hidden side files, and appends byte-identi
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from agentteams import diagnostics
 from agentteams.errors import CorruptFileError
+from agentteams.store import safefs
 from agentteams.store.atomicjson import dump_compact, dump_json, encode, now_iso, write_aside
 from agentteams.store.records import Envelope, ShapeError
 from agentteams.store.salvage import BadElement, salvage_array
@@ -124,13 +124,7 @@ def set_aside(inbox: Path, found: InboxElements) -> None:
         encode(dump_compact({"rejectedAt": at, "index": r.index, "reason": r.reason, "element": r.element})) + b"\n"
         for r in rejected
     )
-    fd = os.open(aside, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-    try:
-        while lines:
-            lines = lines[os.write(fd, lines) :]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    safefs.append_bytes(aside, lines)
     for r in rejected:
         diagnostics.warning("%s; moved it out of the inbox to %s", r.reason, aside)
 
@@ -184,7 +178,7 @@ def array_prefix_end(path: Path, size: int, window: int = 512) -> int | None:
 
     Reads only the file's two ends (the caller holds the inbox lock, so the file cannot change).
     """
-    with open(path, "rb") as f:
+    with safefs.open_file(path, "rb") as f:
         head = f.read(window)
         f.seek(max(0, size - window))
         tail = f.read(window)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from agentteams.errors import LockTimeoutError, NotFoundError
+from agentteams.store import safefs
 
 STALE_SECONDS = 10.0
 REFRESH_SECONDS = 5.0
@@ -25,8 +26,8 @@ MIN_BACKOFF = 0.005
 MAX_BACKOFF = 0.1
 # The sticky bit marks a lock dir as one of ours from the instant mkdir creates it (the umask leaves it
 # alone, proper-lockfile never sets it), so one left by a holder killed before writing its record is
-# still recognised.
-LOCK_DIR_MODE = 0o1777
+# still recognised. Private to the user (issue 14): a real `claude` of the same user removes it all the same.
+LOCK_DIR_MODE = 0o1700
 
 
 def _portalocker() -> Any:
@@ -139,7 +140,7 @@ class FileLock:
         whose work another holder has already done).
         """
         try:
-            queue = open(queue_file_for(self.target), "a+b")  # noqa: SIM115 - held until release()
+            queue = safefs.open_file(queue_file_for(self.target), "a+b")  # held until release(); never a link
         except FileNotFoundError as e:
             raise NotFoundError(f"cannot lock {self.target}: its directory does not exist") from e
         flock_exclusive(queue)
@@ -184,9 +185,11 @@ class FileLock:
     def _break_if_dead(self, queue: IO[bytes]) -> bool:
         """Remove the lock dir if its holder is gone; True when the caller should retry at once."""
         try:
-            st = os.stat(self.lock_dir)
+            st = os.lstat(self.lock_dir)
         except FileNotFoundError:
             return True
+        if stat.S_ISLNK(st.st_mode):
+            raise safefs.refused(self.lock_dir)
         queue.seek(0)
         record = _Record.decode(queue.read(128))
         # We hold the queue lock, so a lock dir one of ours made (sticky bit), or one a record left in
@@ -245,12 +248,4 @@ def locked(target: Path, *, deadline: float = DEFAULT_DEADLINE) -> Iterator[File
 
 def ensure_file(path: Path, initial: bytes) -> bool:
     """Create `path` with `initial` unless it exists (`wx`, as the CLI does); True if it was created."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except FileExistsError:
-        return False
-    try:
-        os.write(fd, initial)
-    finally:
-        os.close(fd)
-    return True
+    return safefs.create_new(path, initial)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError, CorruptFileError, LockTimeoutError, NotFoundError
+from agentteams.store import safefs
 from agentteams.store.atomicjson import (
     atomic_write_bytes,
     atomic_write_spliced,
@@ -38,7 +39,7 @@ from agentteams.store.inboxfile import (
     spool_file,
 )
 from agentteams.store.locking import FileLock, ensure_file, flock_exclusive, flock_release, flock_shared, locked
-from agentteams.store.paths import Layout, agent_name, path_part
+from agentteams.store.paths import Layout, agent_name, path_part, refuse_control
 from agentteams.store.protocol import Message
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.teams import TeamStore
@@ -65,6 +66,7 @@ class Mailbox:
     # -- sending ------------------------------------------------------------------------------------
 
     def resolve_recipient(self, config: TeamConfig, to: str) -> str:
+        refuse_control(to, "recipient")
         member = config.member(to) or config.member(to.split("@", 1)[0])
         if member is None:
             names = ", ".join(m.name for m in config.members)
@@ -78,6 +80,7 @@ class Mailbox:
         """Append one message to a member's inbox; returns once it is durably in the inbox file."""
         if len(text) > MAX_TEXT_CHARS:
             raise AgentTeamsError(f"message is {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
+        refuse_control(sender, "sender")  # it is stored in the envelope as given
         config = self.teams.read(team)
         name = self.resolve_recipient(config, to)
         if color is None and (member := config.member(sender)) and member.agent_id != config.lead_agent_id:
@@ -106,7 +109,7 @@ class Mailbox:
         lock = FileLock(inbox)
         held = False
         try:
-            inbox.parent.mkdir(exist_ok=True)
+            safefs.make_dir(inbox.parent)
             self._spool_append(inbox, b"\n" + encode(dump_compact(env.to_json())) + b"\n")  # \n isolates a torn line
             ensure_file(inbox, b"[]")
             # Whoever holds the lock commits everything spooled. A sender whose message a previous holder
@@ -135,7 +138,7 @@ class Mailbox:
     def _spool_append(inbox: Path, record: bytes) -> None:
         path = spool_file(inbox)
         while True:
-            with open(path, "ab") as spool:
+            with safefs.open_file(path, "ab") as spool:
                 flock_shared(spool)
                 try:
                     # a committer may have taken this spool (renamed it) while we waited: append to the new one
@@ -160,7 +163,7 @@ class Mailbox:
         if in_flight_file(inbox).exists():
             return False
         try:
-            with open(spool_file(inbox), "rb") as spool:
+            with safefs.open_file(spool_file(inbox), "rb") as spool:
                 return mine not in spool.read()
         except FileNotFoundError:
             return True
@@ -197,7 +200,7 @@ class Mailbox:
         """
         path = spool_file(inbox)
         try:
-            spool = open(path, "rb")  # noqa: SIM115 - locked below, closed in finally
+            spool = safefs.open_file(path, "rb")  # locked below, closed in finally
         except FileNotFoundError:
             return False
         try:
@@ -347,12 +350,7 @@ class Mailbox:
             return envs
         lines = b"".join(encode(dump_compact(envs[i].to_json())) + b"\n" for i in sorted(old))
         hist = self.layout.history_file(self.teams.canonical(team), agent)
-        fd = os.open(hist, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
-        try:
-            os.write(fd, lines)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        safefs.append_bytes(hist, lines)
         return [e for i, e in enumerate(envs) if i not in old]
 
     def remove_inbox(self, team: str, agent: str) -> None:

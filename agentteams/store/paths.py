@@ -1,6 +1,7 @@
 """The config root and every on-disk path and name rule shared with Claude Code.
 
-The only module that reads the environment for locations. No name can address a path outside the root.
+The only module that reads the environment for locations. No name can address a path outside the root, nor reach
+a directory of ours through a planted link (`safefs` opens the files themselves without following one).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import re
 from pathlib import Path
 
 from agentteams.errors import InvalidNameError
+from agentteams.store.safefs import check_dirs
 
 LEAD_NAME = "team-lead"
 MAX_NAME_LEN = 128
@@ -45,7 +47,17 @@ def config_root() -> Path:
     return Path(env) if env else Path.home() / ".claude"
 
 
+def refuse_control(raw: str, kind: str) -> str:
+    """`raw`, unless it holds a control character or NUL (refused: such a name would be stored raw, and could
+    address the same file as a plain one)."""
+    bad = next((c for c in raw if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0), None)
+    if bad is not None:
+        raise InvalidNameError(f"{kind} name {raw!r} contains the control character U+{ord(bad):04X}")
+    return raw
+
+
 def _checked(raw: str, kind: str, sanitized: str) -> str:
+    refuse_control(raw, kind)
     if not raw or not raw.strip():
         raise InvalidNameError(f"{kind} name is empty")
     if len(raw) > MAX_NAME_LEN:
@@ -66,8 +78,8 @@ def path_part(name: str, kind: str = "agent") -> str:
 
 
 def agent_name(name: str) -> str:
-    """An agent's name as stored: `@` (the id separator) becomes `-`."""
-    cleaned = name.strip().replace("@", "-")
+    """An agent's name as stored: `@` (the id separator) becomes `-`; control characters are refused."""
+    cleaned = refuse_control(name, "agent").strip().replace("@", "-")
     path_part(cleaned)  # refuses names that could not have an inbox
     return cleaned
 
@@ -76,13 +88,18 @@ def agent_id(name: str, team: str) -> str:
     return f"{name}@{team}"
 
 
+def inbox_key(name: str) -> str:
+    """What a member name addresses on disk: its inbox file's name, case-folded (`a/b`, `A-b` and `a-b` share one)."""
+    return _PATH_PART_RE.sub("-", name.strip().replace("@", "-")).lower()
+
+
 def unique_name(wanted: str, taken: list[str]) -> str:
-    """`wanted`, or `wanted-2`, `wanted-3`, ... compared case-insensitively against `taken`."""
-    lowered = {t.lower() for t in taken}
-    if wanted.lower() not in lowered:
+    """`wanted`, or `wanted-2`, `wanted-3`, ...: the first whose inbox no name in `taken` addresses."""
+    keys = {inbox_key(t) for t in taken}
+    if inbox_key(wanted) not in keys:
         return wanted
     n = 2
-    while f"{wanted}-{n}".lower() in lowered:
+    while inbox_key(f"{wanted}-{n}") in keys:
         n += 1
     return f"{wanted}-{n}"
 
@@ -108,11 +125,14 @@ class Layout:
     def from_env(cls) -> Layout:
         return cls(config_root())
 
-    def _inside(self, path: Path) -> Path:
+    def _inside(self, path: Path, *, directory: bool = False) -> Path:
+        """`path`, checked to stay inside the root and to reach no directory of ours through a symbolic link
+        (`directory`: `path` is one itself; the final component of a file is checked when it is opened)."""
         root = os.path.normpath(os.path.abspath(self.root))
         full = os.path.normpath(os.path.abspath(path))
         if os.path.commonpath([root, full]) != root or full == root:
             raise InvalidNameError(f"path {path} would leave the config root {self.root}")
+        check_dirs(root, full if directory else os.path.dirname(full))
         return Path(full)
 
     @property
@@ -123,31 +143,35 @@ class Layout:
     def tasks_root(self) -> Path:
         return self.root / "tasks"
 
+    def _team(self, team: str, *rest: str) -> Path:
+        # one join and one check per path: each builder walks its directories once (a send builds several)
+        return self._inside(Path(self.root, "teams", team_dir_name(team), *rest), directory=not rest)
+
     def team_dir(self, team: str) -> Path:
-        return self._inside(self.teams_dir / team_dir_name(team))
+        return self._team(team)
 
     def config_file(self, team: str) -> Path:
-        return self.team_dir(team) / "config.json"
+        return self._team(team, "config.json")
 
     def inbox_dir(self, team: str) -> Path:
-        return self.team_dir(team) / "inboxes"
+        return self._inside(Path(self.root, "teams", team_dir_name(team), "inboxes"), directory=True)
 
     def inbox_file(self, team: str, agent: str) -> Path:
-        return self._inside(self.inbox_dir(team) / f"{path_part(agent_name(agent))}.json")
+        return self._team(team, "inboxes", f"{path_part(agent_name(agent))}.json")
 
     def history_file(self, team: str, agent: str) -> Path:
         """Append-only archive of delivered messages moved out of the live inbox (ours, not the CLI's)."""
-        return self._inside(self.inbox_dir(team) / f"{path_part(agent_name(agent))}.history.jsonl")
+        return self._team(team, "inboxes", f"{path_part(agent_name(agent))}.history.jsonl")
 
     def presence_file(self, team: str, agent: str) -> Path:
         """`teams/<team>/agents/<agent>.json`: where one of our agents runs and what it is doing (ours)."""
-        return self._inside(self.team_dir(team) / "agents" / f"{path_part(agent_name(agent))}.json")
+        return self._team(team, "agents", f"{path_part(agent_name(agent))}.json")
 
     def task_dir(self, team: str) -> Path:
-        return self._inside(self.tasks_root / path_part(team, "team"))
+        return self._inside(self.tasks_root / path_part(team, "team"), directory=True)
 
     def task_file(self, team: str, task_id: str) -> Path:
-        return self.task_dir(team) / f"{task_id_part(task_id)}.json"
+        return self._inside(Path(self.root, "tasks", path_part(team, "team"), f"{task_id_part(task_id)}.json"))
 
     @property
     def projects_dir(self) -> Path:
@@ -159,7 +183,8 @@ class Layout:
 
     def plan_file(self, session_id: str) -> Path:
         """Where a session in plan mode writes its plan: the one file plan mode lets it edit."""
-        return self._inside(self.root / "plans" / f"{path_part(session_id, 'session')}.md")
+        # not checked for links here: a session starts whatever is there; plan mode refuses a linked plan file
+        return self.root / "plans" / f"{path_part(session_id, 'session')}.md"
 
     def task_lock_target(self, team: str) -> Path:
         return self.task_dir(team) / ".lock"

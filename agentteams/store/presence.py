@@ -7,9 +7,10 @@ import contextlib
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from agentteams.errors import CorruptFileError
+from agentteams import diagnostics
+from agentteams.errors import CorruptFileError, UnsafePathError
 from agentteams.pids import pid_alive
-from agentteams.store import writefail
+from agentteams.store import safefs, writefail
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.paths import Layout
 
@@ -69,18 +70,22 @@ def write_presence(layout: Layout, team: str, agent: str, presence: Presence) ->
     if not presence.started_at:
         presence.started_at = presence.updated_at
     try:
-        path.parent.mkdir(exist_ok=True)
+        safefs.make_dir(path.parent)
         atomic_write_json(path, presence.to_json())
     except FileNotFoundError:  # the team was deleted under us: nothing to describe
         return
-    except OSError as e:  # a full or read-only disk: `status` sees less of this agent, the agent goes on
+    except (OSError, UnsafePathError) as e:  # a full or read-only disk, a planted link: the agent goes on
         writefail.failed("presence", path, e)
     else:
         writefail.succeeded("presence")
 
 
 def read_presence(layout: Layout, team: str, agent: str) -> Presence | None:
-    raw = read_bytes(layout.presence_file(team, agent))
+    try:
+        raw = read_bytes(layout.presence_file(team, agent))
+    except UnsafePathError as e:  # a planted link says nothing about liveness either; never read through it
+        diagnostics.warning("%s", e)
+        return None
     if raw is None:
         return None
     try:

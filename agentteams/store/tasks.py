@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentteams import diagnostics
 from agentteams.errors import ConflictError, CorruptFileError, InvalidNameError, NotFoundError
+from agentteams.store import safefs
 from agentteams.store.atomicjson import (
     atomic_write_bytes,
     atomic_write_json,
@@ -22,7 +23,7 @@ from agentteams.store.atomicjson import (
     read_bytes,
 )
 from agentteams.store.locking import ensure_file, locked
-from agentteams.store.paths import LEAD_NAME, Layout, task_id_part
+from agentteams.store.paths import LEAD_NAME, Layout, refuse_control, task_id_part
 from agentteams.store.records import LEAD_PROCESS, Task, TaskStatus
 from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateResult
 
@@ -91,7 +92,7 @@ class TaskStore:
 
     def _dir(self, team: str) -> Path:
         d = self.layout.task_dir(team)
-        d.mkdir(parents=True, exist_ok=True)
+        safefs.make_dir(d, parents=True)
         ensure_file(self.layout.task_lock_target(team), b"")
         return d
 
@@ -230,6 +231,8 @@ class TaskStore:
     ) -> UpdateResult:  # fmt: skip
         """Merge changes into a task. `status="deleted"` deletes it; `owner=""` or None clears the owner."""
         task_id = task_id_part(task_id)
+        if isinstance(owner, str):
+            refuse_control(owner, "owner")
         if status == "deleted":
             task = self.delete(team, task_id)
             return UpdateResult(task, ["status"])
@@ -339,6 +342,7 @@ class TaskStore:
     def claim(self, team: str, task_id: str, agent: str, *, check_busy: bool = False) -> ClaimResult:
         """Take an unowned, unresolved, unblocked task for `agent` (owner set, status in_progress)."""
         task_id = task_id_part(task_id)
+        refuse_control(agent, "agent")
         if not self.layout.task_file(team, task_id).exists():
             return ClaimResult(False, reason="task_not_found")
         order = self._order(team)

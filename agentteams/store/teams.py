@@ -14,8 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agentteams.errors import ConflictError, CorruptFileError, NotFoundError
+from agentteams.errors import ConflictError, CorruptFileError, NotFoundError, UnsafePathError
 from agentteams.pids import LeadProcess
+from agentteams.store import safefs
 from agentteams.store.api import NewMember
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.locking import ensure_file, locked
@@ -72,11 +73,11 @@ class TeamStore:
         order; without, 2.1.197's.
         """
         base = team_dir_name(team)
-        self.layout.teams_dir.mkdir(parents=True, exist_ok=True)
+        safefs.make_dir(self.layout.teams_dir, parents=True)
         name, n = base, 1
         while True:
             try:
-                os.mkdir(self.layout.team_dir(name))
+                os.mkdir(self.layout.team_dir(name), safefs.DIR_MODE)
                 break
             except FileExistsError:
                 n += 1
@@ -92,11 +93,11 @@ class TeamStore:
             lead_session_id=lead_session_id, members=[lead],
         )  # fmt: skip
         config.lead_process = lead_process
-        self.layout.inbox_dir(name).mkdir(exist_ok=True)
+        safefs.make_dir(self.layout.inbox_dir(name))
         with locked(self.layout.config_file(name)):
             atomic_write_json(self.layout.config_file(name), config.to_json())
         task_dir = self.layout.task_dir(name)
-        task_dir.mkdir(parents=True, exist_ok=True)
+        safefs.make_dir(task_dir, parents=True)
         ensure_file(self.layout.task_lock_target(name), b"")
         return config
 
@@ -132,6 +133,8 @@ class TeamStore:
                 out.append(self.read(d.name))
             except CorruptFileError as e:
                 out.append(e)
+            except UnsafePathError as e:  # a planted link: listed as unreadable, like a damaged config
+                out.append(CorruptFileError(str(e)))
         return out
 
     def update(self, team: str, change: Callable[[TeamConfig], T], *, write_if: Callable[[T], bool] | None = None) -> T:

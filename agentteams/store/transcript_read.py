@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from agentteams.errors import UnsafePathError
+from agentteams.store import safefs
 from agentteams.store.paths import LEAD_NAME, Layout
 
 Message = dict[str, Any]
@@ -49,7 +51,10 @@ class SessionInfo:
 def read_entries(path: Path) -> list[dict[str, Any]]:
     """Every well-formed entry of a file; a torn last line (a crash mid-write) or a foreign line is skipped."""
     out = []
-    for line in path.read_bytes().splitlines():
+    raw = safefs.read_bytes(path)  # a transcript is never read through a planted link
+    if raw is None:
+        raise FileNotFoundError(f"no transcript {path}")
+    for line in raw.splitlines():
         try:
             entry = json.loads(line)
         except ValueError:
@@ -169,9 +174,9 @@ def sessions(layout: Layout, cwd: Path | str, limit: int = 50) -> list[SessionIn
 def _info(path: Path) -> SessionInfo | None:
     try:
         modified = path.stat().st_mtime
-        with path.open("rb") as f:
+        with safefs.open_file(path, "rb") as f:
             head = [json.loads(line) for line in (f.readline() for _ in range(200)) if line.strip().startswith(b"{")]
-    except (OSError, ValueError):
+    except (OSError, ValueError, UnsafePathError):
         return None
     prompts = [e for e in head if isinstance(e, dict) and e.get("type") == "user" and not e.get("isSidechain")]
     if not prompts or prompts[0].get("agent", LEAD_NAME) != LEAD_NAME:
@@ -207,7 +212,7 @@ def fork(loaded: Loaded, path: Path, new_id: str) -> None:
         if entry["type"] == "assistant":
             copy["requestSessionId"] = loaded.session_id
         lines.append(json.dumps(copy, ensure_ascii=False) + "\n")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    safefs.make_dir(path.parent, parents=True)
+    fd = safefs.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write("".join(lines))

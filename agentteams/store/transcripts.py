@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentteams import __version__
-from agentteams.store import writefail
+from agentteams.errors import UnsafePathError
+from agentteams.store import safefs, writefail
 from agentteams.store.atomicjson import encode, now_iso
 
 REDACTED = "<redacted>"
@@ -165,13 +166,14 @@ class Transcript:
         for secret in self._secrets:
             line = line.replace(secret, REDACTED)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            safefs.make_dir(self.path.parent, parents=True)
+            fd = safefs.open_fd(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             try:
                 _write_line(fd, encode(line) + b"\n")
             finally:
                 os.close(fd)
-        except OSError as e:  # a full or read-only disk loses the record, never the session (one warning)
+        except (OSError, UnsafePathError) as e:  # a full or read-only disk, a planted link: the record is lost,
+            # never the session (one warning)
             writefail.failed("transcript", self.path, e)
         else:
             writefail.succeeded("transcript")

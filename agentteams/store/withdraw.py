@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from agentteams.errors import AgentTeamsError
+from agentteams.store import safefs
 from agentteams.store.inboxfile import in_flight_file, spool_file
 from agentteams.store.locking import flock_exclusive, flock_release
 
@@ -65,7 +66,7 @@ def _drop_record(path: Path, mine: bytes, *, flock: bool) -> bool:
     with spaces needs no room on a full disk and moves no other sender's bytes: a crash midway leaves our line torn
     (dropped as torn), never theirs. `flock`: senders may be appending (the spool itself)."""
     try:
-        fd = os.open(path, os.O_RDWR)
+        fd = safefs.open_fd(path, os.O_RDWR)  # never through a planted link
     except FileNotFoundError:
         return False
     with os.fdopen(fd, "r+b") as f:

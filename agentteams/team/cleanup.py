@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentteams.backends.tmux import PaneRecord, TmuxBackend
-from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError
+from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError, UnsafePathError
+from agentteams.store import safefs
 from agentteams.store.locking import STALE_SECONDS, queue_file_for
 from agentteams.store.paths import Layout, team_dir_name
 from agentteams.store.presence import read_presence, remove_presence
@@ -162,8 +163,8 @@ class TeamCleanup:
         count = 0
         task_dir = self.layout.task_dir(team)
         for path in task_dir.glob("*.json") if task_dir.is_dir() else ():
-            with contextlib.suppress(OSError, ValueError):
-                task = json.loads(path.read_bytes())
+            with contextlib.suppress(OSError, ValueError, UnsafePathError):
+                task = json.loads(safefs.read_bytes(path) or b"null")
                 owned = isinstance(task, dict) and task.get("owner") in (member.name, member.agent_id)
                 count += owned and task.get("status") not in ("completed", "deleted")
         return count
@@ -353,7 +354,7 @@ def _queue_probe(queue: Path) -> Iterator[None]:
 
     A plain non-blocking flock: locking's portalocker calls block, and portalocker takes this same flock."""
     try:
-        fd = os.open(queue, os.O_RDWR)
+        fd = safefs.open_fd(queue, os.O_RDWR)  # never a planted link
     except FileNotFoundError:  # no process of ours ever queued here
         yield
         return

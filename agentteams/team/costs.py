@@ -8,9 +8,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentteams.errors import AgentTeamsError
+from agentteams.errors import AgentTeamsError, UnsafePathError
 from agentteams.model.pricing import AgentAccount, UsageLedger
 from agentteams.model.types import Usage
+from agentteams.store import safefs
 from agentteams.store.api import Store
 from agentteams.store.paths import Layout
 from agentteams.team.status_view import find_transcript
@@ -40,8 +41,8 @@ def transcript_ledger(path: Path, default_agent: str) -> UsageLedger:
     torn or foreign lines are skipped."""
     ledger, seen = UsageLedger(), set()
     try:
-        lines = path.read_bytes().splitlines()
-    except OSError:
+        lines = (safefs.read_bytes(path) or b"").splitlines()  # never through a planted link
+    except (OSError, UnsafePathError):
         return ledger
     for line in lines:
         try:

@@ -21,7 +21,7 @@ from agentteams.agent.agenttype import agent_model
 from agentteams.agent.loop import AgentEvent
 from agentteams.agent.prompts import Identity
 from agentteams.agent.session import SessionOptions
-from agentteams.errors import AgentTeamsError
+from agentteams.errors import AgentTeamsError, InvalidNameError
 from agentteams.model.providers import PROVIDER_ENV, VERTEX_REGION_PREFIX
 from agentteams.model.types import ModelClient
 from agentteams.settings.types import Settings
@@ -286,7 +286,10 @@ def spawn_member(session: Session, spawner: Spawner, team: str, args: dict[str, 
     wanted = str(args.get("team_name") or team)
     if team_dir_name(wanted) != team_dir_name(team):
         raise ToolInputError(f'You lead team "{team}"; teammates can only join that team.')
-    name = agent_name(str(args.get("name", "")))
+    try:
+        name = agent_name(str(args.get("name", "")))  # refuses control characters before they reach the config
+    except InvalidNameError as e:
+        raise ToolInputError(str(e)) from None
     if not NAME_PATTERN.match(name) or name.lower() in (LEAD_NAME, "main"):
         raise ToolInputError(f"{name!r} cannot be a teammate's name: use letters, digits, - and _ (not team-lead).")
     prompt = str(args.get("prompt", ""))

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from agentteams.backends.tmux import PaneRecord, TmuxBackend
-from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError
+from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError, UnsafePathError
+from agentteams.store import safefs
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, team_dir_name
 from agentteams.store.presence import Presence
@@ -284,7 +285,7 @@ def _iso(ms: int | float) -> str:
 
 
 def _first_entry(path: Path) -> dict[str, Any]:
-    with contextlib.suppress(OSError, ValueError), path.open("rb") as f:
+    with contextlib.suppress(OSError, ValueError, UnsafePathError), safefs.open_file(path, "rb") as f:
         entry = json.loads(f.readline())
         if isinstance(entry, dict):
             return entry

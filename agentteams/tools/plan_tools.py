@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from agentteams.errors import AgentTeamsError
+from agentteams.errors import AgentTeamsError, UnsafePathError
+from agentteams.store import safefs
 from agentteams.store.atomicjson import epoch_ms, now_iso
 from agentteams.store.protocol import PlanApprovalRequest, plan_digest
 from agentteams.tools.base import Tool, ToolContext, ToolKind, ToolResult
@@ -20,9 +21,9 @@ def plan_request_id(agent: str) -> str:
 def _read_plan(args: dict[str, Any], ctx: ToolContext) -> str | None:
     """The plan file's text when it has some, else the `plan` argument."""
     if ctx.plan_file is not None:
-        try:
-            text = ctx.plan_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        try:  # never through a planted link: what it points at is not the plan
+            text = (safefs.read_bytes(ctx.plan_file) or b"").decode("utf-8")
+        except (OSError, UnicodeDecodeError, UnsafePathError):
             text = ""
         if text.strip():
             return text

@@ -8,11 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from agentteams.errors import NotFoundError
+from agentteams.errors import InvalidNameError, NotFoundError
 from agentteams.pids import LeadProcess
 from agentteams.store.api import Mail
 from agentteams.store.atomicjson import dump_compact, epoch_ms, now_iso
-from agentteams.store.paths import LEAD_NAME
+from agentteams.store.paths import LEAD_NAME, refuse_control
 from agentteams.store.protocol import (
     CompactRequest,
     Message,
@@ -140,6 +140,10 @@ def parse_send(args: dict[str, Any]) -> Outgoing:
     message = args.get("message")
     body: dict[str, Any] = message if isinstance(message, dict) else {}
     to = _first_str(args.get("recipient"), args.get("to"))
+    try:
+        refuse_control(to or "", "recipient")
+    except InvalidNameError as e:
+        raise ToolInputError(str(e)) from None
     kind = args.get("type") or body.get("type") or ("broadcast" if to == "*" else "message")
     if kind not in SEND_TYPES:
         raise ToolInputError(f"unknown message type {kind!r}; use one of {', '.join(SEND_TYPES)}")
