@@ -1,6 +1,7 @@
 """The warm `-p` server as real processes: a warm run's output and exit code are a cold run's, each run's own
-environment counts, signals reach the run, a stale socket, a hung or an other-build server fall back to a cold
-run, racing launchers leave one server, and an idle server exits. Every test has a runtime dir of its own
+environment counts, signals reach the run, a first run (or one finding a stale socket or an other build's server)
+starts a server and hands itself to it, a hung server means a cold run, racing launchers leave one server, and an
+idle server exits. Every test has a runtime dir of its own
 (XDG_RUNTIME_DIR), and every server a test started is gone at its end."""
 
 from __future__ import annotations
@@ -67,14 +68,15 @@ class Warm:
         return pid if pid and pid_alive(pid) else None
 
     def servers(self) -> list[int]:
-        """Every live warm server process (starting or serving) for this runtime dir."""
+        """Every live warm server process (starting or serving) for this runtime dir; not the runs it forked, which
+        share its argv until they exit."""
         found = []
         for name in os.listdir("/proc"):
             if name.isdigit():
                 argv = cmdline(int(name))
                 if "agentteams.cli.warmserver" in argv and str(self.dir) in argv:
                     found.append(int(name))
-        return found
+        return [pid for pid in found if _parent(pid) not in found]
 
     def serving(self) -> bool:
         """A server accepts on the socket (it binds once its imports are done)."""
@@ -106,6 +108,14 @@ def warmed(cli: Cli, config_root: Path, servers: list[MockServer]) -> Iterator[W
     shutil.rmtree(runtime, ignore_errors=True)
 
 
+def _parent(pid: int) -> int:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0
+    return int(stat.rpartition(")")[2].split()[1])
+
+
 def _imported_sdk(stderr: str) -> bool:
     """Under PYTHONPROFILEIMPORTTIME the launcher's own imports are listed: a cold run imports the SDK itself."""
     return any(line.rstrip().endswith("| anthropic") for line in stderr.splitlines())
@@ -117,8 +127,8 @@ def _run(cli: Cli, env: dict[str, str], *args: str, cwd: Path | None = None) -> 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_a_warm_run_prints_what_a_cold_run_prints(cli: Cli, warmed: Warm, tmp_path: Path, fmt: str) -> None:
-    first = _run(cli, warmed.env, "hi", "--output-format", fmt, cwd=tmp_path)  # no server yet: cold, starts one
-    assert first.returncode == 0 and _imported_sdk(first.stderr), first.stderr[-2000:]
+    first = _run(cli, warmed.env, "hi", "--output-format", fmt, cwd=tmp_path)  # no server yet: starts one, uses it
+    assert first.returncode == 0 and not _imported_sdk(first.stderr), first.stderr[-2000:]
     warmed.wait_serving()
     hot = _run(cli, warmed.env, "hi", "--output-format", fmt, cwd=tmp_path)
     cold = _run(cli, {**warmed.env, warm.DISABLE_VAR: "1"}, "hi", "--output-format", fmt, cwd=tmp_path)
@@ -221,10 +231,9 @@ def test_a_stale_socket_runs_cold_and_starts_a_server(cli: Cli, warmed: Warm, tm
     dead.bind(str(warmed.dir / warm.SOCKET))  # bound, never listening, closed: a dead server's socket file
     dead.close()
     proc = _run(cli, warmed.env, "hi", cwd=tmp_path)
-    assert (proc.returncode, proc.stdout) == (0, "ok\n") and _imported_sdk(proc.stderr)
-    assert "agentteams:" not in proc.stderr
-    warmed.wait_serving()  # the new server replaced the dead socket file
-    assert not _imported_sdk(_run(cli, warmed.env, "hi", cwd=tmp_path).stderr)
+    assert (proc.returncode, proc.stdout) == (0, "ok\n") and "agentteams:" not in proc.stderr
+    assert not _imported_sdk(proc.stderr)  # a new server replaced the dead socket file, and ran it
+    warmed.wait_serving()
 
 
 def test_a_hung_server_runs_cold_after_a_short_wait(cli: Cli, warmed: Warm, tmp_path: Path) -> None:
@@ -242,8 +251,8 @@ def test_a_server_of_another_build_is_replaced(cli: Cli, warmed: Warm, tmp_path:
     old = warmed.wait_serving()
     # another stamp: the same source seen with another baked-in environment value (what a new version also changes)
     other = {**warmed.env, "PYTHONWARNINGS": "ignore::DeprecationWarning"}
-    proc = _run(cli, other, "hi", cwd=tmp_path)
-    assert (proc.returncode, proc.stdout) == (0, "ok\n") and _imported_sdk(proc.stderr), proc.stderr
+    proc = _run(cli, other, "hi", cwd=tmp_path)  # the old one is stopped, a new one started and used
+    assert (proc.returncode, proc.stdout) == (0, "ok\n") and not _imported_sdk(proc.stderr), proc.stderr
     wait_until(lambda: not pid_alive(old), 30, "the other build's server to stop")
     new = warmed.wait_serving()
     assert new != old
@@ -252,8 +261,10 @@ def test_a_server_of_another_build_is_replaced(cli: Cli, warmed: Warm, tmp_path:
 
 
 def test_racing_launchers_leave_one_server(cli: Cli, warmed: Warm, tmp_path: Path) -> None:
-    procs = [cli.popen("-p", "hi", env=warmed.env, cwd=tmp_path, stdout=subprocess.PIPE) for _ in range(3)]
-    assert [p.wait(120) for p in procs] == [0, 0, 0]
+    pipe = subprocess.PIPE
+    procs = [cli.popen("-p", "hi", env=warmed.env, cwd=tmp_path, stdout=pipe, stderr=pipe) for _ in range(3)]
+    outs = [(*p.communicate(timeout=120), p.returncode) for p in procs]
+    assert outs == [("ok\n", "", 0)] * 3
     warmed.wait_serving()
     wait_until(lambda: len(warmed.servers()) == 1, 30, "one warm server", explain=lambda: str(warmed.servers()))
     assert warmed.servers() == [warmed.server_pid()]
