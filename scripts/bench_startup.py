@@ -330,8 +330,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     args = ap.parse_args(argv)
     rows = bench_commands(args.runs)
-    print(f"start to exit, median of {args.runs} runs each (round-robin), Python {sys.version.split()[0]}; every row is "
-          f"a cold process but `{WARM_P}` (handed to the running warm server; RSS: the launcher's)")  # fmt: skip
+    print(f"start to exit, median of {args.runs} runs each (round-robin), Python {sys.version.split()[0]}; every row "
+          f"is a cold process but `{WARM_P}` (handed to the running warm server; RSS: the launcher's)")  # fmt: skip
     print(f"{'command':<28} {'median ms':>10} {'peak RSS MB':>12} {'vs floor':>9}")
     for r in rows:
         print(f"{r['command']:<28} {r['median_ms']:>10.1f} {r['rss_mb']:>12.1f} {r['vs_floor']:>8.2f}x")

@@ -28,7 +28,7 @@ from typing import NoReturn
 from agentteams.cli import launch
 from agentteams.cli.sockdir import ForkServerError, ensure_private, private_dir
 
-# the SDK's own modules are model/'s to name and import: `_preimport` calls anthropic_client.warm_up()
+# the SDK's own modules are model/'s to name and import: `preimport` calls anthropic_client.warm_up()
 PREIMPORTS = ("agentteams.model.anthropic_client", "agentteams.cli.agent_cmd", "typer", "rich", "agentteams.ui.console")
 OPTIONAL_PREIMPORTS = (
     "agentteams.team.teammate", "agentteams.agent.session", "agentteams.cli.headless", "agentteams.store.watch",
@@ -54,7 +54,7 @@ class ChildPolicy:
 TEAMMATE = ChildPolicy()
 
 
-def _preimport() -> None:
+def preimport() -> None:
     for name in PREIMPORTS:
         importlib.import_module(name)
     for name in OPTIONAL_PREIMPORTS:
@@ -74,8 +74,9 @@ def _reap() -> None:
             pass
 
 
-class _Server:
-    """Single-threaded accept loop: fork a child per connection, reap children, stop when the lead goes away."""
+class Server:
+    """Single-threaded accept loop: fork a child per connection, reap children, stop when the lead goes away (a
+    teammates' server) or after `idle` seconds without a connection (the warm `-p` server)."""
 
     def __init__(self, path: Path, policy: ChildPolicy = TEAMMATE, idle: float | None = None) -> None:
         self.path = path
@@ -90,7 +91,7 @@ class _Server:
         self.private_fds: list[int] = []  # the owner's descriptors a child must not keep open (a lock)
 
     def bind(self) -> None:
-        if self.path.is_socket():  # our pid is in the name: an old file of that name is a dead server's
+        if self.path.is_socket():  # our pid is in the name (or the warm server's lock is ours): a dead server's file
             self.path.unlink()
         old = os.umask(0o077)
         try:
@@ -333,8 +334,8 @@ def main(argv: list[str] | None = None) -> None:
             path = Path(args.socket)
         else:
             path = (ensure_private(Path(args.dir)) if args.dir else private_dir()) / f"fs-{os.getpid()}.sock"
-        _preimport()  # before listening: a launcher that finds no socket yet waits while our pid lives
-        server = _Server(path)
+        preimport()  # before listening: a launcher that finds no socket yet waits while our pid lives
+        server = Server(path)
         server.bind()
     except Exception as e:
         print(f"agentteams forkserver: error: {type(e).__name__}: {e}", file=sys.stderr)

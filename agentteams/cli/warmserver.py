@@ -59,9 +59,9 @@ def main(argv: list[str] | None = None) -> None:
     if lock is None:
         sys.exit(0)  # another launcher's server won the race: one per user
     stamp = warm.stamp()  # before the imports: code changed while importing makes us stale, never wrongly current
-    forkserver._preimport()
+    forkserver.preimport()
     policy = forkserver.ChildPolicy(stamp=stamp, lend_secrets=False, entry="agentteams.cli:run")
-    server = forkserver._Server(directory / warm.SOCKET, policy, idle_seconds())
+    server = forkserver.Server(directory / warm.SOCKET, policy, idle_seconds())
     server.private_fds.append(lock)
     server.bind()  # a socket file there is a dead server's: we hold the lock
     gc.collect()
