@@ -121,27 +121,48 @@ def _imported_sdk(stderr: str) -> bool:
     return any(line.rstrip().endswith("| anthropic") for line in stderr.splitlines())
 
 
-def _run(cli: Cli, env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return cli("-p", *args, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, cwd=cwd)
+def _run(
+    cli: Cli, env: dict[str, str], *args: str, cwd: Path | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    return cli("-p", *args, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, cwd=cwd, input=stdin)
 
 
-@pytest.mark.parametrize("fmt", ["text", "json"])
-def test_a_warm_run_prints_what_a_cold_run_prints(cli: Cli, warmed: Warm, tmp_path: Path, fmt: str) -> None:
-    first = _run(cli, warmed.env, "hi", "--output-format", fmt, cwd=tmp_path)  # no server yet: starts one, uses it
+VOLATILE = ("session_id", "duration_ms", "duration_api_ms", "uuid", "id", "total_cost_usd", "usage", "modelUsage")
+
+
+def _steady(data: object) -> object:
+    """JSON output without what differs from run to run (ids, timings, cost), at any depth."""
+    if isinstance(data, dict):
+        return {k: _steady(v) for k, v in data.items() if k not in VOLATILE}
+    if isinstance(data, list):
+        return [_steady(v) for v in data]
+    return data
+
+
+FORMS = {  # argv after -p, and stdin
+    "text": (["hi"], None),
+    "json": (["hi", "--output-format", "json"], None),
+    "stream-json": (["hi", "--output-format", "stream-json", "--verbose"], None),
+    "stdin prompt": ([], "hi"),
+}
+
+
+@pytest.mark.parametrize("form", list(FORMS))
+def test_a_warm_run_prints_what_a_cold_run_prints(cli: Cli, warmed: Warm, tmp_path: Path, form: str) -> None:
+    args, stdin = FORMS[form]
+    first = _run(cli, warmed.env, *args, cwd=tmp_path, stdin=stdin)  # no server yet: starts one and uses it
     assert first.returncode == 0 and not _imported_sdk(first.stderr), first.stderr[-2000:]
     warmed.wait_serving()
-    hot = _run(cli, warmed.env, "hi", "--output-format", fmt, cwd=tmp_path)
-    cold = _run(cli, {**warmed.env, warm.DISABLE_VAR: "1"}, "hi", "--output-format", fmt, cwd=tmp_path)
+    hot = _run(cli, warmed.env, *args, cwd=tmp_path, stdin=stdin)
+    cold = _run(cli, {**warmed.env, warm.DISABLE_VAR: "1"}, *args, cwd=tmp_path, stdin=stdin)
     assert not _imported_sdk(hot.stderr), "the warm run imported the SDK itself: it ran cold"
     assert _imported_sdk(cold.stderr)
     assert hot.returncode == cold.returncode == 0
-    if fmt == "json":  # the session id, cost and timings differ from run to run: compare the rest
-        volatile = ("session_id", "duration_ms", "duration_api_ms", "uuid", "total_cost_usd", "usage", "modelUsage")
-        hot_out, cold_out = json.loads(hot.stdout), json.loads(cold.stdout)
-        assert hot_out.keys() == cold_out.keys()
-        assert {k: v for k, v in hot_out.items() if k not in volatile} == {
-            k: v for k, v in cold_out.items() if k not in volatile
-        }
+    if form == "json":  # ids, cost and timings differ from run to run: compare the rest
+        assert _steady(json.loads(hot.stdout)) == _steady(json.loads(cold.stdout))
+    elif form == "stream-json":
+        hot_lines, cold_lines = hot.stdout.splitlines(), cold.stdout.splitlines()
+        assert [_steady(json.loads(x)) for x in hot_lines] == [_steady(json.loads(x)) for x in cold_lines]
     else:
         assert hot.stdout == cold.stdout == "ok\n"
 
