@@ -92,6 +92,7 @@ class Relay:
         self.stale = False  # the warm server was built from other code: it stops; start cold (and a new one)
         self.child = 0
         self.signals: list[int] = []
+        self.ended_by = 0  # the signal we passed on that ended the child (no exit status came)
 
     def run(self, argv: list[str]) -> int | None:
         """The child's exit code; None when the server dropped us before a child started (then start cold)."""
@@ -105,7 +106,8 @@ class Relay:
         self.stale = frame is not None and frame[0] == b"S"
         if frame is None or frame[0] != b"P" or not self._go():
             if self.signals:
-                return 128 + self.signals[-1]
+                self.ended_by = self.signals[-1]
+                return 128 + self.ended_by
             for signum, handler in before.items():  # starting cold: Ctrl-C must interrupt this process again
                 if handler is not None:
                     signal.signal(signum, handler)
@@ -117,7 +119,8 @@ class Relay:
         if frame is not None and frame[0] == b"X":
             return frame[1]
         if self.signals:  # we passed on a signal that ended it: report as a shell would
-            return 128 + self.signals[-1]
+            self.ended_by = self.signals[-1]
+            return 128 + self.ended_by
         message = f"agentteams: error: the teammate process (pid {self.child}) died without an exit status\n"
         os.write(2, message.encode())
         return DIED_CODE

@@ -9,12 +9,13 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import signal
 import socket
 import sys
 import time
 from pathlib import Path
 
-from agentteams.cli import launch, sockdir
+from agentteams.cli import COMMANDS, GROUPS, launch, sockdir
 from agentteams.errors import AgentTeamsError
 from agentteams.pids import pid_alive
 
@@ -29,15 +30,13 @@ RETRY_INTERVAL = 0.01
 # what a server process takes from its environment once, at start: a launcher with other values needs another one
 BAKED_ENV = ("PYTHONPATH", "PYTHONHOME", "PYTHONHASHSEED", "PYTHONWARNINGS", "SSL_CERT_FILE", "SSL_CERT_DIR",
              "LANG", "LC_ALL", "LC_CTYPE")  # fmt: skip
-SUBCOMMANDS = ("team", "task", "msg", "mock-api", "status", "watch", "attach", "logs", "cleanup", "doctor", "demo",
-               "config")  # fmt: skip
 
 
 def is_print_argv(argv: list[str]) -> bool:
     """A `-p`/`--print` run of the agent (not a store command's, not a teammate's): only those go warm."""
     args = argv[1:]
     args = args[: args.index("--")] if "--" in args else args
-    if not args or args[0] in SUBCOMMANDS or launch.is_teammate_argv(argv):
+    if not args or args[0] in GROUPS or args[0] in COMMANDS or launch.is_teammate_argv(argv):
         return False
     return "-p" in args or "--print" in args
 
@@ -67,29 +66,32 @@ def run_if_print(argv: list[str]) -> None:
     except (OSError, AgentTeamsError):
         return
     try:
-        code = _hand_over(argv, directory)
+        code, ended_by = _hand_over(argv, directory)
     except KeyboardInterrupt:  # Ctrl-C before the relay took the signal over: as the CLI itself would exit
         os._exit(130)
+    if ended_by:  # the run died of the signal we passed on (SIGTERM, SIGHUP): so do we, as a cold run would
+        signal.signal(ended_by, signal.SIG_DFL)
+        os.kill(os.getpid(), ended_by)
     if code is not None:
         os._exit(code)  # nothing of ours to tear down
 
 
-def _hand_over(argv: list[str], directory: Path) -> int | None:
+def _hand_over(argv: list[str], directory: Path) -> tuple[int | None, int]:
     """The run's exit code from the server (started here when none runs: its start costs less than a cold run's,
-    which it would slow down besides); None: run cold."""
+    which it would slow down besides), and the signal that ended it; None: run cold."""
     mine, replacing = stamp(), False
     for _ in range(2):  # a server of another build is stopped (by its child that saw our stamp) and replaced, once
         sock = None if replacing else _connect(directory / SOCKET)
         sock = sock or _start(directory, replacing=replacing)
         if sock is None:
-            return None
+            return None, 0
         relay = launch.Relay(sock, mine, HANDSHAKE)
         code = relay.run(argv)
         sock.close()
         if not relay.stale:
-            return code
+            return code, relay.ended_by
         replacing = True
-    return None
+    return None, 0
 
 
 def _connect(path: Path) -> socket.socket | None:
