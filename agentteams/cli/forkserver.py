@@ -1,6 +1,7 @@
 """The fork server: a warm process (SDK imported) that forks a teammate per launcher connection; its child set-up.
 
-The lead's handle is `agentteams.cli.forkclient.ForkServer`; the launcher side is `agentteams.cli.launch`.
+The lead's handle is `agentteams.cli.forkclient.ForkServer`; the launcher side is `agentteams.cli.launch`. The warm
+`-p` server (`warmserver`) runs the same loop with a `ChildPolicy` of its own.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """The teammate launcher: hands this process's stdio, argv and environment to the fork server and relays the exit.
 
-Also the wire protocol's other end (`read_request`). Cheap stdlib imports only: a pane reaches a warm teammate fast.
+Also the wire protocol's other end (`read_request`), and the relay the warm `-p` launcher (`warm`) uses.
+Cheap stdlib imports only: a pane reaches a warm teammate fast.
 """
 
 from __future__ import annotations
