@@ -150,8 +150,8 @@ FORMS = {  # argv after -p, and stdin
 @pytest.mark.parametrize("form", list(FORMS))
 def test_a_warm_run_prints_what_a_cold_run_prints(cli: Cli, warmed: Warm, tmp_path: Path, form: str) -> None:
     args, stdin = FORMS[form]
-    first = _run(cli, warmed.env, *args, cwd=tmp_path, stdin=stdin)  # no server yet: starts one and uses it
-    assert first.returncode == 0 and not _imported_sdk(first.stderr), first.stderr[-2000:]
+    first = _run(cli, warmed.env, *args, cwd=tmp_path, stdin=stdin)  # no server yet: starts one (test_a_stale_...)
+    assert first.returncode == 0, first.stderr[-2000:]
     warmed.wait_serving()
     hot = _run(cli, warmed.env, *args, cwd=tmp_path, stdin=stdin)
     cold = _run(cli, {**warmed.env, warm.DISABLE_VAR: "1"}, *args, cwd=tmp_path, stdin=stdin)
@@ -254,7 +254,8 @@ def test_a_stale_socket_runs_cold_and_starts_a_server(cli: Cli, warmed: Warm, tm
     dead.close()
     proc = _run(cli, warmed.env, "hi", cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (0, "ok\n") and "agentteams:" not in proc.stderr
-    assert not _imported_sdk(proc.stderr)  # a new server replaced the dead socket file, and ran it
+    # a new server replaced the dead socket file, and ran it (a run waits up to warm.STARTING_WAIT for a starting one)
+    assert not _imported_sdk(proc.stderr)
     warmed.wait_serving()
 
 
@@ -273,8 +274,8 @@ def test_a_server_of_another_build_is_replaced(cli: Cli, warmed: Warm, tmp_path:
     old = warmed.wait_serving()
     # another stamp: the same source seen with another baked-in environment value (what a new version also changes)
     other = {**warmed.env, "PYTHONWARNINGS": "ignore::DeprecationWarning"}
-    proc = _run(cli, other, "hi", cwd=tmp_path)  # the old one is stopped, a new one started and used
-    assert (proc.returncode, proc.stdout) == (0, "ok\n") and not _imported_sdk(proc.stderr), proc.stderr
+    proc = _run(cli, other, "hi", cwd=tmp_path)  # the old one is stopped, a new one started (and used, unless slow)
+    assert (proc.returncode, proc.stdout) == (0, "ok\n"), proc.stderr
     wait_until(lambda: not pid_alive(old), 30, "the other build's server to stop")
     new = warmed.wait_serving()
     assert new != old
