@@ -56,6 +56,8 @@ def config_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     monkeypatch.delenv("TMUX", raising=False)
     monkeypatch.delenv("TMUX_PANE", raising=False)
     monkeypatch.delenv("AGENTTEAMS_TMUX_SOCKET", raising=False)
+    # every `-p` child runs cold: no warm server outlives a test (tests/test_warm.py turns it on, in a dir of its own)
+    monkeypatch.setenv("AGENTTEAMS_NO_WARM", "1")
     yield root
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from agentteams.cli import forkserver, launch
 from agentteams.cli.forkclient import ForkServer
-from agentteams.cli.forkserver import ForkServerError, ensure_private
+from agentteams.cli.sockdir import ForkServerError, ensure_private
 from agentteams.model.anthropic_client import SDK_MODULES
 from tests.support.cli import Cli
 from tests.support.procs import child_env, pid_alive
@@ -418,4 +418,4 @@ def test_a_request_sent_whole_is_not_followed_by_an_empty_send(monkeypatch: pyte
 
     monkeypatch.setattr(socket, "send_fds", send_then_server_closes)  # the module launch.py calls it through
     with ours:
-        launch._Relay(ours)._send(["agentteams", "--version"])  # no BrokenPipeError
+        launch.Relay(ours)._send(["agentteams", "--version"])  # no BrokenPipeError

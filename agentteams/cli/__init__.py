@@ -43,10 +43,15 @@ def main() -> None:
         from agentteams.cli import launch
 
         launch.run_if_teammate(sys.argv)  # exits when the fork server ran this teammate; else start cold
-    _run()
+    elif ("-p" in sys.argv or "--print" in sys.argv) and not os.environ.get("AGENTTEAMS_NO_WARM"):  # warm.DISABLE_VAR
+        from agentteams.cli import warm
+
+        warm.run_if_print(sys.argv)  # exits when the warm server ran it; else start cold (and a server for next time)
+    run()
 
 
-def _run() -> None:
+def run() -> None:
+    """The command itself, in this process (what the warm server's children run: no fast path again)."""
     import typer
 
     diagnostics.set_sink(_one_line)

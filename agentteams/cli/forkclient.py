@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 from agentteams.cli import launch
-from agentteams.cli.forkserver import STOP_WAIT, ensure_private, private_dir
+from agentteams.cli.forkserver import STOP_WAIT
+from agentteams.cli.sockdir import ensure_private, private_dir
 
 
 class ForkServer:

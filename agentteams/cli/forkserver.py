@@ -1,6 +1,7 @@
 """The fork server: a warm process (SDK imported) that forks a teammate per launcher connection; its child set-up.
 
-The lead's handle is `agentteams.cli.forkclient.ForkServer`; the launcher side is `agentteams.cli.launch`.
+The lead's handle is `agentteams.cli.forkclient.ForkServer`; the launcher side is `agentteams.cli.launch`. The warm
+`-p` server (`warmserver`) runs the same loop with a `ChildPolicy` of its own.
 """
 
 from __future__ import annotations
@@ -16,20 +17,20 @@ import random
 import selectors
 import signal
 import socket
-import stat
 import struct
 import sys
 import threading
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
 from agentteams.cli import launch
-from agentteams.errors import AgentTeamsError
+from agentteams.cli.sockdir import ForkServerError, ensure_private, private_dir
 from agentteams.model.providers import AWS_KEYS
 
-# the SDK's own modules are model/'s to name and import: `_preimport` calls anthropic_client.warm_up()
+# the SDK's own modules are model/'s to name and import: `preimport` calls anthropic_client.warm_up()
 PREIMPORTS = ("agentteams.model.anthropic_client", "agentteams.cli.agent_cmd", "typer", "rich", "agentteams.ui.console")
 OPTIONAL_PREIMPORTS = (
     "agentteams.team.teammate", "agentteams.agent.session", "agentteams.cli.headless", "agentteams.store.watch",
@@ -38,43 +39,26 @@ OPTIONAL_PREIMPORTS = (
     "agentteams.backends.tmux", "portalocker", "inotify_simple", "agentteams.store.signing",
     "agentteams.team.trust", "cryptography.hazmat.primitives.asymmetric.ed25519", "cryptography.exceptions",
 )  # fmt: skip
-SECRET_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+SECRET_KEYS = launch.SECRET_KEYS
 # credentials that go together: a pane with one of a group keeps its own, one with none gets the server's
 CREDENTIAL_GROUPS = (SECRET_KEYS, AWS_KEYS, ("AWS_BEARER_TOKEN_BEDROCK",))
 REQUEST_TIMEOUT = 10.0  # a connected client that sends nothing only ties up its own forked child, this long
-SUN_PATH_MAX = 107  # bytes in an AF_UNIX path, without the terminating NUL
-LONGEST_NAME = "fs-4194304.sock"  # Linux's largest pid
 STOP_WAIT = 1.0
 
 
-class ForkServerError(AgentTeamsError):
-    """A fork server that cannot be started: an unsafe socket directory, a path too long."""
+@dataclass(frozen=True)
+class ChildPolicy:
+    """How a forked child takes a request: as a teammate of the lead's (the default), or as a warm `-p` run."""
+
+    stamp: str | None = None  # the warm server's build stamp: a request with another is refused, and we stop
+    lend_secrets: bool = True  # add the server's API key when the request's environment has none (teammates)
+    entry: str = "agentteams.cli:main"
 
 
-def private_dir(env: Mapping[str, str] | None = None) -> Path:
-    """`$XDG_RUNTIME_DIR/agentteams` or `/tmp/agentteams-<uid>`, created 0700 and checked to be ours alone."""
-    env = os.environ if env is None else env
-    runtime = env.get("XDG_RUNTIME_DIR", "")
-    candidates = [Path(runtime) / "agentteams"] if runtime and os.path.isdir(runtime) else []
-    candidates.append(Path(f"/tmp/agentteams-{os.getuid()}"))
-    for path in candidates:
-        if len(os.fsencode(path / LONGEST_NAME)) <= SUN_PATH_MAX:
-            return ensure_private(path)
-    raise ForkServerError(f"no socket directory short enough for AF_UNIX ({SUN_PATH_MAX} bytes): {candidates[0]}")
+TEAMMATE = ChildPolicy()
 
 
-def ensure_private(path: Path) -> Path:
-    """Create `path` mode 0700, or check an existing one is a real directory owned by us with no group/other bits."""
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(path, 0o700)
-    st = os.lstat(path)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        found = f"{stat.filemode(st.st_mode)} owner {st.st_uid}"
-        raise ForkServerError(f"refusing socket directory {path}: {found}; need a directory of ours, mode 0700")
-    return path
-
-
-def _preimport() -> None:
+def preimport() -> None:
     for name in PREIMPORTS:
         importlib.import_module(name)
     for name in OPTIONAL_PREIMPORTS:
@@ -94,19 +78,24 @@ def _reap() -> None:
             pass
 
 
-class _Server:
-    """Single-threaded accept loop: fork a child per connection, reap children, stop when the lead goes away."""
+class Server:
+    """Single-threaded accept loop: fork a child per connection, reap children, stop when the lead goes away (a
+    teammates' server) or after `idle` seconds without a connection (the warm `-p` server)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, policy: ChildPolicy = TEAMMATE, idle: float | None = None) -> None:
         self.path = path
+        self.policy = policy
+        self.idle = idle  # stop after this many seconds without a connection; None: when the lead goes (stdin EOF)
+        self.last = time.monotonic()
         self.stopping = False
         self.sel = selectors.DefaultSelector()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.wake_r, self.wake_w = os.pipe()
         self.inode = 0
+        self.private_fds: list[int] = []  # the owner's descriptors a child must not keep open (a lock)
 
     def bind(self) -> None:
-        if self.path.is_socket():  # our pid is in the name: an old file of that name is a dead server's
+        if self.path.is_socket():  # our pid is in the name (or the warm server's lock is ours): a dead server's file
             self.path.unlink()
         old = os.umask(0o077)
         try:
@@ -124,13 +113,17 @@ class _Server:
         signal.signal(signal.SIGTERM, self._stop)
         signal.signal(signal.SIGHUP, self._stop)
         self.sel.register(self.listener, selectors.EVENT_READ, self._accept)
-        self.sel.register(0, selectors.EVENT_READ, self._lead)
+        if self.idle is None:
+            self.sel.register(0, selectors.EVENT_READ, self._lead)
         self.sel.register(self.wake_r, selectors.EVENT_READ, self._signalled)
 
     def serve(self) -> None:
         try:
             while not self.stopping:
-                for key, _ in self.sel.select():
+                timeout = None if self.idle is None else self.last + self.idle - time.monotonic()
+                if timeout is not None and timeout <= 0:
+                    break
+                for key, _ in self.sel.select(timeout):
                     key.data()
         finally:
             self.close()
@@ -169,9 +162,10 @@ class _Server:
             if struct.unpack("3i", creds)[1] != os.getuid():
                 conn.close()
                 continue
+            self.last = time.monotonic()
             with contextlib.suppress(OSError):  # cannot fork: closing makes the launcher start cold
                 if os.fork() == 0:
-                    _child(conn, self._drop)
+                    _child(conn, self._drop, self.policy)
             conn.close()
 
     def _drop(self) -> None:
@@ -179,25 +173,19 @@ class _Server:
         signal.set_wakeup_fd(-1)
         self.sel.close()
         self.listener.close()
-        os.close(self.wake_r)
-        os.close(self.wake_w)
+        for fd in (self.wake_r, self.wake_w, *self.private_fds):
+            os.close(fd)
 
 
-def _child(conn: socket.socket, drop: Callable[[], None]) -> NoReturn:
-    """Become the launcher's teammate and run the CLI; never returns into the server's loop."""
+def _child(conn: socket.socket, drop: Callable[[], None], policy: ChildPolicy) -> NoReturn:
+    """Become the launcher's teammate (or warm run) and run the CLI; never returns into the server's loop."""
     code = 1
     try:
         for signum in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP):
             signal.signal(signum, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         drop()
-        request, fds = launch.read_request(conn, REQUEST_TIMEOUT)
-        for target, fd in enumerate(fds):  # received fds are >= 3: the server always holds 0, 1 and 2
-            os.dup2(fd, target)
-            os.close(fd)
-        _become(request)
-        entry = _entry()
-        conn.sendall(launch.FRAME.pack(b"P", os.getpid()))
+        entry = _take(conn, policy)
         done = threading.Event()
         threading.Thread(target=_watch_launcher, args=(conn, done), name="launcher-watch", daemon=True).start()
         code = _run(entry)
@@ -211,13 +199,58 @@ def _child(conn: socket.socket, drop: Callable[[], None]) -> NoReturn:
         os._exit(code)
 
 
-def _become(request: launch.Request) -> None:
+def _take(conn: socket.socket, policy: ChildPolicy) -> Callable[[], object]:
+    """Take on the launcher's request and stdio, and send our pid; the CLI's entry to run.
+
+    A warm launcher sends its stdio only with its go-ahead, after our pid: descriptors sent to a server that never
+    answers would stay in its socket's queue, and a caller reading the run's output would wait for EOF forever."""
+    warm = policy.stamp is not None
+    request, fds = launch.read_request(conn, REQUEST_TIMEOUT, 0 if warm else 3)
+    if warm and request.stamp != policy.stamp:
+        _stale(conn)
+    _become(request, policy)
+    entry = _entry(policy.entry)
+    if not warm:
+        _adopt(fds, request.stdio)
+    conn.sendall(launch.FRAME.pack(b"P", os.getpid()))
+    if warm:
+        _adopt(_await_go(conn), request.stdio)
+    return entry
+
+
+def _adopt(fds: list[int], stdio: list[tuple[str, str]] | None) -> None:
+    for target, fd in enumerate(fds):  # received fds are >= 3: the server always holds 0, 1 and 2
+        os.dup2(fd, target)
+        os.close(fd)
+    _reopen_stdio(stdio)
+
+
+def _stale(conn: socket.socket) -> NoReturn:
+    """A launcher of another build (or environment) than ours: say so, and stop our server (it starts a new one)."""
+    conn.sendall(launch.FRAME.pack(b"S", 0))
+    os.kill(os.getppid(), signal.SIGTERM)
+    raise SystemExit(1)
+
+
+def _await_go(conn: socket.socket) -> list[int]:
+    """A warm launcher that gave up waiting for our pid has closed and runs cold: run only on its go-ahead, which
+    brings its stdin/stdout/stderr."""
+    conn.settimeout(REQUEST_TIMEOUT)
+    data, fds, flags, _ = socket.recv_fds(conn, 1, 3)
+    if data != launch.GO or len(fds) != 3 or flags & socket.MSG_CTRUNC:
+        raise SystemExit(1)
+    conn.settimeout(None)
+    return fds
+
+
+def _become(request: launch.Request, policy: ChildPolicy) -> None:
     """Take on the launcher's session, directory, umask, environment and argv."""
     os.setsid()
     os.chdir(request.cwd)
     os.umask(request.umask)
     env = request.env
-    secrets = carried_credentials(env, os.environ)
+    # keys reach teammates only through the environment (the lead's, kept here); a warm -p run is lent none
+    secrets = carried_credentials(env, os.environ) if policy.lend_secrets else {}
     os.environ.clear()
     os.environ.update(env)
     os.environ.update(secrets)
@@ -225,7 +258,6 @@ def _become(request: launch.Request) -> None:
     time.tzset()
     random.seed()  # else every teammate would draw the server's random sequence
     sys.argv = request.argv
-    _reopen_stdio()
     with contextlib.suppress(OSError), open("/proc/self/comm", "w", encoding="ascii") as f:
         f.write("agentteams")  # as a cold start would show in ps/top, not the server's "python"
 
@@ -240,25 +272,28 @@ def carried_credentials(env: Mapping[str, str], own: Mapping[str, str]) -> dict[
     return carried
 
 
-def _reopen_stdio() -> None:
-    """Fresh sys.stdin/stdout/stderr on the adopted fds, buffered as Python would for what they are (tty or not)."""
+def _reopen_stdio(given: list[tuple[str, str]] | None) -> None:
+    """Fresh sys.stdin/stdout/stderr on the adopted fds, buffered as Python would for what they are (tty or not);
+    with the launcher's encodings when it sent them (a warm run: its locale may not be ours)."""
     encoding, _, errors = os.environ.get("PYTHONIOENCODING", "").partition(":")
     encoding = encoding or (sys.__stdout__.encoding if sys.__stdout__ else "utf-8")
     unbuffered = bool(os.environ.get("PYTHONUNBUFFERED"))
+    codecs = given or [(encoding, errors or "strict"), (encoding, errors or "strict"), (encoding, "backslashreplace")]
 
-    def text(fd: int, errors: str, line: bool) -> io.TextIOWrapper:
+    def text(fd: int, line: bool) -> io.TextIOWrapper:
         raw = io.FileIO(fd, "r" if fd == 0 else "w", closefd=False)
         buffer = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
-        return io.TextIOWrapper(buffer, encoding, errors, line_buffering=line, write_through=unbuffered and fd > 0)
+        enc, errs = codecs[fd]
+        return io.TextIOWrapper(buffer, enc, errs, line_buffering=line, write_through=unbuffered and fd > 0)
 
-    sys.stdin = text(0, errors or "strict", False)
-    sys.stdout = text(1, errors or "strict", os.isatty(1))
-    sys.stderr = text(2, "backslashreplace", True)
+    sys.stdin = text(0, False)
+    sys.stdout = text(1, os.isatty(1))
+    sys.stderr = text(2, True)
 
 
-def _entry() -> Callable[[], object]:
+def _entry(default: str) -> Callable[[], object]:
     """The CLI's main, or (test hook, honoured only when set) the `module:function` in TEST_ENTRY_VAR."""
-    module, _, name = os.environ.pop(launch.TEST_ENTRY_VAR, "agentteams.cli:main").partition(":")
+    module, _, name = os.environ.pop(launch.TEST_ENTRY_VAR, default).partition(":")
     entry: Callable[[], object] = getattr(importlib.import_module(module), name)
     return entry
 
@@ -312,8 +347,8 @@ def main(argv: list[str] | None = None) -> None:
             path = Path(args.socket)
         else:
             path = (ensure_private(Path(args.dir)) if args.dir else private_dir()) / f"fs-{os.getpid()}.sock"
-        _preimport()  # before listening: a launcher that finds no socket yet waits while our pid lives
-        server = _Server(path)
+        preimport()  # before listening: a launcher that finds no socket yet waits while our pid lives
+        server = Server(path)
         server.bind()
     except Exception as e:
         print(f"agentteams forkserver: error: {type(e).__name__}: {e}", file=sys.stderr)

@@ -157,6 +157,7 @@ def claude_env(
         "DISABLE_AUTOUPDATER": "1",
         "DISABLE_ERROR_REPORTING": "1",
         "IS_SANDBOX": "1",  # lets --dangerously-skip-permissions run as root
+        "AGENTTEAMS_NO_WARM": "1",  # our CLI, run with this env too (a lead in a pane), leaves no warm -p server
     }
     env.update(extra or {})
     return env
