@@ -127,7 +127,18 @@ def _run(
     return cli("-p", *args, env={**env, "PYTHONPROFILEIMPORTTIME": "1"}, cwd=cwd, input=stdin)
 
 
-VOLATILE = ("session_id", "duration_ms", "duration_api_ms", "uuid", "id", "total_cost_usd", "usage", "modelUsage")
+VOLATILE = (
+    "session_id",
+    "duration_ms",
+    "duration_api_ms",
+    "uuid",
+    "id",
+    "timestamp",
+    "request_id",
+    "total_cost_usd",
+    "usage",
+    "modelUsage",
+)
 
 
 def _steady(data: object) -> object:
