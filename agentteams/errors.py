@@ -23,3 +23,14 @@ class CorruptFileError(AgentTeamsError):
 
 class LockTimeoutError(AgentTeamsError):
     """A lock that could not be taken before the deadline."""
+
+
+class LockLostError(AgentTeamsError):
+    """A lock another process broke while we held it (we were stopped past its staleness): nothing was written.
+
+    The store's read-modify-writes catch it and redo the change on fresh data; `lock_dir` names the lock.
+    """
+
+    def __init__(self, message: str, lock_dir: str) -> None:
+        super().__init__(message)
+        self.lock_dir = lock_dir

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from agentteams.errors import CorruptFileError
+from agentteams.store.locking import check_held
 
 
 def dump_json(obj: object) -> str:
@@ -42,7 +43,10 @@ def encode(text: str) -> bytes:
 
 
 def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
-    """Create `<path>.tmp.<8 hex>` in the same directory, let `fill` write it, fsync, rename over `path`."""
+    """Create `<path>.tmp.<8 hex>` in the same directory, let `fill` write it, fsync, rename over `path`.
+
+    Under a lock, the rename happens only while the lock is still ours (else LockLostError, nothing replaced).
+    """
     tmp = path.with_name(f"{path.name}.tmp.{os.urandom(4).hex()}")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
@@ -51,6 +55,7 @@ def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+        check_held()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -106,6 +111,7 @@ def read_bytes(path: Path) -> bytes | None:
 
 def quarantine(path: Path) -> Path:
     """Move a corrupt file aside to `<name>.corrupt-<timestamp>` and return where it went."""
+    check_held()  # under a lock that was broken, `path` may be another writer's good file
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     aside = path.with_name(f"{path.name}.corrupt-{stamp}")
     n = 1

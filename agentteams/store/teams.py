@@ -18,7 +18,7 @@ from agentteams.errors import ConflictError, CorruptFileError, NotFoundError
 from agentteams.pids import LeadProcess
 from agentteams.store.api import NewMember
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
-from agentteams.store.locking import ensure_file, locked
+from agentteams.store.locking import ensure_file, locked, run_locked
 from agentteams.store.paths import LEAD_NAME, Layout, agent_id, agent_name, team_dir_name, unique_name
 from agentteams.store.records import COLORS, Member, TeamConfig
 
@@ -93,8 +93,9 @@ class TeamStore:
         )  # fmt: skip
         config.lead_process = lead_process
         self.layout.inbox_dir(name).mkdir(exist_ok=True)
-        with locked(self.layout.config_file(name)):
-            atomic_write_json(self.layout.config_file(name), config.to_json())
+        run_locked(
+            self.layout.config_file(name), lambda: atomic_write_json(self.layout.config_file(name), config.to_json())
+        )
         task_dir = self.layout.task_dir(name)
         task_dir.mkdir(parents=True, exist_ok=True)
         ensure_file(self.layout.task_lock_target(name), b"")
@@ -140,12 +141,15 @@ class TeamStore:
         path = self.layout.config_file(team)
         if not path.parent.is_dir():
             raise NotFoundError(f"no team named {team!r} (no {path.parent})")
-        with locked(path):
+
+        def rmw() -> T:
             config = self._read(team, path)
             result = change(config)
             if write_if is None or write_if(result):
                 atomic_write_json(path, config.to_json())
-        return result
+            return result
+
+        return run_locked(path, rmw)
 
     def claim_lead(self, team: str, lead_process: LeadProcess, *, expected: LeadProcess | None = None) -> bool:
         """Record `lead_process` as the team's lead process if the recorded one is still `expected` (compared on
