@@ -20,6 +20,7 @@ from agentteams.store.locking import (
     STALE_SECONDS,
     FileLock,
     _held_stack,
+    check_held,
     flock_exclusive,
     flock_release,
     lock_dir_for,
@@ -137,7 +138,7 @@ def test_a_write_under_a_broken_lock_is_refused(target: Path) -> None:
 def _break_once(monkeypatch: pytest.MonkeyPatch, breaker: Callable[[FileLock], None]) -> list[int]:
     """Before our first replace under a lock, `breaker` breaks that lock (as stale) and writes as another
     process would; returns a list that counts the checks made."""
-    real = atomicjson.check_held
+    real = check_held
     calls: list[int] = []
 
     def check() -> None:
@@ -163,7 +164,11 @@ def test_a_send_whose_lock_was_broken_keeps_the_breakers_message(
     team: str, layout: Layout, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     Mailbox().send(team, "alice", "first", sender="team-lead")
-    calls = _break_once(monkeypatch, lambda lock: ccref.send(lock.target, "claude", "theirs"))
+
+    def their_send(lock: FileLock) -> None:
+        ccref.send(lock.target, "claude", "theirs")
+
+    calls = _break_once(monkeypatch, their_send)
     Mailbox().send(team, "alice", "ours", sender="team-lead")
     assert len(calls) >= 2
     assert [e.text for e in Mailbox().read_live(team, "alice")] == ["first", "theirs", "ours"]
