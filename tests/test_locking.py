@@ -104,6 +104,20 @@ def test_a_queue_held_for_the_staleness_period_is_passed(
     lock.release()
 
 
+def test_a_queue_holder_whose_lock_was_broken_while_stopped_is_passed_at_once(
+    target: Path, stuck_queue: IO[bytes]
+) -> None:
+    # its record of the lock it held, last refreshed long ago; the lock dir itself already broken and gone
+    then = time.time_ns() - int((STALE_SECONDS + 5) * 1e9)
+    stuck_queue.write(f"{os.getpid()} 12345 {then}\n".encode())
+    stuck_queue.flush()
+    lock = FileLock(target, deadline=5.0)
+    finished, error, took = _acquire_in_thread(lock, wait=5.0)
+    assert finished and error is None, error
+    assert took < 1.0, f"took {took:.1f}s past a holder known to be stuck"
+    lock.release()
+
+
 def test_a_broken_lock_is_not_ours_and_is_left_to_its_new_holder(target: Path) -> None:
     lock = FileLock(target)
     lock.acquire()

@@ -18,6 +18,7 @@ from typing import IO, TypeVar
 
 from agentteams import diagnostics
 from agentteams.errors import LockLostError, NotFoundError
+from agentteams.store import lockqueue
 from agentteams.store.lockqueue import (
     STALE_SECONDS,
     Queued,
@@ -25,6 +26,7 @@ from agentteams.store.lockqueue import (
     flock_release,
     flock_shared,
     portalocker,
+    stale,
     timeout_error,
     wait_queue,
 )
@@ -145,7 +147,7 @@ class FileLock:
         except FileNotFoundError as e:
             raise NotFoundError(f"cannot lock {self.target}: its directory does not exist") from e
         try:
-            how = wait_queue(queue, self.lock_dir, start, self.deadline)
+            how = wait_queue(queue, start, self.deadline, self.lock_dir, lambda: self._holder_stuck(queue))
             if how == "queued" and unless is not None and unless():
                 _close_queue(queue, how)
                 return False
@@ -161,6 +163,14 @@ class FileLock:
         _REFRESHER.add(self)
         _held_stack().append(self)
         return True
+
+    def _holder_stuck(self, queue: IO[bytes]) -> bool:
+        """Whether the queue's holder has gone STALE_SECONDS without refreshing: its lock dir, or (once that
+        was broken and released by another) the record of it the holder keeps in the queue file."""
+        if stale(self.lock_dir):
+            return True
+        record = _Record.decode(os.pread(queue.fileno(), 128, 0))
+        return record is not None and time.time_ns() - record.mtime_ns > lockqueue.STALE_SECONDS * 1e9
 
     def _take_dir(self, queue: IO[bytes], how: Queued, start: float) -> None:
         backoff = MIN_BACKOFF

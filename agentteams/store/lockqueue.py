@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -62,18 +63,19 @@ def timeout_error(deadline: float, lock_dir: Path) -> LockTimeoutError:
     )
 
 
-def wait_queue(queue: IO[bytes], lock_dir: Path, start: float, deadline: float) -> Queued:
+def wait_queue(queue: IO[bytes], start: float, deadline: float, lock_dir: Path, stuck: Callable[[], bool]) -> Queued:
     """Take the flock on `queue`: "queued" once held; "bypass" when its holder is stuck.
 
-    A live holder of ours refreshes its lock dir, so one that has gone stale, or a queue held for the whole
-    staleness period, means the holder is stopped or hung: the caller then goes for the mkdir lock as the
-    real CLI does, so a stopped process delays others by about the staleness period, never the whole stop.
+    A live holder of ours refreshes its lock, so `stuck()` (its lock, or its record of it, has gone stale),
+    or a queue held for the whole staleness period, means the holder is stopped or hung: the caller then goes
+    for the mkdir lock as the real CLI does (always safe: the mkdir lock alone excludes), so a stopped process
+    delays others by about the staleness period, never the whole stop.
     Raises LockTimeoutError once `deadline` seconds have passed since `start` (monotonic).
     """
     backoff = QUEUE_MIN_BACKOFF
     while not _try_exclusive(queue):
         waited = time.monotonic() - start
-        if waited >= STALE_SECONDS or stale(lock_dir):
+        if waited >= STALE_SECONDS or stuck():
             return "bypass"
         if waited >= deadline:
             raise timeout_error(deadline, lock_dir)

@@ -82,11 +82,18 @@ def test_a_stopped_holder_delays_our_send_by_the_staleness_period_not_the_stop(
     ledger.writes += 1
     assert sent.returncode == 0, sent.stderr
     assert took < STALE_SECONDS + SLACK, f"the send waited {took:.1f}s behind a stopped holder"
-    assert _stopped(holder), "the holder was resumed before the send finished"
+    # its lock is broken and released now, but it still holds our queue: the next send does not wait again
+    start = time.monotonic()
+    again = cli("msg", "send", TEAM, "alice", "again", timeout=STALE_SECONDS + 3 * SLACK)
+    took = time.monotonic() - start
+    ledger.writes += 1
+    assert again.returncode == 0, again.stderr
+    assert took < SLACK, f"the second send waited {took:.1f}s behind the same stopped holder"
+    assert _stopped(holder), "the holder was resumed before the sends finished"
     release.touch()
     _resume(holder)
     assert holder.finish(timeout=20) == ["released"]
-    _tally(ledger, [e.text for e in Mailbox().read_live(TEAM, "alice")], ["first", "past the stopped holder"])
+    _tally(ledger, [e.text for e in Mailbox().read_live(TEAM, "alice")], ["first", "past the stopped holder", "again"])
     assert not lock_dir_for(inbox).exists(), "a lock dir was left behind"
 
 
