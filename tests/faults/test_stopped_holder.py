@@ -14,8 +14,10 @@ import pytest
 from agentteams.store.locking import STALE_SECONDS, lock_dir_for
 from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import Layout
+from agentteams.store.tasks import TaskStore
 from agentteams.store.teams import NewMember, TeamStore
 from tests.faults.conftest import FaultLedger
+from tests.support import ccref
 from tests.support.cli import Cli
 from tests.support.wait import wait_until
 from tests.support.workers import Pool, Worker
@@ -145,3 +147,21 @@ def test_a_config_lock_broken_mid_join_loses_no_member(
     names = [m.name for m in TeamStore().read(TEAM).members]
     _tally(ledger, names, ["team-lead", "alice", "bob", "carol"])
     assert not lock_dir_for(config).exists()
+
+
+def test_a_task_lock_broken_mid_update_loses_no_change(
+    inbox: Path, layout: Layout, pool: Pool, ledger: FaultLedger
+) -> None:
+    task = TaskStore().create(TEAM, "shared")
+    path = layout.task_file(TEAM, task.id)
+    ours = pool.spawn("ours", "stopupdate", TEAM, task.id, "ours")
+    _wait_stopped_mid_write(ours, ledger)
+    _wait_stale(lock_dir_for(path))
+    ccref.locked_update(path, lambda t: {**t, "owner": "carol"})  # the real CLI's rule: breaks the stale lock
+    ledger.faults += 1
+    _resume(ours)
+    assert ours.finish(timeout=30) == ["stopping", "updated"]
+    ledger.writes += 2
+    after = TaskStore().get(TEAM, task.id)
+    ledger.lost += (after.owner != "carol") + (after.description != "ours")
+    assert not lock_dir_for(path).exists()

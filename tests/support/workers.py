@@ -289,6 +289,16 @@ def cmd_stopjoin(a: argparse.Namespace) -> None:
     _emit(f"joined {member.name}")
 
 
+def cmd_stopupdate(a: argparse.Namespace) -> None:
+    """Set task `task_id`'s description, stopped once mid-write (`_stop_before_first_replace`); `updated` when done."""
+    from agentteams.store.tasks import TaskStore
+
+    store = TaskStore()
+    _stop_before_first_replace()
+    store.update(str(a.team), str(a.task_id), description=str(a.description))
+    _emit("updated")
+
+
 def cmd_ccjoin(a: argparse.Namespace) -> None:
     """The real CLI's config writer (its lock rule, read-modify-write): add a copy of the last member as `name`."""
     from tests.support import ccref
@@ -358,6 +368,7 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], None], Sequence[str]]] 
     "hold": (cmd_hold, ("target", "seconds", "ready")),
     "stopsend": (cmd_stopsend, ("team", "to", "sender")),
     "stopjoin": (cmd_stopjoin, ("team", "name")),
+    "stopupdate": (cmd_stopupdate, ("team", "task_id", "description")),
     "ccjoin": (cmd_ccjoin, ("config", "name")),
     "foreignlock": (cmd_foreignlock, ("lock_dir", "ready")),
     "stalecheck": (cmd_stalecheck, ("lock_dir", "stop", "ready")),
