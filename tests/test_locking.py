@@ -78,6 +78,19 @@ def test_the_kernel_queue_wait_has_a_deadline(target: Path, stuck_queue: IO[byte
     assert "\n" not in str(error)
 
 
+def test_a_waiter_that_gave_up_leaves_the_queue_free_once_its_holder_lets_go(target: Path) -> None:
+    with open(queue_file_for(target), "a+b") as holder:
+        flock_exclusive(holder)
+        with pytest.raises(LockTimeoutError):
+            FileLock(target, deadline=0.3).acquire()
+        flock_release(holder)
+    # the waiter's thread got the queue after its caller had gone, and let it go at once
+    finished, error, took = _acquire_in_thread(lock := FileLock(target, deadline=5.0), wait=5.0)
+    assert finished and error is None, error
+    assert took < 1.0
+    lock.release()
+
+
 def test_a_stale_lock_dir_behind_a_stuck_queue_holder_is_taken(target: Path, stuck_queue: IO[bytes]) -> None:
     lock_dir = lock_dir_for(target)
     os.mkdir(lock_dir, LOCK_DIR_MODE)

@@ -1,7 +1,8 @@
 """Claude Code's lock protocol (proper-lockfile: `mkdir <target>.lock`), fronted by an OS queue.
 
-Our processes first queue on a kernel lock (portalocker/flock on a hidden never-replaced file beside the
-target), so they sleep instead of spinning; then take the mkdir lock, which also excludes real `claude`.
+Our processes first queue on a kernel lock (flock on a hidden never-replaced file beside the target, with a
+deadline and passed once its holder is stuck), so they sleep instead of spinning; then take the mkdir lock,
+which also excludes real `claude`. A holder replaces files only while the lock dir is still the one it made.
 """
 
 from __future__ import annotations
@@ -126,6 +127,7 @@ class FileLock:
         self._dir_fd: int | None = None
         self._dir_id: tuple[int, int] | None = None
         self._refresh_mutex = threading.Lock()
+        self._stack: list[FileLock] = []  # the acquiring thread's held locks (for `check_held`)
 
     def __enter__(self) -> FileLock:
         self.acquire()
@@ -161,7 +163,8 @@ class FileLock:
         self._queue = queue if how == "queued" else None
         self.touched = time.monotonic()
         _REFRESHER.add(self)
-        _held_stack().append(self)
+        self._stack = _held_stack()
+        self._stack.append(self)
         return True
 
     def _holder_stuck(self, queue: IO[bytes]) -> bool:
@@ -268,7 +271,7 @@ class FileLock:
     def release(self) -> None:
         _REFRESHER.remove(self)
         with contextlib.suppress(ValueError):
-            _held_stack().remove(self)
+            self._stack.remove(self)
         with self._refresh_mutex:
             queue, self._queue = self._queue, None
             fd, self._dir_fd = self._dir_fd, None
