@@ -1,9 +1,6 @@
-"""Claude Code's lock protocol (proper-lockfile: `mkdir <target>.lock`), fronted by an OS queue.
-
-Our processes first queue on a kernel lock (flock on a hidden never-replaced file beside the target, with a
-deadline and passed once its holder is stuck), so they sleep instead of spinning; then take the mkdir lock,
-which also excludes real `claude`. A holder replaces files only while the lock dir is still the one it made.
-"""
+"""Claude Code's lock protocol (proper-lockfile: `mkdir <target>.lock`), fronted by an OS queue (lockqueue.py)
+that our processes sleep in, with a deadline, before taking the mkdir lock, which also excludes real `claude`.
+A holder replaces files only while the lock dir is still the one it made (`check_held`, `run_locked`)."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ import copy
 import functools
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentteams import diagnostics
 from agentteams.errors import ConflictError, CorruptFileError, InvalidNameError, NotFoundError
@@ -29,8 +29,6 @@ from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateRe
 if TYPE_CHECKING:
     from agentteams.store.mailbox import Mailbox
     from agentteams.store.teams import TeamStore
-
-T = TypeVar("T")
 
 Order = Callable[[], bool]  # an operation's `Task.schema_order`, read from the team config when first needed
 
@@ -91,22 +89,16 @@ class TaskStore:
 
     # -- files --------------------------------------------------------------------------------------
 
-    def _dir(self, team: str) -> Path:
-        d = self.layout.task_dir(team)
-        d.mkdir(parents=True, exist_ok=True)
+    def _list_target(self, team: str) -> Path:
+        """The list lock's target; it and the task dir are made if missing."""
+        self.layout.task_dir(team).mkdir(parents=True, exist_ok=True)
         ensure_file(self.layout.task_lock_target(team), b"")
-        return d
+        return self.layout.task_lock_target(team)
 
     @contextlib.contextmanager
     def _list_lock(self, team: str) -> Iterator[None]:
-        self._dir(team)
-        with locked(self.layout.task_lock_target(team)):
+        with locked(self._list_target(team)):
             yield
-
-    def _under_list_lock(self, team: str, work: Callable[[], T]) -> T:
-        """`work()` under the list lock, run again if that lock is broken before its first write."""
-        self._dir(team)
-        return run_locked(self.layout.task_lock_target(team), work)
 
     def _load(self, team: str, task_id: str, *, under_lock: bool) -> Task | None:
         path = self.layout.task_file(team, task_id)
@@ -214,7 +206,7 @@ class TaskStore:
                 self._link(team, b, "blocks", new_id, order)
             return task
 
-        return self._under_list_lock(team, make)
+        return run_locked(self._list_target(team), make)  # redone if the lock breaks before the write
 
     def _link(self, team: str, task_id: str, attr: Literal["blocks", "blocked_by"], other: str, order: Order) -> None:
         def link() -> None:
@@ -339,13 +331,13 @@ class TaskStore:
         return True
 
     def delete(self, team: str, task_id: str) -> Task:
-        """Remove a task, raise the watermark past its id, and drop references to it."""
+        """Raise the watermark past a task's id, then remove it (a crash between leaves the task, never its id reused),
+        and drop references to it."""
         task_id = task_id_part(task_id)
         order = self._order(team)
 
         def remove() -> Task:
             task = self.get(team, task_id)
-            # the watermark first: a crash, or a broken lock, before the unlink leaves the task, not its id reused
             self._raise_watermark(team, int(task_id))
             self.layout.task_file(team, task_id).unlink()
             for other in self.list_tasks(team):
@@ -353,7 +345,7 @@ class TaskStore:
                     self._unlink(team, other.id, task_id, order)
             return task
 
-        task = self._under_list_lock(team, remove)
+        task = run_locked(self._list_target(team), remove)
         task.status = "deleted"
         return task
 
@@ -362,16 +354,11 @@ class TaskStore:
         task_id = task_id_part(task_id)
         if not self.layout.task_file(team, task_id).exists():
             return ClaimResult(False, reason="task_not_found")
-        order = self._order(team)
+        claim = functools.partial(self._claim, team, task_id, agent, check_busy, self._order(team))
         if check_busy:
             with self._list_lock(team):
-                return self._claim_locked(team, task_id, agent, check_busy, order)
-        return self._claim_locked(team, task_id, agent, check_busy, order)
-
-    def _claim_locked(self, team: str, task_id: str, agent: str, check_busy: bool, order: Order) -> ClaimResult:
-        return run_locked(
-            self.layout.task_file(team, task_id), lambda: self._claim(team, task_id, agent, check_busy, order)
-        )
+                return run_locked(self.layout.task_file(team, task_id), claim)
+        return run_locked(self.layout.task_file(team, task_id), claim)
 
     def _claim(self, team: str, task_id: str, agent: str, check_busy: bool, order: Order) -> ClaimResult:
         """The claim's checks and write; caller holds the task's lock (and the list lock with `check_busy`)."""
