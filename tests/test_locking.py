@@ -70,10 +70,12 @@ def _acquire_in_thread(lock: FileLock, wait: float) -> tuple[bool, BaseException
 
 
 def test_the_kernel_queue_wait_has_a_deadline(target: Path, stuck_queue: IO[bytes]) -> None:
+    cpu = time.process_time()
     finished, error, took = _acquire_in_thread(FileLock(target, deadline=0.5), wait=5.0)
     assert finished, "the wait behind a held queue had no deadline"
     assert isinstance(error, LockTimeoutError), error
     assert 0.5 <= took < 2.0
+    assert time.process_time() - cpu < 0.1 * took, "the waiter spun instead of sleeping"
     assert str(error).startswith(f"timed out after 0.5s waiting for lock {lock_dir_for(target)} ")
     assert "\n" not in str(error)
 
