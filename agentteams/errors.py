@@ -27,3 +27,14 @@ class LockTimeoutError(AgentTeamsError):
 
 class UnsafePathError(AgentTeamsError):
     """A symbolic link planted where a file or directory of ours under the config root belongs: never followed."""
+
+
+class LockLostError(AgentTeamsError):
+    """A lock another process broke while we held it (we were stopped past its staleness): nothing was written.
+
+    The store's read-modify-writes catch it and redo the change on fresh data; `lock_dir` names the lock.
+    """
+
+    def __init__(self, message: str, lock_dir: str) -> None:
+        super().__init__(message)
+        self.lock_dir = lock_dir

@@ -176,6 +176,52 @@ def bench_latency(impl: Impl, sends: int) -> LatencyResult:
     return LatencyResult(impl, sends, percentile(ms, 50), percentile(ms, 99), statistics.fmean(ms))
 
 
+def _best_ms(sends: int, step: Callable[[], None]) -> float:
+    best = math.inf
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(sends):
+            step()
+        best = min(best, (time.perf_counter() - t0) / sends * 1000)
+    return best
+
+
+def bench_lock_checks(sends: int) -> float:
+    """Milliseconds per uncontended send of what makes a broken lock safe: the held lock dir pinned (open, fstat,
+    close), four ownership checks (spool take, inbox rename, in-flight unlink, release: a stat each), and the
+    spool taken by link + unlink rather than a rename (timed as the difference); the calls a send adds, alone."""
+    from agentteams.store.locking import FileLock
+
+    with fresh_case() as case:
+        target, spool, taken = case.root / "target.json", case.root / "spool", case.root / "taken"
+        target.write_bytes(b"[]")
+        lock = FileLock(target)
+        lock.acquire()
+
+        def checks() -> None:
+            fd = os.open(lock.lock_dir, os.O_RDONLY | os.O_DIRECTORY)
+            os.fstat(fd)
+            os.close(fd)
+            for _ in range(4):
+                lock.ensure_held()
+
+        def take(by_link: bool) -> None:
+            spool.touch()
+            if by_link:
+                os.link(spool, taken)
+                os.unlink(spool)
+            else:
+                os.rename(spool, taken)
+            os.unlink(taken)
+
+        try:
+            pinned = _best_ms(sends, checks)
+            linked = _best_ms(sends, lambda: take(True)) - _best_ms(sends, lambda: take(False))
+        finally:
+            lock.release()
+    return pinned + max(0.0, linked)
+
+
 # -- b. throughput with writer processes ------------------------------------------------------------
 
 
@@ -430,6 +476,7 @@ class Report:
     load_after: float = 0.0
     seconds: float = 0.0
     latency: list[LatencyResult] = field(default_factory=list)
+    lock_checks_ms: float = 0.0  # per send: what keeps a broken lock from losing a write (bench_lock_checks)
     throughput: list[ThroughputResult] = field(default_factory=list)
     append: list[AppendResult] = field(default_factory=list)
     targets: list[Target] = field(default_factory=list)
@@ -466,6 +513,10 @@ def compute_targets(rep: Report, writers: int) -> list[Target]:
             f"throughput ours/baseline at {writers} x {ours8.per_writer}", f"{ratio:.1f}x", ">= 10x",
             ratio >= 10,
         ))  # fmt: skip
+    if rep.lock_checks_ms:
+        targets.append(Target(
+            "ours, broken-lock checks per send", f"{rep.lock_checks_ms:.3f} ms", "< 0.3 ms", rep.lock_checks_ms < 0.3
+        ))  # fmt: skip
     cost = {a.size: a.median_ms for a in rep.append if a.impl == "ours" and a.kind == "delivered"}
     if cost:
         lo, hi = min(cost), max(cost)
@@ -496,6 +547,9 @@ def run_latency(rep: Report, plan: Plan) -> None:
         ["impl", "p50 ms", "p99 ms", "mean ms"],
         [[r.impl, f"{r.p50_ms:.2f}", f"{r.p99_ms:.2f}", f"{r.mean_ms:.2f}"] for r in rep.latency],
     ))  # fmt: skip
+    rep.lock_checks_ms = bench_lock_checks(plan.lat_sends * 10)
+    emit(f"   of ours, the broken-lock checks (lock dir pinned, 4 ownership stats, spool link): "
+         f"{rep.lock_checks_ms * 1000:.0f} us per send, timed alone")  # fmt: skip
     emit()
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from agentteams.errors import CorruptFileError
 from agentteams.store import safefs
+from agentteams.store.locking import check_held
 
 
 def dump_json(obj: object) -> str:
@@ -44,7 +45,10 @@ def encode(text: str) -> bytes:
 
 
 def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
-    """Create `<path>.tmp.<8 hex>` in the same directory, let `fill` write it, fsync, rename over `path`."""
+    """Create `<path>.tmp.<8 hex>` in the same directory, let `fill` write it, fsync, rename over `path`.
+
+    Under a lock, the rename happens only while the lock is still ours (else LockLostError, nothing replaced).
+    """
     tmp = path.with_name(f"{path.name}.tmp.{os.urandom(4).hex()}")
     fd = safefs.open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)  # 0600; renaming over a link replaces the link
     try:
@@ -53,6 +57,7 @@ def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+        check_held()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -108,6 +113,7 @@ def _aside_names(path: Path) -> Iterator[Path]:
 
 def quarantine(path: Path) -> Path:
     """Move a corrupt file aside to `<name>.corrupt-<timestamp>` and return where it went."""
+    check_held()  # under a lock that was broken, `path` may be another writer's good file
     aside = next(p for p in _aside_names(path) if not p.exists())
     os.replace(path, aside)
     return aside

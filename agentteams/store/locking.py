@@ -1,8 +1,6 @@
-"""Claude Code's lock protocol (proper-lockfile: `mkdir <target>.lock`), fronted by an OS queue.
-
-Our processes first queue on a kernel lock (portalocker/flock on a hidden never-replaced file beside the
-target), so they sleep instead of spinning; then take the mkdir lock, which also excludes real `claude`.
-"""
+"""Claude Code's lock protocol (proper-lockfile: `mkdir <target>.lock`), fronted by an OS queue (lockqueue.py)
+that our processes sleep in, with a deadline, before taking the mkdir lock, which also excludes real `claude`.
+A holder replaces files only while the lock dir is still the one it made (`check_held`, `run_locked`)."""
 
 from __future__ import annotations
 
@@ -14,42 +12,38 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TypeVar
 
-from agentteams.errors import LockTimeoutError, NotFoundError
-from agentteams.store import safefs
+from agentteams import diagnostics
+from agentteams.errors import LockLostError, NotFoundError
+from agentteams.store import lockqueue, safefs
+from agentteams.store.lockqueue import (
+    STALE_SECONDS,
+    Queued,
+    flock_exclusive,
+    flock_release,
+    flock_shared,
+    portalocker,
+    stale,
+    timeout_error,
+    wait_queue,
+)
 
-STALE_SECONDS = 10.0
+__all__ = ["STALE_SECONDS", "flock_exclusive", "flock_release", "flock_shared", "portalocker"]
+
 REFRESH_SECONDS = 5.0
 DEFAULT_DEADLINE = 15.0  # beyond STALE_SECONDS, so a stale lock is always broken before we give up
 MIN_BACKOFF = 0.005
 MAX_BACKOFF = 0.1
-# The sticky bit marks a lock dir as one of ours from the instant mkdir creates it (the umask leaves it
-# alone, proper-lockfile never sets it), so one left by a holder killed before writing its record is
-# still recognised. Private to the user (issue 14): a real `claude` of the same user removes it all the same.
-LOCK_DIR_MODE = 0o1700
+# The sticky bit marks a lock dir as made by the holder of our kernel queue from the instant mkdir creates it
+# (the umask leaves it alone, proper-lockfile never sets it), so one left by a holder killed before writing
+# its record is still recognised. A waiter that bypassed a stuck queue holder makes a plain 0777 dir.
+LOCK_DIR_MODE = 0o1700  # private to the user (issue 14): a real `claude` of the same user removes it all the same
+BYPASS_DIR_MODE = 0o700
+T = TypeVar("T")
 
 
-def _portalocker() -> Any:
-    # imported on first use: it costs ~50 ms at start-up, and commands that only read take no lock
-    import portalocker
-
-    return portalocker
-
-
-def flock_exclusive(fh: IO[bytes]) -> None:
-    """Block (in the kernel, no spinning) until `fh` is exclusively locked."""
-    pl = _portalocker()
-    pl.lock(fh, pl.LOCK_EX)
-
-
-def flock_shared(fh: IO[bytes]) -> None:
-    pl = _portalocker()
-    pl.lock(fh, pl.LOCK_SH)
-
-
-def flock_release(fh: IO[bytes]) -> None:
-    _portalocker().unlock(fh)
+_portalocker = portalocker  # the name the workers and the benchmark warm
 
 
 def lock_dir_for(target: Path) -> Path:
@@ -115,15 +109,22 @@ _REFRESHER = _Refresher()
 
 
 class FileLock:
-    """Exclusive lock on `target`, compatible with Claude Code's proper-lockfile usage."""
+    """Exclusive lock on `target`, compatible with Claude Code's proper-lockfile usage.
+
+    While held it keeps the lock dir open: that pins its inode, which is how `still_held` tells our dir from
+    one another process made after breaking ours (the same path, never the same inode while ours is open).
+    """
 
     def __init__(self, target: Path, *, deadline: float = DEFAULT_DEADLINE) -> None:
         self.target = target
         self.lock_dir = lock_dir_for(target)
         self.deadline = deadline
         self.touched = 0.0
-        self._queue: IO[bytes] | None = None
+        self._queue: IO[bytes] | None = None  # the flocked queue file, unless we bypassed a stuck holder
+        self._dir_fd: int | None = None
+        self._dir_id: tuple[int, int] | None = None
         self._refresh_mutex = threading.Lock()
+        self._stack: list[FileLock] = []  # the acquiring thread's held locks (for `check_held`)
 
     def __enter__(self) -> FileLock:
         self.acquire()
@@ -139,66 +140,90 @@ class FileLock:
         if it returns True the lock is not taken and acquire returns False (a cheap pass for a caller
         whose work another holder has already done).
         """
+        start = time.monotonic()
         try:
             queue = safefs.open_file(queue_file_for(self.target), "a+b")  # held until release(); never a link
         except FileNotFoundError as e:
             raise NotFoundError(f"cannot lock {self.target}: its directory does not exist") from e
-        flock_exclusive(queue)
         try:
-            if unless is not None and unless():
-                flock_release(queue)
-                queue.close()
+            how = wait_queue(queue, start, self.deadline, self.lock_dir, lambda: self._holder_stuck(queue))
+            if how == "queued" and unless is not None and unless():
+                _close_queue(queue, how)
                 return False
-            self._take_dir(queue)
+            self._take_dir(queue, how, start)
         except BaseException:
-            flock_release(queue)
-            queue.close()
+            _close_queue(queue, "queued")
             raise
-        self._queue = queue
+        if how == "bypass":
+            diagnostics.debug("lock %s: our queue's holder is stuck; took the stale lock dir past it", self.lock_dir)
+            queue.close()
+        self._queue = queue if how == "queued" else None
         self.touched = time.monotonic()
         _REFRESHER.add(self)
+        self._stack = _held_stack()
+        self._stack.append(self)
         return True
 
-    def _take_dir(self, queue: IO[bytes]) -> None:
-        start = time.monotonic()
+    def _holder_stuck(self, queue: IO[bytes]) -> bool:
+        """Whether the queue's holder has gone STALE_SECONDS without refreshing: its lock dir, or (once that
+        was broken and released by another) the record of it the holder keeps in the queue file."""
+        if stale(self.lock_dir):
+            return True
+        record = _Record.decode(os.pread(queue.fileno(), 128, 0))
+        return record is not None and time.time_ns() - record.mtime_ns > lockqueue.STALE_SECONDS * 1e9
+
+    def _take_dir(self, queue: IO[bytes], how: Queued, start: float) -> None:
         backoff = MIN_BACKOFF
         while True:
             try:
-                os.mkdir(self.lock_dir, LOCK_DIR_MODE)
+                os.mkdir(self.lock_dir, LOCK_DIR_MODE if how == "queued" else BYPASS_DIR_MODE)
             except FileExistsError:
-                if self._break_if_dead(queue):
+                if self._break_if_dead(queue if how == "queued" else None):
                     continue
             except FileNotFoundError as e:
                 raise NotFoundError(f"cannot lock {self.target}: its directory does not exist") from e
             else:
-                st = os.stat(self.lock_dir)
-                self._write_record(queue, _Record(st.st_ino, st.st_mtime_ns))
-                return
+                if self._open_dir(queue if how == "queued" else None):
+                    return
+                continue
             if time.monotonic() - start > self.deadline:
-                raise LockTimeoutError(
-                    f"timed out after {self.deadline:.0f}s waiting for lock {self.lock_dir} "
-                    f"(another process holds it; it is broken automatically once {STALE_SECONDS:.0f}s stale)"
-                )
+                raise timeout_error(self.deadline, self.lock_dir)
             time.sleep(backoff)
             backoff = min(MAX_BACKOFF, backoff * 2)
 
-    def _break_if_dead(self, queue: IO[bytes]) -> bool:
-        """Remove the lock dir if its holder is gone; True when the caller should retry at once."""
+    def _open_dir(self, queue: IO[bytes] | None) -> bool:
+        """Pin the lock dir we just made; False if it is already gone (then the caller tries again)."""
+        try:
+            fd = os.open(self.lock_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            return False
+        st = os.fstat(fd)
+        self._dir_fd, self._dir_id = fd, (st.st_dev, st.st_ino)
+        if queue is not None:
+            self._write_record(queue, _Record(st.st_ino, st.st_mtime_ns))
+        return True
+
+    def _break_if_dead(self, queue: IO[bytes] | None) -> bool:
+        """Remove the lock dir if its holder is gone; True when the caller should retry at once.
+
+        `queue` is the queue file when we hold its flock, None when we bypassed a stuck holder.
+        """
         try:
             st = os.lstat(self.lock_dir)
         except FileNotFoundError:
             return True
         if stat.S_ISLNK(st.st_mode):
             raise safefs.refused(self.lock_dir)
-        queue.seek(0)
-        record = _Record.decode(queue.read(128))
-        # We hold the queue lock, so a lock dir one of ours made (sticky bit), or one a record left in
-        # the queue file names, was left by a holder that died before releasing; a live holder always
-        # removes both first.
-        ours = bool(st.st_mode & stat.S_ISVTX)
-        orphan = ours or (record is not None and (record.ino, record.mtime_ns) == (st.st_ino, st.st_mtime_ns))
-        stale = time.time() - st.st_mtime > STALE_SECONDS
-        if not (orphan or stale):
+        orphan = False
+        if queue is not None:
+            queue.seek(0)
+            record = _Record.decode(queue.read(128))
+            # We hold the queue lock, so a lock dir made by a queue holder (sticky bit), or one a record
+            # left in the queue file names, was left by a holder that died before releasing; a live holder
+            # always removes both first. A waiter that bypassed a stuck holder makes a plain dir.
+            ours = bool(st.st_mode & stat.S_ISVTX)
+            orphan = ours or (record is not None and (record.ino, record.mtime_ns) == (st.st_ino, st.st_mtime_ns))
+        if not (orphan or time.time() - st.st_mtime > STALE_SECONDS):
             return False
         with contextlib.suppress(FileNotFoundError):
             os.rmdir(self.lock_dir)
@@ -212,38 +237,102 @@ class FileLock:
             queue.write(record.encode())
         queue.flush()
 
+    def still_held(self) -> bool:
+        """Whether the lock dir at its path is still the one we made (no one broke it as stale)."""
+        if self._dir_id is None:
+            return False
+        try:
+            st = os.lstat(self.lock_dir)
+        except FileNotFoundError:
+            return False
+        return (st.st_dev, st.st_ino) == self._dir_id
+
+    def ensure_held(self) -> None:
+        """Raise LockLostError unless we still hold the lock: called before a write that replaces a file."""
+        if not self.still_held():
+            raise LockLostError(
+                f"lock {self.lock_dir} was broken while we held it (this process was stopped for over "
+                f"{STALE_SECONDS:.0f}s); nothing was written",
+                str(self.lock_dir),
+            )
+
     def refresh(self) -> None:
         """Touch the lock dir so other processes do not take it for stale (proper-lockfile's `update`)."""
         with self._refresh_mutex:
-            if self._queue is None:
-                return
-            try:
-                os.utime(self.lock_dir)
-                st = os.stat(self.lock_dir)
-            except FileNotFoundError:
-                return
-            self._write_record(self._queue, _Record(st.st_ino, st.st_mtime_ns))
+            if self._dir_fd is None or not self.still_held():
+                return  # never keep fresh a dir another process made after breaking ours
+            os.utime(self._dir_fd)
+            if self._queue is not None:
+                st = os.fstat(self._dir_fd)
+                self._write_record(self._queue, _Record(st.st_ino, st.st_mtime_ns))
             self.touched = time.monotonic()
 
     def release(self) -> None:
         _REFRESHER.remove(self)
+        with contextlib.suppress(ValueError):
+            self._stack.remove(self)
         with self._refresh_mutex:
             queue, self._queue = self._queue, None
-            if queue is None:
+            fd, self._dir_fd = self._dir_fd, None
+            if fd is None:
                 return
             try:
-                with contextlib.suppress(FileNotFoundError):
-                    os.rmdir(self.lock_dir)
-                self._write_record(queue, None)
+                if self.still_held():
+                    with contextlib.suppress(FileNotFoundError):
+                        os.rmdir(self.lock_dir)
             finally:
-                flock_release(queue)
-                queue.close()
+                os.close(fd)
+                self._dir_id = None
+                if queue is not None:
+                    self._write_record(queue, None)
+                    _close_queue(queue, "queued")
+
+
+def _close_queue(queue: IO[bytes], how: Queued) -> None:
+    try:
+        if how == "queued":
+            flock_release(queue)  # unlocking a file we never locked is harmless
+    finally:
+        queue.close()
+
+
+_HELD = threading.local()
+
+
+def _held_stack() -> list[FileLock]:
+    stack: list[FileLock] | None = getattr(_HELD, "stack", None)
+    if stack is None:
+        stack = _HELD.stack = []
+    return stack
+
+
+def check_held() -> None:
+    """Before replacing a file: raise LockLostError if the innermost lock this thread holds was broken."""
+    stack = _held_stack()
+    if stack:
+        stack[-1].ensure_held()
 
 
 @contextlib.contextmanager
 def locked(target: Path, *, deadline: float = DEFAULT_DEADLINE) -> Iterator[FileLock]:
     with FileLock(target, deadline=deadline) as lock:
         yield lock
+
+
+def run_locked(target: Path, work: Callable[[], T], *, deadline: float = DEFAULT_DEADLINE) -> T:
+    """`work()` under the lock on `target`: a read-modify-write. If the lock is broken while held (we were
+    stopped past its staleness and another writer took it), the writes were refused, so `work` runs again on
+    fresh data once the lock is ours again: no other writer's change is overwritten."""
+    while True:
+        lock = FileLock(target, deadline=deadline)
+        with lock:
+            try:
+                return work()
+            except LockLostError as e:
+                if e.lock_dir != str(lock.lock_dir):
+                    raise  # an outer lock was lost: its own redo handles it
+                lost = str(e)
+        diagnostics.warning("%s; redoing the change on fresh data", lost)
 
 
 def ensure_file(path: Path, initial: bytes) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from agentteams import diagnostics
-from agentteams.errors import AgentTeamsError, CorruptFileError, LockTimeoutError, NotFoundError
+from agentteams.errors import AgentTeamsError, CorruptFileError, LockLostError, LockTimeoutError, NotFoundError
 from agentteams.store import safefs
 from agentteams.store.atomicjson import (
     atomic_write_bytes,
@@ -38,7 +38,16 @@ from agentteams.store.inboxfile import (
     set_aside,
     spool_file,
 )
-from agentteams.store.locking import FileLock, ensure_file, flock_exclusive, flock_release, flock_shared, locked
+from agentteams.store.locking import (
+    FileLock,
+    check_held,
+    ensure_file,
+    flock_exclusive,
+    flock_release,
+    flock_shared,
+    lock_dir_for,
+    run_locked,
+)
 from agentteams.store.paths import Layout, agent_name, path_part, refuse_control
 from agentteams.store.protocol import Message
 from agentteams.store.records import Envelope, TeamConfig
@@ -115,9 +124,14 @@ class Mailbox:
             # Whoever holds the lock commits everything spooled. A sender whose message a previous holder
             # has already committed passes through without taking the mkdir lock or writing: the senders that
             # queued during one commit are all served by the next.
-            held = lock.acquire(unless=lambda: self._committed(inbox, mine))
-            if held:
-                self._flush_spool(inbox)
+            while held := lock.acquire(unless=lambda: self._committed(inbox, mine)):
+                try:
+                    self._flush_spool(inbox)
+                    return
+                except LockLostError as e:  # nothing of ours was written: commit again on fresh data
+                    diagnostics.warning("%s; committing again", e)
+                self._release(lock)
+                held = False
         except (OSError, LockTimeoutError) as e:  # exact: a send that reports failure is never delivered
             outcome = withdraw(inbox, mine, holding_lock=held)
             if outcome != "delivered":
@@ -187,6 +201,7 @@ class Mailbox:
                 envs = [e for e in envs if e.msg_id is None or encode(e.msg_id) not in current]
             if envs:
                 atomic_write_bytes(inbox, self._appended(inbox, current, envs))
+        check_held()  # once our lock is broken, the in-flight file may be the next committer's
         in_flight.unlink()
         if recovered:
             self._flush_spool(inbox)
@@ -207,7 +222,14 @@ class Mailbox:
             flock_exclusive(spool)
             if os.fstat(spool.fileno()).st_size == 0:
                 return False
-            os.rename(path, in_flight_file(inbox))
+            check_held()
+            # link, not rename: an in-flight file another committer made after breaking our lock is never
+            # replaced (FileExistsError, then our redo recovers it)
+            try:
+                os.link(path, in_flight_file(inbox))
+            except FileExistsError as e:
+                raise LockLostError(f"{in_flight_file(inbox)} appeared under our lock", str(lock_dir_for(inbox))) from e
+            os.unlink(path)
             return True
         finally:
             flock_release(spool)
@@ -283,8 +305,8 @@ class Mailbox:
                 return found.envelopes
         except CorruptFileError:
             pass
-        with locked(path):  # to prune or quarantine, as what was read may have changed
-            return self._load_locked(path)
+        # to prune or quarantine, under the lock, as what was read may have changed
+        return run_locked(path, lambda: self._load_locked(path))
 
     def unread(self, team: str, agent: str) -> list[Envelope]:
         return [e for e in self.read_live(team, agent) if e.unread]
@@ -329,7 +351,8 @@ class Mailbox:
         path = self.inbox_path(team, agent)
         if not wanted or not path.exists():
             return 0
-        with locked(path):
+
+        def mark() -> int:
             self._flush_spool(path)
             envs = self._load_locked(path)
             marked = 0
@@ -340,7 +363,9 @@ class Mailbox:
             keep = self._archive(team, agent, envs)
             if marked or len(keep) != len(envs):
                 atomic_write_bytes(path, encode(dump_json([e.to_json() for e in keep])))
-        return marked
+            return marked
+
+        return run_locked(path, mark)
 
     def _archive(self, team: str, agent: str, envs: list[Envelope]) -> list[Envelope]:
         """Append delivered messages beyond the newest KEEP_DELIVERED to the history; return the rest."""

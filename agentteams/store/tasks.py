@@ -15,14 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentteams import diagnostics
 from agentteams.errors import ConflictError, CorruptFileError, InvalidNameError, NotFoundError
 from agentteams.store import safefs
-from agentteams.store.atomicjson import (
-    atomic_write_bytes,
-    atomic_write_json,
-    parse_json_bytes,
-    quarantine,
-    read_bytes,
-)
-from agentteams.store.locking import ensure_file, locked
+from agentteams.store.atomicjson import atomic_write_bytes, atomic_write_json, parse_json_bytes, quarantine, read_bytes
+from agentteams.store.locking import ensure_file, locked, run_locked
 from agentteams.store.paths import LEAD_NAME, Layout, refuse_control, task_id_part
 from agentteams.store.records import LEAD_PROCESS, Task, TaskStatus
 from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateResult
@@ -90,16 +84,15 @@ class TaskStore:
 
     # -- files --------------------------------------------------------------------------------------
 
-    def _dir(self, team: str) -> Path:
-        d = self.layout.task_dir(team)
-        safefs.make_dir(d, parents=True)
+    def _list_target(self, team: str) -> Path:
+        """The list lock's target; it and the task dir are made if missing (never through a link)."""
+        safefs.make_dir(self.layout.task_dir(team), parents=True)
         ensure_file(self.layout.task_lock_target(team), b"")
-        return d
+        return self.layout.task_lock_target(team)
 
     @contextlib.contextmanager
     def _list_lock(self, team: str) -> Iterator[None]:
-        self._dir(team)
-        with locked(self.layout.task_lock_target(team)):
+        with locked(self._list_target(team)):
             yield
 
     def _load(self, team: str, task_id: str, *, under_lock: bool) -> Task | None:
@@ -111,8 +104,7 @@ class TaskStore:
             return Task.from_json(parse_json_bytes(raw, path), str(path))
         except CorruptFileError as e:
             if not under_lock:
-                with locked(path):
-                    return self._load(team, task_id, under_lock=True)
+                return run_locked(path, lambda: self._load(team, task_id, under_lock=True))
             aside = quarantine(path)
             self._raise_watermark(team, int(task_id))  # its id must never be handed out again
             diagnostics.warning("%s; moved it to %s", e, aside)
@@ -194,7 +186,8 @@ class TaskStore:
             raise InvalidNameError("a task needs a subject")
         blockers = [task_id_part(b) for b in blocked_by]
         order = self._order(team)
-        with self._list_lock(team):
+
+        def make() -> Task:
             for b in blockers:
                 if self._load(team, b, under_lock=False) is None:
                     raise NotFoundError(f"task #{b} not found in team {team!r}")
@@ -203,25 +196,31 @@ class TaskStore:
                 id=new_id, subject=subject, description=description, active_form=active_form,
                 status="pending", blocks=[], blocked_by=list(dict.fromkeys(blockers)), metadata=metadata,
             )  # fmt: skip
-            self._write(team, task, order)
+            self._write(team, task, order)  # the list lock's own write: refused if it was broken
             for b in task.blocked_by:
                 self._link(team, b, "blocks", new_id, order)
-        return task
+            return task
+
+        return run_locked(self._list_target(team), make)  # redone if the lock breaks before the write
 
     def _link(self, team: str, task_id: str, attr: Literal["blocks", "blocked_by"], other: str, order: Order) -> None:
-        with locked(self.layout.task_file(team, task_id)):
+        def link() -> None:
             t = self._load(team, task_id, under_lock=True)
             if t is not None and other not in getattr(t, attr):
                 getattr(t, attr).append(other)
                 self._write(team, t, order)
 
+        run_locked(self.layout.task_file(team, task_id), link)
+
     def _unlink(self, team: str, task_id: str, other: str, order: Order) -> None:
-        with locked(self.layout.task_file(team, task_id)):
+        def unlink() -> None:
             t = self._load(team, task_id, under_lock=True)
             if t is not None and (other in t.blocks or other in t.blocked_by):
                 t.blocks = [x for x in t.blocks if x != other]
                 t.blocked_by = [x for x in t.blocked_by if x != other]
                 self._write(team, t, order)
+
+        run_locked(self.layout.task_file(team, task_id), unlink)
 
     def update(
         self, team: str, task_id: str, *, subject: str | None = None, description: str | None = None,
@@ -259,7 +258,8 @@ class TaskStore:
         self, team: str, task_id: str, fields: dict[str, Any], owner: str | None,
         blocks: list[str], blocked_by: list[str], order: Order,
     ) -> UpdateResult:  # fmt: skip
-        with locked(self.layout.task_file(team, task_id)):
+
+        def change() -> UpdateResult:
             task = self._load(team, task_id, under_lock=True)
             if task is None:
                 raise NotFoundError(f"task #{task_id} not found in team {team!r}")
@@ -276,7 +276,9 @@ class TaskStore:
             changed = [k for k in Task.ORDER if before.get(k) != after.get(k)]
             if changed:
                 self._write(team, task, order)
-        return UpdateResult(task, changed)
+            return UpdateResult(task, changed)
+
+        return run_locked(self.layout.task_file(team, task_id), change)
 
     def _check_links(self, team: str, task_id: str, blocks: list[str], blocked_by: list[str]) -> None:
         """Refuse links to missing tasks, to itself, or that would close a dependency cycle."""
@@ -326,16 +328,21 @@ class TaskStore:
         return True
 
     def delete(self, team: str, task_id: str) -> Task:
-        """Remove a task, raise the watermark past its id, and drop references to it."""
+        """Raise the watermark past a task's id, then remove it (a crash between leaves the task, never its id reused),
+        and drop references to it."""
         task_id = task_id_part(task_id)
         order = self._order(team)
-        with self._list_lock(team):
+
+        def remove() -> Task:
             task = self.get(team, task_id)
-            self.layout.task_file(team, task_id).unlink()
             self._raise_watermark(team, int(task_id))
+            self.layout.task_file(team, task_id).unlink()
             for other in self.list_tasks(team):
                 if task_id in other.blocks or task_id in other.blocked_by:
                     self._unlink(team, other.id, task_id, order)
+            return task
+
+        task = run_locked(self._list_target(team), remove)
         task.status = "deleted"
         return task
 
@@ -345,27 +352,30 @@ class TaskStore:
         refuse_control(agent, "agent")
         if not self.layout.task_file(team, task_id).exists():
             return ClaimResult(False, reason="task_not_found")
-        order = self._order(team)
-        with contextlib.ExitStack() as stack:
-            if check_busy:
-                stack.enter_context(self._list_lock(team))
-            stack.enter_context(locked(self.layout.task_file(team, task_id)))
-            task = self._load(team, task_id, under_lock=True)
-            if task is None:
-                return ClaimResult(False, reason="task_not_found")
-            if task.owner and task.owner != agent:
-                return ClaimResult(False, task, "already_claimed")
-            if task.resolved:
-                return ClaimResult(False, task, "already_resolved")
-            others = [t for t in self.list_tasks(team) if t.id != task_id]
-            if any(d in self.open_ids(others) for d in task.blocked_by):
-                return ClaimResult(False, task, "blocked")
-            busy = [t.id for t in others if t.owner == agent and not t.resolved]
-            if check_busy and busy:
-                return ClaimResult(False, task, "agent_busy", busy)
-            task.owner, task.status = agent, "in_progress"
-            self._write(team, task, order)
-            return ClaimResult(True, task)
+        claim = functools.partial(self._claim, team, task_id, agent, check_busy, self._order(team))
+        if check_busy:
+            with self._list_lock(team):
+                return run_locked(self.layout.task_file(team, task_id), claim)
+        return run_locked(self.layout.task_file(team, task_id), claim)
+
+    def _claim(self, team: str, task_id: str, agent: str, check_busy: bool, order: Order) -> ClaimResult:
+        """The claim's checks and write; caller holds the task's lock (and the list lock with `check_busy`)."""
+        task = self._load(team, task_id, under_lock=True)
+        if task is None:
+            return ClaimResult(False, reason="task_not_found")
+        if task.owner and task.owner != agent:
+            return ClaimResult(False, task, "already_claimed")
+        if task.resolved:
+            return ClaimResult(False, task, "already_resolved")
+        others = [t for t in self.list_tasks(team) if t.id != task_id]
+        if any(d in self.open_ids(others) for d in task.blocked_by):
+            return ClaimResult(False, task, "blocked")
+        busy = [t.id for t in others if t.owner == agent and not t.resolved]
+        if check_busy and busy:
+            return ClaimResult(False, task, "agent_busy", busy)
+        task.owner, task.status = agent, "in_progress"
+        self._write(team, task, order)
+        return ClaimResult(True, task)
 
     def claim_next(self, team: str, agent: str, *, check_busy: bool = False) -> ClaimResult:
         """Claim the lowest-id claimable task, retrying when another agent wins the race."""

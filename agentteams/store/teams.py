@@ -19,7 +19,7 @@ from agentteams.pids import LeadProcess
 from agentteams.store import safefs
 from agentteams.store.api import NewMember
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
-from agentteams.store.locking import ensure_file, locked
+from agentteams.store.locking import ensure_file, locked, run_locked
 from agentteams.store.paths import LEAD_NAME, Layout, agent_id, agent_name, team_dir_name, unique_name
 from agentteams.store.records import COLORS, Member, TeamConfig
 
@@ -94,8 +94,9 @@ class TeamStore:
         )  # fmt: skip
         config.lead_process = lead_process
         safefs.make_dir(self.layout.inbox_dir(name))
-        with locked(self.layout.config_file(name)):
-            atomic_write_json(self.layout.config_file(name), config.to_json())
+        run_locked(
+            self.layout.config_file(name), lambda: atomic_write_json(self.layout.config_file(name), config.to_json())
+        )
         task_dir = self.layout.task_dir(name)
         safefs.make_dir(task_dir, parents=True)
         ensure_file(self.layout.task_lock_target(name), b"")
@@ -143,12 +144,15 @@ class TeamStore:
         path = self.layout.config_file(team)
         if not path.parent.is_dir():
             raise NotFoundError(f"no team named {team!r} (no {path.parent})")
-        with locked(path):
+
+        def rmw() -> T:
             config = self._read(team, path)
             result = change(config)
             if write_if is None or write_if(result):
                 atomic_write_json(path, config.to_json())
-        return result
+            return result
+
+        return run_locked(path, rmw)
 
     def claim_lead(self, team: str, lead_process: LeadProcess, *, expected: LeadProcess | None = None) -> bool:
         """Record `lead_process` as the team's lead process if the recorded one is still `expected` (compared on

@@ -49,7 +49,7 @@ def _write(path: Path, data: Any) -> None:
     os.rename(tmp, path)
 
 
-def locked_update(inbox: Path, change: Callable[[list[Any]], list[Any]]) -> None:
+def locked_update(inbox: Path, change: Callable[[Any], Any]) -> None:
     try:
         fd = os.open(inbox, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         os.write(fd, b"[]")

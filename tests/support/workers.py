@@ -16,6 +16,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from tests.support.wait import wait_until
 
@@ -220,15 +221,94 @@ def cmd_check(a: argparse.Namespace) -> None:
 
 
 def cmd_hold(a: argparse.Namespace) -> None:
-    """Hold our lock on `target` for `seconds`, with the ready file touched once it is held."""
+    """Hold our lock on `target` for `seconds` (or until the `--release` file appears), with the ready file
+    touched once it is held."""
     from agentteams.store.locking import locked
 
+    release = Path(a.release) if a.release else None
     with locked(Path(a.target)):
         Path(a.ready).touch()
         until = time.monotonic() + float(a.seconds)
-        while time.monotonic() < until and not _orphaned():
+        while time.monotonic() < until and not _orphaned() and not (release and release.exists()):
             time.sleep(0.05)
     _emit("released")
+
+
+def _stop_before_first_replace() -> None:
+    """Make this process SIGSTOP itself once, in its first atomic write under a lock: after it read the file and
+    wrote its new version to a temporary file, before the check that its lock is still its own and the rename.
+    Prints `stopping` just before."""
+    import signal
+
+    from agentteams.store import atomicjson
+
+    stopped: list[bool] = []
+
+    def stop_once() -> None:
+        if not stopped:
+            stopped.append(True)
+            _emit("stopping")
+            os.kill(os.getpid(), signal.SIGSTOP)  # resumed by the test's SIGCONT, holding a stale read
+
+    real_check: Callable[[], None] | None = getattr(atomicjson, "check_held", None)
+    if real_check is None:  # a build without the check (to see these tests fail there): stop before the rename
+        real_replace = os.replace
+
+        def stop_then_replace(src: Any, dst: Any) -> None:
+            stop_once()
+            real_replace(src, dst)
+
+        setattr(os, "replace", stop_then_replace)  # noqa: B010 - mypy: the stand-in takes fewer arguments
+        return
+
+    def stop_then_check() -> None:
+        stop_once()
+        assert real_check is not None
+        real_check()
+
+    setattr(atomicjson, "check_held", stop_then_check)  # noqa: B010 - the module's own global, not an attribute
+
+
+def cmd_stopsend(a: argparse.Namespace) -> None:
+    """Send one message `<sender>:0`, stopped once mid-write (`_stop_before_first_replace`); `ack 0` when sent."""
+    from agentteams.store.mailbox import Mailbox
+
+    mailbox = Mailbox()
+    _stop_before_first_replace()
+    mailbox.send(str(a.team), str(a.to), f"{a.sender}:0", sender=str(a.sender))
+    _emit("ack 0")
+
+
+def cmd_stopjoin(a: argparse.Namespace) -> None:
+    """Add member `name`, stopped once mid-write (`_stop_before_first_replace`); `joined <name>` when added."""
+    from agentteams.store.teams import NewMember, TeamStore
+
+    store = TeamStore()
+    _stop_before_first_replace()
+    member = store.add_member(str(a.team), NewMember(name=str(a.name)))
+    _emit(f"joined {member.name}")
+
+
+def cmd_stopupdate(a: argparse.Namespace) -> None:
+    """Set task `task_id`'s description, stopped once mid-write (`_stop_before_first_replace`); `updated` when done."""
+    from agentteams.store.tasks import TaskStore
+
+    store = TaskStore()
+    _stop_before_first_replace()
+    store.update(str(a.team), str(a.task_id), description=str(a.description))
+    _emit("updated")
+
+
+def cmd_ccjoin(a: argparse.Namespace) -> None:
+    """The real CLI's config writer (its lock rule, read-modify-write): add a copy of the last member as `name`."""
+    from tests.support import ccref
+
+    def add(config: Any) -> Any:
+        member = {**config["members"][-1], "name": str(a.name), "agentId": f"{a.name}@{config['name']}"}
+        return {**config, "members": [*config["members"], member]}
+
+    ccref.locked_update(Path(a.config), add)
+    _emit(f"joined {a.name}")
 
 
 def cmd_foreignlock(a: argparse.Namespace) -> None:
@@ -286,6 +366,10 @@ COMMANDS: dict[str, tuple[Callable[[argparse.Namespace], None], Sequence[str]]] 
     "joinloop": (cmd_joinloop, ("team", "name")),
     "check": (cmd_check, ("inbox", "config", "task_dir", "stop")),
     "hold": (cmd_hold, ("target", "seconds", "ready")),
+    "stopsend": (cmd_stopsend, ("team", "to", "sender")),
+    "stopjoin": (cmd_stopjoin, ("team", "name")),
+    "stopupdate": (cmd_stopupdate, ("team", "task_id", "description")),
+    "ccjoin": (cmd_ccjoin, ("config", "name")),
     "foreignlock": (cmd_foreignlock, ("lock_dir", "ready")),
     "stalecheck": (cmd_stalecheck, ("lock_dir", "stop", "ready")),
 }
