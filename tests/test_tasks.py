@@ -203,7 +203,7 @@ def test_a_task_list_without_its_team_is_written_in_schema_order(layout: Layout)
 
 
 def test_a_task_whose_blockers_are_all_done_is_not_shown_as_blocked(layout: Layout) -> None:
-    from agentteams.store.tasks import task_lines
+    from agentteams.store.tasktext import task_lines
 
     store = TaskStore(layout)
     for subject in ("Lexer", "Parser", "Integrate"):

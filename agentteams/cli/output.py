@@ -17,14 +17,14 @@ def emit_json(data: Any) -> None:
 
 def task_lines(tasks: list[Task]) -> list[str]:
     """`#2 [pending] Write tests (alice) [blocked by #1]` per task (the format lives in `agentteams.store.tasks`)."""
-    from agentteams.store.tasks import task_lines as lines
+    from agentteams.store.tasktext import task_lines as lines
 
     return lines(tasks)
 
 
 def task_detail(task: Task) -> str:
     """`Task #2: Write tests` / `Status: pending` / ... (the format lives in `agentteams.store.tasks`)."""
-    from agentteams.store.tasks import task_detail as detail
+    from agentteams.store.tasktext import task_detail as detail
 
     return detail(task)
 

@@ -16,6 +16,7 @@ from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateRe
 
 if TYPE_CHECKING:  # kept out of start-up: `task list` must not load the protocol module
     from agentteams.errors import CorruptFileError
+    from agentteams.store.leases import TakenBack
     from agentteams.store.presence import Presence
     from agentteams.store.protocol import Message
     from agentteams.store.signing import Keyring
@@ -109,6 +110,8 @@ class Tasks(Protocol):
     def claim(self, team: str, task_id: str, agent: str, *, check_busy: bool = False) -> ClaimResult: ...
     def claim_next(self, team: str, agent: str, *, check_busy: bool = False) -> ClaimResult: ...
     def unassign_all(self, team: str, agent_name: str, agent_id: str | None = None) -> UnassignResult: ...
+    def renew_leases(self, team: str, agent: str) -> None: ...  # an owner of ours, from its heartbeat
+    def sweep_leases(self, team: str) -> list[TakenBack]: ...  # tasks whose owner let its lease run out
 
 
 class Presences(Protocol):

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from agentteams import diagnostics
 from agentteams.errors import ConflictError, CorruptFileError, InvalidNameError, NotFoundError
-from agentteams.store import safefs
+from agentteams.store import leases, safefs
 from agentteams.store.atomicjson import atomic_write_bytes, atomic_write_json, parse_json_bytes, quarantine, read_bytes
+from agentteams.store.leases import LeaseBook, TakenBack
 from agentteams.store.locking import ensure_file, locked, run_locked
 from agentteams.store.paths import LEAD_NAME, Layout, refuse_control, task_id_part
 from agentteams.store.records import LEAD_PROCESS, Task, TaskStatus
@@ -28,44 +29,13 @@ if TYPE_CHECKING:
 Order = Callable[[], bool]  # an operation's `Task.schema_order`, read from the team config when first needed
 
 
-def task_line(task: Task, open_ids: set[str] | None = None) -> str:
-    """`#2 [pending] Write tests (alice) [blocked by #1]`, as Claude Code's TaskList prints it; given the ids of
-    the list's open tasks, only a blocker still open is shown (one completed or deleted blocks nothing)."""
-    line = f"#{task.id} [{task.status}] {task.subject}"
-    if task.owner:
-        line += f" ({task.owner})"
-    blockers = [b for b in task.blocked_by if open_ids is None or b in open_ids]
-    if blockers:
-        line += " [blocked by " + ", ".join(f"#{b}" for b in blockers) + "]"
-    return line
-
-
-def task_lines(tasks: list[Task]) -> list[str]:
-    """A whole list's lines, each showing only the blockers still open in it."""
-    open_ids = {t.id for t in tasks if not t.resolved}
-    return [task_line(t, open_ids) for t in tasks]
-
-
-def task_detail(task: Task) -> str:
-    """`Task #2: Write tests` / `Status: pending` / ..., as Claude Code's TaskGet prints it."""
-    lines = [f"Task #{task.id}: {task.subject}", f"Status: {task.status}"]
-    if task.description:
-        lines.append(f"Description: {task.description}")
-    if task.owner:
-        lines.append(f"Owner: {task.owner}")
-    if task.blocked_by:
-        lines.append("Blocked by: " + ", ".join(f"#{b}" for b in task.blocked_by))
-    if task.blocks:
-        lines.append("Blocks: " + ", ".join(f"#{b}" for b in task.blocks))
-    return "\n".join(lines)
-
-
 class TaskStore:
     def __init__(
         self, layout: Layout | None = None, mailbox: Mailbox | Callable[[], Mailbox] | None = None
     ) -> None:  # fmt: skip
         self.layout = layout or Layout.from_env()
         self._mailbox = mailbox  # or how to get it (the store's own, which signs): asked on first use
+        self.leases = LeaseBook()  # the fencing tokens of this process's owners
 
     @property
     def mailbox(self) -> Mailbox:
@@ -228,7 +198,8 @@ class TaskStore:
         add_blocks: Sequence[str] = (), add_blocked_by: Sequence[str] = (),
         metadata: dict[str, Any] | None = None, assigned_by: str = LEAD_NAME,
     ) -> UpdateResult:  # fmt: skip
-        """Merge changes into a task. `status="deleted"` deletes it; `owner=""` or None clears the owner."""
+        """Merge changes into a task. `status="deleted"` deletes it; `owner=""` or None clears the owner. A change
+        by `assigned_by` to a task it took under a lease it has since lost is refused (LeaseLostError)."""
         task_id = task_id_part(task_id)
         if isinstance(owner, str):
             refuse_control(owner, "owner")
@@ -243,26 +214,28 @@ class TaskStore:
         if blocks or blocked_by:
             with self._list_lock(team):
                 self._check_links(team, task_id, blocks, blocked_by)
-                result = self._update_one(team, task_id, fields, owner, blocks, blocked_by, order)
+                result = self._update_one(team, task_id, fields, owner, blocks, blocked_by, order, assigned_by)
                 for other in blocks:
                     self._link(team, other, "blocked_by", task_id, order)
                 for other in blocked_by:
                     self._link(team, other, "blocks", task_id, order)
         else:
-            result = self._update_one(team, task_id, fields, owner, [], [], order)
+            result = self._update_one(team, task_id, fields, owner, [], [], order, assigned_by)
         if result.updated and "owner" in result.updated and result.task.owner:
             result.assignment_sent = self._notify_owner(team, result.task, assigned_by)
         return result
 
     def _update_one(
         self, team: str, task_id: str, fields: dict[str, Any], owner: str | None,
-        blocks: list[str], blocked_by: list[str], order: Order,
+        blocks: list[str], blocked_by: list[str], order: Order, caller: str | None = None,
     ) -> UpdateResult:  # fmt: skip
 
         def change() -> UpdateResult:
             task = self._load(team, task_id, under_lock=True)
             if task is None:
                 raise NotFoundError(f"task #{task_id} not found in team {team!r}")
+            if owner is UNSET:  # an explicit (re)assignment is never fenced: it says who has the task from now
+                self.leases.check(team, task, caller)
             before = copy.deepcopy(task.to_json())  # to_json shares the task's lists
             for attr, value in fields.items():
                 if value is not None:
@@ -271,12 +244,13 @@ class TaskStore:
                 task.owner = owner or None
             task.blocks += [x for x in blocks if x not in task.blocks]
             task.blocked_by += [x for x in blocked_by if x not in task.blocked_by]
+            self.leases.after_update(team, task, before, caller)
             task.validate(str(self.layout.task_file(team, task_id)))
             after = task.to_json()
             changed = [k for k in Task.ORDER if before.get(k) != after.get(k)]
             if changed:
                 self._write(team, task, order)
-            return UpdateResult(task, changed)
+            return UpdateResult(task, leases.visible(changed, before, after))
 
         return run_locked(self.layout.task_file(team, task_id), change)
 
@@ -395,3 +369,26 @@ class TaskStore:
                 # what update(owner=None, status="pending") does, with the team's generation read once
                 moved.append(self._update_one(team, t.id, {"status": "pending"}, None, [], [], order).task)
         return UnassignResult(moved)
+
+    # -- leases (store/leases.py) -------------------------------------------------------------------
+
+    def rewrite(self, team: str, task_id: str, change: Callable[[Task], bool]) -> Task | None:
+        """Apply `change` to the task under its lock, writing it back if `change` says it changed it."""
+        order = self._order(team)
+
+        def apply() -> Task | None:
+            task = self._load(team, task_id, under_lock=True)
+            if task is not None and change(task):
+                self._write(team, task, order)
+                return task
+            return None
+
+        return run_locked(self.layout.task_file(team, task_id), apply)
+
+    def renew_leases(self, team: str, agent: str) -> None:
+        """`agent` (ours, running here) renews the leases of its open tasks, taking one where it has none."""
+        leases.renew_all(self, team, agent)
+
+    def sweep_leases(self, team: str) -> list[TakenBack]:
+        """Send back to pending every task whose owner of ours let its lease run out."""
+        return leases.sweep(self, team)

@@ -35,6 +35,7 @@ from agentteams.store.protocol import (
 from agentteams.store.records import Envelope
 from agentteams.team import heartbeat, relay
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
+from agentteams.team.leasekeeper import LeaseKeeper
 from agentteams.team.relay import PermissionJudge
 from agentteams.team.spawning import Handle, Spawner, spawn_member
 from agentteams.team.teamhooks import LeadHooks
@@ -83,6 +84,7 @@ class LeadRuntime:
         self._team_thread: threading.Thread | None = None
         pane = current_pane() or ""
         self._presence = heartbeat.LeadPresence(self.store, self.ctx.session_id, pane)  # beaten by the team thread
+        self._leases = LeaseKeeper(self.tasks, LEAD_NAME)  # its own renewed, its team's swept, by the team thread
         self._inbox_lock = threading.RLock()  # the team thread and shutdown_team both read the inbox
         self._muted = False  # while shutting the team down, departures are not news for the model
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
@@ -282,7 +284,7 @@ class LeadRuntime:
                 try:
                     self._process_inbox()
                     self._check_liveness()
-                    for event in self._presence.beat(team, list(self.handles)):  # a teammate silent, or back
+                    for event in [*self._presence.beat(team, list(self.handles)), *self._leases.tick(team)]:
                         self._team_event(event)
                 except AgentTeamsError as e:
                     diagnostics.warning("team %s: %s", team, e)

@@ -29,7 +29,7 @@ from agentteams.store.protocol import (
     parse_message,
 )
 from agentteams.store.records import Envelope, Member, TeamConfig
-from agentteams.store.tasks import task_lines
+from agentteams.store.tasktext import task_lines
 
 LABEL_CHARS = 100
 

@@ -38,6 +38,7 @@ from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import LeadVerifyKey
 from agentteams.team import heartbeat
 from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
+from agentteams.team.leasekeeper import LeaseKeeper
 from agentteams.team.teamhooks import idle_gate
 from agentteams.team.trust import Trust
 from agentteams.team.turnwork import TurnNotes, Work
@@ -97,6 +98,7 @@ class TeammateRuntime:
             self.session.policy.mode = "plan"
         record = Presence(pid=os.getpid(), session_id=options.session_id, backend=backend, pane_id=pane_id)
         self._own = heartbeat.OwnPresence(functools.partial(self.store.presence.write, self.team, self.name), record)
+        self._leases = LeaseKeeper(self.tasks, self.name)  # its tasks' leases ride on its beats
         self.presence = self._own.record
         self._notes = TurnNotes()
         self._pending: list[Envelope] = []
@@ -108,7 +110,7 @@ class TeammateRuntime:
     def run(self) -> int:
         """Serve turns until told to stop; the exit code is 0 after an approved shutdown."""
         announced = False  # the first presence write waits until there is nothing to do: off the spawn path
-        stop_beating = heartbeat.HEARTBEAT.add(self._own.beat)
+        stop_beating = heartbeat.HEARTBEAT.add(self._leases.riding(self._own.beat, self.team))
         try:
             with self.store.watch(self.team, self.name, tasks=True) as watcher:
                 while not self.stop.is_set():
@@ -171,12 +173,14 @@ class TeammateRuntime:
         if self.ctx.signals.awaiting_plan_approval:
             return None  # no new work until the lead has answered the plan
         try:
+            self._leases.sweep(self.team)  # a task whose owner stopped renewing is claimable again
             claim = self.tasks.claim_next(self.team, self.name, check_busy=True)
         except OSError as e:  # a full or read-only disk: no task can be taken now; messages still can
             writefail.failed("team files", f"of team {self.team}", e)
             return None
         if claim.success and claim.task is not None:
             t = claim.task
+            self._leases.renew(self.team)  # its lease starts with the claim, not at the next beat
             self._team_event(TeamEvent("claimed", self.name, f"#{t.id} {t.subject}", color=self.me.color))
             return Work(claim_prompt(t.id, t.subject, t.description), task_id=t.id)
         return None

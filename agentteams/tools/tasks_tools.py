@@ -9,7 +9,7 @@ from typing import Any, ClassVar, cast
 from agentteams.errors import AgentTeamsError
 from agentteams.store.api import UNSET
 from agentteams.store.records import TASK_STATUSES, TaskStatus
-from agentteams.store.tasks import task_detail, task_lines
+from agentteams.store.tasktext import task_detail, task_lines
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult, require_str
 from agentteams.tools.hooks import TaskHookInfo
 
@@ -182,6 +182,8 @@ class TaskListTool(CoordinationTool):
     input_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
 
     def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if ctx.team_name:  # an agent that looks is one that notices: a lease run out sends its task back first
+            ctx.store.tasks.sweep_leases(ctx.team_name)
         tasks = [
             t for t in ctx.store.tasks.list_tasks(task_list_name(ctx))
             if not (t.metadata or {}).get("_internal")
