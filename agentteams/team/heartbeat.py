@@ -123,8 +123,8 @@ class OwnPresence:
 
 class SilenceWatch:
     """The lead's view of its teammates' beats: one whose process exists but has stopped beating is reported once,
-    and once more when it beats again. Its tasks stay with it meanwhile (only a teammate whose process is gone
-    loses them): a stopped process may be resumed, and would then work on a task another has taken."""
+    and once more when it beats again. Its tasks stay with it until their leases run out (team/leasekeeper.py): a
+    stopped process may be resumed, and its late change to a task taken back meanwhile is then refused."""
 
     def __init__(self) -> None:
         self._silent: set[str] = set()
@@ -135,7 +135,7 @@ class SilenceWatch:
             self._silent.add(name)
             secs = presence.silent_ms() / 1000
             text = f"Teammate {name} has not responded for {secs:.0f}s (its process {presence.pid} still exists)"
-            return TeamEvent("unresponsive", name, text + "; its tasks stay with it.")
+            return TeamEvent("unresponsive", name, text + "; its tasks stay with it until their leases run out.")
         if not silent and name in self._silent:
             self._silent.discard(name)
             return TeamEvent("responsive", name, f"Teammate {name} responds again.")

@@ -10,11 +10,14 @@ from collections.abc import Callable
 
 from agentteams.errors import AgentTeamsError
 from agentteams.store.api import Tasks
-from agentteams.store.leases import TakenBack
+from agentteams.store.leases import TakenBack, lease_seconds
 from agentteams.team import heartbeat
 from agentteams.team.delivery import TeamEvent
 
-SWEEP_EVERY = 1.0  # seconds between sweeps by one agent: each reads the whole task list
+
+def sweep_every() -> float:
+    """Seconds between one agent's sweeps (each reads the whole task list): a tenth of a lease, 0.2 to 5."""
+    return min(max(lease_seconds() / 10, 0.2), 5.0)
 
 
 class LeaseKeeper:
@@ -41,9 +44,9 @@ class LeaseKeeper:
         return both
 
     def sweep(self, team: str) -> list[TakenBack]:
-        """Tasks sent back to pending now; nothing if this agent swept less than SWEEP_EVERY ago."""
+        """Tasks sent back to pending now; nothing if this agent swept less than `sweep_every()` ago."""
         now = time.monotonic()
-        if now - self._swept < SWEEP_EVERY:
+        if now - self._swept < sweep_every():
             return []
         self._swept = now
         try:
