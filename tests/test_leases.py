@@ -21,6 +21,9 @@ from agentteams.team.leasekeeper import LeaseKeeper
 from agentteams.tools.base import ToolContext
 from agentteams.tools.tasks_tools import TaskListTool, TaskUpdateTool
 from tests.support.builders import team_with_members
+from tests.support.fake_model import FakeModel
+from tests.support.runtime import Events, quick_polls, running_lead
+from tests.support.wait import wait_until
 
 TEAM = "t"
 
@@ -221,3 +224,27 @@ def test_the_leads_tick_renews_its_own_and_reports_each_taken_back_once(tasks: T
     assert events[0].text.startswith(f"Task #{theirs} is pending again")
     assert lease(tasks, own.id).owner == "team-lead"
     assert keeper.tick(TEAM) == []
+
+
+def test_the_leads_team_thread_takes_back_a_stopped_owners_task(
+    tmp_path: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The running lead sweeps on its own: alice (ours, its process still there) stops renewing, her task goes back
+    to pending with one line to the lead; a real claude's task, with no lease, stays with it; nobody is removed."""
+    monkeypatch.setenv("AGENTTEAMS_LEASE_SECONDS", "0.5")
+    quick_polls(monkeypatch)
+    events = Events()
+    with running_lead(layout, tmp_path, FakeModel([]), "alice", "carol", events=events) as lead:
+        write_presence(layout, lead.team, "alice", Presence(os.getpid(), "s-alice", "in-process"))
+        hers, claudes = lead.tasks.create(lead.team, "hers"), lead.tasks.create(lead.team, "claude's")
+        lead.tasks.update(lead.team, claudes.id, owner="carol", status="in_progress")  # carol: no presence, no lease
+        assert lead.tasks.claim(lead.team, hers.id, "alice").success
+        lead.tasks.renew_leases(lead.team, "alice")  # her lease starts, and is never renewed
+
+        wait_until(lambda: lead.tasks.get(lead.team, hers.id).owner is None, 5, "the lead to take back alice's task")
+        assert lead.tasks.get(lead.team, hers.id).status == "pending"
+        wait_until(lambda: "notice" in events.kinds("alice"), 5, "the lead's line about it")
+        [line] = [e.text for e in events.items if e.kind == "notice" and e.agent == "alice"]
+        assert line.startswith(f"Task #{hers.id} is pending again: alice did not renew its lease on it (0.5s)")
+        assert lead.tasks.get(lead.team, claudes.id).owner == "carol"
+        assert lead.members() == ["team-lead", "alice", "carol"]
