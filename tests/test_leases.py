@@ -19,6 +19,7 @@ from agentteams.store.records import Task
 from agentteams.store.tasks import TaskStore
 from agentteams.team.leasekeeper import LeaseKeeper
 from agentteams.tools.base import ToolContext
+from agentteams.tools.hooks import TaskHookInfo
 from agentteams.tools.tasks_tools import TaskListTool, TaskUpdateTool
 from tests.support.builders import team_with_members
 from tests.support.fake_model import FakeModel
@@ -205,8 +206,15 @@ def test_the_tool_tells_the_stale_owners_model(layout: Layout, tmp_path: Path, t
     run_out(store.tasks, task.id)
     listed = TaskListTool().run({}, bob)  # an agent that looks notices, and sends the task back
     assert f"#{task.id} [pending] shared" in listed.content
+    heard: list[TaskHookInfo] = []
+
+    def completed_hook(info: TaskHookInfo) -> str | None:
+        heard.append(info)
+        return None
+
+    alice.hooks.task_completed = completed_hook
     result = TaskUpdateTool().run({"taskId": task.id, "status": "completed"}, alice)
-    assert result.is_error
+    assert result.is_error and heard == []  # refused before a TaskCompleted hook hears of it
     assert f"task #{task.id} was taken back from you after your lease expired" in result.content
     assert "it is now pending with no owner" in result.content
     assert store.tasks.get(TEAM, task.id).status == "pending"

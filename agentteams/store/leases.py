@@ -89,7 +89,8 @@ def visible(changed: list[str], before: dict[str, Any], after: dict[str, Any]) -
     if "metadata" not in changed:
         return changed
     old, new = dict(before.get("metadata") or {}), dict(after.get("metadata") or {})
-    old.pop(LEASE_KEY, None), new.pop(LEASE_KEY, None)
+    old.pop(LEASE_KEY, None)
+    new.pop(LEASE_KEY, None)
     return changed if old != new else [k for k in changed if k != "metadata"]
 
 

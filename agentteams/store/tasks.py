@@ -389,6 +389,10 @@ class TaskStore:
         """`agent` (ours, running here) renews the leases of its open tasks, taking one where it has none."""
         leases.renew_all(self, team, agent)
 
+    def check_lease(self, team: str, task: Task, agent: str) -> None:
+        """Raise LeaseLostError if `agent` took this task under a lease it has since lost (the update re-checks)."""
+        self.leases.check(team, task, agent)
+
     def sweep_leases(self, team: str) -> list[TakenBack]:
         """Send back to pending every task whose owner of ours let its lease run out."""
         return leases.sweep(self, team)

@@ -152,6 +152,8 @@ class TaskUpdateTool(CoordinationTool):
             raise ToolInputError(f"`status` must be one of {', '.join(TASK_STATUSES)}, got {status!r}")
         if status == "completed":
             current = ctx.store.tasks.get(task_list_name(ctx), task_id)
+            if "owner" not in args:  # a stale owner's completion is refused before any hook hears of it
+                ctx.store.tasks.check_lease(task_list_name(ctx), current, ctx.agent_name)
             refusal = None
             if current.status != "completed":
                 refusal = _task_hook(ctx, "completed", current.id, current.subject, current.description)
