@@ -181,6 +181,22 @@ def test_a_reassignment_ends_the_lease_and_the_old_owner_is_fenced(tasks: TaskSt
     assert tasks.update(TEAM, task_id, status="completed", assigned_by="alice").updated == ["status"]
 
 
+def test_an_owner_handed_its_task_again_takes_a_new_lease(tasks: TaskStore) -> None:
+    task_id = claimed_by(tasks, "alice")
+    tasks.update(TEAM, task_id, owner="bob")
+    tasks.update(TEAM, task_id, owner="alice")  # back to alice by the lead: the lease is nobody's until she acts
+    assert (lease(tasks, task_id).owner, lease(tasks, task_id).token) == (None, 3)
+    with pytest.raises(LeaseLostError, match="is no longer yours"):  # her old token is not today's
+        tasks.update(TEAM, task_id, status="completed", assigned_by="alice")
+    tasks.update(TEAM, task_id, owner="alice", assigned_by="alice")  # she takes it up again, knowingly
+    assert (lease(tasks, task_id).owner, lease(tasks, task_id).token) == ("alice", 4)
+    assert tasks.update(TEAM, task_id, status="completed", assigned_by="alice").updated == ["status"]
+    other = tasks.create(TEAM, "handed over")
+    tasks.update(TEAM, other.id, owner="alice")  # never claimed by her: no token of hers to fence with
+    assert tasks.update(TEAM, other.id, status="in_progress", assigned_by="alice").updated == ["status"]
+    assert lease(tasks, other.id).owner == "alice"  # and working on it, she takes its lease
+
+
 def test_the_lead_and_a_metadata_change_keep_working(tasks: TaskStore) -> None:
     task_id = claimed_by(tasks, "alice")
     tasks.update(TEAM, task_id, metadata={"note": "x"}, assigned_by="alice")

@@ -161,9 +161,13 @@ class LeaseBook:
         if old is not None and LEASE_KEY not in (task.metadata or {}):
             task.metadata = {**(task.metadata or {}), LEASE_KEY: old}
         if before.get("owner") == task.owner:
-            if caller and task.owner == caller and (lease := Lease.of(task)) is not None:
-                with self._lock:  # an owner claiming again what is still its own: it holds today's token
-                    self._held[(team, task.id, caller)] = lease.token
+            if caller and task.owner == caller and not task.resolved:  # its owner (ours) working on it
+                lease = Lease.of(task)
+                if lease is None or not lease.held_by(task, caller):
+                    self.grant(team, task, caller)  # handed to it without a lease of its own yet: it takes one
+                else:
+                    with self._lock:  # having passed the check (or set itself as owner again): today's token
+                        self._held[(team, task.id, caller)] = lease.token
             return
         if caller and task.owner == caller and not task.resolved:
             self.grant(team, task, caller)
