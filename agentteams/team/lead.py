@@ -1,7 +1,7 @@
 """Lead runtime: runs the lead's turns, delivers its inbox, spawns teammates and sees them leave or die.
 
-User prompts and teammate messages queue while a turn runs and go in when it ends; idle notices only
-update the team view, unless the whole team has gone idle.
+User prompts and teammate messages that arrive while a turn runs go in at its next tool result (else they start the
+next turn); idle notices only update the team view, unless the whole team has gone idle.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from agentteams.agent.loop import AgentEvent, TurnResult
 from agentteams.agent.session import Session, TurnExtras
 from agentteams.backends.tmux import current_pane
 from agentteams.errors import AgentTeamsError, NotFoundError
+from agentteams.model.types import Block
 from agentteams.store import signing, writefail
 from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import LEAD_NAME
@@ -76,6 +77,7 @@ class LeadRuntime:
         self._notices: list[str] = []  # things the runtime tells the model (a teammate left, died, ...)
         self._idle: list[Envelope] = []  # idle notices the model has not seen yet
         self._seen: set[tuple[str, ...]] = set()
+        self._carried: list[Envelope] = []  # in the conversation, marked read once a model request has carried them
         self._busy = False
         self._closing = False
         self.last_error: AgentTeamsError | None = None
@@ -91,6 +93,7 @@ class LeadRuntime:
         self.ctx.hooks.shutdown_sent = self.promises.shutdown_sent
         self.ctx.hooks.plan_digest = self.promises.plan_digest
         session.listen(self._on_agent_event)
+        session.agent.steer = self._steer
 
     # -- public -------------------------------------------------------------------------------------
 
@@ -235,6 +238,7 @@ class LeadRuntime:
             text, blocked = self.hooks.turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt)
             self.last_error = AgentTeamsError(blocked) if blocked else None
             self._write_presence("working")
+            self._carried = list(turn.envs or [])
             try:
                 result = self.session.run(text, turn.extras) if text is not None else None
             except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
@@ -243,15 +247,43 @@ class LeadRuntime:
                 self.last_error = AgentTeamsError(f"the turn failed: {type(e).__name__}: {e}")
                 diagnostics.warning("the lead's turn failed: %s: %s", type(e).__name__, e)
             finally:
-                if turn.envs and self.team:  # what fails to be marked is in _seen: never delivered twice
-                    mark_read(self.mailbox, self.team, LEAD_NAME, turn.envs)
+                self._mark_carried()  # even a failed turn consumed them: redelivering would fail the same way
                 with self._cond:
                     self._busy = False
                     self._cond.notify_all()
                 self._write_presence("idle")
                 self._on_turn_end(result)
 
+    def _steer(self) -> list[Block]:
+        """At a tool result of a running turn: what came meanwhile (the runtime's notices, teammates' messages, the
+        lines the person typed) as one text block after the results. A prompt with a turn of its own (a custom
+        command's model or tools) and every line queued behind it wait for the next turn."""
+        with self._cond:
+            n = 0
+            while n < len(self._prompts) and self._prompts[n][1] is None:
+                n += 1
+            prompts = [p for p, _ in self._prompts[:n]]
+            del self._prompts[:n]
+            envs, notices, self._envs, self._notices = self._envs, self._notices, [], []
+        if not (prompts or envs or notices):
+            return []
+        text, _blocked = self.hooks.turn_text(notices, envs, "\n\n".join(prompts) if prompts else None)
+        self._carried.extend(envs)
+        if text is None:
+            return []
+        said = ([f"{len(envs)} teammate message(s)"] if envs else []) + [f"“{p}”" for p in prompts]
+        self._team_event(TeamEvent("steered", LEAD_NAME, ", ".join(said) or "the team's news"))
+        return [{"type": "text", "text": text}]
+
+    def _mark_carried(self) -> None:
+        """Teammates' messages a model request has carried: read now (what fails is in _seen: never twice)."""
+        carried, self._carried = self._carried, []
+        if carried and self.team:
+            mark_read(self.mailbox, self.team, LEAD_NAME, carried)
+
     def _on_agent_event(self, event: AgentEvent) -> None:
+        if event.kind == "assistant":
+            self._mark_carried()
         if event.kind == "tool_end" and event.tool == "TeamCreate" and event.result and not event.result.is_error:
             self._start_team_thread()
 

@@ -238,6 +238,8 @@ class Renderer:
             return Text.assemble("· ", name, Text(f" permission: {text}", style="dim"))
         if kind == "state":
             return None
+        if kind == "steered":  # what was queued while the turn ran went in at a tool result
+            return Text(f"↳ sent to the model mid-turn: {one_line(text)}", style="dim")
         return Text.assemble("· ", name, Text(f": {one_line(text)}", style="dim"))
 
     # -- the person ---------------------------------------------------------------------------------

@@ -1,0 +1,131 @@
+"""Mid-turn delivery ("steer"), in process: a message that arrives while its recipient is in a turn goes in at the
+next tool result, after the results, and is marked read only once a model request has carried it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentteams.model.types import ModelRequest
+from agentteams.store.atomicjson import now_iso
+from agentteams.store.paths import LEAD_NAME, Layout
+from agentteams.store.protocol import ShutdownRequest
+from agentteams.store.transcript_read import load
+from tests.support.fake_model import FakeModel, text, tool
+from tests.support.runtime import TEAM, WAIT, Events, quick_polls, running_lead, running_teammate, teammate_rig
+from tests.support.wait import wait_until
+
+SIX_CALLS = [[tool("TaskList")] for _ in range(6)]
+
+
+@pytest.fixture(autouse=True)
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    quick_polls(monkeypatch)
+
+
+def inbox(layout: Layout, agent: str) -> list[dict[str, Any]]:
+    """The inbox file as it is on disk."""
+    entries: list[dict[str, Any]] = json.loads(layout.inbox_file(TEAM, agent).read_text(encoding="utf-8"))
+    return entries
+
+
+def read_flag(layout: Layout, agent: str, marker: str) -> bool | None:
+    [entry] = [e for e in inbox(layout, agent) if marker in e["text"]]
+    return entry.get("read")
+
+
+def last_user(request: ModelRequest) -> list[dict[str, Any]]:
+    content = request.messages[-1]["content"]
+    assert request.messages[-1]["role"] == "user" and isinstance(content, list)
+    return list(content)
+
+
+def test_a_message_to_a_busy_teammate_goes_in_at_the_next_tool_result(tmp_path: Path, layout: Layout) -> None:
+    marks: dict[int, bool | None] = {}
+    model = FakeModel([*SIX_CALLS, [text("Done.")]])
+    rig = teammate_rig(layout, tmp_path, model)
+
+    def before(n: int) -> None:
+        if n == 1:  # the model is choosing the 2nd call: the message lands while the turn runs
+            rig.mailbox.send(TEAM, rig.name, "STEER-ALICE change of plan", sender="bob", summary="plan")
+        if n in (2, 3):  # during the request that carries it, then after its answer
+            marks[n] = read_flag(layout, rig.name, "STEER-ALICE")
+
+    model.before_answer = before
+    rig.from_lead("START work")
+    with running_teammate(rig):
+        rig.wait_turns(1)
+    carried = [n for n, r in enumerate(model.requests) if "STEER-ALICE" in json.dumps(r.messages[-1])]
+    assert carried == [2], "the 3rd request of the turn carries it, and only that one as its newest message"
+    blocks = last_user(model.requests[2])
+    assert [b["type"] for b in blocks] == ["tool_result", "text"]  # after the results: the cached prefix holds
+    assert blocks[1]["text"].startswith('<teammate-message teammate_id="bob"') and 'summary="plan"' in blocks[1]["text"]
+    assert model.requests[2].messages[:-1] == [*model.requests[1].messages, model.requests[2].messages[-2]]  # a prefix
+    assert marks == {2: False, 3: True}, "read only once the request that carried it was answered"
+    assert model.calls == 7, "one turn: the message did not start another"
+    again = load(rig.runtime.session.transcript.path).messages  # the transcript keeps it where it went in
+    assert again == rig.runtime.session.agent.messages
+
+
+def test_a_shutdown_request_mid_turn_goes_in_first(tmp_path: Path, layout: Layout) -> None:
+    model = FakeModel([*SIX_CALLS[:3], [text("Done.")]], default=text("Noted."))
+    rig = teammate_rig(layout, tmp_path, model)
+
+    def before(n: int) -> None:
+        if n == 1:
+            rig.mailbox.send(TEAM, rig.name, "PEER-NOTE hello", sender="bob")
+            stop = ShutdownRequest(request_id="stop-1", sender=LEAD_NAME, reason="wrap up", timestamp=now_iso())
+            rig.from_lead(stop.to_text())
+
+    model.before_answer = before
+    rig.from_lead("START work")
+    with running_teammate(rig):
+        rig.wait_turns(1)
+        said = last_user(model.requests[2])[1]["text"]
+        assert said.index("shutdown_request") < said.index("PEER-NOTE"), said
+        assert "stop-1" in rig.runtime._shutdowns, "its model may answer it now"
+
+
+def test_a_typed_line_and_a_teammate_message_reach_a_busy_lead(tmp_path: Path, layout: Layout) -> None:
+    marks: dict[int, bool | None] = {}
+    events = Events()
+    model = FakeModel([*SIX_CALLS, [text("LEAD-DONE")]])
+    with running_lead(layout, tmp_path, model, "alice", events=events) as rig:
+
+        def before(n: int) -> None:
+            if n == 1:
+                rig.runtime.submit("TYPED-LINE use the other file")
+                rig.mailbox.send(TEAM, LEAD_NAME, "ALICE-NEWS found it", sender="alice")
+                wait_until(lambda: "message" in events.kinds("alice"), WAIT, "the lead to take alice's message")
+            if n in (2, 3):
+                marks[n] = read_flag(layout, LEAD_NAME, "ALICE-NEWS")
+
+        model.before_answer = before
+        rig.runtime.submit("go")
+        assert rig.runtime.wait_idle(WAIT)
+    carried = [n for n, r in enumerate(model.requests) if "TYPED-LINE" in json.dumps(r.messages[-1])]
+    assert carried == [2]
+    blocks = last_user(model.requests[2])
+    assert [b["type"] for b in blocks] == ["tool_result", "text"]
+    said = blocks[1]["text"]
+    assert (
+        '<teammate-message teammate_id="alice"' in said
+        and "ALICE-NEWS" in said
+        and said.endswith("TYPED-LINE use the other file")
+    )
+    assert marks == {2: False, 3: True}
+    assert model.calls == 7, "the typed line did not wait for a turn of its own"
+    assert "steered" in events.kinds(LEAD_NAME)
+
+
+def test_a_line_typed_after_the_last_tool_result_starts_the_next_turn(tmp_path: Path, layout: Layout) -> None:
+    model = FakeModel([[tool("TaskList")], [text("FIRST")], [text("SECOND")]])
+    with running_lead(layout, tmp_path, model) as rig:
+        model.before_answer = lambda n: rig.runtime.submit("LATE-LINE") if n == 1 else None
+        rig.runtime.submit("go")
+        wait_until(lambda: model.calls == 3, WAIT, "the late line's own turn")
+        assert rig.runtime.wait_idle(WAIT)
+    assert model.requests[2].messages[-1] == {"role": "user", "content": "LATE-LINE"}
