@@ -1,5 +1,6 @@
 """Mid-turn delivery end to end: `agentteams -p` leads alice (a tmux pane, or a thread of the lead's process); the
-lead's model messages her while she is inside the 2nd of six tool calls, and her 3rd model request carries it.
+lead's model messages her while she is inside the 2nd of six tool calls, and her 3rd model request carries it. Then
+the interactive lead in a pane: a line typed while it works is shown as queued and goes in the same way.
 
 Each side is held at a named pipe its Bash call reads, so the order is exact without any sleep."""
 
@@ -9,6 +10,7 @@ import contextlib
 import errno
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +18,12 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import LEAD_NAME, Layout
+from agentteams.ui.repl import QUEUED
 from tests.support.cli import Cli
 from tests.support.team_script import REQUEST_ID, TEAM, say, tool
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
+from tests.test_repl import START, lead_route, model_calls, start_lead, tool_turn  # noqa: F401 (a fixture)
 from tests.test_team_e2e import assert_nothing_left, finish, lead_env, lead_in_tmux
 
 STEER = "STEER-E2E use the second plan"
@@ -109,3 +113,30 @@ def test_a_busy_teammate_gets_the_leads_message_at_the_next_tool_result(
 
 def _routed(server: MockServer, route: str) -> int:
     return sum(r.get("route") == route for r in server.arrivals)
+
+
+def test_a_line_typed_to_the_busy_lead_is_queued_then_goes_in_at_the_next_tool_result(
+    start_lead: Callable[..., Any],  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+) -> None:
+    gate = tmp_path / "lead-2"
+    os.mkfifo(gate)
+    calls = [tool_turn("Bash", command=f"echo call-{i}") for i in range(1, 7)]
+    calls[1] = tool_turn("Bash", command=f"cat {gate}")
+    pane, server, _ = start_lead(
+        {"routes": [lead_route(*calls, "LEAD-ANSWER")]}, "--dangerously-skip-permissions", "start working"
+    )
+    pane.wait_text(f"Bash(cat {gate})", timeout=START)  # the lead is inside its 2nd call
+    pane.submit("TYPED-STEER use the other file")
+    pane.wait_text(QUEUED)
+    assert len(model_calls(server)) == 2 and "sent to the model mid-turn" not in pane.screen()
+    release(gate)
+    pane.wait_text("⏺ LEAD-ANSWER")
+    pane.wait_text("↳ sent to the model mid-turn: “TYPED-STEER use the other file”")
+    bodies = model_calls(server)
+    assert len(bodies) == 7, "the typed line did not wait for a turn of its own"
+    carrying = [i for i, b in enumerate(bodies) if "TYPED-STEER" in json.dumps(b["messages"][-1])]
+    assert carrying == [2]
+    last = bodies[2]["messages"][-1]["content"]
+    assert [b["type"] for b in last] == ["tool_result", "text"]
+    assert last[1]["text"] == "TYPED-STEER use the other file"
