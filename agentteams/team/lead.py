@@ -10,7 +10,6 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from agentteams import diagnostics
@@ -38,19 +37,12 @@ from agentteams.team import heartbeat, relay
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
 from agentteams.team.relay import PermissionJudge
 from agentteams.team.spawning import Handle, Spawner, spawn_member
+from agentteams.team.steering import Carried, Turn, lead_blocks, take_plain
 from agentteams.team.teamhooks import LeadHooks
 from agentteams.team.trust import LeadPromises, Trust
 from agentteams.tools.base import ToolInputError
 
 CHECK_EVERY = 0.5  # seconds between liveness checks of teammates (death is noticed within ~2 s)
-
-
-@dataclass
-class Turn:
-    prompt: str | None = None
-    envs: list[Envelope] | None = None
-    notices: list[str] | None = None
-    extras: TurnExtras | None = None  # this turn only (a custom command's front matter)
 
 
 class LeadRuntime:
@@ -77,7 +69,7 @@ class LeadRuntime:
         self._notices: list[str] = []  # things the runtime tells the model (a teammate left, died, ...)
         self._idle: list[Envelope] = []  # idle notices the model has not seen yet
         self._seen: set[tuple[str, ...]] = set()
-        self._carried: list[Envelope] = []  # in the conversation, marked read once a model request has carried them
+        self._carried = Carried(self.mailbox, LEAD_NAME, lambda: self.team)  # teammates' messages the model has
         self._busy = False
         self._closing = False
         self.last_error: AgentTeamsError | None = None
@@ -93,6 +85,7 @@ class LeadRuntime:
         self.ctx.hooks.shutdown_sent = self.promises.shutdown_sent
         self.ctx.hooks.plan_digest = self.promises.plan_digest
         session.listen(self._on_agent_event)
+        session.listen(self._carried.heard)  # marked read once a model request has carried them
         session.agent.steer = self._steer
 
     # -- public -------------------------------------------------------------------------------------
@@ -238,7 +231,7 @@ class LeadRuntime:
             text, blocked = self.hooks.turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt)
             self.last_error = AgentTeamsError(blocked) if blocked else None
             self._write_presence("working")
-            self._carried = list(turn.envs or [])
+            self._carried.envs = list(turn.envs or [])
             try:
                 result = self.session.run(text, turn.extras) if text is not None else None
             except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
@@ -247,7 +240,7 @@ class LeadRuntime:
                 self.last_error = AgentTeamsError(f"the turn failed: {type(e).__name__}: {e}")
                 diagnostics.warning("the lead's turn failed: %s: %s", type(e).__name__, e)
             finally:
-                self._mark_carried()  # even a failed turn consumed them: redelivering would fail the same way
+                self._carried.mark()
                 with self._cond:
                     self._busy = False
                     self._cond.notify_all()
@@ -255,35 +248,13 @@ class LeadRuntime:
                 self._on_turn_end(result)
 
     def _steer(self) -> list[Block]:
-        """At a tool result of a running turn: what came meanwhile (the runtime's notices, teammates' messages, the
-        lines the person typed) as one text block after the results. A prompt with a turn of its own (a custom
-        command's model or tools) and every line queued behind it wait for the next turn."""
+        """At a tool result of a running turn: what came meanwhile goes in after the results (team/steering.py)."""
         with self._cond:
-            n = 0
-            while n < len(self._prompts) and self._prompts[n][1] is None:
-                n += 1
-            prompts = [p for p, _ in self._prompts[:n]]
-            del self._prompts[:n]
-            envs, notices, self._envs, self._notices = self._envs, self._notices, [], []
-        if not (prompts or envs or notices):
-            return []
-        text, _blocked = self.hooks.turn_text(notices, envs, "\n\n".join(prompts) if prompts else None)
-        self._carried.extend(envs)
-        if text is None:
-            return []
-        said = ([f"{len(envs)} teammate message(s)"] if envs else []) + [f"“{p}”" for p in prompts]
-        self._team_event(TeamEvent("steered", LEAD_NAME, ", ".join(said) or "the team's news"))
-        return [{"type": "text", "text": text}]
-
-    def _mark_carried(self) -> None:
-        """Teammates' messages a model request has carried: read now (what fails is in _seen: never twice)."""
-        carried, self._carried = self._carried, []
-        if carried and self.team:
-            mark_read(self.mailbox, self.team, LEAD_NAME, carried)
+            prompts, envs, notices = take_plain(self._prompts), self._envs, self._notices
+            self._envs, self._notices = [], []
+        return lead_blocks(self.hooks, self._carried, notices, envs, prompts)
 
     def _on_agent_event(self, event: AgentEvent) -> None:
-        if event.kind == "assistant":
-            self._mark_carried()
         if event.kind == "tool_end" and event.tool == "TeamCreate" and event.result and not event.result.is_error:
             self._start_team_thread()
 

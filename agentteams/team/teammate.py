@@ -38,6 +38,7 @@ from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import LeadVerifyKey
 from agentteams.team import heartbeat
 from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
+from agentteams.team.steering import steerable, teammate_blocks
 from agentteams.team.teamhooks import idle_gate
 from agentteams.team.trust import Trust
 from agentteams.team.turnwork import TurnNotes, Work
@@ -47,12 +48,6 @@ from agentteams.tools.team_tools import parse_send
 LEAD_CHECK_EVERY = 2.0  # seconds between checks that our lead still runs
 WAIT_SLICE = 0.5  # seconds between checks of the stop flag while waiting; the inbox itself wakes at once
 PERMISSION_TIMEOUT = 600.0
-
-
-def _steerable(env: Envelope) -> bool:
-    """A message the model reads as it is (or a shutdown request): one that may go in mid-turn."""
-    msg = parse_message(env.text)
-    return msg is None or isinstance(msg, ShutdownRequest)
 
 
 class TeammateRuntime:
@@ -89,8 +84,7 @@ class TeammateRuntime:
         self.mailbox = self.store.mail
         self.teams = self.store.teams
         self.tasks = self.store.tasks
-        self.session.agent.ask = self._ask_lead
-        self.session.agent.steer = self._steer  # messages that arrive mid-turn go in at the next tool result
+        self.session.agent.ask, self.session.agent.steer = self._ask_lead, self._steer  # steer: team/steering.py
         self.ctx = self.session.ctx
         # with a key from the lead, only its signed messages carry its authority (Claude Code 2.1.330's rule)
         self.trust = Trust(role="teammate", lead_key=lead_key)
@@ -189,19 +183,12 @@ class TeammateRuntime:
         return None
 
     def _steer(self) -> list[Block]:
-        """Messages that arrived during the turn, for the request that follows this tool result (a shutdown request
-        first, so the model can answer it now); delivered once a request has carried them (`_deliver`). Frames that
-        act between turns (a plan verdict, a compaction, a permission answer) wait for the turn's end."""
-        taken = {e.identity for e in self._pending} | self._unmarked
-        unread = [e for e in self.mailbox.unread(self.team, self.name) if e.identity not in taken and _steerable(e)]
+        """Messages that came during the turn, after this tool result (team/steering.py); `_deliver` marks them."""
+        unread = steerable(self.mailbox.unread(self.team, self.name), self._pending, self._unmarked)
         config = self._config() if unread else None
-        if config is None:
-            return []
-        envs = wake_order(self._judged(unread, config), config.lead_name)
-        self._pending.extend(envs)
-        said = ", ".join(f"a message from {e.sender}" for e in envs)
-        self._team_event(TeamEvent("steered", self.name, said, color=self.me.color))
-        return [{"type": "text", "text": "\n\n".join(message_block(e) for e in envs)}]
+        envs = wake_order(self._judged(unread, config), config.lead_name) if config is not None else []
+        self._pending.extend(envs)  # a shutdown request first: the model may approve it at once
+        return teammate_blocks(envs, self._team_event, self.name, self.me.color)
 
     def _judged(self, unread: list[Envelope], config: TeamConfig) -> list[Envelope]:
         """Each message judged (a forged one is marked); a copy of one already in this batch is left out."""
