@@ -70,23 +70,28 @@ def test_a_message_to_a_busy_teammate_goes_in_at_the_next_tool_result(tmp_path: 
     assert again == rig.runtime.session.agent.messages
 
 
-def test_a_shutdown_request_mid_turn_goes_in_first(tmp_path: Path, layout: Layout) -> None:
-    model = FakeModel([*SIX_CALLS[:3], [text("Done.")]], default=text("Noted."))
+def test_a_shutdown_request_mid_turn_waits_for_the_turns_end_and_then_comes_first(
+    tmp_path: Path, layout: Layout
+) -> None:
+    approve = tool("SendMessage", to=LEAD_NAME, message={"type": "shutdown_response", "request_id": "stop-1",
+                                                          "approve": True})  # fmt: skip
+    model = FakeModel([*SIX_CALLS[:3], [text("Done.")], [approve]])
     rig = teammate_rig(layout, tmp_path, model)
 
     def before(n: int) -> None:
         if n == 1:
-            rig.mailbox.send(TEAM, rig.name, "PEER-NOTE hello", sender="bob")
             stop = ShutdownRequest(request_id="stop-1", sender=LEAD_NAME, reason="wrap up", timestamp=now_iso())
             rig.from_lead(stop.to_text())
+            rig.mailbox.send(TEAM, rig.name, "PEER-NOTE hello", sender="bob")
 
     model.before_answer = before
     rig.from_lead("START work")
     with running_teammate(rig):
-        rig.wait_turns(1)
-        said = last_user(model.requests[2])[1]["text"]
-        assert said.index("shutdown_request") < said.index("PEER-NOTE"), said
-        assert "stop-1" in rig.runtime._shutdowns, "its model may answer it now"
+        wait_until(lambda: rig.thread is not None and not rig.thread.is_alive(), WAIT, "alice to approve and exit")
+    mid = last_user(model.requests[2])
+    assert "PEER-NOTE" in json.dumps(mid) and "shutdown_request" not in json.dumps(mid), "the plain message only"
+    assert "shutdown_request" in model.user_text(4), "the next turn opens with it"
+    assert model.calls == 5, "approved: it exits without another request"
 
 
 def test_a_typed_line_and_a_teammate_message_reach_a_busy_lead(tmp_path: Path, layout: Layout) -> None:

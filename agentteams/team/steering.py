@@ -11,7 +11,7 @@ from agentteams.agent.session import TurnExtras
 from agentteams.model.types import Block
 from agentteams.store.api import Mail
 from agentteams.store.paths import LEAD_NAME
-from agentteams.store.protocol import ShutdownRequest, parse_message
+from agentteams.store.protocol import parse_message
 from agentteams.store.records import Envelope
 from agentteams.team.delivery import TeamEvent, mark_read, message_block
 from agentteams.team.teamhooks import LeadHooks
@@ -59,16 +59,11 @@ def take_plain(prompts: list[tuple[str, TurnExtras | None]]) -> list[str]:
 
 
 def steerable(unread: list[Envelope], pending: list[Envelope], unmarked: set[tuple[str, ...]]) -> list[Envelope]:
-    """The messages the model reads as they are, and shutdown requests (the model may approve one at once), that no
-    request has carried yet; protocol frames that act between turns (a plan verdict, a compaction or permission
-    answer) wait for the turn's end."""
+    """The plain messages no request has carried yet. Protocol frames wait for the turn's end: a shutdown request
+    (then first, as ever: a real `claude` teammate also answers one between turns, and one approved mid-turn would
+    leave its work half done), a plan verdict, a compaction or permission answer (they act between turns)."""
     taken = {e.identity for e in pending} | unmarked
-    return [e for e in unread if e.identity not in taken and _plain_or_shutdown(e)]
-
-
-def _plain_or_shutdown(env: Envelope) -> bool:
-    msg = parse_message(env.text)
-    return msg is None or isinstance(msg, ShutdownRequest)
+    return [e for e in unread if e.identity not in taken and parse_message(e.text) is None]
 
 
 def text_block(text: str | None) -> list[Block]:

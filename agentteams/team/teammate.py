@@ -187,7 +187,7 @@ class TeammateRuntime:
         unread = steerable(self.mailbox.unread(self.team, self.name), self._pending, self._unmarked)
         config = self._config() if unread else None
         envs = wake_order(self._judged(unread, config), config.lead_name) if config is not None else []
-        self._pending.extend(envs)  # a shutdown request first: the model may approve it at once
+        self._pending.extend(envs)
         return teammate_blocks(envs, self._team_event, self.name, self.me.color)
 
     def _judged(self, unread: list[Envelope], config: TeamConfig) -> list[Envelope]:
