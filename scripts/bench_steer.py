@@ -39,6 +39,7 @@ from tests.support import realclaude as rc
 CALLS = 6  # tool calls per work turn
 SLEEP = 0.2  # seconds each call takes
 TARGET_CALLS = 1
+ROUNDS = 5
 
 
 @dataclass
@@ -125,7 +126,7 @@ def print_rows(results: dict[bt.Kind, Steer]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--claude-version", choices=rc.VERSIONS, default=rc.DEFAULT)
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
