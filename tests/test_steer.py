@@ -3,6 +3,7 @@ next tool result, after the results, and is marked read only once a model reques
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,8 @@ from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ShutdownRequest
 from agentteams.store.transcript_read import load
+from agentteams.team.delivery import TeamEvent
+from agentteams.ui.render import Renderer, make_console
 from tests.support.fake_model import FakeModel, text, tool
 from tests.support.runtime import TEAM, WAIT, Events, quick_polls, running_lead, running_teammate, teammate_rig
 from tests.support.wait import wait_until
@@ -134,3 +137,15 @@ def test_a_line_typed_after_the_last_tool_result_starts_the_next_turn(tmp_path: 
         wait_until(lambda: model.calls == 3, WAIT, "the late line's own turn")
         assert rig.runtime.wait_idle(WAIT)
     assert model.requests[2].messages[-1] == {"role": "user", "content": "LATE-LINE"}
+
+
+def test_the_person_sees_what_went_in_mid_turn_and_to_whom() -> None:
+    out = io.StringIO()
+    renderer = Renderer(make_console(False))
+    renderer.console.file = out
+    renderer.team_event(TeamEvent("steered", "alice", "a message from bob"))
+    renderer.team_event(TeamEvent("steered", LEAD_NAME, "“use the other file”"))
+    assert out.getvalue().splitlines() == [
+        "↳ sent to alice's model mid-turn: a message from bob",
+        "↳ sent to the model mid-turn: “use the other file”",
+    ]
