@@ -19,6 +19,7 @@ from agentteams.team.delivery import TeamEvent
 from agentteams.ui.render import Renderer, make_console
 from tests.support.fake_model import FakeModel, text, tool
 from tests.support.runtime import TEAM, WAIT, Events, quick_polls, running_lead, running_teammate, teammate_rig
+from tests.support.transcript_checks import faults
 from tests.support.wait import wait_until
 
 SIX_CALLS = [[tool("TaskList")] for _ in range(6)]
@@ -69,8 +70,9 @@ def test_a_message_to_a_busy_teammate_goes_in_at_the_next_tool_result(tmp_path: 
     assert model.requests[2].messages[:-1] == [*model.requests[1].messages, model.requests[2].messages[-2]]  # a prefix
     assert marks == {2: False, 3: True}, "read only once the request that carried it was answered"
     assert model.calls == 7, "one turn: the message did not start another"
-    again = load(rig.runtime.session.transcript.path).messages  # the transcript keeps it where it went in
-    assert again == rig.runtime.session.agent.messages
+    path = rig.runtime.session.transcript.path
+    assert load(path).messages == rig.runtime.session.agent.messages  # the transcript keeps it where it went in
+    assert faults(path.read_text(encoding="utf-8"), rig.runtime.session.options.session_id) == []
 
 
 def test_a_shutdown_request_mid_turn_waits_for_the_turns_end_and_then_comes_first(
