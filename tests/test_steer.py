@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from agentteams.model.types import ModelRequest
+from agentteams.agent.session import Session, SessionOptions
+from agentteams.model.types import Block, ModelRequest
 from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ShutdownRequest
@@ -151,3 +153,19 @@ def test_the_person_sees_what_went_in_mid_turn_and_to_whom() -> None:
         "↳ sent to alice's model mid-turn: a message from bob",
         "↳ sent to the model mid-turn: “use the other file”",
     ]
+
+
+def test_an_inbox_that_cannot_be_read_mid_turn_does_not_end_the_turn(
+    tmp_path: Path, layout: Layout, caplog: pytest.LogCaptureFixture
+) -> None:
+    model = FakeModel([*SIX_CALLS[:2], [text("Done.")]])
+    session = Session(SessionOptions(cwd=tmp_path), model, layout=layout)
+
+    def unreadable() -> list[Block]:
+        raise OSError(5, "Input/output error")
+
+    session.agent.steer = unreadable
+    with caplog.at_level(logging.WARNING, logger="agentteams"):
+        result = session.run("go")
+    assert (result.stop_reason, result.text, model.calls) == ("end_turn", "Done.", 3)
+    assert caplog.text.count("could not take the messages that came mid-turn: [Errno 5]") == 2  # once per result

@@ -13,7 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from agentteams import diagnostics
 from agentteams.agent.hookpoints import HookPoints, Permission
+from agentteams.errors import AgentTeamsError
 from agentteams.model.types import Block, Message, ModelClient, ModelRequest, ModelResponse, StreamCallbacks, Usage
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult
 
@@ -187,7 +189,11 @@ class Agent:
             self.settings.max_turns is not None and calls >= self.settings.max_turns
         ):
             return []
-        return self.steer()
+        try:
+            return self.steer()
+        except (OSError, AgentTeamsError) as e:  # an inbox it cannot read now: left unread, for later, not a crash
+            diagnostics.warning("%s: could not take the messages that came mid-turn: %s", self.settings.name, e)
+            return []
 
     def _stop_hook_feedback(self, text: str, active: bool) -> bool:
         """Stop (SubagentStop) hooks may keep the turn going: their reason becomes the next user message."""
