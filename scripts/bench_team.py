@@ -31,6 +31,9 @@ Idle memory: after the delivery teammate's warm-up turn and idle notice (+1 s), 
 fork server: Pss charges it a fair share of the warm pages it shares with the server), the real one the
 claude process in its pane. "All processes" adds our launcher in the pane (the real CLI's descendants).
 
+Mid-turn delivery (a message sent while the teammate is inside the 2nd of six tool calls → the request that
+carries it, in tool calls and ms; ours and the real CLI): `scripts/bench_steer.py`, run here in the same run.
+
 Usage: python scripts/bench_team.py [--messages N] [--spawns K] [--quick] [--claude-version V] [--json PATH]
 Targets, reported and never enforced: delivery p50 < 10 ms and >= 50x better than the real CLI's; spawn
 >= 10x faster; idle RSS at most half. A full run takes about 4 minutes on 2 cores (5 when they are busy).
@@ -591,6 +594,10 @@ def main() -> None:
             spawn[kind] = run_spawn(kind, spawns, Path(tmp) / f"spawn-{kind}", version)
         print("signing ...", file=sys.stderr, flush=True)
         signing = bench_signing.measure()  # in the same run as the spawns it adds to
+        print("mid-turn delivery ...", file=sys.stderr, flush=True)
+        import bench_steer  # here: it builds on this module's labs
+
+        steer = bench_steer.measure(1 if args.quick else bench_steer.ROUNDS, Path(tmp), version)
     elapsed, load = time.monotonic() - started, (load0, os.getloadavg()[0])
     rows = build_rows(delivery, spawn)
     print(f"teams: our teammate vs real Claude Code {version} vs a 500 ms poller ({os.cpu_count()} cores)")
@@ -600,6 +607,8 @@ def main() -> None:
     spawn_median = statistics.median(spawn["ours"].samples_ms)
     print(f"\nsignatures, in the same run (our spawn median above: {spawn_median:.1f} ms)")
     bench_signing.print_rows(signing)
+    print("\nmid-turn delivery (a message sent while the teammate runs the 2nd of 6 tool calls), in the same run")
+    bench_steer.print_rows(steer)
     if args.json:
         data = {
             "rows": [asdict(r) for r in rows],
@@ -607,6 +616,7 @@ def main() -> None:
             "spawn": {k: {**asdict(v), "median_ms": statistics.median(v.samples_ms)} for k, v in spawn.items()},
             "messages": messages, "spawns": spawns, "run_seconds": round(elapsed, 1), "load_average": load,
             "cores": os.cpu_count(), "claude_version": version, "signing": asdict(signing),
+            "steer": {k: asdict(v) for k, v in steer.items()},
         }  # fmt: skip
         args.json.write_text(json.dumps(data, indent=2))
 

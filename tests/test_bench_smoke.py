@@ -105,3 +105,6 @@ def test_bench_team_quick_run_reports_every_figure(
         assert row["ours"] > 0 and row["real"] > 0, row
         assert row["poller"] is None or row["poller"] > 0, row
     assert all(r["poller"] > 0 for r in rows if r["figure"].startswith("delivery")), rows
+    steer = data["steer"]  # mid-turn delivery: ours at the next tool result, the real CLI's at its turn's end
+    assert steer["ours"]["calls"] == [1] and steer["ours"]["next_turn"] == [False], steer
+    assert steer["real"]["next_turn"] == [True] and min(steer["ours"]["ms"] + steer["real"]["ms"]) > 0, steer

@@ -43,10 +43,13 @@ class Journal:
         elif event.kind == "tool_end" and event.result is not None:
             self._details[event.tool_use_id] = tool_detail(event.result)
         elif event.kind == "tool_results" and message is not None:
-            for block in message.get("content") or []:
-                if isinstance(block, dict):
-                    detail = self._details.pop(str(block.get("tool_use_id")), None)
-                    transcript.tool_result(self.agent, block, detail, thread=self.thread)
+            blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
+            for block in (b for b in blocks if b.get("type") == "tool_result"):
+                detail = self._details.pop(str(block.get("tool_use_id")), None)
+                transcript.tool_result(self.agent, block, detail, thread=self.thread)
+            steered = [b for b in blocks if b.get("type") != "tool_result"]  # what came mid-turn, after the results
+            if steered:  # its own user entry: read back, it joins the results' message again
+                transcript.prompt(self.agent, steered, thread=self.thread, meta=True)
         elif event.kind == "turn_end" and self.thread == MAIN:
             transcript.last_prompt(self._prompt)
             self._prompt = None

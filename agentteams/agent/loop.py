@@ -13,7 +13,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from agentteams import diagnostics
 from agentteams.agent.hookpoints import HookPoints, Permission
+from agentteams.errors import AgentTeamsError
 from agentteams.model.types import Block, Message, ModelClient, ModelRequest, ModelResponse, StreamCallbacks, Usage
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult
 
@@ -122,6 +124,9 @@ class Agent:
         self.context_tokens = 0
         self.context_measured_at = 0
         self.before_call: Callable[[], None] | None = None  # before each model call: automatic compaction
+        # polled at each tool-result boundary the turn goes on from: what arrived meanwhile (messages, a line the
+        # person typed), appended after the results so the cached prefix stays valid; the caller knows what it gave
+        self.steer: Callable[[], list[Block]] | None = None
 
     def _emit(self, event: AgentEvent) -> None:
         self.on_event(event)
@@ -164,7 +169,7 @@ class Agent:
                     continue
                 break
             results = self._run_tools(uses)
-            self.messages.append({"role": "user", "content": results})
+            self.messages.append({"role": "user", "content": [*results, *self._steered(calls)]})
             self._emit(AgentEvent("tool_results", message=self.messages[-1]))
             if self.hooks is not None and self.hooks.halted is not None:  # `continue: false` (the person was told)
                 self.hooks.halted = None
@@ -175,6 +180,20 @@ class Agent:
         result = TurnResult(text, stop, calls, usage)
         self._emit(AgentEvent("turn_end", text=text, usage=usage))
         return result
+
+    def _steered(self, calls: int) -> list[Block]:
+        """What to add after the results, asked only when another model call follows (so it reaches the model)."""
+        if self.steer is None or self.ctx.signals.exit_requested or self.ctx.interrupt.is_set():
+            return []
+        if (self.hooks is not None and self.hooks.halted is not None) or (
+            self.settings.max_turns is not None and calls >= self.settings.max_turns
+        ):
+            return []
+        try:
+            return self.steer()
+        except (OSError, AgentTeamsError) as e:  # an inbox it cannot read now: left unread, for later, not a crash
+            diagnostics.warning("%s: could not take the messages that came mid-turn: %s", self.settings.name, e)
+            return []
 
     def _stop_hook_feedback(self, text: str, active: bool) -> bool:
         """Stop (SubagentStop) hooks may keep the turn going: their reason becomes the next user message."""

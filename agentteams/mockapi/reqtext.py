@@ -50,11 +50,13 @@ def last_user_text(body: dict[str, Any]) -> str:
 
 
 def last_prompt_text(body: dict[str, Any]) -> str:
-    """The text of the newest user message that is a prompt (has text), not only tool results: the turn's opener."""
+    """The text of the newest user message that is a prompt (has text and no tool results): the turn's opener. Text
+    after tool results (a message delivered mid-turn, a reminder) leaves the turn what it was."""
     for message in reversed(_user_messages(body)):
         content = message.get("content")
         if isinstance(content, str):
             return content
-        if isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "text" for b in content):
+        kinds = {b.get("type") for b in content if isinstance(b, dict)} if isinstance(content, list) else set()
+        if "text" in kinds and "tool_result" not in kinds:
             return content_text([b for b in content if isinstance(b, dict) and b.get("type") == "text"])
     return ""

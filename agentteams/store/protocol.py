@@ -71,6 +71,11 @@ class ShutdownRequest(Message):
     def new_request_id(target: str) -> str:
         return f"shutdown-{epoch_ms()}@{target}"
 
+    @classmethod
+    def to(cls, target: str, sender: str, reason: str) -> ShutdownRequest:
+        """A new request to `target`, stamped now (its id names the target, as Claude Code's do)."""
+        return cls(request_id=cls.new_request_id(target), sender=sender, reason=reason, timestamp=now_iso())
+
 
 @dataclass(kw_only=True)
 class ShutdownApproved(Message):

@@ -1,7 +1,7 @@
 """Lead runtime: runs the lead's turns, delivers its inbox, spawns teammates and sees them leave or die.
 
-User prompts and teammate messages queue while a turn runs and go in when it ends; idle notices only
-update the team view, unless the whole team has gone idle.
+User prompts and teammate messages that arrive while a turn runs go in at its next tool result (else they start the
+next turn); idle notices only update the team view, unless the whole team has gone idle.
 """
 
 from __future__ import annotations
@@ -10,7 +10,6 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from agentteams import diagnostics
@@ -18,8 +17,8 @@ from agentteams.agent.loop import AgentEvent, TurnResult
 from agentteams.agent.session import Session, TurnExtras
 from agentteams.backends.tmux import current_pane
 from agentteams.errors import AgentTeamsError, NotFoundError
+from agentteams.model.types import Block
 from agentteams.store import signing, writefail
-from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import State
 from agentteams.store.protocol import (
@@ -38,19 +37,12 @@ from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team
 from agentteams.team.leasekeeper import LeaseKeeper
 from agentteams.team.relay import PermissionJudge
 from agentteams.team.spawning import Handle, Spawner, spawn_member
+from agentteams.team.steering import Carried, Turn, lead_blocks, take_plain
 from agentteams.team.teamhooks import LeadHooks
 from agentteams.team.trust import LeadPromises, Trust
 from agentteams.tools.base import ToolInputError
 
 CHECK_EVERY = 0.5  # seconds between liveness checks of teammates (death is noticed within ~2 s)
-
-
-@dataclass
-class Turn:
-    prompt: str | None = None
-    envs: list[Envelope] | None = None
-    notices: list[str] | None = None
-    extras: TurnExtras | None = None  # this turn only (a custom command's front matter)
 
 
 class LeadRuntime:
@@ -77,6 +69,7 @@ class LeadRuntime:
         self._notices: list[str] = []  # things the runtime tells the model (a teammate left, died, ...)
         self._idle: list[Envelope] = []  # idle notices the model has not seen yet
         self._seen: set[tuple[str, ...]] = set()
+        self._carried = Carried(self.mailbox, LEAD_NAME, lambda: self.team)  # teammates' messages the model has
         self._busy = False
         self._closing = False
         self.last_error: AgentTeamsError | None = None
@@ -93,6 +86,8 @@ class LeadRuntime:
         self.ctx.hooks.shutdown_sent = self.promises.shutdown_sent
         self.ctx.hooks.plan_digest = self.promises.plan_digest
         session.listen(self._on_agent_event)
+        session.listen(self._carried.heard)  # marked read once a model request has carried them
+        session.agent.steer = self._steer
 
     # -- public -------------------------------------------------------------------------------------
 
@@ -163,10 +158,7 @@ class LeadRuntime:
             return []
         self._muted = True
         for name in list(self.handles):
-            request = ShutdownRequest(
-                request_id=ShutdownRequest.new_request_id(name), sender=LEAD_NAME,
-                reason="The team's work is finished.", timestamp=now_iso(),
-            )  # fmt: skip
+            request = ShutdownRequest.to(name, LEAD_NAME, "The team's work is finished.")
             self.promises.shutdown_sent(name, request.request_id)
             with contextlib.suppress(AgentTeamsError):
                 self.mailbox.send(team, name, request.to_text(), sender=LEAD_NAME)
@@ -237,6 +229,7 @@ class LeadRuntime:
             text, blocked = self.hooks.turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt)
             self.last_error = AgentTeamsError(blocked) if blocked else None
             self._write_presence("working")
+            self._carried.envs = list(turn.envs or [])
             try:
                 result = self.session.run(text, turn.extras) if text is not None else None
             except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
@@ -245,13 +238,19 @@ class LeadRuntime:
                 self.last_error = AgentTeamsError(f"the turn failed: {type(e).__name__}: {e}")
                 diagnostics.warning("the lead's turn failed: %s: %s", type(e).__name__, e)
             finally:
-                if turn.envs and self.team:  # what fails to be marked is in _seen: never delivered twice
-                    mark_read(self.mailbox, self.team, LEAD_NAME, turn.envs)
+                self._carried.mark()
                 with self._cond:
                     self._busy = False
                     self._cond.notify_all()
                 self._write_presence("idle")
                 self._on_turn_end(result)
+
+    def _steer(self) -> list[Block]:
+        """At a tool result of a running turn: what came meanwhile goes in after the results (team/steering.py)."""
+        with self._cond:
+            prompts, envs, notices = take_plain(self._prompts), self._envs, self._notices
+            self._envs, self._notices = [], []
+        return lead_blocks(self.hooks, self._carried, notices, envs, prompts)
 
     def _on_agent_event(self, event: AgentEvent) -> None:
         if event.kind == "tool_end" and event.tool == "TeamCreate" and event.result and not event.result.is_error:

@@ -19,7 +19,7 @@ from agentteams.agent.permissions import parse_mode
 from agentteams.agent.prompts import claim_prompt
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import AgentTeamsError, NotFoundError
-from agentteams.model.types import ModelClient
+from agentteams.model.types import Block, ModelClient
 from agentteams.store import writefail
 from agentteams.store.api import Store
 from agentteams.store.atomicjson import now_iso
@@ -39,6 +39,7 @@ from agentteams.store.signing import LeadVerifyKey
 from agentteams.team import heartbeat
 from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
 from agentteams.team.leasekeeper import LeaseKeeper
+from agentteams.team.steering import steerable, teammate_blocks
 from agentteams.team.teamhooks import idle_gate
 from agentteams.team.trust import Trust
 from agentteams.team.turnwork import TurnNotes, Work
@@ -84,7 +85,7 @@ class TeammateRuntime:
         self.mailbox = self.store.mail
         self.teams = self.store.teams
         self.tasks = self.store.tasks
-        self.session.agent.ask = self._ask_lead
+        self.session.agent.ask, self.session.agent.steer = self._ask_lead, self._steer  # steer: team/steering.py
         self.ctx = self.session.ctx
         # with a key from the lead, only its signed messages carry its authority (Claude Code 2.1.330's rule)
         self.trust = Trust(role="teammate", lead_key=lead_key)
@@ -185,6 +186,14 @@ class TeammateRuntime:
             return Work(claim_prompt(t.id, t.subject, t.description), task_id=t.id)
         return None
 
+    def _steer(self) -> list[Block]:
+        """Messages that came during the turn, after this tool result (team/steering.py); `_deliver` marks them."""
+        unread = steerable(self.mailbox.unread(self.team, self.name), self._pending, self._unmarked)
+        config = self._config() if unread else None
+        envs = wake_order(self._judged(unread, config), config.lead_name) if config is not None else []
+        self._pending.extend(envs)
+        return teammate_blocks(envs, self._team_event, self.name, self.me.color)
+
     def _judged(self, unread: list[Envelope], config: TeamConfig) -> list[Envelope]:
         """Each message judged (a forged one is marked); a copy of one already in this batch is left out."""
         seen: set[str] = set()
@@ -214,10 +223,9 @@ class TeammateRuntime:
         """The lead asked for a compaction: done now, between turns; the teammate stays in its team either way."""
         try:
             self.session.compact(instructions)
+            self._set_state(self.presence.state)  # with its context's new size
         except AgentTeamsError as e:
             diagnostics.warning("%s: could not compact its conversation: %s", self.name, e)
-            return
-        self._set_state(self.presence.state)  # with its context's new size
 
     def _plan_answer(self, env: Envelope, msg: PlanApprovalResponse) -> str | None:
         """Leave plan mode on approval; either way the model reads the verdict as plain words."""
@@ -242,8 +250,7 @@ class TeammateRuntime:
             text = "[Plan Approved] Your plan was approved by the team lead: you may now make changes."
         else:
             text = f"[Plan Rejected] The team lead rejected your plan. Feedback: {msg.feedback or '(none)'}"
-        plain = Envelope(sender=env.sender, text=text, timestamp=env.timestamp, color=env.color)
-        return message_block(plain)
+        return message_block(Envelope(sender=env.sender, text=text, timestamp=env.timestamp, color=env.color))
 
     def _turn(self, work: Work) -> bool:
         """One turn; True when the teammate approved its shutdown and must exit."""
@@ -356,10 +363,8 @@ class TeammateRuntime:
     def _ask_lead(self, ask: PermissionAsk) -> Answer:
         """A tool needs approval: ask the lead by message and wait for its answer (deny on timeout)."""
         request_id = f"perm-{uuid.uuid4().hex[:12]}"
-        msg = PermissionRequest(
-            request_id=request_id, agent_id=f"{self.name}@{self.team}", tool_name=ask.tool,
-            description=ask.reason, input=ask.input, permission_suggestions=[],
-        )  # fmt: skip
+        msg = PermissionRequest(request_id=request_id, agent_id=f"{self.name}@{self.team}", tool_name=ask.tool,
+                                description=ask.reason, input=ask.input, permission_suggestions=[])  # fmt: skip
         self._send_lead(msg.to_text())
         deadline = time.monotonic() + self.permission_timeout  # wall clock: other messages do not extend it
         with self.store.watch(self.team, self.name) as watcher:

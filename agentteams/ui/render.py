@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.text import Text
 
 from agentteams.agent.loop import AgentEvent, TurnResult, tool_input_summary
+from agentteams.store.paths import LEAD_NAME
 from agentteams.team.delivery import TeamEvent
 
 # team colour names (DESIGN.md §1) -> rich colours; rich downgrades them on terminals with fewer colours
@@ -238,6 +239,9 @@ class Renderer:
             return Text.assemble("· ", name, Text(f" permission: {text}", style="dim"))
         if kind == "state":
             return None
+        if kind == "steered":  # what came while a turn ran went in at a tool result
+            whose = "the" if event.agent == LEAD_NAME else f"{event.agent}'s"
+            return Text(f"↳ sent to {whose} model mid-turn: {one_line(text)}", style="dim")
         return Text.assemble("· ", name, Text(f": {one_line(text)}", style="dim"))
 
     # -- the person ---------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from prompt_toolkit.key_binding import KeyBindings
 
 IDLE_HINT = "Press Ctrl-D or type /exit to leave."
+QUEUED = "⧗ queued: sent at the next tool result (or as the next prompt)"
 POLL = 0.05  # seconds between checks while plain mode waits for the lead to finish
 
 
@@ -61,6 +62,8 @@ class Repl:
     def _submit(self, text: str, *, echo: bool) -> None:
         if echo:
             self.renderer.user_prompt(text)
+        if self.runtime.busy:  # steered: it goes in at the turn's next tool result, else it starts the next turn
+            self.renderer.hint(QUEUED)
         self.runtime.submit(text)
 
     def _handle(self, line: str, *, echo: bool) -> bool:

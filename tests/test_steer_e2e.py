@@ -1,0 +1,142 @@
+"""Mid-turn delivery end to end: `agentteams -p` leads alice (a tmux pane, or a thread of the lead's process); the
+lead's model messages her while she is inside the 2nd of six tool calls, and her 3rd model request carries it. Then
+the interactive lead in a pane: a line typed while it works is shown as queued and goes in the same way.
+
+Each side is held at a named pipe its Bash call reads, so the order is exact without any sleep."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentteams.mockapi import MockServer
+from agentteams.store.paths import LEAD_NAME, Layout
+from agentteams.ui.repl import QUEUED
+from tests.support.cli import Cli
+from tests.support.team_script import REQUEST_ID, TEAM, say, tool
+from tests.support.tmuxlab import Tmux
+from tests.support.wait import wait_until
+from tests.test_repl import START, lead_route, model_calls, start_lead, tool_turn  # noqa: F401 (a fixture)
+from tests.test_team_e2e import assert_nothing_left, finish, lead_env, lead_in_tmux
+
+STEER = "STEER-E2E use the second plan"
+
+
+def scenario(gates: Path) -> dict[str, Any]:
+    bash = [tool("Bash", command=f"echo call-{i}") for i in range(1, 7)]
+    bash[1] = tool("Bash", command=f"cat {gates / 'alice-2'}")  # held until the message is in her inbox
+    bash[2] = tool("Bash", command=f"cat {gates / 'alice-3'}")  # held until the test has seen the read mark
+    lead = [
+        tool("TeamCreate", team_name=TEAM, description="steer test"),
+        tool("Task", name="alice", team_name=TEAM, description="worker", prompt="You are alice. START-alice"),
+        tool("Bash", command=f"cat {gates / 'lead'}"),  # held until alice is inside her 2nd call
+        tool("SendMessage", to="alice", message=STEER, summary="change of plan"),
+        say("Sent. LEAD-DONE"),
+    ]
+    me = "Your name is alice"
+    return {"routes": [
+        {"name": "alice-shutdown", "match": {"system": me, "last_prompt": "shutdown_request"},
+         "turns": [tool("SendMessage", to=LEAD_NAME, message={"type": "shutdown_response",
+                                                               "request_id": REQUEST_ID, "approve": True})] * 2},
+        {"name": "alice", "match": {"system": me}, "turns": [*bash, say("ALICE-DONE")], "idle": "Noted."},
+        {"name": "lead", "match": {"system": "You lead a team", "tools": True}, "turns": lead, "idle": "Noted."},
+    ]}  # fmt: skip
+
+
+def release(gate: Path) -> None:
+    """Let the Bash call reading `gate` finish, once it has opened it (a writer cannot open a pipe without a reader)."""
+    fd: list[int] = []
+
+    def opened() -> bool:
+        try:
+            fd.append(os.open(gate, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError as e:
+            if e.errno != errno.ENXIO:
+                raise
+            return False
+        return True
+
+    wait_until(opened, 60, f"a reader at {gate.name}")
+    with contextlib.closing(os.fdopen(fd[0], "w")) as f:
+        f.write("go\n")
+
+
+def read_mark(layout: Layout) -> bool | None:
+    """alice's copy of the message on disk: None before it is there, then its `read` flag."""
+    try:
+        entries = json.loads(layout.inbox_file(TEAM, "alice").read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    found = [e for e in entries if STEER in e["text"]]
+    return bool(found[0].get("read")) if found else None
+
+
+@pytest.mark.parametrize("mode", ["tmux", "in-process"])
+def test_a_busy_teammate_gets_the_leads_message_at_the_next_tool_result(
+    cli: Cli, config_root: Path, layout: Layout, tmp_path: Path, tmux: Tmux, mode: str
+) -> None:
+    work, gates = tmp_path / "work", tmp_path / "gates"
+    work.mkdir()
+    gates.mkdir()
+    for name in ("alice-2", "alice-3", "lead"):
+        os.mkfifo(gates / name)
+    with MockServer(scenario(gates)) as server:
+        _pane, rc = lead_in_tmux(tmux, cli, lead_env(config_root, server), work, tmp_path, "--teammate-mode", mode)
+        wait_until(lambda: os.path.exists(gates / "alice-2") and read_mark(layout) is None, 1, "no message yet")
+        wait_until(lambda: _routed(server, "alice") >= 2, 60, "alice to reach her 2nd call")
+        release(gates / "lead")  # the lead's model now sends the message, while alice's 2nd call runs
+        wait_until(lambda: read_mark(layout) is not None, 30, "the message in alice's inbox")
+        assert read_mark(layout) is False, "unread while no request has carried it"
+        assert _routed(server, "alice") == 2, "alice is still inside her 2nd call"
+        release(gates / "alice-2")
+        release(gates / "alice-3")  # alice is in her 3rd call: the request that carried the message was answered
+        assert read_mark(layout) is True, "read once the request carrying it was answered"
+        run = finish(rc, tmp_path, server, timeout=90)
+    assert run.rc == 0, run.err
+    bodies = [r["body"] for r in server.requests if r.get("route") == "alice"]
+    assert len(bodies) == 7, "one turn of six calls: the message did not cost a turn"
+    carrying = [i for i, b in enumerate(bodies) if STEER in json.dumps(b["messages"][-1])]
+    assert carrying == [2], "the 3rd request of the turn carries it as its newest content"
+    last = bodies[2]["messages"][-1]["content"]
+    assert [b["type"] for b in last] == ["tool_result", "text"], last
+    assert last[1]["text"].startswith('<teammate-message teammate_id="team-lead"'), last[1]
+    assert 'verified="false"' not in last[1]["text"], "the lead's signed message verifies"
+    assert_nothing_left(layout, config_root, tmux)  # the lead ran in a pane either way
+
+
+def _routed(server: MockServer, route: str) -> int:
+    return sum(r.get("route") == route for r in server.arrivals)
+
+
+def test_a_line_typed_to_the_busy_lead_is_queued_then_goes_in_at_the_next_tool_result(
+    start_lead: Callable[..., Any],  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
+) -> None:
+    gate = tmp_path / "lead-2"
+    os.mkfifo(gate)
+    calls = [tool_turn("Bash", command=f"echo call-{i}") for i in range(1, 7)]
+    calls[1] = tool_turn("Bash", command=f"cat {gate}")
+    pane, server, _ = start_lead(
+        {"routes": [lead_route(*calls, "LEAD-ANSWER")]}, "--dangerously-skip-permissions", "start working"
+    )
+    pane.wait_text(f"Bash(cat {gate})", timeout=START)  # the lead is inside its 2nd call
+    pane.submit("TYPED-STEER use the other file")
+    pane.wait_text(QUEUED)
+    assert len(model_calls(server)) == 2 and "sent to the model mid-turn" not in pane.screen()
+    release(gate)
+    pane.wait_text("⏺ LEAD-ANSWER")
+    pane.wait_text("↳ sent to the model mid-turn: “TYPED-STEER use the other file”")
+    bodies = model_calls(server)
+    assert len(bodies) == 7, "the typed line did not wait for a turn of its own"
+    carrying = [i for i, b in enumerate(bodies) if "TYPED-STEER" in json.dumps(b["messages"][-1])]
+    assert carrying == [2]
+    last = bodies[2]["messages"][-1]["content"]
+    assert [b["type"] for b in last] == ["tool_result", "text"]
+    assert last[1]["text"] == "TYPED-STEER use the other file"
