@@ -36,6 +36,7 @@ from agentteams.store.records import Envelope
 from agentteams.team import heartbeat, relay
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
 from agentteams.team.relay import PermissionJudge
+from agentteams.team.roster import Roster, already_member
 from agentteams.team.spawning import Handle, Spawner, spawn_member
 from agentteams.team.teamhooks import LeadHooks
 from agentteams.team.trust import LeadPromises, Trust
@@ -70,6 +71,7 @@ class LeadRuntime:
         self._on_turn_end = on_turn_end or (lambda _r: None)
         self.judge = judge
         self.handles: dict[str, Handle] = {}
+        self.roster = Roster(self.store, spawner, self.handles)  # spawns check and reserve names through it
         self._cond = threading.Condition()
         self._prompts: list[tuple[str, TurnExtras | None]] = []  # (prompt, what its turn alone gets)
         self._envs: list[Envelope] = []  # teammate messages for the model, not yet delivered
@@ -207,8 +209,10 @@ class LeadRuntime:
         """The Task tool with `name`: register the member, queue its prompt, start its process or thread."""
         if not self.team:
             raise ToolInputError("There is no team yet: create one with TeamCreate before spawning teammates.")
-        member, handle = spawn_member(self.session, self.spawner, self.team, args)
-        self.handles[member.name] = handle
+        spawned = spawn_member(self.session, self.spawner, self.team, args, self.roster)
+        member = spawned.member
+        if spawned.handle is None:  # a retried or repeated call: one call, one member
+            return already_member(member, self.team)
         self._team_event(TeamEvent("joined", member.name, str(self.spawner.backend), color=member.color))
         return (
             f"Spawned successfully.\nagent_id: {member.agent_id}\nname: {member.name}\n"
