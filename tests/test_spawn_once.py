@@ -7,18 +7,26 @@ import json
 import os
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from agentteams.mockapi import MockServer
 from agentteams.store.files import FileStore
 from agentteams.store.paths import LEAD_NAME, Layout
-from agentteams.store.presence import Presence
+from agentteams.store.presence import Presence, read_presence
 from agentteams.store.teams import NewMember, TeamStore
 from agentteams.team.roster import Roster
 from agentteams.team.spawning import Handle, SpawnRequest
+from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel, text
+from tests.support.procs import pid_alive
 from tests.support.runtime import TEAM, WAIT, RecordingSpawner, quick_polls, running_lead
+from tests.support.team_script import REQUEST_ID, say
+from tests.support.team_script import tool as tool_use
+from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
+from tests.test_team_e2e import assert_nothing_left, finish, lead_env, lead_in_tmux
 
 DEAD_PID = 2**22 + 12345  # above pid_max's default: never a live process
 
@@ -143,3 +151,69 @@ def test_a_spawn_arriving_while_the_same_name_starts_returns_it(tmp_path: Path, 
         assert [r.name for r in held.spawned] == ["alice"]
         config = json.loads(layout.config_file(TEAM).read_text())
         assert [m["name"] for m in config["members"]] == [LEAD_NAME, "alice"]
+
+
+def twice_scenario() -> dict[str, Any]:
+    """The lead spawns alice twice (she is busy until the test creates `go`), asks her to leave, then spawns her
+    again; the first alice's opening turn waits for `go`, the second's says so and idles."""
+    start = tool_use("Task", **{**spawn_call(), "prompt": "You are alice. START-alice"})
+    lead = [
+        tool_use("TeamCreate", team_name=TEAM),
+        start,
+        start,
+        say("DUP-CHECKED"),
+        {
+            **tool_use("SendMessage", to="alice", message={"type": "shutdown_request", "reason": "again"}),
+            "wait_for": "idle_notification",
+        },
+        say("Waiting for alice to leave."),
+        {**start, "wait_for": "Teammate alice shut down"},
+        say("The second alice started."),
+        say("LEAD-DONE"),
+    ]
+    me = "Your name is alice"
+    return {"routes": [
+        {"name": "alice-shutdown", "match": {"system": me, "last_prompt": "shutdown_request"},
+         "turns": [tool_use("SendMessage", to="team-lead",
+                            message={"type": "shutdown_response", "request_id": REQUEST_ID, "approve": True})] * 2},
+        {"name": "alice-start", "match": {"system": me, "last_prompt": "START-alice"},
+         "turns": [tool_use("Bash", command="while [ ! -e go ]; do sleep 0.05; done"), say("first alice done"),
+                   say("SECOND-ALICE")]},
+        {"name": "alice-other", "match": {"system": me}, "turns": [], "idle": "Noted."},
+        {"name": "lead", "match": {"system": "You lead a team"}, "turns": lead, "idle": "Noted."},
+    ]}  # fmt: skip
+
+
+def test_a_second_spawn_of_a_live_name_starts_no_pane_and_one_after_it_left_does(
+    cli: Cli, config_root: Path, layout: Layout, tmp_path: Path, tmux: Tmux
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def lead_asked(needle: str) -> bool:
+        return any(r.get("route") == "lead" and needle in json.dumps(r.get("body")) for r in server.arrivals)
+
+    with MockServer(twice_scenario()) as server:
+        _pane, rc = lead_in_tmux(tmux, cli, lead_env(config_root, server), work, tmp_path, "--teammate-mode", "tmux")
+        wait_until(lambda: lead_asked("already a live member"), 60, "the lead's model to hear of the second spawn")
+        wait_until(lambda: getattr(read_presence(layout, TEAM, "alice"), "state", None) == "working", 30, "alice")
+        first = read_presence(layout, TEAM, "alice")  # in her first turn, until `go` exists
+        assert first is not None and first.pane_id
+        assert len(tmux.panes()) == 2, f"one pane for the lead, one for alice: {tmux.panes()}"
+        assert [m.name for m in TeamStore(layout).read(TEAM).members] == [LEAD_NAME, "alice"]
+        assert lead_asked("nothing new was started.\\nagent_id: alice@proj"), "the tool result names the member"
+        (work / "go").touch()  # the first alice ends her turn: the lead asks her to leave, then spawns alice again
+        wait_until(lambda: _second_alice(server), 60, "a second alice to start")
+        second = read_presence(layout, TEAM, "alice")
+        assert second is not None and second.pid != first.pid and second.pane_id != first.pane_id
+        assert not pid_alive(first.pid) and first.pane_id not in tmux.panes()
+        assert len(tmux.panes()) == 2
+        run = finish(rc, tmp_path, server)
+    assert run.rc == 0, run.err
+    starts = [r for r in run.server.requests if r.get("route") == "alice-start"]
+    assert [r.get("turn") for r in starts] == [0, 1, 2], "two alices in all: the first's two turns, the second's one"
+    assert_nothing_left(layout, config_root, tmux)
+
+
+def _second_alice(server: MockServer) -> bool:
+    return [r.get("turn") for r in server.arrivals if r.get("route") == "alice-start"][-1:] == [2]
