@@ -36,7 +36,7 @@ from agentteams.store.records import Envelope
 from agentteams.team import heartbeat, relay
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
 from agentteams.team.relay import PermissionJudge
-from agentteams.team.roster import Roster, already_member
+from agentteams.team.roster import Roster
 from agentteams.team.spawning import Handle, Spawner, spawn_member
 from agentteams.team.teamhooks import LeadHooks
 from agentteams.team.trust import LeadPromises, Trust
@@ -210,14 +210,11 @@ class LeadRuntime:
         if not self.team:
             raise ToolInputError("There is no team yet: create one with TeamCreate before spawning teammates.")
         spawned = spawn_member(self.session, self.spawner, self.team, args, self.roster)
-        member = spawned.member
-        if spawned.handle is None:  # a retried or repeated call: one call, one member
-            return already_member(member, self.team)
-        self._team_event(TeamEvent("joined", member.name, str(self.spawner.backend), color=member.color))
-        return (
-            f"Spawned successfully.\nagent_id: {member.agent_id}\nname: {member.name}\n"
-            "The agent is now running and will receive instructions via mailbox."
-        )
+        if spawned.handle is not None:  # else a retried or repeated call, answered with the live member: no news
+            self._team_event(
+                TeamEvent("joined", spawned.member.name, str(self.spawner.backend), color=spawned.member.color)
+            )
+        return spawned.tool_result(self.team)
 
     # -- the worker: one turn at a time -------------------------------------------------------------
 

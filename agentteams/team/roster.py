@@ -54,12 +54,3 @@ class Roster:
         if member.tmux_pane_id and self.spawner.backend == "tmux":
             return self.spawner.alive(Handle(member.name, "tmux", pane_id=member.tmux_pane_id), team)
         return False
-
-
-def already_member(member: Member, team: str) -> str:
-    """The Task result for a spawn of a name a live member holds: who it is, and that nothing was started."""
-    return (
-        f"{member.name} is already a live member of team {team}: nothing new was started.\n"
-        f"agent_id: {member.agent_id}\nname: {member.name}\n"
-        f"Its prompt was not sent again; use SendMessage to give {member.name} more work."
-    )

@@ -284,6 +284,20 @@ class Spawned:
     member: Member
     handle: Handle | None
 
+    def tool_result(self, team: str) -> str:
+        """What the Task call tells the model: the new member, or that the name's live member was returned."""
+        m = self.member
+        if self.handle is None:
+            return (
+                f"{m.name} is already a live member of team {team}: nothing new was started.\n"
+                f"agent_id: {m.agent_id}\nname: {m.name}\n"
+                f"Its prompt was not sent again; use SendMessage to give {m.name} more work."
+            )
+        return (
+            f"Spawned successfully.\nagent_id: {m.agent_id}\nname: {m.name}\n"
+            "The agent is now running and will receive instructions via mailbox."
+        )
+
 
 def spawn_member(
     session: Session, spawner: Spawner, team: str, args: dict[str, Any], roster: Roster | None = None
