@@ -17,7 +17,7 @@ from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence, read_presence
 from agentteams.store.teams import NewMember, TeamStore
 from agentteams.team.roster import Roster
-from agentteams.team.spawning import Handle, SpawnRequest
+from agentteams.team.spawning import Handle, SpawnRequest, TmuxSpawner
 from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel, text
 from tests.support.procs import pid_alive
@@ -217,3 +217,25 @@ def test_a_second_spawn_of_a_live_name_starts_no_pane_and_one_after_it_left_does
 
 def _second_alice(server: MockServer) -> bool:
     return [r.get("turn") for r in server.arrivals if r.get("route") == "alice-start"][-1:] == [2]
+
+
+class PanesUp:
+    """Stands in for the tmux server: every pane is up."""
+
+    def pane_alive(self, pane_id: str) -> bool:
+        return True
+
+
+def test_an_earlier_member_s_last_record_does_not_make_a_new_pane_dead(
+    tmp_path: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = FileStore(layout)
+    store.teams.create(TEAM)
+    spawner = TmuxSpawner(store, socket_path=str(tmp_path / "no-server.sock"))
+    monkeypatch.setattr(spawner, "tmux", PanesUp())
+    # the first alice's "exited", written as she left, after the lead had removed her record
+    store.presence.write(TEAM, "alice", Presence(pid=DEAD_PID, session_id="s1", backend="tmux", pane_id="%1"))
+    assert spawner.alive(Handle("alice", "tmux", pane_id="%2"), TEAM), "the new alice (pane %2) is starting"
+    assert not spawner.alive(Handle("alice", "tmux", pane_id="%1"), TEAM)
+    store.presence.write(TEAM, "alice", Presence(pid=os.getpid(), session_id="s2", backend="tmux", pane_id="%2"))
+    assert spawner.alive(Handle("alice", "tmux", pane_id="%2"), TEAM)

@@ -49,7 +49,7 @@ class Roster:
         if handle is not None:
             return self.spawner.alive(handle, team)
         presence = self.store.presence.read(team, member.name)
-        if presence is not None:
+        if presence is not None and presence.pane_id in ("", member.tmux_pane_id):  # not an earlier one's record
             return presence.liveness() in ("running", "unresponsive")
         if member.tmux_pane_id and self.spawner.backend == "tmux":
             return self.spawner.alive(Handle(member.name, "tmux", pane_id=member.tmux_pane_id), team)

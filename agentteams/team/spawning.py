@@ -171,7 +171,9 @@ class TmuxSpawner:
         if not self.tmux.pane_alive(handle.pane_id):
             return False
         presence = self.store.presence.read(team, handle.name)
-        return presence is None or presence.liveness() not in ("exited", "dead")  # a stopped one is still there
+        if presence is None or presence.pane_id not in ("", handle.pane_id):
+            return True  # none yet, or an earlier member's of that name (its last "exited" may land after it left)
+        return presence.liveness() not in ("exited", "dead")  # a stopped one is still there
 
     def stop(self, handle: Handle) -> None:
         self.tmux.kill_pane(handle.pane_id)
