@@ -20,7 +20,7 @@ from agentteams.team.roster import Roster
 from agentteams.team.spawning import Handle, SpawnRequest, TmuxSpawner
 from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel, text
-from tests.support.procs import pid_alive
+from tests.support.procs import cmdline, pid_alive, processes_with_env
 from tests.support.runtime import TEAM, WAIT, RecordingSpawner, quick_polls, running_lead
 from tests.support.team_script import REQUEST_ID, say
 from tests.support.team_script import tool as tool_use
@@ -200,6 +200,7 @@ def test_a_second_spawn_of_a_live_name_starts_no_pane_and_one_after_it_left_does
         first = read_presence(layout, TEAM, "alice")  # in her first turn, until `go` exists
         assert first is not None and first.pane_id
         assert len(tmux.panes()) == 2, f"one pane for the lead, one for alice: {tmux.panes()}"
+        assert len(teammate_commands(config_root)) == 1, teammate_commands(config_root)
         assert [m.name for m in TeamStore(layout).read(TEAM).members] == [LEAD_NAME, "alice"]
         assert lead_asked("nothing new was started.\\nagent_id: alice@proj"), "the tool result names the member"
         (work / "go").touch()  # the first alice ends her turn: the lead asks her to leave, then spawns alice again
@@ -207,12 +208,19 @@ def test_a_second_spawn_of_a_live_name_starts_no_pane_and_one_after_it_left_does
         second = read_presence(layout, TEAM, "alice")
         assert second is not None and second.pid != first.pid and second.pane_id != first.pane_id
         assert not pid_alive(first.pid) and first.pane_id not in tmux.panes()
+        wait_until(lambda: len(teammate_commands(config_root)) == 1, 10, "one teammate process: the second alice")
         assert len(tmux.panes()) == 2
         run = finish(rc, tmp_path, server)
     assert run.rc == 0, run.err
     starts = [r for r in run.server.requests if r.get("route") == "alice-start"]
     assert [r.get("turn") for r in starts] == [0, 1, 2], "two alices in all: the first's two turns, the second's one"
     assert_nothing_left(layout, config_root, tmux)
+
+
+def teammate_commands(config_root: Path) -> list[list[str]]:
+    """The command lines of this test's teammate processes (each pane's `agentteams --agent-id ...`)."""
+    pids = processes_with_env("CLAUDE_CONFIG_DIR", str(config_root))
+    return [argv for argv in map(cmdline, pids) if "--agent-id" in argv]
 
 
 def _second_alice(server: MockServer) -> bool:
