@@ -58,7 +58,10 @@ def _finish(scratch: Path) -> None:
 def _start(speed: float) -> Path:
     import json
 
+    from agentteams.cli.demo_reap import linger_seconds
     from agentteams.cli.demo_script import PROMPT, files, scenario
+
+    linger = linger_seconds()  # a bad value is refused before anything starts
 
     if program() is None:
         raise AgentTeamsError("the demo runs in tmux, which is not installed (e.g. apt install tmux)")
@@ -81,12 +84,28 @@ def _start(speed: float) -> Path:
     for key, value in env.items():
         if value:
             _run("set-environment", "-t", f"={SESSION}", key, value)
+    places = f"--scratch {shlex.quote(str(scratch))} --script-dir {shlex.quote(str(script.parent))}"
+    # beside the lead, in its window (it goes with the session): ends the demo once it is over and unwatched
+    reaper = f"{exe} demo --reap {team} --linger {linger:g} {places} </dev/null >/dev/null 2>&1 &"
     lead = (
-        f"{exe} {shlex.quote(PROMPT)} --dangerously-skip-permissions --teammate-mode tmux; "
+        f"{reaper} {exe} {shlex.quote(PROMPT)} --dangerously-skip-permissions --teammate-mode tmux; "
         f"rm -rf {shlex.quote(str(script.parent))}; {exe} demo --finish {shlex.quote(str(scratch))}"
     )
     _run("new-window", "-t", f"={SESSION}:", "-n", "lead", "-c", str(scratch), lead)
     return scratch
+
+
+def _reap(team: str, linger: float, scratch: Path, script_dir: Path) -> None:
+    """The lead window's companion: ends the demo once its scenario is over and nobody is attached."""
+    from agentteams.cli.demo_reap import Reaper
+    from agentteams.store.teams import TeamStore
+
+    def hang_up() -> None:
+        if script_dir.name.startswith("agentteams-demo-script-"):  # only the directory `_start` made
+            shutil.rmtree(script_dir, ignore_errors=True)
+        _finish(scratch)
+
+    Reaper(_tmux(), TeamStore(), SESSION, team, linger).run(hang_up)
 
 
 def _attach() -> None:
@@ -100,19 +119,28 @@ def demo(
     attach: Annotated[bool, typer.Option("--attach", help="Attach to the demo's tmux session at once.")] = False,
     speed: Annotated[float, typer.Option("--speed", min=0.0, help="Pace: 1 is watchable, 0 flat out.")] = 1.0,
     finish: Annotated[Path | None, typer.Option("--finish", hidden=True)] = None,
+    reap: Annotated[str | None, typer.Option("--reap", hidden=True)] = None,
+    linger: Annotated[float, typer.Option("--linger", hidden=True)] = 60.0,
+    scratch: Annotated[Path | None, typer.Option("--scratch", hidden=True)] = None,
+    script_dir: Annotated[Path | None, typer.Option("--script-dir", hidden=True)] = None,
 ) -> None:
     """Watch a team of three at work, offline: a lead, two developers and a tester in a new tmux session.
 
-    No API key or network needed: a scripted model drives real tools in a scratch project.
+    No API key or network needed: a scripted model drives real tools in a scratch project. Unwatched (no tmux client
+    attached), it ends itself a minute after the scenario (AGENTTEAMS_DEMO_LINGER seconds); attached, at Ctrl-D.
     """
     if finish is not None:
         _finish(finish)
+        return
+    if reap is not None and scratch is not None and script_dir is not None:
+        _reap(reap, linger, scratch, script_dir)
         return
     scratch = _start(speed)
     typer.echo(f"The demo team is starting in tmux session {SESSION} (scratch project: {scratch}).")
     typer.echo(f"  watch it:      tmux attach -t {SESSION}   (inside tmux: tmux switch-client -t {SESSION})")
     typer.echo("  team status:   agentteams status   |   live dashboard: agentteams watch")
     typer.echo("It takes about a minute. Press Ctrl-D in the lead pane to leave: everything is cleaned up.")
+    typer.echo("Nobody attached? It ends by itself a little after the scenario is over.")
     if attach and not (sys.stdin.isatty() and sys.stdout.isatty()):
         typer.echo(f"(not attaching: this is not a terminal; run `tmux attach -t {SESSION}` from one)")
     elif attach:

@@ -20,7 +20,7 @@ from agentteams.store import safefs
 from agentteams.store.api import NewMember
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.locking import ensure_file, locked, run_locked
-from agentteams.store.paths import LEAD_NAME, Layout, agent_id, agent_name, team_dir_name, unique_name
+from agentteams.store.paths import LEAD_NAME, Layout, agent_id, agent_name, inbox_key, team_dir_name, unique_name
 from agentteams.store.records import COLORS, Member, TeamConfig
 
 __all__ = ["NewMember", "TeamStore", "next_color"]  # NewMember: the store interface's, kept importable here
@@ -171,19 +171,21 @@ class TeamStore:
         return self.update(team, change, write_if=bool)
 
     def add_member(self, team: str, new: NewMember) -> Member:
-        def change(config: TeamConfig) -> Member:
-            name = unique_name(agent_name(new.name), [m.name for m in config.members])
-            member = Member(
-                agent_id=agent_id(name, config.name), name=name, agent_type=new.agent_type,
-                color=new.color or next_color(config), joined_at=epoch_ms(),
-                tmux_pane_id=new.tmux_pane_id, subscriptions=[], model=new.model, prompt=new.prompt,
-                plan_mode_required=new.plan_mode_required, cwd=new.cwd or os.getcwd(),
-                backend_type=new.backend_type, mode=new.mode,
-            )  # fmt: skip
-            config.members.append(member)
-            return member
+        return self.update(team, lambda config: _join(config, new))
 
-        return self.update(team, change)
+    def add_member_once(self, team: str, new: NewMember, live: Callable[[Member], bool]) -> tuple[Member, bool]:
+        """Add `new` unless a member already holds its name (by inbox) and `live` says it runs: then that member
+        and False, nothing written. Checked and added under the config's lock, so two spawns of one name make one
+        member. A member that is not live keeps its entry; the newcomer's name gets `-2`."""
+
+        def change(config: TeamConfig) -> tuple[Member, bool]:
+            key = inbox_key(agent_name(new.name))
+            held = next((m for m in config.members if inbox_key(m.name) == key), None)
+            if held is not None and held.agent_id != config.lead_agent_id and live(held):
+                return held, False
+            return _join(config, new), True
+
+        return self.update(team, change, write_if=lambda added: added[1])
 
     def remove_member(self, team: str, name_or_id: str) -> Member | None:
         """Remove a teammate by name or agent id; None when it was not a member. The lead stays."""
@@ -242,6 +244,20 @@ class TeamStore:
         _remove_tree(team_dir)
         _remove_tree(self.layout.task_dir(team_dir.name))
         return warnings
+
+
+def _join(config: TeamConfig, new: NewMember) -> Member:
+    """Append `new` to the config under the first free name (`-2`, `-3`, ... when its inbox is taken)."""
+    name = unique_name(agent_name(new.name), [m.name for m in config.members])
+    member = Member(
+        agent_id=agent_id(name, config.name), name=name, agent_type=new.agent_type,
+        color=new.color or next_color(config), joined_at=epoch_ms(),
+        tmux_pane_id=new.tmux_pane_id, subscriptions=[], model=new.model, prompt=new.prompt,
+        plan_mode_required=new.plan_mode_required, cwd=new.cwd or os.getcwd(),
+        backend_type=new.backend_type, mode=new.mode,
+    )  # fmt: skip
+    config.members.append(member)
+    return member
 
 
 def _remove_tree(path: Path, attempts: int = 20) -> None:

@@ -36,6 +36,7 @@ from agentteams.team import heartbeat, relay
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
 from agentteams.team.leasekeeper import LeaseKeeper
 from agentteams.team.relay import PermissionJudge
+from agentteams.team.roster import Roster
 from agentteams.team.spawning import Handle, Spawner, spawn_member
 from agentteams.team.steering import Carried, Turn, lead_blocks, take_plain
 from agentteams.team.teamhooks import LeadHooks
@@ -63,6 +64,7 @@ class LeadRuntime:
         self._on_turn_end = on_turn_end or (lambda _r: None)
         self.judge = judge
         self.handles: dict[str, Handle] = {}
+        self.roster = Roster(self.store, spawner, self.handles)  # spawns check and reserve names through it
         self._cond = threading.Condition()
         self._prompts: list[tuple[str, TurnExtras | None]] = []  # (prompt, what its turn alone gets)
         self._envs: list[Envelope] = []  # teammate messages for the model, not yet delivered
@@ -201,13 +203,12 @@ class LeadRuntime:
         """The Task tool with `name`: register the member, queue its prompt, start its process or thread."""
         if not self.team:
             raise ToolInputError("There is no team yet: create one with TeamCreate before spawning teammates.")
-        member, handle = spawn_member(self.session, self.spawner, self.team, args)
-        self.handles[member.name] = handle
-        self._team_event(TeamEvent("joined", member.name, str(self.spawner.backend), color=member.color))
-        return (
-            f"Spawned successfully.\nagent_id: {member.agent_id}\nname: {member.name}\n"
-            "The agent is now running and will receive instructions via mailbox."
-        )
+        spawned = spawn_member(self.session, self.spawner, self.team, args, self.roster)
+        if spawned.handle is not None:  # else a retried or repeated call, answered with the live member: no news
+            self._team_event(
+                TeamEvent("joined", spawned.member.name, str(self.spawner.backend), color=spawned.member.color)
+            )
+        return spawned.tool_result(self.team)
 
     # -- the worker: one turn at a time -------------------------------------------------------------
 

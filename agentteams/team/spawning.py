@@ -33,6 +33,7 @@ from agentteams.team.delivery import TeamEvent
 if TYPE_CHECKING:
     from agentteams.agent.session import Session
     from agentteams.store.records import Member
+    from agentteams.team.roster import Roster
 
 Backend = Literal["tmux", "in-process"]
 FIRST_SIGNING_CLAUDE = (2, 1, 330)  # the first Claude Code verified to take --lead-verify-key (2.1.197 exits on it)
@@ -170,7 +171,9 @@ class TmuxSpawner:
         if not self.tmux.pane_alive(handle.pane_id):
             return False
         presence = self.store.presence.read(team, handle.name)
-        return presence is None or presence.liveness() not in ("exited", "dead")  # a stopped one is still there
+        if presence is None or presence.pane_id not in ("", handle.pane_id):
+            return True  # none yet, or an earlier member's of that name (its last "exited" may land after it left)
+        return presence.liveness() not in ("exited", "dead")  # a stopped one is still there
 
     def stop(self, handle: Handle) -> None:
         self.tmux.kill_pane(handle.pane_id)
@@ -276,10 +279,71 @@ class InProcessSpawner:
         raise AgentTeamsError(f"{handle.name} runs inside the lead's process: it has no pane to focus")
 
 
-def spawn_member(session: Session, spawner: Spawner, team: str, args: dict[str, Any]) -> tuple[Member, Handle]:
-    """Register the teammate, write its prompt as its first message, start it; undone if the start fails."""
+@dataclass
+class Spawned:
+    """What a spawn call made: a started member, or (handle None) the live member already holding the name."""
+
+    member: Member
+    handle: Handle | None
+
+    def tool_result(self, team: str) -> str:
+        """What the Task call tells the model: the new member, or that the name's live member was returned."""
+        m = self.member
+        if self.handle is None:
+            return (
+                f"{m.name} is already a live member of team {team}: nothing new was started.\n"
+                f"agent_id: {m.agent_id}\nname: {m.name}\n"
+                f"Its prompt was not sent again; use SendMessage to give {m.name} more work."
+            )
+        return (
+            f"Spawned successfully.\nagent_id: {m.agent_id}\nname: {m.name}\n"
+            "The agent is now running and will receive instructions via mailbox."
+        )
+
+
+def spawn_member(
+    session: Session, spawner: Spawner, team: str, args: dict[str, Any], roster: Roster | None = None
+) -> Spawned:
+    """Register the teammate, write its prompt as its first message, start it; undone if the start fails. A name a
+    live member holds (say a retried call) starts nothing: that member comes back, its prompt not sent again."""
     from agentteams.model.aliases import resolve_model
     from agentteams.store.api import NewMember
+    from agentteams.team.roster import Roster
+
+    name, prompt = _checked_call(team, args)
+    opts = session.options
+    lead_mode = "bypassPermissions" if session.policy.mode == "bypassPermissions" else opts.permission_mode
+    mode = str(args.get("mode") or lead_mode)  # teammates inherit the lead's mode and model unless told
+    plan = bool(args.get("plan_mode_required")) or mode == "plan"
+    kind = str(args.get("subagent_type") or "")
+    custom = session.agents.get(kind)  # a custom type: its file's model unless the call names one (Claude Code's)
+    model = resolve_model(str(args["model"])) if args.get("model") else agent_model(custom, session.model)
+    roster = roster or Roster(session.store, spawner)
+    member, added = roster.reserve(team, NewMember(
+        name=name, agent_type=kind if kind and kind != "general-purpose" else None, model=model,
+        prompt=prompt, plan_mode_required=plan, cwd=str(opts.cwd),
+    ))  # fmt: skip
+    if not added:
+        return Spawned(member, None)
+    req = SpawnRequest(
+        name=member.name, team=team, color=member.color or "blue", cwd=opts.cwd, parent_session_id=opts.session_id,
+        model=model, permission_mode=lead_mode if plan else mode, plan_mode_required=plan,
+        agent_type=member.agent_type, settings=opts.settings,
+    )  # fmt: skip
+    try:
+        handle = _start(session, spawner, req, prompt)
+    except BaseException:
+        roster.abandoned(member.name)  # its entry is gone: a retry starts afresh
+        raise
+    roster.started(member.name, handle)  # the handle now answers for it, with no gap a second spawn could slip into
+    session.store.teams.set_member_fields(
+        team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True
+    )
+    return Spawned(member, handle)
+
+
+def _checked_call(team: str, args: dict[str, Any]) -> tuple[str, str]:
+    """The call's teammate name and prompt, or a ToolInputError saying what is wrong with them."""
     from agentteams.store.protocol import parse_message
     from agentteams.tools.base import ToolInputError
 
@@ -295,40 +359,24 @@ def spawn_member(session: Session, spawner: Spawner, team: str, args: dict[str, 
     prompt = str(args.get("prompt", ""))
     if parse_message(prompt) is not None:
         raise ToolInputError("A teammate's prompt must be instructions, not a protocol message.")
-    opts = session.options
-    lead_mode = "bypassPermissions" if session.policy.mode == "bypassPermissions" else opts.permission_mode
-    mode = str(args.get("mode") or lead_mode)  # teammates inherit the lead's mode and model unless told
-    plan = bool(args.get("plan_mode_required")) or mode == "plan"
-    kind = str(args.get("subagent_type") or "")
-    custom = session.agents.get(kind)  # a custom type: its file's model unless the call names one (Claude Code's)
-    model = resolve_model(str(args["model"])) if args.get("model") else agent_model(custom, session.model)
-    mailbox = session.store.mail
-    member = session.store.teams.add_member(team, NewMember(
-        name=name, agent_type=kind if kind and kind != "general-purpose" else None, model=model,
-        prompt=prompt, plan_mode_required=plan, cwd=str(opts.cwd),
-    ))  # fmt: skip
-    keyring = session.store.keyring
+    return name, prompt
+
+
+def _start(session: Session, spawner: Spawner, req: SpawnRequest, prompt: str) -> Handle:
+    """Key, first message and process (or thread) of a reserved member; its entry, key and inbox go if one fails."""
+    from agentteams.tools.base import ToolInputError
+
+    team, name, store = req.team, req.name, session.store
     try:  # Claude Code 2.1.330's lead signs what it writes to each teammate that can check it
-        lead_key = keyring.new_lead_key(team, member.name) if spawner.takes_lead_key else None
+        req.lead_key = store.keyring.new_lead_key(team, name) if spawner.takes_lead_key else None
     except Exception as e:
-        session.store.teams.remove_member(team, member.name)
-        raise ToolInputError(
-            f"Could not make a signing key for {member.name} ({e}); try --teammate-mode in-process"
-        ) from e
-    mailbox.send(team, member.name, prompt, sender=LEAD_NAME)
-    req = SpawnRequest(
-        name=member.name, team=team, color=member.color or "blue", cwd=opts.cwd, parent_session_id=opts.session_id,
-        model=model, permission_mode=lead_mode if plan else mode, plan_mode_required=plan,
-        agent_type=member.agent_type, lead_key=lead_key, settings=opts.settings,
-    )  # fmt: skip
+        store.teams.remove_member(team, name)
+        raise ToolInputError(f"Could not make a signing key for {name} ({e}); try --teammate-mode in-process") from e
+    store.mail.send(team, name, prompt, sender=LEAD_NAME)
     try:
-        handle = spawner.spawn(req)
+        return spawner.spawn(req)
     except Exception as e:
-        keyring.drop_lead_key(team, member.name)
-        session.store.teams.remove_member(team, member.name)
-        mailbox.remove_inbox(team, member.name)
-        raise ToolInputError(f"Could not start {member.name}: {e}") from e
-    session.store.teams.set_member_fields(
-        team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True
-    )
-    return member, handle
+        store.keyring.drop_lead_key(team, name)
+        store.teams.remove_member(team, name)
+        store.mail.remove_inbox(team, name)
+        raise ToolInputError(f"Could not start {name}: {e}") from e

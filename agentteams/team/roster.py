@@ -1,0 +1,56 @@
+"""The lead's roster of its teammates: their handles, the names it is starting now, and whether a member of the
+config is live, so a spawn of a live name (a retried or repeated Task call) returns that member instead of another."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from agentteams.store.api import NewMember, Store
+from agentteams.store.records import Member
+from agentteams.team.spawning import Handle
+
+if TYPE_CHECKING:
+    from agentteams.team.spawning import Spawner
+
+
+class Roster:
+    """Handles by name (the lead's own dict, shared) plus the reservations of spawns under way."""
+
+    def __init__(self, store: Store, spawner: Spawner, handles: dict[str, Handle] | None = None) -> None:
+        self.store = store
+        self.spawner = spawner
+        self.handles: dict[str, Handle] = {} if handles is None else handles
+        self._starting: set[str] = set()  # reserved in the config, not yet started: live to a second spawn
+        self._lock = threading.Lock()  # the in-process half of check-and-reserve; the config lock is the other
+
+    def reserve(self, team: str, new: NewMember) -> tuple[Member, bool]:
+        """The member `new` names: a new one reserved for starting (True), or the live one holding its name (False)."""
+        with self._lock:
+            member, added = self.store.teams.add_member_once(team, new, lambda m: self.live(team, m))
+            if added:
+                self._starting.add(member.name)
+        return member, added
+
+    def started(self, name: str, handle: Handle) -> None:
+        self.handles[name] = handle
+        self._starting.discard(name)
+
+    def abandoned(self, name: str) -> None:
+        """A reserved start that failed (its entry is removed by the caller)."""
+        self._starting.discard(name)
+
+    def live(self, team: str, member: Member) -> bool:
+        """Whether `member` runs: being started here, its process or thread (a real `claude`: its pane) if we started
+        it, else its presence record (running, or silent but not dead), else the pane the config names."""
+        if member.name in self._starting:
+            return True
+        handle = self.handles.get(member.name)
+        if handle is not None:
+            return self.spawner.alive(handle, team)
+        presence = self.store.presence.read(team, member.name)
+        if presence is not None and presence.pane_id in ("", member.tmux_pane_id):  # not an earlier one's record
+            return presence.liveness() in ("running", "unresponsive")
+        if member.tmux_pane_id and self.spawner.backend == "tmux":
+            return self.spawner.alive(Handle(member.name, "tmux", pane_id=member.tmux_pane_id), team)
+        return False
