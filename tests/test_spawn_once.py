@@ -205,6 +205,9 @@ def test_a_second_spawn_of_a_live_name_starts_no_pane_and_one_after_it_left_does
         assert lead_asked("nothing new was started.\\nagent_id: alice@proj"), "the tool result names the member"
         (work / "go").touch()  # the first alice ends her turn: the lead asks her to leave, then spawns alice again
         wait_until(lambda: _second_alice(server), 60, "a second alice to start")
+        # her own record replaces the first alice's last one (which may land late) once she writes it
+        wait_until(lambda: getattr(read_presence(layout, TEAM, "alice"), "pid", first.pid) != first.pid, 30,
+                   "the second alice's presence record")  # fmt: skip
         second = read_presence(layout, TEAM, "alice")
         assert second is not None and second.pid != first.pid and second.pane_id != first.pane_id
         assert not pid_alive(first.pid) and first.pane_id not in tmux.panes()
