@@ -11,8 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 from agentteams import diagnostics
+from agentteams.agent.loop import AgentEvent
 from agentteams.model.pricing import AgentAccount
 from agentteams.store.api import Store
+from agentteams.store.atomicjson import epoch_ms
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import Presence, State
 from agentteams.team.delivery import TeamEvent
@@ -168,10 +170,17 @@ class LeadPresence:
         """For `status` and the teammates: its pid, pane, state, session (a new one after /clear), spending and
         context use (tokens, window)."""
         self.team = team
+        if (state == "working") != bool(self._own.record.busy_since):  # busy since its turn began; 0 once idle
+            self._own.record.busy_since = epoch_ms() if state == "working" else 0
         if team:
             self._own.write(state=state, session_id=session_id, input_tokens=spent.usage.input_tokens,
                             output_tokens=spent.usage.output_tokens, cost_usd=round(spent.cost_usd, 6),
                             context_tokens=context[0], context_window=context[1])  # fmt: skip
+
+    def saw(self, event: AgentEvent) -> None:
+        """The tool it runs now, for `status` (written with its next write or beat)."""
+        if event.kind in ("tool_start", "tool_end"):
+            self._own.record.current_tool = event.tool if event.kind == "tool_start" else None
 
     def beat(self, team: str, teammates: list[str]) -> list[TeamEvent]:
         """Its own beat when due, and then what there is to report about its teammates' beats."""

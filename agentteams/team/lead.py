@@ -7,6 +7,7 @@ update the team view, unless the whole team has gone idle.
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.records import Envelope
 from agentteams.team import heartbeat, relay
+from agentteams.team.budget import BudgetLead, BudgetWatch
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
 from agentteams.team.leasekeeper import LeaseKeeper
 from agentteams.team.relay import PermissionJudge
@@ -89,6 +91,10 @@ class LeadRuntime:
         self._muted = False  # while shutting the team down, departures are not news for the model
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
         self.promises = LeadPromises()
+        gone = functools.partial(self._member_gone, died=True)  # past its budget's grace: stopped as a dead one
+        self._budget = BudgetWatch(
+            self.store, session.options.settings, BudgetLead(self._tell, self.promises.shutdown_sent, gone)
+        )
         self.ctx.hooks.spawn_teammate = self.spawn_teammate
         self.ctx.hooks.shutdown_sent = self.promises.shutdown_sent
         self.ctx.hooks.plan_digest = self.promises.plan_digest
@@ -254,6 +260,7 @@ class LeadRuntime:
                 self._on_turn_end(result)
 
     def _on_agent_event(self, event: AgentEvent) -> None:
+        self._presence.saw(event)
         if event.kind == "tool_end" and event.tool == "TeamCreate" and event.result and not event.result.is_error:
             self._start_team_thread()
 
@@ -284,6 +291,7 @@ class LeadRuntime:
                 try:
                     self._process_inbox()
                     self._check_liveness()
+                    self._budget.tick(team, list(self.handles))
                     for event in [*self._presence.beat(team, list(self.handles)), *self._leases.tick(team)]:
                         self._team_event(event)
                 except AgentTeamsError as e:
@@ -367,6 +375,13 @@ class LeadRuntime:
             for name in dead:
                 if name in self.handles:
                     self._member_gone(name, "stopped unexpectedly (its process or pane is gone)", died=True)
+
+    def _tell(self, event: TeamEvent) -> None:
+        """Something the person and the lead's model both hear of (a budget warning)."""
+        self._team_event(event)
+        with self._cond:
+            self._notices.append(event.text)
+            self._cond.notify_all()
 
     def _member_gone(self, name: str, how: str, *, died: bool = False) -> None:
         """Unassign its tasks, drop it from the team, close its pane, and tell the model."""

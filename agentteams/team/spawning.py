@@ -28,6 +28,7 @@ from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, agent_name, team_dir_name
 from agentteams.store.signing import LeadVerifyKey
+from agentteams.team.budget import spawn_budget
 from agentteams.team.delivery import TeamEvent
 
 if TYPE_CHECKING:
@@ -302,6 +303,7 @@ def spawn_member(session: Session, spawner: Spawner, team: str, args: dict[str, 
     kind = str(args.get("subagent_type") or "")
     custom = session.agents.get(kind)  # a custom type: its file's model unless the call names one (Claude Code's)
     model = resolve_model(str(args["model"])) if args.get("model") else agent_model(custom, session.model)
+    budget = spawn_budget(args, opts.settings)  # a bad figure is refused before anything is made
     mailbox = session.store.mail
     member = session.store.teams.add_member(team, NewMember(
         name=name, agent_type=kind if kind and kind != "general-purpose" else None, model=model,
@@ -329,6 +331,7 @@ def spawn_member(session: Session, spawner: Spawner, team: str, args: dict[str, 
         mailbox.remove_inbox(team, member.name)
         raise ToolInputError(f"Could not start {member.name}: {e}") from e
     session.store.teams.set_member_fields(
-        team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True
-    )
+        team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True,
+        budget_tokens=budget.tokens, budget_usd=budget.usd,
+    )  # fmt: skip
     return member, handle
