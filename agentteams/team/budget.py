@@ -4,21 +4,18 @@ teammate is asked to shut down, and stopped like a dead one if it has not left w
 
 from __future__ import annotations
 
-import contextlib
 import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentteams.errors import AgentTeamsError
 from agentteams.settings.types import Settings
 from agentteams.store.api import Store
-from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import Presence
-from agentteams.store.protocol import ShutdownRequest
 from agentteams.team.delivery import TeamEvent
+from agentteams.team.trust import LeadPromises
 from agentteams.tools.base import ToolInputError
 
 SETTINGS_KEY = "teamBudget"  # ours; Claude Code ignores keys it does not know
@@ -46,7 +43,7 @@ class TeamBudgets:
 
     teammate: Budget = field(default_factory=Budget)
     team: Budget = field(default_factory=Budget)
-    grace: float = DEFAULT_GRACE
+    grace: float | None = None  # None: DEFAULT_GRACE
 
 
 def _positive(raw: Any, where: str, *, whole: bool) -> float | None:
@@ -75,7 +72,7 @@ def settings_budgets(settings: Settings) -> TeamBudgets:
         return TeamBudgets(
             _budget(raw.get("teammateMaxTokens"), raw.get("teammateMaxUsd"), f"{SETTINGS_KEY}.teammateMax"),
             _budget(raw.get("maxTokens"), raw.get("maxUsd"), f"{SETTINGS_KEY}.max"),
-            DEFAULT_GRACE if grace is None else grace,
+            grace,
         )
     except ValueError as e:
         from agentteams import diagnostics
@@ -111,7 +108,7 @@ class BudgetLead:
     """What the watch needs of the lead: tell its model and the person, and stop a member like a dead one."""
 
     tell: Callable[[TeamEvent], None]  # a notice for the lead's model and a TeamEvent for the person
-    shutdown_sent: Callable[[str, str], None]  # the lead's promise: an approval of this request is expected
+    promises: LeadPromises  # sends the shutdown request, whose approval the lead then honours
     force_stop: Callable[[str, str], None]  # (name, how): end its process and remove it as a dead teammate
 
 
@@ -122,6 +119,7 @@ class BudgetWatch:
         self.store = store
         self.lead = lead
         self.config = settings_budgets(settings)
+        self.grace = self.config.grace or DEFAULT_GRACE
         self._warned: set[str] = set()
         self._asked: dict[str, float] = {}  # name -> monotonic time its budget shutdown request was sent
 
@@ -164,12 +162,7 @@ class BudgetWatch:
     def _ask(self, team: str, name: str, reason: str) -> None:
         if name in self._asked:
             return
-        request = ShutdownRequest(
-            request_id=ShutdownRequest.new_request_id(name), sender=LEAD_NAME, reason=reason, timestamp=now_iso()
-        )
-        self.lead.shutdown_sent(name, request.request_id)
-        with contextlib.suppress(AgentTeamsError):  # its inbox is gone: the grace period still ends with it stopped
-            self.store.mail.send(team, name, request.to_text(), sender=LEAD_NAME)
+        self.lead.promises.ask_shutdown(self.store.mail, team, name, reason)
         self._asked[name] = time.monotonic()
         self.lead.tell(TeamEvent("budget", name, f"Teammate {name} was asked to shut down: {reason}"))
 
@@ -178,6 +171,6 @@ class BudgetWatch:
         for name, asked in list(self._asked.items()):
             if name not in names:  # it left (approved, or died): nothing more to do
                 self._asked.pop(name)
-            elif now - asked >= self.config.grace:
+            elif now - asked >= self.grace:
                 self._asked.pop(name)
                 self.lead.force_stop(name, "was stopped (its budget ran out and it did not shut down in time)")

@@ -11,7 +11,6 @@ import functools
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from agentteams import diagnostics
@@ -20,7 +19,6 @@ from agentteams.agent.session import Session, TurnExtras
 from agentteams.backends.tmux import current_pane
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.store import signing, writefail
-from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import State
 from agentteams.store.protocol import (
@@ -29,7 +27,6 @@ from agentteams.store.protocol import (
     PlanApprovalRequest,
     ShutdownApproved,
     ShutdownRejected,
-    ShutdownRequest,
     parse_message,
     plan_digest,
 )
@@ -42,17 +39,10 @@ from agentteams.team.relay import PermissionJudge
 from agentteams.team.spawning import Handle, Spawner, spawn_member
 from agentteams.team.teamhooks import LeadHooks
 from agentteams.team.trust import LeadPromises, Trust
+from agentteams.team.turnwork import Turn
 from agentteams.tools.base import ToolInputError
 
 CHECK_EVERY = 0.5  # seconds between liveness checks of teammates (death is noticed within ~2 s)
-
-
-@dataclass
-class Turn:
-    prompt: str | None = None
-    envs: list[Envelope] | None = None
-    notices: list[str] | None = None
-    extras: TurnExtras | None = None  # this turn only (a custom command's front matter)
 
 
 class LeadRuntime:
@@ -92,9 +82,7 @@ class LeadRuntime:
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
         self.promises = LeadPromises()
         gone = functools.partial(self._member_gone, died=True)  # past its budget's grace: stopped as a dead one
-        self._budget = BudgetWatch(
-            self.store, session.options.settings, BudgetLead(self._tell, self.promises.shutdown_sent, gone)
-        )
+        self._budget = BudgetWatch(self.store, session.options.settings, BudgetLead(self._tell, self.promises, gone))
         self.ctx.hooks.spawn_teammate = self.spawn_teammate
         self.ctx.hooks.shutdown_sent = self.promises.shutdown_sent
         self.ctx.hooks.plan_digest = self.promises.plan_digest
@@ -169,13 +157,7 @@ class LeadRuntime:
             return []
         self._muted = True
         for name in list(self.handles):
-            request = ShutdownRequest(
-                request_id=ShutdownRequest.new_request_id(name), sender=LEAD_NAME,
-                reason="The team's work is finished.", timestamp=now_iso(),
-            )  # fmt: skip
-            self.promises.shutdown_sent(name, request.request_id)
-            with contextlib.suppress(AgentTeamsError):
-                self.mailbox.send(team, name, request.to_text(), sender=LEAD_NAME)
+            self.promises.ask_shutdown(self.mailbox, team, name, "The team's work is finished.")
         deadline = time.monotonic() + timeout
         while self.handles and time.monotonic() < deadline:
             self._process_inbox()

@@ -1,10 +1,21 @@
-"""What a teammate's next turn is about, and what the idle notice after it reports."""
+"""What a lead's or a teammate's next turn is about, and what a teammate's idle notice after it reports."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from agentteams.agent.session import TurnExtras
 from agentteams.store.records import Envelope
+
+
+@dataclass
+class Turn:
+    """A lead's turn: the user's prompt, teammates' messages and the runtime's notices."""
+
+    prompt: str | None = None
+    envs: list[Envelope] | None = None
+    notices: list[str] | None = None
+    extras: TurnExtras | None = None  # this turn only (a custom command's front matter)
 
 
 @dataclass
