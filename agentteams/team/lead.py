@@ -360,10 +360,10 @@ class LeadRuntime:
 
     def _tell(self, event: TeamEvent) -> None:
         """Something the person and the lead's model both hear of (a budget warning)."""
-        self._team_event(event)
-        with self._cond:
+        with self._cond:  # the model's notice first: once the person sees it, the lead's turn is due
             self._notices.append(event.text)
             self._cond.notify_all()
+        self._team_event(event)
 
     def _member_gone(self, name: str, how: str, *, died: bool = False) -> None:
         """Unassign its tasks, drop it from the team, close its pane, and tell the model."""
