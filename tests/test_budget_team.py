@@ -66,7 +66,7 @@ def test_a_teammate_crossing_80_then_100_percent_is_warned_once_then_shut_down(
     runtime.start()
     try:
         runtime.spawn_teammate({"name": "alice", "prompt": "Work.", "max_budget_tokens": 2000})
-        wait_until(lambda: budget_lines(events), WAIT, "the 80 % warning")
+        wait_until(lambda: bool(budget_lines(events)), WAIT, "the 80 % warning")
         assert budget_lines(events) == ["Teammate alice has spent 85% of its budget (1700 of 2000 tokens)."]
         warned.set()
         wait_until(lambda: mate.calls >= 4, WAIT, "alice to be woken by the shutdown request")

@@ -17,7 +17,7 @@ from agentteams.agent.hookpoints import HookPoints, Permission
 from agentteams.model.types import Block, Message, ModelClient, ModelRequest, ModelResponse, StreamCallbacks, Usage
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult
 
-StopReason = Literal["end_turn", "max_turns", "interrupted", "max_tokens", "exit_requested"]
+StopReason = Literal["end_turn", "max_turns", "interrupted", "max_tokens", "exit_requested", "max_budget_usd"]
 Answer = Literal["allow", "deny", "always"]
 INTERRUPTED_MARK = "[Request interrupted by user]"  # Claude Code's marker after an answer the person cut off
 INTERRUPT_POLL = 0.05  # seconds between checks of the interrupt flag while the model call runs
@@ -122,6 +122,7 @@ class Agent:
         self.context_tokens = 0
         self.context_measured_at = 0
         self.before_call: Callable[[], None] | None = None  # before each model call: automatic compaction
+        self.over_budget: Callable[[], bool] | None = None  # --max-budget-usd: no model call once it says so
 
     def _emit(self, event: AgentEvent) -> None:
         self.on_event(event)
@@ -139,6 +140,9 @@ class Agent:
                 break
             if self.settings.max_turns is not None and calls >= self.settings.max_turns:
                 stop = "max_turns"
+                break
+            if self.over_budget is not None and self.over_budget():
+                stop = "max_budget_usd"
                 break
             calls += 1
             if self.before_call is not None:
