@@ -3,20 +3,24 @@ its teammates' presence records: one warning at 80 %, one shutdown request at 10
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
 import pytest
 
 from agentteams.settings.types import Settings
-from agentteams.store.atomicjson import now_iso
+from agentteams.store.atomicjson import epoch_ms, now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence
 from agentteams.store.protocol import ShutdownApproved, ShutdownRequest, parse_message
 from agentteams.team import budget as budget_module
 from agentteams.team.budget import Budget, TeamBudgets, settings_budgets, spawn_budget
-from agentteams.team.status_view import PaneTable, build_view
+from agentteams.team.delivery import TeamEvent
+from agentteams.team.status_view import MemberView, PaneTable, TeamView, build_view
 from agentteams.tools.base import ToolInputError
+from agentteams.ui.dashboard import COLUMNS, member_cells
+from agentteams.ui.render import Renderer, make_console
 from tests.support.fake_model import FakeModel, text
 from tests.support.runtime import TEAM, WAIT, Events, LeadRig, quick_polls, running_lead
 from tests.support.wait import wait_until
@@ -130,3 +134,20 @@ def test_the_team_budget_sums_every_member_and_stops_them_all(
         spend(rig, "bob", 1800)
         wait_until(lambda: bool(shutdown_requests(rig, "alice") and shutdown_requests(rig, "bob")), WAIT, "both asked")
         assert budget_lines(events, "team") == ["The team has spent 83% of its budget (2500 of 3000 tokens)."]
+
+
+def test_the_repl_line_and_the_status_columns_show_budget_busy_since_and_tool() -> None:
+    out = io.StringIO()
+    renderer = Renderer(make_console(False))
+    renderer.console.file = out
+    renderer.team_event(
+        TeamEvent("budget", "alice", "Teammate alice has spent 85% of its budget (1700 of 2000 tokens).")
+    )
+    assert out.getvalue() == "$ Teammate alice has spent 85% of its budget (1700 of 2000 tokens).\n"
+    alice = MemberView("alice", "alice@proj", None, "teammate", "in-process", None, "working", False,
+                       input_tokens=2000, output_tokens=200, cost_usd=0.01, busy_since=epoch_ms() - 65_000,
+                       current_tool="Bash", budget_percent=110)  # fmt: skip
+    view = TeamView(TEAM, None, LEAD_NAME, False, [alice], [])
+    cells = dict(zip(COLUMNS, member_cells(view, alice), strict=True))
+    assert (cells["state"], cells["tool"], cells["budget"]) == ("working 1m05s", "Bash", "110%")
+    assert cells["usage"] == "2000/200 $0.0100"

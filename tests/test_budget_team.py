@@ -12,6 +12,7 @@ import pytest
 
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.model.types import Block, ModelRequest, Usage
+from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.teams import TeamStore
 from agentteams.team.lead import LeadRuntime
@@ -35,6 +36,11 @@ class Teammate(FakeModel):
             approve = {"type": "shutdown_response", "request_id": found.group(1), "approve": True}
             return [tool("SendMessage", to=LEAD_NAME, message=approve)]
         return super()._script(n, request)
+
+
+def busy(store: Store) -> bool:
+    record = store.presence.read(TEAM, "alice")
+    return record is not None and record.state == "working" and record.busy_since > 0
 
 
 def budget_lines(events: Events) -> list[str]:
@@ -70,10 +76,11 @@ def test_a_teammate_crossing_80_then_100_percent_is_warned_once_then_shut_down(
         assert budget_lines(events) == ["Teammate alice has spent 85% of its budget (1700 of 2000 tokens)."]
         warned.set()
         wait_until(lambda: mate.calls >= 4, WAIT, "alice to be woken by the shutdown request")
+        wait_until(lambda: busy(session.store), WAIT, "alice's record to say it is in a turn")
         alice = members(status_json(cli, TEAM))["alice"]  # held before its approval: still a member
         assert alice["input_tokens"] + alice["output_tokens"] == 2200 and alice["cost_usd"] > 0
         assert (alice["budget_tokens"], alice["budget_percent"]) == (2000, 110)
-        assert alice["state"] in ("working", "idle") and alice["context_percent"] is not None
+        assert alice["state"] == "working" and alice["busy_since"] > 0 and alice["context_percent"] is not None
         assert "shutdown_request" in last_user_text(mate.requests[3].messages)
         release.set()
         wait_until(lambda: "left" in events.kinds("alice"), WAIT, "alice to leave")
