@@ -98,11 +98,19 @@ class OwnPresence:
         self._came_round: float | None = None  # when its idle loop last came round; None: not watched
 
     def write(self, **fields: Any) -> None:
+        state = fields.get("state", self.record.state)
+        if (state == "working") != bool(self.record.busy_since):  # busy since its turn began; 0 once not working
+            fields["busy_since"] = epoch_ms() if state == "working" else 0
         with self._lock:
             for key, value in fields.items():
                 setattr(self.record, key, value)
             self._put(self.record)
             self._written = time.monotonic()
+
+    def saw(self, event: AgentEvent) -> None:
+        """The tool it runs now, for `status` (written with its next write or beat)."""
+        if event.kind in ("tool_start", "tool_end"):
+            self.record.current_tool = event.tool if event.kind == "tool_start" else None
 
     def came_round(self) -> None:
         """The idle loop is alive: a beat thread of its own keeps beating only while it keeps saying so."""
@@ -170,17 +178,13 @@ class LeadPresence:
         """For `status` and the teammates: its pid, pane, state, session (a new one after /clear), spending and
         context use (tokens, window)."""
         self.team = team
-        if (state == "working") != bool(self._own.record.busy_since):  # busy since its turn began; 0 once idle
-            self._own.record.busy_since = epoch_ms() if state == "working" else 0
         if team:
             self._own.write(state=state, session_id=session_id, input_tokens=spent.usage.input_tokens,
                             output_tokens=spent.usage.output_tokens, cost_usd=round(spent.cost_usd, 6),
                             context_tokens=context[0], context_window=context[1])  # fmt: skip
 
     def saw(self, event: AgentEvent) -> None:
-        """The tool it runs now, for `status` (written with its next write or beat)."""
-        if event.kind in ("tool_start", "tool_end"):
-            self._own.record.current_tool = event.tool if event.kind == "tool_start" else None
+        self._own.saw(event)
 
     def beat(self, team: str, teammates: list[str]) -> list[TeamEvent]:
         """Its own beat when due, and then what there is to report about its teammates' beats."""

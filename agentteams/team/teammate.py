@@ -22,7 +22,7 @@ from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.model.types import ModelClient
 from agentteams.store import writefail
 from agentteams.store.api import Store
-from agentteams.store.atomicjson import epoch_ms, now_iso
+from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence, State
 from agentteams.store.protocol import (
@@ -338,12 +338,9 @@ class TeammateRuntime:
                 self.presence.cost_usd = round(self.session.ledger.account(self.name).cost_usd, 6)
                 self.presence.context_tokens, self.presence.context_window = self.session.context_use()
                 self._own.write()  # at once: the lead holds it to its budget (team/budget.py)
-        elif event.kind == "tool_start":
-            self.presence.current_tool = event.tool  # shown by `status`; written with the next write or beat
-        elif event.kind == "tool_end":
-            self.presence.current_tool = None
-            if event.result is not None and not event.result.is_error:
-                self._note_tool(event.tool, event.input)
+        elif event.kind == "tool_end" and event.result is not None and not event.result.is_error:
+            self._note_tool(event.tool, event.input)
+        self._own.saw(event)  # the tool it runs now, for `status`
         self._outer(event)
 
     def _note_tool(self, tool: str, args: dict[str, Any]) -> None:
@@ -396,7 +393,5 @@ class TeammateRuntime:
 
     def _set_state(self, state: State, **fields: Any) -> None:
         tokens, window = self.session.context_use()  # how full its conversation is: `status` shows the %
-        if (state == "working") != bool(self.presence.busy_since):  # busy since the turn began; 0 once idle
-            fields["busy_since"] = epoch_ms() if state == "working" else 0
         self._own.write(state=state, context_tokens=tokens, context_window=window, **fields)
         self._team_event(TeamEvent("state", self.name, state, color=self.me.color))
