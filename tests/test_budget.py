@@ -50,7 +50,7 @@ def test_settings_key_and_a_bad_value_is_a_warning_not_a_failure(caplog: pytest.
     assert settings_budgets(Settings(merged=raw)) == TeamBudgets(Budget(None, 1.0), Budget(10000, 3.0), 5.0)
     assert settings_budgets(Settings()) == TeamBudgets()
     assert settings_budgets(Settings(merged={"teamBudget": {"maxTokens": "many"}})) == TeamBudgets()
-    assert "teamBudget.max tokens must be a whole number greater than 0, not 'many'; budgets ignored" in caplog.text
+    assert "teamBudget.maxTokens must be a whole number greater than 0, not 'many'; budgets ignored" in caplog.text
 
 
 def spend(rig: LeadRig, name: str, tokens: int, usd: float = 0.0) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentteams import diagnostics
 from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME
@@ -56,9 +57,10 @@ def _positive(raw: Any, where: str, *, whole: bool) -> float | None:
     return float(raw)
 
 
-def _budget(tokens: Any, usd: Any, where: str) -> Budget:
-    count = _positive(tokens, f"{where} tokens", whole=True)
-    return Budget(int(count) if count is not None else None, _positive(usd, f"{where} dollars", whole=False))
+def _budget(tokens: Any, usd: Any, names: tuple[str, str]) -> Budget:
+    """A budget from two raw values; ValueError naming the field (`names`: tokens', dollars') of a bad one."""
+    count = _positive(tokens, names[0], whole=True)
+    return Budget(int(count) if count is not None else None, _positive(usd, names[1], whole=False))
 
 
 def settings_budgets(settings: Settings) -> TeamBudgets:
@@ -70,13 +72,15 @@ def settings_budgets(settings: Settings) -> TeamBudgets:
     try:
         grace = _positive(raw.get("graceSeconds"), f"{SETTINGS_KEY}.graceSeconds", whole=False)
         return TeamBudgets(
-            _budget(raw.get("teammateMaxTokens"), raw.get("teammateMaxUsd"), f"{SETTINGS_KEY}.teammateMax"),
-            _budget(raw.get("maxTokens"), raw.get("maxUsd"), f"{SETTINGS_KEY}.max"),
+            _budget(
+                raw.get("teammateMaxTokens"),
+                raw.get("teammateMaxUsd"),
+                (f"{SETTINGS_KEY}.teammateMaxTokens", f"{SETTINGS_KEY}.teammateMaxUsd"),
+            ),
+            _budget(raw.get("maxTokens"), raw.get("maxUsd"), (f"{SETTINGS_KEY}.maxTokens", f"{SETTINGS_KEY}.maxUsd")),
             grace,
         )
     except ValueError as e:
-        from agentteams import diagnostics
-
         diagnostics.warning("settings: %s; budgets ignored", e)
         return TeamBudgets()
 
@@ -84,10 +88,11 @@ def settings_budgets(settings: Settings) -> TeamBudgets:
 def spawn_budget(args: dict[str, Any], settings: Settings) -> Budget:
     """A spawn call's `max_budget_tokens` / `max_budget_usd`, each else the settings' per-teammate default."""
     try:
-        given = _budget(args.get("max_budget_tokens"), args.get("max_budget_usd"), "max_budget")
+        given = _budget(
+            args.get("max_budget_tokens"), args.get("max_budget_usd"), ("max_budget_tokens", "max_budget_usd")
+        )
     except ValueError as e:
-        raise ToolInputError(str(e).replace("max_budget tokens", "max_budget_tokens").replace(
-            "max_budget dollars", "max_budget_usd")) from None  # fmt: skip
+        raise ToolInputError(str(e)) from None
     default = settings_budgets(settings).teammate
     return Budget(given.tokens or default.tokens, given.usd or default.usd)
 
@@ -126,25 +131,29 @@ class BudgetWatch:
     def tick(self, team: str, names: list[str]) -> None:
         self._warned &= {*names, "team"}  # a name that left and is spawned again starts afresh
         members = {m.name: m for m in self.store.teams.read(team).members}
+        held = any(m.budget_tokens or m.budget_usd for m in members.values())
+        if not held and not (self.config.team.tokens or self.config.team.usd) and not self._asked:
+            return  # no budget anywhere: no presence record read twice a second for nothing
         records = {n: self.store.presence.read(team, n) for n in [*names, LEAD_NAME]}
         for name in names:
             member = members.get(name)
             budget = Budget(member.budget_tokens, member.budget_usd) if member else Budget()
             self._check(team, name, budget, records[name], f"Teammate {name}")
-        tokens = sum(_spent(r)[0] for r in records.values())
-        usd = sum(_spent(r)[1] for r in records.values())
-        total = Presence(0, "", "", input_tokens=tokens, cost_usd=usd)  # the team's spending as one record
-        if (percent := self.config.team.percent(tokens, usd)) is not None and percent >= 100:
-            self._warn("team", f"The team has spent {percent}% of its budget ({figures(total, self.config.team)})")
-            for name in names:
-                self._ask(team, name, f"The team has used its whole budget ({figures(total, self.config.team)}).")
-        else:
-            self._check(team, "team", self.config.team, total, "The team")
+        self._whole_team(team, names, list(records.values()))
         self._enforce(names)
 
-    def forget(self, name: str) -> None:
-        self._warned.discard(name)
-        self._asked.pop(name, None)
+    def _whole_team(self, team: str, names: list[str], records: list[Presence | None]) -> None:
+        """The team's budget: every member's spending (the lead's too) summed; past it, every teammate is asked."""
+        tokens, usd = sum(_spent(r)[0] for r in records), sum(_spent(r)[1] for r in records)
+        total = Presence(0, "", "", input_tokens=tokens, cost_usd=usd)  # the team's spending as one record
+        percent = self.config.team.percent(tokens, usd)
+        if percent is None or percent < 100:
+            self._check(team, "team", self.config.team, total, "The team")
+            return
+        said = figures(total, self.config.team)
+        self._warn("team", f"The team has spent {percent}% of its budget ({said})")
+        for name in names:
+            self._ask(team, name, f"The team has used its whole budget ({said}).")
 
     def _check(self, team: str, name: str, budget: Budget, record: Presence | None, who: str) -> None:
         percent = budget.percent(*_spent(record))
