@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from agentteams.agent.loop import AgentEvent
 from agentteams.settings.types import Settings
 from agentteams.store.atomicjson import epoch_ms, now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
@@ -17,6 +18,7 @@ from agentteams.store.protocol import ShutdownApproved, ShutdownRequest, parse_m
 from agentteams.team import budget as budget_module
 from agentteams.team.budget import Budget, TeamBudgets, settings_budgets, spawn_budget
 from agentteams.team.delivery import TeamEvent
+from agentteams.team.heartbeat import OwnPresence
 from agentteams.team.status_view import MemberView, PaneTable, TeamView, build_view
 from agentteams.tools.base import ToolInputError
 from agentteams.ui.dashboard import COLUMNS, member_cells
@@ -151,3 +153,16 @@ def test_the_repl_line_and_the_status_columns_show_budget_busy_since_and_tool() 
     cells = dict(zip(COLUMNS, member_cells(view, alice), strict=True))
     assert (cells["state"], cells["tool"], cells["budget"]) == ("working 1m05s", "Bash", "110%")
     assert cells["usage"] == "2000/200 $0.0100"
+
+
+def test_an_agents_record_says_since_when_it_is_busy_and_which_tool_runs() -> None:
+    written: list[tuple[str, int, str | None]] = []
+    own = OwnPresence(lambda r: written.append((r.state, r.busy_since, r.current_tool)), Presence(1, "s", "tmux"))
+    own.write(state="working")
+    own.saw(AgentEvent("tool_start", tool="Bash"))
+    own.write()  # e.g. after a model answer: still the same turn
+    own.saw(AgentEvent("tool_end", tool="Bash"))
+    own.write(state="idle")
+    (s1, since, t1), (s2, same, t2), (s3, cleared, t3) = written
+    assert (s1, t1, s2, t2, s3, t3) == ("working", None, "working", "Bash", "idle", None)
+    assert since > 0 and same == since and cleared == 0
