@@ -15,6 +15,7 @@ from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import Presence
+from agentteams.store.records import Member
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.trust import LeadPromises
 from agentteams.tools.base import ToolInputError
@@ -95,6 +96,12 @@ def spawn_budget(args: dict[str, Any], settings: Settings) -> Budget:
         raise ToolInputError(str(e)) from None
     default = settings_budgets(settings).teammate
     return Budget(given.tokens or default.tokens, given.usd or default.usd)
+
+
+def held(member: Member | None) -> bool:
+    """Whether a member has a budget of its own: then it reports its spending after every model answer (for the
+    team's budget, its heartbeat's writes and its turns' ends are soon enough)."""
+    return member is not None and bool(member.budget_tokens or member.budget_usd)
 
 
 def _spent(presence: Presence | None) -> tuple[int, float]:

@@ -318,6 +318,8 @@ def spawn_member(session: Session, spawner: Spawner, team: str, args: dict[str, 
             f"Could not make a signing key for {member.name} ({e}); try --teammate-mode in-process"
         ) from e
     mailbox.send(team, member.name, prompt, sender=LEAD_NAME)
+    if budget.tokens or budget.usd:  # before it starts: its first answers are then reported at once
+        session.store.teams.set_member_fields(team, member.name, budget_tokens=budget.tokens, budget_usd=budget.usd)
     req = SpawnRequest(
         name=member.name, team=team, color=member.color or "blue", cwd=opts.cwd, parent_session_id=opts.session_id,
         model=model, permission_mode=lead_mode if plan else mode, plan_mode_required=plan,
@@ -331,7 +333,6 @@ def spawn_member(session: Session, spawner: Spawner, team: str, args: dict[str, 
         mailbox.remove_inbox(team, member.name)
         raise ToolInputError(f"Could not start {member.name}: {e}") from e
     session.store.teams.set_member_fields(
-        team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True,
-        budget_tokens=budget.tokens, budget_usd=budget.usd,
-    )  # fmt: skip
+        team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True
+    )
     return member, handle
