@@ -60,6 +60,7 @@ complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a config -d '
 complete -c agentteams -n '__agentteams_at' -s p -l print -d 'Run the prompt, print the result, exit.'
 complete -c agentteams -n '__agentteams_at' -l output-format -r -d 'text | json | stream-json'
 complete -c agentteams -n '__agentteams_at' -l max-turns -r -d 'Most model calls.'
+complete -c agentteams -n '__agentteams_at' -l max-budget-usd -r -d 'With -p: the most dollars to spend on API calls.'
 complete -c agentteams -n '__agentteams_at' -l model -r -d 'sonnet, opus, haiku or a model id.'
 complete -c agentteams -n '__agentteams_at' -l append-system-prompt -r
 complete -c agentteams -n '__agentteams_at' -l system-prompt -r -d 'Replaces the system prompt.'

@@ -19,7 +19,7 @@ from agentteams.errors import AgentTeamsError
 from agentteams.model.types import Block, Message, ModelClient, ModelRequest, ModelResponse, StreamCallbacks, Usage
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult
 
-StopReason = Literal["end_turn", "max_turns", "interrupted", "max_tokens", "exit_requested"]
+StopReason = Literal["end_turn", "max_turns", "interrupted", "max_tokens", "exit_requested", "max_budget_usd"]
 Answer = Literal["allow", "deny", "always"]
 INTERRUPTED_MARK = "[Request interrupted by user]"  # Claude Code's marker after an answer the person cut off
 INTERRUPT_POLL = 0.05  # seconds between checks of the interrupt flag while the model call runs
@@ -127,6 +127,7 @@ class Agent:
         # polled at each tool-result boundary the turn goes on from: what arrived meanwhile (messages, a line the
         # person typed), appended after the results so the cached prefix stays valid; the caller knows what it gave
         self.steer: Callable[[], list[Block]] | None = None
+        self.over_budget: Callable[[], bool] | None = None  # --max-budget-usd: no model call once it says so
 
     def _emit(self, event: AgentEvent) -> None:
         self.on_event(event)
@@ -144,6 +145,9 @@ class Agent:
                 break
             if self.settings.max_turns is not None and calls >= self.settings.max_turns:
                 stop = "max_turns"
+                break
+            if self.over_budget is not None and self.over_budget():
+                stop = "max_budget_usd"
                 break
             calls += 1
             if self.before_call is not None:

@@ -66,6 +66,7 @@ class SessionOptions:
     add_dirs: list[Path] = field(default_factory=list)  # --add-dir: as settings' additionalDirectories
     fallback_model: str | None = None  # --fallback-model: an alias or id, asked once when the model is overloaded
     max_turns: int | None = None
+    max_budget_usd: float | None = None  # -p's --max-budget-usd: the session's spending (subagents' too)
     interactive: bool = False
     session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     team_role: Literal["lead", "teammate"] | None = "lead"
@@ -203,6 +204,8 @@ class Session:
         )  # fmt: skip
         self.compactor = Compactor(self.agent, lambda: self.transcript, self.hooks, self.compact_policy)
         self.agent.before_call = self.compactor.auto  # a teammate and a -p run compact on their own too
+        if (budget := options.max_budget_usd) is not None:
+            self.agent.over_budget = lambda: self.ledger.total().cost_usd >= budget
         if options.resume is not None:
             self.adopt(options.resume)
 

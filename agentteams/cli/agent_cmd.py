@@ -38,6 +38,9 @@ def run(
     print_mode: Annotated[bool, typer.Option("-p", "--print", help="Run the prompt, print the result, exit.")] = False,
     output_format: Annotated[str, typer.Option("--output-format", help="text | json | stream-json")] = "text",
     max_turns: Annotated[int | None, typer.Option("--max-turns", min=1, help="Most model calls.")] = None,
+    max_budget_usd: Annotated[
+        str | None, typer.Option("--max-budget-usd", help="With -p: the most dollars to spend on API calls.")
+    ] = None,
     model: Annotated[str | None, typer.Option("--model", help="sonnet, opus, haiku or a model id.")] = None,
     append_system_prompt: Annotated[str | None, typer.Option("--append-system-prompt")] = None,
     system_prompt: Annotated[str | None, typer.Option("--system-prompt", help="Replaces the system prompt.")] = None,
@@ -111,6 +114,7 @@ def run(
     from agentteams.settings.load import load_settings
 
     headless.check_flags(headless.Flags(print_mode, output_format, input_format, verbose, session_id))
+    budget = headless.max_budget(max_budget_usd)
     if teammate_mode is not None and teammate_mode not in MODES:
         raise AgentTeamsError(f"--teammate-mode must be one of {', '.join(MODES)}, got {teammate_mode!r}")
     cwd = Path.cwd()
@@ -128,6 +132,7 @@ def run(
         disallowed_tools=disallowed_tools or [], append_system_prompt=append_system_prompt, max_turns=max_turns,
         interactive=not print_mode, settings=found, system_prompt=system_prompt,
         add_dirs=[Path(d).expanduser().resolve() for d in add_dir or []], fallback_model=fallback_model,
+        max_budget_usd=budget if print_mode else None,  # as Claude Code: it only works with --print
     )  # fmt: skip
     if session_id:
         options.session_id = session_id

@@ -18,7 +18,8 @@ INPUT_FORMATS = ("text", "stream-json")
 SETTLE_SECONDS = 1.0  # a team must stay settled this long before a -p run ends
 POLL_SECONDS = 0.1  # how often a team's files are looked at meanwhile
 SUBTYPES = {"end_turn": "success", "exit_requested": "success", "max_turns": "error_max_turns",
-            "interrupted": "error_interrupted", "max_tokens": "error_max_tokens"}  # fmt: skip
+            "interrupted": "error_interrupted", "max_tokens": "error_max_tokens",
+            "max_budget_usd": "error_max_budget_usd"}  # fmt: skip
 
 
 NO_INPUT = "input must be provided either through stdin or as a prompt argument when using --print"
@@ -257,12 +258,33 @@ def report(done: list[Any], session: Any, session_id: str, output_format: str, s
         "usage": total.usage.to_json(), "model": session.model, "stop_reason": result.stop_reason,
         "permission_denials": [], "uuid": str(uuid.uuid4()),
     }  # fmt: skip
+    if result.stop_reason == "max_budget_usd":  # as Claude Code words it
+        summary["errors"] = [f"Reached maximum budget (${budget_text(session.options.max_budget_usd)})"]
     if output_format == "text":
         typer.echo(result.text)
         if subtype != "success":
-            typer.echo(f"agentteams: error: the run ended early ({result.stop_reason})", err=True)
+            why = summary["errors"][0] if "errors" in summary else f"the run ended early ({result.stop_reason})"
+            typer.echo(f"agentteams: error: {why}", err=True)
     elif output_format == "stream-json":
         emit(summary)
     else:
         typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
     return 0 if subtype == "success" else 1
+
+
+def max_budget(raw: str | None) -> float | None:
+    """`--max-budget-usd`: a number greater than 0 (Claude Code's rule and words), else one clear error."""
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise AgentTeamsError("--max-budget-usd must be a number greater than 0")
+    return value
+
+
+def budget_text(value: float | None) -> str:
+    """A budget as Claude Code prints it: `1`, `0.5`."""
+    return "" if value is None else (str(int(value)) if value == int(value) else repr(value))

@@ -34,6 +34,8 @@ class Presence:
     context_tokens: int = 0  # the tokens its conversation takes now, of its model's window: `status` shows the %
     context_window: int = 0
     started_at: int = 0
+    busy_since: int = 0  # epoch ms its current turn began; 0: not in a turn
+    current_tool: str | None = None  # the tool running now, if any
     updated_at: int = 0  # epoch ms of the last write: the last heartbeat
     heartbeat_ms: int = 0  # how often the agent rewrites this record; 0: it does not beat
 

@@ -231,6 +231,8 @@ class Member(Record):
     allowed_tools: list[str] | None = key("allowedTools", list)
     disallowed_tools: list[str] | None = key("disallowedTools", list)
     verify_key: str | None = key("agentteamsKey", str)  # ours: the public key this member's envelopes verify with
+    budget_tokens: int | None = key("agentteamsBudgetTokens", int)  # ours: its budget (team/budget.py)
+    budget_usd: float | None = key("agentteamsBudgetUsd", (int, float))
 
 
 LEAD_PROCESS = "leadProcess"

@@ -21,7 +21,8 @@ CLOSE_TAG = "</teammate-message>"
 class TeamEvent:
     """Something a runtime reports about the team, for the UI (never for the model)."""
 
-    kind: str  # message, idle, state, claimed, joined, left, died, unresponsive, responsive, permission, notice
+    kind: str  # message, idle, state, claimed, joined, left, died, unresponsive, responsive, permission, notice,
+    # budget
     agent: str
     text: str = ""
     color: str | None = None

@@ -11,8 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 from agentteams import diagnostics
+from agentteams.agent.loop import AgentEvent
 from agentteams.model.pricing import AgentAccount
+from agentteams.model.types import Usage
 from agentteams.store.api import Store
+from agentteams.store.atomicjson import epoch_ms
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import Presence, State
 from agentteams.team.delivery import TeamEvent
@@ -95,12 +98,32 @@ class OwnPresence:
         self._written = 0.0  # monotonic time of the last write; 0: never written
         self._came_round: float | None = None  # when its idle loop last came round; None: not watched
 
+    def spent(self, usage: Usage, cost_usd: float, context: tuple[int, int], *, now: bool) -> None:
+        """An answer's usage and the context's size into the record; written at once when `now` (a lead holds the
+        agent to a budget), else with the next state or beat (a write is ~6 ms of fsync)."""
+        with self._lock:
+            record = self.record
+            record.input_tokens += usage.input_tokens
+            record.output_tokens += usage.output_tokens
+            record.cost_usd = round(cost_usd, 6)
+            record.context_tokens, record.context_window = context
+        if now:
+            self.write()
+
     def write(self, **fields: Any) -> None:
+        state = fields.get("state", self.record.state)
+        if (state == "working") != bool(self.record.busy_since):  # busy since its turn began; 0 once not working
+            fields["busy_since"] = epoch_ms() if state == "working" else 0
         with self._lock:
             for key, value in fields.items():
                 setattr(self.record, key, value)
             self._put(self.record)
             self._written = time.monotonic()
+
+    def saw(self, event: AgentEvent) -> None:
+        """The tool it runs now, for `status` (written with its next write or beat)."""
+        if event.kind in ("tool_start", "tool_end"):
+            self.record.current_tool = event.tool if event.kind == "tool_start" else None
 
     def came_round(self) -> None:
         """The idle loop is alive: a beat thread of its own keeps beating only while it keeps saying so."""
@@ -172,6 +195,9 @@ class LeadPresence:
             self._own.write(state=state, session_id=session_id, input_tokens=spent.usage.input_tokens,
                             output_tokens=spent.usage.output_tokens, cost_usd=round(spent.cost_usd, 6),
                             context_tokens=context[0], context_window=context[1])  # fmt: skip
+
+    def saw(self, event: AgentEvent) -> None:
+        self._own.saw(event)
 
     def beat(self, team: str, teammates: list[str]) -> list[TeamEvent]:
         """Its own beat when due, and then what there is to report about its teammates' beats."""

@@ -1,12 +1,11 @@
 """Lead runtime: runs the lead's turns, delivers its inbox, spawns teammates and sees them leave or die.
-
 User prompts and teammate messages that arrive while a turn runs go in at its next tool result (else they start the
-next turn); idle notices only update the team view, unless the whole team has gone idle.
-"""
+next turn); idle notices only update the team view, unless the whole team has gone idle."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -27,16 +26,16 @@ from agentteams.store.protocol import (
     PlanApprovalRequest,
     ShutdownApproved,
     ShutdownRejected,
-    ShutdownRequest,
     parse_message,
     plan_digest,
 )
 from agentteams.store.records import Envelope
 from agentteams.team import heartbeat, relay
+from agentteams.team.budget import BudgetLead, BudgetWatch
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
 from agentteams.team.leasekeeper import LeaseKeeper
 from agentteams.team.relay import PermissionJudge
-from agentteams.team.roster import Roster
+from agentteams.team.roster import Roster, release_member
 from agentteams.team.spawning import Handle, Spawner, spawn_member
 from agentteams.team.steering import Carried, Turn, lead_blocks, take_plain
 from agentteams.team.teamhooks import LeadHooks
@@ -84,6 +83,8 @@ class LeadRuntime:
         self._muted = False  # while shutting the team down, departures are not news for the model
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
         self.promises = LeadPromises()
+        gone = functools.partial(self._member_gone, died=True)  # past its budget's grace: stopped as a dead one
+        self._budget = BudgetWatch(self.store, session.options.settings, BudgetLead(self._tell, self.promises, gone))
         self.ctx.hooks.spawn_teammate = self.spawn_teammate
         self.ctx.hooks.shutdown_sent = self.promises.shutdown_sent
         self.ctx.hooks.plan_digest = self.promises.plan_digest
@@ -160,10 +161,7 @@ class LeadRuntime:
             return []
         self._muted = True
         for name in list(self.handles):
-            request = ShutdownRequest.to(name, LEAD_NAME, "The team's work is finished.")
-            self.promises.shutdown_sent(name, request.request_id)
-            with contextlib.suppress(AgentTeamsError):
-                self.mailbox.send(team, name, request.to_text(), sender=LEAD_NAME)
+            self.promises.ask_shutdown(self.mailbox, team, name, "The team's work is finished.")
         deadline = time.monotonic() + timeout
         while self.handles and time.monotonic() < deadline:
             self._process_inbox()
@@ -254,6 +252,7 @@ class LeadRuntime:
         return lead_blocks(self.hooks, self._carried, notices, envs, prompts)
 
     def _on_agent_event(self, event: AgentEvent) -> None:
+        self._presence.saw(event)
         if event.kind == "tool_end" and event.tool == "TeamCreate" and event.result and not event.result.is_error:
             self._start_team_thread()
 
@@ -284,6 +283,7 @@ class LeadRuntime:
                 try:
                     self._process_inbox()
                     self._check_liveness()
+                    self._budget.tick(team, list(self.handles))
                     for event in [*self._presence.beat(team, list(self.handles)), *self._leases.tick(team)]:
                         self._team_event(event)
                 except AgentTeamsError as e:
@@ -368,6 +368,13 @@ class LeadRuntime:
                 if name in self.handles:
                     self._member_gone(name, "stopped unexpectedly (its process or pane is gone)", died=True)
 
+    def _tell(self, event: TeamEvent) -> None:
+        """Something the person and the lead's model both hear of (a budget warning)."""
+        with self._cond:  # the model's notice first: once the person sees it, the lead's turn is due
+            self._notices.append(event.text)
+            self._cond.notify_all()
+        self._team_event(event)
+
     def _member_gone(self, name: str, how: str, *, died: bool = False) -> None:
         """Unassign its tasks, drop it from the team, close its pane, and tell the model."""
         team = self.team
@@ -381,13 +388,7 @@ class LeadRuntime:
                 self.spawner.stop(handle)
         if not team:
             return
-        member = None
-        with contextlib.suppress(AgentTeamsError):
-            member = self.teams.read(team).member(name)
-        moved = self.tasks.unassign_all(team, name, member.agent_id if member else None)
-        with contextlib.suppress(AgentTeamsError):
-            self.teams.remove_member(team, name)
-        self.store.presence.remove(team, name)
+        moved = release_member(self.store, team, name)
         notice = f"Teammate {name} {how}."
         if moved.tasks:
             notice += " Its unfinished tasks are pending again: " + ", ".join(f"#{t.id}" for t in moved.tasks)

@@ -3,11 +3,14 @@ config is live, so a spawn of a live name (a retried or repeated Task call) retu
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import TYPE_CHECKING
 
+from agentteams.errors import AgentTeamsError
 from agentteams.store.api import NewMember, Store
 from agentteams.store.records import Member
+from agentteams.store.values import UnassignResult
 from agentteams.team.spawning import Handle
 
 if TYPE_CHECKING:
@@ -54,3 +57,15 @@ class Roster:
         if member.tmux_pane_id and self.spawner.backend == "tmux":
             return self.spawner.alive(Handle(member.name, "tmux", pane_id=member.tmux_pane_id), team)
         return False
+
+
+def release_member(store: Store, team: str, name: str) -> UnassignResult:
+    """A member that left or died: its unfinished tasks pending again, its entry and presence record gone."""
+    member = None
+    with contextlib.suppress(AgentTeamsError):
+        member = store.teams.read(team).member(name)
+    moved = store.tasks.unassign_all(team, name, member.agent_id if member else None)
+    with contextlib.suppress(AgentTeamsError):
+        store.teams.remove_member(team, name)
+    store.presence.remove(team, name)
+    return moved

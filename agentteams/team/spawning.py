@@ -28,6 +28,7 @@ from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, agent_name, team_dir_name
 from agentteams.store.signing import LeadVerifyKey
+from agentteams.team.budget import spawn_budget
 from agentteams.team.delivery import TeamEvent
 
 if TYPE_CHECKING:
@@ -318,6 +319,7 @@ def spawn_member(
     kind = str(args.get("subagent_type") or "")
     custom = session.agents.get(kind)  # a custom type: its file's model unless the call names one (Claude Code's)
     model = resolve_model(str(args["model"])) if args.get("model") else agent_model(custom, session.model)
+    budget = spawn_budget(args, opts.settings)  # a bad figure is refused before anything is made
     roster = roster or Roster(session.store, spawner)
     member, added = roster.reserve(team, NewMember(
         name=name, agent_type=kind if kind and kind != "general-purpose" else None, model=model,
@@ -325,6 +327,8 @@ def spawn_member(
     ))  # fmt: skip
     if not added:
         return Spawned(member, None)
+    if budget.tokens or budget.usd:  # before it starts: its first answers are then reported at once
+        session.store.teams.set_member_fields(team, member.name, budget_tokens=budget.tokens, budget_usd=budget.usd)
     req = SpawnRequest(
         name=member.name, team=team, color=member.color or "blue", cwd=opts.cwd, parent_session_id=opts.session_id,
         model=model, permission_mode=lead_mode if plan else mode, plan_mode_required=plan,

@@ -30,6 +30,7 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.records import Envelope, Member, TeamConfig
 from agentteams.store.tasktext import task_lines
+from agentteams.team.budget import Budget
 
 LABEL_CHARS = 100
 
@@ -87,6 +88,11 @@ class MemberView:
     output_tokens: int | None = None
     cost_usd: float | None = None
     context_percent: int | None = None  # how full its conversation is, of its model's window
+    busy_since: int | None = None  # epoch ms its current turn began (None: not in a turn, or not known)
+    current_tool: str | None = None
+    budget_tokens: int | None = None  # its budget (team/budget.py), and how much of it is spent
+    budget_usd: float | None = None
+    budget_percent: int | None = None
 
 
 @dataclass
@@ -235,8 +241,12 @@ def member_view(
         view.current_task, view.last_message = presence.current_task, presence.last_message
         if presence.context_window > 0:
             view.context_percent = min(100, round(100 * presence.context_tokens / presence.context_window))
+        view.busy_since, view.current_tool = presence.busy_since or None, presence.current_tool
     elif is_lead:
         view.session_id = config.lead_session_id or None
+    view.budget_tokens, view.budget_usd = member.budget_tokens, member.budget_usd
+    spent = ((view.input_tokens or 0) + (view.output_tokens or 0), view.cost_usd or 0.0)
+    view.budget_percent = Budget(member.budget_tokens, member.budget_usd).percent(*spent)
     if view.current_task is None:
         owned = [t for t in tasks if t.status == "in_progress" and t.owner in (member.name, member.agent_id)]
         view.current_task = owned[0].id if owned else None  # tasks come in id order

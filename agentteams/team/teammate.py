@@ -1,7 +1,5 @@
 """Teammate runtime: turn → idle notice to the lead → wait on the inbox → wake → next turn, until shut down.
-
-Wakes on shutdown requests first, then the lead's messages, then peers', else claims the next open task.
-"""
+Wakes on shutdown requests first, then the lead's messages, then peers', else claims the next open task."""
 
 from __future__ import annotations
 
@@ -37,6 +35,7 @@ from agentteams.store.protocol import (
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import LeadVerifyKey
 from agentteams.team import heartbeat
+from agentteams.team.budget import held
 from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
 from agentteams.team.leasekeeper import LeaseKeeper
 from agentteams.team.steering import steerable, teammate_blocks
@@ -93,6 +92,7 @@ class TeammateRuntime:
         self.ctx.hooks.shutdown_requested = self._shutdowns.__contains__
         self.store.keyring.adopt(self.team, self.name)  # everything we write is signed; the key is recorded later
         self._key_recorded = False
+        self._held = False  # has a budget of its own (team/budget.py): its spending is written at once
         # after plan approval a plan-mode teammate works in the mode it was started with (never plan again)
         self.mode_after_plan = "default" if options.permission_mode == "plan" else options.permission_mode
         if options.plan_mode_required:
@@ -123,6 +123,7 @@ class TeammateRuntime:
                     if self._lead_gone(config):
                         diagnostics.warning("%s: the lead of team %s is gone; stopping", self.name, self.team)
                         return 0
+                    self._held = held(config.member(self.name))
                     work = self._next_work(config)
                     if work is None:
                         if not announced:
@@ -340,12 +341,11 @@ class TeammateRuntime:
         if event.kind == "assistant":
             self._deliver()  # the messages reached the model: now they count as delivered
             if event.usage is not None:
-                self.presence.input_tokens += event.usage.input_tokens
-                self.presence.output_tokens += event.usage.output_tokens
-                self.presence.cost_usd = round(self.session.ledger.account(self.name).cost_usd, 6)
-                self.presence.context_tokens, self.presence.context_window = self.session.context_use()
+                cost = self.session.ledger.account(self.name).cost_usd
+                self._own.spent(event.usage, cost, self.session.context_use(), now=self._held)
         elif event.kind == "tool_end" and event.result is not None and not event.result.is_error:
             self._note_tool(event.tool, event.input)
+        self._own.saw(event)  # the tool it runs now, for `status`
         self._outer(event)
 
     def _note_tool(self, tool: str, args: dict[str, Any]) -> None:

@@ -3,10 +3,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from typing import Literal
 
-from agentteams.store.atomicjson import epoch_ms
+from agentteams.errors import AgentTeamsError
+from agentteams.store.api import Mail
+from agentteams.store.atomicjson import epoch_ms, now_iso
+from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import ShutdownRequest, parse_message
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import (
@@ -115,6 +119,16 @@ class LeadPromises:
 
     def shutdown_sent(self, teammate: str, request_id: str) -> None:
         self._shutdowns.setdefault(teammate, set()).add(request_id)
+
+    def ask_shutdown(self, mail: Mail, team: str, teammate: str, reason: str) -> None:
+        """Send `teammate` a shutdown request (the lead's voice), its approval then expected; a gone inbox is
+        no error (the caller stops it anyway when it does not leave)."""
+        request = ShutdownRequest(
+            request_id=ShutdownRequest.new_request_id(teammate), sender=LEAD_NAME, reason=reason, timestamp=now_iso()
+        )
+        self.shutdown_sent(teammate, request.request_id)
+        with contextlib.suppress(AgentTeamsError):
+            mail.send(team, teammate, request.to_text(), sender=LEAD_NAME)
 
     def take_approval(self, teammate: str, request_id: str) -> bool:
         """True once for an approval of a request this lead sent to `teammate`."""

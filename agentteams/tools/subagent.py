@@ -32,6 +32,17 @@ class TaskTool(Tool):
             "model": {"type": "string", "description": "sonnet, opus, haiku or a model id."},
             "name": {"type": "string", "description": "A teammate's name (with team_name)."},
             "team_name": {"type": "string", "description": "The team the teammate joins."},
+            "max_budget_tokens": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "A teammate's budget in tokens: "
+                "it is told to shut down once it has used them (at 80 % you are warned).",
+            },
+            "max_budget_usd": {
+                "type": "number",
+                "exclusiveMinimum": 0,
+                "description": "A teammate's budget in dollars, as max_budget_tokens.",
+            },
         },
         "required": ["description", "prompt"],
     }

@@ -20,7 +20,7 @@ STATE_STYLE = {
 }  # fmt: skip
 RICH_COLOR = {"orange": "dark_orange", "pink": "hot_pink"}  # team colours rich does not know by that name
 TASK_STYLE = {"in_progress": "green", "completed": "dim", "pending": ""}
-COLUMNS = ("member", "role", "where", "state", "task", "usage", "context", "last message")
+COLUMNS = ("member", "role", "where", "state", "tool", "task", "usage", "context", "budget", "last message")
 
 
 def state_text(state: str) -> str:
@@ -28,14 +28,24 @@ def state_text(state: str) -> str:
 
 
 def member_cells(view: TeamView, m: MemberView) -> list[str]:
-    """One row of COLUMNS: `where` is the backend and pane, `usage` tokens in/out and cost, `context` how full
-    its conversation is (a percentage of its model's window)."""
+    """One row of COLUMNS: `where` is the backend and pane, `state` with how long its turn has run, `tool` the one
+    running, `usage` tokens in/out and cost, `context` how full its conversation is (of its model's window),
+    `budget` how much of its budget is spent."""
     task = view.task(m.current_task)
     task_cell = f"#{m.current_task} {task.subject}" if task else (f"#{m.current_task}" if m.current_task else "-")
     where = " ".join(x for x in (m.backend, m.pane) if x) or "-"
     usage = f"{m.input_tokens}/{m.output_tokens} ${m.cost_usd or 0:.4f}" if m.input_tokens is not None else "-"
     context = f"{m.context_percent}%" if m.context_percent is not None else "-"
-    return [m.name, m.role, where, state_text(m.state), task_cell, usage, context, m.last_message or "-"]
+    budget = f"{m.budget_percent}%" if m.budget_percent is not None else "-"
+    state = state_text(m.state) + (f" {_since(m.busy_since)}" if m.busy_since and m.state == "working" else "")
+    cells = [m.name, m.role, where, state, m.current_tool or "-", task_cell, usage, context, budget]
+    return [*cells, m.last_message or "-"]
+
+
+def _since(ms: int) -> str:
+    """How long a turn has run: `42s`, `3m05s`."""
+    secs = max(0, int(datetime.now().timestamp() - ms / 1000))
+    return f"{secs}s" if secs < 60 else f"{secs // 60}m{secs % 60:02d}s"
 
 
 def _header(view: TeamView) -> str:

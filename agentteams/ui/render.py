@@ -233,6 +233,8 @@ class Renderer:
             return Text(
                 ("⚠ " if kind == "unresponsive" else "· ") + text, style="yellow" if kind == "unresponsive" else "dim"
             )
+        if kind == "budget":  # the lead's budget watch: a warning at 80 %, a shutdown request at 100 %
+            return Text("$ " + text, style="yellow")
         if kind == "claimed":
             return Text.assemble("· ", name, Text(f" claimed task {text}", style="dim"))
         if kind == "permission":
