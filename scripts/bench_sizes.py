@@ -1,21 +1,23 @@
 """Teams of 1, 4, 8 and 16 teammates (ours, tmux), for bench_team.py: delivery, spawn, idle CPU and memory by size.
 
 Per size K, in a world of its own (bench_team.Lab): our lead `agentteams -p go --teammate-mode tmux` spawns w0..wK-1
-one after another (each once the previous one said READY; its first answer is held so its fork server is warm),
-then runs a Bash command that blocks on a FIFO (no CPU), so the lead stays up, busy only in that tool, while the
-whole team idles. Then: CPU (utime+stime from /proc) of the lead process and of every process of the team over
-IDLE_WINDOW seconds; VmRSS and Pss summed over them; then `messages` pings, round-robin over the teammates, each
-sent at a random phase once the previous one's idle notice is in, timed from the send to the request carrying it.
-Writing the FIFO ends the lead's tool; it shuts the team down and exits (the run checks it exits 0).
+one after another (each once the previous one said READY; its first answer is held so its fork server is warm);
+its model's next answer is then held by the scripted server (the lead waits on a socket, using no CPU of its own),
+so it stays up while the whole team idles. Then: CPU (utime+stime from /proc) of the lead process and of every
+process of the team over IDLE_WINDOW seconds; VmRSS and Pss summed over them; then `messages` pings, round-robin
+over the teammates, each sent at a random phase once the previous one's recipient is idle again, timed from the send
+to the request carrying it. When the held answer comes the lead shuts the team down and exits (its status is shown).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import random
 import shlex
 import statistics
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +34,7 @@ def mark(k: int) -> str:
     return f"SIZE-W{k}-MARK"
 
 
-def script(k: int, fifo: Path, hold_ms: int) -> dict[str, Any]:
+def script(k: int, hold_ms: int, idle_ms: int) -> dict[str, Any]:
     import bench_team as bt  # first: it puts the project on sys.path
 
     from tests.support import realclaude as rc
@@ -44,8 +46,7 @@ def script(k: int, fifo: Path, hold_ms: int) -> dict[str, Any]:
         task = bt.tool("Task", name=f"w{j}", team_name=TEAM, description=f"worker {j}",
                        prompt=f"You are w{j}. {mark(j)} Tell the lead you are ready.")  # fmt: skip
         lead += [{**task, "wait_for": f"READY-w{j - 1}-"} if j else task, bt.say(f"w{j} started.")]
-    hold = bt.tool("Bash", command=f"cat {shlex.quote(str(fifo))}", timeout=600000, description="hold")
-    lead += [{**hold, "wait_for": f"READY-w{k - 1}-"}, bt.say("LEAD-DONE")]
+    lead.append({**bt.say("LEAD-DONE"), "wait_for": f"READY-w{k - 1}-", "delay_ms": idle_ms})
     workers = [
         route
         for j in range(k)
@@ -104,6 +105,16 @@ def _kb(path: str, key: str) -> int:
     return next((int(line.split()[1]) for line in lines if line.startswith(f"{key}:")), 0)
 
 
+def wait_exit(done: Path, timeout: float) -> int | None:
+    """The lead's exit status once its held answer came, it shut its team down and exited; None if it did not."""
+    import bench_team as bt
+
+    with contextlib.suppress(SystemExit):
+        bt.await_(lambda: done.exists() and done.read_text().strip() != "", "the lead to exit", timeout, 0.1)
+        return int(done.read_text())
+    return None
+
+
 def answered(route: str, turn: int, record: dict[str, Any]) -> bool:
     return record.get("route") == route and record.get("turn") == turn
 
@@ -123,6 +134,11 @@ def measure_idle(size: Size, world: Any, lead_pid: int) -> None:
     time.sleep(IDLE_WINDOW)
     spent = {p: _ticks(p) - before[p] for p in pids}
     per_core = os.sysconf("SC_CLK_TCK") * IDLE_WINDOW / 100
+    if os.environ.get("BENCH_SIZES_DEBUG"):
+        from tests.support.procs import cmdline
+
+        for pid, ticks in sorted(spent.items(), key=lambda x: -x[1]):
+            print(f"  {ticks:4d} ticks  {pid}  {' '.join(cmdline(pid))[:100]}", file=sys.stderr)
     size.lead_cpu_pct = round(spent.get(lead_pid, 0) / per_core, 2)
     size.team_cpu_pct = round(sum(spent.values()) / per_core, 2)
     size.rss_kb = sum(_kb(f"/proc/{p}/status", "VmRSS") for p in pids)
@@ -137,10 +153,9 @@ def run_size(k: int, messages: int, root: Path, version: str) -> Size:
     from agentteams.store.presence import read_presence
 
     root.mkdir(parents=True)
-    fifo = root / "hold.fifo"
-    os.mkfifo(fifo)
     size = Size(k)
-    with bt.lab(root, script(k, fifo, bt.LEAD_HOLD_MS), version) as world:
+    held = SETTLE + IDLE_WINDOW + messages * (bt.PHASE + 0.2) + 20  # seconds: covers what is measured meanwhile
+    with bt.lab(root, script(k, bt.LEAD_HOLD_MS, int(held * 1000)), version) as world:
         argv = [str(bt.AGENTTEAMS), "-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "tmux"]
         done = root / "lead.rc"
         line = f"{shlex.join(argv)} > {root}/lead.out 2> {root}/lead.err; echo $? > {done}"
@@ -163,9 +178,7 @@ def run_size(k: int, messages: int, root: Path, version: str) -> Size:
             hit = bt.first_request(world.server, carries(f"w{j}", i), f"size {k}: message {i}")
             size.delivery_ms.append((hit["ts"] - t0) * 1000)
             bt.await_(functools.partial(idle, world.layout, [f"w{j}"]), f"size {k}: w{j} idle after message {i}")
-        with fifo.open("w") as f:  # ends the lead's held tool call: it finishes and shuts the team down
-            f.write("go\n")
-        size.lead_exit = bt._wait_exit(done)
+        size.lead_exit = wait_exit(done, held + bt.STEP)
         records = world.server.requests
     turns = {r["turn"]: r["ts"] for r in records if r.get("route") == "lead" and r.get("turn") is not None}
     firsts = [next(r["ts"] for r in records if r.get("route") == f"w{j}") for j in range(k)]
@@ -176,7 +189,7 @@ def run_size(k: int, messages: int, root: Path, version: str) -> Size:
 def measure(messages: int, root: Path, version: str, sizes: tuple[int, ...] = SIZES) -> list[Size]:
     out = []
     for k in sizes:
-        print(f"team size {k} ...", flush=True, file=__import__("sys").stderr)
+        print(f"team size {k} ...", flush=True, file=sys.stderr)
         out.append(run_size(k, messages, root / f"size-{k}", version))
     return out
 
@@ -201,14 +214,13 @@ def print_rows(sizes: list[Size]) -> None:
           f" lead CPU at {big.k} idle: {big.lead_cpu_pct:.2f} % of a core, whole team {big.team_cpu_pct:.2f} %"
           f" (target < 1 %: lead {'MET' if big.lead_cpu_pct < 1 else 'MISSED'},"
           f" team {'MET' if big.team_cpu_pct < 1 else 'MISSED'})")  # fmt: skip
-    print(f"* CPU over {IDLE_WINDOW:g} s of idleness ({SETTLE:g} s after the last idle notice); the lead sits in a "
-          "Bash call blocked on a FIFO; team = every process with the run's config root but the tmux server "
+    print(f"* CPU over {IDLE_WINDOW:g} s of idleness ({SETTLE:g} s after the last idle notice); the lead waits on a "
+          "held model answer; team = every process with the run's config root but the tmux server "
           "(lead, fork server, teammates, their pane launchers, the lead's shell)")  # fmt: skip
 
 
 def main() -> None:
     """Run the size rows alone: python scripts/bench_sizes.py [MESSAGES] [SIZE ...]."""
-    import sys
     import tempfile
 
     import bench_team  # noqa: F401  (puts the project on sys.path)

@@ -172,12 +172,13 @@ class TmuxSpawner:
         return Handle(req.name, "tmux", pane_id=pane, pane_pid=pid, pane_started=proc_start(pid) if pid else None)
 
     def alive(self, handle: Handle, team: str) -> bool:
-        # the lead asks this of every teammate twice a second: a tmux client per teammate would cost a 16-member
-        # team's idle lead ~3 % of a core, a look at /proc next to nothing (the pane lives as long as its process)
+        # the lead asks this of every teammate twice a second: a tmux client (or even a presence file) per teammate
+        # cost a 16-member team's idle lead ~3 % of a core. The pane's process is the teammate, or the launcher
+        # that relays a forked teammate's exit (cli/launch.py), or the shell a real `claude` runs under: its end
+        # is the teammate's end, and /proc says so at next to no cost.
         if handle.pane_pid is not None and handle.pane_started is not None:
-            if not pid_alive(handle.pane_pid) or proc_start(handle.pane_pid) != handle.pane_started:
-                return False
-        elif not self.tmux.pane_alive(handle.pane_id):
+            return pid_alive(handle.pane_pid) and proc_start(handle.pane_pid) == handle.pane_started
+        if not self.tmux.pane_alive(handle.pane_id):
             return False
         presence = self.store.presence.read(team, handle.name)
         return presence is None or presence.liveness() not in ("exited", "dead")  # a stopped one is still there
