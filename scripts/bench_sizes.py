@@ -6,12 +6,12 @@ its model's next answer is then held by the scripted server (the lead waits on a
 so it stays up while the whole team idles. Then: CPU (utime+stime from /proc) of the lead process and of every
 process of the team over IDLE_WINDOW seconds; VmRSS and Pss summed over them; then `messages` pings, round-robin
 over the teammates, each sent at a random phase once the previous one's recipient is idle again, timed from the send
-to the request carrying it. When the held answer comes the lead shuts the team down and exits (its status is shown).
+to the request carrying it. Then the lab is closed (tmux server and processes killed): the scale tests
+(tests/test_team_scale.py) are where a 16-member team shuts down on request.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import random
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 SIZES = (1, 4, 8, 16)
+HOLD_MS = 600_000  # the lead's last answer: longer than the run; the lab's close then ends the team
 IDLE_WINDOW = 10.0  # seconds of measured idleness: two heartbeats
 SETTLE = 2.0  # after the last teammate's idle notice, before the idle window
 TEAM = "sizebench"
@@ -86,7 +87,6 @@ class Size:
     rss_kb: int = 0
     pss_kb: int = 0
     processes: int = 0
-    lead_exit: int | None = None
 
 
 def _ticks(pid: int) -> int:
@@ -103,16 +103,6 @@ def _kb(path: str, key: str) -> int:
     except OSError:
         return 0
     return next((int(line.split()[1]) for line in lines if line.startswith(f"{key}:")), 0)
-
-
-def wait_exit(done: Path, timeout: float) -> int | None:
-    """The lead's exit status once its held answer came, it shut its team down and exited; None if it did not."""
-    import bench_team as bt
-
-    with contextlib.suppress(SystemExit):
-        bt.await_(lambda: done.exists() and done.read_text().strip() != "", "the lead to exit", timeout, 0.1)
-        return int(done.read_text())
-    return None
 
 
 def answered(route: str, turn: int, record: dict[str, Any]) -> bool:
@@ -154,11 +144,9 @@ def run_size(k: int, messages: int, root: Path, version: str) -> Size:
 
     root.mkdir(parents=True)
     size = Size(k)
-    held = SETTLE + IDLE_WINDOW + messages * (bt.PHASE + 0.2) + 20  # seconds: covers what is measured meanwhile
-    with bt.lab(root, script(k, bt.LEAD_HOLD_MS, int(held * 1000)), version) as world:
+    with bt.lab(root, script(k, bt.LEAD_HOLD_MS, HOLD_MS), version) as world:
         argv = [str(bt.AGENTTEAMS), "-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "tmux"]
-        done = root / "lead.rc"
-        line = f"{shlex.join(argv)} > {root}/lead.out 2> {root}/lead.err; echo $? > {done}"
+        line = f"{shlex.join(argv)} > {root}/lead.out 2> {root}/lead.err"
         world.tmux.start(world.env, world.proj, ["sh", "-c", line], session="lead")
         for j in range(k):
             bt.first_request(world.server, functools.partial(bt.on_route, f"w{j}"), f"size {k}: w{j}'s first request")
@@ -178,7 +166,6 @@ def run_size(k: int, messages: int, root: Path, version: str) -> Size:
             hit = bt.first_request(world.server, carries(f"w{j}", i), f"size {k}: message {i}")
             size.delivery_ms.append((hit["ts"] - t0) * 1000)
             bt.await_(functools.partial(idle, world.layout, [f"w{j}"]), f"size {k}: w{j} idle after message {i}")
-        size.lead_exit = wait_exit(done, held + bt.STEP)
         records = world.server.requests
     turns = {r["turn"]: r["ts"] for r in records if r.get("route") == "lead" and r.get("turn") is not None}
     firsts = [next(r["ts"] for r in records if r.get("route") == f"w{j}") for j in range(k)]
@@ -201,13 +188,13 @@ def p(values: list[float], q: float) -> float:
 
 def print_rows(sizes: list[Size]) -> None:
     head = f"{'teammates':>9}{'deliv p50':>11}{'deliv p99':>11}{'spawn 1st':>11}{'spawn Nth':>11}" \
-           f"{'lead CPU %':>12}{'team CPU %':>12}{'RSS MiB':>9}{'PSS MiB':>9}{'procs':>7}  exit"  # fmt: skip
+           f"{'lead CPU %':>12}{'team CPU %':>12}{'RSS MiB':>9}{'PSS MiB':>9}{'procs':>7}"  # fmt: skip
     print(head)
     print("-" * len(head))
     for s in sizes:
         print(f"{s.k:>9}{statistics.median(s.delivery_ms):>11.1f}{p(s.delivery_ms, 0.99):>11.1f}"
               f"{s.spawn_ms[0]:>11.0f}{s.spawn_ms[-1]:>11.0f}{s.lead_cpu_pct:>12.2f}{s.team_cpu_pct:>12.2f}"
-              f"{s.rss_kb / MIB:>9.0f}{s.pss_kb / MIB:>9.0f}{s.processes:>7}  {s.lead_exit}")  # fmt: skip
+              f"{s.rss_kb / MIB:>9.0f}{s.pss_kb / MIB:>9.0f}{s.processes:>7}")  # fmt: skip
     one, big = sizes[0], sizes[-1]
     ratio = statistics.median(big.delivery_ms) / statistics.median(one.delivery_ms)
     print(f"* delivery p50 at {big.k} / at {one.k}: {ratio:.2f}x (target <= 2x: {'MET' if ratio <= 2 else 'MISSED'});"

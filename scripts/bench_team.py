@@ -31,9 +31,13 @@ Idle memory: after the delivery teammate's warm-up turn and idle notice (+1 s), 
 fork server: Pss charges it a fair share of the warm pages it shares with the server), the real one the
 claude process in its pane. "All processes" adds our launcher in the pane (the real CLI's descendants).
 
-Usage: python scripts/bench_team.py [--messages N] [--spawns K] [--quick] [--claude-version V] [--json PATH]
+Team sizes (scripts/bench_sizes.py): our lead with 1, 4, 8 and 16 teammates in tmux; delivery p50/p99, spawn of
+the first and the Nth teammate, CPU of the lead and of the whole team while it idles, total RSS and PSS.
+
+Usage: python scripts/bench_team.py [--messages N] [--spawns K] [--size-messages M] [--quick] [--claude-version V]
+       [--json PATH]
 Targets, reported and never enforced: delivery p50 < 10 ms and >= 50x better than the real CLI's; spawn
->= 10x faster; idle RSS at most half. A full run takes about 4 minutes on 2 cores (5 when they are busy).
+>= 10x faster; idle RSS at most half. A full run takes about 7 minutes on 2 cores (the sizes add ~3).
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import bench_signing  # noqa: E402  (this script's directory is on sys.path when it runs)
+import bench_sizes  # noqa: E402
 
 from agentteams.backends.tmux import TmuxBackend  # noqa: E402
 from agentteams.cli.forkclient import ForkServer  # noqa: E402
@@ -570,6 +575,7 @@ def main() -> None:
     parser.add_argument("--claude-version", choices=rc.VERSIONS, default=rc.DEFAULT,
                         help="the real Claude Code to measure (default: %(default)s, today's)")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write every figure here")
+    parser.add_argument("--size-messages", type=int, default=40, help="messages per team size (1, 4, 8, 16)")
     args = parser.parse_args()
     messages, spawns = (10, 1) if args.quick else (args.messages, args.spawns)
     if shutil.which("tmux") is None:
@@ -589,6 +595,7 @@ def main() -> None:
         for kind in SPAWN:
             print(f"spawn: {kind} ...", file=sys.stderr, flush=True)
             spawn[kind] = run_spawn(kind, spawns, Path(tmp) / f"spawn-{kind}", version)
+        sizes = bench_sizes.measure(5 if args.quick else args.size_messages, Path(tmp) / "sizes", version)
         print("signing ...", file=sys.stderr, flush=True)
         signing = bench_signing.measure()  # in the same run as the spawns it adds to
     elapsed, load = time.monotonic() - started, (load0, os.getloadavg()[0])
@@ -598,6 +605,8 @@ def main() -> None:
     for line in notes(delivery, spawn, elapsed, load):
         print(f"* {line}")
     spawn_median = statistics.median(spawn["ours"].samples_ms)
+    print("\nteam sizes, ours in tmux (delivery ms: send -> the request carrying it; spawn ms: Task -> first request)")
+    bench_sizes.print_rows(sizes)
     print(f"\nsignatures, in the same run (our spawn median above: {spawn_median:.1f} ms)")
     bench_signing.print_rows(signing)
     if args.json:
@@ -607,6 +616,7 @@ def main() -> None:
             "spawn": {k: {**asdict(v), "median_ms": statistics.median(v.samples_ms)} for k, v in spawn.items()},
             "messages": messages, "spawns": spawns, "run_seconds": round(elapsed, 1), "load_average": load,
             "cores": os.cpu_count(), "claude_version": version, "signing": asdict(signing),
+            "sizes": [asdict(x) for x in sizes],
         }  # fmt: skip
         args.json.write_text(json.dumps(data, indent=2))
 

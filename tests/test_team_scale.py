@@ -104,3 +104,48 @@ def test_sixteen_teammates_in_process(cli: Cli, config_root: Path, layout: Layou
         check_all_worked(server, work, proc.stdout)
     assert_nothing_left(layout, config_root)
     print(f"\n16 teammates in process: {time.monotonic() - started:.1f} s")
+
+
+def test_an_idle_teammate_wait_ends_on_news_on_stop_or_after_its_slices() -> None:
+    """The idle teammate's wait (team/teammate.py): woken at once by its watcher, ended by the stop flag between
+    slices, else over after `slices` slices (then it looks at leases, its lead and the team again)."""
+    import threading
+
+    from agentteams.store.watch import wait_in_slices
+
+    class Watcher:
+        def __init__(self, news_at: int | None) -> None:
+            self.calls, self.news_at = 0, news_at
+
+        def wait(self, timeout: float | None = None) -> bool:
+            self.calls += 1
+            return self.calls == self.news_at
+
+    stop = threading.Event()
+    quiet, news = Watcher(None), Watcher(2)
+    assert wait_in_slices(quiet, stop, 0.0, 4) is False and quiet.calls == 4
+    assert wait_in_slices(news, stop, 0.0, 4) is True and news.calls == 2
+    stop.set()
+    stopped = Watcher(None)
+    assert wait_in_slices(stopped, stop, 0.0, 4) is False and stopped.calls == 0
+
+
+def test_a_tmux_teammate_is_alive_while_its_pane_process_runs(layout: Layout, tmp_path: Path) -> None:
+    """The lead's twice-a-second liveness check of a tmux teammate reads /proc (no tmux client, no presence file):
+    the pane's process by pid and start time, so a reused pid is not mistaken for it."""
+    import subprocess
+
+    from agentteams.pids import proc_start
+    from agentteams.store.files import open_store
+    from agentteams.team.spawning import Handle, TmuxSpawner
+
+    spawner = TmuxSpawner(open_store(layout), socket_path=str(tmp_path / "no-server.sock"))
+    proc = subprocess.Popen(["sleep", "30"])
+    try:
+        start = proc_start(proc.pid)
+        assert spawner.alive(Handle("w00", "tmux", "%1", pane_pid=proc.pid, pane_started=start), TEAM)
+        assert not spawner.alive(Handle("w00", "tmux", "%1", pane_pid=proc.pid, pane_started="1"), TEAM)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert not spawner.alive(Handle("w00", "tmux", "%1", pane_pid=proc.pid, pane_started=start), TEAM)

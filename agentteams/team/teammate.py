@@ -21,7 +21,7 @@ from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.model.types import ModelClient
 from agentteams.store import writefail
-from agentteams.store.api import Store, Waiter
+from agentteams.store.api import Store
 from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence, State
@@ -36,6 +36,7 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import LeadVerifyKey
+from agentteams.store.watch import wait_in_slices
 from agentteams.team import heartbeat
 from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
 from agentteams.team.leasekeeper import LeaseKeeper
@@ -47,8 +48,7 @@ from agentteams.tools.team_tools import parse_send
 
 LEAD_CHECK_EVERY = 2.0  # seconds between checks that our lead still runs
 WAIT_SLICE = 0.5  # seconds between checks of the stop flag while waiting; the inbox itself wakes at once
-IDLE_SLICES = 4  # an idle teammate looks again unwoken (leases, its lead, the team) every 4 slices: 16 idle ones
-# re-reading the team's files twice a second each cost ~2 % of a core between them
+IDLE_SLICES = 4  # unwoken, an idle teammate re-reads the team's files every 4 slices (16 at 2/s: ~2 % of a core)
 PERMISSION_TIMEOUT = 600.0
 
 
@@ -129,7 +129,7 @@ class TeammateRuntime:
                         if not announced:
                             self._set_state(self.presence.state if self.presence.state != "starting" else "idle")
                             announced = True
-                        self._idle_wait(watcher)
+                        wait_in_slices(watcher, self.stop, WAIT_SLICE, IDLE_SLICES)
                         continue
                     announced = True
                     if self._turn(work):
@@ -139,12 +139,6 @@ class TeammateRuntime:
             stop_beating()
             self._own.write(state="exited")  # `status` shows it gone, not idle
             self.session.end("other")
-
-    def _idle_wait(self, watcher: Waiter) -> None:
-        """Until its inbox or a task changes, it is told to stop, or IDLE_SLICES slices pass."""
-        for _ in range(IDLE_SLICES):
-            if self.stop.is_set() or watcher.wait(WAIT_SLICE):
-                return
 
     def _lead_gone(self, config: TeamConfig) -> bool:
         """True when the lead's process is known to have died: ours by its presence record, a real `claude`
