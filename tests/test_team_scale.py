@@ -24,7 +24,7 @@ from tests.support.wait import wait_until
 
 N = 16
 KEY = "test-key-scale-0123456789abcdef"
-DEADLINE = 150.0  # seconds for the whole team's run; a 2-core machine takes ~30-60 (see the README's figures)
+DEADLINE = 150.0  # seconds for the whole run; it takes 8-11 s on 2 cores (tmux), 7-8 s in process
 
 
 def lead_env(config_root: Path, server: MockServer) -> dict[str, str]:
