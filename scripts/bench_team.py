@@ -33,10 +33,13 @@ claude process in its pane. "All processes" adds our launcher in the pane (the r
 
 Mid-turn delivery (a message sent while the teammate is inside the 2nd of six tool calls → the request that
 carries it, in tool calls and ms; ours and the real CLI): `scripts/bench_steer.py`, run here in the same run.
+Team sizes (scripts/bench_sizes.py): our lead with 1, 4, 8 and 16 teammates in tmux; delivery p50/p99, spawn of
+the first and the Nth teammate, CPU of the lead and of the whole team while it idles, total RSS and PSS.
 
-Usage: python scripts/bench_team.py [--messages N] [--spawns K] [--quick] [--claude-version V] [--json PATH]
+Usage: python scripts/bench_team.py [--messages N] [--spawns K] [--size-messages M] [--quick] [--claude-version V]
+       [--json PATH]
 Targets, reported and never enforced: delivery p50 < 10 ms and >= 50x better than the real CLI's; spawn
->= 10x faster; idle RSS at most half. A full run takes about 4 minutes on 2 cores (5 when they are busy).
+>= 10x faster; idle RSS at most half. A full run takes about 7 minutes on 2 cores (the sizes add ~3).
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 import bench_signing  # noqa: E402  (this script's directory is on sys.path when it runs)
+import bench_sizes  # noqa: E402
 
 from agentteams.backends.tmux import TmuxBackend  # noqa: E402
 from agentteams.cli.forkclient import ForkServer  # noqa: E402
@@ -573,6 +577,7 @@ def main() -> None:
     parser.add_argument("--claude-version", choices=rc.VERSIONS, default=rc.DEFAULT,
                         help="the real Claude Code to measure (default: %(default)s, today's)")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write every figure here")
+    parser.add_argument("--size-messages", type=int, default=40, help="messages per team size (1, 4, 8, 16)")
     args = parser.parse_args()
     messages, spawns = (10, 1) if args.quick else (args.messages, args.spawns)
     if shutil.which("tmux") is None:
@@ -592,6 +597,7 @@ def main() -> None:
         for kind in SPAWN:
             print(f"spawn: {kind} ...", file=sys.stderr, flush=True)
             spawn[kind] = run_spawn(kind, spawns, Path(tmp) / f"spawn-{kind}", version)
+        sizes = bench_sizes.measure(5 if args.quick else args.size_messages, Path(tmp) / "sizes", version)
         print("signing ...", file=sys.stderr, flush=True)
         signing = bench_signing.measure()  # in the same run as the spawns it adds to
         print("mid-turn delivery ...", file=sys.stderr, flush=True)
@@ -605,6 +611,8 @@ def main() -> None:
     for line in notes(delivery, spawn, elapsed, load):
         print(f"* {line}")
     spawn_median = statistics.median(spawn["ours"].samples_ms)
+    print("\nteam sizes, ours in tmux (delivery ms: send -> the request carrying it; spawn ms: Task -> first request)")
+    bench_sizes.print_rows(sizes)
     print(f"\nsignatures, in the same run (our spawn median above: {spawn_median:.1f} ms)")
     bench_signing.print_rows(signing)
     print("\nmid-turn delivery (a message sent while the teammate runs the 2nd of 6 tool calls), in the same run")
@@ -617,6 +625,7 @@ def main() -> None:
             "messages": messages, "spawns": spawns, "run_seconds": round(elapsed, 1), "load_average": load,
             "cores": os.cpu_count(), "claude_version": version, "signing": asdict(signing),
             "steer": {k: asdict(v) for k, v in steer.items()},
+            "sizes": [asdict(x) for x in sizes],
         }  # fmt: skip
         args.json.write_text(json.dumps(data, indent=2))
 

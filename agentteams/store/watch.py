@@ -8,11 +8,12 @@ from __future__ import annotations
 import errno
 import math
 import os
+import threading
 import time
 from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from agentteams.errors import AgentTeamsError
 
@@ -157,3 +158,18 @@ def wait_for_change(paths: Iterable[Path], timeout: float | None = None) -> bool
     """Wait for one of `paths` to change from now on; False when `timeout` seconds pass first."""
     with FileWatcher(paths) as watcher:
         return watcher.wait(timeout)
+
+
+class Waits(Protocol):
+    def wait(self, timeout: float | None = None) -> bool: ...
+
+
+def wait_in_slices(waiter: Waits, stop: threading.Event, slice_s: float, slices: int) -> bool:
+    """Wait on a watcher for up to `slices` slices of `slice_s` s, looking at `stop` between them: True on news,
+    False once stopped or when the time is up."""
+    for _ in range(slices):
+        if stop.is_set():
+            return False
+        if waiter.wait(slice_s):
+            return True
+    return False
