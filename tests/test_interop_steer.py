@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
-from agentteams.store.paths import LEAD_NAME, Layout
+from agentteams.store.paths import Layout
 from tests.support import realclaude as rc
 from tests.support.cli import AGENTTEAMS, Cli
 from tests.support.procs import processes_with_env
-from tests.support.team_script import REQUEST_ID, say, tool
+from tests.support.team_script import say, shutdown_route, tool
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 from tests.test_steer_e2e import release
@@ -50,9 +50,7 @@ def scenario(gates: Path) -> dict[str, Any]:
     ]
     me = "Your name is alice"
     return {"routes": [
-        {"name": "alice-shutdown", "match": {"system": me, "last_prompt": "shutdown_request"},
-         "turns": [tool("SendMessage", to=LEAD_NAME, message={"type": "shutdown_response",
-                                                               "request_id": REQUEST_ID, "approve": True})] * 2},
+        shutdown_route("alice"),
         {"name": "alice", "match": {"system": me}, "turns": [*alice, say("ALICE-DONE")], "idle": "Noted."},
         {"name": "bob", "match": {"system": REAL_TEAMMATE_SYSTEM, "tools": True}, "turns": bob, "idle": "bob idle"},
         {"name": "lead", "match": {"system": "You lead a team", "tools": True}, "turns": lead, "idle": "Noted."},

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
-from agentteams.store.paths import LEAD_NAME, Layout
+from agentteams.store.paths import Layout
 from agentteams.ui.repl import QUEUED
 from tests.support.cli import Cli
-from tests.support.team_script import REQUEST_ID, TEAM, say, tool
+from tests.support.team_script import TEAM, say, shutdown_route, tool
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 from tests.test_repl import START, lead_route, model_calls, start_lead, tool_turn  # noqa: F401 (a fixture)
@@ -42,9 +42,7 @@ def scenario(gates: Path) -> dict[str, Any]:
     ]
     me = "Your name is alice"
     return {"routes": [
-        {"name": "alice-shutdown", "match": {"system": me, "last_prompt": "shutdown_request"},
-         "turns": [tool("SendMessage", to=LEAD_NAME, message={"type": "shutdown_response",
-                                                               "request_id": REQUEST_ID, "approve": True})] * 2},
+        shutdown_route("alice"),
         {"name": "alice", "match": {"system": me}, "turns": [*bash, say("ALICE-DONE")], "idle": "Noted."},
         {"name": "lead", "match": {"system": "You lead a team", "tools": True}, "turns": lead, "idle": "Noted."},
     ]}  # fmt: skip

@@ -55,12 +55,17 @@ def claim_turns(me: str, peer: str) -> list[dict[str, Any]]:
     return one * 3
 
 
+def shutdown_route(me: str) -> dict[str, Any]:
+    """Teammate `me` approves a shutdown request (its id echoed back), twice in case the first is retried."""
+    approve = {"type": "shutdown_response", "request_id": REQUEST_ID, "approve": True}
+    return {"name": f"{me}-shutdown", "match": {"system": f"Your name is {me}", "last_prompt": "shutdown_request"},
+            "turns": [tool("SendMessage", to="team-lead", message=approve)] * 2}  # fmt: skip
+
+
 def teammate_routes(me: str, peer: str) -> list[dict[str, Any]]:
     system = f"Your name is {me}"
     return [
-        {"name": f"{me}-shutdown", "match": {"system": system, "last_prompt": "shutdown_request"},
-         "turns": [tool("SendMessage", to="team-lead",
-                        message={"type": "shutdown_response", "request_id": REQUEST_ID, "approve": True})] * 2},
+        shutdown_route(me),
         {"name": f"{me}-claim", "match": {"system": system, "last_prompt": "You claimed task #"},
          "turns": claim_turns(me, peer)},
         {"name": f"{me}-other", "match": {"system": system}, "turns": [], "idle": "Noted."},
