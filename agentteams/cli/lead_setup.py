@@ -92,5 +92,9 @@ def build_lead(
                                    on_team_event=on_team_event)  # fmt: skip
     session = Session(options, client, layout=layout, store=store, on_event=on_event, ask=ask, secrets=secrets)
     runtime = LeadRuntime(session, spawner, on_team_event=on_team_event, judge=judge, on_turn_end=on_turn_end)
+    if options.resume is not None and not options.fork_session:  # a resumed lead leads its team again
+        from agentteams.team.adopt import resume_team
+
+        resume_team(runtime)
     runtime.start()
     return LeadParts(runtime, spawner.backend, stoppers)

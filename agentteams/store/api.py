@@ -146,6 +146,6 @@ class Store(Protocol):
     @property
     def presence(self) -> Presences: ...
     @property
-    def keyring(self) -> Keyring: ...  # this process's signing keys (never stored)
+    def keyring(self) -> Keyring: ...  # this process's signing keys (a lead's also kept on disk for a resume)
     def canonical(self, team: str) -> str: ...  # how this store spells a team's name (its key)
     def watch(self, team: str, agent: str, *, tasks: bool = False) -> Waiter: ...

@@ -231,6 +231,7 @@ class Member(Record):
     allowed_tools: list[str] | None = key("allowedTools", list)
     disallowed_tools: list[str] | None = key("disallowedTools", list)
     verify_key: str | None = key("agentteamsKey", str)  # ours: the public key this member's envelopes verify with
+    session_id: str | None = key("sessionId", str)  # ours: the session a relaunch after a crash resumes
 
 
 LEAD_PROCESS = "leadProcess"

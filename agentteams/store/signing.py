@@ -91,6 +91,9 @@ class SigningKey:
     def sign(self, data: bytes) -> str:
         return b64url(self._key.sign(data))
 
+    def private_raw(self) -> bytes:
+        return bytes(self._key.private_bytes_raw())
+
     def __repr__(self) -> str:
         return f"SigningKey(public={self.public!r})"  # never the private half
 
@@ -183,6 +186,20 @@ class Keyring:
         with self._lock:
             self._leads[(team, recipient.lower())] = key
         return LeadVerifyKey(epoch_ms(), VerifyKey(key.public, key.public_raw))
+
+    def lead_keys(self, team: str) -> dict[str, str]:
+        """The private halves of this lead's keys for `team` (recipient -> raw key, base64url): what a resumed lead
+        needs to go on signing for the teammates it adopts."""
+        with self._lock:
+            return {r: b64url(k.private_raw()) for (t, r), k in self._leads.items() if t == team}
+
+    def restore_lead_key(self, team: str, recipient: str, private: str) -> bool:
+        raw = _unb64url(private)
+        if raw is None or len(raw) != 32:
+            return False
+        with self._lock:
+            self._leads[(team, recipient.lower())] = SigningKey(_ed25519().Ed25519PrivateKey.from_private_bytes(raw))
+        return True
 
     def drop_lead_key(self, team: str, recipient: str) -> None:
         with self._lock:

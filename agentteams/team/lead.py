@@ -129,6 +129,12 @@ class LeadRuntime:
     def interrupt(self) -> None:
         self.ctx.interrupt.set()
 
+    def tell(self, notice: str) -> None:
+        """News for the model (e.g. a resume's): it goes in with the next turn, which it starts when idle."""
+        with self._cond:
+            self._notices.append(notice)
+            self._cond.notify_all()
+
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until no turn runs and nothing is queued for the model."""
         deadline = None if timeout is None else time.monotonic() + timeout

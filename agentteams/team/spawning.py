@@ -66,6 +66,7 @@ class SpawnRequest:
     disallowed_tools: list[str] = field(default_factory=list)
     lead_key: LeadVerifyKey | None = None  # the public half of the lead's key for this teammate
     settings: Settings = field(default_factory=Settings)  # the lead's effective settings, inherited
+    resume: str | None = None  # a relaunch after a crash: the session id it goes on with (`--resume`)
 
     @property
     def agent_id(self) -> str:
@@ -119,6 +120,8 @@ def teammate_argv(req: SpawnRequest, executable: list[str]) -> list[str]:
         argv += ["--allowedTools", rule]
     for rule in req.disallowed_tools:
         argv += ["--disallowedTools", rule]
+    if req.resume:
+        argv += ["--resume", req.resume]
     return argv
 
 
@@ -231,20 +234,25 @@ class InProcessSpawner:
         self.on_team_event = on_team_event
 
     @staticmethod
-    def options_for(req: SpawnRequest) -> SessionOptions:
-        """The teammate's session options: what the request says, the lead's settings included."""
+    def options_for(req: SpawnRequest, layout: Layout | None = None) -> SessionOptions:
+        """The teammate's session options: what the request says, the lead's settings included (and, for a
+        relaunch, the conversation it goes on with, found under `layout`)."""
+        from agentteams.store.transcript_read import find, load
+
+        found = find(layout, req.cwd, req.resume) if req.resume and layout is not None else None
         return SessionOptions(
             cwd=req.cwd, model=req.model, permission_mode=req.permission_mode, allowed_tools=req.allowed_tools,
             disallowed_tools=req.disallowed_tools, team_role="teammate", plan_mode_required=req.plan_mode_required,
             interactive=True,  # a teammate can always ask: its questions go to the lead
             identity=Identity(req.name, req.team, agent_type=req.agent_type, color=req.color), settings=req.settings,
+            resume=load(found) if found is not None else None,
         )  # fmt: skip
 
     def spawn(self, req: SpawnRequest) -> Handle:
         from agentteams.team.teammate import TeammateRuntime
 
         handle = Handle(req.name, "in-process")
-        options = self.options_for(req)
+        options = self.options_for(req, self.layout)
         runtime = TeammateRuntime(
             options, self.client, layout=self.layout, store=self.store, backend="in-process", stop=handle.stop,
             on_event=lambda e: self.on_event(req.name, e), on_team_event=self.on_team_event, secrets=self.secrets,
@@ -310,6 +318,10 @@ def spawn_member(session: Session, spawner: Spawner, team: str, args: dict[str, 
     keyring = session.store.keyring
     try:  # Claude Code 2.1.330's lead signs what it writes to each teammate that can check it
         lead_key = keyring.new_lead_key(team, member.name) if spawner.takes_lead_key else None
+        if lead_key is not None:
+            from agentteams.team.leadkeys import save_lead_keys
+
+            save_lead_keys(session.layout, keyring, team)
     except Exception as e:
         session.store.teams.remove_member(team, member.name)
         raise ToolInputError(
@@ -329,6 +341,11 @@ def spawn_member(session: Session, spawner: Spawner, team: str, args: dict[str, 
         mailbox.remove_inbox(team, member.name)
         raise ToolInputError(f"Could not start {member.name}: {e}") from e
     session.store.teams.set_member_fields(
-        team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True
+        team,
+        member.name,
+        tmux_pane_id=handle.pane_id,
+        backend_type=spawner.backend,
+        is_active=True,
+        mode=req.permission_mode,
     )
     return member, handle

@@ -38,6 +38,7 @@ from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import LeadVerifyKey
 from agentteams.team import heartbeat
 from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
+from agentteams.team.leadwatch import LeadWatch
 from agentteams.team.leasekeeper import LeaseKeeper
 from agentteams.team.teamhooks import idle_gate
 from agentteams.team.trust import Trust
@@ -45,7 +46,6 @@ from agentteams.team.turnwork import TurnNotes, Work
 from agentteams.tools.hooks import PERMISSION_MODES
 from agentteams.tools.team_tools import parse_send
 
-LEAD_CHECK_EVERY = 2.0  # seconds between checks that our lead still runs
 WAIT_SLICE = 0.5  # seconds between checks of the stop flag while waiting; the inbox itself wakes at once
 PERMISSION_TIMEOUT = 600.0
 
@@ -103,7 +103,7 @@ class TeammateRuntime:
         self._notes = TurnNotes()
         self._pending: list[Envelope] = []
         self._unmarked: set[tuple[str, ...]] = set()  # delivered, but the disk would not take the read marks
-        self._lead_checked = 0.0
+        self._lead = LeadWatch(self.store, self.team)  # a dead lead may be resumed: we wait for it a while
 
     # -- the loop -----------------------------------------------------------------------------------
 
@@ -119,8 +119,8 @@ class TeammateRuntime:
                     if config is None or config.member(self.name) is None:
                         diagnostics.debug("%s: no longer in team %s; stopping", self.name, self.team)
                         return 0
-                    if self._lead_gone(config):
-                        diagnostics.warning("%s: the lead of team %s is gone; stopping", self.name, self.team)
+                    if self._lead.state(config) == "over":  # it finished its turn and waited the grace period
+                        diagnostics.warning("%s: the lead of team %s did not come back; stopping", self.name, self.team)
                         return 0
                     work = self._next_work(config)
                     if work is None:
@@ -137,19 +137,6 @@ class TeammateRuntime:
             stop_beating()
             self._own.write(state="exited")  # `status` shows it gone, not idle
             self.session.end("other")
-
-    def _lead_gone(self, config: TeamConfig) -> bool:
-        """True when the lead's process is known to have died: ours by its presence record, a real `claude`
-        lead (2.1.330) by the config's `leadProcess`; an older real lead records neither."""
-        now = time.monotonic()
-        if now - self._lead_checked < LEAD_CHECK_EVERY:
-            return False
-        self._lead_checked = now
-        lead = self.store.presence.read(self.team, config.lead_name)
-        if lead is not None:
-            return lead.liveness() in ("exited", "dead")
-        recorded = config.lead_process
-        return recorded is not None and recorded.is_gone() is True
 
     def _config(self) -> TeamConfig | None:
         try:
@@ -293,7 +280,12 @@ class TeammateRuntime:
             self._key_recorded = True
             key = self.store.keyring.member_key(self.team, self.name).public
             try:
-                self.teams.set_member_fields(self.team, self.name, is_active=True, verify_key=key)
+                fields = {
+                    "is_active": True,
+                    "verify_key": key,
+                    "session_id": self.ctx.session_id,
+                }  # sessionId: to relaunch it
+                self.teams.set_member_fields(self.team, self.name, **fields)
             except AgentTeamsError as e:
                 diagnostics.debug("%s: could not record its key: %s", self.name, e)
         self._set_state("working", current_task=work.task_id or self.presence.current_task)

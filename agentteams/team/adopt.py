@@ -1,0 +1,108 @@
+"""A resumed lead takes its team back: found by `leadSessionId`, re-stamped with this process, its live
+teammates adopted as they run, its dead ones relaunched with their own sessions resumed."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentteams import diagnostics
+from agentteams.errors import AgentTeamsError
+from agentteams.pids import LeadProcess
+from agentteams.store.api import Store
+from agentteams.store.atomicjson import epoch_ms
+from agentteams.store.paths import LEAD_NAME
+from agentteams.store.records import Member, TeamConfig
+from agentteams.team.leadkeys import restore_lead_keys, save_lead_keys
+from agentteams.team.spawning import Handle, SpawnRequest
+
+if TYPE_CHECKING:
+    from agentteams.team.lead import LeadRuntime
+
+
+@dataclass
+class Adopted:
+    team: str
+    live: list[str] = field(default_factory=list)
+    relaunched: list[str] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)  # dead, with no session to resume: removed by the lead's check
+
+    def news(self) -> str:
+        said = [f"You were resumed and lead team {self.team} again."]
+        if self.live:
+            said.append(f"Still running (they carried on without you): {', '.join(self.live)}.")
+        if self.relaunched:
+            said.append(f"Restarted with their own conversations: {', '.join(self.relaunched)}.")
+        if self.lost:
+            said.append(f"Could not be restarted: {', '.join(self.lost)}.")
+        return "[team] " + " ".join(said)
+
+
+def team_of(store: Store, session_id: str) -> str | None:
+    """The team this session leads (its config's `leadSessionId`), if any still stands."""
+    for config in store.teams.list_teams():
+        if isinstance(config, TeamConfig) and config.lead_session_id == session_id:
+            return config.name
+    return None
+
+
+def resume_team(runtime: LeadRuntime) -> Adopted | None:
+    """Before the runtime starts: lead the resumed session's team again; None when it led none."""
+    session, store = runtime.session, runtime.store
+    team = team_of(store, session.ctx.session_id)
+    if team is None:
+        return None
+
+    def stamp(config: TeamConfig) -> TeamConfig:
+        config.lead_session_id = session.ctx.session_id
+        config.lead_process = LeadProcess.for_this_process(epoch_ms())
+        return config
+
+    config = store.teams.update(team, stamp)
+    ctx = session.ctx
+    ctx.team_name, ctx.is_lead, ctx.agent_name = config.name, True, LEAD_NAME
+    restore_lead_keys(session.layout, store.keyring, team)
+    done = Adopted(team)
+    for member in config.members:
+        if member.agent_id != config.lead_agent_id:
+            _take_back(runtime, team, member, done)
+    runtime.tell(done.news())
+    return done
+
+
+def _take_back(runtime: LeadRuntime, team: str, member: Member, done: Adopted) -> None:
+    spawner = runtime.spawner
+    old = Handle(member.name, spawner.backend, pane_id=member.tmux_pane_id or "")
+    if spawner.backend == "tmux" and member.tmux_pane_id and spawner.alive(old, team):
+        runtime.handles[member.name] = old  # it sees our presence record and carries on
+        done.live.append(member.name)
+        return
+    with contextlib.suppress(Exception):
+        spawner.stop(old)  # a pane left open by remain-on-exit
+    runtime.store.presence.remove(team, member.name)  # its old record says dead: not news about the new process
+    try:
+        runtime.handles[member.name] = _relaunch(runtime, team, member)
+        done.relaunched.append(member.name)
+    except (AgentTeamsError, OSError) as e:
+        diagnostics.warning("could not restart teammate %s: %s", member.name, e)
+        runtime.handles[member.name] = old  # the liveness check reports it gone and frees its tasks
+        done.lost.append(member.name)
+
+
+def _relaunch(runtime: LeadRuntime, team: str, member: Member) -> Handle:
+    """The same name, agent id and colour, its recorded cwd, model, mode and type, its session resumed."""
+    session, spawner, keyring = runtime.session, runtime.spawner, runtime.store.keyring
+    lead_key = keyring.new_lead_key(team, member.name) if spawner.takes_lead_key else None
+    if lead_key is not None:
+        save_lead_keys(session.layout, keyring, team)
+    req = SpawnRequest(
+        name=member.name, team=team, color=member.color or "blue", cwd=Path(member.cwd or session.options.cwd),
+        parent_session_id=session.ctx.session_id, model=member.model or session.model,
+        permission_mode=member.mode or "default", plan_mode_required=bool(member.plan_mode_required),
+        agent_type=member.agent_type, lead_key=lead_key, settings=session.options.settings, resume=member.session_id,
+    )  # fmt: skip
+    handle = spawner.spawn(req)
+    runtime.store.teams.set_member_fields(team, member.name, tmux_pane_id=handle.pane_id, is_active=True)
+    return handle
