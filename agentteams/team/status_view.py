@@ -30,6 +30,7 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.records import Envelope, Member, TeamConfig
 from agentteams.store.tasktext import task_lines
+from agentteams.team.leadwatch import lead_gone
 
 LABEL_CHARS = 100
 
