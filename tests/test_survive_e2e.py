@@ -1,0 +1,128 @@
+"""A team that outlives its lead: kill -9 the lead of a three-teammate team in tmux, kill one teammate too, then
+`agentteams -c` brings the lead back; it adopts the live teammates, relaunches the dead one with its own
+conversation, gets the messages sent to it while it was dead, and the team finishes and is deleted."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from agentteams.mockapi import MockServer
+from agentteams.store.paths import Layout
+from agentteams.store.presence import read_presence
+from agentteams.store.teams import TeamStore
+from tests.support.cli import Cli
+from tests.support.live_team import inside, status_json
+from tests.support.procs import pid_alive
+from tests.support.team_script import REQUEST_ID, TASK_ID, TEAM, say, tool
+from tests.support.tmuxlab import Tmux
+from tests.support.wait import wait_until
+from tests.test_team_e2e import assert_nothing_left, finish, lead_env
+
+NAMES = ("alice", "bob", "carol")
+OLD = "OLD-CONVERSATION-MARK"
+
+
+def survive_scenario() -> dict[str, Any]:
+    shutdown = [tool("SendMessage", to=n, message={"type": "shutdown_request", "reason": "all done"}) for n in NAMES]
+    lead = [
+        tool("TeamCreate", team_name=TEAM, description="survive"),
+        *[tool("TaskCreate", subject=f"Job {i}", description=f"job {i}") for i in (1, 2, 3)],
+        *[tool("Task", name=n, team_name=TEAM, description="worker", prompt=f"You are {n}. START-{n}") for n in NAMES],
+        say(f"The team is at work. {OLD}"),
+        {**shutdown[0], "wait_for": "You were resumed"},  # only the resumed lead goes on
+        *shutdown[1:],
+        say("Waiting for the team to stop."),
+        {**tool("TeamDelete"), "wait_for": [f"Teammate {n} shut down" for n in NAMES]},
+        say("LEAD-DONE"),
+    ]
+    routes: list[dict[str, Any]] = []
+    for me in NAMES:
+        system = f"Your name is {me}"
+        claim = [  # held long enough for the lead to be killed while every teammate is mid-turn
+            {**tool("Bash", command=f"echo task-{TASK_ID}-by-{me} >> work.log"), "delay_ms": 1500},
+            tool("SendMessage", to="team-lead", message=f"finished a job: {me}", summary="job done"),
+            say("Job finished."),
+        ]  # fmt: skip
+        routes += [
+            {"name": f"{me}-shutdown", "match": {"system": system, "last_prompt": "shutdown_request"},
+             "turns": [tool("SendMessage", to="team-lead",
+                            message={"type": "shutdown_response", "request_id": REQUEST_ID, "approve": True})]},
+            {"name": f"{me}-claim", "match": {"system": system, "last_prompt": "You claimed task #"}, "turns": claim},
+            {"name": f"{me}-other", "match": {"system": system}, "turns": [], "idle": "Noted."},
+        ]  # fmt: skip
+    routes.append({"name": "lead", "match": {"system": "You lead a team", "tools": True}, "turns": lead,
+                   "idle": "Noted."})  # fmt: skip
+    return {"routes": routes}
+
+
+def _arrived(server: MockServer, route: str, text: str = "") -> list[dict[str, Any]]:
+    return [r for r in server.arrivals if r.get("route") == route and text in json.dumps(r.get("body"))]
+
+
+def _lead_line(cli: Cli, tmp: Path, *args: str) -> str:
+    flags = ("--dangerously-skip-permissions", "--teammate-mode", "tmux")
+    return f"{cli.line('-p', *args, *flags)} > {tmp}/out.txt 2> {tmp}/err.txt; echo $? > {tmp}/rc.txt"
+
+
+def test_a_killed_lead_is_resumed_and_takes_its_team_back(
+    cli: Cli, config_root: Path, layout: Layout, tmp_path: Path, tmux: Tmux
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    teams = TeamStore(layout)
+    with MockServer(survive_scenario()) as server:
+        env = {**lead_env(config_root, server), "AGENTTEAMS_HEARTBEAT_SECONDS": "0.5"}
+        pane = tmux.start(env, work, options={"remain-on-exit": "on"})
+        tmux.respawn(pane, _lead_line(cli, tmp_path, "go"))
+        wait_until(lambda: all(_arrived(server, f"{n}-claim") for n in NAMES), 60, "every teammate mid-turn")
+        lead = read_presence(layout, TEAM, "team-lead")
+        assert lead is not None
+        os.kill(lead.pid, signal.SIGKILL)
+        wait_until(lambda: not pid_alive(lead.pid), 10, "the lead to die")
+
+        # the teammates finish their turns; what they send the lead waits in its inbox
+        inbox = layout.inbox_file(TEAM, "team-lead")
+        wait_until(lambda: all(f"finished a job: {n}" in inbox.read_text() for n in NAMES), 30, "three reports")
+        states = {n: read_presence(layout, TEAM, n) for n in NAMES}
+        wait_until(lambda: all(getattr(read_presence(layout, TEAM, n), "state", "") == "idle" for n in NAMES), 10,
+                   "the teammates to go idle")  # fmt: skip
+        pids = {n: p.pid for n, p in states.items() if p is not None}
+        assert len(pids) == 3
+        assert status_json(cli.with_env(inside(tmux, config_root), timeout=30), TEAM)["lead_gone"] is True
+        carol = teams.read(TEAM).member("carol")
+        assert carol is not None and carol.session_id and carol.cwd and carol.model and carol.mode
+        os.kill(pids["carol"], signal.SIGKILL)
+        wait_until(lambda: not pid_alive(pids["carol"]), 10, "carol to die")
+        assert pid_alive(pids["alice"]) and pid_alive(pids["bob"]), "a teammate stopped with its lead"
+
+        (tmp_path / "rc.txt").unlink()  # the killed lead's 137
+        started = time.monotonic()
+        tmux.respawn(pane, _lead_line(cli, tmp_path, "-c", "carry on"))
+        wait_until(lambda: _arrived(server, "lead", "You were resumed"), 30, "the resumed lead's first request",
+                   interval=0.01)  # fmt: skip
+        took = time.monotonic() - started
+        run = finish(tmp_path / "rc.txt", tmp_path, server, timeout=90)
+        bodies = [r["body"] for r in server.requests]
+        routes = [r.get("route") for r in server.requests]
+
+    assert run.rc == 0, run.err
+    assert "LEAD-DONE" in run.out
+    print(f"lead resume → its first model request: {took * 1000:.0f} ms")
+    assert took < 3.0, f"the resumed lead took {took:.2f} s to its first request"
+    first = json.dumps(next(b for b in bodies if "You were resumed" in json.dumps(b)))
+    assert OLD in first, "the resumed lead's request lacks its old conversation"
+    assert "carried on without you): alice, bob." in first and "own conversations: carol." in first
+    lead_seen = json.dumps([b for b, r in zip(bodies, routes, strict=True) if r == "lead"])
+    for n in NAMES:
+        assert f"finished a job: {n}" in lead_seen, f"{n}'s message to the dead lead was never delivered"
+        assert f"{n}-shutdown" in routes
+    carol_back = json.dumps(next(b for b, r in zip(bodies, routes, strict=True) if r == "carol-shutdown"))
+    assert "START-carol" in carol_back and "You claimed task #" in carol_back, "carol came back without her past"
+    log = sorted((work / "work.log").read_text().split())
+    assert [line.split("-")[1] for line in log] == ["1", "2", "3"], f"a task was lost: {log}"
+    assert_nothing_left(layout, config_root, tmux)
