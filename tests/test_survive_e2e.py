@@ -103,7 +103,7 @@ def test_a_killed_lead_is_resumed_and_takes_its_team_back(
         (tmp_path / "rc.txt").unlink()  # the killed lead's 137
         started = time.monotonic()
         tmux.respawn(pane, _lead_line(cli, tmp_path, "-c", "carry on"))
-        wait_until(lambda: _arrived(server, "lead", "You were resumed"), 30, "the resumed lead's first request",
+        wait_until(lambda: bool(_arrived(server, "lead", "You were resumed")), 30, "the resumed lead's first request",
                    interval=0.01)  # fmt: skip
         took = time.monotonic() - started
         run = finish(tmp_path / "rc.txt", tmp_path, server, timeout=90)
