@@ -340,7 +340,8 @@ class LeadRuntime:
             self._team_event(TeamEvent("idle", who, msg.summary or msg.result or "", color=env.color))
             return True
         if isinstance(msg, PermissionRequest):
-            self._answer_permission(msg, who)
+            allow = relay.answer(self.session, self.judge, self.team or "", msg, who)
+            self._team_event(TeamEvent("permission", who, f"{msg.tool_name}: {'allowed' if allow else 'denied'}"))
             return True
         # one locked step: the departure notice and the approval reach the model in the same turn (the
         # condition's lock is reentrant, so _member_gone may take it again)
@@ -354,13 +355,6 @@ class LeadRuntime:
             self._envs.append(env)
             self._cond.notify_all()
         return False
-
-    def _answer_permission(self, msg: PermissionRequest, who: str) -> None:
-        team = self.team
-        assert team is not None
-        allow = relay.decide(self.session, self.judge, msg, who)
-        self._team_event(TeamEvent("permission", who, f"{msg.tool_name}: {'allowed' if allow else 'denied'}"))
-        self.mailbox.send(team, who, relay.response(msg, allow).to_text(), sender=LEAD_NAME)
 
     def _check_liveness(self) -> None:
         team = self.team
