@@ -12,7 +12,7 @@ import pytest
 
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.pids import pid_alive
-from agentteams.store.atomicjson import now_iso
+from agentteams.store.atomicjson import atomic_write_json, now_iso
 from agentteams.store.files import open_store
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.records import Envelope, TeamConfig
@@ -134,3 +134,32 @@ def test_a_resumed_lead_finds_its_team_and_relaunches_a_dead_teammate_as_it_was(
     assert config.lead_process is not None and config.lead_process.pid == os.getpid()
     assert pid_alive(config.lead_process.pid) and "bob" in runtime.members()
     assert "Restarted with their own conversations: bob." in adopted.news()
+
+
+def test_what_a_teammate_sent_its_dead_lead_long_ago_still_verifies_after_the_resume(
+    tmp_path: Path, layout: Layout
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from agentteams.store.api import NewMember
+    from agentteams.store.presence import Presence
+
+    store = open_store(layout)
+    store.teams.create(TEAM, lead_session_id="lead-s", cwd=str(tmp_path))
+    store.teams.add_member(TEAM, NewMember(name="bob", cwd=str(tmp_path)))
+    bob_keys = Keyring()
+    store.teams.set_member_fields(TEAM, "bob", verify_key=bob_keys.member_key(TEAM, "bob").public)
+    died = datetime.now(UTC) - timedelta(minutes=15)
+    old = Presence(pid=2**22 + 1, session_id="lead-s", backend="tmux", updated_at=int(died.timestamp() * 1000))
+    layout.presence_file(TEAM, LEAD_NAME).parent.mkdir(parents=True)
+    atomic_write_json(layout.presence_file(TEAM, LEAD_NAME), old.to_json())  # its last beat, fifteen minutes ago
+    env = Envelope(sender="bob", text="finished", timestamp=(died + timedelta(minutes=5)).isoformat(), msg_id="m-1")
+    bob_keys.adopt(TEAM, "bob")
+    bob_keys.seal(TEAM, LEAD_NAME, env)
+    options = SessionOptions(cwd=tmp_path)
+    options.session_id = "lead-s"
+    runtime = LeadRuntime(Session(options, FakeModel([]), layout=layout, store=store), RecordingSpawner())
+    assert runtime.trust.judge(env, store.teams.read(TEAM)) == "forged"  # ten minutes old, for a new process
+    fresh = LeadRuntime(Session(options, FakeModel([]), layout=layout, store=store), RecordingSpawner())
+    resume_team(fresh)
+    assert fresh.trust.judge(env, store.teams.read(TEAM)) == "verified"

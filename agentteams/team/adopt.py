@@ -60,6 +60,9 @@ def resume_team(runtime: LeadRuntime) -> Adopted | None:
         config.lead_process = LeadProcess.for_this_process(epoch_ms())
         return config
 
+    before = store.presence.read(team, LEAD_NAME)
+    if before is not None and before.updated_at:  # what was sent to the dead lead is as fresh as if it had lived
+        runtime.trust.started_ms = min(runtime.trust.started_ms, before.updated_at)
     config = store.teams.update(team, stamp)
     ctx = session.ctx
     ctx.team_name, ctx.is_lead, ctx.agent_name = config.name, True, LEAD_NAME
