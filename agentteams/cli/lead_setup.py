@@ -6,6 +6,7 @@ Shared by the interactive REPL and headless `-p`; the caller owns the terminal.
 from __future__ import annotations
 
 import shlex
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +66,10 @@ def build_lead(
     from agentteams.store.paths import Layout
     from agentteams.team.spawning import InProcessSpawner, TmuxSpawner
 
+    if options.resume is not None:  # a resumed lead has a request to make at once: the SDK loads beside the set-up
+        from agentteams.model.anthropic_client import warm_up
+
+        threading.Thread(target=warm_up, name="sdk-warm-up", daemon=True).start()
     config = ModelConfig.from_env(credentials_env(options.settings.api_key_helper, options.cwd))
     client: ModelClient = AnthropicClient(config)
     if options.fallback_model:

@@ -27,7 +27,8 @@ class Adopted:
     team: str
     live: list[str] = field(default_factory=list)
     relaunched: list[str] = field(default_factory=list)
-    lost: list[str] = field(default_factory=list)  # dead, with no session to resume: removed by the lead's check
+    lost: list[str] = field(default_factory=list)  # could not be started: the lead's check removes them
+    reopened: list[str] = field(default_factory=list)  # the dead ones' unfinished tasks, pending again
 
     def news(self) -> str:
         said = [f"You were resumed and lead team {self.team} again."]
@@ -35,6 +36,8 @@ class Adopted:
             said.append(f"Still running (they carried on without you): {', '.join(self.live)}.")
         if self.relaunched:
             said.append(f"Restarted with their own conversations: {', '.join(self.relaunched)}.")
+        if self.reopened:
+            said.append(f"Their unfinished tasks are pending again: {', '.join(self.reopened)}.")
         if self.lost:
             said.append(f"Could not be restarted: {', '.join(self.lost)}.")
         return "[team] " + " ".join(said)
@@ -85,6 +88,8 @@ def _take_back(runtime: LeadRuntime, team: str, member: Member, done: Adopted) -
     with contextlib.suppress(Exception):
         spawner.stop(old)  # a pane left open by remain-on-exit
     runtime.store.presence.remove(team, member.name)  # its old record says dead: not news about the new process
+    moved = runtime.tasks.unassign_all(team, member.name, member.agent_id)  # its turn died with it: open again
+    done.reopened += [f"#{t.id}" for t in moved.tasks]
     try:
         runtime.handles[member.name] = _relaunch(runtime, team, member)
         done.relaunched.append(member.name)
