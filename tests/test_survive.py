@@ -163,3 +163,16 @@ def test_what_a_teammate_sent_its_dead_lead_long_ago_still_verifies_after_the_re
     fresh = LeadRuntime(Session(options, FakeModel([]), layout=layout, store=store), RecordingSpawner())
     resume_team(fresh)
     assert fresh.trust.judge(env, store.teams.read(TEAM)) == "verified"
+
+
+def test_a_second_lead_does_not_take_a_team_whose_lead_still_runs(tmp_path: Path, layout: Layout) -> None:
+    from agentteams.store.presence import Presence
+
+    store = open_store(layout)
+    store.teams.create(TEAM, lead_session_id="lead-s", cwd=str(tmp_path))
+    store.presence.write(TEAM, LEAD_NAME, Presence(pid=os.getpid(), session_id="lead-s", backend="tmux"))
+    options = SessionOptions(cwd=tmp_path)
+    options.session_id = "lead-s"  # `agentteams -c` in a second terminal
+    runtime = LeadRuntime(Session(options, FakeModel([]), layout=layout, store=store), RecordingSpawner())
+    assert resume_team(runtime) is None
+    assert runtime.team is None and store.teams.read(TEAM).lead_process is None

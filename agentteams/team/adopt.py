@@ -16,6 +16,7 @@ from agentteams.store.atomicjson import epoch_ms
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.records import Member, TeamConfig
 from agentteams.team.leadkeys import restore_lead_keys, save_lead_keys
+from agentteams.team.leadwatch import lead_running
 from agentteams.team.spawning import Handle, SpawnRequest
 
 if TYPE_CHECKING:
@@ -64,6 +65,9 @@ def resume_team(runtime: LeadRuntime) -> Adopted | None:
         return config
 
     before = store.presence.read(team, LEAD_NAME)
+    if lead_running(store, team, store.teams.read(team)):  # e.g. `-c` in a second terminal: one lead per team
+        diagnostics.warning("team %s still has its lead running: this session goes on without the team", team)
+        return None
     if before is not None and before.updated_at:  # what was sent to the dead lead is as fresh as if it had lived
         runtime.trust.started_ms = min(runtime.trust.started_ms, before.updated_at)
     config = store.teams.update(team, stamp)

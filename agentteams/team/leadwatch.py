@@ -35,6 +35,15 @@ def lead_gone(store: Store, team: str, config: TeamConfig) -> bool:
     return recorded is not None and recorded.is_gone() is True
 
 
+def lead_running(store: Store, team: str, config: TeamConfig) -> bool:
+    """True when a lead process is known to run (a resumed lead must not take the team from it)."""
+    lead = store.presence.read(team, config.lead_name)
+    if lead is not None:
+        return lead.liveness() not in ("exited", "dead")
+    recorded = config.lead_process
+    return recorded is not None and recorded.is_gone() is False
+
+
 class LeadWatch:
     """Looked at once per teammate loop round; the lead's process is checked at most every CHECK_EVERY seconds."""
 
