@@ -98,7 +98,9 @@ def test_a_killed_lead_is_resumed_and_takes_its_team_back(
                    "the teammates to go idle")  # fmt: skip
         pids = {n: p.pid for n, p in states.items() if p is not None}
         assert len(pids) == 3
-        assert status_json(cli.with_env(inside(tmux, config_root), timeout=30), TEAM)["lead_gone"] is True
+        in_tmux = cli.with_env(inside(tmux, config_root), timeout=30)
+        assert status_json(in_tmux, TEAM)["lead_gone"] is True
+        assert "lead gone" in in_tmux("status", TEAM).stdout
         carol = teams.read(TEAM).member("carol")
         assert carol is not None and carol.session_id and carol.cwd and carol.model and carol.mode
         os.kill(pids["carol"], signal.SIGKILL)
