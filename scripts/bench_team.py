@@ -64,7 +64,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import bench_signing  # noqa: E402  (this script's directory is on sys.path when it runs)
+import bench_resume  # noqa: E402  (this script's directory is on sys.path when it runs)
+import bench_signing  # noqa: E402
 
 from agentteams.backends.tmux import TmuxBackend  # noqa: E402
 from agentteams.cli.forkclient import ForkServer  # noqa: E402
@@ -591,6 +592,8 @@ def main() -> None:
             spawn[kind] = run_spawn(kind, spawns, Path(tmp) / f"spawn-{kind}", version)
         print("signing ...", file=sys.stderr, flush=True)
         signing = bench_signing.measure()  # in the same run as the spawns it adds to
+        print("resume ...", file=sys.stderr, flush=True)
+        resume = bench_resume.measure(1 if args.quick else 3)
     elapsed, load = time.monotonic() - started, (load0, os.getloadavg()[0])
     rows = build_rows(delivery, spawn)
     print(f"teams: our teammate vs real Claude Code {version} vs a 500 ms poller ({os.cpu_count()} cores)")
@@ -600,6 +603,8 @@ def main() -> None:
     spawn_median = statistics.median(spawn["ours"].samples_ms)
     print(f"\nsignatures, in the same run (our spawn median above: {spawn_median:.1f} ms)")
     bench_signing.print_rows(signing)
+    print("\na team outliving its lead, in the same run")
+    bench_resume.print_rows(resume)
     if args.json:
         data = {
             "rows": [asdict(r) for r in rows],
@@ -607,6 +612,7 @@ def main() -> None:
             "spawn": {k: {**asdict(v), "median_ms": statistics.median(v.samples_ms)} for k, v in spawn.items()},
             "messages": messages, "spawns": spawns, "run_seconds": round(elapsed, 1), "load_average": load,
             "cores": os.cpu_count(), "claude_version": version, "signing": asdict(signing),
+            "resume": asdict(resume),
         }  # fmt: skip
         args.json.write_text(json.dumps(data, indent=2))
 
