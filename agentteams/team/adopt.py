@@ -85,7 +85,7 @@ def resume_team(runtime: LeadRuntime) -> Adopted | None:
 def _take_back(runtime: LeadRuntime, team: str, member: Member, done: Adopted) -> None:
     spawner = runtime.spawner
     old = Handle(member.name, spawner.backend, pane_id=member.tmux_pane_id or "")
-    if spawner.backend == "tmux" and member.tmux_pane_id and spawner.alive(old, team):
+    if spawner.backend == "tmux" and _running(runtime, team, old):
         runtime.handles[member.name] = old  # it sees our presence record and carries on
         done.live.append(member.name)
         return
@@ -101,6 +101,15 @@ def _take_back(runtime: LeadRuntime, team: str, member: Member, done: Adopted) -
         diagnostics.warning("could not restart teammate %s: %s", member.name, e)
         runtime.handles[member.name] = old  # the liveness check reports it gone and frees its tasks
         done.lost.append(member.name)
+
+
+def _running(runtime: LeadRuntime, team: str, old: Handle) -> bool:
+    """Ours by its presence record (its pane may be on a tmux server this lead cannot see: never start a second
+    one); a real `claude` teammate, which keeps no record, by its pane."""
+    presence = runtime.store.presence.read(team, old.name)
+    if presence is not None:
+        return presence.liveness() not in ("exited", "dead")
+    return bool(old.pane_id) and runtime.spawner.alive(old, team)
 
 
 def _relaunch(runtime: LeadRuntime, team: str, member: Member) -> Handle:
