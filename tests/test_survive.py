@@ -176,3 +176,21 @@ def test_a_second_lead_does_not_take_a_team_whose_lead_still_runs(tmp_path: Path
     runtime = LeadRuntime(Session(options, FakeModel([]), layout=layout, store=store), RecordingSpawner())
     assert resume_team(runtime) is None
     assert runtime.team is None and store.teams.read(TEAM).lead_process is None
+
+
+def test_a_plan_the_dead_lead_read_can_be_approved_by_the_resumed_one(tmp_path: Path, layout: Layout) -> None:
+    from agentteams.store.api import NewMember
+    from agentteams.store.protocol import PlanApprovalRequest, plan_digest
+
+    store = open_store(layout)
+    store.teams.create(TEAM, lead_session_id="lead-s", cwd=str(tmp_path))
+    store.teams.add_member(TEAM, NewMember(name="bob", cwd=str(tmp_path)))
+    plan = PlanApprovalRequest(sender="bob", timestamp=now_iso(), plan_content="PLAN: one step", request_id="plan-1")
+    store.mail.send(TEAM, LEAD_NAME, plan.to_text(), sender="bob")
+    store.mail.mark_delivered(TEAM, LEAD_NAME, store.mail.unread(TEAM, LEAD_NAME))  # its model had it, then it died
+    options = SessionOptions(cwd=tmp_path)
+    options.session_id = "lead-s"
+    runtime = LeadRuntime(Session(options, FakeModel([]), layout=layout, store=store), RecordingSpawner())
+    assert runtime.promises.plan_digest("plan-1") is None
+    resume_team(runtime)
+    assert runtime.promises.plan_digest("plan-1") == plan_digest("PLAN: one step")

@@ -14,6 +14,7 @@ from agentteams.pids import LeadProcess
 from agentteams.store.api import Store
 from agentteams.store.atomicjson import epoch_ms
 from agentteams.store.paths import LEAD_NAME
+from agentteams.store.protocol import PlanApprovalRequest, parse_message, plan_digest
 from agentteams.store.records import Member, TeamConfig
 from agentteams.team.leadkeys import restore_lead_keys, save_lead_keys
 from agentteams.team.leadwatch import lead_running
@@ -78,8 +79,18 @@ def resume_team(runtime: LeadRuntime) -> Adopted | None:
     for member in config.members:
         if member.agent_id != config.lead_agent_id:
             _take_back(runtime, team, member, done)
+    _plans_seen(runtime, team)
     runtime.tell(done.news())
     return done
+
+
+def _plans_seen(runtime: LeadRuntime, team: str) -> None:
+    """Plans the dead lead's model read but did not answer are in its conversation: their digests are known
+    again, so its approval names the plan the teammate waits on (unread ones come in with the inbox)."""
+    for env in runtime.mailbox.read_live(team, LEAD_NAME):
+        msg = parse_message(env.text)
+        if isinstance(msg, PlanApprovalRequest) and env.read:
+            runtime.promises.plan_seen(msg.request_id, plan_digest(msg.plan_content))
 
 
 def _take_back(runtime: LeadRuntime, team: str, member: Member, done: Adopted) -> None:
