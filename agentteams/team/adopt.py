@@ -62,12 +62,14 @@ def resume_team(runtime: LeadRuntime) -> Adopted | None:
 
     def stamp(config: TeamConfig) -> TeamConfig:
         config.lead_session_id = session.ctx.session_id
-        config.lead_process = LeadProcess.for_this_process(epoch_ms())
         return config
 
-    before = store.presence.read(team, LEAD_NAME)
-    if lead_running(store, team, store.teams.read(team)):  # e.g. `-c` in a second terminal: one lead per team
+    before, recorded = store.presence.read(team, LEAD_NAME), store.teams.read(team)
+    if lead_running(store, team, recorded):  # e.g. `-c` in a second terminal: one lead per team
         diagnostics.warning("team %s still has its lead running: this session goes on without the team", team)
+        return None
+    if not store.teams.claim_lead(team, LeadProcess.for_this_process(epoch_ms()), expected=recorded.lead_process):
+        diagnostics.warning("another process took the lead of team %s first: this session goes on without it", team)
         return None
     if before is not None and before.updated_at:  # what was sent to the dead lead is as fresh as if it had lived
         runtime.trust.started_ms = min(runtime.trust.started_ms, before.updated_at)
