@@ -70,7 +70,8 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import bench_signing  # noqa: E402  (this script's directory is on sys.path when it runs)
+import bench_resume  # noqa: E402  (this script's directory is on sys.path when it runs)
+import bench_signing  # noqa: E402
 import bench_sizes  # noqa: E402
 
 from agentteams.backends.tmux import TmuxBackend  # noqa: E402
@@ -604,6 +605,8 @@ def main() -> None:
         import bench_steer  # here: it builds on this module's labs
 
         steer = bench_steer.measure(1 if args.quick else bench_steer.ROUNDS, Path(tmp), version)
+        print("resume ...", file=sys.stderr, flush=True)
+        resume = bench_resume.measure(1 if args.quick else 3)
     elapsed, load = time.monotonic() - started, (load0, os.getloadavg()[0])
     rows = build_rows(delivery, spawn)
     print(f"teams: our teammate vs real Claude Code {version} vs a 500 ms poller ({os.cpu_count()} cores)")
@@ -617,6 +620,8 @@ def main() -> None:
     bench_signing.print_rows(signing)
     print("\nmid-turn delivery (a message sent while the teammate runs the 2nd of 6 tool calls), in the same run")
     bench_steer.print_rows(steer)
+    print("\na team outliving its lead, in the same run")
+    bench_resume.print_rows(resume)
     if args.json:
         data = {
             "rows": [asdict(r) for r in rows],
@@ -626,6 +631,7 @@ def main() -> None:
             "cores": os.cpu_count(), "claude_version": version, "signing": asdict(signing),
             "steer": {k: asdict(v) for k, v in steer.items()},
             "sizes": [asdict(x) for x in sizes],
+            "resume": asdict(resume),
         }  # fmt: skip
         args.json.write_text(json.dumps(data, indent=2))
 

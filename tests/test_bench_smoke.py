@@ -108,3 +108,20 @@ def test_bench_team_quick_run_reports_every_figure(
     steer = data["steer"]  # mid-turn delivery: ours at the next tool result, the real CLI's at its turn's end
     assert steer["ours"]["calls"] == [1] and steer["ours"]["next_turn"] == [False], steer
     assert steer["real"]["next_turn"] == [True] and min(steer["ours"]["ms"] + steer["real"]["ms"]) > 0, steer
+    assert all(v and min(v) > 0 for v in data["resume"]["kill_to_request_ms"].values()), data["resume"]
+
+
+@pytest.mark.tmux  # its own tmux servers
+def test_bench_resume_times_the_kill_to_the_resumed_lead_s_first_request(tmp_path: Path, config_root: Path) -> None:
+    out = tmp_path / "resume.json"
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT.with_name("bench_resume.py")), "--rounds", "1", "--json", str(out)],
+        env=child_env(config_root), capture_output=True, text=True, timeout=200, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads(out.read_text())
+    for kind in ("warm", "cold"):
+        [kill] = data["kill_to_request_ms"][kind]
+        [launch] = data["launch_to_request_ms"][kind]
+        assert 0 < launch <= kill, data
+    assert "the resumed lead's first model request (cold start)" in proc.stdout

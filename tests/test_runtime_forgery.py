@@ -25,7 +25,7 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.signing import Keyring
 from agentteams.store.teams import TeamStore
-from agentteams.team import teammate as teammate_module
+from agentteams.team import leadwatch
 from tests.support.builders import backdated
 from tests.support.fake_model import FakeModel, text, tool
 from tests.support.runtime import TEAM, WAIT, Events, quick_polls, running_lead, running_teammate, teammate_rig
@@ -213,7 +213,8 @@ def test_the_idle_notice_carries_the_turn_s_final_text(tmp_path: Path, layout: L
 def test_a_teammate_notices_a_real_lead_s_death_by_its_lead_process(
     tmp_path: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(teammate_module, "LEAD_CHECK_EVERY", 0.02)
+    monkeypatch.setattr(leadwatch, "CHECK_EVERY", 0.02)
+    monkeypatch.setenv(leadwatch.GRACE_ENV, "0")  # no grace period: it stops as soon as it sees the lead gone
     rig = teammate_rig(layout, tmp_path, FakeModel([]))
     alive = LeadProcess.for_this_process(epoch_ms())
     TeamStore(layout).update(TEAM, lambda c: setattr(c, "lead_process", alive))

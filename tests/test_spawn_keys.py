@@ -12,7 +12,8 @@ from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.signing import LEAD_DOMAIN, LEAD_SIG, Keyring, LeadVerifyKey, verifies
 from agentteams.store.teams import NewMember, TeamStore
-from agentteams.team.spawning import Handle, SpawnRequest, _VersionProbe, spawn_member, teammate_argv
+from agentteams.team.spawning import Handle, SpawnRequest, spawn_member, teammate_argv
+from agentteams.team.versionprobe import VersionProbe
 from agentteams.tools.base import ToolInputError
 from tests.support.fake_model import FakeModel
 
@@ -32,11 +33,11 @@ def fake_program(tmp_path: Path, version_line: str) -> list[str]:
      ("agentteams 0.1.0", True), ("something else 9.9.9", False), ("", False)],
 )  # fmt: skip
 def test_a_key_goes_only_to_a_program_that_takes_it(tmp_path: Path, line: str, takes: bool) -> None:
-    assert _VersionProbe(fake_program(tmp_path, line)).takes_lead_key() is takes
+    assert VersionProbe(fake_program(tmp_path, line)).takes_lead_key() is takes
 
 
 def test_a_missing_program_gets_no_key(tmp_path: Path) -> None:
-    assert _VersionProbe([str(tmp_path / "nowhere")]).takes_lead_key() is False
+    assert VersionProbe([str(tmp_path / "nowhere")]).takes_lead_key() is False
 
 
 def test_the_key_is_on_the_command_line_as_claude_code_passes_it(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ Shared by the interactive REPL and headless `-p`; the caller owns the terminal.
 from __future__ import annotations
 
 import shlex
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +66,10 @@ def build_lead(
     from agentteams.store.paths import Layout
     from agentteams.team.spawning import InProcessSpawner, TmuxSpawner
 
+    if options.resume is not None:  # a resumed lead has a request to make at once: the SDK loads beside the set-up
+        from agentteams.model.anthropic_client import warm_up
+
+        threading.Thread(target=warm_up, name="sdk-warm-up", daemon=True).start()
     config = ModelConfig.from_env(credentials_env(options.settings.api_key_helper, options.cwd))
     client: ModelClient = AnthropicClient(config)
     if options.fallback_model:
@@ -92,5 +97,9 @@ def build_lead(
                                    on_team_event=on_team_event)  # fmt: skip
     session = Session(options, client, layout=layout, store=store, on_event=on_event, ask=ask, secrets=secrets)
     runtime = LeadRuntime(session, spawner, on_team_event=on_team_event, judge=judge, on_turn_end=on_turn_end)
+    if options.resume is not None and not options.fork_session:  # a resumed lead leads its team again
+        from agentteams.team.adopt import resume_team
+
+        resume_team(runtime)
     runtime.start()
     return LeadParts(runtime, spawner.backend, stoppers)

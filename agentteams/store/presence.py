@@ -36,6 +36,7 @@ class Presence:
     started_at: int = 0
     busy_since: int = 0  # epoch ms its current turn began; 0: not in a turn
     current_tool: str | None = None  # the tool running now, if any
+    asking: bool = False  # waiting on the lead's answer to a permission request (a resumed lead restarts it then)
     updated_at: int = 0  # epoch ms of the last write: the last heartbeat
     heartbeat_ms: int = 0  # how often the agent rewrites this record; 0: it does not beat
 

@@ -233,6 +233,7 @@ class Member(Record):
     verify_key: str | None = key("agentteamsKey", str)  # ours: the public key this member's envelopes verify with
     budget_tokens: int | None = key("agentteamsBudgetTokens", int)  # ours: its budget (team/budget.py)
     budget_usd: float | None = key("agentteamsBudgetUsd", (int, float))
+    session_id: str | None = key("sessionId", str)  # ours: the session a relaunch after a crash resumes
 
 
 LEAD_PROCESS = "leadProcess"

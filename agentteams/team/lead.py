@@ -84,7 +84,8 @@ class LeadRuntime:
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
         self.promises = LeadPromises()
         gone = functools.partial(self._member_gone, died=True)  # past its budget's grace: stopped as a dead one
-        self._budget = BudgetWatch(self.store, session.options.settings, BudgetLead(self._tell, self.promises, gone))
+        self.chores: list[Callable[[str], None]] = []  # more work for the team thread (team/rekey.py)
+        self._budget = BudgetWatch(self.store, session.options.settings, BudgetLead(self.tell, self.promises, gone))
         self.ctx.hooks.spawn_teammate = self.spawn_teammate
         self.ctx.hooks.shutdown_sent = self.promises.shutdown_sent
         self.ctx.hooks.plan_digest = self.promises.plan_digest
@@ -286,6 +287,8 @@ class LeadRuntime:
                     self._budget.tick(team, list(self.handles))
                     for event in [*self._presence.beat(team, list(self.handles)), *self._leases.tick(team)]:
                         self._team_event(event)
+                    for chore in self.chores:
+                        chore(team)
                 except AgentTeamsError as e:
                     diagnostics.warning("team %s: %s", team, e)
                 except OSError as e:  # a full or read-only disk: one warning, and the lead keeps answering
@@ -334,7 +337,8 @@ class LeadRuntime:
             self._team_event(TeamEvent("idle", who, msg.summary or msg.result or "", color=env.color))
             return True
         if isinstance(msg, PermissionRequest):
-            self._answer_permission(msg, who)
+            allow = relay.answer(self.session, self.judge, self.team or "", msg, who)
+            self._team_event(TeamEvent("permission", who, f"{msg.tool_name}: {'allowed' if allow else 'denied'}"))
             return True
         # one locked step: the departure notice and the approval reach the model in the same turn (the
         # condition's lock is reentrant, so _member_gone may take it again)
@@ -349,13 +353,6 @@ class LeadRuntime:
             self._cond.notify_all()
         return False
 
-    def _answer_permission(self, msg: PermissionRequest, who: str) -> None:
-        team = self.team
-        assert team is not None
-        allow = relay.decide(self.session, self.judge, msg, who)
-        self._team_event(TeamEvent("permission", who, f"{msg.tool_name}: {'allowed' if allow else 'denied'}"))
-        self.mailbox.send(team, who, relay.response(msg, allow).to_text(), sender=LEAD_NAME)
-
     def _check_liveness(self) -> None:
         team = self.team
         if not team:
@@ -368,8 +365,8 @@ class LeadRuntime:
                 if name in self.handles:
                     self._member_gone(name, "stopped unexpectedly (its process or pane is gone)", died=True)
 
-    def _tell(self, event: TeamEvent) -> None:
-        """Something the person and the lead's model both hear of (a budget warning)."""
+    def tell(self, event: TeamEvent) -> None:
+        """Something the person and the lead's model both hear of (a budget warning, a resume's news)."""
         with self._cond:  # the model's notice first: once the person sees it, the lead's turn is due
             self._notices.append(event.text)
             self._cond.notify_all()

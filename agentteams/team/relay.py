@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from agentteams.agent.session import Session
 from agentteams.errors import AgentTeamsError
+from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import PermissionRequest, PermissionResponse
 
 # (request, member name) -> approve?  Interactive: the person; headless: the lead's policy
@@ -33,3 +34,10 @@ def response(msg: PermissionRequest, allow: bool) -> PermissionResponse:
         response={"updated_input": msg.input, "permission_updates": []} if allow else None,
         error=None if allow else "The team lead denied this request.",
     )  # fmt: skip
+
+
+def answer(session: Session, judge: PermissionJudge | None, team: str, msg: PermissionRequest, who: str) -> bool:
+    """Decide and write the answer to `who`'s inbox; the verdict."""
+    allow = decide(session, judge, msg, who)
+    session.store.mail.send(team, who, response(msg, allow).to_text(), sender=LEAD_NAME)
+    return allow

@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -31,6 +30,7 @@ from agentteams.store.paths import LEAD_NAME, Layout, agent_name, team_dir_name
 from agentteams.store.signing import LeadVerifyKey
 from agentteams.team.budget import spawn_budget
 from agentteams.team.delivery import TeamEvent
+from agentteams.team.versionprobe import VersionProbe
 
 if TYPE_CHECKING:
     from agentteams.agent.session import Session
@@ -38,8 +38,6 @@ if TYPE_CHECKING:
     from agentteams.team.roster import Roster
 
 Backend = Literal["tmux", "in-process"]
-FIRST_SIGNING_CLAUDE = (2, 1, 330)  # the first Claude Code verified to take --lead-verify-key (2.1.197 exits on it)
-VERSION_WAIT = 10.0  # seconds a teammate program may take to print its version
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")  # Claude Code's rule for teammate names
 # What a teammate process needs from the lead's environment (never the API key: it comes from the
 # fork server or the tmux server's environment).
@@ -69,6 +67,7 @@ class SpawnRequest:
     disallowed_tools: list[str] = field(default_factory=list)
     lead_key: LeadVerifyKey | None = None  # the public half of the lead's key for this teammate
     settings: Settings = field(default_factory=Settings)  # the lead's effective settings, inherited
+    resume: str | None = None  # a relaunch after a crash: the session id it goes on with (`--resume`)
 
     @property
     def agent_id(self) -> str:
@@ -124,6 +123,8 @@ def teammate_argv(req: SpawnRequest, executable: list[str]) -> list[str]:
         argv += ["--allowedTools", rule]
     for rule in req.disallowed_tools:
         argv += ["--disallowedTools", rule]
+    if req.resume:
+        argv += ["--resume", req.resume]
     return argv
 
 
@@ -158,7 +159,7 @@ class TmuxSpawner:
         self.command = command or own_executable()
         self.extra_env = extra_env or dict
         self.target_pane = current_pane()
-        self._version = _VersionProbe(self.command)
+        self._version = VersionProbe(self.command, ours=self.command == own_executable())
 
     @property
     def takes_lead_key(self) -> bool:
@@ -194,39 +195,6 @@ class TmuxSpawner:
         self.tmux.select_pane(handle.pane_id, zoom=False)
 
 
-class _VersionProbe:
-    """`<command> --version`, asked once in the background when the teammate program is not ours."""
-
-    def __init__(self, command: list[str]) -> None:
-        self.command = command
-        self._answer: str | None = "agentteams" if command == own_executable() else None
-        self._thread: threading.Thread | None = None
-        if self._answer is None:
-            self._thread = threading.Thread(target=self._ask, name="teammate-version", daemon=True)
-            self._thread.start()
-
-    def _ask(self) -> None:
-        try:
-            proc = subprocess.run(
-                [*self.command, "--version"], capture_output=True, text=True, timeout=VERSION_WAIT, check=False,
-                stdin=subprocess.DEVNULL,
-            )  # fmt: skip
-            self._answer = proc.stdout.strip()
-        except (OSError, subprocess.SubprocessError) as e:
-            self._answer = ""
-            diagnostics.debug("teammate command %s --version: %s", self.command, e)
-
-    def takes_lead_key(self) -> bool:
-        if self._thread is not None:
-            self._thread.join(VERSION_WAIT)
-        answer = self._answer or ""
-        if answer.startswith("agentteams"):
-            return True
-        m = re.match(r"^(\d+)\.(\d+)\.(\d+) \(Claude Code\)", answer)
-        # an older claude exits on an unknown option; any other program gets no key rather than a failed start
-        return m is not None and tuple(int(g) for g in m.groups()) >= FIRST_SIGNING_CLAUDE
-
-
 class InProcessSpawner:
     """Each teammate a thread of the lead's process: same files, same protocol, one model client."""
 
@@ -246,20 +214,25 @@ class InProcessSpawner:
         self.on_team_event = on_team_event
 
     @staticmethod
-    def options_for(req: SpawnRequest) -> SessionOptions:
-        """The teammate's session options: what the request says, the lead's settings included."""
+    def options_for(req: SpawnRequest, layout: Layout | None = None) -> SessionOptions:
+        """The teammate's session options: what the request says, the lead's settings included (and, for a
+        relaunch, the conversation it goes on with, found under `layout`)."""
+        from agentteams.store.transcript_read import find, load
+
+        found = find(layout, req.cwd, req.resume) if req.resume and layout is not None else None
         return SessionOptions(
             cwd=req.cwd, model=req.model, permission_mode=req.permission_mode, allowed_tools=req.allowed_tools,
             disallowed_tools=req.disallowed_tools, team_role="teammate", plan_mode_required=req.plan_mode_required,
             interactive=True,  # a teammate can always ask: its questions go to the lead
             identity=Identity(req.name, req.team, agent_type=req.agent_type, color=req.color), settings=req.settings,
+            resume=load(found) if found is not None else None,
         )  # fmt: skip
 
     def spawn(self, req: SpawnRequest) -> Handle:
         from agentteams.team.teammate import TeammateRuntime
 
         handle = Handle(req.name, "in-process")
-        options = self.options_for(req)
+        options = self.options_for(req, self.layout)
         runtime = TeammateRuntime(
             options, self.client, layout=self.layout, store=self.store, backend="in-process", stop=handle.stop,
             on_event=lambda e: self.on_event(req.name, e), on_team_event=self.on_team_event, secrets=self.secrets,
@@ -352,8 +325,9 @@ def spawn_member(
         raise
     roster.started(member.name, handle)  # the handle now answers for it, with no gap a second spawn could slip into
     session.store.teams.set_member_fields(
-        team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True
-    )
+        team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True,
+        mode=req.permission_mode,
+    )  # fmt: skip
     return Spawned(member, handle)
 
 

@@ -31,6 +31,7 @@ from agentteams.store.protocol import (
 from agentteams.store.records import Envelope, Member, TeamConfig
 from agentteams.store.tasktext import task_lines
 from agentteams.team.budget import Budget
+from agentteams.team.leadwatch import lead_gone
 
 LABEL_CHARS = 100
 
@@ -128,6 +129,7 @@ class TeamView:
     panes_known: bool  # False when no tmux server could be asked about the team's panes
     members: list[MemberView]
     tasks: list[TaskView]
+    lead_gone: bool = False  # its lead died: the teammates wait for `agentteams -c` (a grace period)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -270,7 +272,8 @@ def build_view(store: Store, config: TeamConfig, panes: PaneTable, feed: list[Fe
     feed = load_feed(store, config) if feed is None else feed
     members = [member_view(store, config, m, panes, tasks, feed) for m in config.members]
     known = panes.panes is not None
-    return TeamView(config.name, config.description, config.lead_name, known, members, tasks)
+    gone = lead_gone(store, config.name, config)
+    return TeamView(config.name, config.description, config.lead_name, known, members, tasks, gone)
 
 
 def read_configs(store: Store, team: str | None) -> list[TeamConfig | CorruptFileError]:

@@ -13,7 +13,6 @@ from typing import Any
 
 from agentteams import diagnostics
 from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk, TurnResult
-from agentteams.agent.permissions import parse_mode
 from agentteams.agent.prompts import claim_prompt
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import AgentTeamsError, NotFoundError
@@ -21,7 +20,7 @@ from agentteams.model.types import Block, ModelClient
 from agentteams.store import writefail
 from agentteams.store.api import Store
 from agentteams.store.atomicjson import now_iso
-from agentteams.store.paths import Layout
+from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence, State
 from agentteams.store.protocol import (
     CompactRequest,
@@ -38,15 +37,15 @@ from agentteams.store.watch import wait_in_slices
 from agentteams.team import heartbeat
 from agentteams.team.budget import held
 from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
+from agentteams.team.leadwatch import LeadWatch
 from agentteams.team.leasekeeper import LeaseKeeper
+from agentteams.team.replan import answer_plan, pending_plan
 from agentteams.team.steering import steerable, teammate_blocks
 from agentteams.team.teamhooks import idle_gate
 from agentteams.team.trust import Trust
 from agentteams.team.turnwork import TurnNotes, Work
-from agentteams.tools.hooks import PERMISSION_MODES
 from agentteams.tools.team_tools import parse_send
 
-LEAD_CHECK_EVERY = 2.0  # seconds between checks that our lead still runs
 WAIT_SLICE = 0.5  # seconds between checks of the stop flag while waiting; the inbox itself wakes at once
 IDLE_SLICES = 4  # unwoken, an idle teammate re-reads the team's files every 4 slices (16 at 2/s: ~2 % of a core)
 PERMISSION_TIMEOUT = 600.0
@@ -100,13 +99,16 @@ class TeammateRuntime:
         if options.plan_mode_required:
             self.session.policy.mode = "plan"
         record = Presence(pid=os.getpid(), session_id=options.session_id, backend=backend, pane_id=pane_id)
+        if options.resume is not None and (asked := pending_plan(self.mailbox, self.team, self.name, LEAD_NAME)):
+            self.ctx.signals.awaiting_plan_approval, self.ctx.signals.plan_digest = asked  # restarted while it waited
+            record.state = "awaiting_plan_approval"
         self._own = heartbeat.OwnPresence(functools.partial(self.store.presence.write, self.team, self.name), record)
         self._leases = LeaseKeeper(self.tasks, self.name)  # its tasks' leases ride on its beats
         self.presence = self._own.record
         self._notes = TurnNotes()
         self._pending: list[Envelope] = []
         self._unmarked: set[tuple[str, ...]] = set()  # delivered, but the disk would not take the read marks
-        self._lead_checked = 0.0
+        self._lead = LeadWatch(self.store, self.team)  # a dead lead may be resumed: we wait for it a while
 
     # -- the loop -----------------------------------------------------------------------------------
 
@@ -122,8 +124,8 @@ class TeammateRuntime:
                     if config is None or config.member(self.name) is None:
                         diagnostics.debug("%s: no longer in team %s; stopping", self.name, self.team)
                         return 0
-                    if self._lead_gone(config):
-                        diagnostics.warning("%s: the lead of team %s is gone; stopping", self.name, self.team)
+                    if self._lead.state(config) == "over":  # it finished its turn and waited the grace period
+                        diagnostics.warning("%s: the lead of team %s did not come back; stopping", self.name, self.team)
                         return 0
                     self._held = held(config.member(self.name))
                     work = self._next_work(config)
@@ -141,19 +143,6 @@ class TeammateRuntime:
             stop_beating()
             self._own.write(state="exited")  # `status` shows it gone, not idle
             self.session.end("other")
-
-    def _lead_gone(self, config: TeamConfig) -> bool:
-        """True when the lead's process is known to have died: ours by its presence record, a real `claude`
-        lead (2.1.330) by the config's `leadProcess`; an older real lead records neither."""
-        now = time.monotonic()
-        if now - self._lead_checked < LEAD_CHECK_EVERY:
-            return False
-        self._lead_checked = now
-        lead = self.store.presence.read(self.team, config.lead_name)
-        if lead is not None:
-            return lead.liveness() in ("exited", "dead")
-        recorded = config.lead_process
-        return recorded is not None and recorded.is_gone() is True
 
     def _config(self) -> TeamConfig | None:
         try:
@@ -216,7 +205,7 @@ class TeammateRuntime:
         """The message as the model reads it; None for a frame with no effect to show."""
         msg = parse_message(env.text)
         if isinstance(msg, PlanApprovalResponse) and env.sender == config.lead_name:
-            return self._plan_answer(env, msg)
+            return answer_plan(self, env, msg)
         if isinstance(msg, CompactRequest) and env.sender == config.lead_name and not env.unverified:
             self._compact(msg.instructions or "")
             return None
@@ -229,31 +218,6 @@ class TeammateRuntime:
             self._set_state(self.presence.state)  # with its context's new size
         except AgentTeamsError as e:
             diagnostics.warning("%s: could not compact its conversation: %s", self.name, e)
-
-    def _plan_answer(self, env: Envelope, msg: PlanApprovalResponse) -> str | None:
-        """Leave plan mode on approval; either way the model reads the verdict as plain words."""
-        signals = self.ctx.signals
-        if env.unverified:  # no authority: a plan it answers is resolved as rejected, its text shown marked
-            if signals.awaiting_plan_approval:
-                signals.awaiting_plan_approval = signals.plan_digest = None
-            return message_block(env)
-        if msg.request_id != signals.awaiting_plan_approval:
-            diagnostics.debug("%s: a plan verdict for %s answers no plan of ours", self.name, msg.request_id)
-            return None
-        digest = msg.plan_digest
-        if self.trust.lead_key is not None and msg.approved and digest != signals.plan_digest:
-            diagnostics.warning("%s: a plan approval names another plan (digest %s); ignored", self.name, digest)
-            return None
-        signals.awaiting_plan_approval = signals.plan_digest = None
-        if msg.approved:
-            wanted = msg.permission_mode  # a mode we do not know (a newer CLI's) falls back like no mode at all
-            mode = wanted if wanted in PERMISSION_MODES and wanted != "plan" else self.mode_after_plan
-            self.session.policy.mode = parse_mode(mode)
-            self.teams.set_mode(self.team, self.name, mode)
-            text = "[Plan Approved] Your plan was approved by the team lead: you may now make changes."
-        else:
-            text = f"[Plan Rejected] The team lead rejected your plan. Feedback: {msg.feedback or '(none)'}"
-        return message_block(Envelope(sender=env.sender, text=text, timestamp=env.timestamp, color=env.color))
 
     def _turn(self, work: Work) -> bool:
         """One turn; True when the teammate approved its shutdown and must exit."""
@@ -303,7 +267,12 @@ class TeammateRuntime:
             self._key_recorded = True
             key = self.store.keyring.member_key(self.team, self.name).public
             try:
-                self.teams.set_member_fields(self.team, self.name, is_active=True, verify_key=key)
+                fields = {
+                    "is_active": True,
+                    "verify_key": key,
+                    "session_id": self.ctx.session_id,
+                }  # sessionId: to relaunch it
+                self.teams.set_member_fields(self.team, self.name, **fields)
             except AgentTeamsError as e:
                 diagnostics.debug("%s: could not record its key: %s", self.name, e)
         self._set_state("working", current_task=work.task_id or self.presence.current_task)
@@ -368,6 +337,13 @@ class TeammateRuntime:
         msg = PermissionRequest(request_id=request_id, agent_id=f"{self.name}@{self.team}", tool_name=ask.tool,
                                 description=ask.reason, input=ask.input, permission_suggestions=[])  # fmt: skip
         self._send_lead(msg.to_text())
+        self._own.write(asking=True)  # a resumed lead restarts it now, with a key whose answers it can verify
+        try:
+            return self._answer_to(request_id, ask.tool)
+        finally:
+            self._own.write(asking=False)
+
+    def _answer_to(self, request_id: str, tool: str) -> Answer:
         deadline = time.monotonic() + self.permission_timeout  # wall clock: other messages do not extend it
         with self.store.watch(self.team, self.name) as watcher:
             while not self.stop.is_set() and not self.ctx.interrupt.is_set():
@@ -376,7 +352,7 @@ class TeammateRuntime:
                     if isinstance(answer, PermissionResponse) and answer.request_id == request_id:
                         self.mailbox.mark_delivered(self.team, self.name, [env])
                         if self.trust.judge(env, self._config()) == "forged":
-                            diagnostics.warning("%s: an unverified answer to %s; denied", self.name, ask.tool)
+                            diagnostics.warning("%s: an unverified answer to %s; denied", self.name, tool)
                             return "deny"
                         self.trust.delivered([env])
                         return "allow" if answer.subtype == "success" else "deny"

@@ -50,6 +50,8 @@ def _since(ms: int) -> str:
 
 def _header(view: TeamView) -> str:
     head = f"team {view.name}" + (f" — {view.description}" if view.description else "")
+    if view.lead_gone:
+        head += " — lead gone (resume it with agentteams -c)"
     return head + ("" if view.panes_known else "  (no tmux server reachable: pane liveness unknown)")
 
 
