@@ -10,7 +10,7 @@ _agentteams_teams() {
 
 _agentteams_subcommands() {
     case "$1" in
-        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config" ;;
+        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume" ;;
         "team") echo "create show list delete" ;;
         "task") echo "create list get update claim delete" ;;
         "msg") echo "send broadcast read" ;;
@@ -45,6 +45,7 @@ _agentteams_options() {
         "doctor") echo "--json --help" ;;
         "demo") echo "--attach --speed --help" ;;
         "config") echo "--settings --json --help" ;;
+        "resume") echo "--help" ;;
     esac
 }
 

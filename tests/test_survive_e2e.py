@@ -13,6 +13,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
@@ -70,13 +72,21 @@ def _arrived(server: MockServer, route: str, text: str = "") -> list[dict[str, A
     return [r for r in server.arrivals if r.get("route") == route and text in json.dumps(r.get("body"))]
 
 
+def _alive_again(layout: Layout, name: str, old_pid: int) -> int:
+    """The pid of `name`'s new process once its presence record names a live one other than `old_pid`; else 0."""
+    record = read_presence(layout, TEAM, name)
+    ok = record is not None and record.pid != old_pid and pid_alive(record.pid) and record.state != "exited"
+    return record.pid if ok and record is not None else 0
+
+
 def _lead_line(cli: Cli, tmp: Path, *args: str) -> str:
     flags = ("--dangerously-skip-permissions", "--teammate-mode", "tmux")
     return f"{cli.line('-p', *args, *flags)} > {tmp}/out.txt 2> {tmp}/err.txt; echo $? > {tmp}/rc.txt"
 
 
+@pytest.mark.parametrize("carol_alone", [False, True], ids=["relaunched-by-the-lead", "resumed-alone-first"])
 def test_a_killed_lead_is_resumed_and_takes_its_team_back(
-    cli: Cli, config_root: Path, layout: Layout, tmp_path: Path, tmux: Tmux
+    cli: Cli, config_root: Path, layout: Layout, tmp_path: Path, tmux: Tmux, carol_alone: bool
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -107,6 +117,11 @@ def test_a_killed_lead_is_resumed_and_takes_its_team_back(
         os.kill(pids["carol"], signal.SIGKILL)
         wait_until(lambda: not pid_alive(pids["carol"]), 10, "carol to die")
         assert pid_alive(pids["alice"]) and pid_alive(pids["bob"]), "a teammate stopped with its lead"
+        if carol_alone:  # `agentteams resume TEAM carol`: she comes back alone and waits for the lead too
+            said = in_tmux("resume", TEAM, "carol")
+            assert said.returncode == 0 and "with its own conversation" in said.stdout, said.stderr
+            wait_until(lambda: bool(_alive_again(layout, "carol", pids["carol"])), 30, "carol to run again")
+            pids["carol-again"] = _alive_again(layout, "carol", pids["carol"])
 
         (tmp_path / "rc.txt").unlink()  # the killed lead's 137
         started = time.monotonic()
@@ -128,7 +143,10 @@ def test_a_killed_lead_is_resumed_and_takes_its_team_back(
     assert took < 8.0, f"the resumed lead took {took:.2f} s to its first request"
     first = json.dumps(next(b for b in bodies if "You were resumed" in json.dumps(b)))
     assert OLD in first, "the resumed lead's request lacks its old conversation"
-    assert "verify your messages again: alice, bob." in first and "own conversations: carol." in first
+    if carol_alone:
+        assert "verify your messages again: alice, bob, carol." in first and "own conversations" not in first
+    else:
+        assert "verify your messages again: alice, bob." in first and "own conversations: carol." in first
     assert not any(pid_alive(p) for p in pids.values()), "an old teammate process outlived its restart"
     assert not keys_written, f"a signing key was written down: {keys_written}"
     lead_seen = json.dumps([b for b, r in zip(bodies, routes, strict=True) if r == "lead"])
@@ -143,11 +161,13 @@ def test_a_killed_lead_is_resumed_and_takes_its_team_back(
     assert_nothing_left(layout, config_root, tmux)
 
 
+@pytest.mark.parametrize("how", ["-c", "resume TEAM"])
 def test_a_killed_in_process_lead_is_resumed_and_restarts_its_teammates(
-    cli: Cli, config_root: Path, layout: Layout, tmp_path: Path
+    cli: Cli, config_root: Path, layout: Layout, tmp_path: Path, how: str
 ) -> None:
-    """The lead's process held its teammates: `-c` relaunches all three with their own conversations and their
-    unfinished tasks open again; the team then finishes and TeamDelete leaves nothing."""
+    """The lead's process held its teammates: `-c` in its directory (or `agentteams resume TEAM` from another one)
+    relaunches all three with their own conversations and their unfinished tasks open again; the team then
+    finishes and TeamDelete leaves nothing."""
     work = tmp_path / "work"
     work.mkdir()
     flags = ("--dangerously-skip-permissions", "--teammate-mode", "in-process")
@@ -157,7 +177,10 @@ def test_a_killed_in_process_lead_is_resumed_and_restarts_its_teammates(
         wait_until(lambda: all(_arrived(server, f"{n}-claim") for n in NAMES), 60, "every teammate mid-turn")
         lead.kill()
         lead.wait(10)
-        proc = cli("-p", "-c", "carry on", *flags, env=env, cwd=work, timeout=90)
+        if how == "-c":
+            proc = cli("-p", "-c", "carry on", *flags, env=env, cwd=work, timeout=90)
+        else:
+            proc = cli("resume", TEAM, "-p", "carry on", *flags, env=env, cwd=tmp_path, timeout=90)
         bodies = [r["body"] for r in server.requests]
         routes = [r.get("route") for r in server.requests]
     assert proc.returncode == 0, proc.stderr

@@ -239,6 +239,10 @@ class Member(Record):
 LEAD_PROCESS = "leadProcess"
 
 
+DEPARTED = "agentteamsDeparted"
+MAX_DEPARTED = 16  # the most recent dead teammates kept for a resume
+
+
 @dataclass(kw_only=True, repr=False, eq=False)  # Record supplies both: fewer methods to generate
 class TeamConfig(Record):
     """`teams/<team>/config.json`."""
@@ -254,11 +258,13 @@ class TeamConfig(Record):
     members: list[Member] = key("members", list, dataclasses.MISSING)
     description: str | None = key("description", str)
     hidden_pane_ids: list[str] | None = key("hiddenPaneIds", list)
+    # ours: the entries of teammates that died, each with what it takes to resume it (`Task` with `resume`)
+    departed: list[Member] | None = key(DEPARTED, list)
 
     @classmethod
     def _convert(cls, json_key: str, value: Any, where: str) -> Any:
-        if json_key == "members":
-            return [Member.from_json(m, f"{where}.members[{i}]") for i, m in enumerate(value)]
+        if json_key in ("members", DEPARTED):
+            return [Member.from_json(m, f"{where}.{json_key}[{i}]") for i, m in enumerate(value)]
         return value
 
     def _value(self, json_key: str, f: dataclasses.Field[Any]) -> Any:

@@ -21,7 +21,7 @@ from agentteams.store.api import NewMember
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.locking import ensure_file, locked, run_locked
 from agentteams.store.paths import LEAD_NAME, Layout, agent_id, agent_name, inbox_key, team_dir_name, unique_name
-from agentteams.store.records import COLORS, Member, TeamConfig
+from agentteams.store.records import COLORS, MAX_DEPARTED, Member, TeamConfig
 
 __all__ = ["NewMember", "TeamStore", "next_color"]  # NewMember: the store interface's, kept importable here
 
@@ -186,6 +186,35 @@ class TeamStore:
             return _join(config, new), True
 
         return self.update(team, change, write_if=lambda added: added[1])
+
+    def depart_member(self, team: str, name: str) -> Member | None:
+        """A teammate that died: its entry moves from the members to the departed (the latest MAX_DEPARTED kept), so
+        a resume can start it as it was. None when it was not a member."""
+
+        def change(config: TeamConfig) -> Member | None:
+            member = config.member(name)
+            if member is None or member.agent_id == config.lead_agent_id:
+                return None
+            config.members.remove(member)
+            kept = [m for m in config.departed or [] if m.name != member.name]
+            config.departed = [*kept, member][-MAX_DEPARTED:]
+            return member
+
+        return self.update(team, change, write_if=lambda gone: gone is not None)
+
+    def return_member(self, team: str, name: str) -> Member | None:
+        """A departed teammate's entry back among the members, as it was; None when none of that name died or a
+        member holds the name now."""
+
+        def change(config: TeamConfig) -> Member | None:
+            found = next((m for m in config.departed or [] if m.name == name), None)
+            if found is None or config.member(name) is not None:
+                return None
+            config.departed = [m for m in config.departed or [] if m is not found] or None
+            config.members.append(found)
+            return found
+
+        return self.update(team, change, write_if=lambda back: back is not None)
 
     def remove_member(self, team: str, name_or_id: str) -> Member | None:
         """Remove a teammate by name or agent id; None when it was not a member. The lead stays."""

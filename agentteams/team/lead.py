@@ -35,6 +35,7 @@ from agentteams.team.budget import BudgetLead, BudgetWatch
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
 from agentteams.team.leasekeeper import LeaseKeeper
 from agentteams.team.relay import PermissionJudge
+from agentteams.team.revive import HINT, revive
 from agentteams.team.roster import Roster, release_member
 from agentteams.team.spawning import Handle, Spawner, spawn_member
 from agentteams.team.steering import Carried, Turn, lead_blocks, take_plain
@@ -202,6 +203,8 @@ class LeadRuntime:
         """The Task tool with `name`: register the member, queue its prompt, start its process or thread."""
         if not self.team:
             raise ToolInputError("There is no team yet: create one with TeamCreate before spawning teammates.")
+        if args.get("resume") is True:  # a teammate that died, with its own conversation (team/revive.py)
+            return revive(self, self.team, args)
         spawned = spawn_member(self.session, self.spawner, self.team, args, self.roster)
         if spawned.handle is not None:  # else a retried or repeated call, answered with the live member: no news
             self._team_event(
@@ -385,8 +388,8 @@ class LeadRuntime:
                 self.spawner.stop(handle)
         if not team:
             return
-        moved = release_member(self.store, team, name)
-        notice = f"Teammate {name} {how}."
+        moved = release_member(self.store, team, name, died=died)
+        notice = f"Teammate {name} {how}." + (f" {HINT}" if died else "")
         if moved.tasks:
             notice += " Its unfinished tasks are pending again: " + ", ".join(f"#{t.id}" for t in moved.tasks)
         self._team_event(TeamEvent("died" if died else "left", name, notice))

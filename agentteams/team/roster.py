@@ -59,13 +59,14 @@ class Roster:
         return False
 
 
-def release_member(store: Store, team: str, name: str) -> UnassignResult:
-    """A member that left or died: its unfinished tasks pending again, its entry and presence record gone."""
+def release_member(store: Store, team: str, name: str, *, died: bool = False) -> UnassignResult:
+    """A member that left or died: its unfinished tasks pending again, its presence record gone, its entry gone
+    (kept aside when it died, so that it can be resumed with its conversation)."""
     member = None
     with contextlib.suppress(AgentTeamsError):
         member = store.teams.read(team).member(name)
     moved = store.tasks.unassign_all(team, name, member.agent_id if member else None)
     with contextlib.suppress(AgentTeamsError):
-        store.teams.remove_member(team, name)
+        store.teams.depart_member(team, name) if died else store.teams.remove_member(team, name)
     store.presence.remove(team, name)
     return moved

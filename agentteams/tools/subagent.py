@@ -32,6 +32,11 @@ class TaskTool(Tool):
             "model": {"type": "string", "description": "sonnet, opus, haiku or a model id."},
             "name": {"type": "string", "description": "A teammate's name (with team_name)."},
             "team_name": {"type": "string", "description": "The team the teammate joins."},
+            "resume": {
+                "type": "boolean",
+                "description": "With name and team_name: bring back a teammate of that name that died, with its "
+                "own conversation (the prompt, if any, reaches it as a message).",
+            },
             "max_budget_tokens": {
                 "type": "integer",
                 "minimum": 1,
