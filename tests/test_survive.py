@@ -281,3 +281,23 @@ def test_a_plan_the_dead_lead_read_can_be_approved_by_the_resumed_one(tmp_path: 
     assert runtime.promises.plan_digest("plan-1") is None
     resume_team(runtime)
     assert runtime.promises.plan_digest("plan-1") == plan_digest("PLAN: one step")
+
+
+def test_a_dead_teammate_that_was_asking_is_relaunched_and_asked_to_carry_on(tmp_path: Path, layout: Layout) -> None:
+    from agentteams.store.api import NewMember
+    from agentteams.store.protocol import PermissionRequest
+    from agentteams.team.rekey import CARRY_ON
+
+    store = open_store(layout)
+    store.teams.create(TEAM, lead_session_id="lead-s", cwd=str(tmp_path))
+    store.teams.add_member(TEAM, NewMember(name="bob", cwd=str(tmp_path)))
+    store.teams.set_member_fields(TEAM, "bob", session_id="bob-session")
+    ask = PermissionRequest(request_id="perm-2", agent_id=f"bob@{TEAM}", tool_name="Write", description="write",
+                            input={"file_path": "x"}, permission_suggestions=[])  # fmt: skip
+    store.mail.send(TEAM, LEAD_NAME, ask.to_text(), sender="bob")  # then bob's process died with the lead's
+    spawner = RecordingSpawner()
+    adopted = resume_team(resumed_lead(store, layout, tmp_path, spawner))
+    assert adopted is not None and adopted.relaunched == ["bob"]
+    assert store.mail.unread(TEAM, LEAD_NAME) == [], "an ask nobody waits for any more would reach the person"
+    [note] = store.mail.unread(TEAM, "bob")
+    assert note.text == CARRY_ON and spawner.spawned[0].resume == "bob-session"

@@ -87,7 +87,7 @@ def resume_team(runtime: LeadRuntime) -> Adopted | None:
         if member.agent_id != config.lead_agent_id:
             _take_back(runtime, team, member, done, rekeying)
     _plans_seen(runtime, team)
-    rekeying.drop_asks()
+    rekeying.drop_asks(done.relaunched)
     if rekeying.waiting:
         runtime.chores.append(rekeying.tick)
     runtime.tell(TeamEvent("notice", LEAD_NAME, done.news()))

@@ -68,14 +68,19 @@ class Rekeying:
         self.waiting[member.name] = member
         return True
 
-    def drop_asks(self) -> None:
-        """Their unanswered permission requests: an answer from this lead would be refused as unsigned; each is asked
-        again once it runs under its new key (see CARRY_ON)."""
+    def drop_asks(self, relaunched: list[str]) -> None:
+        """Unanswered permission requests of teammates restarted now or later: an answer from this lead to the old
+        process would be refused as unsigned, or reach a new one that never asked. A relaunched one is told to carry
+        on (signed with its new key) and asks again; a waiting one is told when it restarts (see CARRY_ON)."""
         rt = self.runtime
+        whose = {*self.waiting, *relaunched}
         asks = [e for e in rt.mailbox.unread(self.team, LEAD_NAME)
-                if e.sender in self.waiting and isinstance(parse_message(e.text), PermissionRequest)]  # fmt: skip
-        if asks:
-            mark_read(rt.mailbox, self.team, LEAD_NAME, asks)
+                if e.sender in whose and isinstance(parse_message(e.text), PermissionRequest)]  # fmt: skip
+        if not asks:
+            return
+        mark_read(rt.mailbox, self.team, LEAD_NAME, asks)
+        for name in sorted({e.sender for e in asks} & set(relaunched)):
+            rt.mailbox.send(self.team, name, CARRY_ON, sender=LEAD_NAME)
 
     def tick(self, team: str) -> None:
         """Restart each waiting teammate that has paused; forget one that has gone (the lead's check reports it)."""
