@@ -148,6 +148,18 @@ def test_team_list_and_show_report_a_corrupt_config(cli: Cli, layout: Layout, te
     assert config.read_bytes() == b'{"name": "t", '
 
 
+def test_a_folder_no_team_name_maps_to_is_listed_as_such_and_left_alone(cli: Cli, layout: Layout) -> None:
+    TeamStore(layout).create("good")
+    odd = layout.teams_dir / "Odd Name"
+    odd.mkdir()
+    (odd / "config.json").write_bytes(layout.config_file("good").read_bytes())
+    lines = ok(cli, "team", "list").out.splitlines()
+    assert lines == [f"(unreadable) {odd}: not a team's folder (a team of that name lives in odd-name/); left alone",
+                     "good\t1 member(s)"]  # fmt: skip
+    assert ok(cli, "status", "--json").json()[1]["name"] == "good"
+    assert (odd / "config.json").exists()
+
+
 def test_team_delete_refuses_with_members_then_force_removes_everything(cli: Cli, layout: Layout, team: str) -> None:
     TaskStore(layout).create(team, "leftover")
     team_dir, task_dir = layout.team_dir(team), layout.task_dir(team)

@@ -136,6 +136,9 @@ class TeamStore:
                 out.append(e)
             except UnsafePathError as e:  # a planted link: listed as unreadable, like a damaged config
                 out.append(CorruptFileError(str(e)))
+            except NotFoundError:  # a folder no team name maps to (neither Claude Code nor we would name it so)
+                out.append(CorruptFileError(f"{d}: not a team's folder (a team of that name lives in "
+                                            f"{self.layout.team_dir(d.name).name}/); left alone"))  # fmt: skip
         return out
 
     def update(self, team: str, change: Callable[[TeamConfig], T], *, write_if: Callable[[T], bool] | None = None) -> T:
