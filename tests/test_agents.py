@@ -178,7 +178,7 @@ def test_a_subagent_of_a_custom_type_runs_on_its_prompt_tools_and_model(
     refusal = model.user_text(2)
     assert "Bash was not run: agent type 'reviewer'" in refusal and "may use Read, Grep" in refusal
     assert not victim.exists()
-    assert model.requests[0].model == resolve_model("sonnet")  # the lead's own model is untouched
+    assert model.requests[0].model == resolve_model("default")  # the lead's own model is untouched
 
 
 def test_a_teammate_of_a_custom_type_is_held_to_its_list(

@@ -208,7 +208,9 @@ def test_a_teammate_asked_by_its_lead_compacts_when_idle_and_stays_in_its_team(t
         wait_until(lambda: len(rig.runtime.session.agent.messages) == 1, WAIT, "alice to compact")
         assert "keep the task ids" in last_user_text(model.requests[1].messages)
         presence = rig.runtime.store.presence.read(TEAM, "alice")
-        assert presence is not None and 0 < presence.context_tokens < 2000 and presence.context_window == 200_000
+        assert (
+            presence is not None and 0 < presence.context_tokens < 2000 and presence.context_window == 1_000_000
+        )  # the default model (opus 5.5): a 1M window
         rig.from_lead("Do two.")
         rig.wait_turns(2)
         first = model.requests[2].messages[0]

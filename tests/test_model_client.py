@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
-from agentteams.model.aliases import UnknownModelError, resolve_model
+from agentteams.model.aliases import UnknownModelError, resolve_model, wire_model
 from agentteams.model.anthropic_client import AnthropicClient, ModelAPIError, build_params, parse_retry_after
 from agentteams.model.config import BadBaseURLError, MissingCredentialsError, ModelConfig
 from agentteams.model.pricing import UsageLedger, cost_usd, price_for
@@ -236,8 +236,15 @@ def test_bad_base_url_is_one_line_naming_the_url() -> None:
 def test_model_aliases(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL"):
         monkeypatch.delenv(name, raising=False)
-    assert resolve_model("sonnet") == resolve_model("default") == "claude-sonnet-4-6"
-    assert resolve_model("Opus") == "claude-opus-4-8" and resolve_model("haiku") == "claude-haiku-4-5"
+    assert resolve_model("sonnet") == "claude-sonnet-5-5"  # Claude Code 2.1.330's (tests/test_interop_models.py)
+    assert resolve_model("Opus") == resolve_model("default") == "claude-opus-5-5"
+    assert resolve_model("haiku") == "claude-haiku-5-5"
+    assert (
+        resolve_model("sonnet[1m]") == "claude-sonnet-5-5[1m]" and resolve_model("Default[1M]") == "claude-opus-5-5[1m]"
+    )
+    assert wire_model("claude-sonnet-4-6[1m]") == ("claude-sonnet-4-6", ["context-1m-2025-08-07"])
+    assert wire_model("claude-sonnet-5-5[1m]") == ("claude-sonnet-5-5", [])  # a 1M window of its own
+    assert wire_model("claude-haiku-4-5") == ("claude-haiku-4-5", [])
     monkeypatch.setenv("ANTHROPIC_DEFAULT_OPUS_MODEL", "claude-opus-4-5-20251101")
     assert resolve_model("opus") == "claude-opus-4-5-20251101"
     for full in ("claude-3-5-haiku-20241022", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",

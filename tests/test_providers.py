@@ -130,7 +130,7 @@ def test_aliases_and_our_ids_map_as_claude_code_maps_them(model: str, bedrock: s
     """On a provider the aliases name the models Claude Code 2.1.197 gives them there (older than first-party's)."""
     for env, expected in ((bedrock_env(), bedrock), (vertex_env(), vertex)):
         assert provider(env).model_id(resolve_model(model, env)) == expected
-    assert resolve_model("sonnet", {}) == "claude-sonnet-4-6"  # first-party: unchanged
+    assert resolve_model("sonnet", {}) == "claude-sonnet-5-5"  # first-party: unchanged
 
 
 @pytest.mark.parametrize(

@@ -124,13 +124,13 @@ def test_model_clear_cost_unknown_and_custom_commands(
     pane.idle(timeout=START)
 
     shown = run(pane, "/model", "Switch with /model NAME")
-    assert "Model: claude-sonnet-4-6 (sonnet)" in shown and re.search(r"opus +claude-opus-4-8", shown), shown
+    assert "Model: claude-opus-5-5 (opus)" in shown and re.search(r"sonnet +claude-sonnet-5-5", shown), shown
     assert "unknown model 'gpt-4'" in run(pane, "/model gpt-4", "unknown model")
-    run(pane, "/model opus", "Set model to opus (claude-opus-4-8)")
+    run(pane, "/model sonnet", "Set model to sonnet (claude-sonnet-5-5)")
     pane.submit("FIRST-QUESTION")
     pane.wait_text("⏺ ANSWER-1")
     pane.idle()
-    assert model_calls(server)[-1]["model"] == "claude-opus-4-8"
+    assert model_calls(server)[-1]["model"] == "claude-sonnet-5-5"
 
     for line in ("/nosuch", "/nosuch with some arguments", "/frontend:nope x"):
         assert "unknown command" in run(pane, line, f"unknown command {line.split()[0]}")
@@ -143,7 +143,7 @@ def test_model_clear_cost_unknown_and_custom_commands(
     pane.wait_text("⏺ ANSWER-2")
     pane.idle()
     second = model_calls(server)[-1]
-    assert second["model"] == "claude-opus-4-8" and len(second["messages"]) == 1
+    assert second["model"] == "claude-sonnet-5-5" and len(second["messages"]) == 1
     assert "SECOND-QUESTION" in json.dumps(second) and "FIRST-QUESTION" not in json.dumps(second["messages"])
     transcript = layout.transcript_file(work, new_id.group(1)).read_text(encoding="utf-8")
     assert "SECOND-QUESTION" in transcript and "FIRST-QUESTION" not in transcript
@@ -158,7 +158,7 @@ def test_model_clear_cost_unknown_and_custom_commands(
     pane.wait_text("⏺ ANSWER-4")
     pane.idle()
     comp = model_calls(server)[-1]
-    assert comp["model"] == "claude-haiku-4-5" and "COMP-BODY for the header" in json.dumps(comp["messages"][-1])
+    assert comp["model"] == "claude-haiku-5-5" and "COMP-BODY for the header" in json.dumps(comp["messages"][-1])
 
     shown = run(pane, "/help", "Ctrl-D leaves")
     for text in ("/model [name]", "/cost", "/status", "/permissions", "/config", "/greet <name> [mood]",
@@ -206,7 +206,7 @@ def test_status_permissions_config_memory_agents_and_hooks_show_their_sources(
         assert re.search(" +".join(map(re.escape, text.split("  "))), shown), (text, shown)  # any alignment
 
     shown = run(pane, "/status", "Team:")
-    for text in (f"agentteams {__version__}", "claude-haiku-4-5", f"Working dir:      {work}",
+    for text in (f"agentteams {__version__}", "claude-haiku-5-5", f"Working dir:      {work}",
                  "Permission mode:  default", "API key:          ANTHROPIC_API_KEY from the environment",
                  "API provider:     Anthropic API",
                  f"user: {user}", f"project: {project}", f"local: {local}", str(memory),
@@ -271,15 +271,15 @@ def test_cost_and_status_count_a_teammate_in_its_own_process(start_repl: Start, 
 
 def test_print_mode_expands_a_custom_command_as_claude_code_does(cli: Cli, work: Path, config_root: Path) -> None:
     """`-p "/name args"` runs the custom command (Claude Code 2.1.330 does); another `/…` prompt is sent as given."""
-    write(config_root / "commands" / "tidy.md", "---\nmodel: opus\n---\nTIDY-BODY $ARGUMENTS\n")
+    write(config_root / "commands" / "tidy.md", "---\nmodel: haiku\n---\nTIDY-BODY $ARGUMENTS\n")
     with MockServer({"routes": [lead_route("DONE-1", "DONE-2")]}).start() as server:
         env = {**child_env(config_root), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": API_KEY}
         first = cli("-p", "/tidy the kitchen", env=env, cwd=work, timeout=60)
         second = cli("-p", "/etc/hosts is a file", env=env, cwd=work, timeout=60)
         calls = model_calls(server)
     assert (first.returncode, first.stdout.strip(), second.stdout.strip()) == (0, "DONE-1", "DONE-2"), first.stderr
-    assert calls[0]["model"] == "claude-opus-4-8" and "TIDY-BODY the kitchen" in json.dumps(calls[0]["messages"])
-    assert calls[1]["model"] == "claude-sonnet-4-6" and "/etc/hosts is a file" in json.dumps(calls[1]["messages"])
+    assert calls[0]["model"] == "claude-haiku-5-5" and "TIDY-BODY the kitchen" in json.dumps(calls[0]["messages"])
+    assert calls[1]["model"] == "claude-opus-5-5" and "/etc/hosts is a file" in json.dumps(calls[1]["messages"])
 
 
 def test_compact_replaces_the_conversation_by_its_summary(start_repl: Start, work: Path, layout: Layout) -> None:

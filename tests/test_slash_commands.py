@@ -180,13 +180,13 @@ def test_unknown_commands_are_an_error_line_and_paths_stay_prompts(repl: Repl) -
 
 
 def test_model_switches_the_next_request_and_refuses_unknown_names(repl: Repl) -> None:
-    assert "Model: claude-sonnet-4-6 (sonnet)" in repl.line("/model")
+    assert "Model: claude-opus-5-5 (opus)" in repl.line("/model")  # Claude Code 2.1.330's default
     assert "unknown model 'gpt-4'" in repl.line("/model gpt-4")
-    assert "Set model to opus (claude-opus-4-8)" in repl.line("/model opus")
+    assert "Set model to sonnet (claude-sonnet-5-5)" in repl.line("/model sonnet")
     repl.line("hello")
     request = repl.rig.model.requests[-1]
-    assert request.model == "claude-opus-4-8" and "model: claude-opus-4-8" in request.system
-    assert repl.rig.runtime.session.ctx.hooks.model == "claude-opus-4-8"  # teammates spawned from now on
+    assert request.model == "claude-sonnet-5-5" and "model: claude-sonnet-5-5" in request.system
+    assert repl.rig.runtime.session.ctx.hooks.model == "claude-sonnet-5-5"  # teammates spawned from now on
 
 
 def test_clear_starts_a_new_session_and_keeps_the_team(repl: Repl) -> None:
@@ -232,11 +232,11 @@ def test_a_custom_command_reaches_the_model_expanded_with_its_model(repl: Repl, 
     write(tmp_path / ".claude" / "commands" / "help.md", "NOT THE BUILT-IN")
     repl.line("/greet bob 'very happy'")
     request = repl.rig.model.requests[-1]
-    assert request.model == "claude-haiku-4-5"
+    assert request.model == "claude-haiku-5-5"
     assert "<command-name>/greet</command-name>" in repl.rig.model.user_text(0)
     assert "Greet bob (bob 'very happy')" in repl.rig.model.user_text(0)
     repl.line("next")
-    assert repl.rig.model.requests[-1].model == "claude-sonnet-4-6"  # only that turn
+    assert repl.rig.model.requests[-1].model == "claude-opus-5-5"  # only that turn
     assert "/clear" in repl.line("/help") and repl.rig.model.calls == 2  # the built-in won: nothing was sent
 
 

@@ -15,12 +15,13 @@ from agentteams import diagnostics
 from agentteams.agent.hookpoints import HookPoints
 from agentteams.agent.loop import Agent, AgentEvent
 from agentteams.errors import AgentTeamsError
+from agentteams.model.aliases import long_context
 from agentteams.model.types import Block, Message, Usage
 from agentteams.store.transcripts import CompactTrigger, Transcript
 
 NOTHING_TO_COMPACT = "Not enough messages to compact."  # Claude Code's refusal, word for word
 DEFAULT_WINDOW = 200_000
-LONG_WINDOW = 1_000_000  # a `[1m]` model id: the 1M-token context
+LONG_WINDOW = 1_000_000  # a `[1m]` model id, or a model with that window of its own
 SUMMARY_RESERVE = 20_000  # tokens kept free for the summary's own answer (at most the request's max_tokens)
 HEADROOM = 13_000  # Claude Code's margin below the usable window: auto compaction starts there by default
 INSTRUCTION_MARK = "[agentteams: summarise the conversation]"  # also how a scripted server tells the request apart
@@ -54,8 +55,9 @@ class CompactPolicy:
 
 
 def context_window(model: str, env: Mapping[str, str]) -> int:
-    """The model's window: 1M for a `[1m]` id, else 200k; CLAUDE_CODE_AUTO_COMPACT_WINDOW may make it smaller."""
-    window = LONG_WINDOW if model.lower().endswith("[1m]") else DEFAULT_WINDOW
+    """The model's window: 1M for a `[1m]` id or a model with a 1M window of its own, else 200k;
+    CLAUDE_CODE_AUTO_COMPACT_WINDOW may make it smaller."""
+    window = LONG_WINDOW if long_context(model) else DEFAULT_WINDOW
     override = _number(env.get("CLAUDE_CODE_AUTO_COMPACT_WINDOW"))
     return min(window, int(override)) if override and override > 0 else window
 

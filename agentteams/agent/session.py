@@ -57,7 +57,7 @@ SUBAGENT_GUIDANCE = (
 @dataclass
 class SessionOptions:
     cwd: Path
-    model: str = "sonnet"
+    model: str = "default"  # Claude Code 2.1.330: opus with an API key (model/aliases.py)
     permission_mode: str = "default"
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)

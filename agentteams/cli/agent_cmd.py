@@ -126,7 +126,7 @@ def run(
     teammate_mode = teammate_mode or found.teammate_mode or "auto"
     wanted = permission_mode or found.permissions.default_mode or "default"
     mode = "bypassPermissions" if skip_permissions else PERMISSION_ALIASES.get(wanted, wanted)
-    chosen = model or os.environ.get("ANTHROPIC_MODEL", "").strip() or found.model or "sonnet"  # Claude Code's order
+    chosen = model or os.environ.get("ANTHROPIC_MODEL", "").strip() or found.model or "default"  # Claude Code's order
     options = SessionOptions(
         cwd=cwd, model=chosen, permission_mode=mode, allowed_tools=allowed_tools or [],
         disallowed_tools=disallowed_tools or [], append_system_prompt=append_system_prompt, max_turns=max_turns,

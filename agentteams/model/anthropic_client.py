@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentteams.errors import AgentTeamsError
+from agentteams.model.aliases import wire_model
 from agentteams.model.config import NO_CREDENTIALS, MissingCredentialsError, ModelConfig
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.provider_sdk import Endpoint, SdkClients, shared_ssl_context
@@ -56,7 +57,10 @@ def build_params(request: ModelRequest) -> dict[str, Any]:
     the caller's messages are never mutated, string contents become one text block, and cache_control
     markers already present in the conversation are dropped so there are never more than four breakpoints.
     """
-    params: dict[str, Any] = {"model": request.model, "max_tokens": request.max_tokens}
+    model, betas = wire_model(request.model)  # `sonnet[1m]`: the id without its suffix, and the beta it needs
+    params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens}
+    if betas:
+        params["extra_headers"] = {"anthropic-beta": ",".join(betas)}
     budget = MAX_BREAKPOINTS
     if request.tools:
         tools: list[dict[str, Any]] = [

@@ -57,6 +57,7 @@ class RecordingSpawner:
     def spawn(self, req: SpawnRequest) -> Handle:
         with self._lock:
             self.spawned.append(req)
+            self._dead.discard(req.name)  # a new process of a name once killed
         return Handle(req.name, "in-process")
 
     def alive(self, handle: Handle, team: str) -> bool:
