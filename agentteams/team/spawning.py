@@ -311,10 +311,11 @@ def spawn_member(
     ))  # fmt: skip
     if not added:
         return Spawned(member, None)
+    cwd = _own_worktree(session, team, member.name, args, roster) or opts.cwd  # isolation: "worktree"
     if budget.tokens or budget.usd:  # before it starts: its first answers are then reported at once
         session.store.teams.set_member_fields(team, member.name, budget_tokens=budget.tokens, budget_usd=budget.usd)
     req = SpawnRequest(
-        name=member.name, team=team, color=member.color or "blue", cwd=opts.cwd, parent_session_id=opts.session_id,
+        name=member.name, team=team, color=member.color or "blue", cwd=cwd, parent_session_id=opts.session_id,
         model=model, permission_mode=lead_mode if plan else mode, plan_mode_required=plan,
         agent_type=member.agent_type, settings=opts.settings,
     )  # fmt: skip
@@ -329,6 +330,23 @@ def spawn_member(
         mode=req.permission_mode,
     )  # fmt: skip
     return Spawned(member, handle)
+
+
+def _own_worktree(session: Session, team: str, name: str, args: dict[str, Any], roster: Roster) -> Path | None:
+    """The teammate's own worktree (team/worktrees.py) when the call or the settings ask for one; a refusal
+    frees the reserved name."""
+    from agentteams.team import worktrees
+
+    try:
+        if not worktrees.wanted(args, session.options.settings.merged):
+            return None
+        start = worktrees.make(session, team, name)
+        worktrees.record(session.store, team, name, start)
+    except BaseException:
+        roster.abandoned(name)
+        session.store.teams.remove_member(team, name)
+        raise
+    return start
 
 
 def _checked_call(team: str, args: dict[str, Any]) -> tuple[str, str]:
