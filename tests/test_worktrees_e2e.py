@@ -77,8 +77,8 @@ def scenario(isolation_field: bool) -> dict[str, Any]:
         {**tool("TeamDelete"), "wait_for": ["Teammate alice shut down", "Teammate bob shut down"]},
         say("LEAD-DONE"),
     ]  # fmt: skip
-    return {"routes": [*mate_routes("alice", "bob", False), *mate_routes("bob", "alice", True),
-                       {"name": "lead", "match": {"system": "You lead a team"}, "turns": lead, "idle": "Noted."}]}  # fmt: skip
+    lead_route = {"name": "lead", "match": {"system": "You lead a team"}, "turns": lead, "idle": "Noted."}
+    return {"routes": [*mate_routes("alice", "bob", False), *mate_routes("bob", "alice", True), lead_route]}
 
 
 def tool_results(run: Run, route: str) -> list[str]:
@@ -102,7 +102,7 @@ def check(run: Run, repo: Path, cli: Cli) -> None:
     wt = repo / ".claude" / "worktrees" / TEAM
     # each saw its own line, never the other's, though both had written before either looked
     for me, peer in (("alice", "bob"), ("bob", "alice")):
-        shown = [t for t in tool_results(run, me) if t.startswith("\"line1")]  # cat, after both wrote
+        shown = [t for t in tool_results(run, me) if t.startswith('"line1')]  # cat, after both wrote
         assert shown and f"{me.upper()}-LINE" in shown[0] and f"{peer.upper()}-LINE" not in shown[0], shown
     lead = tool_results(run, "lead")
     review = next(t for t in lead if "ALICE-LINE" in t and "+" in t)
@@ -123,8 +123,8 @@ def check(run: Run, repo: Path, cli: Cli) -> None:
     assert not (wt / "alice").exists() and (wt / "bob" / "wip.txt").exists()
     assert set(git(repo, "branch", "--format=%(refname:short)").split()) == {"main", "proj/alice", "proj/bob"}
     # the person's commands: review bob's branch, and its merge conflicts the same way from a shell
-    shown = cli("diff", TEAM, "bob", cwd=repo)
-    assert shown.returncode == 0 and "+BOB-LINE" in shown.stdout and "wip.txt" in shown.stdout, shown.stderr
+    review = cli("diff", TEAM, "bob", cwd=repo)
+    assert review.returncode == 0 and "+BOB-LINE" in review.stdout and "wip.txt" in review.stdout, review.stderr
     merged = cli("merge", TEAM, "bob", cwd=repo)
     assert merged.returncode == 1 and "conflict: shared.txt" in merged.stdout, merged.stderr
     assert git(repo, "status", "--porcelain") == "" and not (repo / ".git" / "MERGE_HEAD").exists()

@@ -340,8 +340,8 @@ def _own_worktree(session: Session, team: str, name: str, args: dict[str, Any], 
     try:
         if not worktrees.wanted(args, session.options.settings.merged):
             return None
-        start = worktrees.make(session, team, name)
-        worktrees.record(session.store, team, name, start)
+        tree, start = worktrees.make(session, team, name)
+        worktrees.record(session.store, team, name, tree, start)
     except BaseException:
         roster.abandoned(name)
         session.store.teams.remove_member(team, name)

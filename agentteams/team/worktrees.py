@@ -29,8 +29,9 @@ def wanted(args: dict[str, Any], merged: dict[str, Any]) -> bool:
     return True
 
 
-def make(session: Session, team: str, name: str) -> Path:
-    """The new worktree's directory for the teammate to start in (the lead's subdirectory, if it works in one)."""
+def make(session: Session, team: str, name: str) -> tuple[Path, Path]:
+    """The new worktree, and the directory in it the teammate starts in (the lead's subdirectory, if it works in
+    one that the worktree has too)."""
     cwd = session.options.cwd
     try:
         repo = git.toplevel(cwd)
@@ -40,7 +41,7 @@ def make(session: Session, team: str, name: str) -> Path:
             made, why = session.hooks.worktree_create(name)
             if made is None:
                 raise ToolInputError(why)
-            return (cwd / made).resolve()
+            return (cwd / made).resolve(), (cwd / made).resolve()
         path = teamgit.worktree_root(repo, session.options.settings) / team_subdir(team) / name
         branch = teamgit.branch_for(team, name)
         if path.exists() or git.branch_exists(repo, branch):
@@ -54,18 +55,17 @@ def make(session: Session, team: str, name: str) -> Path:
                 git.exclude(repo, "/" + path.parent.parent.relative_to(repo).as_posix() + "/")
     except git.GitError as e:
         raise ToolInputError(f"could not make a worktree for {name}: {e}") from None
-    inside = cwd.resolve().relative_to(repo.resolve())
-    return path / inside
+    start = path / cwd.resolve().relative_to(repo.resolve())
+    return path, start if start.is_dir() else path
 
 
 def team_subdir(team: str) -> str:
     return teamgit.branch_for(team, "").rstrip("/")
 
 
-def record(store: Store, team: str, name: str, start: Path) -> None:
+def record(store: Store, team: str, name: str, tree: Path, start: Path) -> None:
     """The member entry says where it works: `worktreePath` (Claude Code's key) and its cwd."""
-    top = git.toplevel(start) or start
-    store.teams.set_member_fields(team, name, worktree_path=str(top), cwd=str(start))
+    store.teams.set_member_fields(team, name, worktree_path=str(tree), cwd=str(start))
 
 
 def release(store: Store, hooks: HookPoints, team: str, member: Member | None) -> str:
