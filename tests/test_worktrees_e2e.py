@@ -123,8 +123,8 @@ def check(run: Run, repo: Path, cli: Cli) -> None:
     assert not (wt / "alice").exists() and (wt / "bob" / "wip.txt").exists()
     assert set(git(repo, "branch", "--format=%(refname:short)").split()) == {"main", "proj/alice", "proj/bob"}
     # the person's commands: review bob's branch, and its merge conflicts the same way from a shell
-    review = cli("diff", TEAM, "bob", cwd=repo)
-    assert review.returncode == 0 and "+BOB-LINE" in review.stdout and "wip.txt" in review.stdout, review.stderr
+    diffed = cli("diff", TEAM, "bob", cwd=repo)
+    assert diffed.returncode == 0 and "+BOB-LINE" in diffed.stdout and "wip.txt" in diffed.stdout, diffed.stderr
     merged = cli("merge", TEAM, "bob", cwd=repo)
     assert merged.returncode == 1 and "conflict: shared.txt" in merged.stdout, merged.stderr
     assert git(repo, "status", "--porcelain") == "" and not (repo / ".git" / "MERGE_HEAD").exists()
