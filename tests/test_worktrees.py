@@ -179,3 +179,21 @@ def test_worktree_hooks_make_and_remove_it(repo: Path, layout: Layout, tmp_path:
         rig.approve_shutdown("alice")
         wait_until(lambda: bool(lab.entries("WorktreeRemove")), 5, "the WorktreeRemove hook")
         assert lab.entries("WorktreeRemove")[0]["payload"]["worktree_path"] == str(made)
+
+
+def test_a_teammate_that_fails_to_start_leaves_no_worktree(repo: Path, layout: Layout) -> None:
+    with running_lead(layout, repo, FakeModel([], default=text("Noted."))) as rig:
+        real = rig.spawner.spawn
+
+        def broken(req: object) -> object:
+            raise OSError("no pane")
+
+        rig.spawner.spawn = broken  # type: ignore[method-assign,assignment]
+        with pytest.raises(ToolInputError, match="Could not start alice"):
+            rig.runtime.spawn_teammate({"name": "alice", "prompt": "go", "isolation": "worktree"})
+        assert not (repo / ".claude" / "worktrees" / TEAM / "alice").exists()
+        assert not git.branch_exists(repo, "proj/alice")
+        rig.spawner.spawn = real  # type: ignore[method-assign]
+        assert "Spawned successfully" in rig.runtime.spawn_teammate(
+            {"name": "alice", "prompt": "go", "isolation": "worktree"}
+        )

@@ -147,3 +147,28 @@ def test_worktrees_in_process(cli: Cli, config_root: Path, layout: Layout, repo:
         run = Run(proc.returncode, proc.stdout, proc.stderr, server)
     check(run, repo, cli)
     assert_nothing_left(layout, config_root)
+
+
+def test_status_shows_branches_and_team_delete_keeps_a_dirty_worktree(cli: Cli, layout: Layout, repo: Path) -> None:
+    from agentteams.store.teams import TeamStore
+
+    TeamStore(layout).create(TEAM, cwd=str(repo))
+    for name, content, commit in (("alice", "A\n", True), ("bob", "B\n", False)):
+        tree = repo / ".claude" / "worktrees" / TEAM / name
+        git(repo, "worktree", "add", "-q", "-b", f"{TEAM}/{name}", str(tree))
+        git(repo, "config", f"branch.{TEAM}/{name}.agentteamsbase", git(repo, "rev-parse", "HEAD").strip())
+        (tree / "shared.txt").write_text(content)
+        if commit:
+            git(tree, "commit", "-qam", f"{name} edit")
+    shown = cli("status", TEAM, cwd=repo.parent)
+    assert shown.returncode == 0, shown.stderr
+    assert "alice  proj/alice: 1 commit(s) ahead, clean" in shown.stdout
+    assert "bob  proj/bob: 0 commit(s) ahead, 1 dirty file(s): shared.txt" in shown.stdout
+    as_json = json.loads(cli("status", TEAM, "--json").stdout)
+    assert len(as_json["worktrees"]) == 2
+    deleted = cli("team", "delete", TEAM, cwd=repo.parent)
+    assert deleted.returncode == 0, deleted.stderr
+    assert "removed alice's worktree; kept branch proj/alice (1 commit(s) to merge)" in deleted.stdout
+    assert "warning: kept bob's worktree" in deleted.stderr and "shared.txt" in deleted.stderr
+    assert not (repo / ".claude" / "worktrees" / TEAM / "alice").exists()
+    assert (repo / ".claude" / "worktrees" / TEAM / "bob" / "shared.txt").read_text() == "B\n"

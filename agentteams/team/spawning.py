@@ -293,6 +293,7 @@ def spawn_member(
     live member holds (say a retried call) starts nothing: that member comes back, its prompt not sent again."""
     from agentteams.model.aliases import resolve_model
     from agentteams.store.api import NewMember
+    from agentteams.team import worktrees
     from agentteams.team.roster import Roster
 
     name, prompt = _checked_call(team, args)
@@ -311,7 +312,7 @@ def spawn_member(
     ))  # fmt: skip
     if not added:
         return Spawned(member, None)
-    cwd = _own_worktree(session, team, member.name, args, roster) or opts.cwd  # isolation: "worktree"
+    cwd = worktrees.own_worktree(session, team, member.name, args, roster) or opts.cwd  # isolation: "worktree"
     if budget.tokens or budget.usd:  # before it starts: its first answers are then reported at once
         session.store.teams.set_member_fields(team, member.name, budget_tokens=budget.tokens, budget_usd=budget.usd)
     req = SpawnRequest(
@@ -323,6 +324,8 @@ def spawn_member(
         handle = _start(session, spawner, req, prompt)
     except BaseException:
         roster.abandoned(member.name)  # its entry is gone: a retry starts afresh
+        if cwd != opts.cwd:  # and so is the worktree made for it, unless something was written there already
+            worktrees.drop(session, team, member.name)
         raise
     roster.started(member.name, handle)  # the handle now answers for it, with no gap a second spawn could slip into
     session.store.teams.set_member_fields(
@@ -330,23 +333,6 @@ def spawn_member(
         mode=req.permission_mode,
     )  # fmt: skip
     return Spawned(member, handle)
-
-
-def _own_worktree(session: Session, team: str, name: str, args: dict[str, Any], roster: Roster) -> Path | None:
-    """The teammate's own worktree (team/worktrees.py) when the call or the settings ask for one; a refusal
-    frees the reserved name."""
-    from agentteams.team import worktrees
-
-    try:
-        if not worktrees.wanted(args, session.options.settings.merged):
-            return None
-        tree, start = worktrees.make(session, team, name)
-        worktrees.record(session.store, team, name, tree, start)
-    except BaseException:
-        roster.abandoned(name)
-        session.store.teams.remove_member(team, name)
-        raise
-    return start
 
 
 def _checked_call(team: str, args: dict[str, Any]) -> tuple[str, str]:

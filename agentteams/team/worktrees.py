@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from agentteams.agent.session import Session
     from agentteams.store.api import Store
     from agentteams.store.records import Member
+    from agentteams.team.roster import Roster
 
 
 def wanted(args: dict[str, Any], merged: dict[str, Any]) -> bool:
@@ -98,3 +99,26 @@ def _release_hook_made(hooks: HookPoints, name: str, path: Path) -> str:
     if hooks.active("WorktreeRemove") and hooks.worktree_remove(str(path)):
         return f" Removed {name}'s worktree {path} (WorktreeRemove hook)."
     return f" Kept {name}'s worktree {path} (made by a hook; no WorktreeRemove hook removed it)."
+
+
+def own_worktree(session: Session, team: str, name: str, args: dict[str, Any], roster: Roster) -> Path | None:
+    """At spawn: where the teammate starts when the call or the settings ask for a worktree (recorded in its entry),
+    else None. A refusal frees the reserved name and entry."""
+    try:
+        if not wanted(args, session.options.settings.merged):
+            return None
+        tree, start = make(session, team, name)
+        record(session.store, team, name, tree, start)
+    except BaseException:
+        roster.abandoned(name)
+        session.store.teams.remove_member(team, name)
+        raise
+    return start
+
+
+def drop(session: Session, team: str, name: str) -> None:
+    """A worktree made for a teammate that then failed to start: removed if clean (a retry can make it again)."""
+    with contextlib.suppress(AgentTeamsError, OSError):
+        tree = teamgit.find_tree(session.store, team, name, session.options.cwd)
+        if tree.path is not None:
+            teamgit.release(tree)
