@@ -165,7 +165,8 @@ def test_worktree_hooks_make_and_remove_it(repo: Path, layout: Layout, tmp_path:
     lab = HookLab(tmp_path / "hooks")
     made = tmp_path / "hook-made"
     made.mkdir()
-    lab.answer({"event": "WorktreeCreate", "stdout": f"{made}\n"})
+    lab.answer({"event": "WorktreeCreate", "when": '"bob"', "stderr": "no room", "exit": 1},
+               {"event": "WorktreeCreate", "stdout": f"{made}\n"})  # fmt: skip
     settings = Settings(hooks=lab.settings({"WorktreeCreate": "", "WorktreeRemove": ""}))
     with running_lead(layout, repo, FakeModel([], default=text("Noted."))) as rig:
         session = rig.runtime.session
@@ -176,6 +177,9 @@ def test_worktree_hooks_make_and_remove_it(repo: Path, layout: Layout, tmp_path:
         created = lab.entries("WorktreeCreate")[0]["payload"]
         assert (created["hook_event_name"], created["name"], created["cwd"]) == ("WorktreeCreate", "alice", str(repo))
         assert not git.branch_exists(repo, "proj/alice")  # the hook made it: git did nothing
+        with pytest.raises(ToolInputError, match=r"WorktreeCreate hook failed: .*exited 1: no room"):
+            rig.runtime.spawn_teammate({"name": "bob", "prompt": "go", "isolation": "worktree"})
+        assert "bob" not in rig.members()
         rig.approve_shutdown("alice")
         wait_until(lambda: bool(lab.entries("WorktreeRemove")), 5, "the WorktreeRemove hook")
         assert lab.entries("WorktreeRemove")[0]["payload"]["worktree_path"] == str(made)

@@ -96,9 +96,15 @@ def _release_hook_made(hooks: HookPoints, name: str, path: Path) -> str:
         dirty = git.dirty_files(path) if git.toplevel(path) else []
         if dirty:
             return f" Kept {name}'s worktree {path}: {len(dirty)} uncommitted file(s)."
-    if hooks.active("WorktreeRemove") and hooks.worktree_remove(str(path)):
-        return f" Removed {name}'s worktree {path} (WorktreeRemove hook)."
-    return f" Kept {name}'s worktree {path} (made by a hook; no WorktreeRemove hook removed it)."
+    if hooks.active("WorktreeRemove"):
+        if hooks.worktree_remove(str(path)):
+            return f" Removed {name}'s worktree {path} (WorktreeRemove hook)."
+        return f" Kept {name}'s worktree {path}: the WorktreeRemove hook failed."
+    try:  # no WorktreeRemove hook: git removes it if it is a worktree (Claude Code falls back the same way)
+        git.remove_worktree(path, path)
+    except AgentTeamsError:
+        return f" Kept {name}'s worktree {path} (made by a hook; git cannot remove it)."
+    return f" Removed {name}'s worktree {path}."
 
 
 def own_worktree(session: Session, team: str, name: str, args: dict[str, Any], roster: Roster) -> Path | None:
