@@ -112,10 +112,10 @@ def test_team_trees_state_and_close(repo: Path, layout: Layout) -> None:
     store.teams.create(TEAM, cwd=str(repo))
     branch_with(repo, "alice", "a\nALICE\nc\n")
     dirty = branch_with(repo, "bob", "a\nBOB\nc\n", commit=False)
-    lines = {t.name: teamgit.state(t).line(t) for t in teamgit.team_trees(store, TEAM, repo)}
+    lines = {t.name: teamgit.state(t).line(t) for t in teamgit.team_trees(store.teams, TEAM, repo)}
     assert lines["alice"].startswith("proj/alice: 1 commit(s) ahead, clean")
     assert lines["bob"].startswith("proj/bob: 0 commit(s) ahead, 1 dirty file(s): f.txt")
-    removed, kept = teamgit.close_team(store, TEAM, repo)
+    removed, kept = teamgit.close_team(store.teams, TEAM, repo)
     assert len(removed) == 1 and "alice" in removed[0] and len(kept) == 1 and "bob" in kept[0]
     assert dirty.path is not None and dirty.path.exists()
 

@@ -22,7 +22,7 @@ def diff(
     from agentteams.store.files import open_store
     from agentteams.tools import teamgit
 
-    tree = teamgit.find_tree(open_store(), team, agent, Path.cwd())
+    tree = teamgit.find_tree(open_store().teams, team, agent, Path.cwd())
     if stat:
         target = into or git.current_branch(tree.repo) or "HEAD"
         typer.echo(git.diff(tree.repo, target, tree.branch, stat=True).rstrip() or f"{tree.branch}: no changes")

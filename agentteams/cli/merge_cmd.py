@@ -21,7 +21,7 @@ def merge(
     from agentteams.store.files import open_store
     from agentteams.tools import teamgit
 
-    tree = teamgit.find_tree(open_store(), team, agent, Path.cwd())
+    tree = teamgit.find_tree(open_store().teams, team, agent, Path.cwd())
     try:
         typer.echo(teamgit.merge(tree, into, squash=squash))
     except teamgit.MergeConflict as e:

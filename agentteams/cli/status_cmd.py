@@ -59,7 +59,7 @@ def _worktrees(store: "Store", team: str) -> list[str]:
     from agentteams.tools import teamgit
 
     lines = []
-    for tree in teamgit.team_trees(store, team, Path.cwd()):
+    for tree in teamgit.team_trees(store.teams, team, Path.cwd()):
         try:
             lines.append(f"{tree.name}  {teamgit.state(tree).line(tree)}")
         except AgentTeamsError as e:

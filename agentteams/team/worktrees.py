@@ -76,7 +76,7 @@ def release(store: Store, hooks: HookPoints, team: str, member: Member | None) -
         return ""
     path = Path(member.worktree_path)
     try:
-        tree = teamgit.find_tree(store, team, member.name, path)
+        tree = teamgit.find_tree(store.teams, team, member.name, path)
     except AgentTeamsError:
         tree = None
     if tree is None or tree.path is None or tree.path.resolve() != path.resolve():
@@ -125,6 +125,6 @@ def own_worktree(session: Session, team: str, name: str, args: dict[str, Any], r
 def drop(session: Session, team: str, name: str) -> None:
     """A worktree made for a teammate that then failed to start: removed if clean (a retry can make it again)."""
     with contextlib.suppress(AgentTeamsError, OSError):
-        tree = teamgit.find_tree(session.store, team, name, session.options.cwd)
+        tree = teamgit.find_tree(session.store.teams, team, name, session.options.cwd)
         if tree.path is not None:
             teamgit.release(tree)

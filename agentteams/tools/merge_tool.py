@@ -37,7 +37,7 @@ class TeamMergeTool(CoordinationTool):
             return ToolResult.error("There is no team: TeamMerge merges a teammate's worktree branch.")
         if not ctx.is_lead:
             return ToolResult.error(f'Only the lead of team "{team}" merges teammates\' branches.')
-        tree = teamgit.find_tree(ctx.store, team, require_str(args, "name"), ctx.cwd)
+        tree = teamgit.find_tree(ctx.store.teams, team, require_str(args, "name"), ctx.cwd)
         into = args.get("into") if isinstance(args.get("into"), str) and args.get("into") else None
         if args.get("review") is True:
             text = teamgit.diff(tree, into)

@@ -100,7 +100,7 @@ class TeamDeleteTool(CoordinationTool):
             )
         from agentteams.tools import teamgit
 
-        removed, kept = teamgit.close_team(ctx.store, config.name, ctx.cwd)  # a dirty worktree is kept, and said
+        removed, kept = teamgit.close_team(store, config.name, ctx.cwd)  # a dirty worktree is kept, and said
         warnings = kept + store.delete(config.name)
         ctx.team_name = None
         data: dict[str, Any] = {

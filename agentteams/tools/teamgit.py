@@ -12,7 +12,7 @@ from pathlib import Path
 from agentteams.backends import git
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.settings.types import Settings
-from agentteams.store.api import Store
+from agentteams.store.api import Teams
 from agentteams.store.paths import team_dir_name
 from agentteams.store.records import TeamConfig
 
@@ -73,11 +73,11 @@ def lead_repo(config: TeamConfig | None, fallback: Path) -> Path:
     return top
 
 
-def find_tree(store: Store, team: str, name: str, fallback: Path) -> TeammateTree:
+def find_tree(teams: Teams, team: str, name: str, fallback: Path) -> TeammateTree:
     """A teammate's tree, from the team's config when it is still there, else from git alone."""
     config = None
     with contextlib.suppress(NotFoundError):
-        config = store.teams.read(team)
+        config = teams.read(team)
     repo = lead_repo(config, fallback)
     branch = branch_for(config.name if config else team, name)
     if not git.branch_exists(repo, branch):
@@ -167,11 +167,11 @@ def release(tree: TeammateTree) -> tuple[str, bool]:
     return f"removed {tree.name}'s worktree; kept branch {tree.branch} ({commits} commit(s) to merge)", False
 
 
-def team_trees(store: Store, team: str, fallback: Path) -> list[TeammateTree]:
+def team_trees(teams: Teams, team: str, fallback: Path) -> list[TeammateTree]:
     """Every teammate worktree of the team git knows (members gone or not)."""
     config = None
     with contextlib.suppress(NotFoundError):
-        config = store.teams.read(team)
+        config = teams.read(team)
     try:
         repo = lead_repo(config, fallback)
     except AgentTeamsError:
@@ -181,11 +181,11 @@ def team_trees(store: Store, team: str, fallback: Path) -> list[TeammateTree]:
             for p, b in git.worktrees(repo) if b and b.startswith(prefix)]  # fmt: skip
 
 
-def close_team(store: Store, team: str, fallback: Path) -> tuple[list[str], list[str]]:
+def close_team(teams: Teams, team: str, fallback: Path) -> tuple[list[str], list[str]]:
     """Before a team is deleted: its clean worktrees removed, dirty ones kept. (What was done, what was kept.)"""
     done: list[str] = []
     kept: list[str] = []
-    for tree in team_trees(store, team, fallback):
+    for tree in team_trees(teams, team, fallback):
         try:
             line, dirty = release(tree)
         except AgentTeamsError as e:
