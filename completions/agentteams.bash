@@ -10,7 +10,7 @@ _agentteams_teams() {
 
 _agentteams_subcommands() {
     case "$1" in
-        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume" ;;
+        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff" ;;
         "team") echo "create show list delete" ;;
         "task") echo "create list get update claim delete" ;;
         "msg") echo "send broadcast read" ;;
@@ -19,7 +19,7 @@ _agentteams_subcommands() {
 
 _agentteams_options() {
     case "$1" in
-        "") echo "-p --print --output-format --max-turns --max-budget-usd --model --append-system-prompt --system-prompt --add-dir --fallback-model --input-format --verbose --permission-mode --dangerously-skip-permissions --allowedTools --allowed-tools --disallowedTools --disallowed-tools --session-id --continue -c --resume -r --fork-session --teammate-mode --teammate-command --agent-id --agent-name --team-name --agent-color --parent-session-id --agent-type --plan-mode-required --lead-verify-key --settings --plugin-dir --plugin-dir-no-mcp --plugin-url --managed-settings --project-config-root --mcp-config --strict-mcp-config --effort --include-unsupported-models --chrome --no-chrome --restricted --version -v --help" ;;
+        "") echo "-p --print --output-format --max-turns --max-budget-usd --model --append-system-prompt --system-prompt --add-dir --fallback-model --input-format --verbose --permission-mode --dangerously-skip-permissions --allowedTools --allowed-tools --disallowedTools --disallowed-tools --session-id --continue -c --resume -r --fork-session --teammate-mode --teammate-isolation --teammate-command --agent-id --agent-name --team-name --agent-color --parent-session-id --agent-type --plan-mode-required --lead-verify-key --settings --plugin-dir --plugin-dir-no-mcp --plugin-url --managed-settings --project-config-root --mcp-config --strict-mcp-config --effort --include-unsupported-models --chrome --no-chrome --restricted --version -v --help" ;;
         "team") echo "--help" ;;
         "team create") echo "--description -d --json --help" ;;
         "team show") echo "--json --help" ;;
@@ -46,12 +46,14 @@ _agentteams_options() {
         "demo") echo "--attach --speed --help" ;;
         "config") echo "--settings --json --help" ;;
         "resume") echo "--help" ;;
+        "merge") echo "--into --squash --help" ;;
+        "diff") echo "--into --stat --help" ;;
     esac
 }
 
 _agentteams_value_options() {
     case "$1" in
-        "") echo "--output-format --max-turns --max-budget-usd --model --append-system-prompt --system-prompt --add-dir --fallback-model --input-format --permission-mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --session-id --resume -r --teammate-mode --teammate-command --agent-id --agent-name --team-name --agent-color --parent-session-id --agent-type --lead-verify-key --settings --plugin-dir --plugin-dir-no-mcp --plugin-url --managed-settings --project-config-root --mcp-config --effort" ;;
+        "") echo "--output-format --max-turns --max-budget-usd --model --append-system-prompt --system-prompt --add-dir --fallback-model --input-format --permission-mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --session-id --resume -r --teammate-mode --teammate-isolation --teammate-command --agent-id --agent-name --team-name --agent-color --parent-session-id --agent-type --lead-verify-key --settings --plugin-dir --plugin-dir-no-mcp --plugin-url --managed-settings --project-config-root --mcp-config --effort" ;;
         "team create") echo "--description -d" ;;
         "task create") echo "--description -d --blocked-by" ;;
         "task update") echo "--status --owner --subject --description -d --add-blocked-by --add-blocks --from" ;;
@@ -61,6 +63,8 @@ _agentteams_value_options() {
         "mock-api") echo "--script --port --log --host" ;;
         "demo") echo "--speed" ;;
         "config") echo "--settings" ;;
+        "merge") echo "--into" ;;
+        "diff") echo "--into" ;;
     esac
 }
 
@@ -82,6 +86,8 @@ _agentteams_team_args() {
         "attach") echo "1" ;;
         "logs") echo "1" ;;
         "cleanup") echo "1" ;;
+        "merge") echo "1" ;;
+        "diff") echo "1" ;;
     esac
 }
 

@@ -24,7 +24,7 @@ end
 function __agentteams_path
     set -l words (commandline -opc)
     set -e words[1]
-    if test (count $words) -eq 0; or not contains -- $words[1] team task msg mock-api status watch attach logs cleanup doctor demo config resume
+    if test (count $words) -eq 0; or not contains -- $words[1] team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff
         return
     end
     set -l path $words[1]
@@ -58,6 +58,8 @@ complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a doctor -d '
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a demo -d 'Watch a team of three at work, offline: a lead, two developers and a tester i...'
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a config -d 'Show the settings in effect here (user, project, local, --settings, managed m...'
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a resume -d 'Bring back a team whose lead died, from any directory: its lead\'s conversatio...'
+complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a merge -d 'Merge a teammate\'s branch (isolation: worktree) into the lead\'s current branc...'
+complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a diff -d 'Show a teammate\'s branch\'s changes since it left the lead\'s branch, and files...'
 complete -c agentteams -n '__agentteams_at' -s p -l print -d 'Run the prompt, print the result, exit.'
 complete -c agentteams -n '__agentteams_at' -l output-format -r -d 'text | json | stream-json'
 complete -c agentteams -n '__agentteams_at' -l max-turns -r -d 'Most model calls.'
@@ -78,6 +80,7 @@ complete -c agentteams -n '__agentteams_at' -l continue -s c -d 'Go on with the 
 complete -c agentteams -n '__agentteams_at' -l resume -s r -r -d 'Go on with a conversation: its session ID, or alone for a picker.'
 complete -c agentteams -n '__agentteams_at' -l fork-session -d 'With -c/-r: go on in a copy under a new session ID.'
 complete -c agentteams -n '__agentteams_at' -l teammate-mode -r -d 'Where teammates run: auto (tmux inside tmux), tmux, in-process.'
+complete -c agentteams -n '__agentteams_at' -l teammate-isolation -r -d 'worktree: each teammate in a git worktree of its own (or none).'
 complete -c agentteams -n '__agentteams_at' -l teammate-command -r -d 'Program started for each teammate (e.g. claude).'
 complete -c agentteams -n '__agentteams_at' -l agent-id -r -d 'Teammate (set by the lead when it spawns one): name@team.'
 complete -c agentteams -n '__agentteams_at' -l agent-name -r -d 'Teammate (set by the lead when it spawns one): its name.'
@@ -104,7 +107,7 @@ complete -c agentteams -n '__agentteams_at' -l help -d 'Show help and exit.'
 complete -c agentteams -n '__agentteams_at team' -a create -d 'Create a team (a name already taken gets a -2, -3, ... suffix).'
 complete -c agentteams -n '__agentteams_at team' -a show -d 'Show a team\'s config and members.'
 complete -c agentteams -n '__agentteams_at team' -a list -d 'List every team; an unreadable config is reported, not hidden.'
-complete -c agentteams -n '__agentteams_at team' -a delete -d 'Delete a team, its task list and member worktrees; refuses while teammates re...'
+complete -c agentteams -n '__agentteams_at team' -a delete -d 'Delete a team, its task list and clean teammate worktrees (a dirty one is kep...'
 complete -c agentteams -n '__agentteams_at team' -l help -d 'Show help and exit.'
 complete -c agentteams -n '__agentteams_at team create' -l description -s d -r
 complete -c agentteams -n '__agentteams_at team create' -l json -d 'Print JSON.'
@@ -199,3 +202,11 @@ complete -c agentteams -n '__agentteams_at config' -l settings -r -d 'Also a set
 complete -c agentteams -n '__agentteams_at config' -l json -d 'Print JSON.'
 complete -c agentteams -n '__agentteams_at config' -l help -d 'Show help and exit.'
 complete -c agentteams -n '__agentteams_at resume' -l help -d 'Show help and exit.'
+complete -c agentteams -n '__agentteams_at merge' -l into -r -d 'The branch to merge into (default: the lead\'s).'
+complete -c agentteams -n '__agentteams_at merge' -l squash -d 'One commit instead of a merge commit.'
+complete -c agentteams -n '__agentteams_at merge' -l help -d 'Show help and exit.'
+complete -c agentteams -n '__agentteams_at merge' -a '(__agentteams_teams)'
+complete -c agentteams -n '__agentteams_at diff' -l into -r -d 'Compare with this branch (default: the lead\'s).'
+complete -c agentteams -n '__agentteams_at diff' -l stat -d 'Only the files changed and how much.'
+complete -c agentteams -n '__agentteams_at diff' -l help -d 'Show help and exit.'
+complete -c agentteams -n '__agentteams_at diff' -a '(__agentteams_teams)'

@@ -184,6 +184,21 @@ class HookPoints:
         if self.runner is not None:
             self.runner.fire_later("TeamDeleted", {"team_name": team})
 
+    def worktree_create(self, name: str) -> tuple[str | None, str]:
+        """A configured WorktreeCreate hook makes the worktree instead of git (Claude Code's contract): the path
+        it printed, or None and why it failed."""
+        outcome = self._fire("WorktreeCreate", {"name": name})
+        path = next((line.strip() for text in outcome.context for line in text.splitlines() if line.strip()), None)
+        if outcome.blocked or path is None:
+            why = outcome.reason or "; ".join(outcome.warnings) or "it succeeded but printed no worktree path"
+            return None, f"WorktreeCreate hook failed: {why}"
+        return path, ""
+
+    def worktree_remove(self, path: str) -> bool:
+        """A worktree a WorktreeCreate hook made goes through the WorktreeRemove hooks; True when they removed it."""
+        outcome = self._fire("WorktreeRemove", {"worktree_path": path})
+        return not outcome.blocked and not outcome.warnings
+
 
 def tool_response(name: str, result: ToolResult) -> dict[str, Any]:
     """PostToolUse's `tool_response`: Bash in the shape Claude Code gives it (hook scripts read `.stdout`; our

@@ -18,7 +18,7 @@ from agentteams.settings.types import Settings
 FIRED = (
     "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "SessionStart", "SessionEnd",
     "PreCompact", "Notification", "TeammateIdle", "TaskCreated", "TaskCompleted", "TeammateSpawned", "TeammateDied",
-    "TeamDeleted",
+    "TeamDeleted", "WorktreeCreate", "WorktreeRemove",
 )  # fmt: skip
 # what the matcher is compared with, per event (Claude Code's docs); events not listed ignore their matcher
 MATCHED_ON = {
@@ -150,6 +150,7 @@ class Outcome:
 # events whose plain stdout on exit 0 is context for the model (elsewhere it only goes to the debug log); for
 # PreCompact it joins the summary's instructions, as Claude Code passes it to the summariser
 STDOUT_IS_CONTEXT = ("UserPromptSubmit", "SessionStart", "PreCompact")
+STDOUT_IS_ANSWER = ("WorktreeCreate",)  # its plain stdout is the path of the worktree it made (in `context`)
 _PERMISSION_RANK = {"deny": 3, "ask": 2, "allow": 1}  # several hooks: deny over ask over allow
 
 
@@ -178,7 +179,7 @@ def _one(event: str, run: HookRun, out: Outcome) -> None:
     text = run.stdout.strip()
     data = _json_object(text)
     if data is None:
-        if text and event in STDOUT_IS_CONTEXT:
+        if text and (event in STDOUT_IS_CONTEXT or event in STDOUT_IS_ANSWER):
             out.context.append(text)
         return
     _apply(event, data, out)

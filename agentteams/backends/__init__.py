@@ -1,2 +1,2 @@
-"""Where teammate processes run: tmux (the only importer of libtmux and reader of $TMUX / $TMUX_PANE).
-Imports only the leaves (errors); nothing above it."""
+"""Outside programs the agents drive: tmux (the only importer of libtmux and reader of $TMUX / $TMUX_PANE) and git
+(`git.py`, the only runner of git). Imports only the leaves (errors); nothing above it."""

@@ -2,12 +2,15 @@
 
 import os
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from agentteams import __version__, diagnostics
 from agentteams.errors import AgentTeamsError
+
+if TYPE_CHECKING:
+    from agentteams.settings.types import Settings
 
 EPILOG = (
     "Teams: agentteams status | watch | attach TEAM AGENT | logs TEAM AGENT | cleanup | doctor | demo | config. "
@@ -77,6 +80,10 @@ def run(
         str | None,
         typer.Option("--teammate-mode", help="Where teammates run: auto (tmux inside tmux), tmux, in-process."),
     ] = None,
+    teammate_isolation: Annotated[
+        str | None,
+        typer.Option("--teammate-isolation", help="worktree: each teammate in a git worktree of its own (or none)."),
+    ] = None,
     teammate_command: Annotated[
         str | None, typer.Option("--teammate-command", help="Program started for each teammate (e.g. claude).")
     ] = None,
@@ -121,6 +128,8 @@ def run(
     found = load_settings(cwd, flag=settings)
     for problem in found.problems:
         diagnostics.warning("%s", problem)
+    if teammate_isolation is not None:  # the team-wide default, as the settings' teammateIsolation
+        found = _with_isolation(found, teammate_isolation)
     os.environ.update(found.env)  # as Claude Code: the settings' env is the process's, so tools see it
     # command-line flags last: each wins over the settings, which win over our defaults
     teammate_mode = teammate_mode or found.teammate_mode or "auto"
@@ -171,3 +180,12 @@ def run(
         raise typer.Exit(streamin.run(options, output_format, teammate_mode=teammate_mode, teammate_command=command))
     text = headless.prompt_text(prompt)
     raise typer.Exit(headless.run(text, options, output_format, teammate_mode=teammate_mode, teammate_command=command))
+
+
+def _with_isolation(found: "Settings", isolation: str) -> "Settings":
+    """The settings with `teammateIsolation` as the command line says (it wins over the files)."""
+    import dataclasses
+
+    if isolation not in ("worktree", "none"):
+        raise AgentTeamsError(f"--teammate-isolation must be worktree or none, got {isolation!r}")
+    return dataclasses.replace(found, merged={**found.merged, "teammateIsolation": isolation})

@@ -1,8 +1,11 @@
 """`agentteams status [TEAM] [--json]`: each team's members (state, task, last message, usage) and task board."""
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from agentteams.store.api import Store
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -25,6 +28,9 @@ def status(
     configs = read_configs(store, team)  # one clear error for an unknown team, before asking tmux
     panes = PaneTable.probe()
     views = [c if isinstance(c, CorruptFileError) else build_view(store, c, panes) for c in configs]
+    for v in views:
+        if not isinstance(v, CorruptFileError):
+            v.worktrees = _worktrees(store, v.name)
     if as_json:
         out = [{"error": str(v)} if isinstance(v, CorruptFileError) else v.to_json() for v in views]
         emit_json(out[0] if team is not None else out)
@@ -36,7 +42,26 @@ def status(
         from agentteams.ui.dashboard import rich_all
 
         console.print(rich_all(views))
+        for v in views:  # the table has no room for them
+            if not isinstance(v, CorruptFileError) and v.worktrees:
+                typer.echo("\n".join([f"{v.name} worktrees", *(f"  {w}" for w in v.worktrees)]))
     else:
         from agentteams.ui.dashboard import plain_all
 
         typer.echo(plain_all(views))
+
+
+def _worktrees(store: "Store", team: str) -> list[str]:
+    """Each teammate branch of the team: commits ahead of where it began, and its worktree's dirty files."""
+    from pathlib import Path
+
+    from agentteams.errors import AgentTeamsError
+    from agentteams.tools import teamgit
+
+    lines = []
+    for tree in teamgit.team_trees(store.teams, team, Path.cwd()):
+        try:
+            lines.append(f"{tree.name}  {teamgit.state(tree).line(tree)}")
+        except AgentTeamsError as e:
+            lines.append(f"{tree.name}  {tree.branch}: {e}")
+    return lines

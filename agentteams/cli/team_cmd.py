@@ -64,7 +64,28 @@ def list_(as_json: JsonOpt = False) -> None:
 def delete(
     name: str, force: Annotated[bool, typer.Option("--force", help="Delete even with members left.")] = False
 ) -> None:
-    """Delete a team, its task list and member worktrees; refuses while teammates remain."""
-    for warning in _store().delete(name, force=force):
+    """Delete a team, its task list and clean teammate worktrees (a dirty one is kept); refuses while teammates
+    remain."""
+    from pathlib import Path
+
+    from agentteams.errors import CorruptFileError
+    from agentteams.store.files import open_store
+    from agentteams.tools import teamgit
+
+    store = open_store()
+    removed: list[str] = []
+    kept: list[str] = []
+    try:
+        config = store.teams.read(name)  # no such team: one line before any worktree is touched
+    except CorruptFileError:
+        if not force:
+            raise
+    else:
+        if not force and any(m.agent_id != config.lead_agent_id for m in config.members):
+            store.teams.delete(name)  # refuses (teammates remain), worktrees untouched
+        removed, kept = teamgit.close_team(store.teams, name, Path.cwd())
+    for line in removed:
+        typer.echo(line)
+    for warning in kept + store.teams.delete(name, force=force):
         typer.echo(f"agentteams: warning: {warning}", err=True)
     typer.echo(f"deleted {name}")

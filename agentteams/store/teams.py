@@ -8,7 +8,6 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -253,14 +252,14 @@ class TeamStore:
         return self.set_member_fields(team, name, mode=mode)
 
     def delete(self, team: str, *, force: bool = False) -> list[str]:
-        """Remove the team dir, its task dir and member worktrees; refuses while teammates remain.
+        """Remove the team dir and its task dir; refuses while teammates remain. (Teammates' worktrees are the
+        caller's: tools/teamgit.py removes the clean ones first.)
 
         Returns warnings about anything that could not be removed.
         """
         team_dir = self.layout.team_dir(team)
         if not team_dir.is_dir():
             raise NotFoundError(f"no team named {team!r} (no {team_dir})")
-        worktrees: list[str] = []
         try:
             config = self.read(team)
             others = [m.name for m in config.members if m.agent_id != config.lead_agent_id]
@@ -268,14 +267,12 @@ class TeamStore:
                 raise ConflictError(
                     f"team {config.name!r} still has members: {', '.join(others)}; shut them down first or pass --force"
                 )
-            worktrees = [m.worktree_path for m in config.members if m.worktree_path]
         except (CorruptFileError, NotFoundError):
             if not force:
                 raise
-        warnings = [w for path in worktrees if (w := _remove_worktree(Path(path)))]
         _remove_tree(team_dir)
         _remove_tree(self.layout.task_dir(team_dir.name))
-        return warnings
+        return []
 
 
 def _join(config: TeamConfig, new: NewMember) -> Member:
@@ -304,18 +301,3 @@ def _remove_tree(path: Path, attempts: int = 20) -> None:
             if e.errno != errno.ENOTEMPTY or attempt == attempts - 1:
                 raise
             time.sleep(0.05)
-
-
-def _remove_worktree(path: Path) -> str | None:
-    if not path.exists():
-        return None
-    try:
-        proc = subprocess.run(
-            ["git", "-C", str(path), "worktree", "remove", "--force", str(path)],
-            capture_output=True, text=True, timeout=60, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"could not remove worktree {path}: {e}"
-    if proc.returncode != 0:
-        return f"could not remove worktree {path}: {proc.stderr.strip() or proc.stdout.strip()}"
-    return None

@@ -23,6 +23,7 @@ from agentteams.store.paths import Layout, team_dir_name
 from agentteams.store.presence import read_presence, remove_presence
 from agentteams.store.records import Member, TeamConfig
 from agentteams.store.teams import TeamStore
+from agentteams.tools import teamgit
 
 Kind = Literal["team", "member", "pane", "lock", "tmp"]
 Outcome = Literal["planned", "done", "skipped", "failed"]
@@ -287,7 +288,8 @@ class TeamCleanup:
         if self._team_dead(config, verdicts) is None:
             raise _Skip("it is alive again (a lead or member runs)")
         gone.panes.update(m.tmux_pane_id for m in config.members if m.tmux_pane_id and m.name in verdicts)
-        warnings = self.teams.delete(action.target, force=True)
+        _done, kept = teamgit.close_team(self.teams, action.target, Path.cwd())  # clean worktrees go, dirty stay
+        warnings = kept + self.teams.delete(action.target, force=True)
         gone.teams.add(action.target)
         return "; ".join(warnings)
 

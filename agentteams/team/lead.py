@@ -388,8 +388,8 @@ class LeadRuntime:
                 self.spawner.stop(handle)
         if not team:
             return
-        moved = release_member(self.store, team, name, died=died)
-        notice = f"Teammate {name} {how}." + (f" {HINT}" if died else "")
+        moved = release_member(self.store, team, name, died=died, hooks=self.session.hooks)  # and its worktree
+        notice = f"Teammate {name} {how}." + (f" {HINT}" if died else "") + moved.note
         if moved.tasks:
             notice += " Its unfinished tasks are pending again: " + ", ".join(f"#{t.id}" for t in moved.tasks)
         self._team_event(TeamEvent("died" if died else "left", name, notice))

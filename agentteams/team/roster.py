@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentteams.errors import AgentTeamsError
 from agentteams.store.api import NewMember, Store
-from agentteams.store.records import Member
-from agentteams.store.values import UnassignResult
+from agentteams.store.records import Member, Task
 from agentteams.team.spawning import Handle
 
 if TYPE_CHECKING:
+    from agentteams.agent.hookpoints import HookPoints
     from agentteams.team.spawning import Spawner
 
 
@@ -59,9 +60,21 @@ class Roster:
         return False
 
 
-def release_member(store: Store, team: str, name: str, *, died: bool = False) -> UnassignResult:
+@dataclass
+class Released:
+    """What a member's departure did: the tasks that went back to pending, and what became of its worktree."""
+
+    tasks: list[Task]
+    note: str = ""  # a sentence for the lead's notice ("" without a worktree)
+
+
+def release_member(
+    store: Store, team: str, name: str, *, died: bool = False, hooks: HookPoints | None = None
+) -> Released:
     """A member that left or died: its unfinished tasks pending again, its presence record gone, its entry gone
-    (kept aside when it died, so that it can be resumed with its conversation)."""
+    (kept aside when it died, so that it can be resumed with its conversation, in its worktree, kept too)."""
+    from agentteams.team import worktrees
+
     member = None
     with contextlib.suppress(AgentTeamsError):
         member = store.teams.read(team).member(name)
@@ -69,4 +82,5 @@ def release_member(store: Store, team: str, name: str, *, died: bool = False) ->
     with contextlib.suppress(AgentTeamsError):
         store.teams.depart_member(team, name) if died else store.teams.remove_member(team, name)
     store.presence.remove(team, name)
-    return moved
+    note = worktrees.release(store, hooks, team, member) if hooks is not None and not died else ""
+    return Released(moved.tasks, note)

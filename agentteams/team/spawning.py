@@ -293,6 +293,7 @@ def spawn_member(
     live member holds (say a retried call) starts nothing: that member comes back, its prompt not sent again."""
     from agentteams.model.aliases import resolve_model
     from agentteams.store.api import NewMember
+    from agentteams.team import worktrees
     from agentteams.team.roster import Roster
 
     name, prompt = _checked_call(team, args)
@@ -311,10 +312,11 @@ def spawn_member(
     ))  # fmt: skip
     if not added:
         return Spawned(member, None)
+    cwd = worktrees.own_worktree(session, team, member.name, args, roster) or opts.cwd  # isolation: "worktree"
     if budget.tokens or budget.usd:  # before it starts: its first answers are then reported at once
         session.store.teams.set_member_fields(team, member.name, budget_tokens=budget.tokens, budget_usd=budget.usd)
     req = SpawnRequest(
-        name=member.name, team=team, color=member.color or "blue", cwd=opts.cwd, parent_session_id=opts.session_id,
+        name=member.name, team=team, color=member.color or "blue", cwd=cwd, parent_session_id=opts.session_id,
         model=model, permission_mode=lead_mode if plan else mode, plan_mode_required=plan,
         agent_type=member.agent_type, settings=opts.settings,
     )  # fmt: skip
@@ -322,6 +324,8 @@ def spawn_member(
         handle = _start(session, spawner, req, prompt)
     except BaseException:
         roster.abandoned(member.name)  # its entry is gone: a retry starts afresh
+        if cwd != opts.cwd:  # and so is the worktree made for it, unless something was written there already
+            worktrees.drop(session, team, member.name)
         raise
     roster.started(member.name, handle)  # the handle now answers for it, with no gap a second spawn could slip into
     session.store.teams.set_member_fields(

@@ -130,6 +130,7 @@ class TeamView:
     members: list[MemberView]
     tasks: list[TaskView]
     lead_gone: bool = False  # its lead died: the teammates wait for `agentteams -c` (a grace period)
+    worktrees: list[str] = field(default_factory=list)  # `status` only: each teammate branch's state (git asked)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from agentteams.settings.agents import AgentCatalog, AgentDef
 from agentteams.tools.base import Tool
 from agentteams.tools.files import EditTool, ReadTool, WriteTool
+from agentteams.tools.merge_tool import TeamMergeTool
 from agentteams.tools.plan_tools import PLAN_TOOLS
 from agentteams.tools.search import GlobTool, GrepTool
 from agentteams.tools.shell import BashTool
@@ -18,7 +19,7 @@ def all_tools(agents: AgentCatalog | None = None) -> list[Tool]:
     tools: list[Tool] = [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool()]
     tools += [cls() for cls in (*TASK_TOOLS, *TEAM_TOOLS)]
     tools += [TaskTool(agents), *(cls() for cls in PLAN_TOOLS)]
-    return tools
+    return [*tools, TeamMergeTool()]  # last: the tools before it keep the places they always had
 
 
 def subagent_tools(kind: str, parent: list[Tool], agent: AgentDef | None = None) -> list[Tool]:

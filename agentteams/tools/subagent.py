@@ -37,6 +37,12 @@ class TaskTool(Tool):
                 "description": "With name and team_name: bring back a teammate of that name that died, with its "
                 "own conversation (the prompt, if any, reaches it as a message).",
             },
+            "isolation": {
+                "type": "string",
+                "enum": ["worktree"],
+                "description": "With name and team_name: the teammate works in a git worktree of its own, on a new "
+                "branch from your HEAD (merge it back with TeamMerge).",
+            },
             "max_budget_tokens": {
                 "type": "integer",
                 "minimum": 1,

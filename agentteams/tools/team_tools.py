@@ -98,13 +98,18 @@ class TeamDeleteTool(CoordinationTool):
                 f'Cannot delete team "{config.name}": {len(others)} teammate(s) still in it: {", ".join(others)}. '
                 "Send each a shutdown_request with SendMessage and wait for their approval first."
             )
-        warnings = store.delete(config.name)
+        from agentteams.tools import teamgit
+
+        removed, kept = teamgit.close_team(store, config.name, ctx.cwd)  # a dirty worktree is kept, and said
+        warnings = kept + store.delete(config.name)
         ctx.team_name = None
         data: dict[str, Any] = {
             "success": True,
             "message": f'Cleaned up directories and worktrees for team "{config.name}"',
             "team_name": config.name,
         }
+        if removed:
+            data["worktrees"] = removed
         if warnings:
             data["warnings"] = warnings
         return json_result(data)

@@ -63,6 +63,7 @@ def plain_team(view: TeamView) -> str:
     lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in rows]
     lines.append("tasks" if view.tasks else "tasks: none")
     lines += [f"  {t.line}" for t in view.tasks]
+    lines += ["worktrees", *(f"  {w}" for w in view.worktrees)] if view.worktrees else []
     return "\n".join(line.rstrip() for line in lines)
 
 
