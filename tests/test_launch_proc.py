@@ -1,0 +1,100 @@
+"""`agentteams launch team.toml PROMPT -p` end to end (issue 17, item 5): real lead processes, the real SDK client and
+the scripted server, offline. The demo's scenario declared as a team file (three roles, five seed tasks) runs to the
+end with the lead's model never creating the team, a task or a teammate; `team export` of that running team,
+launched again and exported again, gives the same team file and the same member entries."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from agentteams.cli import demo_script
+from agentteams.mockapi import MockServer
+from agentteams.model.aliases import resolve_model
+from agentteams.store.paths import LEAD_NAME
+from agentteams.team.teamfile import parse
+from tests.support.cli import Cli
+from tests.support.launch_scenario import GATE, TEAM_FILE, scenario
+from tests.support.wait import wait_until
+from tests.test_team_e2e import lead_env
+
+PROMPT = "Extend calc.py with multiply() and divide(), with tests."
+MEANINGFUL = ("name", "agentType", "model", "prompt", "planModeRequired", "mode", "agentteamsBudgetTokens")
+
+
+def members(cli: Cli, team: str) -> list[dict[str, Any]]:
+    proc = cli("team", "show", team, "--json")
+    return list(json.loads(proc.stdout)["members"]) if proc.returncode == 0 else []
+
+
+def launch_and_export(cli: Cli, config_root: Path, work: Path, team_file: Path) -> tuple[str, list[dict[str, Any]]]:
+    """Launch `team_file` in `work`, export the team once all three roles run, let the scenario finish; the export
+    and the member entries as they were then."""
+    for name, body in demo_script.files().items():
+        (work / name).write_text(body, encoding="utf-8")
+    with MockServer(scenario()) as server:
+        env = lead_env(config_root, server)
+        lead = cli.popen("launch", str(team_file), PROMPT, "-p", "--dangerously-skip-permissions",
+                         "--teammate-mode", "in-process", env=env, cwd=work, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)  # fmt: skip
+        wait_until(lambda: len(members(cli, "calc")) == 4 or lead.poll() is not None, 60, "the three roles to join")
+        assert lead.poll() is None, lead.communicate()
+        entries = members(cli, "calc")
+        exported = cli("team", "export", "calc")
+        assert exported.returncode == 0, exported.stderr
+        (work / GATE).touch()  # the lead's first turn goes on
+        out, err = lead.communicate(timeout=120)
+        assert lead.returncode == 0, err
+        assert "DEMO COMPLETE" in out, (out, err)
+        lead_requests = [r["body"] for r in server.requests if r["route"] == "lead"]
+    first = json.dumps(lead_requests[0]["messages"][0])
+    assert "Keep the team on the task list" in first and PROMPT in first, "instructions, then the prompt"
+    called = {b["name"] for m in lead_requests[-1]["messages"] if isinstance(m["content"], list)
+              for b in m["content"] if b.get("type") == "tool_use"}  # fmt: skip
+    assert "SendMessage" in called and not called & {"TeamCreate", "TaskCreate", "Task"}, called
+    return exported.stdout, entries
+
+
+def test_a_team_file_runs_the_demo_scenario_and_its_export_relaunches_the_same(
+    cli: Cli, config_root: Path, tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    original = tmp_path / "team.toml"
+    original.write_text(TEAM_FILE, encoding="utf-8")
+    export1, entries1 = launch_and_export(cli, config_root, work, original)
+    calc = (work / "calc.py").read_text()
+    assert "def multiply" in calc and "def divide" in calc
+    assert "test_divide_by_zero" in (work / "test_calc.py").read_text()
+    assert "multiply(a, b)" in (work / "README.md").read_text(), "alice's task #4 ran"
+    assert not (config_root / "teams" / "calc").exists(), "the team was deleted at the end"
+    by_name = {m["name"]: m for m in entries1}
+    assert set(by_name) == {LEAD_NAME, "alice", "bob", "carol"}
+    assert by_name["alice"]["model"] == resolve_model("haiku")
+    assert by_name["carol"]["planModeRequired"] is True
+    assert by_name["bob"]["agentteamsBudgetTokens"] == 500000
+
+    # what the export says is what the file said (the model by its id, task ids as the task list has them)
+    spec, again = parse(TEAM_FILE), parse(export1)
+    assert again.name == "calc" and again.description == spec.description
+    assert again.instructions == spec.instructions
+    for was, now in zip(spec.roles, again.roles, strict=True):
+        assert (now.name, now.prompt, now.mode, now.max_budget_tokens) == (
+            was.name, was.prompt, was.mode, was.max_budget_tokens)  # fmt: skip
+        assert now.model == (resolve_model(was.model) if was.model else entries1[0]["model"])
+    ids = {t.id: str(i) for i, t in enumerate(spec.tasks, start=1)}
+    assert [(t.id, t.subject, t.owner, t.blocked_by) for t in again.tasks] == [
+        (ids[t.id], t.subject, t.owner, tuple(ids[d] for d in t.blocked_by)) for t in spec.tasks
+    ]
+
+    # the round trip: the export launched again runs the same scenario and exports the same file
+    for leftover in ("calc.py", "test_calc.py", "README.md", GATE):
+        (work / leftover).unlink(missing_ok=True)
+    exported = tmp_path / "exported.toml"
+    exported.write_text(export1, encoding="utf-8")
+    export2, entries2 = launch_and_export(cli, config_root, work, exported)
+    assert export2 == export1
+    assert [{k: m.get(k) for k in MEANINGFUL} for m in entries2] == [{k: m.get(k) for k in MEANINGFUL}
+                                                                     for m in entries1]  # fmt: skip
