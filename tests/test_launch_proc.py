@@ -98,3 +98,37 @@ def test_a_team_file_runs_the_demo_scenario_and_its_export_relaunches_the_same(
     assert export2 == export1
     assert [{k: m.get(k) for k in MEANINGFUL} for m in entries2] == [{k: m.get(k) for k in MEANINGFUL}
                                                                      for m in entries1]  # fmt: skip
+
+
+def test_a_malformed_file_is_refused_with_its_line_before_anything_starts(
+    cli: Cli, config_root: Path, tmp_path: Path
+) -> None:
+    bad = tmp_path / "team.toml"
+    bad.write_text(TEAM_FILE.replace('blocked_by = ["tests"]', 'blocked_by = ["tests", "deploy"]'), encoding="utf-8")
+    proc = cli("launch", str(bad), "go", "-p", "--teammate-mode", "in-process", cwd=tmp_path)
+    assert proc.returncode == 1
+    line = TEAM_FILE.splitlines().index('blocked_by = ["tests"]') + 1
+    assert proc.stderr == f"agentteams: error: {bad}:{line}: task 'run' is blocked by unknown task 'deploy'\n"
+    assert not (config_root / "teams").exists() or not any((config_root / "teams").iterdir()), "no team was made"
+    bad.write_text("[team\nname = 'x'\n", encoding="utf-8")
+    proc = cli("launch", str(bad), cwd=tmp_path)
+    assert proc.returncode == 1 and proc.stderr.startswith(f"agentteams: error: {bad}:1: invalid TOML: "), proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+    good = tmp_path / "good.toml"
+    good.write_text(TEAM_FILE, encoding="utf-8")
+    proc = cli("launch", str(good), "--check", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout == f"{good}: team calc: 3 role(s), 5 task(s)\n", proc.stderr
+    missing = cli("launch", str(tmp_path / "none.toml"), cwd=tmp_path)
+    assert missing.returncode == 1 and "No such file or directory" in missing.stderr, missing.stderr
+
+
+def test_an_unknown_agent_type_is_refused_before_the_team_is_made(cli: Cli, config_root: Path, tmp_path: Path) -> None:
+    typed = tmp_path / "team.toml"
+    typed.write_text('[team]\nname = "calc"\n[[role]]\nname = "rev"\nagent_type = "reviewer"\n', encoding="utf-8")
+    with MockServer(scenario()) as server:
+        proc = cli("launch", str(typed), "go", "-p", "--teammate-mode", "in-process", env=lead_env(config_root, server),
+                   cwd=tmp_path)  # fmt: skip
+        assert server.requests == [], "no model request: nothing started"
+    assert proc.returncode == 1
+    assert proc.stderr == "agentteams: error: role 'rev': unknown agent_type 'reviewer'\n"
+    assert not (config_root / "teams" / "calc").exists()

@@ -10,7 +10,8 @@ from agentteams import __version__, diagnostics
 from agentteams.errors import AgentTeamsError
 
 EPILOG = (
-    "Teams: agentteams status | watch | attach TEAM AGENT | logs TEAM AGENT | cleanup | doctor | demo | config. "
+    "Teams: agentteams launch team.toml | status | watch | attach TEAM AGENT | logs TEAM AGENT | cleanup | doctor | "
+    "demo | config. "
     "Stores: agentteams team|task|msg ... (see agentteams team --help). "
     "agentteams mock-api --script FILE serves a scripted Messages API for offline runs."
 )
