@@ -17,6 +17,8 @@ from agentteams.store.paths import LEAD_NAME
 from agentteams.team.teamfile import parse
 from tests.support.cli import Cli
 from tests.support.launch_scenario import GATE, TEAM_FILE, scenario
+from tests.support.procs import processes_with_env
+from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 from tests.test_team_e2e import lead_env
 
@@ -132,3 +134,33 @@ def test_an_unknown_agent_type_is_refused_before_the_team_is_made(cli: Cli, conf
     assert proc.returncode == 1
     assert proc.stderr == "agentteams: error: role 'rev': unknown agent_type 'reviewer'\n"
     assert not (config_root / "teams" / "calc").exists()
+
+
+def test_a_team_file_with_tmux_teammates_runs_to_the_end_and_leaves_nothing(
+    cli: Cli, config_root: Path, tmp_path: Path, tmux: Tmux
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    for name, body in demo_script.files().items():
+        (work / name).write_text(body, encoding="utf-8")
+    (work / GATE).touch()  # nothing to export here: the lead goes straight on
+    team_file = tmp_path / "team.toml"
+    team_file.write_text(TEAM_FILE, encoding="utf-8")
+    with MockServer(scenario()) as server:
+        pane = tmux.start(lead_env(config_root, server), work, options={"remain-on-exit": "on"})
+        launch = cli.line("launch", str(team_file), PROMPT, "-p", "--dangerously-skip-permissions",
+                          "--teammate-mode", "tmux")  # fmt: skip
+        tmux.respawn(pane, f"{launch} > {tmp_path}/out.txt 2> {tmp_path}/err.txt; echo $? > {tmp_path}/rc.txt")
+        rc = tmp_path / "rc.txt"
+        wait_until(lambda: len(tmux.panes()) == 4 or rc.exists(), 60, "three teammate panes beside the lead")
+        assert len(tmux.panes()) == 4, (tmp_path / "err.txt").read_text()
+        wait_until(lambda: rc.exists() and rc.read_text().strip() != "", 120, "the lead to exit")
+    err = (tmp_path / "err.txt").read_text()
+    assert rc.read_text().strip() == "0", err
+    assert "DEMO COMPLETE" in (tmp_path / "out.txt").read_text(), err
+    assert "test_divide_by_zero" in (work / "test_calc.py").read_text()
+    assert not (config_root / "teams" / "calc").exists()
+    assert len(tmux.panes()) == 1, "teammate panes are left behind"
+    exclude = frozenset({tmux.server_pid()})
+    wait_until(lambda: processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=exclude) == [], 10,
+               "no teammate process left")  # fmt: skip

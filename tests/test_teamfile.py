@@ -129,7 +129,8 @@ def test_a_role_becomes_the_task_tools_spawn_arguments(tmp_path: Path) -> None:
     }  # fmt: skip
     bare = spawn_args(Role(name="bob", agent_type="Plan", isolation="none"), "calc", tmp_path, "worktree")
     assert bare == {"name": "bob", "team_name": "calc", "description": "role bob", "prompt": TYPE_ONLY_PROMPT,
-                    "subagent_type": "Plan"}  # fmt: skip
+                    "subagent_type": "Plan", "isolation": "none"}  # fmt: skip
+    assert "isolation" not in spawn_args(Role(name="c", prompt="p"), "calc", tmp_path)
 
 
 def member(name: str, **fields: object) -> Member:

@@ -32,7 +32,7 @@ def spawn_args(role: Role, team: str, cwd: Path, default_isolation: str | None =
         "subagent_type": role.agent_type, "model": role.model, "mode": role.mode,
         "allowed_tools": list(role.allowed_tools) or None, "disallowed_tools": list(role.disallowed_tools) or None,
         "cwd": str((cwd / role.cwd).resolve()) if role.cwd else None,
-        "isolation": isolation if isolation != "none" else None,
+        "isolation": isolation,  # "none" said too: a settings-wide "worktree" must not win over the file
         "max_budget_tokens": role.max_budget_tokens, "max_budget_usd": role.max_budget_usd,
     }  # fmt: skip
     return {**args, **{k: v for k, v in optional.items() if v is not None}}
