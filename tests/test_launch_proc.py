@@ -164,3 +164,27 @@ def test_a_team_file_with_tmux_teammates_runs_to_the_end_and_leaves_nothing(
     exclude = frozenset({tmux.server_pid()})
     wait_until(lambda: processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=exclude) == [], 10,
                "no teammate process left")  # fmt: skip
+
+
+def test_an_interactive_launch_gives_the_model_the_instructions_first_and_ctrl_d_takes_the_team_down(
+    cli: Cli, config_root: Path, tmp_path: Path, tmux: Tmux
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    for name, body in demo_script.files().items():
+        (work / name).write_text(body, encoding="utf-8")
+    (work / GATE).touch()
+    team_file = tmp_path / "team.toml"
+    team_file.write_text(TEAM_FILE, encoding="utf-8")
+    with MockServer(scenario()) as server:
+        pane = tmux.start(lead_env(config_root, server), work)
+        launch = cli.line("launch", str(team_file), "--dangerously-skip-permissions", "--teammate-mode", "in-process")
+        tmux.respawn(pane, launch)
+        wait_until(lambda: "DEMO COMPLETE" in tmux.capture(pane, scrollback=True), 120, "the scenario to finish")
+        first = json.dumps(next(r["body"] for r in server.requests if r["route"] == "lead")["messages"][0])
+        assert 'You lead team \\"calc\\"' in first and "Keep the team on the task list" in first, first
+        tmux.send(pane, "C-d")
+        exclude = frozenset({tmux.server_pid()})
+        wait_until(lambda: processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=exclude) == [], 30,
+                   "the lead to leave")  # fmt: skip
+    assert not (config_root / "teams" / "calc").exists()

@@ -103,7 +103,7 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
 
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
                        on_event=on_event, on_turn_end=turns.append, seed=seed)  # fmt: skip
-    prompt = seed.first_prompt(prompt) or "" if seed is not None else prompt  # a team file's (cli/launch_cmd.py)
+    prompt = seed.first_prompt(prompt) if seed is not None else prompt  # a team file's (cli/launch_cmd.py)
     runtime = parts.runtime
     session = runtime.session
     if streaming:

@@ -13,6 +13,7 @@ from agentteams.tools.tasks_tools import TaskCreateTool, TaskUpdateTool
 from agentteams.tools.team_tools import TeamCreateTool
 
 if TYPE_CHECKING:
+    from agentteams.store.records import TeamConfig
     from agentteams.team.lead import LeadRuntime
     from agentteams.team.teamfile import Role, TeamFile
 
@@ -54,7 +55,7 @@ class TeamSeed:
                 raise AgentTeamsError(f"role {role.name!r}: unknown agent_type {role.agent_type!r}")
         made = _done(TeamCreateTool().run({"team_name": spec.name, "description": spec.description}, ctx), "team")
         self.team = str((made.data or {}).get("team_name") or spec.name)
-        runtime.teams.update(self.team, lambda c: c.extra.__setitem__(LAUNCH_KEY, {"instructions": spec.instructions}))
+        runtime.teams.update(self.team, self._record)
         for task in spec.tasks:
             args = {"subject": task.subject, "description": task.description}
             created = _done(TaskCreateTool().run(args, ctx), f"task {task.id!r}")
@@ -68,6 +69,10 @@ class TeamSeed:
             if len(update) > 1:
                 _done(TaskUpdateTool().run(update, ctx), f"task {task.id!r}")
 
+    def _record(self, config: TeamConfig) -> None:
+        """What `team export` needs that no member entry holds."""
+        config.extra[LAUNCH_KEY] = {"instructions": self.spec.instructions}
+
     def spawn(self, runtime: LeadRuntime) -> None:
         cwd = runtime.session.options.cwd
         for role in self.spec.roles:
@@ -76,19 +81,16 @@ class TeamSeed:
             except ToolInputError as e:
                 raise AgentTeamsError(f"could not start role {role.name!r}: {e}") from None
 
-    def first_prompt(self, prompt: str | None) -> str | None:
-        """The lead's instructions and the launch prompt, after a word on what is already made; None for neither."""
-        spec = self.spec
-        if not spec.instructions.strip() and not (prompt or "").strip():
-            return None
-        names = ", ".join(r.name for r in spec.roles) or "none"
-        ids = ", ".join(f"#{i}" for i in self.task_ids.values()) or "none"
+    def first_prompt(self, prompt: str | None) -> str:
+        """What its model is given first: a word on what is already made, the lead's instructions, the prompt."""
+        names = ", ".join(r.name for r in self.spec.roles) or "none yet"
+        ids = ", ".join(f"#{i}" for i in self.task_ids.values()) or "none yet"
         made = (
             f'You lead team "{self.team}", made from a team file before this conversation: its teammates are '
             f"already running ({names}) and its task list holds tasks {ids}, with their owners and dependencies "
             "(TaskList shows them). Do not create the team or spawn these teammates again."
         )
-        return "\n\n".join(p.strip() for p in (made, spec.instructions, prompt or "") if p.strip())
+        return "\n\n".join(p.strip() for p in (made, self.spec.instructions, prompt or "") if p.strip())
 
 
 def _done(result: ToolResult, what: str) -> ToolResult:

@@ -115,7 +115,11 @@ def _toml_type(value: Any) -> str:
 
 def load(path: Path) -> TeamFile:
     """Read and check a team file; TeamFileError (or OSError) says what is wrong before anything starts."""
-    return parse(path.read_text(encoding="utf-8"), str(path))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise TeamFileError(f"{path}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    return parse(text, str(path))
 
 
 def parse(text: str, source: str = "team.toml") -> TeamFile:
