@@ -93,9 +93,12 @@ def test_a_good_file_is_read_whole() -> None:
         ('[lead]\ninstructions = "x"\n', "team.toml:1: missing [team] table"),
         ('[team]\nname = "x"\n[teem]\n', "team.toml:3: unknown key 'teem' in the file"),
         ('[team]\nname = "x"\nisolation = "container"\n', "team.toml:3: [team] isolation must be one of"),
+        ('[team]\nname = "x"\n[[role]]\nname = "a"\nprompt = "p"\nmodel = "gpt-9"\n',
+         "team.toml:6: role 'a': unknown model 'gpt-9'"),
     ],
     ids=["syntax", "unknown-key", "wrong-type", "not-an-array", "unknown-dependency", "cycle", "duplicate-role",
-         "unknown-owner", "bad-mode", "no-prompt", "lead-name", "no-team", "unknown-table", "bad-isolation"],
+         "unknown-owner", "bad-mode", "no-prompt", "lead-name", "no-team", "unknown-table", "bad-isolation",
+         "unknown-model"],
 )  # fmt: skip
 def test_a_malformed_file_names_the_line_and_the_reason(text: str, expected: str) -> None:
     assert refusal(text).startswith(expected), refusal(text)

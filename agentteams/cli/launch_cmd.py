@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from agentteams.team.teamfile import TeamFile
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
-MODES = ("auto", "tmux", "in-process")
 
 
 @app.command()
@@ -43,6 +42,7 @@ def launch(
     The file is checked first (errors name the line); then the lead creates the team and the tasks, spawns every
     role as the Task tool would, and gives its model the file's [lead] instructions followed by PROMPT.
     """
+    from agentteams.cli.agent_cmd import MODES
     from agentteams.team.teamfile import load
 
     spec = load(file)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentteams.errors import AgentTeamsError
+from agentteams.model.aliases import UnknownModelError, resolve_model
 from agentteams.store.paths import LEAD_NAME
 from agentteams.team.spawning import NAME_PATTERN
 from agentteams.team.tomllines import Path as KeyPath
@@ -95,6 +96,12 @@ class _Checker:
                 raise self.fail((*path, k), f"{what}: {k!r} must be an array of strings")
         return data
 
+    def model(self, name: str | None, path: KeyPath, what: str) -> None:
+        try:
+            resolve_model(name) if name is not None else None
+        except UnknownModelError as e:
+            raise self.fail(path, f"{what}: {e}") from None
+
     def choice(self, value: str | None, allowed: tuple[str, ...], path: KeyPath, what: str) -> Any:
         if value is not None and value not in allowed:
             raise self.fail(path, f"{what} must be one of {', '.join(allowed)}, not {value!r}")
@@ -138,6 +145,7 @@ def parse(text: str, source: str = "team.toml") -> TeamFile:
     if not str(team.get("name", "")).strip():
         raise check.fail(("team",), "[team] needs a name")
     lead = check.table(data.get("lead", {}), ("lead",), LEAD_KEYS, "[lead]")
+    check.model(lead.get("model"), ("lead", "model"), "[lead]")
     roles = tuple(_role(check, r, i) for i, r in enumerate(_tables(check, data, "role")))
     tasks = tuple(_task(check, t, i) for i, t in enumerate(_tables(check, data, "task")))
     _check_roles(check, roles)
@@ -170,6 +178,7 @@ def _role(check: _Checker, raw: dict[str, Any], i: int) -> Role:
     for key in ("max_budget_tokens", "max_budget_usd"):
         if key in raw and raw[key] <= 0:
             raise check.fail((*at, key), f"{what}: {key} must be above 0")
+    check.model(raw.get("model"), (*at, "model"), what)
     return Role(
         name=name, prompt=raw.get("prompt", ""), agent_type=raw.get("agent_type"), model=raw.get("model"),
         mode=check.choice(raw.get("mode"), PERMISSION_MODES, (*at, "mode"), f"{what}: mode"),
