@@ -188,3 +188,20 @@ def test_an_interactive_launch_gives_the_model_the_instructions_first_and_ctrl_d
         wait_until(lambda: processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=exclude) == [], 30,
                    "the lead to leave")  # fmt: skip
     assert not (config_root / "teams" / "calc").exists()
+
+
+def test_a_role_that_cannot_start_takes_the_half_made_team_down(cli: Cli, config_root: Path, tmp_path: Path) -> None:
+    team_file = tmp_path / "team.toml"
+    team_file.write_text(TEAM_FILE, encoding="utf-8")
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    with MockServer(scenario()) as server:
+        env = {**lead_env(config_root, server), "PATH": str(empty)}  # no tmux: the first tmux pane cannot start
+        proc = cli("launch", str(team_file), PROMPT, "-p", "--teammate-mode", "tmux", env=env, cwd=tmp_path)
+        assert [r for r in server.requests if r["route"] == "lead"] == [], "the lead's model was never asked"
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("agentteams: error: could not start role 'alice': "), proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+    assert not any((config_root / "teams").iterdir()), "the team is taken down"
+    assert not any((config_root / "tasks").iterdir()), "its task list too"
+    wait_until(lambda: processes_with_env("CLAUDE_CONFIG_DIR", str(config_root)) == [], 10, "no process left")
