@@ -119,6 +119,26 @@ def test_the_line_map_skips_strings_and_arrays_and_counts_array_tables() -> None
     assert line_of(lines, ("nowhere",)) == 1
 
 
+def test_the_line_map_reads_quoted_and_dotted_keys_inline_tables_and_strings_that_look_like_toml() -> None:
+    text = (
+        'a = "x # not a comment [still] = y"\n"quoted key" = 1\nb.c = 2\nt = { x = 1, y = [1, 2] }\n'
+        '[ s . "u v" ]   # a header with spaces\nd = \'\'\'has """ inside\ne = 3\'\'\'\nf = "esc \\" q = 4"\n'
+        "[[arr]]\ng = 5\n[[arr]]\ng = 6\n"
+    )
+    assert key_lines(text) == {
+        ("a",): 1, ("quoted key",): 2, ("b", "c"): 3, ("t",): 4, ("s", "u v"): 5, ("s", "u v", "d"): 6,
+        ("s", "u v", "f"): 8, ("arr", 0): 9, ("arr", 0, "g"): 10, ("arr", 1): 11, ("arr", 1, "g"): 12,
+    }  # fmt: skip
+
+
+def test_export_of_a_team_its_model_made_has_no_instructions() -> None:
+    lead = member("team-lead", cwd="/w")
+    config = TeamConfig(name="adhoc", created_at=1, lead_agent_id=lead.agent_id, members=[lead])
+    text = export_team(config, [])
+    assert "[lead]" not in text and "[[role]]" not in text and "[[task]]" not in text
+    assert parse(text).name == "adhoc"
+
+
 def test_a_role_becomes_the_task_tools_spawn_arguments(tmp_path: Path) -> None:
     role = Role(name="alice", prompt="Go.", agent_type="reviewer", model="opus", mode="acceptEdits",
                 allowed_tools=("Edit",), disallowed_tools=("Bash(rm:*)",), cwd="../other", max_budget_tokens=9,

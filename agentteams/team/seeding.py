@@ -49,6 +49,7 @@ class TeamSeed:
         self.task_ids: dict[str, str] = {}  # the file's task id -> the task list's
 
     def create(self, runtime: LeadRuntime) -> None:
+        """The team, then its tasks, then their dependencies and owners (an owner set notifies it, as TaskUpdate's)."""
         spec, ctx = self.spec, runtime.session.ctx
         for role in spec.roles:  # custom types live in the project: known only now, still before anything is made
             if role.agent_type and role.agent_type not in runtime.session.agents.names():
@@ -74,6 +75,7 @@ class TeamSeed:
         config.extra[LAUNCH_KEY] = {"instructions": self.spec.instructions}
 
     def spawn(self, runtime: LeadRuntime) -> None:
+        """Every role, in the file's order, through the Task tool's spawn path (`LeadRuntime.spawn_teammate`)."""
         cwd = runtime.session.options.cwd
         for role in self.spec.roles:
             try:

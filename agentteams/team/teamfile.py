@@ -65,6 +65,8 @@ class SeedTask:
 
 @dataclass(frozen=True)
 class TeamFile:
+    """What a checked team file declares: the team, the lead's instructions and model, its roles and seed tasks."""
+
     name: str
     description: str | None = None
     isolation: Isolation | None = None  # every role's unless it says otherwise
