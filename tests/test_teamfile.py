@@ -104,6 +104,14 @@ def test_a_malformed_file_names_the_line_and_the_reason(text: str, expected: str
     assert refusal(text).startswith(expected), refusal(text)
 
 
+def test_the_readmes_example_is_a_good_team_file() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### A team file", 1)[1]
+    example = section.split("```toml\n", 1)[1].split("```", 1)[0]
+    spec = parse(example, "README.md")
+    assert [r.name for r in spec.roles] == ["alice", "carol"] and [t.id for t in spec.tasks] == ["multiply", "tests"]
+
+
 def test_a_task_blocked_by_itself_is_a_cycle() -> None:
     message = refusal('[team]\nname = "x"\n[[task]]\nid = "a"\nsubject = "s"\nblocked_by = ["a"]\n')
     assert message == "team.toml:6: tasks block each other in a cycle: 'a' -> 'a'"
