@@ -10,8 +10,8 @@ _agentteams_teams() {
 
 _agentteams_subcommands() {
     case "$1" in
-        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff" ;;
-        "team") echo "create show list delete" ;;
+        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff launch" ;;
+        "team") echo "create show list delete export" ;;
         "task") echo "create list get update claim delete" ;;
         "msg") echo "send broadcast read" ;;
     esac
@@ -25,6 +25,7 @@ _agentteams_options() {
         "team show") echo "--json --help" ;;
         "team list") echo "--json --help" ;;
         "team delete") echo "--force --help" ;;
+        "team export") echo "--help" ;;
         "task") echo "--help" ;;
         "task create") echo "--description -d --blocked-by --json --help" ;;
         "task list") echo "--json --help" ;;
@@ -48,6 +49,7 @@ _agentteams_options() {
         "resume") echo "--help" ;;
         "merge") echo "--into --squash --help" ;;
         "diff") echo "--into --stat --help" ;;
+        "launch") echo "-p --print --output-format --model --permission-mode --dangerously-skip-permissions --teammate-mode --teammate-command --check --help" ;;
     esac
 }
 
@@ -65,6 +67,7 @@ _agentteams_value_options() {
         "config") echo "--settings" ;;
         "merge") echo "--into" ;;
         "diff") echo "--into" ;;
+        "launch") echo "--output-format --model --permission-mode --teammate-mode --teammate-command" ;;
     esac
 }
 
@@ -72,6 +75,7 @@ _agentteams_team_args() {
     case "$1" in
         "team show") echo "1" ;;
         "team delete") echo "1" ;;
+        "team export") echo "1" ;;
         "task create") echo "1" ;;
         "task list") echo "1" ;;
         "task get") echo "1" ;;

@@ -12,7 +12,7 @@ end
 function __agentteams_subcommands
     switch $argv[1]
         case team
-            printf '%s\n' create show list delete
+            printf '%s\n' create show list delete export
         case task
             printf '%s\n' create list get update claim delete
         case msg
@@ -24,7 +24,7 @@ end
 function __agentteams_path
     set -l words (commandline -opc)
     set -e words[1]
-    if test (count $words) -eq 0; or not contains -- $words[1] team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff
+    if test (count $words) -eq 0; or not contains -- $words[1] team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff launch
         return
     end
     set -l path $words[1]
@@ -60,6 +60,7 @@ complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a config -d '
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a resume -d 'Bring back a team whose lead died, from any directory: its lead\'s conversatio...'
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a merge -d 'Merge a teammate\'s branch (isolation: worktree) into the lead\'s current branc...'
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a diff -d 'Show a teammate\'s branch\'s changes since it left the lead\'s branch, and files...'
+complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a launch -d 'Start a lead with a declared team: roles, seed tasks with dependencies and th...'
 complete -c agentteams -n '__agentteams_at' -s p -l print -d 'Run the prompt, print the result, exit.'
 complete -c agentteams -n '__agentteams_at' -l output-format -r -d 'text | json | stream-json'
 complete -c agentteams -n '__agentteams_at' -l max-turns -r -d 'Most model calls.'
@@ -108,6 +109,7 @@ complete -c agentteams -n '__agentteams_at team' -a create -d 'Create a team (a 
 complete -c agentteams -n '__agentteams_at team' -a show -d 'Show a team\'s config and members.'
 complete -c agentteams -n '__agentteams_at team' -a list -d 'List every team; an unreadable config is reported, not hidden.'
 complete -c agentteams -n '__agentteams_at team' -a delete -d 'Delete a team, its task list and clean teammate worktrees (a dirty one is kep...'
+complete -c agentteams -n '__agentteams_at team' -a export -d 'Write a running team out as a team file (roles, tasks, the lead\'s instruction...'
 complete -c agentteams -n '__agentteams_at team' -l help -d 'Show help and exit.'
 complete -c agentteams -n '__agentteams_at team create' -l description -s d -r
 complete -c agentteams -n '__agentteams_at team create' -l json -d 'Print JSON.'
@@ -120,6 +122,8 @@ complete -c agentteams -n '__agentteams_at team list' -l help -d 'Show help and 
 complete -c agentteams -n '__agentteams_at team delete' -l force -d 'Delete even with members left.'
 complete -c agentteams -n '__agentteams_at team delete' -l help -d 'Show help and exit.'
 complete -c agentteams -n '__agentteams_at team delete' -a '(__agentteams_teams)'
+complete -c agentteams -n '__agentteams_at team export' -l help -d 'Show help and exit.'
+complete -c agentteams -n '__agentteams_at team export' -a '(__agentteams_teams)'
 complete -c agentteams -n '__agentteams_at task' -a create -d 'Create a task; prints its id.'
 complete -c agentteams -n '__agentteams_at task' -a list -d 'List tasks in id order.'
 complete -c agentteams -n '__agentteams_at task' -a get -d 'Show one task.'
@@ -210,3 +214,12 @@ complete -c agentteams -n '__agentteams_at diff' -l into -r -d 'Compare with thi
 complete -c agentteams -n '__agentteams_at diff' -l stat -d 'Only the files changed and how much.'
 complete -c agentteams -n '__agentteams_at diff' -l help -d 'Show help and exit.'
 complete -c agentteams -n '__agentteams_at diff' -a '(__agentteams_teams)'
+complete -c agentteams -n '__agentteams_at launch' -s p -l print -d 'Run to the end, print the result, exit.'
+complete -c agentteams -n '__agentteams_at launch' -l output-format -r -d 'With -p: text | json | stream-json'
+complete -c agentteams -n '__agentteams_at launch' -l model -r -d 'The lead\'s model (over the file\'s [lead] model).'
+complete -c agentteams -n '__agentteams_at launch' -l permission-mode -r -d 'The lead\'s mode.'
+complete -c agentteams -n '__agentteams_at launch' -l dangerously-skip-permissions
+complete -c agentteams -n '__agentteams_at launch' -l teammate-mode -r -d 'Where teammates run: auto, tmux, in-process.'
+complete -c agentteams -n '__agentteams_at launch' -l teammate-command -r -d 'Program started for each teammate (e.g. claude).'
+complete -c agentteams -n '__agentteams_at launch' -l check -d 'Only check the file: say what it declares, start nothing.'
+complete -c agentteams -n '__agentteams_at launch' -l help -d 'Show help and exit.'

@@ -79,7 +79,7 @@ t agentteams --team-name ''
 def test_bash_registers_and_completes(config_root: Path, teams: list[str]) -> None:
     out = run(["bash", "-c", BASH_PROBE.format(file=COMPLETIONS / "agentteams.bash")], config_root).splitlines()
     assert out[0] == "complete -o default -F _agentteams agentteams"
-    assert out[1:] == ["team", "create show list delete", "alpha beta", "--dry-run", "alpha beta"]
+    assert out[1:] == ["team", "create show list delete export", "alpha beta", "--dry-run", "alpha beta"]
 
 
 ZSH_PROBE = """

@@ -28,6 +28,8 @@ OWNERS = {
     "cryptography": ("store/signing.py",),
     "rich console": ("ui/",),
     "pid_alive": ("pids.py",),
+    "tomllib": ("team/teamfile.py",),  # reading team files (with the key-to-line map of team/tomllines.py)
+    "tomli_w": ("team/export.py",),  # writing them
 }
 # files another engineer is rewriting: each must still break its rule (else delete the entry here)
 LAUNCHER = ("cli/launch.py", "pids.py")  # started in every teammate pane: stdlib imports only
@@ -58,6 +60,7 @@ def _under(module: str, top: str) -> bool:
 def _import_rules(module: str, names: list[str], runtime: bool) -> list[str]:
     found = [top for top in ("libtmux", "anthropic", "cryptography") if _under(module, top)]
     found += ["cloud sdk" for top in ("boto3", "botocore", "google.auth") if _under(module, top)]
+    found += [top for top in ("tomllib", "tomli_w") if _under(module, top)]
     console = module == "rich.console" and (not names or "Console" in names)
     if runtime and (console or (module == "rich" and "console" in names)):  # one for annotations makes none
         found.append("rich console")
@@ -127,6 +130,9 @@ def test_the_check_catches_planted_violations(tmp_path: Path) -> None:
     cloud = '"""Planted."""\nimport botocore.auth\nfrom google.auth import default\n'
     owner = "cloud sdk (owner: model/provider_sdk.py)"
     assert violations(cloud, "model/x.py") == [f"model/x.py:2: {owner}", f"model/x.py:3: {owner}"]
+    toml = '"""Planted."""\nimport tomllib\nimport tomli_w\n'
+    assert violations(toml, "team/x.py") == [
+        "team/x.py:2: tomllib (owner: team/teamfile.py)", "team/x.py:3: tomli_w (owner: team/export.py)"]  # fmt: skip
     typing_only = '"""Planted."""\nif TYPE_CHECKING:\n    from rich.console import Console\n'
     assert violations(typing_only, "cli/x.py") == []
 

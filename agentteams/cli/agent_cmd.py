@@ -13,7 +13,8 @@ if TYPE_CHECKING:
     from agentteams.settings.types import Settings
 
 EPILOG = (
-    "Teams: agentteams status | watch | attach TEAM AGENT | logs TEAM AGENT | cleanup | doctor | demo | config. "
+    "Teams: agentteams launch team.toml | status | watch | attach TEAM AGENT | logs TEAM AGENT | cleanup | doctor | "
+    "demo | config. "
     "Stores: agentteams team|task|msg ... (see agentteams team --help). "
     "agentteams mock-api --script FILE serves a scripted Messages API for offline runs."
 )

@@ -84,7 +84,7 @@ def emit(obj: dict[str, Any]) -> None:
 
 
 def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "auto",
-        teammate_command: str | None = None) -> int:  # fmt: skip
+        teammate_command: str | None = None, seed: Any = None) -> int:  # fmt: skip
     """Run `prompt` to the end (a team it starts is shut down first) and print the outcome; the exit code."""
     from agentteams.agent.loop import AgentEvent
     from agentteams.cli.lead_setup import build_lead
@@ -102,7 +102,8 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
                 emit(line)
 
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
-                       on_event=on_event, on_turn_end=turns.append)  # fmt: skip
+                       on_event=on_event, on_turn_end=turns.append, seed=seed)  # fmt: skip
+    prompt = seed.first_prompt(prompt) if seed is not None else prompt  # a team file's (cli/launch_cmd.py)
     runtime = parts.runtime
     session = runtime.session
     if streaming:

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 
-def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_command: str | None) -> int:
+def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_command: str | None, seed: Any = None) -> int:
     """Talk to the lead until the person leaves; the exit code."""
     from agentteams import __version__, diagnostics
     from agentteams.agent.loop import Answer, PermissionAsk
@@ -54,8 +54,9 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
 
     parts = build_lead(
         options, teammate_mode=teammate_mode, teammate_command=teammate_command, on_event=renderer.agent_event,
-        on_team_event=on_team_event, ask=ask, judge=judge, on_turn_end=renderer.turn_end,
+        on_team_event=on_team_event, ask=ask, judge=judge, on_turn_end=renderer.turn_end, seed=seed,
     )  # fmt: skip
+    prompt = seed.first_prompt(prompt) if seed is not None else prompt  # a team file's (cli/launch_cmd.py)
     diagnostics.set_sink(renderer.warning)  # warnings print above the input line, never through the raw stream
     banner = f"agentteams {__version__} · {model} · {options.cwd} · /help for commands, Ctrl-D to leave"
     history = Layout.from_env().root / "agentteams" / "history"

@@ -9,7 +9,7 @@ import shlex
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk
 from agentteams.backends.tmux import inside_tmux
@@ -18,6 +18,9 @@ from agentteams.model.types import ModelClient
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.lead import LeadRuntime
 from agentteams.team.relay import PermissionJudge
+
+if TYPE_CHECKING:
+    from agentteams.team.seeding import TeamSeed
 
 
 @dataclass
@@ -55,9 +58,10 @@ def build_lead(
     on_event: Callable[[AgentEvent], None] | None = None, on_team_event: Callable[[TeamEvent], None] | None = None,
     on_teammate_event: Callable[[str, AgentEvent], None] | None = None,
     ask: Callable[[PermissionAsk], Answer] | None = None, judge: PermissionJudge | None = None,
-    on_turn_end: Callable[[Any], None] | None = None,
+    on_turn_end: Callable[[Any], None] | None = None, seed: TeamSeed | None = None,
 ) -> LeadParts:  # fmt: skip
-    """Everything a lead needs, started; the model client is built (and the key checked) first."""
+    """Everything a lead needs, started; the model client is built (and the key checked) first. A `seed` (a team
+    file's) makes the team and its tasks before the runtime starts and spawns its roles right after."""
     from agentteams.agent.session import Session
     from agentteams.model.anthropic_client import AnthropicClient
     from agentteams.model.config import ModelConfig
@@ -101,5 +105,14 @@ def build_lead(
         from agentteams.team.adopt import resume_team
 
         resume_team(runtime)
-    runtime.start()
-    return LeadParts(runtime, spawner.backend, stoppers)
+    parts = LeadParts(runtime, spawner.backend, stoppers)
+    try:
+        if seed is not None:
+            seed.create(runtime)
+        runtime.start()
+        if seed is not None:
+            seed.spawn(runtime)
+    except BaseException:
+        parts.close(team_down=True)  # a role that cannot start leaves no half team behind
+        raise
+    return parts

@@ -89,3 +89,14 @@ def delete(
     for warning in kept + store.teams.delete(name, force=force):
         typer.echo(f"agentteams: warning: {warning}", err=True)
     typer.echo(f"deleted {name}")
+
+
+@app.command()
+def export(name: str) -> None:
+    """Write a running team out as a team file (roles, tasks, the lead's instructions): agentteams launch re-runs it."""
+    from agentteams.store.files import open_store
+    from agentteams.team.export import export_team
+
+    store = open_store()
+    config = store.teams.read(name)
+    typer.echo(export_team(config, store.tasks.list_tasks(config.name)), nl=False)
