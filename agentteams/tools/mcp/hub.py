@@ -1,0 +1,156 @@
+"""A session's MCP servers: all started at once on an event-loop thread, off the first prompt's path; their tools
+as they become ready (sorted, so the request prefix stays put); calls with deadlines; /mcp's lines; closing."""
+
+from __future__ import annotations
+
+import atexit
+import concurrent.futures
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentteams import diagnostics
+from agentteams.tools.mcp.config import Found, Pending, ServerConfig
+from agentteams.tools.mcp.connection import CallOutcome, Connection, RemoteTool
+from agentteams.tools.mcp.loopthread import LoopThread
+
+DEFAULT_STARTUP = 30.0  # seconds a server has to start and list its tools (MCP_TIMEOUT, ms, as Claude Code's)
+DEFAULT_CALL = 600.0  # seconds one tool call may take (MCP_TOOL_TIMEOUT, ms)
+POLL = 0.05  # seconds between looks at the interrupt flag while a call runs
+CLOSE_WAIT = 5.0
+
+
+def _seconds(var: str, default: float) -> float:
+    try:
+        return max(0.1, float(os.environ[var]) / 1000)
+    except (KeyError, ValueError):
+        return default
+
+
+@dataclass(frozen=True)
+class ServerLine:
+    """One row of /mcp."""
+
+    name: str
+    status: str  # pending | connected | failed | needs approval | rejected
+    transport: str
+    origin: str
+    tools: int = 0
+    detail: str = ""
+
+
+@dataclass
+class McpHub:
+    """Owns the connections; `tools_ready()` is read before each model request."""
+
+    servers: Sequence[ServerConfig]
+    pending: Sequence[Pending] = ()
+    warn: Callable[[str], None] = field(default=lambda line: diagnostics.warning("%s", line))
+    conns: dict[str, Connection] = field(default_factory=dict)
+    _loop: LoopThread | None = None
+    _tasks: list[concurrent.futures.Future[None]] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _version: int = 0  # bumped when a server's tools change: the agent rebuilds its list only then
+
+    @classmethod
+    def from_found(cls, found: Found) -> McpHub:
+        return cls(found.servers, found.pending)
+
+    def start(self) -> McpHub:
+        """Start every server concurrently and return at once: nothing here waits for a server."""
+        if not self.servers:
+            return self
+        self._loop = LoopThread(name="mcp")
+        startup = _seconds("MCP_TIMEOUT", DEFAULT_STARTUP)
+        for config in self.servers:
+            conn = self.conns[config.name] = Connection(config)
+            self._tasks.append(self._loop.submit(conn.serve(startup, self._ready, self._lost)))
+        atexit.register(self.close)
+        return self
+
+    def _ready(self, conn: Connection) -> None:
+        with self._lock:
+            self._version += 1
+
+    def _lost(self, conn: Connection, was: str) -> None:
+        """One clear line; the server's tools stay listed (the prompt's prefix holds) and answer with errors."""
+        name = conn.config.name
+        if was == "connected":
+            self.warn(f"MCP server {name!r} stopped: {conn.error}; its tools will report errors")
+        else:
+            self.warn(f"MCP server {name!r} failed to start: {conn.error}")
+        with self._lock:
+            self._version += 1
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def remote_tools(self) -> list[tuple[str, RemoteTool]]:
+        """(server, tool) of every server that listed its tools, in a stable order: by server, then tool."""
+        found = [(name, t) for name, c in self.conns.items() if c.tools for t in c.tools]
+        return sorted(found, key=lambda st: (st[0], st[1].name))
+
+    def call(
+        self, server: str, tool: str, args: dict[str, Any], interrupt: threading.Event | None = None
+    ) -> CallOutcome:
+        """Call a tool and wait for its answer (a deadline, and an interrupt ends the wait)."""
+        conn = self.conns.get(server)
+        if conn is None or self._loop is None:
+            return CallOutcome(f"MCP server {server!r} is not configured", is_error=True)
+        timeout = _seconds("MCP_TOOL_TIMEOUT", DEFAULT_CALL)
+        future = self._loop.submit(conn.call(tool, args, timeout, self._lost))
+        waited = 0.0
+        while True:
+            try:
+                return future.result(timeout=POLL)
+            except concurrent.futures.TimeoutError:
+                waited += POLL
+            if (interrupt is not None and interrupt.is_set()) or waited > timeout + 5:
+                future.cancel()
+                why = "interrupted by the user" if interrupt is not None and interrupt.is_set() else "timed out"
+                return CallOutcome(f"MCP tool {tool} on {server!r}: {why}", is_error=True)
+
+    def wait_settled(self, timeout: float) -> bool:
+        """Until every server is connected or failed (tests and `/mcp` may wait; the agent never does)."""
+        pause = threading.Event()
+        for _ in range(int(timeout / POLL) + 1):
+            if all(c.status != "pending" for c in self.conns.values()):
+                return True
+            pause.wait(POLL)
+        return False
+
+    def lines(self) -> list[ServerLine]:
+        rows = [ServerLine(n, c.status, c.config.transport, c.config.origin, len(c.tools), c.error)
+                for n, c in self.conns.items()]  # fmt: skip
+        rows += [ServerLine(p.name, p.why.split(":")[0], "stdio/http", "project", detail=p.why) for p in self.pending]
+        return sorted(rows, key=lambda r: r.name)
+
+    def close(self) -> None:
+        """Close every connection (stdio servers end with it), then the loop; safe to call twice."""
+        loop, self._loop = self._loop, None
+        if loop is None:
+            return
+        atexit.unregister(self.close)
+        for conn in self.conns.values():
+            if conn.closing is not None:
+                loop.call(conn.closing.set)
+        _, left = concurrent.futures.wait(self._tasks, timeout=CLOSE_WAIT / 2)
+        for task in left:  # still starting (or stuck): cancelled, which ends its process too
+            task.cancel()
+        concurrent.futures.wait(left, timeout=CLOSE_WAIT / 2)
+        loop.stop()
+
+
+def describe(lines: list[ServerLine]) -> str:
+    """/mcp's text: one line a server."""
+    if not lines:
+        return "No MCP servers configured. Use --mcp-config, .mcp.json or mcpServers in settings."
+    out = ["MCP servers:"]
+    for r in lines:
+        tools = f", {r.tools} tool{'s' if r.tools != 1 else ''}" if r.status == "connected" else ""
+        detail = f": {r.detail}" if r.detail and r.status != "connected" else ""
+        out.append(f"  {r.name} ({r.transport}, {r.origin}) {r.status}{tools}{detail}")
+    return "\n".join(out)
