@@ -36,7 +36,7 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-def mcp_flags(values: list[str] | None, strict: bool, cwd: Path) -> McpFlags:
+def mcp_flags(values: list[str] | None, strict: bool, cwd: Path) -> "McpFlags":
     """The MCP options, each --mcp-config value read now: a bad one is one line and an exit, before anything runs."""
     from agentteams.tools.mcp.config import McpFlags, parse_server, read_flag
 

@@ -106,7 +106,7 @@ class Connection:
     async def call(self, tool: str, args: dict[str, Any], timeout: float, on_lost: Any) -> CallOutcome:
         session = self.session
         if session is None or self.status != "connected":
-            return CallOutcome(f"MCP server {self.config.name!r} is {self.status}: {self.error or 'not connected'}",
+            return CallOutcome(f"MCP server {self.config.name!r} is not available ({self.error or self.status})",
                                is_error=True)  # fmt: skip
         try:
             result = await session.call_tool(tool, args, read_timeout_seconds=timeout)

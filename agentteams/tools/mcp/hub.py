@@ -50,7 +50,7 @@ class McpHub:
     warn: Callable[[str], None] = field(default=lambda line: diagnostics.warning("%s", line))
     conns: dict[str, Connection] = field(default_factory=dict)
     _loop: LoopThread | None = None
-    _tasks: list[concurrent.futures.Future[None]] = field(default_factory=list)
+    _tasks: dict[str, concurrent.futures.Future[None]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _version: int = 0  # bumped when a server's tools change: the agent rebuilds its list only then
 
@@ -66,7 +66,7 @@ class McpHub:
         startup = _seconds("MCP_TIMEOUT", DEFAULT_STARTUP)
         for config in self.servers:
             conn = self.conns[config.name] = Connection(config)
-            self._tasks.append(self._loop.submit(conn.serve(startup, self._ready, self._lost)))
+            self._tasks[config.name] = self._loop.submit(conn.serve(startup, self._ready, self._lost))
         atexit.register(self.close)
         return self
 
@@ -134,11 +134,13 @@ class McpHub:
         if loop is None:
             return
         atexit.unregister(self.close)
-        for conn in self.conns.values():
-            if conn.closing is not None:
+        for name, conn in self.conns.items():
+            if conn.status == "pending" or conn.closing is None:  # still starting: nothing to finish, cancelled
+                self._tasks[name].cancel()  # (which ends its process too)
+            else:
                 loop.call(conn.closing.set)
-        _, left = concurrent.futures.wait(self._tasks, timeout=CLOSE_WAIT / 2)
-        for task in left:  # still starting (or stuck): cancelled, which ends its process too
+        _, left = concurrent.futures.wait(self._tasks.values(), timeout=CLOSE_WAIT / 2)
+        for task in left:  # stuck: cancelled
             task.cancel()
         concurrent.futures.wait(left, timeout=CLOSE_WAIT / 2)
         loop.stop()

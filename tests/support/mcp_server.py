@@ -1,0 +1,65 @@
+"""A test MCP server written with the `mcp` SDK, run as a real process: stdio, or streamable HTTP with `--http PORT`.
+
+Tools: `echo` (read-only), `write` (writes a file), `die` (the process exits: a server crashing mid-session).
+`--delay S` waits before serving (a slow server); `--ready FILE` is written once the tools have been listed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+
+
+class Server(MCPServer):
+    ready: Path | None = None
+
+    async def list_tools(self) -> Any:
+        tools = await super().list_tools()
+        if self.ready is not None:
+            self.ready.write_text(str(os.getpid()))
+        return tools
+
+
+app = Server("testsrv")
+
+
+@app.tool(annotations={"readOnlyHint": True})  # type: ignore[arg-type]
+def echo(text: str) -> str:
+    """Say the text back, with the server's pid."""
+    return f"echo: {text} (pid {os.getpid()})"
+
+
+@app.tool()
+def write(path: str, text: str) -> str:
+    """Write text to a file."""
+    Path(path).write_text(text, encoding="utf-8")
+    return f"wrote {path}"
+
+
+@app.tool()
+def die() -> str:
+    """End the server process at once."""
+    os._exit(3)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--http", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--ready", default="")
+    args = parser.parse_args()
+    time.sleep(args.delay)  # a slow start: what the session must not wait for
+    app.ready = Path(args.ready) if args.ready else None
+    if args.http:
+        app.run("streamable-http", host="127.0.0.1", port=args.http, log_level="WARNING")  # type: ignore[call-overload]
+    else:
+        app.run()
+
+
+if __name__ == "__main__":
+    main()
