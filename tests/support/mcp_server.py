@@ -1,7 +1,7 @@
 """A test MCP server written with the `mcp` SDK, run as a real process: stdio, or streamable HTTP with `--http PORT`.
 
 Tools: `echo` (read-only), `write` (writes a file), `die` (the process exits: a server crashing mid-session).
-`--delay S` waits before serving (a slow server); `--ready FILE` is written once the tools have been listed.
+`--delay S` waits before serving (a slow server); `--ready DIR` gets a file `ready-<pid>` once the tools are listed.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ class Server(MCPServer):
     async def list_tools(self) -> Any:
         tools = await super().list_tools()
         if self.ready is not None:
-            self.ready.write_text(str(os.getpid()))
+            (self.ready / f"ready-{os.getpid()}").write_text("listed")
         return tools
 
 
@@ -54,9 +54,9 @@ def main() -> None:
     parser.add_argument("--ready", default="")
     args = parser.parse_args()
     time.sleep(args.delay)  # a slow start: what the session must not wait for
-    app.ready = Path(args.ready) if args.ready else None
+    app.ready = Path(args.ready) if args.ready else None  # each process its own file: a lead's and a teammate's
     if args.http:
-        app.run("streamable-http", host="127.0.0.1", port=args.http, log_level="WARNING")  # type: ignore[call-overload]
+        app.run("streamable-http", host="127.0.0.1", port=args.http)
     else:
         app.run()
 

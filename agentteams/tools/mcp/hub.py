@@ -134,16 +134,16 @@ class McpHub:
         if loop is None:
             return
         atexit.unregister(self.close)
+        waits = []
         for name, conn in self.conns.items():
-            if conn.status == "pending" or conn.closing is None:  # still starting: nothing to finish, cancelled
-                self._tasks[name].cancel()  # (which ends its process too)
+            if conn.status == "pending" or conn.closing is None:  # still starting: cancelled, not waited for (its
+                self._tasks[name].cancel()  # stdin closes with us at the latest, and a stdio server ends on that)
             else:
                 loop.call(conn.closing.set)
-        _, left = concurrent.futures.wait(self._tasks.values(), timeout=CLOSE_WAIT / 2)
-        for task in left:  # stuck: cancelled
-            task.cancel()
-        concurrent.futures.wait(left, timeout=CLOSE_WAIT / 2)
-        loop.stop()
+                waits.append(self._tasks[name])
+        _, left = concurrent.futures.wait(waits, timeout=CLOSE_WAIT)
+        if not left and len(waits) == len(self._tasks):
+            loop.stop()  # else the loop goes on finishing the cancelled ones (a daemon thread: never holds up an exit)
 
 
 def describe(lines: list[ServerLine]) -> str:

@@ -1,0 +1,103 @@
+"""MCP servers end to end: `agentteams -p` as a real process against the scripted Messages API, with the test MCP
+server (the `mcp` SDK) as a real stdio or streamable HTTP process, configured by --mcp-config (JSON or file),
+the project's approved .mcp.json, or settings; rules, hooks, a crash mid-session and a slow start."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentteams.mockapi import MockServer
+from tests.support.cli import Cli
+from tests.support.mcp_lab import config, http_server, stdio_entry, wait_ready_command
+from tests.test_e2e_headless import result_text, script, tool, tool_results
+from tests.test_team_e2e import lead_env
+
+BUILTIN_LAST = "ExitPlanMode"  # the last built-in tool: the MCP tools come after it, sorted
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    d = tmp_path / "work"
+    (d / ".claude").mkdir(parents=True)
+    return d
+
+
+@pytest.fixture
+def ready(tmp_path: Path) -> Path:
+    d = tmp_path / "ready"
+    d.mkdir()
+    return d
+
+
+def tool_names(record: dict[str, Any]) -> list[str]:
+    return [t["name"] for t in record["body"]["tools"]]
+
+
+def main_requests(server: MockServer) -> list[dict[str, Any]]:
+    return [r for r in server.requests if r["path"].startswith("/v1/messages") and isinstance(r.get("body"), dict)]
+
+
+def configure(how: str, work: Path, entry: dict[str, Any]) -> list[str]:
+    """Put the `srv` server where `how` says; the extra command-line arguments that takes."""
+    if how == "flag-json":
+        return ["--mcp-config", config("srv", entry)]
+    if how == "flag-file":
+        (work / "servers.json").write_text(config("srv", entry))
+        return ["--mcp-config", "servers.json"]
+    if how == "project":  # .mcp.json, approved as Claude Code asks: enabledMcpjsonServers in the local settings
+        (work / ".mcp.json").write_text(config("srv", entry))
+        (work / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["srv"]}))
+        return []
+    (work / ".claude" / "settings.json").write_text(json.dumps({"mcpServers": {"srv": entry}}))
+    return []
+
+
+def run(
+    cli: Cli, config_root: Path, work: Path, server: MockServer, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return cli("-p", "go", *args, cwd=work, env={**lead_env(config_root, server), **(env or {})}, timeout=90)
+
+
+@pytest.mark.parametrize("how", ["flag-json", "flag-file", "project", "settings"])
+def test_the_lead_calls_a_stdio_servers_tool_configured_each_way(
+    cli: Cli, config_root: Path, work: Path, ready: Path, how: str
+) -> None:
+    args = configure(how, work, stdio_entry(ready))
+    spec = script(tool("Bash", command=wait_ready_command(ready)), tool("mcp__srv__echo", text="hi"), "DONE")
+    with MockServer(spec) as server:
+        proc = run(cli, config_root, work, server, *args, "--allowedTools", "Bash mcp__srv")  # a server-wide rule
+        requests = main_requests(server)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "DONE"
+    echo = tool_results(server)[1]
+    assert not echo.get("is_error") and result_text(echo).startswith("echo: hi (pid "), echo
+    names = tool_names(requests[1])  # the built-ins first, then the server's tools sorted: a stable prefix
+    i = names.index(BUILTIN_LAST)
+    assert names[i + 1 :] == ["mcp__srv__die", "mcp__srv__echo", "mcp__srv__write"]
+
+
+def test_an_unapproved_project_server_is_not_started(cli: Cli, config_root: Path, work: Path, ready: Path) -> None:
+    (work / ".mcp.json").write_text(config("srv", stdio_entry(ready)))
+    with MockServer(script("DONE")) as server:
+        proc = run(cli, config_root, work, server)
+        requests = main_requests(server)
+    assert proc.returncode == 0, proc.stderr
+    assert not any(n.startswith("mcp__") for n in tool_names(requests[0]))
+    assert list(ready.iterdir()) == []
+
+
+def test_a_streamable_http_server_with_an_expanded_url(cli: Cli, config_root: Path, work: Path, ready: Path) -> None:
+    with http_server(ready) as port:
+        entry = {"type": "http", "url": "http://127.0.0.1:${MCP_TEST_PORT}/mcp", "headers": {"X-Test": "${NOPE:-x}"}}
+        spec = script(tool("Bash", command=wait_ready_command(ready)), tool("mcp__web__echo", text="over http"), "DONE")
+        args = ["--mcp-config", config("web", entry), "--allowedTools", "Bash mcp__web__*"]  # an anchored wildcard
+        with MockServer(spec) as server:
+            proc = run(cli, config_root, work, server, *args, env={"MCP_TEST_PORT": str(port)})
+    assert proc.returncode == 0, proc.stderr
+    echo = tool_results(server)[1]
+    assert not echo.get("is_error") and result_text(echo).startswith("echo: over http"), echo
