@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -101,3 +102,73 @@ def test_a_streamable_http_server_with_an_expanded_url(cli: Cli, config_root: Pa
     assert proc.returncode == 0, proc.stderr
     echo = tool_results(server)[1]
     assert not echo.get("is_error") and result_text(echo).startswith("echo: over http"), echo
+
+
+def test_a_deny_rule_refuses_the_write_tool(cli: Cli, config_root: Path, work: Path, ready: Path) -> None:
+    target = work / "written.txt"
+    write = tool("mcp__srv__write", path=str(target), text="nope")
+    spec = script(tool("Bash", command=wait_ready_command(ready)), write, tool("mcp__srv__echo", text="ok"), "DONE")
+    args = ["--mcp-config", config("srv", stdio_entry(ready)), "--allowedTools", "Bash mcp__srv",
+            "--disallowedTools", "mcp__srv__write"]  # fmt: skip
+    with MockServer(spec) as server:
+        proc = run(cli, config_root, work, server, *args)
+        requests = main_requests(server)
+    assert proc.returncode == 0, proc.stderr
+    _wait, write, echo = tool_results(server)
+    assert write.get("is_error") and "mcp__srv__write" in result_text(write), write
+    assert not target.exists()
+    assert not echo.get("is_error"), echo  # the rest of the server is still allowed
+    assert "mcp__srv__write" not in tool_names(requests[1]) and "mcp__srv__echo" in tool_names(requests[1])
+
+
+def test_pre_and_post_tool_use_hooks_match_mcp_tools(cli: Cli, config_root: Path, work: Path, ready: Path) -> None:
+    log = work / "hooks.log"
+    hook = {"type": "command", "command": f"cat >> {log}; echo >> {log}"}
+    hooks = {"PreToolUse": [{"matcher": "mcp__srv__.*", "hooks": [hook]}],
+             "PostToolUse": [{"matcher": "mcp__srv__echo", "hooks": [hook]}]}  # fmt: skip
+    (work / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    spec = script(tool("Bash", command=wait_ready_command(ready)), tool("mcp__srv__echo", text="hooked"), "DONE")
+    args = ["--mcp-config", config("srv", stdio_entry(ready)), "--allowedTools", "Bash mcp__srv"]
+    with MockServer(spec) as server:
+        proc = run(cli, config_root, work, server, *args)
+    assert proc.returncode == 0, proc.stderr
+    payloads = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    assert [(p["hook_event_name"], p["tool_name"]) for p in payloads] == [
+        ("PreToolUse", "mcp__srv__echo"), ("PostToolUse", "mcp__srv__echo")
+    ]  # fmt: skip
+    assert payloads[0]["tool_input"] == {"text": "hooked"}
+
+
+def test_a_server_that_crashes_mid_session_is_one_line(cli: Cli, config_root: Path, work: Path, ready: Path) -> None:
+    spec = script(tool("Bash", command=wait_ready_command(ready)), tool("mcp__srv__die"),
+                  tool("mcp__srv__echo", text="after"), tool("Bash", command="echo STILL-WORKING"), "DONE")  # fmt: skip
+    args = ["--mcp-config", config("srv", stdio_entry(ready)), "--allowedTools", "Bash mcp__srv"]
+    with MockServer(spec) as server:
+        proc = run(cli, config_root, work, server, *args)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "DONE"
+    _wait, died, after, bash = tool_results(server)
+    assert died.get("is_error") and after.get("is_error"), (died, after)
+    assert "MCP server 'srv'" in result_text(after) and "not available" in result_text(after)
+    assert "STILL-WORKING" in result_text(bash) and not bash.get("is_error")
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "MCP server 'srv' stopped" in lines[0], proc.stderr
+
+
+def test_a_slow_server_does_not_delay_the_first_request(cli: Cli, config_root: Path, work: Path, ready: Path) -> None:
+    delay = 5.0
+    spec = script(tool("Bash", command=wait_ready_command(ready)), tool("mcp__slow__echo", text="late"), "DONE")
+    args = ["--mcp-config", config("slow", stdio_entry(ready, "--delay", str(delay))),
+            "--allowedTools", "Bash mcp__slow"]  # fmt: skip
+    with MockServer(spec) as server:
+        started = time.time()
+        proc = run(cli, config_root, work, server, *args)
+        requests = main_requests(server)
+    assert proc.returncode == 0, proc.stderr
+    [listed] = ready.iterdir()
+    first = requests[0]["ts"]
+    assert first - started < delay, f"the first request waited {first - started:.1f} s for the slow server"
+    assert first < listed.stat().st_mtime  # it went before the server was ready...
+    assert not any(n.startswith("mcp__") for n in tool_names(requests[0]))
+    assert "mcp__slow__echo" in tool_names(requests[1])  # ...and its tools came with the next one once it was
+    assert result_text(tool_results(server)[1]).startswith("echo: late")
