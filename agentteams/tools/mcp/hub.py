@@ -123,9 +123,15 @@ class McpHub:
         return False
 
     def lines(self) -> list[ServerLine]:
-        rows = [ServerLine(n, c.status, c.config.transport, c.config.origin, len(c.tools), c.error)
-                for n, c in self.conns.items()]  # fmt: skip
-        rows += [ServerLine(p.name, p.why.split(":")[0], "stdio/http", "project", detail=p.why) for p in self.pending]
+        rows = []
+        for config in self.servers:
+            conn = self.conns.get(config.name) or Connection(config)
+            rows.append(
+                ServerLine(config.name, conn.status, config.transport, config.origin, len(conn.tools), conn.error)
+            )
+        for p in self.pending:  # "needs approval: how to give it", or "rejected (...)"
+            status, _, how = p.why.partition(": ")
+            rows.append(ServerLine(p.name, status, "-", "project", detail=how))
         return sorted(rows, key=lambda r: r.name)
 
     def close(self) -> None:
