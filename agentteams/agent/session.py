@@ -391,7 +391,7 @@ class Session:
             ),
         )  # fmt: skip
         sub = Agent(
-            self.client, subagent_tools(kind, self.tools, custom), ctx, self.policy,
+            self.client, subagent_tools(kind, list(self.agent.tools.values()), custom), ctx, self.policy,
             AgentSettings(sub_model, system, (custom.max_turns if custom else None) or self.options.max_turns,
                           name=name, context=self.context, restriction=subagent_restriction(kind, custom)),
             on_event=self._event_for(name, lambda: sub_model, thread=f"{name}-{uuid.uuid4().hex[:8]}"),
