@@ -172,3 +172,13 @@ def test_a_slow_server_does_not_delay_the_first_request(cli: Cli, config_root: P
     assert not any(n.startswith("mcp__") for n in tool_names(requests[0]))
     assert "mcp__slow__echo" in tool_names(requests[1])  # ...and its tools came with the next one once it was
     assert result_text(tool_results(server)[1]).startswith("echo: late")
+
+
+def test_a_bad_mcp_config_is_one_line_and_nothing_runs(cli: Cli, config_root: Path, work: Path) -> None:
+    with MockServer(script("DONE")) as server:
+        proc = run(cli, config_root, work, server, "--mcp-config", '{"mcpServers": {"s": {"type": "ws"}}}')
+        assert main_requests(server) == []
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        "agentteams: error: MCP server 's': transport type 'ws' is not supported (use stdio or http)"
+    ]
