@@ -1,7 +1,7 @@
 """A test MCP server written with the `mcp` SDK, run as a real process: stdio, or streamable HTTP with `--http PORT`.
 
 Tools: `echo` (read-only), `write` (writes a file), `die` (the process exits: a server crashing mid-session).
-`--delay S` waits before serving (a slow server); `--ready DIR` gets a file `ready-<pid>` once the tools are listed.
+`--delay S` waits before serving (`--started FILE` written first); `--ready DIR` gets `ready-<pid>` once listed.
 """
 
 from __future__ import annotations
@@ -52,7 +52,10 @@ def main() -> None:
     parser.add_argument("--http", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--ready", default="")
+    parser.add_argument("--started", default="")  # a file written first thing, before the delay
     args = parser.parse_args()
+    if args.started:
+        Path(args.started).write_text(str(os.getpid()))
     time.sleep(args.delay)  # a slow start: what the session must not wait for
     app.ready = Path(args.ready) if args.ready else None  # each process its own file: a lead's and a teammate's
     if args.http:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -42,6 +43,7 @@ class Connection:
     error: str = ""
     tools: list[RemoteTool] = field(default_factory=list)
     session: Any = None  # the SDK's ClientSession, touched on the loop's thread only
+    dropped: bool = False  # it stopped after it had been connected (a crash, not a failed start)
     closing: asyncio.Event | None = None
 
     async def serve(self, startup_timeout: float, on_ready: Any, on_lost: Any) -> None:
@@ -126,7 +128,10 @@ def _remote(tool: Any) -> RemoteTool:
 
 
 def result_text(result: Any) -> str:
-    """What the model sees of a tool's result: its text blocks, a line for anything else."""
+    """What the model sees of a tool's result: its structured content as compact JSON when it has some (what
+    Claude Code 2.1.330 sends), else its text blocks and a line for anything else."""
+    if result.structured_content is not None and not result.is_error:
+        return json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
     parts: list[str] = []
     for block in result.content:
         kind = getattr(block, "type", "")

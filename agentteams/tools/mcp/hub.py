@@ -78,7 +78,8 @@ class McpHub:
         """One clear line; the server's tools stay listed (the prompt's prefix holds) and answer with errors."""
         name = conn.config.name
         if was == "connected":
-            self.warn(f"MCP server {name!r} stopped: {conn.error}; its tools will report errors")
+            conn.dropped = True
+            self.warn(f"MCP server {name!r} stopped: {conn.error}; it is started again when one of its tools is called")
         else:
             self.warn(f"MCP server {name!r} failed to start: {conn.error}")
         with self._lock:
@@ -100,6 +101,8 @@ class McpHub:
         conn = self.conns.get(server)
         if conn is None or self._loop is None:
             return CallOutcome(f"MCP server {server!r} is not configured", is_error=True)
+        if conn.status == "failed" and conn.dropped:  # it stopped after it had run: started again, as Claude Code
+            conn = self._restart(conn, interrupt)
         timeout = _seconds("MCP_TOOL_TIMEOUT", DEFAULT_CALL)
         future = self._loop.submit(conn.call(tool, args, timeout, self._lost))
         waited = 0.0
@@ -112,6 +115,22 @@ class McpHub:
                 future.cancel()
                 why = "interrupted by the user" if interrupt is not None and interrupt.is_set() else "timed out"
                 return CallOutcome(f"MCP tool {tool} on {server!r}: {why}", is_error=True)
+
+    def _restart(self, old: Connection, interrupt: threading.Event | None) -> Connection:
+        """A new connection in place of one that dropped, waited for (this call needs it) up to the start timeout."""
+        assert self._loop is not None
+        name, startup = old.config.name, _seconds("MCP_TIMEOUT", DEFAULT_STARTUP)
+        with self._lock:
+            conn = self.conns[name]
+            if conn is old:  # not already restarted by a call beside this one
+                conn = self.conns[name] = Connection(old.config)
+                self._tasks[name] = self._loop.submit(conn.serve(startup, self._ready, self._lost))
+        pause = threading.Event()
+        for _ in range(int(startup / POLL) + 1):
+            if conn.status != "pending" or (interrupt is not None and interrupt.is_set()):
+                break
+            pause.wait(POLL)
+        return conn
 
     def wait_settled(self, timeout: float) -> bool:
         """Until every server is connected or failed (tests and `/mcp` may wait; the agent never does)."""
