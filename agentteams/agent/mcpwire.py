@@ -1,8 +1,9 @@
-"""A session's MCP servers wired into its agent: found and started (never waited for), their tools put after the
-built-ins before each model request once ready, hidden as deny rules, delegate mode or an agent type say."""
+"""A session's MCP servers wired into its agent: found, started once the first request is on its way (never waited
+for), their tools put after the built-ins before each request once ready, hidden as rules, modes or types say."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
     from agentteams.tools.mcp.hub import McpHub
 
 __all__ = ["McpFlags", "McpLink", "attach_mcp"]
+IDLE_START = 1.0  # seconds: no model call by then (a REPL waiting for its person), the servers start anyway
+FIRST_ANSWER_WAIT = 10.0  # seconds the start waits for the first answer to begin, at most
 
 
 @dataclass
@@ -38,11 +41,13 @@ def attach_mcp(session: Session) -> McpLink:
         return McpLink()
     from agentteams.tools.mcp.hub import McpHub
 
-    hub = McpHub.from_found(found).start()
+    hub = McpHub.from_found(found)
+    began = _start_after_first_request(session, hub)
     agent, builtins = session.agent, dict(session.agent.tools)
     seen, before = [-1, ""], agent.before_call
 
     def offer() -> None:  # on the agent's thread, between requests: its tool table is never changed under it
+        began.set()
         mode = session.policy.mode
         if seen != [hub.version, mode]:
             seen[:] = [hub.version, mode]
@@ -52,6 +57,21 @@ def attach_mcp(session: Session) -> McpLink:
 
     agent.before_call = offer
     return McpLink(hub)
+
+
+def _start_after_first_request(session: Session, hub: McpHub) -> threading.Event:
+    """Start the servers once the first request is through (its answer begins), not before: importing the SDK costs
+    a second of CPU that would otherwise hold up that request; with no request coming, after IDLE_START."""
+    began, answering = threading.Event(), threading.Event()
+    session.listen(lambda e: answering.set() if e.kind in ("text", "assistant", "retry") else None)
+
+    def starter() -> None:
+        if began.wait(IDLE_START):
+            answering.wait(FIRST_ANSWER_WAIT)
+        hub.start()
+
+    threading.Thread(target=starter, name="mcp-start", daemon=True).start()
+    return began  # set before each model call
 
 
 def _visible(session: Session, hub: McpHub) -> list[Tool]:

@@ -53,20 +53,24 @@ class McpHub:
     _tasks: dict[str, concurrent.futures.Future[None]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _version: int = 0  # bumped when a server's tools change: the agent rebuilds its list only then
+    _closed: bool = False
 
     @classmethod
     def from_found(cls, found: Found) -> McpHub:
         return cls(found.servers, found.pending)
 
     def start(self) -> McpHub:
-        """Start every server concurrently and return at once: nothing here waits for a server."""
-        if not self.servers:
-            return self
-        self._loop = LoopThread(name="mcp")
-        startup = _seconds("MCP_TIMEOUT", DEFAULT_STARTUP)
-        for config in self.servers:
-            conn = self.conns[config.name] = Connection(config)
-            self._tasks[config.name] = self._loop.submit(conn.serve(startup, self._ready, self._lost))
+        """Start every server concurrently and return at once: nothing here waits for a server. Once only, and
+        never after `close`."""
+        with self._lock:
+            if not self.servers or self._loop is not None or self._closed:
+                return self
+            loop, startup = LoopThread(name="mcp"), _seconds("MCP_TIMEOUT", DEFAULT_STARTUP)
+            conns = {config.name: Connection(config) for config in self.servers}
+            self.conns = conns  # one assignment: readers on other threads see all of them or none
+            for name, conn in conns.items():
+                self._tasks[name] = loop.submit(conn.serve(startup, self._ready, self._lost))
+            self._loop = loop
         atexit.register(self.close)
         return self
 
@@ -155,7 +159,8 @@ class McpHub:
 
     def close(self) -> None:
         """Close every connection (stdio servers end with it), then the loop; safe to call twice."""
-        loop, self._loop = self._loop, None
+        with self._lock:
+            loop, self._loop, self._closed = self._loop, None, True
         if loop is None:
             return
         atexit.unregister(self.close)
