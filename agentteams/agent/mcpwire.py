@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from agentteams.tools.mcp.hub import McpHub
 
 __all__ = ["McpFlags", "McpLink", "attach_mcp"]
-IDLE_START = 1.0  # seconds: no model call by then (a REPL waiting for its person), the servers start anyway
+IDLE_START = 1.0  # seconds: a REPL with no model call by then (waiting for its person) starts them anyway
 FIRST_ANSWER_WAIT = 10.0  # seconds the start waits for the first answer to begin, at most
 
 
@@ -61,12 +61,15 @@ def attach_mcp(session: Session) -> McpLink:
 
 def _start_after_first_request(session: Session, hub: McpHub) -> threading.Event:
     """Start the servers once the first request is through (its answer begins), not before: importing the SDK costs
-    a second of CPU that would otherwise hold up that request; with no request coming, after IDLE_START."""
+    a second of CPU that would otherwise hold up that request; a REPL with no request coming: after IDLE_START."""
     began, answering = threading.Event(), threading.Event()
     session.listen(lambda e: answering.set() if e.kind in ("text", "assistant", "retry") else None)
 
+    waits_for_person = session.options.interactive and session.options.identity is None  # the REPL's lead
+    idle = IDLE_START if waits_for_person else None  # -p and teammates: their first request always comes
+
     def starter() -> None:
-        if began.wait(IDLE_START):
+        if began.wait(idle):
             answering.wait(FIRST_ANSWER_WAIT)
         hub.start()
 
