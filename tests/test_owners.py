@@ -1,5 +1,6 @@
 """One owner per outside thing: libtmux and $TMUX (backends/tmux.py), the anthropic SDK (model/), cryptography
-(store/signing.py), rich consoles (ui/), pid liveness (pids.py); and the teammate launcher stays stdlib-only.
+(store/signing.py), the mcp SDK (tools/mcp/connection.py), rich consoles (ui/), pid liveness (pids.py); and the
+teammate launcher stays stdlib-only.
 Read from the source, no imports."""
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ OWNERS = {
     "anthropic": ("model/",),
     "cloud sdk": ("model/provider_sdk.py",),  # boto3 / botocore / google-auth: the Bedrock and Vertex extras
     "cryptography": ("store/signing.py",),
+    "mcp": ("tools/mcp/connection.py",),  # the MCP SDK: servers' connections, on the hub's event-loop thread
     "rich console": ("ui/",),
     "pid_alive": ("pids.py",),
     "tomllib": ("team/teamfile.py",),  # reading team files (with the key-to-line map of team/tomllines.py)
@@ -58,7 +60,7 @@ def _under(module: str, top: str) -> bool:
 
 
 def _import_rules(module: str, names: list[str], runtime: bool) -> list[str]:
-    found = [top for top in ("libtmux", "anthropic", "cryptography") if _under(module, top)]
+    found = [top for top in ("libtmux", "anthropic", "cryptography", "mcp") if _under(module, top)]
     found += ["cloud sdk" for top in ("boto3", "botocore", "google.auth") if _under(module, top)]
     found += [top for top in ("tomllib", "tomli_w") if _under(module, top)]
     console = module == "rich.console" and (not names or "Console" in names)

@@ -303,3 +303,19 @@ def test_compact_replaces_the_conversation_by_its_summary(start_repl: Start, wor
     after = json.dumps(model_calls(server)[-1]["messages"])
     assert "MOCKSUMMARY of the REPL chat" in after and "FIRST-QUESTION" not in after and "SECOND-QUESTION" in after
     assert "/compact [instructions]" in run(pane, "/help", "Ctrl-D leaves")
+
+
+def test_slash_mcp_lists_the_servers_and_their_state(start_repl: Start, work: Path, tmp_path: Path) -> None:
+    from tests.support.mcp_lab import config, stdio_entry
+
+    ready = tmp_path / "ready"
+    ready.mkdir()
+    write(work / ".mcp.json", config("proj", stdio_entry(ready)))  # not approved: listed, never started
+    pane, _server = start_repl({"routes": []}, "--mcp-config", config("srv", stdio_entry(ready)))
+    pane.idle(timeout=START)
+    deadline = time.monotonic() + START
+    while "connected, 3 tools" not in (shown := run(pane, "/mcp", "(stdio, flag)")):  # pending until it is up
+        assert time.monotonic() < deadline and "failed" not in shown, shown
+    assert "srv (stdio, flag) connected, 3 tools" in shown
+    assert "proj (-, project) needs approval: add it to enabledMcpjsonServers" in " ".join(shown.split())
+    assert len(list(ready.iterdir())) == 1  # one server started: srv

@@ -23,6 +23,7 @@ from agentteams.agent.fscommands import (
 )
 from agentteams.errors import AgentTeamsError
 from agentteams.tools.hooks import PERMISSION_MODES, PermissionMode
+from agentteams.tools.mcp.names import rule_names
 
 Behavior = Literal["allow", "deny", "ask"]
 
@@ -71,7 +72,7 @@ class Rule:
 
     def covers(self, tool_name: str, kind: str, target: str | None, cwd: Path, *, deny: bool) -> bool:
         """Whether this rule applies to a call. A deny rule looks harder (every spelling, every subcommand)."""
-        if not self.names(tool_name, kind):
+        if not (self.names(tool_name, kind) or rule_names(self.tool, tool_name, deny=deny)):  # mcp__srv, mcp__srv__*
             return False
         if self.pattern is None:
             return True
@@ -124,7 +125,7 @@ def _split_rule_list(text: str) -> list[str]:
 
 
 def _parse_rule(token: str, origin: str = "") -> Rule:
-    match = re.fullmatch(r"([A-Za-z_][\w.-]*)(?:\((.*)\))?", token, re.DOTALL)
+    match = re.fullmatch(r"([A-Za-z_][\w.-]*\*?)(?:\((.*)\))?", token, re.DOTALL)
     if match is None:
         raise PermissionRuleError(f"cannot read permission rule {token!r}; use e.g. Edit, Bash(git:*) or Read(~/**)")
     tool, pattern = match.group(1), match.group(2)
@@ -238,8 +239,7 @@ class PermissionPolicy:
             if rule.covers(tool_name, kind, target, self.cwd, deny=True):
                 where = rule.origin or "--disallowedTools"
                 return Decision("deny", f"{_call(tool_name, target)} is denied by the rule {rule} ({where})")
-        hard = self._mode_limit(kind, target)
-        if hard is not None:
+        if (hard := self._mode_limit(kind, target)) is not None:
             return Decision("deny", hard)
         for rule in self.asked:  # looked at as hard as a deny rule: a spelling must not skip the question
             if rule.covers(tool_name, kind, target, self.cwd, deny=True):

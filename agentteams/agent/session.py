@@ -19,6 +19,7 @@ from agentteams.agent.compaction import Compacted, Compactor, CompactPolicy, mea
 from agentteams.agent.hookpoints import EndReason, HookPoints
 from agentteams.agent.journal import Journal
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
+from agentteams.agent.mcpwire import McpFlags, attach_mcp
 from agentteams.agent.memory import Memory, load_memory
 from agentteams.agent.permissions import (
     PermissionPolicy,
@@ -76,6 +77,7 @@ class SessionOptions:
     agents: AgentCatalog | None = None  # the custom agent types, when already read (else read from `cwd`)
     resume: Loaded | None = None  # -c / -r: the session this one goes on with (its file, id and conversation)
     fork_session: bool = False  # with `resume`: go on under a new id in a copy, the original left untouched
+    mcp: McpFlags = field(default_factory=McpFlags)  # --mcp-config / --strict-mcp-config (passed on to teammates)
 
 
 @dataclass(frozen=True)
@@ -204,6 +206,7 @@ class Session:
         )  # fmt: skip
         self.compactor = Compactor(self.agent, lambda: self.transcript, self.hooks, self.compact_policy)
         self.agent.before_call = self.compactor.auto  # a teammate and a -p run compact on their own too
+        self.mcp = attach_mcp(self)  # started, not waited for: a slow server never holds up the first request
         if (budget := options.max_budget_usd) is not None:
             self.agent.over_budget = lambda: self.ledger.total().cost_usd >= budget
         if options.resume is not None:
@@ -315,8 +318,9 @@ class Session:
         return transcript
 
     def end(self, reason: EndReason = "other") -> None:
-        """SessionEnd hooks (once), after any hook still running on its own thread."""
+        """SessionEnd hooks (once), after any hook still running on its own thread; the MCP servers closed."""
         self.hooks.session_end(reason)
+        self.mcp.close()
 
     def listen(self, fn: Callable[[AgentEvent], None]) -> None:
         """Also send this session's own events to `fn` (after the ones registered before)."""
@@ -387,7 +391,7 @@ class Session:
             ),
         )  # fmt: skip
         sub = Agent(
-            self.client, subagent_tools(kind, self.tools, custom), ctx, self.policy,
+            self.client, subagent_tools(kind, list(self.agent.tools.values()), custom), ctx, self.policy,
             AgentSettings(sub_model, system, (custom.max_turns if custom else None) or self.options.max_turns,
                           name=name, context=self.context, restriction=subagent_restriction(kind, custom)),
             on_event=self._event_for(name, lambda: sub_model, thread=f"{name}-{uuid.uuid4().hex[:8]}"),

@@ -11,6 +11,7 @@ from agentteams.errors import AgentTeamsError
 
 if TYPE_CHECKING:
     from agentteams.settings.types import Settings
+    from agentteams.tools.mcp.config import McpFlags
 
 EPILOG = (
     "Teams: agentteams launch team.toml | status | watch | attach TEAM AGENT | logs TEAM AGENT | cleanup | doctor | "
@@ -34,6 +35,17 @@ def _version(value: bool) -> None:
     if value:
         typer.echo(f"agentteams {__version__}")
         raise typer.Exit()
+
+
+def mcp_flags(values: list[str] | None, strict: bool, cwd: Path) -> "McpFlags":
+    """The MCP options, each --mcp-config value read now: a bad one is one line and an exit, before anything runs."""
+    from agentteams.tools.mcp.config import McpFlags, parse_server, read_flag
+
+    flags = McpFlags(tuple(values or ()), strict)
+    for value in flags.configs:
+        for name, entry in read_flag(value, cwd).items():
+            parse_server(str(name), entry, "flag", os.environ)
+    return flags
 
 
 @app.command(epilog=EPILOG)
@@ -106,8 +118,12 @@ def run(
     plugin_url: Annotated[list[str] | None, typer.Option("--plugin-url", help=LATER)] = None,
     managed_settings: Annotated[str | None, typer.Option("--managed-settings", help=LATER)] = None,
     project_config_root: Annotated[str | None, typer.Option("--project-config-root", help=LATER)] = None,
-    mcp_config: Annotated[list[str] | None, typer.Option("--mcp-config", help=LATER)] = None,
-    strict_mcp_config: Annotated[bool, typer.Option("--strict-mcp-config", help=LATER)] = False,
+    mcp_config: Annotated[
+        list[str] | None, typer.Option("--mcp-config", help="MCP servers: a JSON file or string (repeatable).")
+    ] = None,
+    strict_mcp_config: Annotated[
+        bool, typer.Option("--strict-mcp-config", help="Only the --mcp-config servers: no .mcp.json, settings or user.")
+    ] = False,
     effort: Annotated[str | None, typer.Option("--effort", help=LATER)] = None,
     include_unsupported_models: Annotated[bool, typer.Option("--include-unsupported-models", help=LATER)] = False,
     chrome: Annotated[bool | None, typer.Option("--chrome/--no-chrome", help=LATER)] = None,
@@ -143,6 +159,7 @@ def run(
         interactive=not print_mode, settings=found, system_prompt=system_prompt,
         add_dirs=[Path(d).expanduser().resolve() for d in add_dir or []], fallback_model=fallback_model,
         max_budget_usd=budget if print_mode else None,  # as Claude Code: it only works with --print
+        mcp=mcp_flags(mcp_config, strict_mcp_config, cwd),
     )  # fmt: skip
     if session_id:
         options.session_id = session_id

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from agentteams import diagnostics
 from agentteams.agent.agenttype import agent_model
 from agentteams.agent.loop import AgentEvent
+from agentteams.agent.mcpwire import McpFlags
 from agentteams.agent.prompts import Identity
 from agentteams.agent.session import SessionOptions
 from agentteams.errors import AgentTeamsError, InvalidNameError
@@ -68,6 +69,7 @@ class SpawnRequest:
     lead_key: LeadVerifyKey | None = None  # the public half of the lead's key for this teammate
     settings: Settings = field(default_factory=Settings)  # the lead's effective settings, inherited
     resume: str | None = None  # a relaunch after a crash: the session id it goes on with (`--resume`)
+    mcp: McpFlags = field(default_factory=McpFlags)  # the lead's --mcp-config values, passed on as given
 
     @property
     def agent_id(self) -> str:
@@ -118,7 +120,7 @@ def teammate_argv(req: SpawnRequest, executable: list[str]) -> list[str]:
         argv.append("--dangerously-skip-permissions")
     elif req.permission_mode != "default" or req.settings.permissions.default_mode not in (None, "default"):
         argv += ["--permission-mode", req.permission_mode]  # said even when default: the settings' mode must not win
-    argv += ["--model", req.model]
+    argv += ["--model", req.model, *req.mcp.argv()]
     for rule in req.allowed_tools:
         argv += ["--allowedTools", rule]
     for rule in req.disallowed_tools:
@@ -226,6 +228,7 @@ class InProcessSpawner:
             interactive=True,  # a teammate can always ask: its questions go to the lead
             identity=Identity(req.name, req.team, agent_type=req.agent_type, color=req.color), settings=req.settings,
             resume=load(found) if found is not None else None,
+            mcp=req.mcp,  # its own connections: each teammate starts the servers itself
         )  # fmt: skip
 
     def spawn(self, req: SpawnRequest) -> Handle:
@@ -318,7 +321,7 @@ def spawn_member(
     req = SpawnRequest(
         name=member.name, team=team, color=member.color or "blue", cwd=cwd, parent_session_id=opts.session_id,
         model=model, permission_mode=lead_mode if plan else mode, plan_mode_required=plan,
-        agent_type=member.agent_type, settings=opts.settings,
+        agent_type=member.agent_type, settings=opts.settings, mcp=opts.mcp,
     )  # fmt: skip
     try:
         handle = _start(session, spawner, req, prompt)

@@ -209,6 +209,8 @@ BUILTINS: tuple[Command, ...] = (
     Command("/memory", "the memory files (CLAUDE.md) this session loaded", _show(reports.memory_lines)),
     Command("/agents", "the agent types Task takes: built-in and custom (.claude/agents)", _show(reports.agent_lines)),
     Command("/hooks", "the hooks configured in the settings files: event, matcher, command", _show(reports.hook_lines)),
+    Command("/mcp", "the MCP servers: each one's state (pending, connected, failed) and tools", _show(
+        reports.mcp_lines)),
     Command("/team", "the team's teammates and what each is doing", _team),
     Command("/exit", "leave (asks first whether to shut a running team down)", _leave, aliases=("/quit",)),
 )  # fmt: skip

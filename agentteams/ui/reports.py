@@ -148,3 +148,11 @@ def teammate_names(runtime: LeadRuntime, joined: list[str]) -> list[str]:
     """The team's current teammates and those that joined during this session and have left since."""
     names = [*runtime.members(), *(n for n in joined if n not in runtime.members())]
     return [n for n in names if n != LEAD_NAME]
+
+
+def mcp_lines(runtime: LeadRuntime) -> list[str]:
+    """/mcp: every MCP server of this session, its transport, where it was configured, its state and tool count."""
+    from agentteams.tools.mcp.hub import describe
+
+    hub = runtime.session.mcp.hub
+    return describe(hub.lines() if hub is not None else []).splitlines()

@@ -1,0 +1,93 @@
+"""A session's MCP servers wired into its agent: found, started once the first request is on its way (never waited
+for), their tools put after the built-ins before each request once ready, hidden as rules, modes or types say."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from agentteams import diagnostics
+from agentteams.tools.mcp.config import McpFlags, discover
+
+if TYPE_CHECKING:
+    from agentteams.agent.session import Session
+    from agentteams.tools.base import Tool
+    from agentteams.tools.mcp.hub import McpHub
+
+__all__ = ["McpFlags", "McpLink", "attach_mcp"]
+IDLE_START = 1.0  # seconds: a REPL with no model call by then (waiting for its person) starts them anyway
+FIRST_ANSWER_WAIT = 10.0  # seconds the start waits for the first answer to begin, at most
+
+
+@dataclass
+class McpLink:
+    """The session's hub (None: no server configured) and how to close it."""
+
+    hub: McpHub | None = None
+
+    def close(self) -> None:
+        if self.hub is not None:
+            self.hub.close()
+
+
+def attach_mcp(session: Session) -> McpLink:
+    """Start the session's servers on their own thread and have the agent offer their tools as they come."""
+    options = session.options
+    found = discover(options.mcp, options.cwd, options.settings.merged)
+    for problem in found.problems:
+        diagnostics.warning("%s", problem)
+    if not found.servers and not found.pending:
+        return McpLink()
+    from agentteams.tools.mcp.hub import McpHub
+
+    hub = McpHub.from_found(found)
+    began = _start_after_first_request(session, hub)
+    agent, builtins = session.agent, dict(session.agent.tools)
+    seen, before = [-1, ""], agent.before_call
+
+    def offer() -> None:  # on the agent's thread, between requests: its tool table is never changed under it
+        began.set()
+        mode = session.policy.mode
+        if seen != [hub.version, mode]:
+            seen[:] = [hub.version, mode]
+            agent.tools = {**builtins, **{t.name: t for t in _visible(session, hub)}}
+        if before is not None:
+            before()
+
+    agent.before_call = offer
+    return McpLink(hub)
+
+
+def _start_after_first_request(session: Session, hub: McpHub) -> threading.Event:
+    """Start the servers once the first request is through (its answer begins), not before: importing the SDK costs
+    a second of CPU that would otherwise hold up that request; a REPL with no request coming: after IDLE_START."""
+    began, answering = threading.Event(), threading.Event()
+    session.listen(lambda e: answering.set() if e.kind in ("text", "assistant", "retry") else None)
+
+    waits_for_person = session.options.interactive and session.options.identity is None  # the REPL's lead
+    idle = IDLE_START if waits_for_person else None  # -p and teammates: their first request always comes
+
+    def starter() -> None:
+        if began.wait(idle):
+            answering.wait(FIRST_ANSWER_WAIT)
+        hub.start()
+
+    threading.Thread(target=starter, name="mcp-start", daemon=True).start()
+    return began  # set before each model call
+
+
+def _visible(session: Session, hub: McpHub) -> list[Tool]:
+    """The servers' ready tools the model may be offered: not hidden by a bare deny rule (`mcp__srv`,
+    `mcp__srv__tool`), by delegate mode (coordination only) or by a custom agent type's tool list."""
+    from agentteams.tools.mcp.tool import hub_tools
+
+    policy, custom = session.policy, session.custom_type
+    if policy.mode == "delegate":
+        return []
+    hidden = [r for r in policy.disallowed if r.pattern is None]
+    return [
+        t for t in hub_tools(hub)
+        if not any(r.covers(t.name, t.kind, None, policy.cwd, deny=True) for r in hidden)
+        and (custom is None or custom.allows(t.name))
+    ]  # fmt: skip

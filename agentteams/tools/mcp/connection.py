@@ -1,0 +1,154 @@
+"""One MCP server's connection through the `mcp` SDK: start it (a stdio subprocess or a streamable HTTP session),
+list its tools, watch it while it lives, call its tools; runs on the hub's event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from agentteams.settings.keyhelper import KEY_VARS
+from agentteams.tools.mcp.config import ServerConfig
+
+Status = Literal["pending", "connected", "failed"]
+WATCH_EVERY = 1.0  # seconds between liveness pings: a server that dies between calls is noticed and said at once
+
+
+@dataclass(frozen=True)
+class RemoteTool:
+    """A tool as the server lists it."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    read_only: bool = False  # the server's readOnlyHint: such calls may run side by side
+
+
+@dataclass
+class CallOutcome:
+    text: str
+    is_error: bool = False
+    lost: bool = False  # the connection is gone: the server stopped
+
+
+@dataclass
+class Connection:
+    """A server's state as /mcp shows it, and its live session while connected."""
+
+    config: ServerConfig
+    status: Status = "pending"
+    error: str = ""
+    tools: list[RemoteTool] = field(default_factory=list)
+    session: Any = None  # the SDK's ClientSession, touched on the loop's thread only
+    dropped: bool = False  # it stopped after it had been connected (a crash, not a failed start)
+    closing: asyncio.Event | None = None
+
+    async def serve(self, startup_timeout: float, on_ready: Any, on_lost: Any) -> None:
+        """Connect, list the tools (`on_ready`), then watch until closed; a server that dies calls `on_lost`."""
+        import anyio
+
+        self.closing = asyncio.Event()
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                session = await self._open(stack)
+                with anyio.fail_after(startup_timeout):
+                    await session.initialize()
+                    listed = await session.list_tools()
+                self.tools = [_remote(t) for t in listed.tools]
+                self.session, self.status = session, "connected"
+                on_ready(self)
+                await self._watch(session, on_lost)
+        except Exception as e:  # anything a server does wrong is its failure, never the session's
+            self._failed(_reason(e, startup_timeout), on_lost)
+        finally:
+            self.session = None
+
+    async def _open(self, stack: contextlib.AsyncExitStack) -> Any:
+        from mcp import ClientSession
+
+        if self.config.transport == "stdio":
+            from mcp import StdioServerParameters, stdio_client
+
+            env = {k: v for k, v in os.environ.items() if k not in KEY_VARS} | dict(self.config.env)
+            params = StdioServerParameters(command=self.config.command, args=list(self.config.args), env=env)
+            devnull = stack.enter_context(open(os.devnull, "w"))  # noqa: SIM115 (closed by the stack)
+            read, write = await stack.enter_async_context(stdio_client(params, errlog=devnull))
+        else:
+            from mcp.client.streamable_http import streamable_http_client
+            from mcp.shared._httpx_utils import create_mcp_http_client
+
+            http = await stack.enter_async_context(create_mcp_http_client(headers=dict(self.config.headers)))
+            read, write, *_ = await stack.enter_async_context(streamable_http_client(self.config.url, http_client=http))
+        return await stack.enter_async_context(ClientSession(read, write))
+
+    async def _watch(self, session: Any, on_lost: Any) -> None:
+        assert self.closing is not None
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.closing.wait(), WATCH_EVERY)
+                return
+            try:
+                await asyncio.wait_for(session.send_ping(), 30.0)
+            except TimeoutError:
+                continue  # busy, not gone
+            except Exception as e:
+                self._failed(_reason(e, 0), on_lost)
+                return
+
+    def _failed(self, reason: str, on_lost: Any) -> None:
+        was = self.status
+        if was == "failed" or (self.closing is not None and self.closing.is_set()):
+            return
+        self.status, self.error = "failed", reason
+        on_lost(self, was)
+
+    async def call(self, tool: str, args: dict[str, Any], timeout: float, on_lost: Any) -> CallOutcome:
+        session = self.session
+        if session is None or self.status != "connected":
+            return CallOutcome(f"MCP server {self.config.name!r} is not available ({self.error or self.status})",
+                               is_error=True)  # fmt: skip
+        try:
+            result = await session.call_tool(tool, args, read_timeout_seconds=timeout)
+        except Exception as e:
+            if "closed" in str(e).lower() or isinstance(e, (OSError, EOFError)):
+                self._failed(_reason(e, 0), on_lost)
+                return CallOutcome(f"MCP server {self.config.name!r} stopped: {self.error}", True, lost=True)
+            return CallOutcome(f"MCP error: {e}", is_error=True)
+        return CallOutcome(result_text(result), bool(result.is_error))
+
+
+def _remote(tool: Any) -> RemoteTool:
+    hints = tool.annotations
+    read_only = bool(getattr(hints, "read_only_hint", None)) if hints is not None else False
+    schema = tool.input_schema if isinstance(tool.input_schema, dict) else {"type": "object", "properties": {}}
+    return RemoteTool(tool.name, tool.description or "", schema, read_only)
+
+
+def result_text(result: Any) -> str:
+    """What the model sees of a tool's result: its structured content as compact JSON when it has some (what
+    Claude Code 2.1.330 sends), else its text blocks and a line for anything else."""
+    if result.structured_content is not None and not result.is_error:
+        return json.dumps(result.structured_content, separators=(",", ":"), ensure_ascii=False)
+    parts: list[str] = []
+    for block in result.content:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        elif kind == "resource" and hasattr(block.resource, "text"):
+            parts.append(block.resource.text)
+        else:
+            parts.append(f"[{kind or 'unknown'} content]")
+    return "\n".join(parts)
+
+
+def _reason(e: BaseException, timeout: float) -> str:
+    """One line: what went wrong, without a traceback (an exception group is told by its first member)."""
+    while isinstance(e, BaseExceptionGroup) and e.exceptions:
+        e = e.exceptions[0]
+    if isinstance(e, TimeoutError) and timeout:
+        return f"did not start within {timeout:g} s"
+    text = " ".join(str(e).split()) or type(e).__name__
+    return text if len(text) <= 200 else text[:197] + "..."
