@@ -315,7 +315,8 @@ class Session:
         return transcript
 
     def end(self, reason: EndReason = "other") -> None:
-        """SessionEnd hooks (once), after any hook still running on its own thread."""
+        """SessionEnd hooks (once), after any hook still running on its own thread; background shells stopped."""
+        self.ctx.shells.close()
         self.hooks.session_end(reason)
 
     def listen(self, fn: Callable[[AgentEvent], None]) -> None:
@@ -381,6 +382,7 @@ class Session:
         ctx = ToolContext(
             cwd=self.options.cwd, store=self.store, session_id=self.options.session_id,
             agent_name=self.ctx.agent_name, team_name=self.ctx.team_name, interrupt=self.ctx.interrupt,
+            shells=self.ctx.shells,
             hooks=RuntimeHooks(
                 model=sub_model, permission_mode=self._mode, task_created=self.hooks.task_created,
                 task_completed=self.hooks.task_completed,

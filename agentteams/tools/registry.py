@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from agentteams.settings.agents import AgentCatalog, AgentDef
 from agentteams.tools.base import Tool
+from agentteams.tools.bg_tools import BACKGROUND_TOOLS
 from agentteams.tools.files import EditTool, ReadTool, WriteTool
 from agentteams.tools.plan_tools import PLAN_TOOLS
 from agentteams.tools.search import GlobTool, GrepTool
@@ -16,6 +17,7 @@ from agentteams.tools.team_tools import TEAM_TOOLS
 def all_tools(agents: AgentCatalog | None = None) -> list[Tool]:
     """Every tool, in the order the model is shown them; `Task` offers the custom agent types of `agents`."""
     tools: list[Tool] = [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool()]
+    tools += [cls() for cls in BACKGROUND_TOOLS]  # new tools go after these: the order is the prompt cache's
     tools += [cls() for cls in (*TASK_TOOLS, *TEAM_TOOLS)]
     tools += [TaskTool(agents), *(cls() for cls in PLAN_TOOLS)]
     return tools
