@@ -1,0 +1,56 @@
+"""Interop tier, the rest of the tool set: the real Claude Code CLI and ours, given the same scripted calls of each new
+tool, send back tool results of the same shape (is_error, content form, and the text's structure: JSON keys or
+the tags that open its lines); each scenario also checks what the results must say in both."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import toolshape as ts
+from tests.support.cli import Cli
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def tool_turn(name: str, **args: Any) -> dict[str, Any]:
+    return {"content": [{"type": "tool_use", "name": name, "input": args}]}
+
+
+def nothing(_project: Path) -> None:
+    pass
+
+
+def compare(claude: Path, cli: Cli, version: str, tmp_path: Path, turns: list[Any],
+            prepare: Any = nothing) -> tuple[ts.Played, ts.Played]:  # fmt: skip
+    real = ts.play([str(claude)], turns, tmp_path / "real", version, prepare)
+    ours = ts.play(cli.argv(), turns, tmp_path / "ours", version, prepare)
+    shown = ts.table(real, ours)
+    print(f"\n[Claude Code {version}]\n{shown}")
+    assert len(real.results) == len(ours.results) == len(turns) - 1, shown
+    assert [ts.shape(b) for b in real.results] == [ts.shape(b) for b in ours.results], shown
+    return real, ours
+
+
+BACKGROUND = [
+    tool_turn("Bash", command="echo A1; sleep 60", run_in_background=True, description="background"),
+    tool_turn("Bash", command="sleep 1", description="wait"),
+    tool_turn("BashOutput", bash_id="{{re:ID: (\\w+)}}"),  # 2.1.197 takes the old name (it blocks up to 30 s)
+    tool_turn("KillShell", shell_id="{{re:<task_id>(\\w+)</task_id>}}"),
+    tool_turn("KillShell", shell_id="bnosuch"),
+    "done",
+]
+
+
+@pytest.mark.parametrize("claude_version", ["2.1.197"])  # 2.1.330 defers BashOutput (TaskOutput) behind ToolSearch
+def test_background_shells_answer_in_the_same_shape(claude: Path, claude_version: str, cli: Cli,
+                                                     tmp_path: Path) -> None:  # fmt: skip
+    real, ours = compare(claude, cli, claude_version, tmp_path, BACKGROUND)
+    for played in (real, ours):
+        started, _, read, killed, missing = (ts.text_of(b) for b in played.results)
+        assert started.startswith("Command running in background with ID: b")
+        assert "<status>running</status>" in read and "A1" in read
+        assert "Successfully stopped task: " in killed and "echo A1; sleep 60" in killed
+        assert "bnosuch" in missing
