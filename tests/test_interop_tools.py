@@ -23,10 +23,10 @@ def nothing(_project: Path) -> None:
     pass
 
 
-def compare(claude: Path, cli: Cli, version: str, tmp_path: Path, turns: list[Any],
-            prepare: Any = nothing) -> tuple[ts.Played, ts.Played]:  # fmt: skip
-    real = ts.play([str(claude)], turns, tmp_path / "real", version, prepare)
-    ours = ts.play(cli.argv(), turns, tmp_path / "ours", version, prepare)
+def compare(claude: Path, cli: Cli, version: str, tmp_path: Path, turns: list[Any], prepare: Any = nothing,
+            env: dict[str, str] | None = None) -> tuple[ts.Played, ts.Played]:  # fmt: skip
+    real = ts.play([str(claude)], turns, tmp_path / "real", version, prepare, extra_env=env)
+    ours = ts.play(cli.argv(), turns, tmp_path / "ours", version, prepare, extra_env=env)
     shown = ts.table(real, ours)
     print(f"\n[Claude Code {version}]\n{shown}")
     assert len(real.results) == len(ours.results) == len(turns) - 1, shown
@@ -54,3 +54,23 @@ def test_background_shells_answer_in_the_same_shape(claude: Path, claude_version
         assert "<status>running</status>" in read and "A1" in read
         assert "Successfully stopped task: " in killed and "echo A1; sleep 60" in killed
         assert "bnosuch" in missing
+
+
+TODOS = [
+    {"content": "Write tests", "status": "in_progress", "activeForm": "Writing tests"},
+    {"content": "Ship", "status": "pending", "activeForm": "Shipping"},
+]
+TODO_TURNS = [
+    tool_turn("TodoWrite", todos=TODOS),
+    tool_turn("TodoWrite", todos=[{**TODOS[0], "status": "bogus"}]),
+    "done",
+]
+
+
+# Claude Code offers TodoWrite only with its task tools off (CLAUDE_CODE_ENABLE_TASKS=0); 2.1.330 refuses it outright
+@pytest.mark.parametrize("claude_version", ["2.1.197"])
+def test_todo_write_answers_in_the_same_shape(claude: Path, claude_version: str, cli: Cli, tmp_path: Path) -> None:
+    real, ours = compare(claude, cli, claude_version, tmp_path, TODO_TURNS, env={"CLAUDE_CODE_ENABLE_TASKS": "0"})
+    for played in (real, ours):
+        assert "todo" in ts.text_of(played.results[0]).lower()
+        assert "status" in ts.text_of(played.results[1])

@@ -213,6 +213,7 @@ class Session:
         """Go on with a session read back from its transcript: its conversation and its "always" answers (the
         transcript object already appends to its file, or to the fork's copy)."""
         self.agent.messages = list(loaded.messages)
+        self.ctx.todos.restore(self.agent.messages)  # the todo list as its last TodoWrite left it
         self.agent.context_tokens, self.agent.context_measured_at = measured(loaded.entries, self.agent.messages)
         remember, self.policy.on_remember = self.policy.on_remember, None  # already in the file
         for allow in loaded.allowed:

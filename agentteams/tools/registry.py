@@ -12,12 +12,13 @@ from agentteams.tools.shell import BashTool
 from agentteams.tools.subagent import SUBAGENT_TOOLS, TaskTool
 from agentteams.tools.tasks_tools import TASK_TOOLS
 from agentteams.tools.team_tools import TEAM_TOOLS
+from agentteams.tools.todos import TodoWriteTool
 
 
 def all_tools(agents: AgentCatalog | None = None) -> list[Tool]:
     """Every tool, in the order the model is shown them; `Task` offers the custom agent types of `agents`."""
     tools: list[Tool] = [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool()]
-    tools += [cls() for cls in BACKGROUND_TOOLS]  # new tools go after these: the order is the prompt cache's
+    tools += [*(cls() for cls in BACKGROUND_TOOLS), TodoWriteTool()]  # new tools after these: the prompt cache
     tools += [cls() for cls in (*TASK_TOOLS, *TEAM_TOOLS)]
     tools += [TaskTool(agents), *(cls() for cls in PLAN_TOOLS)]
     return tools

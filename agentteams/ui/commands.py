@@ -210,6 +210,7 @@ BUILTINS: tuple[Command, ...] = (
     Command("/agents", "the agent types Task takes: built-in and custom (.claude/agents)", _show(reports.agent_lines)),
     Command("/hooks", "the hooks configured in the settings files: event, matcher, command", _show(reports.hook_lines)),
     Command("/team", "the team's teammates and what each is doing", _team),
+    Command("/todos", "the lead's todo list (TodoWrite)", _show(reports.todo_report)),
     Command("/exit", "leave (asks first whether to shut a running team down)", _leave, aliases=("/quit",)),
 )  # fmt: skip
 
