@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 
 from tests.support import toolshape as ts
@@ -74,3 +75,48 @@ def test_todo_write_answers_in_the_same_shape(claude: Path, claude_version: str,
     for played in (real, ours):
         assert "todo" in ts.text_of(played.results[0]).lower()
         assert "status" in ts.text_of(played.results[1])
+
+
+def notebook(project: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    code = nbformat.v4.new_code_cell("x = 1\nprint(x)", execution_count=1)
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
+    nb.cells = [nbformat.v4.new_markdown_cell("# Title"), code]
+    nb.cells[0]["id"], nb.cells[1]["id"] = "intro", "calc"
+    nbformat.write(nb, str(project / "nb.ipynb"))
+
+
+NB = "{P}/nb.ipynb"
+NOTEBOOK_TURNS = [
+    tool_turn("NotebookEdit", notebook_path=NB, cell_id="calc", new_source="unread"),
+    tool_turn("Read", file_path=NB),
+    tool_turn("NotebookEdit", notebook_path=NB, cell_id="calc", new_source="y = 2"),
+    tool_turn(
+        "NotebookEdit",
+        notebook_path=NB,
+        cell_id="intro",
+        new_source="## Part",
+        cell_type="markdown",
+        edit_mode="insert",
+    ),
+    tool_turn("NotebookEdit", notebook_path=NB, cell_id="intro", new_source="", edit_mode="delete"),
+    tool_turn("NotebookEdit", notebook_path=NB, cell_id="nope", new_source="z"),
+    tool_turn("NotebookEdit", notebook_path=NB, new_source="z", edit_mode="insert"),
+    tool_turn("NotebookEdit", notebook_path=NB, cell_id="cell-0", new_source="first by index"),
+    tool_turn("Read", file_path=NB),
+    "done",
+]
+
+
+@pytest.mark.parametrize("claude_version", ["2.1.197"])  # 2.1.330 defers NotebookEdit behind ToolSearch
+def test_notebook_edit_and_read_answer_in_the_same_shape(claude: Path, claude_version: str, cli: Cli,
+                                                          tmp_path: Path) -> None:  # fmt: skip
+    real, ours = compare(claude, cli, claude_version, tmp_path, NOTEBOOK_TURNS, notebook)
+    assert ts.text_of(real.results[1]) == ts.text_of(ours.results[1])  # Read shows the cells the same way
+    for played in (real, ours):
+        texts = [ts.text_of(b) for b in played.results]
+        assert texts[2] == "Updated cell calc with y = 2" and texts[4] == "Deleted cell intro"
+        assert texts[1].startswith('<cell id="intro"><cell_type>markdown</cell_type># Title</cell id="intro">')
+        nb = nbformat.read(str(played.project / "nb.ipynb"), as_version=4)
+        nbformat.validate(nb)
+        assert [(c.cell_type, c.source) for c in nb.cells] == [("markdown", "first by index"), ("code", "y = 2")]

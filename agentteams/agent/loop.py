@@ -311,11 +311,10 @@ class Agent:
         started = time.monotonic()
         result, args, ran = self._execute(name, args, use_id)
         self._emit(AgentEvent("tool_end", tool=name, tool_use_id=use_id, input=args, result=result))
-        content = result.content
+        extra = None
         if ran and not result.is_error and self.hooks is not None:
             extra = self.hooks.post_tool(name, args, use_id, result, int((time.monotonic() - started) * 1000))
-            content = f"{content}\n\n{extra}" if extra else content
-        block: Block = {"type": "tool_result", "tool_use_id": use_id, "content": content}
+        block: Block = {"type": "tool_result", "tool_use_id": use_id, "content": result.wire(extra)}
         if result.is_error:
             block["is_error"] = True
         return block

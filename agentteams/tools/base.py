@@ -28,6 +28,13 @@ class ToolResult:
     content: str  # what the model sees
     is_error: bool = False
     data: dict[str, Any] | None = None  # structured detail for the UI and transcripts
+    blocks: list[dict[str, Any]] | None = None  # content blocks for the model instead of `content` (a notebook)
+
+    def wire(self, extra: str | None = None) -> str | list[dict[str, Any]]:
+        """The tool_result's content: the text or the blocks, and a hook's added context after them."""
+        if self.blocks is None:
+            return f"{self.content}\n\n{extra}" if extra else self.content
+        return [*self.blocks, *([{"type": "text", "text": extra}] if extra else [])]
 
     @classmethod
     def error(cls, message: str) -> ToolResult:

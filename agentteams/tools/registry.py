@@ -6,6 +6,7 @@ from agentteams.settings.agents import AgentCatalog, AgentDef
 from agentteams.tools.base import Tool
 from agentteams.tools.bg_tools import BACKGROUND_TOOLS
 from agentteams.tools.files import EditTool, ReadTool, WriteTool
+from agentteams.tools.notebook import NotebookEditTool
 from agentteams.tools.plan_tools import PLAN_TOOLS
 from agentteams.tools.search import GlobTool, GrepTool
 from agentteams.tools.shell import BashTool
@@ -18,7 +19,7 @@ from agentteams.tools.todos import TodoWriteTool
 def all_tools(agents: AgentCatalog | None = None) -> list[Tool]:
     """Every tool, in the order the model is shown them; `Task` offers the custom agent types of `agents`."""
     tools: list[Tool] = [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool()]
-    tools += [*(cls() for cls in BACKGROUND_TOOLS), TodoWriteTool()]  # new tools after these: the prompt cache
+    tools += [*(cls() for cls in BACKGROUND_TOOLS), TodoWriteTool(), NotebookEditTool()]  # new ones after these
     tools += [cls() for cls in (*TASK_TOOLS, *TEAM_TOOLS)]
     tools += [TaskTool(agents), *(cls() for cls in PLAN_TOOLS)]
     return tools
