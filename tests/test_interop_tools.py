@@ -7,11 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
 
 from tests.support import toolshape as ts
 from tests.support.cli import Cli
+from tests.support.notebooks import make_notebook, reread
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -78,12 +78,7 @@ def test_todo_write_answers_in_the_same_shape(claude: Path, claude_version: str,
 
 
 def notebook(project: Path) -> None:
-    nb = nbformat.v4.new_notebook()
-    code = nbformat.v4.new_code_cell("x = 1\nprint(x)", execution_count=1)
-    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
-    nb.cells = [nbformat.v4.new_markdown_cell("# Title"), code]
-    nb.cells[0]["id"], nb.cells[1]["id"] = "intro", "calc"
-    nbformat.write(nb, str(project / "nb.ipynb"))
+    make_notebook(project / "nb.ipynb")
 
 
 NB = "{P}/nb.ipynb"
@@ -117,6 +112,5 @@ def test_notebook_edit_and_read_answer_in_the_same_shape(claude: Path, claude_ve
         texts = [ts.text_of(b) for b in played.results]
         assert texts[2] == "Updated cell calc with y = 2" and texts[4] == "Deleted cell intro"
         assert texts[1].startswith('<cell id="intro"><cell_type>markdown</cell_type># Title</cell id="intro">')
-        nb = nbformat.read(str(played.project / "nb.ipynb"), as_version=4)
-        nbformat.validate(nb)
+        nb = reread(played.project / "nb.ipynb")
         assert [(c.cell_type, c.source) for c in nb.cells] == [("markdown", "first by index"), ("code", "y = 2")]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from agentteams.agent.session import Session, SessionOptions
@@ -15,20 +14,7 @@ from agentteams.tools.base import ToolContext, ToolInputError, ToolResult
 from agentteams.tools.files import ReadTool
 from agentteams.tools.notebook import NotebookEditTool
 from tests.support.fake_model import FakeModel, text, tool
-
-
-def make_notebook(path: Path, minor: int = 5) -> Path:
-    nb = nbformat.v4.new_notebook()
-    code = nbformat.v4.new_code_cell("x = 1\nprint(x)", execution_count=1)
-    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="1\n")]
-    nb.cells = [nbformat.v4.new_markdown_cell("# Title"), code]
-    nb.cells[0]["id"], nb.cells[1]["id"] = "intro", "calc"
-    if minor < 5:
-        nb.nbformat_minor = minor
-        for cell in nb.cells:
-            del cell["id"]
-    nbformat.write(nb, str(path))
-    return path
+from tests.support.notebooks import make_notebook, reread
 
 
 @pytest.fixture
@@ -38,12 +24,6 @@ def ctx(tmp_path: Path) -> ToolContext:
 
 def edit(ctx: ToolContext, path: Path, **args: object) -> ToolResult:
     return NotebookEditTool().run({"notebook_path": str(path), **args}, ctx)
-
-
-def reread(path: Path) -> nbformat.NotebookNode:
-    nb = nbformat.read(str(path), as_version=4)
-    nbformat.validate(nb)  # raises if the file is not a valid notebook
-    return nb
 
 
 def test_read_shows_the_cells_and_their_outputs(ctx: ToolContext, tmp_path: Path) -> None:
