@@ -4,6 +4,8 @@ the tags that open its lines); each scenario also checks what the results must s
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 from tests.support import toolshape as ts
 from tests.support.cli import Cli
 from tests.support.notebooks import make_notebook, reread
+from tests.support.webserver import WebSite, serve
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -114,3 +117,42 @@ def test_notebook_edit_and_read_answer_in_the_same_shape(claude: Path, claude_ve
         assert texts[1].startswith('<cell id="intro"><cell_type>markdown</cell_type># Title</cell id="intro">')
         nb = reread(played.project / "nb.ipynb")
         assert [(c.cell_type, c.source) for c in nb.cells] == [("markdown", "first by index"), ("code", "y = 2")]
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[WebSite]:
+    with serve(tmp_path) as web:
+        yield web
+
+
+def web_turns(base: str) -> list[Any]:
+    return [
+        tool_turn("WebFetch", url=f"{base}/page", prompt="What is the heading?"),
+        tool_turn("WebFetch", url=f"{base}/elsewhere", prompt="p"),
+        tool_turn("WebFetch", url=f"{base}/same", prompt="p"),
+        tool_turn("WebFetch", url=f"{base}/nothing", prompt="p"),
+        tool_turn("WebFetch", url=f"{base}/big", prompt="p"),
+        tool_turn("WebFetch", url="not a url", prompt="p"),
+        "done",
+    ]
+
+
+@pytest.mark.parametrize("claude_version", ["2.1.197"])  # 2.1.330 defers WebFetch behind ToolSearch
+def test_web_fetch_answers_in_the_same_shape(claude: Path, claude_version: str, cli: Cli, tmp_path: Path,
+                                             site: WebSite) -> None:  # fmt: skip
+    """Both trust the test certificate (NODE_EXTRA_CA_CERTS, SSL_CERT_FILE); the real CLI's preflight to claude.ai
+    is off (skipWebFetchPreflight); both send the page to the small model, which the server answers `OK.`."""
+    env = {"NODE_EXTRA_CA_CERTS": str(site.cert), "SSL_CERT_FILE": str(site.cert)}
+    turns = web_turns(site.base)
+    real = ts.play([str(claude)], turns, tmp_path / "real", claude_version, nothing, extra_env=env,
+                   settings={"skipWebFetchPreflight": True})  # fmt: skip
+    ours = ts.play(cli.argv(), turns, tmp_path / "ours", claude_version, nothing, extra_env=env)
+    shown = ts.table(real, ours)
+    print(f"\n[Claude Code {claude_version}]\n{shown}")
+    assert [ts.shape(b) for b in real.results] == [ts.shape(b) for b in ours.results], shown
+    for played in (real, ours):
+        page, elsewhere, same, missing = (ts.text_of(b) for b in played.results[:4])
+        assert page == same == "OK."  # the small model's answer (the server's unscripted reply)
+        assert f"https://localhost:{site.port}/page" in elsewhere and "404" in missing
+        side = [r["body"] for r in played.requests if "Hello" in json.dumps(r["body"].get("messages"))]
+        assert side and side[0]["model"].startswith("claude-haiku") and not side[0].get("tools")

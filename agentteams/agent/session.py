@@ -29,7 +29,8 @@ from agentteams.agent.permissions import (
     parse_rule,
     parse_rules,
 )
-from agentteams.agent.prompts import Identity, system_prompt
+from agentteams.agent.prompts import SUBAGENT_GUIDANCE, Identity, system_prompt
+from agentteams.agent.sidecalls import side_caller
 from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
@@ -47,11 +48,6 @@ from agentteams.tools.registry import agent_tools, all_tools, subagent_tools
 
 if TYPE_CHECKING:
     from agentteams.settings.commands import CustomCommand
-
-SUBAGENT_GUIDANCE = (
-    "You are a subagent started for one job. Work on it with the tools you have, then answer with one "
-    "complete final report: the caller sees only that report, not your intermediate steps."
-)
 
 
 @dataclass
@@ -169,6 +165,7 @@ class Session:
         self.hooks.asks_person = me is None
         self.ctx.hooks = RuntimeHooks(
             model=self.model, permission_mode=self._mode, run_subagent=self._run_subagent,
+            ask_model=side_caller(client, self.ledger, self.name),  # WebFetch's small model, WebSearch's search
             approve_plan=self._approve_plan if me is None else None,  # a teammate's plan goes to its lead
             task_created=self.hooks.task_created, task_completed=self.hooks.task_completed,
         )  # fmt: skip
@@ -386,6 +383,7 @@ class Session:
             shells=self.ctx.shells,
             hooks=RuntimeHooks(
                 model=sub_model, permission_mode=self._mode, task_created=self.hooks.task_created,
+                ask_model=self.ctx.hooks.ask_model,
                 task_completed=self.hooks.task_completed,
             ),
         )  # fmt: skip

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from agentteams.tools.background import ShellRegistry
     from agentteams.tools.todos import TodoList
 
-ToolKind = Literal["read", "edit", "execute", "coordinate", "plan"]  # what a tool does, for permissions
+ToolKind = Literal["read", "edit", "execute", "coordinate", "plan", "web"]  # what a tool does, for permissions
 
 __all__ = ["Tool", "ToolContext", "ToolInputError", "ToolKind", "ToolResult", "require_str"]
 

@@ -78,6 +78,7 @@ def shape(block: dict[str, Any]) -> tuple[Any, ...]:
 def play(
     argv: list[str], turns: list[Any], where: Path, version: str, prepare: Callable[[Path], None],
     flags: tuple[str, ...] = ("--dangerously-skip-permissions",), extra_env: dict[str, str] | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> Played:  # fmt: skip
     """Run `argv -p` in a fresh project (made by `prepare`, `{P}` in the turns is its path) against a server
     playing `turns`."""
@@ -86,6 +87,8 @@ def play(
     project.mkdir(parents=True)
     prepare(project)
     rc.seed_home(where / "config", [project], version)
+    user = where / "config" / "settings.json"
+    user.write_text(json.dumps({**json.loads(user.read_text()), **(settings or {})}, indent=2))
     filled = json.loads(json.dumps(turns).replace("{P}", str(project)))
     server = MockServer({"routes": [rc.main_route("main", MARK, filled)]}).start()
     try:
