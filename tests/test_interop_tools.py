@@ -15,6 +15,7 @@ from tests.support import toolshape as ts
 from tests.support.cli import Cli
 from tests.support.notebooks import make_notebook, reread
 from tests.support.webserver import WebSite, serve
+from tests.test_tools_websearch import search_turn
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -28,9 +29,10 @@ def nothing(_project: Path) -> None:
 
 
 def compare(claude: Path, cli: Cli, version: str, tmp_path: Path, turns: list[Any], prepare: Any = nothing,
-            env: dict[str, str] | None = None) -> tuple[ts.Played, ts.Played]:  # fmt: skip
-    real = ts.play([str(claude)], turns, tmp_path / "real", version, prepare, extra_env=env)
-    ours = ts.play(cli.argv(), turns, tmp_path / "ours", version, prepare, extra_env=env)
+            env: dict[str, str] | None = None, routes: tuple[dict[str, Any], ...] | list[dict[str, Any]] = ()
+            ) -> tuple[ts.Played, ts.Played]:  # fmt: skip
+    real = ts.play([str(claude)], turns, tmp_path / "real", version, prepare, extra_env=env, routes=list(routes))
+    ours = ts.play(cli.argv(), turns, tmp_path / "ours", version, prepare, extra_env=env, routes=list(routes))
     shown = ts.table(real, ours)
     print(f"\n[Claude Code {version}]\n{shown}")
     assert len(real.results) == len(ours.results) == len(turns) - 1, shown
@@ -156,3 +158,26 @@ def test_web_fetch_answers_in_the_same_shape(claude: Path, claude_version: str, 
         assert f"https://localhost:{site.port}/page" in elsewhere and "404" in missing
         side = [r["body"] for r in played.requests if "Hello" in json.dumps(r["body"].get("messages"))]
         assert side and side[0]["model"].startswith("claude-haiku") and not side[0].get("tools")
+
+
+SEARCH_TURNS = [
+    tool_turn("WebSearch", query="QMARK python docs", allowed_domains=["docs.python.org"]),
+    tool_turn("WebSearch", query="QMARK python", allowed_domains=["a.org"], blocked_domains=["b.org"]),
+    "done",
+]
+
+
+@pytest.mark.parametrize("claude_version", ["2.1.197"])  # 2.1.330 defers WebSearch behind ToolSearch
+def test_web_search_answers_in_the_same_shape(claude: Path, claude_version: str, cli: Cli, tmp_path: Path) -> None:
+    """The search request of each carries the server tool with the filter; the scripted provider's results come
+    back to the model in the same form (text, then a `Links:` JSON line)."""
+    search = {"name": "search", "match": {"any": "QMARK"}, "turns": [search_turn("QMARK python docs")]}
+    real, ours = compare(claude, cli, claude_version, tmp_path, SEARCH_TURNS, routes=[search])
+    for played in (real, ours):
+        text = ts.text_of(played.results[0])
+        assert text.startswith('Web search results for query: "QMARK python docs"\n\nSearching.\n\nLinks: [')
+        assert "SUMMARY-MARK" in text and '"url":"https://docs.python.org/3/tutorial/"' in text
+        [asked] = [r["body"] for r in played.requests if r.get("route") == "search"]
+        [server_tool] = asked["tools"]
+        assert server_tool["type"] == "web_search_20250305" and server_tool["allowed_domains"] == ["docs.python.org"]
+        assert asked["tool_choice"] == {"type": "tool", "name": "web_search"}

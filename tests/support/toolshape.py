@@ -78,7 +78,7 @@ def shape(block: dict[str, Any]) -> tuple[Any, ...]:
 def play(
     argv: list[str], turns: list[Any], where: Path, version: str, prepare: Callable[[Path], None],
     flags: tuple[str, ...] = ("--dangerously-skip-permissions",), extra_env: dict[str, str] | None = None,
-    settings: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None, routes: list[dict[str, Any]] | None = None,
 ) -> Played:  # fmt: skip
     """Run `argv -p` in a fresh project (made by `prepare`, `{P}` in the turns is its path) against a server
     playing `turns`."""
@@ -90,7 +90,7 @@ def play(
     user = where / "config" / "settings.json"
     user.write_text(json.dumps({**json.loads(user.read_text()), **(settings or {})}, indent=2))
     filled = json.loads(json.dumps(turns).replace("{P}", str(project)))
-    server = MockServer({"routes": [rc.main_route("main", MARK, filled)]}).start()
+    server = MockServer({"routes": [rc.main_route("main", MARK, filled), *(routes or [])]}).start()
     try:
         env = rc.claude_env(where / "config", server.base_url, extra={"PYTHONIOENCODING": "utf-8", **(extra_env or {})})
         proc = subprocess.run([*argv, *flags, "-p", f"{MARK} go"], env=env, cwd=project, capture_output=True,
