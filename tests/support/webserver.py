@@ -111,7 +111,7 @@ def serve(where: Path) -> Iterator[WebSite]:
     port = server.server_address[1]
     site = WebSite(f"https://127.0.0.1:{port}", port, cert)
     server.RequestHandlerClass = type("Handler", (_Handler,), {"site": site})
-    thread = threading.Thread(target=server.serve_forever, name="websrv", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,), name="websrv", daemon=True)
     thread.start()
     try:
         yield site
