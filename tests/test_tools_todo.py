@@ -98,6 +98,8 @@ def test_a_resumed_session_has_its_todo_list_back(tmp_path: Path, layout: Layout
     loaded = load(first.transcript.path)
     again = Session(SessionOptions(cwd=tmp_path, resume=loaded), FakeModel([]), layout=layout)
     assert [t.to_json() for t in again.ctx.todos.items] == TODOS
+    again.clear()  # /clear: a new conversation starts with no list
+    assert again.ctx.todos.items == ()
 
 
 def test_todos_survive_continue_and_show_in_the_repl(start_repl: Start, cli: Any, work: Path,

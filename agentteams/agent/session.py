@@ -269,6 +269,7 @@ class Session:
         self.context = "\n\n".join(t for t in [self.memory.prompt_text(), *started] if t) or None
         self.agent.settings.context = self.context
         self.agent.messages = []
+        self.ctx.todos.replace(())  # the todo list belongs to the conversation
         self.agent.context_tokens = self.agent.context_measured_at = 0
         team = self.ctx.team_name
         if team and self.ctx.is_lead:
