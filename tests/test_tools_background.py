@@ -228,3 +228,24 @@ def test_nothing_is_left_after_the_cli_exits(cli: Cli, tmp_path: Path, servers: 
                for b in m["content"] if b.get("type") == "tool_result"]  # fmt: skip
     assert any("<status>running</status>" in json.dumps(b) for b in results), results
     wait_until(lambda: find_process(marker) is None, 10, "the background command to be stopped at exit")
+
+
+def test_a_command_that_ends_is_noticed_at_the_next_tool_result(tmp_path: Path, layout: Layout) -> None:
+    """As Claude Code's task notification: the model hears once that a background command ended (not of one it
+    stopped itself with KillShell)."""
+    work = tmp_path / "w"
+    work.mkdir()
+    model = FakeModel([
+        [tool("Bash", command="touch ended; exit 3", run_in_background=True),
+         tool("Bash", command="sleep 60", run_in_background=True)],
+        [tool("Bash", command="while [ ! -f ended ]; do sleep 0.02; done; sleep 0.3")],
+        [tool("Bash", command="true")],
+        [text("done")],
+    ])  # fmt: skip
+    session = Session(SessionOptions(cwd=work, permission_mode="bypassPermissions"), model, layout=layout)
+    session.run("go")
+    said = [json.dumps(model.requests[n].messages[-1]) for n in (1, 2, 3)]
+    assert "task-notification" not in said[0]
+    assert "<status>failed</status>" in said[1] and "failed with exit code 3" in said[1], said[1]
+    assert "task-notification" not in said[2]  # told once
+    session.end()

@@ -69,6 +69,7 @@ class BackgroundShell:
         self.proc = proc
         self.status: ShellStatus = "running"
         self.timed_out = False
+        self.noticed = False  # the agent was told it ended (or ended it itself)
         self._chunks: list[str] = []
         self._kept = 0
         self._dropped = 0
@@ -142,6 +143,19 @@ class BackgroundShell:
         return NewOutput(text, dropped)
 
 
+def notice_text(shell: BackgroundShell) -> str:
+    code = shell.proc.returncode
+    if shell.timed_out:
+        status, how = "killed", "was stopped at its time limit"
+    else:
+        status, how = ("completed", "completed") if code == 0 else ("failed", f"failed with exit code {code}")
+    return (
+        f"<task-notification>\n<task-id>{shell.id}</task-id>\n<status>{status}</status>\n"
+        f'<summary>Background command "{shell.command}" {how}</summary>\n</task-notification>\n'
+        f"(An automatic notice, not from the user: read its last output with BashOutput, bash_id {shell.id}.)"
+    )
+
+
 class ShellRegistry:
     """The background shells of one agent (its subagents share them), and the guard that outlives it."""
 
@@ -172,9 +186,19 @@ class ShellRegistry:
             return self._shells.get(shell_id)
 
     def kill(self, shell: BackgroundShell) -> None:
+        shell.noticed = True  # KillShell's own answer says so
         shell.stop()
         with self._lock:
             self._tell(f"-{shell.proc.pid}")
+
+    def notices(self) -> list[dict[str, str]]:
+        """A text block for each command that ended since the last look (as Claude Code's task notification), so
+        the model hears of it at the next tool-result boundary."""
+        with self._lock:
+            ended = [s for s in self._shells.values() if not s.noticed and s.proc.poll() is not None]
+            for shell in ended:
+                shell.noticed = True
+        return [{"type": "text", "text": notice_text(s)} for s in ended]
 
     def close(self) -> None:
         """Stop every background group and let the guard go (the agent is ending)."""
