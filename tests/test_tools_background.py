@@ -236,9 +236,9 @@ def test_a_command_that_ends_is_noticed_at_the_next_tool_result(tmp_path: Path, 
     work = tmp_path / "w"
     work.mkdir()
     model = FakeModel([
-        [tool("Bash", command="touch ended; exit 3", run_in_background=True),
+        [tool("Bash", command="while [ ! -f go ]; do sleep 0.02; done; touch ended; exit 3", run_in_background=True),
          tool("Bash", command="sleep 60", run_in_background=True)],
-        [tool("Bash", command="while [ ! -f ended ]; do sleep 0.02; done; sleep 0.3")],
+        [tool("Bash", command="touch go; while [ ! -f ended ]; do sleep 0.02; done; sleep 1")],
         [tool("Bash", command="true")],
         [text("done")],
     ])  # fmt: skip
