@@ -6,15 +6,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, ClassVar
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from agentteams import __version__
 from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import resolve_model
 from agentteams.model.types import ModelRequest
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolResult, require_str
+
+if TYPE_CHECKING:
+    import httpx
 
 MAX_BODY_BYTES = 10 * 1024 * 1024  # a larger response is refused, as Claude Code's
 MAX_MARKDOWN_CHARS = 100_000  # what the small model is given of a page
@@ -45,23 +47,30 @@ class Redirect:
     reason: str
 
 
-def parse_url(raw: str) -> httpx.URL:
+def parse_url(raw: str) -> str:
     """An absolute http(s) URL, http upgraded to https (ToolInputError otherwise)."""
     try:
-        url = httpx.URL(raw.strip())
-    except (httpx.InvalidURL, ValueError) as exc:
+        parts = urlsplit(raw.strip())
+        _ = parts.port  # a bad port raises here
+    except ValueError as exc:
         raise ToolInputError(f"Invalid URL: {raw!r}") from exc
-    if url.scheme not in ("http", "https") or not url.host:
+    if parts.scheme not in ("http", "https") or not parts.hostname or " " in raw.strip():
         raise ToolInputError(f"Invalid URL: {raw!r} (an absolute http or https URL is needed)")
-    return url.copy_with(scheme="https") if url.scheme == "http" else url
+    return urlunsplit(parts._replace(scheme="https"))
 
 
-def same_site(a: httpx.URL, b: httpx.URL) -> bool:
+def host_of(url: str) -> str:
+    return (urlsplit(url).hostname or "").lower()
+
+
+def same_site(a: str, b: str) -> bool:
     """A redirect Claude Code follows by itself: the same host, give or take `www.`."""
-    return a.host.removeprefix("www.") == b.host.removeprefix("www.")
+    return host_of(a).removeprefix("www.") == host_of(b).removeprefix("www.")
 
 
 def _read_body(response: httpx.Response, deadline: float) -> bytes:
+    import httpx  # imported when a page is first fetched: it is not on the start-up path
+
     declared = response.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
         raise FetchError(f"The response is {int(declared)} bytes, over the {MAX_BODY_BYTES}-byte (10 MB) limit")
@@ -76,8 +85,10 @@ def _read_body(response: httpx.Response, deadline: float) -> bytes:
     return b"".join(chunks)
 
 
-def fetch(url: httpx.URL) -> Page | Redirect:
+def fetch(url: str) -> Page | Redirect:
     """GET `url`, following same-site redirects; a redirect elsewhere is returned, not followed."""
+    import httpx  # see _read_body
+
     deadline = time.monotonic() + TIMEOUT_S
     timeout = httpx.Timeout(TIMEOUT_S)
     try:
@@ -86,14 +97,14 @@ def fetch(url: httpx.URL) -> Page | Redirect:
                 with client.stream("GET", url) as response:
                     location = response.headers.get("location")
                     if response.is_redirect and location:
-                        target = url.join(location)
+                        target = urljoin(url, location)
                         if not same_site(url, target):
-                            return Redirect(str(url), str(target), response.status_code, response.reason_phrase)
+                            return Redirect(url, target, response.status_code, response.reason_phrase)
                         url = target
                         continue
                     body = _read_body(response, deadline)
                     kind = response.headers.get("content-type", "")
-                    return Page(str(url), response.status_code, response.reason_phrase, kind, body)
+                    return Page(url, response.status_code, response.reason_phrase, kind, body)
     except httpx.TimeoutException as exc:
         raise FetchError(f"Timed out after {TIMEOUT_S:g} s fetching {url}") from exc
     except httpx.HTTPError as exc:
@@ -164,7 +175,7 @@ class WebFetchTool(Tool):
     def permission_target(self, args: dict[str, Any], cwd: Any = None) -> str | None:
         """The host: `WebFetch(domain:example.com)` rules match it."""
         try:
-            return parse_url(args["url"]).host if isinstance(args.get("url"), str) else None
+            return host_of(parse_url(args["url"])) if isinstance(args.get("url"), str) else None
         except ToolInputError:
             return None
 
