@@ -13,7 +13,8 @@ from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolResult,
 
 SERVER_TOOL = "web_search_20250305"
 MAX_USES = 8  # searches the model may run for one query
-SYSTEM = "You run web searches: search for the user's query with the web_search tool."
+# as Claude Code 2.1.330 (2.1.197 forced the tool): the model may search, then sums the results up
+SYSTEM = "Search the web once for the user's query with the web_search tool, then sum the results up briefly."
 
 
 def domains(args: dict[str, Any], key: str) -> list[str] | None:
@@ -26,7 +27,7 @@ def domains(args: dict[str, Any], key: str) -> list[str] | None:
 
 
 def search_request(model: str, query: str, allowed: list[str] | None, blocked: list[str] | None) -> ModelRequest:
-    """The side request: the server tool, forced, with the domain filters the API applies."""
+    """The side request: the server tool, with the domain filters the API applies."""
     server: dict[str, Any] = {"type": SERVER_TOOL, "name": "web_search", "max_uses": MAX_USES}
     if allowed:
         server["allowed_domains"] = allowed
@@ -34,7 +35,7 @@ def search_request(model: str, query: str, allowed: list[str] | None, blocked: l
         server["blocked_domains"] = blocked
     ask = [{"role": "user", "content": f"Search the web for: {query}"}]
     return ModelRequest(model, SYSTEM, [], ask, max_tokens=8192, agent="WebSearch", server_tools=[server],
-                        tool_choice={"type": "tool", "name": "web_search"})  # fmt: skip
+                        tool_choice={"type": "auto"})  # fmt: skip
 
 
 def result_lines(block: Block) -> str | None:

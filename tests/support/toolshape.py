@@ -78,10 +78,10 @@ def shape(block: dict[str, Any]) -> tuple[Any, ...]:
 def play(
     argv: list[str], turns: list[Any], where: Path, version: str, prepare: Callable[[Path], None],
     flags: tuple[str, ...] = ("--dangerously-skip-permissions",), extra_env: dict[str, str] | None = None,
-    settings: dict[str, Any] | None = None, routes: list[dict[str, Any]] | None = None,
+    settings: dict[str, Any] | None = None, routes: list[dict[str, Any]] | None = None, prelude: int = 0,
 ) -> Played:  # fmt: skip
     """Run `argv -p` in a fresh project (made by `prepare`, `{P}` in the turns is its path) against a server
-    playing `turns`."""
+    playing `turns`; the results of the first `prelude` turns (a real CLI's ToolSearch) are left out."""
     shutil.rmtree(where, ignore_errors=True)
     project = where / "proj"
     project.mkdir(parents=True)
@@ -97,9 +97,18 @@ def play(
                               text=True, timeout=150, check=False)  # fmt: skip
         assert proc.returncode == 0, f"{argv[0]}: exit {proc.returncode}: {proc.stderr[-800:]}"
         posts = [r for r in server.requests if r["method"] == "POST"]
-        return Played(result_blocks(server), project, posts)
+        return Played(result_blocks(server)[prelude:], project, posts)
     finally:
         server.stop()
+
+
+def load_deferred(version: str, turns: list[Any], tools: str) -> tuple[list[Any], int]:
+    """A real CLI's turns: 2.1.330 offers these tools only once ToolSearch has loaded them (`select:` names)."""
+    if version != "2.1.330":
+        return turns, 0
+    search = {"content": [{"type": "tool_use", "name": "ToolSearch", "input": {"query": f"select:{tools}",
+                                                                               "max_results": 8}}]}  # fmt: skip
+    return [search, *turns], 1
 
 
 def table(real: Played, ours: Played) -> str:
