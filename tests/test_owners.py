@@ -1,6 +1,7 @@
 """One owner per outside thing: libtmux and $TMUX (backends/tmux.py), the anthropic SDK (model/), cryptography
-(store/signing.py), the mcp SDK (tools/mcp/connection.py), rich consoles (ui/), pid liveness (pids.py); and the
-teammate launcher stays stdlib-only.
+(store/signing.py), the mcp SDK (tools/mcp/connection.py), rich consoles (ui/), pid liveness (pids.py), nbformat
+(tools/notebook.py), httpx and the HTML to markdown libraries (tools/webfetch.py); and the teammate launcher stays
+stdlib-only.
 Read from the source, no imports."""
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ OWNERS = {
     "pid_alive": ("pids.py",),
     "tomllib": ("team/teamfile.py",),  # reading team files (with the key-to-line map of team/tomllines.py)
     "tomli_w": ("team/export.py",),  # writing them
+    "nbformat": ("tools/notebook.py",),
+    "web page": ("tools/webfetch.py",),  # httpx, markdownify, bs4
 }
 # files another engineer is rewriting: each must still break its rule (else delete the entry here)
 LAUNCHER = ("cli/launch.py", "pids.py")  # started in every teammate pane: stdlib imports only
@@ -63,6 +66,8 @@ def _import_rules(module: str, names: list[str], runtime: bool) -> list[str]:
     found = [top for top in ("libtmux", "anthropic", "cryptography", "mcp") if _under(module, top)]
     found += ["cloud sdk" for top in ("boto3", "botocore", "google.auth") if _under(module, top)]
     found += [top for top in ("tomllib", "tomli_w") if _under(module, top)]
+    found += ["nbformat" for top in ("nbformat",) if _under(module, top)]
+    found += ["web page" for top in ("httpx", "markdownify", "bs4") if _under(module, top)]
     console = module == "rich.console" and (not names or "Console" in names)
     if runtime and (console or (module == "rich" and "console" in names)):  # one for annotations makes none
         found.append("rich console")

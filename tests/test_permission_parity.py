@@ -11,7 +11,7 @@ import pytest
 
 from agentteams.agent.fscommands import is_file_command, is_read_only_command
 from agentteams.agent.permissions import PermissionPolicy, parse_rule, parse_rules
-from agentteams.agent.session import settings_rules
+from agentteams.agent.settingsrules import settings_rules
 from agentteams.settings.load import load_settings
 
 

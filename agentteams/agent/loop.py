@@ -186,18 +186,20 @@ class Agent:
         return result
 
     def _steered(self, calls: int) -> list[Block]:
-        """What to add after the results, asked only when another model call follows (so it reaches the model)."""
-        if self.steer is None or self.ctx.signals.exit_requested or self.ctx.interrupt.is_set():
+        """What to add after the results, asked only when another model call follows (so it reaches the model):
+        notices of background commands that ended, then what arrived meanwhile."""
+        if self.ctx.signals.exit_requested or self.ctx.interrupt.is_set():
             return []
         if (self.hooks is not None and self.hooks.halted is not None) or (
             self.settings.max_turns is not None and calls >= self.settings.max_turns
         ):
             return []
+        notices = self.ctx.shells.notices()
         try:
-            return self.steer()
+            return [*notices, *(self.steer() if self.steer is not None else [])]
         except (OSError, AgentTeamsError) as e:  # an inbox it cannot read now: left unread, for later, not a crash
             diagnostics.warning("%s: could not take the messages that came mid-turn: %s", self.settings.name, e)
-            return []
+            return notices
 
     def _stop_hook_feedback(self, text: str, active: bool) -> bool:
         """Stop (SubagentStop) hooks may keep the turn going: their reason becomes the next user message."""
@@ -311,11 +313,10 @@ class Agent:
         started = time.monotonic()
         result, args, ran = self._execute(name, args, use_id)
         self._emit(AgentEvent("tool_end", tool=name, tool_use_id=use_id, input=args, result=result))
-        content = result.content
+        extra = None
         if ran and not result.is_error and self.hooks is not None:
             extra = self.hooks.post_tool(name, args, use_id, result, int((time.monotonic() - started) * 1000))
-            content = f"{content}\n\n{extra}" if extra else content
-        block: Block = {"type": "tool_result", "tool_use_id": use_id, "content": content}
+        block: Block = {"type": "tool_result", "tool_use_id": use_id, "content": result.wire(extra)}
         if result.is_error:
             block["is_error"] = True
         return block

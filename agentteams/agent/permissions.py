@@ -21,6 +21,7 @@ from agentteams.agent.fscommands import (
     named_paths,
     unknowable,
 )
+from agentteams.agent.webrules import domain_covered, domain_rule_pattern
 from agentteams.errors import AgentTeamsError
 from agentteams.tools.hooks import PERMISSION_MODES, PermissionMode
 from agentteams.tools.mcp.names import rule_names
@@ -78,8 +79,8 @@ class Rule:
             return True
         if target is None:
             return False
-        if kind == "execute":
-            return command_covered(self.pattern, target, deny=deny)
+        if kind in ("execute", "web"):  # a command; a host (`domain:…`)
+            return (command_covered if kind == "execute" else domain_covered)(self.pattern, target, deny=deny)
         return _path_covered(self, target, cwd, deny=deny)
 
 
@@ -374,10 +375,11 @@ class PermissionPolicy:
         for Bash only). The rules added are kept in `session_rules`."""
         if target is None:
             new = [Rule(tool_name)]
-        elif (kind or ("execute" if tool_name == "Bash" else "path")) == "execute":
+        elif (how := kind or {"Bash": "execute", "WebFetch": "web"}.get(tool_name, "path")) == "execute":
             new = [Rule(tool_name, f"{command_prefix(p)}:*") for p in dict.fromkeys(subcommands(target))]
         else:
-            new = [Rule(tool_name, _absolute(target, self.cwd), literal=True)]
+            pattern = domain_rule_pattern(target) if how == "web" else _absolute(target, self.cwd)
+            new = [Rule(tool_name, pattern, literal=how != "web")]
         self.session_rules += [r for r in new if r not in self.session_rules]
         if self.on_remember is not None:
             self.on_remember(tool_name, target, kind)
@@ -387,10 +389,8 @@ _ACTIONS = {"edit": "editing files", "execute": "running commands"}
 
 
 def _call(tool_name: str, target: str | None) -> str:
-    if not target:
-        return tool_name
-    shown = " ".join(target.split())
-    return f"{tool_name} `{shown if len(shown) <= 80 else shown[:77] + '...'}`"
+    shown = " ".join((target or "").split())
+    return f"{tool_name} `{shown if len(shown) <= 80 else shown[:77] + '...'}`" if shown else tool_name
 
 
 def offered_tools(all_tools: Sequence[T], mode: str, disallowed: Sequence[Rule]) -> list[T]:

@@ -44,6 +44,11 @@ You are a member of an agent team. Coordination rules:
 - If you receive a shutdown_request, answer it with SendMessage type shutdown_response, echoing its
   request_id: approve when your work is done or can safely stop, otherwise reject with a reason."""
 
+SUBAGENT_GUIDANCE = (
+    "You are a subagent started for one job. Work on it with the tools you have, then answer with one "
+    "complete final report: the caller sees only that report, not your intermediate steps."
+)
+
 
 @dataclass(frozen=True)
 class Identity:

@@ -23,20 +23,19 @@ from agentteams.agent.mcpwire import McpFlags, attach_mcp
 from agentteams.agent.memory import Memory, load_memory
 from agentteams.agent.permissions import (
     PermissionPolicy,
-    PermissionRuleError,
-    Rule,
     offered_tools,
     parse_mode,
-    parse_rule,
     parse_rules,
 )
-from agentteams.agent.prompts import Identity, system_prompt
+from agentteams.agent.prompts import SUBAGENT_GUIDANCE, Identity, system_prompt
+from agentteams.agent.settingsrules import settings_rules
+from agentteams.agent.sidecalls import side_caller
 from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
 from agentteams.settings.agents import TEAMMATE_TOOLS, AgentCatalog, load_agents
-from agentteams.settings.types import Settings, Source
+from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.files import FileStore
 from agentteams.store.paths import LEAD_NAME, Layout
@@ -48,11 +47,6 @@ from agentteams.tools.registry import agent_tools, all_tools, subagent_tools
 
 if TYPE_CHECKING:
     from agentteams.settings.commands import CustomCommand
-
-SUBAGENT_GUIDANCE = (
-    "You are a subagent started for one job. Work on it with the tools you have, then answer with one "
-    "complete final report: the caller sees only that report, not your intermediate steps."
-)
 
 
 @dataclass
@@ -97,27 +91,6 @@ def command_extras(cmd: CustomCommand) -> TurnExtras | None:
     origin = f"allowed-tools of /{cmd.name} ({cmd.path})"
     parse_rules(cmd.allowed_tools, origin)
     return TurnExtras(resolve_model(cmd.model) if cmd.model else None, cmd.allowed_tools, origin)
-
-
-def settings_rules(settings: Settings, kind: str) -> list[Rule]:
-    """`permissions.<kind>` rules, each labelled with the file it came from; an unreadable one is skipped
-    with a warning (one bad line in a shared file should not stop every run)."""
-    rules: list[Rule] = []
-    for i, text in enumerate(getattr(settings.permissions, kind)):
-        origin = settings.origins.get(f"permissions.{kind}[{i}]")
-        try:
-            rules.append(parse_rule(text, str(origin) if origin else "settings", _rule_root(origin)))
-        except PermissionRuleError as e:
-            diagnostics.warning("%s (permissions.%s in %s): skipped", e, kind, origin or "settings")
-    return rules
-
-
-def _rule_root(origin: Source | None) -> Path | None:
-    """What a settings rule's `/path` is relative to: a project file's project, the user file's directory."""
-    if origin is None or origin.scope == "flag":
-        return None
-    path = Path(origin.path)
-    return path.parent.parent if origin.scope in ("project", "local") else path.parent
 
 
 class Session:
@@ -171,6 +144,7 @@ class Session:
         self.hooks.asks_person = me is None
         self.ctx.hooks = RuntimeHooks(
             model=self.model, permission_mode=self._mode, run_subagent=self._run_subagent,
+            ask_model=side_caller(client, self.ledger, self.name),  # WebFetch's small model, WebSearch's search
             approve_plan=self._approve_plan if me is None else None,  # a teammate's plan goes to its lead
             task_created=self.hooks.task_created, task_completed=self.hooks.task_completed,
         )  # fmt: skip
@@ -216,6 +190,7 @@ class Session:
         """Go on with a session read back from its transcript: its conversation and its "always" answers (the
         transcript object already appends to its file, or to the fork's copy)."""
         self.agent.messages = list(loaded.messages)
+        self.ctx.todos.restore(self.agent.messages)  # the todo list as its last TodoWrite left it
         self.agent.context_tokens, self.agent.context_measured_at = measured(loaded.entries, self.agent.messages)
         remember, self.policy.on_remember = self.policy.on_remember, None  # already in the file
         for allow in loaded.allowed:
@@ -274,6 +249,7 @@ class Session:
         self.context = "\n\n".join(t for t in [self.memory.prompt_text(), *started] if t) or None
         self.agent.settings.context = self.context
         self.agent.messages = []
+        self.ctx.todos.replace(())  # the todo list belongs to the conversation
         self.agent.context_tokens = self.agent.context_measured_at = 0
         team = self.ctx.team_name
         if team and self.ctx.is_lead:
@@ -318,7 +294,8 @@ class Session:
         return transcript
 
     def end(self, reason: EndReason = "other") -> None:
-        """SessionEnd hooks (once), after any hook still running on its own thread; the MCP servers closed."""
+        """SessionEnd hooks (once; after any still running); background shells stopped, MCP servers closed."""
+        self.ctx.shells.close()
         self.hooks.session_end(reason)
         self.mcp.close()
 
@@ -385,8 +362,10 @@ class Session:
         ctx = ToolContext(
             cwd=self.options.cwd, store=self.store, session_id=self.options.session_id,
             agent_name=self.ctx.agent_name, team_name=self.ctx.team_name, interrupt=self.ctx.interrupt,
+            shells=self.ctx.shells,
             hooks=RuntimeHooks(
                 model=sub_model, permission_mode=self._mode, task_created=self.hooks.task_created,
+                ask_model=self.ctx.hooks.ask_model,
                 task_completed=self.hooks.task_completed,
             ),
         )  # fmt: skip

@@ -8,6 +8,7 @@ from typing import TextIO
 
 from agentteams.agent.loop import AgentEvent, tool_input_summary
 from agentteams.team.delivery import TeamEvent
+from agentteams.tools.todos import todo_lines
 
 # a rendered inbox message (agentteams.team.delivery.message_block): sender, colour, text
 BLOCK = re.compile(r'<teammate-message teammate_id="([^"]*)"(?: color="([^"]*)")?[^>]*>\n(.*?)\n</teammate-message>',
@@ -51,6 +52,9 @@ class PaneRenderer:
             self._line(self._paint(f"  ⏺ {event.tool}({tool_input_summary(event.input)})", None, bold=True))
         elif event.kind == "tool_end" and event.result is not None and event.result.is_error:
             self._line(f"    ✗ {event.result.content.splitlines()[0][:160] if event.result.content else 'failed'}")
+        elif event.kind == "tool_end" and event.tool == "TodoWrite" and event.result and event.result.data:
+            for line in todo_lines(event.result.data.get("newTodos") or []):
+                self._line(f"    {line}")
         elif event.kind == "retry":
             self._line(f"  … retrying: {event.text}")
         elif event.kind == "compacted":

@@ -120,8 +120,9 @@ class Renderer:
         blocks: list[Block] = []
         for block in turn.content:
             out: Block = substitute(copy.deepcopy(block), haystacks)
-            if out["type"] == "tool_use":
-                out.setdefault("id", f"toolu_mock_{self.next_id():04d}")
+            if out["type"] in ("tool_use", "server_tool_use"):
+                prefix = "toolu" if out["type"] == "tool_use" else "srvtoolu"
+                out.setdefault("id", f"{prefix}_mock_{self.next_id():04d}")
                 out.setdefault("input", {})
             blocks.append(out)
         return blocks

@@ -199,11 +199,15 @@ def _block(b: Any, where: str) -> None:
         raise ScriptError(f"{where}: a block must be an object with a string 'type'")
     if b["type"] == "text" and not isinstance(b.get("text"), str):
         raise ScriptError(f"{where}: a text block needs a string 'text'")
-    if b["type"] == "tool_use":
+    if b["type"] in ("tool_use", "server_tool_use"):
         if not isinstance(b.get("name"), str):
-            raise ScriptError(f"{where}: a tool_use block needs a string 'name'")
+            raise ScriptError(f"{where}: a {b['type']} block needs a string 'name'")
         if not isinstance(b.get("input", {}), dict):
-            raise ScriptError(f"{where}: a tool_use block's 'input' must be an object")
+            raise ScriptError(f"{where}: a {b['type']} block's 'input' must be an object")
+    if b["type"] == "web_search_tool_result" and not (
+        isinstance(b.get("tool_use_id"), str) and isinstance(b.get("content"), list | dict)
+    ):
+        raise ScriptError(f"{where}: a web_search_tool_result needs a 'tool_use_id' and a list of results or an error")
     _check_patterns(b, where)
 
 

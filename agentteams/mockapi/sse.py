@@ -36,8 +36,8 @@ def block_events(index: int, block: dict[str, Any], chunk: int) -> Iterator[Even
     if kind == "text":
         opening: dict[str, Any] = {"type": "text", "text": ""}
         deltas = [{"type": "text_delta", "text": p} for p in pieces(block["text"], chunk)]
-    elif kind == "tool_use":
-        opening = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+    elif kind in ("tool_use", "server_tool_use"):  # the API streams a server tool's input as it does a tool's
+        opening = {"type": kind, "id": block["id"], "name": block["name"], "input": {}}
         partial = json.dumps(block.get("input", {}), ensure_ascii=False)
         deltas = [{"type": "input_json_delta", "partial_json": p} for p in pieces(partial, chunk)]
     elif kind == "thinking":

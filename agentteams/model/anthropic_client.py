@@ -62,14 +62,16 @@ def build_params(request: ModelRequest) -> dict[str, Any]:
     if betas:
         params["extra_headers"] = {"anthropic-beta": ",".join(betas)}
     budget = MAX_BREAKPOINTS
-    if request.tools:
+    if request.tools or request.server_tools:
         tools: list[dict[str, Any]] = [
             {"name": t.name, "description": t.description, "input_schema": copy.deepcopy(t.input_schema)}
             for t in request.tools
-        ]
+        ] + copy.deepcopy(request.server_tools)
         tools[-1]["cache_control"] = _ephemeral()
         params["tools"] = tools
         budget -= 1
+    if request.tool_choice is not None:
+        params["tool_choice"] = dict(request.tool_choice)
     if request.system:
         params["system"] = [{"type": "text", "text": request.system, "cache_control": _ephemeral()}]
         budget -= 1

@@ -52,6 +52,8 @@ class ModelRequest:
     messages: list[Message]
     max_tokens: int = 8192
     agent: str = "main"  # whose request: for usage accounting and logs
+    server_tools: list[dict[str, Any]] = field(default_factory=list)  # the API's own tools (web_search_20250305)
+    tool_choice: dict[str, Any] | None = None
 
 
 @dataclass

@@ -8,13 +8,17 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from agentteams.model.types import ToolSpec
 from agentteams.store.api import Store
 from agentteams.tools.hooks import RuntimeHooks, TurnSignals
 
-ToolKind = Literal["read", "edit", "execute", "coordinate", "plan"]  # what a tool does, for permissions
+if TYPE_CHECKING:
+    from agentteams.tools.background import ShellRegistry
+    from agentteams.tools.todos import TodoList
+
+ToolKind = Literal["read", "edit", "execute", "coordinate", "plan", "web"]  # what a tool does, for permissions
 
 __all__ = ["Tool", "ToolContext", "ToolInputError", "ToolKind", "ToolResult", "require_str"]
 
@@ -24,10 +28,29 @@ class ToolResult:
     content: str  # what the model sees
     is_error: bool = False
     data: dict[str, Any] | None = None  # structured detail for the UI and transcripts
+    blocks: list[dict[str, Any]] | None = None  # content blocks for the model instead of `content` (a notebook)
+
+    def wire(self, extra: str | None = None) -> str | list[dict[str, Any]]:
+        """The tool_result's content: the text or the blocks, and a hook's added context after them."""
+        if self.blocks is None:
+            return f"{self.content}\n\n{extra}" if extra else self.content
+        return [*self.blocks, *([{"type": "text", "text": extra}] if extra else [])]
 
     @classmethod
     def error(cls, message: str) -> ToolResult:
         return cls(message, is_error=True)
+
+
+def _shells() -> ShellRegistry:
+    from agentteams.tools.background import ShellRegistry  # shell -> base: imported when first needed
+
+    return ShellRegistry()
+
+
+def _todos() -> TodoList:
+    from agentteams.tools.todos import TodoList
+
+    return TodoList()
 
 
 @dataclass
@@ -46,6 +69,8 @@ class ToolContext:
     interrupt: threading.Event = field(default_factory=threading.Event)
     hooks: RuntimeHooks = field(default_factory=RuntimeHooks)  # what the runtime lends its tools
     signals: TurnSignals = field(default_factory=TurnSignals)  # what the tools tell the runtime
+    shells: ShellRegistry = field(default_factory=_shells)  # background commands (subagents share them)
+    todos: TodoList = field(default_factory=_todos)  # the agent's todo list (TodoWrite)
 
     def resolve(self, path: str) -> Path:
         p = Path(path).expanduser()

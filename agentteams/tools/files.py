@@ -200,6 +200,10 @@ class ReadTool(FileTool):
             problem = not_a_file(path)
             if problem:
                 return ToolResult.error(problem)
+            if path.suffix == ".ipynb":
+                from agentteams.tools.notebook import read_notebook  # notebook builds on this module
+
+                return read_notebook(path, ctx)
             mtime = path.stat().st_mtime
             with path.open("rb") as stream:
                 head = stream.read(BINARY_SNIFF)

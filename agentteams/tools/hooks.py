@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
+from agentteams.model.types import ModelRequest, ModelResponse
+
 PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "delegate"]
 PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
 
@@ -44,6 +46,7 @@ class RuntimeHooks:
     model: str = ""
     permission_mode: Callable[[], PermissionMode] = _default_mode
     run_subagent: SubagentRunner | None = None
+    ask_model: Callable[[ModelRequest], ModelResponse] | None = None  # one side request, its usage counted
     spawn_teammate: TeammateSpawner | None = None
     approve_plan: PlanApprover | None = None
     # a teammate's: was a shutdown request with this id really sent by its lead? (approving any other is refused)

@@ -4,19 +4,32 @@ from __future__ import annotations
 
 from agentteams.settings.agents import AgentCatalog, AgentDef
 from agentteams.tools.base import Tool
+from agentteams.tools.bg_tools import BACKGROUND_TOOLS
 from agentteams.tools.files import EditTool, ReadTool, WriteTool
 from agentteams.tools.merge_tool import TeamMergeTool
+from agentteams.tools.notebook import NotebookEditTool
 from agentteams.tools.plan_tools import PLAN_TOOLS
 from agentteams.tools.search import GlobTool, GrepTool
 from agentteams.tools.shell import BashTool
 from agentteams.tools.subagent import SUBAGENT_TOOLS, TaskTool
 from agentteams.tools.tasks_tools import TASK_TOOLS
 from agentteams.tools.team_tools import TEAM_TOOLS
+from agentteams.tools.todos import TodoWriteTool
+from agentteams.tools.webfetch import WebFetchTool
+from agentteams.tools.websearch import WebSearchTool
 
 
 def all_tools(agents: AgentCatalog | None = None) -> list[Tool]:
     """Every tool, in the order the model is shown them; `Task` offers the custom agent types of `agents`."""
     tools: list[Tool] = [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool()]
+    # the rest of Claude Code's tool set, after the first six: a stable order keeps the prompt cache
+    tools += [
+        *(cls() for cls in BACKGROUND_TOOLS),
+        TodoWriteTool(),
+        NotebookEditTool(),
+        WebFetchTool(),
+        WebSearchTool(),
+    ]
     tools += [cls() for cls in (*TASK_TOOLS, *TEAM_TOOLS)]
     tools += [TaskTool(agents), *(cls() for cls in PLAN_TOOLS)]
     return [*tools, TeamMergeTool()]  # last: the tools before it keep the places they always had

@@ -205,7 +205,11 @@ class BashTool(Tool):
             "command": {"type": "string", "description": "The command to run"},
             "timeout": {"type": "number", "description": "Timeout in milliseconds (max 600000)"},
             "description": {"type": "string", "description": "What the command does, in 5-10 words"},
-            "run_in_background": {"type": "boolean", "description": "Not supported yet; must be false"},
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Run it in the background (read it with BashOutput, stop it with KillShell); "
+                "`timeout` is then how long it may run (default 600000 ms, max 7200000 ms)",
+            },
         },
         "required": ["command"],
         "additionalProperties": False,
@@ -218,14 +222,13 @@ class BashTool(Tool):
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         command = require_str(args, "command")
-        if args.get("run_in_background"):
-            return ToolResult.error(
-                "run_in_background is not supported yet: run the command in the foreground "
-                "(with a `timeout` of up to 600000 ms), or start it with nohup and redirect its output to a file."
-            )
-        timeout_ms = parse_timeout(args)
         if not ctx.cwd.is_dir():
             return ToolResult.error(f"The working directory {ctx.cwd} does not exist")
+        if args.get("run_in_background") is True:
+            from agentteams.tools.bg_tools import start_background  # bg_tools builds on this module
+
+            return start_background(command, args, ctx)
+        timeout_ms = parse_timeout(args)
         try:
             proc = subprocess.Popen(
                 ["bash", "-c", command],

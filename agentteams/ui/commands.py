@@ -212,6 +212,7 @@ BUILTINS: tuple[Command, ...] = (
     Command("/mcp", "the MCP servers: each one's state (pending, connected, failed) and tools", _show(
         reports.mcp_lines)),
     Command("/team", "the team's teammates and what each is doing", _team),
+    Command("/todos", "the lead's todo list (TodoWrite)", _show(reports.todo_report)),
     Command("/exit", "leave (asks first whether to shut a running team down)", _leave, aliases=("/quit",)),
 )  # fmt: skip
 

@@ -18,6 +18,7 @@ from rich.text import Text
 from agentteams.agent.loop import AgentEvent, TurnResult, tool_input_summary
 from agentteams.store.paths import LEAD_NAME
 from agentteams.team.delivery import TeamEvent
+from agentteams.tools.todos import todo_lines
 
 # team colour names (DESIGN.md §1) -> rich colours; rich downgrades them on terminals with fewer colours
 PALETTE = {
@@ -167,6 +168,8 @@ class Renderer:
             self._print(Text(f"{BULLET}{event.tool}({tool_input_summary(event.input)})", style="bold"))
         elif event.kind == "tool_end" and event.result is not None and event.result.is_error:
             self._print(Text(f"  ⎿  {one_line(event.result.content) or 'failed'}", style="dim"))
+        elif event.kind == "tool_end" and event.tool == "TodoWrite" and event.result and event.result.data:
+            self._print(Text("  ⎿  " + "\n     ".join(todo_lines(event.result.data.get("newTodos") or []))))
         elif event.kind == "tool_end" and event.result is not None:
             lines = preview(event.result.content)
             self._print(Text("  ⎿  " + "\n     ".join(lines), style="dim"))

@@ -17,6 +17,7 @@ from agentteams.settings.describe import format_rows, key_source, loaded_files, 
 from agentteams.store.paths import LEAD_NAME
 from agentteams.team.costs import AgentCost, team_costs, total
 from agentteams.team.lead import LeadRuntime
+from agentteams.tools.todos import todo_lines
 
 
 def model_lines(runtime: LeadRuntime) -> list[str]:
@@ -142,6 +143,11 @@ def agent_lines(runtime: LeadRuntime) -> list[str]:
     """Every agent type `Task` takes (built-in and custom, with file, tools and model), then the files skipped."""
     agents = runtime.session.agents
     return [*describe_agents(agents), *(f"not loaded: {p}" for p in agents.problems)]
+
+
+def todo_report(runtime: LeadRuntime) -> list[str]:
+    """/todos: the lead's todo list as its last TodoWrite left it (a resumed session's too)."""
+    return todo_lines([t.to_json() for t in runtime.session.ctx.todos.items])
 
 
 def teammate_names(runtime: LeadRuntime, joined: list[str]) -> list[str]:
