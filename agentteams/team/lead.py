@@ -15,7 +15,7 @@ from agentteams import diagnostics
 from agentteams.agent.loop import AgentEvent, TurnResult
 from agentteams.agent.session import Session, TurnExtras
 from agentteams.backends.tmux import current_pane
-from agentteams.errors import AgentTeamsError, NotFoundError
+from agentteams.errors import AgentTeamsError
 from agentteams.model.types import Block
 from agentteams.store import signing, writefail
 from agentteams.store.paths import LEAD_NAME
@@ -33,6 +33,7 @@ from agentteams.store.records import Envelope
 from agentteams.team import heartbeat, relay
 from agentteams.team.budget import BudgetLead, BudgetWatch
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
+from agentteams.team.disband import disband
 from agentteams.team.leasekeeper import LeaseKeeper
 from agentteams.team.relay import PermissionJudge
 from agentteams.team.revive import HINT, revive
@@ -76,15 +77,15 @@ class LeadRuntime:
         self._closing = False
         self.last_error: AgentTeamsError | None = None
         self._threads: list[threading.Thread] = []
-        self._team_thread: threading.Thread | None = None
+        self.team_thread: threading.Thread | None = None
         pane = current_pane() or ""
         self._presence = heartbeat.LeadPresence(self.store, self.ctx.session_id, pane)  # beaten by the team thread
         self._leases = LeaseKeeper(self.tasks, LEAD_NAME)  # its own renewed, its team's swept, by the team thread
         self._inbox_lock = threading.RLock()  # the team thread and shutdown_team both read the inbox
-        self._muted = False  # while shutting the team down, departures are not news for the model
+        self.muted = False  # while shutting the team down, departures are not news for the model
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
         self.promises = LeadPromises()
-        gone = functools.partial(self._member_gone, died=True)  # past its budget's grace: stopped as a dead one
+        gone = functools.partial(self.member_gone, died=True)  # past its budget's grace: stopped as a dead one
         self.chores: list[Callable[[str], None]] = []  # more work for the team thread (team/rekey.py)
         self._budget = BudgetWatch(self.store, session.options.settings, BudgetLead(self.tell, self.promises, gone))
         self.ctx.hooks.spawn_teammate = self.spawn_teammate
@@ -158,31 +159,7 @@ class LeadRuntime:
 
     def shutdown_team(self, timeout: float = 60.0) -> list[str]:
         """Ask every teammate to stop, wait for each to leave (forcing stragglers), then delete the team."""
-        team = self.team
-        if not team:
-            return []
-        self._muted = True
-        for name in list(self.handles):
-            self.promises.ask_shutdown(self.mailbox, team, name, "The team's work is finished.")
-        deadline = time.monotonic() + timeout
-        while self.handles and time.monotonic() < deadline:
-            self._process_inbox()
-            self._check_liveness()
-            time.sleep(0.05)
-        for name in list(self.handles):
-            self._member_gone(name, "was stopped (it did not answer the shutdown request in time)")
-        self.ctx.team_name = None  # stops the team thread: it must not rewrite the inbox while the team goes
-        thread = self._team_thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=CHECK_EVERY * 4)
-        warnings: list[str] = []
-        try:
-            warnings = self.teams.delete(team, force=True)
-        except NotFoundError:
-            pass
-        except OSError as e:  # the team is down; what is left on disk is `agentteams cleanup`'s job
-            warnings = [f"could not remove all of team {team}'s files: {e}"]
-        return warnings
+        return disband(self, timeout)
 
     def close(self) -> None:
         with self._cond:
@@ -263,15 +240,15 @@ class LeadRuntime:
     # -- the team thread: inbox and liveness --------------------------------------------------------
 
     def _start_team_thread(self) -> None:
-        if self._team_thread is not None and self._team_thread.is_alive():
+        if self.team_thread is not None and self.team_thread.is_alive():
             return
         team = self.team
         assert team is not None
         self.store.keyring.adopt(team, LEAD_NAME)  # the key itself is made and recorded on the team thread
         self._write_presence("working" if self._busy else "idle")
-        self._team_thread = threading.Thread(target=self._watch_team, args=(team,), name="lead-team", daemon=True)
-        self._team_thread.start()
-        self._threads.append(self._team_thread)
+        self.team_thread = threading.Thread(target=self._watch_team, args=(team,), name="lead-team", daemon=True)
+        self.team_thread.start()
+        self._threads.append(self.team_thread)
 
     def _write_presence(self, state: State) -> None:
         self._presence.write(
@@ -285,8 +262,8 @@ class LeadRuntime:
         with self.store.watch(team, LEAD_NAME) as watcher:
             while not self._closing and self.team == team:
                 try:
-                    self._process_inbox()
-                    self._check_liveness()
+                    self.process_inbox()
+                    self.check_liveness()
                     self._budget.tick(team, list(self.handles))
                     for event in [*self._presence.beat(team, list(self.handles)), *self._leases.tick(team)]:
                         self._team_event(event)
@@ -299,7 +276,7 @@ class LeadRuntime:
                 watcher.wait(CHECK_EVERY)
         self.store.presence.remove(team, LEAD_NAME)
 
-    def _process_inbox(self) -> None:
+    def process_inbox(self) -> None:
         team = self.team
         if not team:
             return
@@ -326,9 +303,13 @@ class LeadRuntime:
         who = env.sender
         if isinstance(msg, ShutdownRejected):
             self.promises.answered(who, msg.request_id)
-        if isinstance(msg, ShutdownApproved) and not self.promises.take_approval(who, msg.request_id):
-            diagnostics.warning("%s approved a shutdown this lead never asked of it (%s); ignored", who, msg.request_id)
-            return True
+        if isinstance(msg, ShutdownApproved):
+            with self._cond:  # taken and gone in one step: `settled` never sees an approval without its departure
+                if not self.promises.take_approval(who, msg.request_id):
+                    diagnostics.warning("%s approved a shutdown never asked of it (%s); ignored", who, msg.request_id)
+                    return True
+                self.member_gone(who, "shut down (approved the shutdown request)")
+                return self._for_model(env, forged)  # the notice and the approval in the same turn
         if isinstance(msg, PlanApprovalRequest):
             self.promises.plan_seen(msg.request_id, plan_digest(msg.plan_content))
         if isinstance(msg, IdleNotification):
@@ -343,30 +324,30 @@ class LeadRuntime:
             allow = relay.answer(self.session, self.judge, self.team or "", msg, who)
             self._team_event(TeamEvent("permission", who, f"{msg.tool_name}: {'allowed' if allow else 'denied'}"))
             return True
-        # one locked step: the departure notice and the approval reach the model in the same turn (the
-        # condition's lock is reentrant, so _member_gone may take it again)
-        with self._cond:
-            if isinstance(msg, ShutdownApproved):
-                self._member_gone(who, "shut down (approved the shutdown request)")
+        return self._for_model(env, forged)
+
+    def _for_model(self, env: Envelope, forged: bool) -> bool:
+        who = env.sender
+        with self._cond:  # reentrant: a shutdown approval's caller holds it already
             shown = f"[unverified: not signed by {who}] {env.text}" if forged else env.text  # the person sees it too
             self._team_event(TeamEvent("message", who, shown, color=env.color, summary=env.summary))
-            if self._muted:
+            if self.muted:
                 return True
             self._envs.append(env)
             self._cond.notify_all()
         return False
 
-    def _check_liveness(self) -> None:
+    def check_liveness(self) -> None:
         team = self.team
         if not team:
             return
         with self._inbox_lock:
             dead = [n for n, h in list(self.handles.items()) if not self.spawner.alive(h, team)]
             if dead:
-                self._process_inbox()  # an approval written just before exiting is not a death
+                self.process_inbox()  # an approval written just before exiting is not a death
             for name in dead:
                 if name in self.handles:
-                    self._member_gone(name, "stopped unexpectedly (its process or pane is gone)", died=True)
+                    self.member_gone(name, "stopped unexpectedly (its process or pane is gone)", died=True)
 
     def tell(self, event: TeamEvent) -> None:
         """Something the person and the lead's model both hear of (a budget warning, a resume's news)."""
@@ -375,7 +356,7 @@ class LeadRuntime:
             self._cond.notify_all()
         self._team_event(event)
 
-    def _member_gone(self, name: str, how: str, *, died: bool = False) -> None:
+    def member_gone(self, name: str, how: str, *, died: bool = False) -> None:
         """Unassign its tasks, drop it from the team, close its pane, and tell the model."""
         team = self.team
         handle = self.handles.pop(name, None)
@@ -395,6 +376,6 @@ class LeadRuntime:
         self._team_event(TeamEvent("died" if died else "left", name, notice))
         with self._cond:
             self._idle = [e for e in self._idle if e.sender != name]
-            if not self._muted:
+            if not self.muted:
                 self._notices.append(notice)
             self._cond.notify_all()
