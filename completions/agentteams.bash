@@ -10,7 +10,7 @@ _agentteams_teams() {
 
 _agentteams_subcommands() {
     case "$1" in
-        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume" ;;
+        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume set" ;;
         "team") echo "create show list delete" ;;
         "task") echo "create list get update claim delete" ;;
         "msg") echo "send broadcast read" ;;
@@ -46,6 +46,7 @@ _agentteams_options() {
         "demo") echo "--attach --speed --help" ;;
         "config") echo "--settings --json --help" ;;
         "resume") echo "--help" ;;
+        "set") echo "--mode --model --wait --help" ;;
     esac
 }
 
@@ -61,6 +62,7 @@ _agentteams_value_options() {
         "mock-api") echo "--script --port --log --host" ;;
         "demo") echo "--speed" ;;
         "config") echo "--settings" ;;
+        "set") echo "--mode --model --wait" ;;
     esac
 }
 
@@ -82,6 +84,7 @@ _agentteams_team_args() {
         "attach") echo "1" ;;
         "logs") echo "1" ;;
         "cleanup") echo "1" ;;
+        "set") echo "1" ;;
     esac
 }
 

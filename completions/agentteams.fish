@@ -24,7 +24,7 @@ end
 function __agentteams_path
     set -l words (commandline -opc)
     set -e words[1]
-    if test (count $words) -eq 0; or not contains -- $words[1] team task msg mock-api status watch attach logs cleanup doctor demo config resume
+    if test (count $words) -eq 0; or not contains -- $words[1] team task msg mock-api status watch attach logs cleanup doctor demo config resume set
         return
     end
     set -l path $words[1]
@@ -58,6 +58,7 @@ complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a doctor -d '
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a demo -d 'Watch a team of three at work, offline: a lead, two developers and a tester i...'
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a config -d 'Show the settings in effect here (user, project, local, --settings, managed m...'
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a resume -d 'Bring back a team whose lead died, from any directory: its lead\'s conversatio...'
+complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a set -d 'Change a live teammate\'s permission mode or model; its running lead checks an...'
 complete -c agentteams -n '__agentteams_at' -s p -l print -d 'Run the prompt, print the result, exit.'
 complete -c agentteams -n '__agentteams_at' -l output-format -r -d 'text | json | stream-json'
 complete -c agentteams -n '__agentteams_at' -l max-turns -r -d 'Most model calls.'
@@ -199,3 +200,8 @@ complete -c agentteams -n '__agentteams_at config' -l settings -r -d 'Also a set
 complete -c agentteams -n '__agentteams_at config' -l json -d 'Print JSON.'
 complete -c agentteams -n '__agentteams_at config' -l help -d 'Show help and exit.'
 complete -c agentteams -n '__agentteams_at resume' -l help -d 'Show help and exit.'
+complete -c agentteams -n '__agentteams_at set' -l mode -r -d 'Its new permission mode (at once).'
+complete -c agentteams -n '__agentteams_at set' -l model -r -d 'Its new model (from its next request).'
+complete -c agentteams -n '__agentteams_at set' -l wait -r -d 'Seconds to wait for the lead\'s answer.'
+complete -c agentteams -n '__agentteams_at set' -l help -d 'Show help and exit.'
+complete -c agentteams -n '__agentteams_at set' -a '(__agentteams_teams)'

@@ -39,6 +39,7 @@ from agentteams.team.budget import held
 from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
 from agentteams.team.leadwatch import LeadWatch
 from agentteams.team.leasekeeper import LeaseKeeper
+from agentteams.team.livechange import take_change
 from agentteams.team.replan import answer_plan, pending_plan
 from agentteams.team.steering import steerable, teammate_blocks
 from agentteams.team.teamhooks import idle_gate
@@ -195,6 +196,8 @@ class TeammateRuntime:
                 continue
             seen.add(env.msg_id or "")
             verdict = self.trust.judge(env, config)
+            if take_change(self, env, verdict, config.lead_name):  # a mode or model change, taken (or refused) now
+                continue
             msg = parse_message(env.text)
             if isinstance(msg, ShutdownRequest) and env.sender == config.lead_name and verdict != "forged":
                 self._shutdowns.add(msg.request_id)
