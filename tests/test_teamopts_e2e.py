@@ -40,7 +40,6 @@ def scenario(repo2: Path) -> dict[str, Any]:
         {**tool("TeamDelete"), "wait_for": "Teammate bob shut down"},
         say("Team removed. LEAD-DONE"),
     ]  # fmt: skip
-    to_lead = lambda text: tool("SendMessage", to="team-lead", message=text, summary=text)  # noqa: E731
     return {"routes": [
         shutdown_route("bob"),
         {"name": "bob-start", "match": {"system": BOB, "last_prompt": "START-bob"},
@@ -53,6 +52,10 @@ def scenario(repo2: Path) -> dict[str, Any]:
         {"name": "bob-other", "match": {"system": BOB}, "turns": [], "idle": "Noted."},
         {"name": "lead", "match": {"system": "You lead a team"}, "turns": lead, "idle": "Noted."},
     ]}  # fmt: skip
+
+
+def to_lead(text: str) -> dict[str, Any]:
+    return tool("SendMessage", to="team-lead", message=text, summary=text)
 
 
 def results(requests: list[dict[str, Any]]) -> str:

@@ -57,12 +57,16 @@ class LiveChanges:
 
     def chore(self, team: str) -> None:
         """Each round of the team thread: answer the `agentteams set` requests waiting in the team's directory."""
-        for request in changequeue.pending(self.rt.session.layout, team):
+        layout = self.rt.session.layout
+        for request in changequeue.pending(layout, team):
+            said: list[str] = []  # what was done before a refusal is said with it: nothing is left unsaid
             try:
-                said = [self.change(request.agent, what, value) for what, value in request.changes()]
-                changequeue.answer(self.rt.session.layout, team, request, True, " ".join(said))
-            except AgentTeamsError as e:
-                changequeue.answer(self.rt.session.layout, team, request, False, str(e))
+                for what, value in request.changes():
+                    said.append(self.change(request.agent, what, value))
+            except (AgentTeamsError, ToolInputError) as e:
+                changequeue.answer(layout, team, request, False, " ".join([*said, str(e)]))
+                continue
+            changequeue.answer(layout, team, request, True, " ".join(said))
 
     def _mode(self, team: str, member: Member, mode: str, ours: bool) -> str:
         if mode not in PERMISSION_MODES:
@@ -109,7 +113,7 @@ def take_change(rt: TeammateRuntime, env: Envelope, verdict: str, lead: str) -> 
         rt._unmarked.add(env.identity)  # a full disk: never taken twice
     rt.trust.delivered([env])
     if verdict != "verified" or env.sender != lead:  # with no key from the lead nothing can prove it its word
-        diagnostics.warning("%s: a %s from %s without the lead's signature; ignored", rt.name, msg.TYPE, env.sender)
+        diagnostics.warning("%s: a %s from %s without the lead's signature: ignored", rt.name, msg.TYPE, env.sender)
         return True
     if isinstance(msg, ModeSetRequest):
         _set_mode(rt, msg.mode)
