@@ -1,10 +1,10 @@
 """Interop tier: a live mode change sent by our lead to a real `claude` teammate (issue 17, item 4).
 
-Claude Code 2.1.197 obeys `mode_set_request` from its lead: after our lead's change to plan, its next Write is
-refused and nothing is written. Claude Code 2.1.330 takes no mode change from its inbox (its log: "permission mode
-changes are never accepted from the inbox"): our lead refuses to send one and says why; and a `mode_set_request`
-signed with the key it was started with, which it verifies, still changes nothing: its next Write goes ahead.
-Offline, never skipped.
+Claude Code 2.1.197 obeys `mode_set_request` from its lead: spawned in acceptEdits (a first Write goes ahead
+unasked), after our lead's change to plan its next Write asks, our lead (default mode) refuses, and nothing is
+written. Claude Code 2.1.330 takes no mode change from its inbox (its log: "permission mode changes are never
+accepted from the inbox"): our lead refuses to send one and says why; and a `mode_set_request` signed with the key
+it was started with still changes nothing: its next Write goes ahead. Offline, never skipped.
 """
 
 from __future__ import annotations
