@@ -114,14 +114,24 @@ def mark_read(mail: Mail, team: str, agent: str, envs: list[Envelope]) -> bool:
     return True
 
 
-def team_idle(teams: Teams, team: str | None, names: Collection[str]) -> bool:
+def team_idle(teams: Teams, team: str | None, names: Collection[str], mail: Mail | None = None) -> bool:
     """Every teammate the lead started (`names`) is between turns (`isActive: false`, which each sets for itself):
-    only then do idle notices wake the lead's model."""
+    only then do idle notices wake the lead's model. With `mail`, none has a message waiting either: a real `claude`
+    teammate reads its inbox once a second, and one with a message is about to start a turn."""
     if not team or not names:
         return True
     try:
         config = teams.read(team)
     except AgentTeamsError:
         return True
-    members = [config.member(name) for name in names]
-    return all(m is None or m.is_active is False for m in members)
+    members = [m for m in map(config.member, names) if m is not None]
+    if not all(m.is_active is False for m in members):
+        return False
+    return mail is None or not any(_waiting(mail, config.name, m.name) for m in members)
+
+
+def _waiting(mail: Mail, team: str, name: str) -> bool:
+    try:
+        return bool(mail.unread(team, name))
+    except (OSError, AgentTeamsError):
+        return False

@@ -153,8 +153,8 @@ class LeadRuntime:
         with self._cond:
             if self._busy or self._prompts or self._model_work_pending():
                 return False
-            # a teammate asked to stop has yet to answer (a real `claude` reads its inbox once a second)
-            return team_idle(self.teams, self.team, self.handles) and not self.promises.awaiting(list(self.handles))
+            idle = team_idle(self.teams, self.team, self.handles, self.mailbox)  # and nobody has a message waiting
+            return idle and not self.promises.awaiting(list(self.handles))  # nor a stop request to answer yet
 
     def shutdown_team(self, timeout: float = 60.0) -> list[str]:
         """Ask every teammate to stop, wait for each to leave (forcing stragglers), then delete the team."""
