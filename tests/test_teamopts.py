@@ -160,3 +160,24 @@ def test_set_refuses_in_one_line_without_a_running_lead(cli: Cli, layout: Layout
     proc = cli("set", TEAM, "nobody", "--mode", "plan")
     assert proc.returncode == 1 and "no teammate 'nobody'" in proc.stderr
     assert not changequeue.queue_dir(layout, TEAM).exists()
+
+
+def test_a_headless_lead_is_not_settled_while_a_teammate_has_a_message_waiting(tmp_path: Path, layout: Layout) -> None:
+    """A real `claude` teammate reads its inbox once a second: a `-p` lead that sent it work must not end first."""
+    from agentteams.team import delivery
+    from tests.support.builders import backdated
+
+    model = FakeModel([], default=text("Noted."))
+    with running_lead(layout, tmp_path, model, "alice") as rig:
+        rig.idle("alice")
+        wait_until(lambda: model.calls >= 1, WAIT, "the lead's turn for the idle team")
+        rig.settle()
+        assert rig.runtime.settled()
+        env = rig.mailbox.send(TEAM, "alice", "WRITE-NOW", sender=LEAD_NAME)
+        assert not rig.runtime.settled()
+        rig.mailbox.mark_delivered(TEAM, "alice", [env])
+        assert rig.runtime.settled()
+        keys = Keyring()
+        keys.new_lead_key(TEAM, "alice")
+        Mailbox(layout, seal=backdated(keys)).send(TEAM, "alice", "LONG-AGO", sender=LEAD_NAME)
+        assert delivery.WAITING_SECONDS < 60 and rig.runtime.settled()  # left unread that long: a stuck teammate

@@ -5,8 +5,10 @@ The block format is Claude Code's, so a mixed team's transcripts read the same o
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import datetime
 
 from agentteams.errors import AgentTeamsError
 from agentteams.store import writefail
@@ -15,6 +17,7 @@ from agentteams.store.protocol import IdleNotification, ShutdownRequest, parse_m
 from agentteams.store.records import Envelope
 
 CLOSE_TAG = "</teammate-message>"
+WAITING_SECONDS = 10.0  # a message unread this long is not about to start a turn (its teammate is stuck)
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,17 @@ def team_idle(teams: Teams, team: str | None, names: Collection[str], mail: Mail
 
 
 def _waiting(mail: Mail, team: str, name: str) -> bool:
+    """A message came for `name` lately that it has not read: one left longer means a stuck teammate, not work."""
     try:
-        return bool(mail.unread(team, name))
+        unread = mail.unread(team, name)
     except (OSError, AgentTeamsError):
         return False
+    since = time.time() - WAITING_SECONDS
+    return any(_sent_at(e.timestamp) >= since for e in unread)
+
+
+def _sent_at(timestamp: str) -> float:
+    try:
+        return datetime.fromisoformat(timestamp).timestamp()
+    except (ValueError, TypeError, OverflowError):
+        return 0.0
