@@ -181,3 +181,33 @@ def test_a_headless_lead_is_not_settled_while_a_teammate_has_a_message_waiting(t
         keys.new_lead_key(TEAM, "alice")
         Mailbox(layout, seal=backdated(keys)).send(TEAM, "alice", "LONG-AGO", sender=LEAD_NAME)
         assert delivery.WAITING_SECONDS < 60 and rig.runtime.settled()  # left unread that long: a stuck teammate
+
+
+@pytest.mark.usefixtures("quick")
+def test_a_mode_change_applies_mid_turn_and_a_model_change_at_the_next_turn(tmp_path: Path, layout: Layout) -> None:
+    lead_keys = Keyring()
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    rig_box: list[Mailbox] = []
+
+    def change_now(n: int) -> None:
+        if n == 0:  # while its first request is out: the Write it answers with still runs in acceptEdits
+            rig_box[0].send(TEAM, "alice", ModeSetRequest(mode="plan", sender=LEAD_NAME).to_text(), sender=LEAD_NAME)
+            rig_box[0].send(TEAM, "alice", ModelSetRequest(model="haiku", sender=LEAD_NAME).to_text(), sender=LEAD_NAME)
+
+    model = FakeModel([
+        [tool("Write", file_path=str(first), content="x")],
+        [tool("Write", file_path=str(second), content="y")],
+        [text("Stopped by plan mode.")],
+        [text("Next turn.")],
+    ], before_answer=change_now)  # fmt: skip
+    rig = teammate_rig(layout, tmp_path, model, permission_mode="acceptEdits",
+                       lead_key=lead_keys.new_lead_key(TEAM, "alice"))  # fmt: skip
+    rig_box.append(Mailbox(layout, seal=lead_keys.seal))
+    rig_box[0].send(TEAM, "alice", "Write both files.", sender=LEAD_NAME)
+    with running_teammate(rig):
+        rig.wait_turns(1)
+        rig_box[0].send(TEAM, "alice", "Go on.", sender=LEAD_NAME)
+        rig.wait_turns(2)
+    assert first.exists() and not second.exists() and "plan mode" in model.user_text(2)
+    models = [r.model for r in model.requests]
+    assert models[3] == "claude-haiku-4-5" and "claude-haiku-4-5" not in models[:3], models  # not mid-turn

@@ -126,6 +126,16 @@ def take_change(rt: TeammateRuntime, env: Envelope, verdict: str, lead: str) -> 
     return True
 
 
+def modes_mid_turn(rt: TeammateRuntime, inbox: list[Envelope]) -> None:
+    """At a tool result in a turn: a mode change applies at once (the next tool call obeys it); a model change
+    waits for the next turn, as other frames do."""
+    frames = [e for e in inbox if e.identity not in rt._unmarked and isinstance(parse_message(e.text), ModeSetRequest)]
+    if frames:
+        config = rt._config()
+        for env in frames:
+            take_change(rt, env, rt.trust.judge(env, config), config.lead_name if config else LEAD_NAME)
+
+
 def _set_mode(rt: TeammateRuntime, mode: str) -> None:
     started = rt.session.options.permission_mode
     if mode not in PERMISSION_MODES or (mode == "bypassPermissions" and started != mode):
