@@ -136,7 +136,7 @@ def test_the_running_lead_answers_a_set_request_from_the_queue(tmp_path: Path, l
         ok = changequeue.submit(layout, TEAM, "bob", mode="plan", model="haiku")
         assert changequeue.wait_answer(layout, TEAM, ok, WAIT) == (True, (
             "bob's permission mode is now plan, from its next tool call. bob uses claude-haiku-4-5 from its next "
-            "model request on, with its conversation kept."))  # fmt: skip
+            "turn on, with its conversation kept."))  # fmt: skip
         bad = changequeue.submit(layout, TEAM, "bob", mode=None, model="gpt-9")
         answered = changequeue.wait_answer(layout, TEAM, bad, WAIT)
         assert answered is not None and answered[0] is False and "gpt-9" in answered[1]

@@ -15,12 +15,12 @@ def set_teammate(
     team: Annotated[str, typer.Argument(metavar="TEAM")],
     agent: Annotated[str, typer.Argument(metavar="AGENT", help="The teammate's name.")],
     mode: Annotated[str | None, typer.Option("--mode", help="Its new permission mode (at once).")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Its new model (from its next request).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Its new model (from its next turn).")] = None,
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for the lead's answer.")] = 15.0,
 ) -> None:
     """Change a live teammate's permission mode or model; its running lead checks and sends the change.
 
-    A mode applies from the teammate's next tool call; a model from its next model request, with its conversation
+    A mode applies from the teammate's next tool call; a model from its next turn, with its conversation
     kept. A Claude Code 2.1.330 teammate takes no mode change from its inbox, and no Claude Code teammate a model
     change: the lead refuses those and says why."""
     from agentteams.store.files import open_store

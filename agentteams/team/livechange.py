@@ -91,7 +91,7 @@ class LiveChanges:
             raise ToolInputError(f"{member.name} is a Claude Code teammate: its model is fixed when it starts.")
         self._send(team, member.name, ModelSetRequest(model=model, sender=LEAD_NAME, timestamp=now_iso()))
         self.rt.teams.set_member_fields(team, member.name, model=model)
-        return f"{member.name} uses {model} from its next model request on, with its conversation kept."
+        return f"{member.name} uses {model} from its next turn on, with its conversation kept."
 
     def _send(self, team: str, name: str, msg: Message) -> None:
         self.rt.mailbox.send(team, name, msg.to_text(), sender=LEAD_NAME)  # signed: the lead holds its key
