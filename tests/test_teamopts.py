@@ -211,3 +211,18 @@ def test_a_mode_change_applies_mid_turn_and_a_model_change_at_the_next_turn(tmp_
     assert first.exists() and not second.exists() and "plan mode" in model.user_text(2)
     models = [r.model for r in model.requests]
     assert models[3] == "claude-haiku-4-5" and "claude-haiku-4-5" not in models[:3], models  # not mid-turn
+
+
+@pytest.mark.usefixtures("quick")
+def test_a_resumed_teammate_keeps_its_directory_and_rules(tmp_path: Path, layout: Layout) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    with running_lead(layout, tmp_path, FakeModel([], default=text("noted"))) as rig:
+        spawn(rig.runtime, name="bob", cwd="other", disallowed_tools=["Bash(rm:*)"], allowed_tools=["Bash(ls:*)"])
+        rig.teams.set_member_fields(TEAM, "bob", session_id="bob-session")
+        rig.spawner.kill("bob")
+        wait_until(lambda: "bob" not in rig.members(), WAIT, "the lead to see bob die")
+        rig.runtime.spawn_teammate({"name": "bob", "team_name": TEAM, "resume": True, "prompt": "Go on."})
+        back = rig.spawner.spawned[-1]
+    assert back.resume == "bob-session" and back.cwd == other.resolve()
+    assert back.disallowed_tools == ["Bash(rm:*)"] and back.allowed_tools == ["Bash(ls:*)"]
