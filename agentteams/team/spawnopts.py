@@ -65,7 +65,7 @@ def _directory(raw: object, lead_cwd: Path) -> Path:
     path = (lead_cwd / Path(raw).expanduser()).resolve()
     if not path.is_dir():
         raise ToolInputError(f"cwd {raw!r} is not a directory ({path})")
-    return path
+    return lead_cwd if path == lead_cwd.resolve() else path  # the lead's own, however it was spelt
 
 
 def _rules(args: dict[str, Any], key: str) -> list[str]:
