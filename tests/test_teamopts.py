@@ -39,6 +39,7 @@ def spawn(rig_runtime: Any, **args: Any) -> str:
         ({"mode": "yolo"}, "unknown mode 'yolo'"),
         ({"mode": "bypassPermissions"}, "cannot bypass permissions while you do not"),
         ({"cwd": "no/such/dir"}, "is not a directory"),
+        ({"cwd": ".", "isolation": "worktree"}, 'cwd and isolation: "worktree" cannot go together'),
         ({"disallowed_tools": ["Bash(rm:*"]}, "disallowed_tools: unclosed '('"),
         ({"allowed_tools": "Bash(git:*)"}, None),
         ({"allowed_tools": [3]}, "allowed_tools must be a list of permission rules"),

@@ -42,7 +42,7 @@ def teammate_options(session: Session, args: dict[str, Any]) -> TeammateOptions:
     if mode == "bypassPermissions" and lead_mode != "bypassPermissions":
         raise ToolInputError("A teammate cannot bypass permissions while you do not: choose another mode.")
     plan = bool(args.get("plan_mode_required")) or mode == "plan"
-    cwd = _directory(args.get("cwd"), opts.cwd)
+    cwd = _directory(args, opts.cwd)
     settings = settings_for(session, cwd)
     allowed, disallowed = (_rules(args, k) for k in RULE_KEYS)
     return TeammateOptions(lead_mode if plan else mode, plan, cwd, settings, allowed, disallowed)
@@ -56,10 +56,13 @@ def settings_for(session: Session, cwd: Path) -> Settings:
     return load_settings(cwd, root=session.layout.root)
 
 
-def _directory(raw: object, lead_cwd: Path) -> Path:
+def _directory(args: dict[str, Any], lead_cwd: Path) -> Path:
     """The teammate's working directory: the lead's unless the call names one (relative to the lead's)."""
+    raw = args.get("cwd")
     if raw is None or raw == "":
         return lead_cwd
+    if args.get("isolation") == "worktree":  # as in Claude Code: the worktree is its directory
+        raise ToolInputError('cwd and isolation: "worktree" cannot go together: choose one')
     if not isinstance(raw, str):
         raise ToolInputError("cwd must be a directory path (a string)")
     path = (lead_cwd / Path(raw).expanduser()).resolve()
