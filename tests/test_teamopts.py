@@ -20,7 +20,7 @@ from agentteams.team import changequeue
 from agentteams.tools.base import ToolInputError
 from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel, text, tool
-from tests.support.runtime import TEAM, WAIT, quick_polls, running_lead, running_teammate, teammate_rig
+from tests.support.runtime import TEAM, WAIT, Events, quick_polls, running_lead, running_teammate, teammate_rig
 from tests.support.wait import wait_until
 
 
@@ -132,7 +132,8 @@ def test_the_lead_refuses_what_a_real_claude_teammate_would_not_obey(tmp_path: P
 
 @pytest.mark.usefixtures("quick")
 def test_the_running_lead_answers_a_set_request_from_the_queue(tmp_path: Path, layout: Layout) -> None:
-    with running_lead(layout, tmp_path, FakeModel([]), "bob") as rig:
+    events = Events()
+    with running_lead(layout, tmp_path, FakeModel([]), "bob", events=events) as rig:
         rig.teams.set_member_fields(TEAM, "bob", backend_type="in-process")
         ok = changequeue.submit(layout, TEAM, "bob", mode="plan", model="haiku")
         assert changequeue.wait_answer(layout, TEAM, ok, WAIT) == (True, (
@@ -143,6 +144,8 @@ def test_the_running_lead_answers_a_set_request_from_the_queue(tmp_path: Path, l
         assert answered is not None and answered[0] is False and "gpt-9" in answered[1]
         types = [json.loads(e.text)["type"] for e in rig.mailbox.read_live(TEAM, "bob") if e.text.startswith("{")]
     assert types == ["mode_set_request", "agentteams_model_set_request"]
+    [seen] = [e.text for e in events.items if e.kind == "notice"]  # the person sees what the shell changed
+    assert seen.startswith("agentteams set: bob's permission mode is now plan")
     assert os.listdir(changequeue.queue_dir(layout, TEAM)) == []
 
 

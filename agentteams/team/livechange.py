@@ -15,7 +15,7 @@ from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import Message, ModelSetRequest, ModeSetRequest, parse_message
 from agentteams.store.records import Envelope, Member
 from agentteams.team import changequeue
-from agentteams.team.delivery import mark_read
+from agentteams.team.delivery import TeamEvent, mark_read
 from agentteams.tools.base import ToolInputError
 from agentteams.tools.hooks import PERMISSION_MODES
 
@@ -67,6 +67,7 @@ class LiveChanges:
                 changequeue.answer(layout, team, request, False, " ".join([*said, str(e)]))
                 continue
             changequeue.answer(layout, team, request, True, " ".join(said))
+            self.rt.hooks(TeamEvent("notice", request.agent, f"agentteams set: {' '.join(said)}"))  # the person sees it
 
     def _mode(self, team: str, member: Member, mode: str, ours: bool) -> str:
         if mode not in PERMISSION_MODES:
