@@ -230,3 +230,22 @@ def test_a_resumed_teammate_keeps_its_directory_and_rules(tmp_path: Path, layout
         back = rig.spawner.spawned[-1]
     assert back.resume == "bob-session" and back.cwd == other.resolve()
     assert back.disallowed_tools == ["Bash(rm:*)"] and back.allowed_tools == ["Bash(ls:*)"]
+
+
+def test_a_teammate_in_another_directory_takes_that_directory_s_agent_types(tmp_path: Path, layout: Layout) -> None:
+    from agentteams.tools.subagent import TaskTool
+
+    agents = tmp_path / "other" / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "rev.md").write_text("---\nname: reviewer\ndescription: reviews\nmodel: haiku\n---\nREVIEW\n")
+    with running_lead(layout, tmp_path, FakeModel([])) as rig:
+        with pytest.raises(ToolInputError, match="unknown subagent_type 'reviewer' in"):
+            spawn(rig.runtime, name="bad", subagent_type="reviewer")  # the lead's own directory has no such type
+        spawn(rig.runtime, name="bob", cwd="other", subagent_type="reviewer")
+        [req] = rig.spawner.spawned
+        member = rig.teams.read(TEAM).member("bob")
+        ctx = rig.runtime.ctx
+        said = TaskTool().run({"prompt": "p", "description": "d", "cwd": "other"}, ctx)
+    assert (req.agent_type, req.model) == ("reviewer", "claude-haiku-4-5")
+    assert member is not None and member.agent_type == "reviewer"
+    assert said.is_error and "cwd is for a teammate" in said.content

@@ -300,7 +300,7 @@ def spawn_member(
     opts = session.options
     own = teammate_options(session, args)  # its mode, cwd and tool rules; a bad one refused before anything starts
     kind = str(args.get("subagent_type") or "")
-    custom = session.agents.get(kind)  # a custom type: its file's model unless the call names one (Claude Code's)
+    custom = own.agents.get(kind)  # a custom type (of its directory): its model unless the call names one (Claude's)
     model = resolve_model(str(args["model"])) if args.get("model") else agent_model(custom, session.model)
     budget = spawn_budget(args, opts.settings)  # a bad figure is refused before anything is made
     roster = roster or Roster(session.store, spawner)

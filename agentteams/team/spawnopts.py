@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentteams.agent.permissions import PermissionRuleError, parse_rules
+from agentteams.settings.agents import BUILT_IN_TOOLS as SUBAGENT_TOOLS
+from agentteams.settings.agents import AgentCatalog, load_agents
 from agentteams.settings.load import load_settings
 from agentteams.settings.types import Settings
 from agentteams.tools.base import ToolInputError
@@ -30,6 +32,7 @@ class TeammateOptions:
     settings: Settings  # the lead's, or, in another directory, that directory's own (its project settings apply)
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
+    agents: AgentCatalog = field(default_factory=AgentCatalog)  # the custom agent types its directory has
 
 
 def teammate_options(session: Session, args: dict[str, Any]) -> TeammateOptions:
@@ -45,7 +48,11 @@ def teammate_options(session: Session, args: dict[str, Any]) -> TeammateOptions:
     cwd = _directory(args, opts.cwd)
     settings = settings_for(session, cwd)
     allowed, disallowed = (_rules(args, k) for k in RULE_KEYS)
-    return TeammateOptions(lead_mode if plan else mode, plan, cwd, settings, allowed, disallowed)
+    agents = session.agents if cwd == opts.cwd else load_agents(cwd, session.layout.root)
+    kind = str(args.get("subagent_type") or "")
+    if kind and kind not in SUBAGENT_TOOLS and agents.get(kind) is None:
+        raise ToolInputError(f"unknown subagent_type {kind!r} in {cwd}; use one of {', '.join(agents.names())}")
+    return TeammateOptions(lead_mode if plan else mode, plan, cwd, settings, allowed, disallowed, agents)
 
 
 def settings_for(session: Session, cwd: Path) -> Settings:

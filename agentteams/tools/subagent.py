@@ -86,9 +86,13 @@ class TaskTool(Tool):
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         prompt = require_str(args, "prompt")
         kind = args.get("subagent_type") or "general-purpose"
-        if kind not in SUBAGENT_TOOLS and self.agents.get(str(kind)) is None:
+        teammate = bool(args.get("name") and args.get("team_name"))
+        if args.get("cwd") and not teammate:
+            return ToolResult.error("cwd is for a teammate (with name and team_name); a subagent works in yours")
+        # a teammate in another directory: its type is checked against that directory's own types
+        if kind not in SUBAGENT_TOOLS and self.agents.get(str(kind)) is None and not (teammate and args.get("cwd")):
             return ToolResult.error(f"unknown subagent_type {kind!r}; use one of {', '.join(self.agents.names())}")
-        if args.get("name") and args.get("team_name"):
+        if teammate:
             spawn = ctx.hooks.spawn_teammate
             if ctx.team_name and not ctx.is_lead:
                 return ToolResult.error("Teammates cannot start teammates: ask the team lead to spawn one.")
