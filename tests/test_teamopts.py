@@ -249,3 +249,17 @@ def test_a_teammate_in_another_directory_takes_that_directory_s_agent_types(tmp_
     assert (req.agent_type, req.model) == ("reviewer", "claude-haiku-4-5")
     assert member is not None and member.agent_type == "reviewer"
     assert said.is_error and "cwd is for a teammate" in said.content
+
+
+def test_set_gives_up_in_one_line_when_no_lead_of_ours_answers(cli: Cli, layout: Layout, tmp_path: Path) -> None:
+    """A lead that runs but takes no requests (a real `claude`): nothing is left queued, nothing changed."""
+    from agentteams.pids import LeadProcess
+    from agentteams.store.atomicjson import epoch_ms
+    from agentteams.store.teams import NewMember, TeamStore
+
+    TeamStore(layout).create(TEAM, cwd=str(tmp_path), lead_process=LeadProcess.for_this_process(epoch_ms()))
+    TeamStore(layout).add_member(TEAM, NewMember(name="bob", cwd=str(tmp_path)))
+    proc = cli("set", TEAM, "bob", "--model", "haiku", "--wait", "0.3")
+    assert proc.returncode == 1 and "did not answer within 0.3 s" in proc.stderr, proc.stderr
+    assert "nothing was changed" in proc.stderr
+    assert os.listdir(changequeue.queue_dir(layout, TEAM)) == []
