@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -263,3 +263,24 @@ def test_set_gives_up_in_one_line_when_no_lead_of_ours_answers(cli: Cli, layout:
     assert proc.returncode == 1 and "did not answer within 0.3 s" in proc.stderr, proc.stderr
     assert "nothing was changed" in proc.stderr
     assert os.listdir(changequeue.queue_dir(layout, TEAM)) == []
+
+
+@pytest.mark.parametrize(("line", "ours"), [("agentteams 0.1.0", True), ("2.1.330 (Claude Code)", False)])
+def test_the_lead_knows_its_tmux_teammates_are_ours_before_they_say_so(
+    tmp_path: Path, layout: Layout, line: str, ours: bool
+) -> None:
+    """Right after a spawn a teammate has written neither presence nor key: the program the lead starts tells."""
+    from agentteams.store.files import open_store
+    from agentteams.team.livechange import LiveChanges
+    from agentteams.team.spawning import TmuxSpawner
+    from tests.test_spawn_keys import fake_program
+
+    with running_lead(layout, tmp_path, FakeModel([]), "bob") as rig:
+        rig.teams.set_member_fields(TEAM, "bob", backend_type="tmux")
+        spawner = TmuxSpawner(open_store(layout), socket_path=str(tmp_path / "none.sock"),
+                              command=fake_program(tmp_path, line))  # fmt: skip
+        assert spawner.runs_ours is ours
+        rig.runtime.spawner = cast(Any, spawner)  # a Spawner: its takes_lead_key is a property
+        member = rig.teams.read(TEAM).member("bob")
+        assert member is not None
+        assert LiveChanges(rig.runtime)._ours(TEAM, member) is ours

@@ -98,8 +98,13 @@ class LiveChanges:
         self.rt.mailbox.send(team, name, msg.to_text(), sender=LEAD_NAME)  # signed: the lead holds its key
 
     def _ours(self, team: str, member: Member) -> bool:
-        """An agentteams teammate (in-process, or one that wrote presence or its key) rather than a real `claude`."""
+        """An agentteams teammate rather than a real `claude`: in-process, started by a spawner that runs ours, or
+        one that wrote its presence or its key (a team adopted from another lead)."""
+        from agentteams.team.spawning import TmuxSpawner  # the lead's side only: a teammate never imports it
+
         if member.backend_type == "in-process" or member.verify_key:
+            return True
+        if isinstance(self.rt.spawner, TmuxSpawner) and self.rt.spawner.runs_ours:
             return True
         return self.rt.store.presence.read(team, member.name) is not None
 

@@ -167,6 +167,11 @@ class TmuxSpawner:
         """Whether the teammate program accepts `--lead-verify-key`: ours does, a real `claude` from 2.1.330."""
         return self._version.takes_lead_key()
 
+    @property
+    def runs_ours(self) -> bool:
+        """Whether its teammates are agentteams rather than a real `claude` (`--teammate-command`)."""
+        return self._version.is_ours()
+
     def spawn(self, req: SpawnRequest) -> Handle:
         argv = teammate_argv(req, self.command)
         env = teammate_env(self.extra_env())
