@@ -24,9 +24,9 @@ from tests.support.runtime import TEAM, WAIT, Events, quick_polls, running_lead,
 from tests.support.wait import wait_until
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def quick(monkeypatch: pytest.MonkeyPatch) -> None:
-    quick_polls(monkeypatch)
+    quick_polls(monkeypatch)  # runtimes look at their files every 20 ms: they start and stop at once
 
 
 def spawn(rig_runtime: Any, **args: Any) -> str:
@@ -75,7 +75,6 @@ def test_the_options_reach_the_teammate_and_its_member_entry(tmp_path: Path, lay
     assert member.model == "claude-haiku-4-5"
 
 
-@pytest.mark.usefixtures("quick")
 def test_a_teammate_takes_a_change_only_in_its_lead_s_signed_voice(tmp_path: Path, layout: Layout) -> None:
     lead_keys = Keyring()
     target = tmp_path / "out.txt"
@@ -130,7 +129,6 @@ def test_the_lead_refuses_what_a_real_claude_teammate_would_not_obey(tmp_path: P
     assert rig.teams.read(TEAM).member("carol").mode == "plan"  # type: ignore[union-attr]
 
 
-@pytest.mark.usefixtures("quick")
 def test_the_running_lead_answers_a_set_request_from_the_queue(tmp_path: Path, layout: Layout) -> None:
     events = Events()
     with running_lead(layout, tmp_path, FakeModel([]), "bob", events=events) as rig:
@@ -187,7 +185,6 @@ def test_a_headless_lead_is_not_settled_while_a_teammate_has_a_message_waiting(t
         assert delivery.WAITING_SECONDS < 60 and rig.runtime.settled()  # left unread that long: a stuck teammate
 
 
-@pytest.mark.usefixtures("quick")
 def test_a_mode_change_applies_mid_turn_and_a_model_change_at_the_next_turn(tmp_path: Path, layout: Layout) -> None:
     lead_keys = Keyring()
     first, second = tmp_path / "first.txt", tmp_path / "second.txt"
@@ -217,7 +214,6 @@ def test_a_mode_change_applies_mid_turn_and_a_model_change_at_the_next_turn(tmp_
     assert models[3] == "claude-haiku-4-5" and "claude-haiku-4-5" not in models[:3], models  # not mid-turn
 
 
-@pytest.mark.usefixtures("quick")
 def test_a_resumed_teammate_keeps_its_directory_and_rules(tmp_path: Path, layout: Layout) -> None:
     other = tmp_path / "other"
     other.mkdir()
