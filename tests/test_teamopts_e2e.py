@@ -95,6 +95,7 @@ def test_a_teammate_in_another_repository_with_its_rules_then_changed_live(
 
     assert run.rc == 0, run.err
     assert "LEAD-DONE" in run.out
+    assert not (layout.teams_dir / TEAM).exists(), "TeamDelete left the team (and its change queue) behind"
     # spawned in repo2: recorded, and its memory (not the lead's) in bob's requests
     assert member.cwd == str(repo2.resolve()) and member.disallowed_tools == ["Bash(rm:*)"], member
     first = json.dumps(bob[0]["body"])
