@@ -10,7 +10,7 @@ _agentteams_teams() {
 
 _agentteams_subcommands() {
     case "$1" in
-        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff launch" ;;
+        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff launch set" ;;
         "team") echo "create show list delete export" ;;
         "task") echo "create list get update claim delete" ;;
         "msg") echo "send broadcast read" ;;
@@ -50,6 +50,7 @@ _agentteams_options() {
         "merge") echo "--into --squash --help" ;;
         "diff") echo "--into --stat --help" ;;
         "launch") echo "-p --print --output-format --model --permission-mode --dangerously-skip-permissions --teammate-mode --teammate-command --check --help" ;;
+        "set") echo "--mode --model --wait --help" ;;
     esac
 }
 
@@ -68,6 +69,7 @@ _agentteams_value_options() {
         "merge") echo "--into" ;;
         "diff") echo "--into" ;;
         "launch") echo "--output-format --model --permission-mode --teammate-mode --teammate-command" ;;
+        "set") echo "--mode --model --wait" ;;
     esac
 }
 
@@ -92,6 +94,7 @@ _agentteams_team_args() {
         "cleanup") echo "1" ;;
         "merge") echo "1" ;;
         "diff") echo "1" ;;
+        "set") echo "1" ;;
     esac
 }
 

@@ -24,7 +24,7 @@ end
 function __agentteams_path
     set -l words (commandline -opc)
     set -e words[1]
-    if test (count $words) -eq 0; or not contains -- $words[1] team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff launch
+    if test (count $words) -eq 0; or not contains -- $words[1] team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff launch set
         return
     end
     set -l path $words[1]
@@ -61,6 +61,7 @@ complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a resume -d '
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a merge -d 'Merge a teammate\'s branch (isolation: worktree) into the lead\'s current branc...'
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a diff -d 'Show a teammate\'s branch\'s changes since it left the lead\'s branch, and files...'
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a launch -d 'Start a lead with a declared team: roles, seed tasks with dependencies and th...'
+complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a set -d 'Change a live teammate\'s permission mode or model; its running lead checks an...'
 complete -c agentteams -n '__agentteams_at' -s p -l print -d 'Run the prompt, print the result, exit.'
 complete -c agentteams -n '__agentteams_at' -l output-format -r -d 'text | json | stream-json'
 complete -c agentteams -n '__agentteams_at' -l max-turns -r -d 'Most model calls.'
@@ -223,3 +224,8 @@ complete -c agentteams -n '__agentteams_at launch' -l teammate-mode -r -d 'Where
 complete -c agentteams -n '__agentteams_at launch' -l teammate-command -r -d 'Program started for each teammate (e.g. claude).'
 complete -c agentteams -n '__agentteams_at launch' -l check -d 'Only check the file: say what it declares, start nothing.'
 complete -c agentteams -n '__agentteams_at launch' -l help -d 'Show help and exit.'
+complete -c agentteams -n '__agentteams_at set' -l mode -r -d 'Its new permission mode (at once).'
+complete -c agentteams -n '__agentteams_at set' -l model -r -d 'Its new model (from its next turn).'
+complete -c agentteams -n '__agentteams_at set' -l wait -r -d 'Seconds to wait for the lead\'s answer.'
+complete -c agentteams -n '__agentteams_at set' -l help -d 'Show help and exit.'
+complete -c agentteams -n '__agentteams_at set' -a '(__agentteams_teams)'

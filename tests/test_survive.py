@@ -131,7 +131,7 @@ def test_a_live_teammate_is_restarted_with_a_new_key_at_its_next_pause(tmp_path:
     runtime = resumed_lead(store, layout, tmp_path, spawner)
     adopted = resume_team(runtime)
     assert adopted is not None and adopted.rekeyed == ["bob"] and adopted.relaunched == []
-    [chore] = runtime.chores
+    [_changes, chore] = runtime.chores  # `agentteams set` requests (team/livechange.py), then the rekeying
     chore(TEAM)  # still in its turn: left alone
     assert spawner.spawned == [] and bob.poll() is None
     record = store.presence.read(TEAM, "bob")
@@ -167,7 +167,7 @@ def test_a_teammate_asking_the_dead_lead_is_restarted_and_asked_to_carry_on(tmp_
     runtime = resumed_lead(store, layout, tmp_path, spawner)
     resume_team(runtime)
     assert store.mail.unread(TEAM, LEAD_NAME) == [], "the old ask would be answered unsigned, and refused"
-    runtime.chores[0](TEAM)
+    runtime.chores[-1](TEAM)  # the rekeying, added last
     [req] = spawner.spawned
     [note] = store.mail.unread(TEAM, "bob")
     assert note.text == CARRY_ON and req.lead_key is not None

@@ -84,6 +84,7 @@ def _one_teammate(store: "FileStore", config: "TeamConfig", name: str) -> str:
         parent_session_id=config.lead_session_id, model=member.model or resolve_model("default"),
         permission_mode=member.mode or "default",
         plan_mode_required=bool(member.plan_mode_required), agent_type=member.agent_type, resume=member.session_id,
+        allowed_tools=list(member.allowed_tools or []), disallowed_tools=list(member.disallowed_tools or []),
     )  # fmt: skip
     spawner = TmuxSpawner(store)
     if member.tmux_pane_id:  # its old pane, left open by remain-on-exit

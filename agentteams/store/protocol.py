@@ -182,6 +182,18 @@ class ModeSetRequest(Message):
 
 
 @dataclass(kw_only=True)
+class ModelSetRequest(Message):
+    """Ours, from a lead: use this model from your next request on (the conversation is kept). Sent only to
+    teammates of ours: a real `claude` teammate's model is fixed when it starts."""
+
+    TYPE = "agentteams_model_set_request"
+    ORDER = ("type", "model", "from", "timestamp")
+    model: str = key("model", str, "")
+    sender: str = key("from", str, "")
+    timestamp: str = key("timestamp", str, "")
+
+
+@dataclass(kw_only=True)
 class CompactRequest(Message):
     """Ours, from a lead: compact your conversation when next idle (`instructions` say what the summary keeps).
     Named so it cannot clash with a type of Claude Code's; a real `claude` teammate does not know it and shows
@@ -210,7 +222,7 @@ MESSAGE_TYPES: dict[str, type[Message]] = {
     for cls in (
         TaskAssignment, IdleNotification, ShutdownRequest, ShutdownApproved, ShutdownRejected,
         PlanApprovalRequest, PlanApprovalResponse, PermissionRequest, PermissionResponse, TaskCompleted,
-        TeammateTerminated, ModeSetRequest, CompactRequest,
+        TeammateTerminated, ModeSetRequest, ModelSetRequest, CompactRequest,
     )
 }  # fmt: skip
 

@@ -5,8 +5,10 @@ The block format is Claude Code's, so a mixed team's transcripts read the same o
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection
 from dataclasses import dataclass
+from datetime import datetime
 
 from agentteams.errors import AgentTeamsError
 from agentteams.store import writefail
@@ -15,6 +17,7 @@ from agentteams.store.protocol import IdleNotification, ShutdownRequest, parse_m
 from agentteams.store.records import Envelope
 
 CLOSE_TAG = "</teammate-message>"
+WAITING_SECONDS = 10.0  # a message unread this long is not about to start a turn (its teammate is stuck)
 
 
 @dataclass(frozen=True)
@@ -114,14 +117,34 @@ def mark_read(mail: Mail, team: str, agent: str, envs: list[Envelope]) -> bool:
     return True
 
 
-def team_idle(teams: Teams, team: str | None, names: Collection[str]) -> bool:
+def team_idle(teams: Teams, team: str | None, names: Collection[str], mail: Mail | None = None) -> bool:
     """Every teammate the lead started (`names`) is between turns (`isActive: false`, which each sets for itself):
-    only then do idle notices wake the lead's model."""
+    only then do idle notices wake the lead's model. With `mail`, none has a message waiting either: a real `claude`
+    teammate reads its inbox once a second, and one with a message is about to start a turn."""
     if not team or not names:
         return True
     try:
         config = teams.read(team)
     except AgentTeamsError:
         return True
-    members = [config.member(name) for name in names]
-    return all(m is None or m.is_active is False for m in members)
+    members = [m for m in map(config.member, names) if m is not None]
+    if not all(m.is_active is False for m in members):
+        return False
+    return mail is None or not any(_waiting(mail, config.name, m.name) for m in members)
+
+
+def _waiting(mail: Mail, team: str, name: str) -> bool:
+    """A message came for `name` lately that it has not read: one left longer means a stuck teammate, not work."""
+    try:
+        unread = mail.unread(team, name)
+    except (OSError, AgentTeamsError):
+        return False
+    since = time.time() - WAITING_SECONDS
+    return any(_sent_at(e.timestamp) >= since for e in unread)
+
+
+def _sent_at(timestamp: str) -> float:
+    try:
+        return datetime.fromisoformat(timestamp).timestamp()
+    except (ValueError, TypeError, OverflowError):
+        return 0.0

@@ -30,7 +30,7 @@ from agentteams.store.protocol import (
     plan_digest,
 )
 from agentteams.store.records import Envelope
-from agentteams.team import heartbeat, relay
+from agentteams.team import heartbeat, livechange, relay
 from agentteams.team.budget import BudgetLead, BudgetWatch
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
 from agentteams.team.disband import disband
@@ -86,7 +86,7 @@ class LeadRuntime:
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
         self.promises = LeadPromises()
         gone = functools.partial(self.member_gone, died=True)  # past its budget's grace: stopped as a dead one
-        self.chores: list[Callable[[str], None]] = []  # more work for the team thread (team/rekey.py)
+        self.chores: list[Callable[[str], None]] = [livechange.install(self)]  # team/rekey.py, `agentteams set`
         self._budget = BudgetWatch(self.store, session.options.settings, BudgetLead(self.tell, self.promises, gone))
         self.ctx.hooks.spawn_teammate = self.spawn_teammate
         self.ctx.hooks.shutdown_sent = self.promises.shutdown_sent
@@ -154,8 +154,8 @@ class LeadRuntime:
         with self._cond:
             if self._busy or self._prompts or self._model_work_pending():
                 return False
-            # a teammate asked to stop has yet to answer (a real `claude` reads its inbox once a second)
-            return team_idle(self.teams, self.team, self.handles) and not self.promises.awaiting(list(self.handles))
+            idle = team_idle(self.teams, self.team, self.handles, self.mailbox)  # and nobody has a message waiting
+            return idle and not self.promises.awaiting(list(self.handles))  # nor a stop request to answer yet
 
     def shutdown_team(self, timeout: float = 60.0) -> list[str]:
         """Ask every teammate to stop, wait for each to leave (forcing stragglers), then delete the team."""

@@ -20,6 +20,7 @@ from agentteams.store.protocol import PermissionRequest, parse_message
 from agentteams.store.records import Member
 from agentteams.team.delivery import TeamEvent, mark_read
 from agentteams.team.spawning import Handle, SpawnRequest
+from agentteams.team.spawnopts import settings_for
 
 if TYPE_CHECKING:
     from agentteams.team.lead import LeadRuntime
@@ -41,7 +42,9 @@ def relaunch(runtime: LeadRuntime, team: str, member: Member) -> Handle:
         parent_session_id=session.ctx.session_id, model=member.model or session.model,
         permission_mode=member.mode or "default", plan_mode_required=bool(member.plan_mode_required),
         agent_type=member.agent_type, lead_key=lead_key, settings=session.options.settings, resume=member.session_id,
+        allowed_tools=list(member.allowed_tools or []), disallowed_tools=list(member.disallowed_tools or []),
     )  # fmt: skip
+    req.settings = settings_for(session, req.cwd)  # another directory's teammate: that project's settings
     try:
         handle = spawner.spawn(req)
     except Exception:

@@ -31,6 +31,7 @@ from agentteams.store.paths import LEAD_NAME, Layout, agent_name, team_dir_name
 from agentteams.store.signing import LeadVerifyKey
 from agentteams.team.budget import spawn_budget
 from agentteams.team.delivery import TeamEvent
+from agentteams.team.spawnopts import teammate_options
 from agentteams.team.versionprobe import VersionProbe
 
 if TYPE_CHECKING:
@@ -168,6 +169,11 @@ class TmuxSpawner:
         """Whether the teammate program accepts `--lead-verify-key`: ours does, a real `claude` from 2.1.330."""
         return self._version.takes_lead_key()
 
+    @property
+    def runs_ours(self) -> bool:
+        """Whether its teammates are agentteams rather than a real `claude` (`--teammate-command`)."""
+        return self._version.is_ours()
+
     def spawn(self, req: SpawnRequest) -> Handle:
         argv = teammate_argv(req, self.command)
         env = teammate_env(self.extra_env())
@@ -301,39 +307,40 @@ def spawn_member(
 
     name, prompt = _checked_call(team, args)
     opts = session.options
-    lead_mode = "bypassPermissions" if session.policy.mode == "bypassPermissions" else opts.permission_mode
-    mode = str(args.get("mode") or lead_mode)  # teammates inherit the lead's mode and model unless told
-    plan = bool(args.get("plan_mode_required")) or mode == "plan"
+    own = teammate_options(session, args)  # its mode, cwd and tool rules; a bad one refused before anything starts
     kind = str(args.get("subagent_type") or "")
-    custom = session.agents.get(kind)  # a custom type: its file's model unless the call names one (Claude Code's)
+    custom = own.agents.get(kind)  # a custom type (of its directory): its model unless the call names one (Claude's)
     model = resolve_model(str(args["model"])) if args.get("model") else agent_model(custom, session.model)
     budget = spawn_budget(args, opts.settings)  # a bad figure is refused before anything is made
     roster = roster or Roster(session.store, spawner)
     member, added = roster.reserve(team, NewMember(
         name=name, agent_type=kind if kind and kind != "general-purpose" else None, model=model,
-        prompt=prompt, plan_mode_required=plan, cwd=str(opts.cwd),
+        prompt=prompt, plan_mode_required=own.plan_mode_required, cwd=str(own.cwd),
     ))  # fmt: skip
     if not added:
         return Spawned(member, None)
-    cwd = worktrees.own_worktree(session, team, member.name, args, roster) or opts.cwd  # isolation: "worktree"
+    tree = worktrees.own_worktree(session, team, member.name, args, roster)  # isolation: "worktree"
+    cwd = tree or own.cwd
     if budget.tokens or budget.usd:  # before it starts: its first answers are then reported at once
         session.store.teams.set_member_fields(team, member.name, budget_tokens=budget.tokens, budget_usd=budget.usd)
     req = SpawnRequest(
         name=member.name, team=team, color=member.color or "blue", cwd=cwd, parent_session_id=opts.session_id,
-        model=model, permission_mode=lead_mode if plan else mode, plan_mode_required=plan,
-        agent_type=member.agent_type, settings=opts.settings, mcp=opts.mcp,
+        model=model, permission_mode=own.mode, plan_mode_required=own.plan_mode_required,
+        agent_type=member.agent_type, settings=own.settings, allowed_tools=own.allowed_tools,
+        disallowed_tools=own.disallowed_tools, mcp=opts.mcp,
     )  # fmt: skip
     try:
         handle = _start(session, spawner, req, prompt)
     except BaseException:
         roster.abandoned(member.name)  # its entry is gone: a retry starts afresh
-        if cwd != opts.cwd:  # and so is the worktree made for it, unless something was written there already
+        if tree is not None:  # and so is the worktree made for it, unless something was written there already
             worktrees.drop(session, team, member.name)
         raise
     roster.started(member.name, handle)  # the handle now answers for it, with no gap a second spawn could slip into
     session.store.teams.set_member_fields(
         team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True,
-        mode=req.permission_mode,
+        mode=req.permission_mode, allowed_tools=req.allowed_tools or None,
+        disallowed_tools=req.disallowed_tools or None,
     )  # fmt: skip
     return Spawned(member, handle)
 

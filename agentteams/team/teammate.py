@@ -39,6 +39,7 @@ from agentteams.team.budget import held
 from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
 from agentteams.team.leadwatch import LeadWatch
 from agentteams.team.leasekeeper import LeaseKeeper
+from agentteams.team.livechange import modes_mid_turn, take_change
 from agentteams.team.replan import answer_plan, pending_plan
 from agentteams.team.steering import steerable, teammate_blocks
 from agentteams.team.teamhooks import idle_gate
@@ -180,7 +181,9 @@ class TeammateRuntime:
 
     def _steer(self) -> list[Block]:
         """Messages that came during the turn, after this tool result (team/steering.py); `_deliver` marks them."""
-        unread = steerable(self.mailbox.unread(self.team, self.name), self._pending, self._unmarked)
+        inbox = self.mailbox.unread(self.team, self.name)
+        modes_mid_turn(self, inbox)  # a mode change applies at once (team/livechange.py)
+        unread = steerable(inbox, self._pending, self._unmarked)
         config = self._config() if unread else None
         envs = wake_order(self._judged(unread, config), config.lead_name) if config is not None else []
         self._pending.extend(envs)
@@ -195,6 +198,8 @@ class TeammateRuntime:
                 continue
             seen.add(env.msg_id or "")
             verdict = self.trust.judge(env, config)
+            if take_change(self, env, verdict, config.lead_name):  # a mode or model change, taken (or refused) now
+                continue
             msg = parse_message(env.text)
             if isinstance(msg, ShutdownRequest) and env.sender == config.lead_name and verdict != "forged":
                 self._shutdowns.add(msg.request_id)

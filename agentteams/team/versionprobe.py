@@ -35,10 +35,17 @@ class VersionProbe:
             self._answer = ""
             diagnostics.debug("teammate command %s --version: %s", self.command, e)
 
-    def takes_lead_key(self) -> bool:
+    def is_ours(self) -> bool:
+        """Whether the teammate program is agentteams (which takes every change its lead sends: team/livechange.py)."""
+        return self._answered().startswith("agentteams")
+
+    def _answered(self) -> str:
         if self._thread is not None:
             self._thread.join(VERSION_WAIT)
-        answer = self._answer or ""
+        return self._answer or ""
+
+    def takes_lead_key(self) -> bool:
+        answer = self._answered()
         if answer.startswith("agentteams"):
             return True
         m = re.match(r"^(\d+)\.(\d+)\.(\d+) \(Claude Code\)", answer)

@@ -16,6 +16,8 @@ PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
 SubagentRunner = Callable[[str, str, str | None], str]
 # the Task tool's arguments -> what the model is told about the new teammate
 TeammateSpawner = Callable[[dict[str, Any]], str]
+# (teammate, "mode" | "model", value) -> what the lead's model is told; ToolInputError when it cannot be done
+TeammateSetter = Callable[[str, Literal["mode", "model"], str], str]
 # a finished plan -> approved? (the person, or headless the configured rule); approval leaves plan mode
 PlanApprover = Callable[[str], bool]
 
@@ -48,6 +50,7 @@ class RuntimeHooks:
     run_subagent: SubagentRunner | None = None
     ask_model: Callable[[ModelRequest], ModelResponse] | None = None  # one side request, its usage counted
     spawn_teammate: TeammateSpawner | None = None
+    set_teammate: TeammateSetter | None = None  # a lead's: change a live teammate's mode or model (team/livechange.py)
     approve_plan: PlanApprover | None = None
     # a teammate's: was a shutdown request with this id really sent by its lead? (approving any other is refused)
     shutdown_requested: Callable[[str], bool] | None = None

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 from agentteams.model.types import ToolSpec
 from agentteams.settings.agents import BUILT_IN_TOOLS, AgentCatalog
 from agentteams.tools.base import Tool, ToolContext, ToolKind, ToolResult, require_str
+from agentteams.tools.hooks import PERMISSION_MODES
 
 # which tools each built-in subagent type may use; None means every tool but Task itself
 SUBAGENT_TOOLS = BUILT_IN_TOOLS
@@ -32,6 +33,22 @@ class TaskTool(Tool):
             "model": {"type": "string", "description": "sonnet, opus, haiku or a model id."},
             "name": {"type": "string", "description": "A teammate's name (with team_name)."},
             "team_name": {"type": "string", "description": "The team the teammate joins."},
+            "mode": {
+                "type": "string",
+                "enum": list(PERMISSION_MODES),
+                "description": "A teammate's permission mode (default: yours); plan: it plans first, for approval.",
+            },
+            "cwd": {"type": "string", "description": "A teammate's working directory (another repository too)."},
+            "allowed_tools": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": 'Permission rules a teammate may use without asking, e.g. ["Bash(npm test:*)"].',
+            },
+            "disallowed_tools": {
+                "type": "array",
+                "items": {"type": "string"},
+                "description": 'Permission rules a teammate is refused, e.g. ["Bash(rm:*)", "WebFetch"].',
+            },
             "resume": {
                 "type": "boolean",
                 "description": "With name and team_name: bring back a teammate of that name that died, with its "
@@ -75,9 +92,13 @@ class TaskTool(Tool):
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         prompt = require_str(args, "prompt")
         kind = args.get("subagent_type") or "general-purpose"
-        if kind not in SUBAGENT_TOOLS and self.agents.get(str(kind)) is None:
+        teammate = bool(args.get("name") and args.get("team_name"))
+        if args.get("cwd") and not teammate:
+            return ToolResult.error("cwd is for a teammate (with name and team_name); a subagent works in yours")
+        # a teammate in another directory: its type is checked against that directory's own types
+        if kind not in SUBAGENT_TOOLS and self.agents.get(str(kind)) is None and not (teammate and args.get("cwd")):
             return ToolResult.error(f"unknown subagent_type {kind!r}; use one of {', '.join(self.agents.names())}")
-        if args.get("name") and args.get("team_name"):
+        if teammate:
             spawn = ctx.hooks.spawn_teammate
             if ctx.team_name and not ctx.is_lead:
                 return ToolResult.error("Teammates cannot start teammates: ask the team lead to spawn one.")

@@ -6,7 +6,7 @@ SendMessage takes the seeds' `{type, recipient, content, ...}` and Claude Code 2
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from agentteams.errors import InvalidNameError, NotFoundError
 from agentteams.pids import LeadProcess
@@ -26,7 +26,7 @@ from agentteams.tools.base import ToolContext, ToolInputError, ToolResult, requi
 from agentteams.tools.tasks_tools import CoordinationTool, optional_str
 
 SEND_TYPES = ("message", "broadcast", "shutdown_request", "shutdown_response", "plan_approval_response",
-              "compact_request")  # fmt: skip
+              "compact_request", "mode_set_request", "model_set_request")  # fmt: skip
 
 
 def json_result(data: dict[str, Any], *, is_error: bool = False) -> ToolResult:
@@ -125,6 +125,7 @@ class Outgoing:
     summary: str | None = None
     request_id: str | None = None
     approve: bool | None = None
+    setting: str | None = None  # the new mode or model of a mode_set_request / model_set_request
 
 
 def _first_str(*values: object) -> str | None:
@@ -160,6 +161,7 @@ def parse_send(args: dict[str, Any]) -> Outgoing:
         kind=kind, to=None if to == "*" else to, content=content, summary=optional_str(args, "summary"),
         request_id=_first_str(args.get("request_id"), body.get("request_id"), body.get("requestId")),
         approve=_approve(args["approve"] if "approve" in args else body.get("approve")),
+        setting=_first_str(body.get("mode"), body.get("model"), args.get("mode"), args.get("model")),
     )  # fmt: skip
 
 
@@ -179,7 +181,8 @@ class SendMessageTool(CoordinationTool):
         "shutdown_response (answer a shutdown request, echoing its request_id; approving ends your process), "
         "plan_approval_response (lead only: approve or reject a teammate's plan, echoing its request_id), "
         "compact_request (lead only: the teammate replaces its conversation by a summary when next idle, freeing "
-        "its context; content says what the summary must keep). "
+        "its context; content says what the summary must keep), mode_set_request / model_set_request (lead only: "
+        "change a live teammate's permission mode or model, with message {type, mode} or {type, model}). "
         "Report task progress with TaskUpdate, not with status messages."
     )
     input_schema: ClassVar[dict[str, Any]] = {
@@ -210,7 +213,8 @@ class SendMessageTool(CoordinationTool):
         handler = {
             "message": self._message, "broadcast": self._broadcast, "shutdown_request": self._shutdown_request,
             "shutdown_response": self._shutdown_response, "plan_approval_response": self._plan_response,
-            "compact_request": self._compact_request,
+            "compact_request": self._compact_request, "mode_set_request": self._set_request,
+            "model_set_request": self._set_request,
         }[out.kind]  # fmt: skip
         return handler(out, ctx, mailbox, config)
 
@@ -325,6 +329,15 @@ class SendMessageTool(CoordinationTool):
         self._send(mailbox, config, name, msg, ctx)
         text = f"Compact request sent to {name}: it compacts when next idle (`agentteams status` shows its context)."
         return json_result({"success": True, "message": text, "target": name})
+
+    def _set_request(self, out: Outgoing, ctx: ToolContext, mailbox: Mail, config: TeamConfig) -> ToolResult:
+        setter = ctx.hooks.set_teammate
+        if not ctx.is_lead or setter is None:
+            return ToolResult.error("Only the team lead can change a teammate's mode or model.")
+        name = self._recipient(out, ctx, mailbox, config)
+        what: Literal["mode", "model"] = "mode" if out.kind == "mode_set_request" else "model"
+        value = _need(out.setting, f"the new {what} (message: {{type, {what}}})", out.kind)
+        return json_result({"success": True, "message": setter(name, what, value), "target": name})
 
     @staticmethod
     def _send(mailbox: Mail, config: TeamConfig, to: str, msg: Message, ctx: ToolContext) -> None:

@@ -111,7 +111,9 @@ class LeadRig:
         self.mailbox, self.tasks, self.teams = store.mail, store.tasks, store.teams
 
     def idle(self, name: str, summary: str | None = None) -> None:
-        """What a teammate does after each turn: `isActive: false` (while it is a member), then an idle notice."""
+        """What a teammate does after each turn: its inbox read, `isActive: false` (while it is a member), then an
+        idle notice."""
+        self.mailbox.mark_delivered(self.team, name, self.mailbox.unread(self.team, name))
         with contextlib.suppress(NotFoundError):
             self.teams.set_active(self.team, name, False)
         notice = IdleNotification(sender=name, timestamp=now_iso(), summary=summary)
