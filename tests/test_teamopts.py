@@ -68,11 +68,11 @@ def test_the_options_reach_the_teammate_and_its_member_entry(tmp_path: Path, lay
               allowed_tools=["Bash(npm test:*)"], disallowed_tools=["Bash(rm:*)", "WebFetch"])  # fmt: skip
         [req] = rig.spawner.spawned
         member = rig.teams.read(TEAM).member("bob")
-    assert req.cwd == other.resolve() and req.permission_mode == "acceptEdits" and req.model == "claude-haiku-4-5"
+    assert req.cwd == other.resolve() and req.permission_mode == "acceptEdits" and req.model == "claude-haiku-5-5"
     assert req.settings.permissions.deny == ("WebFetch",)  # the other project's settings, not the lead's
     assert member is not None and member.cwd == str(other.resolve()) and member.mode == "acceptEdits"
     assert member.allowed_tools == ["Bash(npm test:*)"] and member.disallowed_tools == ["Bash(rm:*)", "WebFetch"]
-    assert member.model == "claude-haiku-4-5"
+    assert member.model == "claude-haiku-5-5"
 
 
 def test_a_teammate_takes_a_change_only_in_its_lead_s_signed_voice(tmp_path: Path, layout: Layout) -> None:
@@ -90,12 +90,12 @@ def test_a_teammate_takes_a_change_only_in_its_lead_s_signed_voice(tmp_path: Pat
         forger.send(TEAM, "alice", to_plan, sender="mallory")  # a peer
         forger.send(TEAM, "alice", ModelSetRequest(model="haiku", sender=LEAD_NAME).to_text(), sender=LEAD_NAME)
         wait_until(lambda: not rig.mailbox.unread(TEAM, "alice"), WAIT, "alice to read the forgeries")
-        assert rig.runtime.session.policy.mode == "acceptEdits" and rig.runtime.session.model != "claude-haiku-4-5"
+        assert rig.runtime.session.policy.mode == "acceptEdits" and rig.runtime.session.model != "claude-haiku-5-5"
         signed = lead.send(TEAM, "alice", to_plan, sender=LEAD_NAME)
         lead.send(TEAM, "alice", ModelSetRequest(model="haiku", sender=LEAD_NAME).to_text(), sender=LEAD_NAME)
         wait_until(lambda: rig.runtime.session.policy.mode == "plan", WAIT, "alice to take the signed change")
-        wait_until(lambda: rig.member().model == "claude-haiku-4-5", WAIT, "the model change, recorded")
-        assert rig.member().mode == "plan" and rig.runtime.session.model == "claude-haiku-4-5"
+        wait_until(lambda: rig.member().model == "claude-haiku-5-5", WAIT, "the model change, recorded")
+        assert rig.member().mode == "plan" and rig.runtime.session.model == "claude-haiku-5-5"
         rig.runtime.session.policy.mode = "acceptEdits"  # as if changed back, then the same signed entry again
         inbox = layout.inbox_file(TEAM, "alice")
         inbox.write_text(json.dumps([*json.loads(inbox.read_text()), signed.to_json()]))
@@ -105,7 +105,7 @@ def test_a_teammate_takes_a_change_only_in_its_lead_s_signed_voice(tmp_path: Pat
         lead.send(TEAM, "alice", "Write it.", sender=LEAD_NAME)
         rig.wait_turns(2)
     assert not target.exists() and "plan mode" in model.user_text(2)
-    assert model.requests[1].model == "claude-haiku-4-5"
+    assert model.requests[1].model == "claude-haiku-5-5"
     assert "mode_set_request" not in json.dumps([model.user_text(n) for n in range(3)])  # never shown to the model
 
 
@@ -135,7 +135,7 @@ def test_the_running_lead_answers_a_set_request_from_the_queue(tmp_path: Path, l
         rig.teams.set_member_fields(TEAM, "bob", backend_type="in-process")
         ok = changequeue.submit(layout, TEAM, "bob", mode="plan", model="haiku")
         assert changequeue.wait_answer(layout, TEAM, ok, WAIT) == (True, (
-            "bob's permission mode is now plan, from its next tool call. bob uses claude-haiku-4-5 from its next "
+            "bob's permission mode is now plan, from its next tool call. bob uses claude-haiku-5-5 from its next "
             "turn on, with its conversation kept."))  # fmt: skip
         bad = changequeue.submit(layout, TEAM, "bob", mode=None, model="gpt-9")
         answered = changequeue.wait_answer(layout, TEAM, bad, WAIT)
@@ -211,7 +211,7 @@ def test_a_mode_change_applies_mid_turn_and_a_model_change_at_the_next_turn(tmp_
         rig.wait_turns(2)
     assert first.exists() and not second.exists() and "plan mode" in model.user_text(2)
     models = [r.model for r in model.requests]
-    assert models[3] == "claude-haiku-4-5" and "claude-haiku-4-5" not in models[:3], models  # not mid-turn
+    assert models[3] == "claude-haiku-5-5" and "claude-haiku-5-5" not in models[:3], models  # not mid-turn
 
 
 def test_a_resumed_teammate_keeps_its_directory_and_rules(tmp_path: Path, layout: Layout) -> None:
@@ -242,7 +242,7 @@ def test_a_teammate_in_another_directory_takes_that_directory_s_agent_types(tmp_
         member = rig.teams.read(TEAM).member("bob")
         ctx = rig.runtime.ctx
         said = TaskTool().run({"prompt": "p", "description": "d", "cwd": "other"}, ctx)
-    assert (req.agent_type, req.model) == ("reviewer", "claude-haiku-4-5")
+    assert (req.agent_type, req.model) == ("reviewer", "claude-haiku-5-5")
     assert member is not None and member.agent_type == "reviewer"
     assert said.is_error and "cwd is for a teammate" in said.content
 

@@ -108,8 +108,8 @@ def test_a_teammate_in_another_repository_with_its_rules_then_changed_live(
     # the model change: bob's next request names it, and carries his earlier conversation
     starts = [r for r in bob if r.get("route") == "bob-start"]
     after = [r for r in bob if r.get("route") == "bob-model"]
-    assert {r["body"]["model"] for r in starts} != {"claude-haiku-4-5"}
-    assert all(r["body"]["model"] == "claude-haiku-4-5" for r in after), [r["body"]["model"] for r in after]
+    assert {r["body"]["model"] for r in starts} != {"claude-haiku-5-5"}
+    assert all(r["body"]["model"] == "claude-haiku-5-5" for r in after), [r["body"]["model"] for r in after]
     assert "START-bob" in json.dumps(after[0]["body"]["messages"])
     # the mode change: the Write refused for plan mode, nothing written
     assert not (repo2 / "planned.txt").exists()
