@@ -65,8 +65,11 @@ def preimport() -> None:
         with contextlib.suppress(Exception):  # only a warm-up: a child imports a broken module itself, and says so
             importlib.import_module(name)
     from agentteams.model.anthropic_client import warm_up
+    from agentteams.model.sdkrehearsal import rehearse
 
     warm_up()
+    with contextlib.suppress(Exception):  # a faster first request in each child; without it, only slower
+        rehearse()
     if threading.active_count() != 1:  # forking a process with other threads can deadlock its children
         names = ", ".join(t.name for t in threading.enumerate() if t is not threading.main_thread())
         raise ForkServerError(f"pre-imports started threads ({names}); a fork server must stay single-threaded")

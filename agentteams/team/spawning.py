@@ -149,7 +149,7 @@ class TmuxSpawner:
 
     def __init__(
         self, store: Store, *, socket_path: str | None = None, command: list[str] | None = None,
-        extra_env: Callable[[], dict[str, str]] | None = None,
+        extra_env: Callable[[], dict[str, str]] | None = None, launcher: list[str] | None = None,
     ) -> None:  # fmt: skip
         from agentteams.backends.tmux import TmuxBackend, current_pane, enclosing_server
 
@@ -157,6 +157,7 @@ class TmuxSpawner:
         self.tmux = TmuxBackend(socket_path or enclosing_server())  # inside tmux: the lead's own server
         self.command = command or own_executable()
         self.extra_env = extra_env or dict
+        self.launcher = launcher or []  # put before the command while `extra_env` names a fork server (cli/panelaunch)
         self.target_pane = current_pane()
         self._version = _VersionProbe(self.command)
 
@@ -166,8 +167,9 @@ class TmuxSpawner:
         return self._version.takes_lead_key()
 
     def spawn(self, req: SpawnRequest) -> Handle:
-        argv = teammate_argv(req, self.command)
-        env = teammate_env(self.extra_env())
+        served = self.extra_env()
+        argv = [*(self.launcher if served else []), *teammate_argv(req, self.command)]
+        env = teammate_env(served)
         pane, pid = self.tmux.spawn_pane_process(
             self.target_pane, req.name, req.color, argv, req.cwd, env, tag=req.agent_id
         )
