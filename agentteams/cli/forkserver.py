@@ -38,6 +38,10 @@ OPTIONAL_PREIMPORTS = (
     "agentteams.store.mailbox", "agentteams.store.tasks", "agentteams.store.presence", "agentteams.store.files",
     "agentteams.backends.tmux", "portalocker", "inotify_simple", "agentteams.store.signing",
     "agentteams.team.trust", "cryptography.hazmat.primitives.asymmetric.ed25519", "cryptography.exceptions",
+    # what each teammate still imported itself on its way to its first request (~3 ms): its CLI's settings and
+    # resume flags, click's decorators, the codecs its first request's URL and headers are encoded with
+    "agentteams.cli.resume_flags", "agentteams.settings.load", "agentteams.settings.keyhelper", "agentteams.ui.picker",
+    "typer._click.decorators", "encodings.idna", "encodings.ascii",
 )  # fmt: skip
 SECRET_KEYS = launch.SECRET_KEYS
 # credentials that go together: a pane with one of a group keeps its own, one with none gets the server's

@@ -156,8 +156,7 @@ class TmuxSpawner:
         self.store = store
         self.tmux = TmuxBackend(socket_path or enclosing_server())  # inside tmux: the lead's own server
         self.command = command or own_executable()
-        self.extra_env = extra_env or dict
-        self.launcher = launcher or []  # put before the command while `extra_env` names a fork server (cli/panelaunch)
+        self.extra_env, self.launcher = extra_env or dict, launcher or []  # launcher: cli/panelaunch, see spawn
         self.target_pane = current_pane()
         self._version = _VersionProbe(self.command)
 
@@ -167,9 +166,8 @@ class TmuxSpawner:
         return self._version.takes_lead_key()
 
     def spawn(self, req: SpawnRequest) -> Handle:
-        served = self.extra_env()
-        argv = [*(self.launcher if served else []), *teammate_argv(req, self.command)]
-        env = teammate_env(served)
+        served = self.extra_env()  # a fork server's: the pane runs the lean launcher that reaches it
+        argv, env = [*(self.launcher if served else []), *teammate_argv(req, self.command)], teammate_env(served)
         pane, pid = self.tmux.spawn_pane_process(
             self.target_pane, req.name, req.color, argv, req.cwd, env, tag=req.agent_id
         )
