@@ -29,6 +29,7 @@ from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, agent_name, team_dir_name
 from agentteams.store.signing import LeadVerifyKey
+from agentteams.team.beside import Beside
 from agentteams.team.budget import spawn_budget
 from agentteams.team.delivery import TeamEvent
 
@@ -387,9 +388,10 @@ def _start(session: Session, spawner: Spawner, req: SpawnRequest, prompt: str) -
     except Exception as e:
         store.teams.remove_member(team, name)
         raise ToolInputError(f"Could not make a signing key for {name} ({e}); try --teammate-mode in-process") from e
-    store.mail.send(team, name, prompt, sender=LEAD_NAME)
+    inline = spawner.backend != "tmux"  # a pane takes ~15 ms to start: the prompt's fsync'd write goes meanwhile
+    sending = Beside(lambda: store.mail.send(team, name, prompt, sender=LEAD_NAME), inline=inline)
     try:
-        return spawner.spawn(req)
+        return sending.joined(spawner.spawn, req, undo=spawner.stop)
     except Exception as e:
         store.keyring.drop_lead_key(team, name)
         store.teams.remove_member(team, name)
