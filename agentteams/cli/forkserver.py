@@ -68,8 +68,11 @@ def preimport() -> None:
     for name in OPTIONAL_PREIMPORTS:
         with contextlib.suppress(Exception):  # only a warm-up: a child imports a broken module itself, and says so
             importlib.import_module(name)
+    from agentteams.cli import agent_cmd, click_command
     from agentteams.model.anthropic_client import warm_up
     from agentteams.model.sdkrehearsal import rehearse
+
+    click_command(agent_cmd.app)  # what each child would build before parsing its command line
 
     warm_up()
     with contextlib.suppress(Exception):  # a faster first request in each child; without it, only slower
