@@ -39,7 +39,8 @@ the first and the Nth teammate, CPU of the lead and of the whole team while it i
 Usage: python scripts/bench_team.py [--messages N] [--spawns K] [--size-messages M] [--quick] [--claude-version V]
        [--json PATH]
 Targets, reported and never enforced: delivery p50 < 10 ms and >= 50x better than the real CLI's; spawn
->= 10x faster; idle RSS at most half. A full run takes about 7 minutes on 2 cores (the sizes add ~3).
+>= 20x faster (issue 15; `bench_spawn.py` runs that case alone, several rounds); idle RSS at most half.
+A full run takes about 7 minutes on 2 cores (the sizes add ~3).
 """
 
 from __future__ import annotations
@@ -521,7 +522,7 @@ def build_rows(d: dict[Kind, Delivery], s: dict[Kind, Spawn]) -> list[Row]:
     so, sr = (statistics.median(s[k].samples_ms) for k in ("ours", "real"))
     runs = len(s["ours"].samples_ms)
     rows.append(Row(f"spawn: Task -> first request, ms (median of {runs})", round(so, 1), round(sr, 1), None,
-                    f"real/ours {sr / so:.1f}x", "real/ours >= 10x", sr / so >= 10))  # fmt: skip
+                    f"real/ours {sr / so:.1f}x", "real/ours >= 20x", sr / so >= 20))  # fmt: skip
     mo, mr = d["ours"].idle, d["real"].idle
     assert mo is not None and mr is not None
     for label, ok, rk, target in (

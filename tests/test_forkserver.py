@@ -44,6 +44,7 @@ def hook_report() -> None:
         "key": os.environ.get("ANTHROPIC_API_KEY"), "forkserver": os.environ.get(launch.ENV_VAR),
         "cmdline": Path("/proc/self/cmdline").read_bytes().decode(errors="replace"),
         "sigint": signal.getsignal(signal.SIGINT) is signal.default_int_handler,
+        "built": sorted(type(c).__name__ for c in sys.modules["agentteams.cli"]._COMMANDS.values()),
     }  # fmt: skip
     print(json.dumps(info), flush=True)
     print("child stderr", file=sys.stderr)
@@ -154,6 +155,7 @@ def test_child_runs_warm_on_the_launchers_stdio(
     assert info["argv"][-len(TEAMMATE) :] == TEAMMATE
     assert Path(info["cwd"]) == tmp_path
     assert info["anthropic"], "the SDK should already be imported in a forked teammate"
+    assert info["built"] == ["TyperCommand"], "the server should have built the teammate's click command"
     assert info["forkserver"] is None  # the child runs the CLI itself, never launches again
     assert info["sigint"]
 

@@ -25,6 +25,8 @@ PANE_TAG = "@agentteams-agent"  # pane user option: the agent id (name@team) a t
 SOCKET_ENV = "AGENTTEAMS_TMUX_SOCKET"  # a server to use instead of the one we run in (how tests isolate tmux)
 SECRET_KEYS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", *CREDENTIAL_ENV})
 PLACEHOLDER = "cat"
+FULL_MARK = "agentteams-window-full"  # what a split-if-room call prints instead of a pane id
+_PANE_ID = re.compile(r"%[0-9]+\Z")
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SEP = "\x1f"  # between a pane's fields: tmux strips control characters from titles, and we refuse them in tags
@@ -250,6 +252,11 @@ class TmuxBackend:
 
     def _placeholder_pane(self, target_pane: str | None) -> str:
         """A new pane running `cat`: beside `target_pane`, or in the swarm session."""
+        if target_pane is not None and _PANE_ID.match(target_pane):
+            pane = self._split_if_room(target_pane)
+            if pane is not None:
+                return pane
+            return self._pane_in_teammate_window(self._query(target_pane, "#{session_id}") or "")
         if target_pane is not None:
             found = (self._query(target_pane, "#{window_id} #{window_panes}") or "").split()
             if len(found) != 2:
@@ -287,6 +294,22 @@ class TmuxBackend:
         pane, window = out[0].split()
         self.run("set-option", "-w", "-t", window, WINDOW_TAG, "1")
         return pane
+
+    def _split_if_room(self, beside: str) -> str | None:
+        """`_split` when `beside`'s window has room, the check in the same tmux call (`if-shell -F`): one round trip
+        where asking first took two. None when the window is full (or out of space)."""
+        split = f"split-window -d -h -t {beside} -P -F '#{{pane_id}}' {PLACEHOLDER}"
+        split += f" ; select-layout -t {beside} main-vertical"
+        room = f"#{{<:#{{window_panes}},{MAX_PANES_PER_WINDOW}}}"
+        try:
+            out = self.run("if-shell", "-F", "-t", beside, room, split, f"display-message -p {FULL_MARK}")
+        except TmuxError as e:
+            if "no space" in str(e):
+                return None
+            if "can't find" in str(e):
+                raise TmuxError(f"tmux pane {beside} does not exist") from None
+            raise
+        return out[0] if out and out[0].startswith("%") else None
 
     def _split(self, beside: str, window: str, layout: str = "main-vertical") -> str | None:
         """Split `beside` with the placeholder and re-layout; None when there is no room left."""

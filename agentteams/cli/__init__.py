@@ -1,5 +1,5 @@
 """The `agentteams` command: typer app, composition root, and the one place that turns errors into exits.
-May import every layer; nothing imports it (but `__main__`)."""
+May import every layer; nothing imports it (but `__main__`, and the fork server, which builds its click command)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,20 @@ def _target(argv: list[str]) -> tuple[typer.Typer, list[str], str]:
     return agent_cmd.app, resume_flags.optional_value(argv), "agentteams"
 
 
+_COMMANDS: dict[int, object] = {}  # by id of the typer app
+
+
+def click_command(app: typer.Typer) -> typer.core.TyperCommand | typer.core.TyperGroup:
+    """`app`'s click command, built once per process: typer builds it anew on every call (~5 ms of each teammate's
+    start), so the fork server builds it for all its children (`forkserver.preimport`)."""
+    import typer.main
+
+    built = _COMMANDS.get(id(app))
+    if built is None:
+        built = _COMMANDS[id(app)] = typer.main.get_command(app)
+    return built  # type: ignore[return-value]
+
+
 def _one_line(level: str, message: str) -> None:
     import typer
 
@@ -59,7 +73,7 @@ def run() -> None:
     # store commands are sub-commands; anything else is the agent itself, whose first word may be a prompt
     target, args, prog = _target(sys.argv[1:])
     try:
-        code = target(args=args, prog_name=prog, standalone_mode=False)
+        code = click_command(target)(args=args, prog_name=prog, standalone_mode=False)
     except typer.TyperException as e:  # a usage error (unknown option, missing argument, ...)
         if type(e).__name__ == "NoArgsIsHelpError":  # typer has already printed the help
             sys.exit(2)

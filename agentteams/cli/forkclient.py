@@ -65,6 +65,12 @@ class ForkServer:
             return {}
         return {launch.ENV_VAR: str(self.socket_path)}
 
+    @staticmethod
+    def launcher_argv() -> list[str]:
+        """What a pane runs before the teammate's own command line to reach this server: the lean launcher, on
+        this interpreter without `site` (the console script's start-up is three times as long)."""
+        return [sys.executable, "-S", str(Path(__file__).with_name("panelaunch.py"))]
+
     def stop(self) -> None:
         """Close its stdin (it exits, its socket removed), kill it if it lingers; idempotent."""
         if self._stopped:

@@ -89,13 +89,14 @@ def build_lead(
     spawner: Any
     if use_tmux(teammate_mode, command):
         extra: Callable[[], dict[str, str]] = dict
+        launcher: list[str] = []
         if command is None:  # our own teammates start from a warm, pre-imported process
             from agentteams.cli.forkclient import ForkServer
 
             server = ForkServer.start()
             stoppers.append(server.stop)
-            extra = server.env
-        spawner = TmuxSpawner(store, command=command, extra_env=extra)
+            extra, launcher = server.env, server.launcher_argv()
+        spawner = TmuxSpawner(store, command=command, extra_env=extra, launcher=launcher)
     else:
         spawner = InProcessSpawner(layout, client, store=store, secrets=secrets, on_event=on_teammate_event,
                                    on_team_event=on_team_event)  # fmt: skip

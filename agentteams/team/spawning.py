@@ -29,6 +29,7 @@ from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, agent_name, team_dir_name
 from agentteams.store.signing import LeadVerifyKey
+from agentteams.team.beside import Beside
 from agentteams.team.budget import spawn_budget
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.spawnopts import teammate_options
@@ -153,14 +154,14 @@ class TmuxSpawner:
 
     def __init__(
         self, store: Store, *, socket_path: str | None = None, command: list[str] | None = None,
-        extra_env: Callable[[], dict[str, str]] | None = None,
+        extra_env: Callable[[], dict[str, str]] | None = None, launcher: list[str] | None = None,
     ) -> None:  # fmt: skip
         from agentteams.backends.tmux import TmuxBackend, current_pane, enclosing_server
 
         self.store = store
         self.tmux = TmuxBackend(socket_path or enclosing_server())  # inside tmux: the lead's own server
         self.command = command or own_executable()
-        self.extra_env = extra_env or dict
+        self.extra_env, self.launcher = extra_env or dict, launcher or []  # launcher: cli/panelaunch, see spawn
         self.target_pane = current_pane()
         self._version = VersionProbe(self.command, ours=self.command == own_executable())
 
@@ -175,8 +176,8 @@ class TmuxSpawner:
         return self._version.is_ours()
 
     def spawn(self, req: SpawnRequest) -> Handle:
-        argv = teammate_argv(req, self.command)
-        env = teammate_env(self.extra_env())
+        served = self.extra_env()  # a fork server's: the pane runs the lean launcher that reaches it
+        argv, env = [*(self.launcher if served else []), *teammate_argv(req, self.command)], teammate_env(served)
         pane, pid = self.tmux.spawn_pane_process(
             self.target_pane, req.name, req.color, argv, req.cwd, env, tag=req.agent_id
         )
@@ -375,9 +376,10 @@ def _start(session: Session, spawner: Spawner, req: SpawnRequest, prompt: str) -
     except Exception as e:
         store.teams.remove_member(team, name)
         raise ToolInputError(f"Could not make a signing key for {name} ({e}); try --teammate-mode in-process") from e
-    store.mail.send(team, name, prompt, sender=LEAD_NAME)
+    inline = spawner.backend != "tmux"  # a pane takes ~15 ms to start: the prompt's fsync'd write goes meanwhile
+    sending = Beside(lambda: store.mail.send(team, name, prompt, sender=LEAD_NAME), inline=inline)
     try:
-        return spawner.spawn(req)
+        return sending.joined(spawner.spawn, req, undo=spawner.stop)
     except Exception as e:
         store.keyring.drop_lead_key(team, name)
         store.teams.remove_member(team, name)

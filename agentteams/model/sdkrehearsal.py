@@ -1,0 +1,62 @@
+"""One streamed Messages call through the SDK against an in-memory transport: a fork server's rehearsal, so each
+forked teammate's first real request and response skip the SDK's first-use costs (pydantic builds the schemas of
+its request and event models on first use: ~10 ms before the first request is sent, ~40 ms more on its answer)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from agentteams.model.anthropic_client import _to_response, build_params
+from agentteams.model.types import ModelRequest, ToolSpec
+
+_USAGE = {"input_tokens": 1, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+_EVENTS: list[dict[str, Any]] = [
+    {"type": "message_start", "message": {"id": "msg_rehearsal", "type": "message", "role": "assistant",
+     "model": "rehearsal", "content": [], "stop_reason": None, "stop_sequence": None, "usage": _USAGE}},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "ok"}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "content_block_start", "index": 1, "content_block": {"type": "tool_use", "id": "toolu_r", "name": "t",
+     "input": {}}},
+    {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": "{}"}},
+    {"type": "content_block_stop", "index": 1},
+    {"type": "message_delta", "delta": {"stop_reason": "tool_use", "stop_sequence": None},
+     "usage": {"output_tokens": 1}},
+    {"type": "message_stop"},
+]  # fmt: skip
+
+
+def _http_module(client_class: type) -> Any:
+    """The httpx the SDK is built on (its name differs between SDK versions): the one whose Client it extends."""
+    for name in ("httpx2", "httpx"):
+        module = sys.modules.get(name)
+        if module is not None and issubclass(client_class, getattr(module, "Client", ())):
+            return module
+    raise ImportError("the anthropic SDK's HTTP library is not loaded")
+
+
+def rehearse() -> None:
+    """Build, send and read back one request as `AnthropicClient` does, without a network: nothing leaves."""
+    import anthropic
+
+    http = _http_module(anthropic.DefaultHttpxClient)
+    body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in _EVENTS).encode()
+
+    def answer(request: Any) -> Any:
+        return http.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    transport = http.MockTransport(answer)
+    sdk = anthropic.Anthropic(api_key="rehearsal", base_url="http://127.0.0.1:9", max_retries=0,
+                              http_client=anthropic.DefaultHttpxClient(transport=transport))  # fmt: skip
+    tool = ToolSpec("t", "rehearsal", {"type": "object", "properties": {}})
+    params = build_params(ModelRequest(model="rehearsal", system="s", tools=[tool], max_tokens=8,
+                                       messages=[{"role": "user", "content": "hi"}]))  # fmt: skip
+    try:
+        with sdk.messages.stream(**params) as stream:
+            for _event in stream:
+                pass
+            _to_response(stream.get_final_message(), None)
+    finally:
+        sdk.close()
