@@ -89,7 +89,7 @@ def test_our_lead_s_mode_change_reaches_a_real_claude_teammate_as_its_version_al
         env = rc.claude_env(config_root, server.base_url)
         lead_pane = tmux.start(env, proj, options={"remain-on-exit": "on"})
         rcfile, out, err = tmp_path / "rc.txt", tmp_path / "out.txt", tmp_path / "err.txt"
-        lead = cli.line("-p", "go", "--teammate-mode", "tmux", "--teammate-command", str(claude))
+        lead = cli.line("-p", "go", "--model", MODEL, "--teammate-mode", "tmux", "--teammate-command", str(claude))
         tmux.respawn(lead_pane, f"{lead} > {out} 2> {err}; echo $? > {rcfile}")
 
         def explain() -> str:
