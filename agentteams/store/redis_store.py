@@ -19,7 +19,7 @@ from agentteams.store.redis_teams import RedisTeams
 if TYPE_CHECKING:
     from agentteams.store.signing import Keyring
 
-PRESENCE_MIN_TTL_MS = 5000  # a record outlives a few missed beats; an agent that stops beating is gone soon after
+PRESENCE_MIN_TTL_MS = 1000  # a record outlives a few missed beats; one that stops beating is gone soon after
 
 
 def presence_ttl_ms(presence: Presence) -> int | None:
