@@ -69,13 +69,21 @@ def password() -> str | None:
 
 
 def connect(url: RedisUrl) -> Client:
-    """A client with a connection pool (a blocking read takes a connection of its own from it)."""
+    """A client with a connection pool (a blocking read takes a connection of its own from it), checked with one
+    PING: an unreachable server or a refused password is one clear line, not a traceback."""
     import redis
 
-    return redis.Redis(
+    client = redis.Redis(
         host=url.host, port=url.port, db=url.db, ssl=url.tls, password=password(), decode_responses=True,
         socket_connect_timeout=5.0, health_check_interval=30,
     )  # fmt: skip
+    try:
+        client.ping()
+    except redis.AuthenticationError as e:
+        raise StoreUrlError(f"the store at {url} refused the password ({e}); check {PASSWORD_VARS[0]}") from None
+    except redis.RedisError as e:
+        raise StoreUrlError(f"cannot reach the store at {url}: {e}") from None
+    return client
 
 
 def watch_error() -> type[Exception]:

@@ -16,6 +16,7 @@ from agentteams.errors import AgentTeamsError, ConflictError, NotFoundError
 from agentteams.store.api import NewMember, Store
 from agentteams.store.leases import LeaseLostError
 from agentteams.store.presence import Presence
+from agentteams.store.records import TeamConfig
 from tests.support.wait import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +64,12 @@ def test_concurrent_writers_lose_no_member(store: Store) -> None:
 
 def test_update_compare_and_set_and_write_if(store: Store) -> None:
     team = team_of(store)
-    assert store.teams.update(team, lambda c: setattr(c, "description", "changed") or "done") == "done"
+
+    def change(config: TeamConfig) -> str:
+        config.description = "changed"
+        return "done"
+
+    assert store.teams.update(team, change) == "done"
     assert store.teams.read(team).description == "changed"
     store.teams.update(team, lambda c: setattr(c, "description", "not kept"), write_if=lambda _: False)
     assert store.teams.read(team).description == "changed"
@@ -187,9 +193,11 @@ def test_claim_exactly_once_under_eight_processes(store: Store, tmp_path: Path) 
     for i in range(count):
         store.tasks.create(team, f"t{i}")
     go = tmp_path / "go"
+    argv = [sys.executable, "-m", "tests.contract.claimer"]
     procs = [
-        subprocess.Popen([sys.executable, "-m", "tests.contract.claimer", f"agent{n}", str(go)], cwd=ROOT,
-                         stdout=subprocess.PIPE, text=True, env=os.environ.copy())  # fmt: skip
+        subprocess.Popen(
+            [*argv, f"agent{n}", str(go)], cwd=ROOT, stdout=subprocess.PIPE, text=True, env=os.environ.copy()
+        )
         for n in range(8)
     ]
     try:
