@@ -1,8 +1,8 @@
 """The Lua scripts the Redis store runs server-side, each one atomic: task create (id counter, blockers must exist),
-claim (owner, status, blockers, busy owner; a lease with a fencing token granted), complete (refused to an owner
-whose token is no longer the task's), delete, lease renewal and the sweep of run-out leases. A task is a hash:
-`doc` (its JSON without the fields below), `owner`, `status`, `blocks`/`blocked_by` (ids, space-separated) and the
-lease: `token`, `lease_owner`, `expires` (epoch ms), `seconds`, `taken_from`, `taken_at`."""
+claim and claim-next (owner, status, blockers, busy owner; a lease with a fencing token granted), complete (refused
+to an owner whose token is no longer the task's), delete, lease renewal and the sweep of run-out leases. A task is
+a hash: `doc` (its JSON without the fields below), `owner`, `status`, `blocks`/`blocked_by` (ids, space-separated)
+and the lease: `token`, `lease_owner`, `expires` (epoch ms), `seconds`, `taken_from`, `taken_at`."""
 
 from __future__ import annotations
 
@@ -29,6 +29,26 @@ local function resolved(st) return st == 'completed' or st == 'deleted' end
 local function event(op, id, who)
   redis.call('XADD', P .. 'events', 'MAXLEN', '~', 1000, '*', 'op', op, 'task', id, 'by', who)
 end
+local function busy_with(agent, except)
+  local busy = {}
+  for _, other in ipairs(redis.call('ZRANGE', P .. 'tasks', 0, -1)) do
+    local o = redis.call('HMGET', task(other), 'owner', 'status')
+    if other ~= except and o[1] == agent and not resolved(o[2]) then busy[#busy + 1] = other end
+  end
+  return busy
+end
+-- the claim's write: owner, in_progress, and a lease (a new fencing token unless the agent holds it already)
+local function grant(id, agent, secs_text, now)
+  local k = task(id)
+  local f = redis.call('HMGET', k, 'owner', 'token', 'lease_owner')
+  local token = tonumber(f[2] or '0')
+  if not (f[1] == agent and f[3] == agent) then token = token + 1 end
+  local secs = tonumber(secs_text)
+  redis.call('HSET', k, 'owner', agent, 'status', 'in_progress', 'token', token, 'lease_owner', agent,
+    'expires', now + math.floor(secs * 1000), 'seconds', secs_text)
+  event('claim', id, agent)
+  return {'ok', tostring(token), id}
+end
 """
 
 # KEYS[1] the id counter; ARGV: prefix, doc, blockers
@@ -51,7 +71,7 @@ return {'ok', id}
 CLAIM = """
 local k, id, agent = KEYS[1], ARGV[2], ARGV[3]
 if redis.call('EXISTS', k) == 0 then return {'task_not_found'} end
-local f = redis.call('HMGET', k, 'owner', 'status', 'blocked_by', 'token', 'lease_owner')
+local f = redis.call('HMGET', k, 'owner', 'status', 'blocked_by')
 if f[1] and f[1] ~= '' and f[1] ~= agent then return {'already_claimed'} end
 if resolved(f[2]) then return {'already_resolved'} end
 for _, d in ipairs(words(f[3])) do
@@ -59,20 +79,34 @@ for _, d in ipairs(words(f[3])) do
   if st and not resolved(st) then return {'blocked'} end
 end
 if ARGV[4] == '1' then
-  local busy = {}
-  for _, other in ipairs(redis.call('ZRANGE', P .. 'tasks', 0, -1)) do
-    local o = redis.call('HMGET', task(other), 'owner', 'status')
-    if other ~= id and o[1] == agent and not resolved(o[2]) then busy[#busy + 1] = other end
-  end
+  local busy = busy_with(agent, id)
   if #busy > 0 then return {'agent_busy', unpack(busy)} end
 end
-local token = tonumber(f[4] or '0')
-if not (f[1] == agent and f[5] == agent) then token = token + 1 end
-local secs = tonumber(ARGV[5])
-redis.call('HSET', k, 'owner', agent, 'status', 'in_progress', 'token', token, 'lease_owner', agent,
-  'expires', tonumber(ARGV[6]) + math.floor(secs * 1000), 'seconds', ARGV[5])
-event('claim', id, agent)
-return {'ok', tostring(token)}
+return grant(id, agent, ARGV[5], tonumber(ARGV[6]))
+"""
+
+# KEYS[1] the task index; ARGV: prefix, agent, check_busy (1/0), lease seconds, now. The lowest-id pending,
+# unowned task whose blockers are all resolved, claimed in the same step: claimers never race for one task.
+CLAIM_NEXT = """
+local agent = ARGV[2]
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local f = redis.call('HMGET', task(id), 'owner', 'status', 'blocked_by')
+  local free = f[2] == 'pending' and (not f[1] or f[1] == '')
+  if free then
+    for _, d in ipairs(words(f[3])) do
+      local st = redis.call('HGET', task(d), 'status')
+      if st and not resolved(st) then free = false; break end
+    end
+  end
+  if free then
+    if ARGV[3] == '1' then
+      local busy = busy_with(agent, id)
+      if #busy > 0 then return {'agent_busy', id, unpack(busy)} end
+    end
+    return grant(id, agent, ARGV[4], tonumber(ARGV[5]))
+  end
+end
+return {'task_not_found'}
 """
 
 # KEYS[1] the task; ARGV: prefix, id, caller, the token the caller holds ('' when none)
@@ -148,7 +182,15 @@ end
 return out
 """
 
-SCRIPTS = {"create": CREATE, "claim": CLAIM, "complete": COMPLETE, "delete": DELETE, "renew": RENEW, "sweep": SWEEP}
+SCRIPTS = {
+    "create": CREATE,
+    "claim": CLAIM,
+    "claim_next": CLAIM_NEXT,
+    "complete": COMPLETE,
+    "delete": DELETE,
+    "renew": RENEW,
+    "sweep": SWEEP,
+}
 
 
 def source(name: str) -> str:

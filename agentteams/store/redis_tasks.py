@@ -41,7 +41,7 @@ class RedisTasks:
         self.client, self.teams, self._mail = client, teams, mail
         self.leases = HeldLeases()
         self._scripts = {name: client.register_script(source(name)) for name in
-                         ("create", "claim", "complete", "delete", "renew", "sweep")}  # fmt: skip
+                         ("create", "claim", "claim_next", "complete", "delete", "renew", "sweep")}  # fmt: skip
 
     def _keys(self, team: str) -> Keys:
         return Keys(self.teams.canonical(team))
@@ -71,14 +71,6 @@ class RedisTasks:
     def has_list(self, team: str) -> bool:
         keys = self._keys(team)
         return bool(self.client.exists(keys.task_seq, keys.task_index))
-
-    def find_claimable(self, team: str) -> Task | None:
-        tasks = self.list_tasks(team)
-        open_ids = {t.id for t in tasks if not t.resolved}
-        for t in tasks:
-            if t.status == "pending" and not t.owner and not any(d in open_ids for d in t.blocked_by):
-                return t
-        return None
 
     # -- scripts ------------------------------------------------------------------------------------
 
@@ -113,11 +105,17 @@ class RedisTasks:
         return ClaimResult(True, task)
 
     def claim_next(self, team: str, agent: str, *, check_busy: bool = False) -> ClaimResult:
-        while (task := self.find_claimable(team)) is not None:
-            result = self.claim(team, task.id, agent, check_busy=check_busy)
-            if result.success or result.reason == "agent_busy":
-                return result
-        return ClaimResult(False, reason="task_not_found")
+        """Claim the lowest-id claimable task: found and claimed in one script, so claimers never collide."""
+        refuse_control(agent, "agent")
+        keys = self._keys(team)
+        args = [keys.prefix, agent, "1" if check_busy else "0", repr(lease_seconds()), now_ms()]
+        out = self._run("claim_next", [keys.task_index], args)
+        if out[0] == "task_not_found":
+            return ClaimResult(False, reason="task_not_found")
+        if out[0] == "agent_busy":
+            return ClaimResult(False, self.get(team, out[1]), "agent_busy", out[2:])
+        self.leases.hold(keys.team, out[2], agent, int(out[1]))
+        return ClaimResult(True, self.get(team, out[2]))
 
     def _complete(self, team: str, task_id: str, caller: str) -> UpdateResult:
         """Status to completed in one script: refused (LeaseLostError) when `caller` took the task under a token
