@@ -72,10 +72,15 @@ def connect(url: RedisUrl) -> Client:
     """A client with a connection pool (a blocking read takes a connection of its own from it), checked with one
     PING: an unreachable server or a refused password is one clear line, not a traceback."""
     import redis
+    from redis.backoff import ExponentialWithJitterBackoff
+    from redis.retry import Retry
 
+    # a dropped connection is retried a few times within about a second, not redis-py's default ten seconds: a
+    # server that is down is said so soon
+    retry = Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), 3)
     client = redis.Redis(
         host=url.host, port=url.port, db=url.db, ssl=url.tls, password=password(), decode_responses=True,
-        socket_connect_timeout=5.0, health_check_interval=30,
+        socket_connect_timeout=5.0, health_check_interval=30, retry=retry,
     )  # fmt: skip
     try:
         client.ping()

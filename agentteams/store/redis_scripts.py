@@ -1,8 +1,8 @@
-"""The Lua scripts the Redis store runs server-side, each one atomic: task create (id counter, blockers must exist),
-claim and claim-next (owner, status, blockers, busy owner; a lease with a fencing token granted), complete (refused
-to an owner whose token is no longer the task's), delete, lease renewal and the sweep of run-out leases. A task is
-a hash: `doc` (its JSON without the fields below), `owner`, `status`, `blocks`/`blocked_by` (ids, space-separated)
-and the lease: `token`, `lease_owner`, `expires` (epoch ms), `seconds`, `taken_from`, `taken_at`."""
+"""The Lua scripts the Redis store runs server-side, each atomic: task create, claim and claim-next (a lease with a
+fencing token granted), complete (refused to a stale token), delete, lease renewal and the sweep of run-out leases."""
+
+# A task is a hash: `doc` (its JSON without the fields below), `owner`, `status`, `blocks`/`blocked_by` (ids,
+# space-separated) and the lease: `token`, `lease_owner`, `expires` (epoch ms), `seconds`, `taken_from`, `taken_at`.
 
 from __future__ import annotations
 

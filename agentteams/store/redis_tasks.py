@@ -184,13 +184,7 @@ class RedisTasks:
             if owner is UNSET:  # an explicit (re)assignment is never fenced
                 self.leases.check(keys.team, task, caller)
             before = copy.deepcopy(task.to_json())
-            for attr, value in fields.items():
-                if value is not None:
-                    setattr(task, attr, value)
-            if owner is not UNSET:
-                task.owner = owner or None
-            task.blocks += [x for x in blocks if x not in task.blocks]
-            task.blocked_by += [x for x in blocked_by if x not in task.blocked_by]
+            _apply(task, fields, owner, blocks, blocked_by)
             self.leases.after_update(keys.team, task, before, caller)
             task.validate(keys.task(task_id))
             after = task.to_json()
@@ -273,6 +267,17 @@ class RedisTasks:
 
     def check_lease(self, team: str, task: Task, agent: str) -> None:
         self.leases.check(self._keys(team).team, task, agent)
+
+
+def _apply(task: Task, fields: dict[str, Any], owner: str | None, blocks: list[str], blocked_by: list[str]) -> None:
+    """An update's changes, as the file store makes them (None leaves a field; an empty owner clears it)."""
+    for attr, value in fields.items():
+        if value is not None:
+            setattr(task, attr, value)
+    if owner is not UNSET:
+        task.owner = owner or None
+    task.blocks += [x for x in blocks if x not in task.blocks]
+    task.blocked_by += [x for x in blocked_by if x not in task.blocked_by]
 
 
 def _put(pipe: Client, keys: Keys, task: Task) -> None:

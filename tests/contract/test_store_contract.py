@@ -180,11 +180,29 @@ def test_claim_rules(store: Store) -> None:
     assert store.tasks.claim(team, "9", "bob").reason == "task_not_found"
     store.tasks.update(team, "3", status="completed")
     assert store.tasks.claim(team, "3", "bob").reason == "already_resolved"
+    busy_next = store.tasks.claim_next(team, "alice", check_busy=True)
+    assert not busy_next.success and busy_next.reason == "agent_busy" and busy_next.busy_with == ["1"]
+    assert busy_next.task is not None and busy_next.task.id == "2"
     nxt = store.tasks.claim_next(team, "bob")
     assert nxt.success and nxt.task is not None and nxt.task.id == "2"
     moved = store.tasks.unassign_all(team, "alice")
     assert [t.id for t in moved.tasks] == ["1"]
     assert store.tasks.get(team, "1").owner is None and store.tasks.get(team, "1").status == "pending"
+
+
+def test_claim_next_takes_the_lowest_unblocked_task(store: Store) -> None:
+    team = team_of(store)
+    first = store.tasks.create(team, "first")
+    store.tasks.create(team, "after first", blocked_by=[first.id])
+    store.tasks.create(team, "free")
+    got = store.tasks.claim_next(team, "alice")
+    assert got.success and got.task is not None and (got.task.id, got.task.owner) == ("1", "alice")
+    got = store.tasks.claim_next(team, "bob")
+    assert got.success and got.task is not None and got.task.id == "3"  # #2 waits for #1
+    assert store.tasks.claim_next(team, "carol").reason == "task_not_found"
+    store.tasks.update(team, "1", status="completed", assigned_by="alice")
+    got = store.tasks.claim_next(team, "carol")
+    assert got.success and got.task is not None and got.task.id == "2"
 
 
 def test_claim_exactly_once_under_eight_processes(store: Store, tmp_path: Path) -> None:
@@ -207,10 +225,12 @@ def test_claim_exactly_once_under_eight_processes(store: Store, tmp_path: Path) 
         for p in procs:
             p.kill()
     assert all(p.returncode == 0 for p in procs)
-    won = [line.split()[1] for out in outs for line in out.splitlines() if line.startswith("won ")]
-    assert sorted(won, key=int) == [str(i) for i in range(1, count + 1)]  # every task once, none twice
-    owners = {t.owner for t in store.tasks.list_tasks(team)}
-    assert len(owners) > 1 and all(t.status == "in_progress" for t in store.tasks.list_tasks(team))
+    won = [(line.split()[1], f"agent{n}") for n, out in enumerate(outs) for line in out.splitlines()
+           if line.startswith("won ")]  # fmt: skip
+    assert sorted((i for i, _ in won), key=int) == [str(i) for i in range(1, count + 1)]  # each task once, none twice
+    final = store.tasks.list_tasks(team)
+    assert all(t.status == "in_progress" for t in final)
+    assert {t.id: t.owner for t in final} == dict(won)  # owned by the one process that was told it won
 
 
 def test_lease_expiry_and_fencing(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
