@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, get_args
 
 from agentteams.errors import ConflictError, InvalidNameError, NotFoundError
 from agentteams.store import leases
@@ -16,7 +16,7 @@ from agentteams.store.records import Task, TaskStatus
 from agentteams.store.redis_conn import Client, Keys, watch_error
 from agentteams.store.redis_scripts import source
 from agentteams.store.redis_taskhash import doc_of_new, to_fields, to_task
-from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateResult
+from agentteams.store.values import UNSET, ClaimReason, ClaimResult, UnassignResult, UpdateResult
 
 if TYPE_CHECKING:
     from agentteams.store.redis_mail import RedisMail
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 MAX_CAS_TRIES = 1000
+REASONS: dict[str, ClaimReason] = {r: r for r in get_args(ClaimReason)}  # a script's refusal, as the type says it
 
 
 class HeldLeases(LeaseBook):
@@ -100,7 +101,7 @@ class RedisTasks:
             return ClaimResult(False, reason="task_not_found")
         task = self.get(team, task_id)
         if out[0] != "ok":
-            return ClaimResult(False, task, out[0], out[1:])  # type: ignore[arg-type]  # the script's reasons
+            return ClaimResult(False, task, REASONS[out[0]], out[1:])
         self.leases.hold(keys.team, task_id, agent, int(out[1]))
         return ClaimResult(True, task)
 
@@ -196,7 +197,9 @@ class RedisTasks:
                     _link(pipe, keys, tasks[other], "blocked_by", task_id)
                 for other in blocked_by:
                     _link(pipe, keys, tasks[other], "blocks", task_id)
-                pipe.xadd(keys.events, {"op": "update", "task": task_id, "by": caller or ""}, maxlen=1000)
+                pipe.xadd(
+                    keys.events, {"op": "update", "task": task_id, "by": caller or ""}, maxlen=1000, approximate=True
+                )
             pipe.execute()
             return UpdateResult(task, leases.visible(changed, before, after))
 

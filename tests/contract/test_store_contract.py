@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentteams.errors import AgentTeamsError, ConflictError, NotFoundError
+from agentteams.pids import LeadProcess
 from agentteams.store.api import NewMember, Store
 from agentteams.store.leases import LeaseLostError
 from agentteams.store.presence import Presence
@@ -73,6 +74,16 @@ def test_update_compare_and_set_and_write_if(store: Store) -> None:
     assert store.teams.read(team).description == "changed"
     store.teams.update(team, lambda c: setattr(c, "description", "not kept"), write_if=lambda _: False)
     assert store.teams.read(team).description == "changed"
+
+
+def test_claim_lead_is_compare_and_set(store: Store) -> None:
+    first = LeadProcess(100, "ns", 1000)
+    team = store.teams.create("led", lead_process=first).name
+    second, third = LeadProcess(200, "ns", 2000), LeadProcess(300, "ns", 3000)
+    assert store.teams.claim_lead(team, second, expected=first)
+    assert not store.teams.claim_lead(team, third, expected=first)  # another claimed it first: nothing written
+    found = store.teams.read(team).lead_process
+    assert found is not None and found.pid == 200
 
 
 def test_members_add_remove_depart_return(store: Store) -> None:
