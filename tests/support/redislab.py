@@ -41,6 +41,14 @@ class RedisServer:
         except OSError:
             return False
 
+    def kill_and_restart(self) -> None:
+        """SIGKILL the server (no shutdown save), then start it again on the same port and directory: what it
+        serves afterwards is what its append-only file replayed."""
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+        self.proc = _spawn(self.port, self.workdir)
+        _await(self)
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.terminate()
@@ -52,28 +60,37 @@ class RedisServer:
 
 
 def start(workdir: Path) -> RedisServer:
-    binary = shutil.which("redis-server")
-    assert binary, "redis-server is not installed (apt-get install -y redis-server; .ci/run does)"
     workdir.mkdir(parents=True, exist_ok=True)
     port = free_port()
+    server = RedisServer(port, workdir, _spawn(port, workdir))
+    _await(server)
+    return server
+
+
+def _spawn(port: int, workdir: Path) -> subprocess.Popen[bytes]:
+    binary = shutil.which("redis-server")
+    assert binary, "redis-server is not installed (apt-get install -y redis-server; .ci/run does)"
     argv = [
         binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir), "--appendonly", "yes",
         "--appendfsync", "always", "--save", "", "--protected-mode", "yes", "--daemonize", "no",
         "--logfile", str(workdir / "redis.log"),
     ]  # fmt: skip
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    server = RedisServer(port, workdir, proc)
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _await(server: RedisServer) -> None:
+    """Wait for PING to be answered (the deadline fails the test, with the server's log); a server that exited
+    is stopped waiting for at once."""
 
     def log() -> str:
-        path = workdir / "redis.log"
+        path = server.workdir / "redis.log"
         return path.read_text(errors="replace")[-2000:] if path.exists() else "(no log)"
 
     try:
-        wait_until(lambda: server.pings() or proc.poll() is not None, START_DEADLINE, "redis-server to answer PING",
-                   explain=log)  # fmt: skip
+        wait_until(lambda: server.pings() or server.proc.poll() is not None, START_DEADLINE,
+                   "redis-server to answer PING", explain=log)  # fmt: skip
     except AssertionError:
         server.stop()
         raise
-    if proc.poll() is not None:
-        raise AssertionError(f"redis-server exited with {proc.returncode}:\n{log()}")
-    return server
+    if server.proc.poll() is not None:
+        raise AssertionError(f"redis-server exited with {server.proc.returncode}:\n{log()}")
