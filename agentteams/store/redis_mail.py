@@ -53,7 +53,7 @@ class RedisMail:
         if self.seal is not None:
             self.seal(config.name, name, env)
         keys, owner = Keys(config.name), self.inbox_owner(name)
-        self._ensure_group(keys, owner)
+        # no group is needed to send: its reader makes it at the stream's start, so nothing sent before is skipped
         with self.client.pipeline() as pipe:  # MULTI: the entry and the inbox's listing together
             pipe.xadd(keys.inbox(owner), {"env": json.dumps(env.to_json())})
             pipe.sadd(keys.inboxes, owner)
@@ -70,12 +70,26 @@ class RedisMail:
             self.send(config.name, name, text, sender=sender, summary=summary)
         return names
 
-    def _ensure_group(self, keys: Keys, owner: str) -> None:
-        """The stream and its group, made once: the group starts at the stream's beginning, so nothing is skipped."""
+    def _pending(self, keys: Keys, owner: str) -> list[Entry]:
+        """Take new entries into the agent's pending list, then return the whole list (what it read but never
+        acknowledged, before a crash too). The group is made on first need, at the stream's start."""
+        stream = keys.inbox(owner)
+        for attempt in range(2):
+            try:
+                self.client.xreadgroup(GROUP, owner, {stream: ">"})
+                found = self.client.xreadgroup(GROUP, owner, {stream: "0"})
+                return list(found[0][1]) if found else []
+            except response_error() as e:
+                if "NOGROUP" not in str(e) or attempt:
+                    raise
+                self._make_group(stream)
+        return []
+
+    def _make_group(self, stream: str) -> None:
         try:
-            self.client.xgroup_create(keys.inbox(owner), GROUP, id="0", mkstream=True)
+            self.client.xgroup_create(stream, GROUP, id="0", mkstream=True)
         except response_error() as e:
-            if "BUSYGROUP" not in str(e):
+            if "BUSYGROUP" not in str(e):  # another reader made it first
                 raise
 
     # -- reading ------------------------------------------------------------------------------------
@@ -98,11 +112,7 @@ class RedisMail:
         owner = self.inbox_owner(agent)
         if not self.client.exists(keys.inbox(owner)):
             return []
-        self._ensure_group(keys, owner)
-        self.client.xreadgroup(GROUP, owner, {keys.inbox(owner): ">"})  # new ones join the pending list
-        found = self.client.xreadgroup(GROUP, owner, {keys.inbox(owner): "0"})  # the whole pending list
-        entries: list[Entry] = found[0][1] if found else []
-        return [env for entry in entries if (env := _envelope(entry, read=False)) is not None]
+        return [env for entry in self._pending(keys, owner) if (env := _envelope(entry, read=False)) is not None]
 
     def read_live(self, team: str, agent: str) -> list[Envelope]:
         """The whole stream, each message marked read once acknowledged."""
@@ -132,10 +142,7 @@ class RedisMail:
         owner = self.inbox_owner(agent)
         if not wanted or not self.client.exists(keys.inbox(owner)):
             return 0
-        self._ensure_group(keys, owner)
-        self.client.xreadgroup(GROUP, owner, {keys.inbox(owner): ">"})  # a message read by another means
-        found = self.client.xreadgroup(GROUP, owner, {keys.inbox(owner): "0"})
-        ids = [eid for eid, fields in (found[0][1] if found else []) if _identity(fields) in wanted]
+        ids = [eid for eid, fields in self._pending(keys, owner) if _identity(fields) in wanted]
         return int(self.client.xack(keys.inbox(owner), GROUP, *ids)) if ids else 0
 
     def remove_inbox(self, team: str, agent: str) -> None:

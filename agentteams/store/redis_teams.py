@@ -59,8 +59,10 @@ class RedisTeams(TeamStore):
                 lead_session_id=lead_session_id, members=[lead],
             )  # fmt: skip
             config.lead_process = lead_process
+            # listed first: a crash between the two leaves a listed name without a config (skipped by list_teams),
+            # never a team that `team list` cannot see; a taken name is listed already, by its team
+            self.client.sadd(TEAMS_KEY, name)
             if self.client.set(Keys(name).config, json.dumps(config.to_json()), nx=True):
-                self.client.sadd(TEAMS_KEY, name)
                 return config
             n += 1
 
