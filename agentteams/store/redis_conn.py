@@ -137,6 +137,10 @@ class Keys:
         return f"{self.prefix}presence:{agent}"
 
     @property
+    def ours(self) -> str:
+        return self.prefix + "ours"  # a set of the agents that wrote a presence record and never removed it
+
+    @property
     def events(self) -> str:
         return self.prefix + "events"  # the team's event stream: task changes (wakes `watch`, later hooks, audit)
 

@@ -163,7 +163,8 @@ end
 return out
 """
 
-# KEYS[1] the task index; ARGV: prefix, now. Only an owner of ours (it has a presence key) loses a task this way.
+# KEYS[1] the task index; ARGV: prefix, now. Only an owner of ours (it wrote a presence record, expired or not, and
+# never removed it) loses a task this way.
 SWEEP = """
 local now = tonumber(ARGV[2])
 local out = {}
@@ -172,7 +173,7 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local f = redis.call('HMGET', k, 'owner', 'status', 'lease_owner', 'expires', 'seconds')
   local holder = f[3]
   if holder and holder ~= '' and holder == f[1] and not resolved(f[2]) and tonumber(f[4] or '0') <= now
-      and redis.call('EXISTS', P .. 'presence:' .. holder) == 1 then
+      and redis.call('SISMEMBER', P .. 'ours', holder) == 1 then
     redis.call('HSET', k, 'owner', '', 'status', 'pending', 'lease_owner', '', 'expires', 0,
       'taken_from', holder, 'taken_at', now)
     event('taken_back', id, holder)

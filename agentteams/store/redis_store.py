@@ -40,8 +40,11 @@ class RedisPresences:
         presence.updated_at = epoch_ms()
         if not presence.started_at:
             presence.started_at = presence.updated_at
-        key = Keys(team_dir_name(team)).presence(agent)
-        self.client.set(key, json.dumps(presence.to_json()), px=presence_ttl_ms(presence))
+        keys = Keys(team_dir_name(team))
+        with self.client.pipeline() as pipe:  # the agent stays ours (its lease can run out) after its key expires
+            pipe.set(keys.presence(agent), json.dumps(presence.to_json()), px=presence_ttl_ms(presence))
+            pipe.sadd(keys.ours, agent)
+            pipe.execute()
 
     def read(self, team: str, agent: str) -> Presence | None:
         raw = self.client.get(Keys(team_dir_name(team)).presence(agent))
@@ -54,7 +57,11 @@ class RedisPresences:
         return Presence.from_json(data) if isinstance(data, dict) else None
 
     def remove(self, team: str, agent: str) -> None:
-        self.client.delete(Keys(team_dir_name(team)).presence(agent))
+        keys = Keys(team_dir_name(team))
+        with self.client.pipeline() as pipe:
+            pipe.delete(keys.presence(agent))
+            pipe.srem(keys.ours, agent)
+            pipe.execute()
 
 
 class StreamWaiter:
