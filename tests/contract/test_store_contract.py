@@ -63,6 +63,32 @@ def test_concurrent_writers_lose_no_member(store: Store) -> None:
     assert names == {"team-lead", *(f"w{w}-{i}" for w in range(6) for i in range(10))}
 
 
+def test_concurrent_processes_lose_no_member(store: Store, tmp_path: Path) -> None:
+    team = store.teams.create("race").name
+    outs = run_workers(tmp_path, [["join", f"p{n}", "8"] for n in range(6)])
+    joined = [line.split()[1] for out in outs for line in out.splitlines() if line.startswith("joined ")]
+    assert sorted(joined) == sorted(f"p{n}-{i}" for n in range(6) for i in range(8))  # none renamed, none lost
+    assert {m.name for m in store.teams.read(team).members} == {"team-lead", *joined}
+
+
+def run_workers(tmp_path: Path, commands: list[list[str]]) -> list[str]:
+    """Start one tests/contract/worker.py process per command, release them together, return their outputs."""
+    go = tmp_path / "go"
+    argv = [sys.executable, "-m", "tests.contract.worker"]
+    procs = [
+        subprocess.Popen([*argv, cmd[0], cmd[1], str(go), *cmd[2:]], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+        for cmd in commands
+    ]
+    try:
+        go.touch()
+        outs = [p.communicate(timeout=120)[0] for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    assert [p.returncode for p in procs] == [0] * len(procs)
+    return outs
+
+
 def test_update_compare_and_set_and_write_if(store: Store) -> None:
     team = team_of(store)
 
@@ -221,21 +247,7 @@ def test_claim_exactly_once_under_eight_processes(store: Store, tmp_path: Path) 
     count = 40
     for i in range(count):
         store.tasks.create(team, f"t{i}")
-    go = tmp_path / "go"
-    argv = [sys.executable, "-m", "tests.contract.claimer"]
-    procs = [
-        subprocess.Popen(
-            [*argv, f"agent{n}", str(go)], cwd=ROOT, stdout=subprocess.PIPE, text=True, env=os.environ.copy()
-        )
-        for n in range(8)
-    ]
-    try:
-        go.touch()
-        outs = [p.communicate(timeout=120)[0] for p in procs]
-    finally:
-        for p in procs:
-            p.kill()
-    assert all(p.returncode == 0 for p in procs)
+    outs = run_workers(tmp_path, [["claim", f"agent{n}"] for n in range(8)])
     won = [(line.split()[1], f"agent{n}") for n, out in enumerate(outs) for line in out.splitlines()
            if line.startswith("won ")]  # fmt: skip
     assert sorted((i for i, _ in won), key=int) == [str(i) for i in range(1, count + 1)]  # each task once, none twice
