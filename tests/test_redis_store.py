@@ -91,8 +91,9 @@ def test_store_option_sets_the_store_and_refuses_a_password(
         store_opt.apply(["agentteams", "--store=redis://:pw123@h/0", "status"])
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pw123" not in err and "must not hold a password" in err
-    store_opt.apply(["agentteams", "--store", "file", "status"])
-    assert "AGENTTEAMS_STORE" not in os.environ
+    store_opt.apply(["agentteams", "--store", "file", "watch"])
+    assert os.environ["AGENTTEAMS_STORE"] == "file" and isinstance(open_store(), FileStore)
+    store_opt.check_command(["agentteams", "watch"])  # the file store runs everything
 
 
 def test_task_hash_round_trip_keeps_metadata_and_lease() -> None:

@@ -39,7 +39,7 @@ def _set(url: str) -> None:
     if not url:
         raise AgentTeamsError("--store needs a URL: --store redis://host:port/db (or --store file)")
     if url == "file":
-        os.environ.pop(ENV_STORE, None)
+        os.environ[ENV_STORE] = "file"  # over one in the environment, for this command and what it starts
         return
     from agentteams.store.redis_conn import parse_url
 
@@ -51,7 +51,7 @@ def check_command(argv: list[str]) -> None:
     """Exit with one line when the Redis store is chosen for a command that does not work on it yet."""
     from agentteams.store.files import ENV_STORE
 
-    if not os.environ.get(ENV_STORE, "").strip() or (len(argv) > 1 and argv[1] in REDIS_READY):
+    if os.environ.get(ENV_STORE, "").strip() in ("", "file") or (len(argv) > 1 and argv[1] in REDIS_READY):
         return
     what = f"`agentteams {argv[1]}`" if len(argv) > 1 and not argv[1].startswith("-") else "running agents"
     print(

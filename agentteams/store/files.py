@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from agentteams.store import safefs
 from agentteams.store.paths import Layout, team_dir_name
 
-ENV_STORE = "AGENTTEAMS_STORE"  # redis://host:port/db picks the Redis store (store/redis_conn.py owns the rest)
+# redis://host:port/db picks the Redis store (store/redis_conn.py owns the rest); unset or "file": the files
+ENV_STORE = "AGENTTEAMS_STORE"
 
 if TYPE_CHECKING:
     from agentteams.store.api import Store
@@ -113,7 +114,7 @@ def open_store(layout: Layout | None = None) -> Store:
     """The store commands and runtimes work on: the Redis store when AGENTTEAMS_STORE names one
     (`redis://host:port/db`), else the file store under the config root, the one real `claude` processes share."""
     url = os.environ.get(ENV_STORE, "").strip()
-    if url:
+    if url and url != "file":
         from agentteams.store.redis_conn import parse_url
         from agentteams.store.redis_store import RedisStore
 
