@@ -15,7 +15,6 @@ from agentteams.errors import AgentTeamsError
 # `bytes | str | None` whatever the client decodes, so the store's modules take what it documents instead.
 Client = Any
 
-ENV_STORE = "AGENTTEAMS_STORE"  # redis://host:port/db picks the Redis store; unset or empty: the file store
 PASSWORD_VARS = ("AGENTTEAMS_REDIS_PASSWORD", "REDISCLI_AUTH")  # where a password is read from, in this order
 SCHEMES = ("redis", "rediss")
 
