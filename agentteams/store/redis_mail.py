@@ -129,7 +129,9 @@ class RedisMail:
         """Whether an entry id was acknowledged: handed to the group (at or below its last delivered id) and no
         longer pending."""
         groups = self.client.xinfo_groups(keys.inbox(owner))
-        last = next((g["last-delivered-id"] for g in groups if g["name"] == GROUP), "0-0")
+        last = next((g["last-delivered-id"] for g in groups if g["name"] == GROUP), None)
+        if last is None:  # never read: the group is made by the first reader
+            return lambda entry_id: False
         pending = {p["message_id"] for p in self.client.xpending_range(keys.inbox(owner), GROUP, "-", "+", 1 << 30)}
         return lambda entry_id: _id(entry_id) <= _id(last) and entry_id not in pending
 

@@ -142,6 +142,7 @@ def test_inbox_order_unread_and_delivery(store: Store) -> None:
     team = team_of(store)
     store.teams.add_member(team, NewMember("bob", cwd="/w"))
     sent = [store.mail.send(team, "bob", f"m{i}", sender="team-lead") for i in range(5)]
+    assert [(e.text, e.read) for e in store.mail.read_live(team, "bob")][:1] == [("m0", False)]  # before any read
     assert [e.text for e in store.mail.unread(team, "bob")] == ["m0", "m1", "m2", "m3", "m4"]
     assert store.mail.unread(team, "bob")[0].msg_id == sent[0].msg_id
     assert store.mail.mark_delivered(team, "bob", sent[:2]) == 2
