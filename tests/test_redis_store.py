@@ -79,7 +79,8 @@ def test_open_store_picks_by_the_environment(monkeypatch: pytest.MonkeyPatch) ->
 def test_store_option_sets_the_store_and_refuses_a_password(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.delenv("AGENTTEAMS_STORE", raising=False)
+    monkeypatch.setenv("AGENTTEAMS_STORE", "")  # recorded, so what store_opt sets is undone after the test
+    monkeypatch.delenv("AGENTTEAMS_STORE")
     argv = ["agentteams", "--store", "redis://h:6379/1", "team", "list"]
     store_opt.apply(argv)
     assert argv == ["agentteams", "team", "list"] and os.environ["AGENTTEAMS_STORE"] == "redis://h:6379/1"
