@@ -15,10 +15,11 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
-from tests.support import realclaude
+from tests.support import realclaude, redislab
 from tests.support.cli import Cli
 from tests.support.live_team import LiveTeam, running_team
 from tests.support.procs import child_env
+from tests.support.redislab import RedisServer
 from tests.support.tmuxlab import Tmux
 from tests.support.workers import Gate, Pool
 
@@ -29,6 +30,7 @@ TIER_OF_FIXTURE = {
     "pool": "proc",  # worker interpreters
     "gate": "proc",
     "claude": "interop",  # the real Claude Code CLI
+    "redis_server": "proc",  # a private redis-server (also marked `redis`)
 }
 TIERS = ("tmux", "proc", "interop")
 
@@ -46,6 +48,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for fixture, tier in TIER_OF_FIXTURE.items():
             if fixture in used:
                 item.add_marker(tier)
+        if "redis_server" in used:
+            item.add_marker("redis")
 
 
 @pytest.fixture(autouse=True)
@@ -72,6 +76,16 @@ def tmux(tmp_path: Path) -> Iterator[Tmux]:
     server = Tmux(tmp_path / "tmux.sock")
     yield server
     server.stop()
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    """A private redis-server on a free loopback port with AOF on; stopped afterwards."""
+    server = redislab.start(tmp_path / "redis")
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture
@@ -143,7 +157,7 @@ def _needs_tier(argv: list[str]) -> str | None:
     program = os.path.basename(argv[0]) if argv else ""
     if program in ("tmux", "claude"):
         return "interop" if program == "claude" else "tmux"
-    if program == "agentteams":
+    if program in ("agentteams", "redis-server"):
         return "proc"
     if program.startswith("python"):
         rest = argv[1:]

@@ -54,6 +54,11 @@ def _one_line(level: str, message: str) -> None:
 
 def main() -> None:
     """Console-script entry point: one clear line and exit 1 for every expected failure."""
+    if (len(sys.argv) > 1 and sys.argv[1].startswith("--store")) or os.environ.get("AGENTTEAMS_STORE"):
+        from agentteams.cli import store_opt
+
+        store_opt.apply(sys.argv)  # before the fast paths: the store is chosen for whatever runs this command
+        store_opt.check_command(sys.argv)
     if "AGENTTEAMS_FORKSERVER" in os.environ:  # launch.ENV_VAR; tested here so other commands skip the import
         from agentteams.cli import launch
 

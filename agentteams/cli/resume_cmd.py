@@ -25,13 +25,13 @@ def resume(
     from pathlib import Path
 
     from agentteams.errors import AgentTeamsError
-    from agentteams.store.files import open_store
+    from agentteams.store.files import FileStore
     from agentteams.store.transcript_read import find
     from agentteams.team.leadwatch import lead_running
     from agentteams.team.spawning import own_executable
 
     team, agent, lead_options = _words(words)
-    store = open_store()
+    store = FileStore()  # a resume starts from this machine's transcripts: the file store's layout
     config = store.teams.read(team)  # one clear line for an unknown team
     if lead_running(store, team, config):
         hint = f"ask it to bring {agent} back (its Task tool with resume)" if agent else "there is nothing to resume"

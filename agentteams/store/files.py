@@ -3,12 +3,17 @@ inotify waits on them. Parts load on first use, so a command that reads tasks pa
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from agentteams.store import safefs
 from agentteams.store.paths import Layout, team_dir_name
 
+# redis://host:port/db picks the Redis store (store/redis_conn.py owns the rest); unset or "file": the files
+ENV_STORE = "AGENTTEAMS_STORE"
+
 if TYPE_CHECKING:
+    from agentteams.store.api import Store
     from agentteams.store.mailbox import Mailbox
     from agentteams.store.presence import Presence
     from agentteams.store.signing import Keyring
@@ -105,7 +110,13 @@ class FileStore:
         return FileWatcher([inbox], dirs=dirs)
 
 
-def open_store(layout: Layout | None = None) -> FileStore:
-    """The store commands and runtimes work on: the file store under the config root, the one real `claude`
-    processes share."""
+def open_store(layout: Layout | None = None) -> Store:
+    """The store commands and runtimes work on: the Redis store when AGENTTEAMS_STORE names one
+    (`redis://host:port/db`), else the file store under the config root, the one real `claude` processes share."""
+    url = os.environ.get(ENV_STORE, "").strip()
+    if url and url != "file":
+        from agentteams.store.redis_conn import parse_url
+        from agentteams.store.redis_store import RedisStore
+
+        return RedisStore(parse_url(url))
     return FileStore(layout)

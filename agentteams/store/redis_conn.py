@@ -1,0 +1,148 @@
+"""The Redis connection: the one owner of the `redis` dependency. Parses the store URL (`redis://host:port/db`,
+`rediss://` for TLS), takes the password from the environment only, and names every key of a team under one
+cluster hash tag (`at:{team}:…`) so a team lives on one shard and a script may touch all of its keys."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from agentteams.errors import AgentTeamsError
+
+# A `redis.Redis` (or a pipeline of one) decoding replies to str: redis-py's stubs type every reply as
+# `bytes | str | None` whatever the client decodes, so the store's modules take what it documents instead.
+Client = Any
+
+PASSWORD_VARS = ("AGENTTEAMS_REDIS_PASSWORD", "REDISCLI_AUTH")  # where a password is read from, in this order
+SCHEMES = ("redis", "rediss")
+
+
+class StoreUrlError(AgentTeamsError):
+    """A store URL that cannot be used; its message is the one line the person reads."""
+
+
+@dataclass(frozen=True)
+class RedisUrl:
+    """Where the store is: host, port, database and TLS; never a password (that comes from the environment)."""
+
+    host: str
+    port: int
+    db: int
+    tls: bool
+
+    def __str__(self) -> str:
+        return f"{'rediss' if self.tls else 'redis'}://{self.host}:{self.port}/{self.db}"
+
+
+def is_redis_url(text: str) -> bool:
+    return text.split("://", 1)[0].lower() in SCHEMES and "://" in text
+
+
+def parse_url(text: str) -> RedisUrl:
+    """`redis://host[:port][/db]`; a password (or user) in it is refused: URLs end up in argv and logs."""
+    parts = urlsplit(text.strip())
+    if parts.scheme.lower() not in SCHEMES:
+        raise StoreUrlError(f"store URL {text!r}: expected redis://host:port/db or rediss://host:port/db")
+    if parts.password is not None or parts.username:
+        raise StoreUrlError(
+            "the store URL must not hold a password (it would show in process lists): "
+            f"put it in {PASSWORD_VARS[0]} instead"
+        )
+    try:
+        port = parts.port or 6379
+        db = int(parts.path.strip("/") or 0)
+    except ValueError:
+        raise StoreUrlError(f"store URL {text!r}: the port and the database must be numbers") from None
+    if not parts.hostname:
+        raise StoreUrlError(f"store URL {text!r} names no host")
+    return RedisUrl(parts.hostname, port, db, parts.scheme.lower() == "rediss")
+
+
+def password() -> str | None:
+    for var in PASSWORD_VARS:
+        if value := os.environ.get(var):
+            return value
+    return None
+
+
+def connect(url: RedisUrl) -> Client:
+    """A client with a connection pool (a blocking read takes a connection of its own from it), checked with one
+    PING: an unreachable server or a refused password is one clear line, not a traceback."""
+    import redis
+    from redis.backoff import ExponentialWithJitterBackoff
+    from redis.retry import Retry
+
+    # a dropped connection is retried a few times within about a second, not redis-py's default ten seconds: a
+    # server that is down is said so soon
+    retry = Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), 3)
+    client = redis.Redis(
+        host=url.host, port=url.port, db=url.db, ssl=url.tls, password=password(), decode_responses=True,
+        socket_connect_timeout=5.0, health_check_interval=30, retry=retry,
+    )  # fmt: skip
+    try:
+        client.ping()
+    except redis.AuthenticationError as e:
+        raise StoreUrlError(f"the store at {url} refused the password ({e}); check {PASSWORD_VARS[0]}") from None
+    except redis.RedisError as e:
+        raise StoreUrlError(f"cannot reach the store at {url}: {e}") from None
+    return client
+
+
+def watch_error() -> type[Exception]:
+    """What a transaction raises when a watched key changed under it (the compare-and-set lost: retry)."""
+    import redis
+
+    return redis.WatchError
+
+
+def response_error() -> type[Exception]:
+    import redis
+
+    return redis.ResponseError
+
+
+class Keys:
+    """Every key of one team: `at:{team}:…`, the braces the cluster hash tag."""
+
+    def __init__(self, team: str) -> None:
+        self.team = team
+        self.prefix = f"at:{{{team}}}:"
+
+    @property
+    def config(self) -> str:
+        return self.prefix + "config"
+
+    @property
+    def inboxes(self) -> str:
+        return self.prefix + "inboxes"  # a set of the agents with an inbox stream
+
+    def inbox(self, owner: str) -> str:
+        return f"{self.prefix}inbox:{owner}"
+
+    @property
+    def task_seq(self) -> str:
+        return self.prefix + "taskseq"  # the id counter: ids are never reused
+
+    @property
+    def task_index(self) -> str:
+        return self.prefix + "tasks"  # a sorted set of task ids, scored by id
+
+    def task(self, task_id: str) -> str:
+        return f"{self.prefix}task:{task_id}"
+
+    def presence(self, agent: str) -> str:
+        return f"{self.prefix}presence:{agent}"
+
+    @property
+    def ours(self) -> str:
+        return self.prefix + "ours"  # a set of the agents that wrote a presence record and never removed it
+
+    @property
+    def events(self) -> str:
+        return self.prefix + "events"  # the team's event stream: task changes (wakes `watch`, later hooks, audit)
+
+
+TEAMS_KEY = "at:teams"  # the set of team names, for `team list`: the one key outside any team's hash tag
+GROUP = "agents"  # every inbox stream's consumer group; the consumer is the inbox's agent

@@ -1,0 +1,176 @@
+"""Inboxes in Redis: one stream per agent (`at:{team}:inbox:<agent>`) with a consumer group whose consumer is the
+agent. A message read for a model stays pending in the group until `mark_delivered` acknowledges it (XACK) once it
+entered a model request; what a crashed reader never acknowledged is read again by its successor."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from agentteams.errors import AgentTeamsError, NotFoundError
+from agentteams.store.mailbox import MAX_TEXT_CHARS, new_envelope
+from agentteams.store.paths import agent_name, path_part, refuse_control
+from agentteams.store.records import Envelope, TeamConfig
+from agentteams.store.redis_conn import GROUP, Client, Keys, response_error
+
+if TYPE_CHECKING:
+    from agentteams.store.protocol import Message
+    from agentteams.store.redis_teams import RedisTeams
+
+Sealer = Callable[[str, str, Envelope], None]
+Entry = tuple[str, dict[str, str]]  # a stream entry: its id and fields
+
+
+class RedisMail:
+    """The `Mail` protocol over streams; the envelope is kept whole as JSON in the entry's `env` field."""
+
+    def __init__(self, client: Client, teams: RedisTeams, seal: Sealer | None) -> None:
+        self.client, self.teams, self.seal = client, teams, seal
+
+    # -- sending ------------------------------------------------------------------------------------
+
+    def resolve_recipient(self, config: TeamConfig, to: str) -> str:
+        refuse_control(to, "recipient")
+        member = config.member(to) or config.member(to.split("@", 1)[0])
+        if member is None:
+            names = ", ".join(m.name for m in config.members)
+            raise NotFoundError(f"{to!r} is not a member of team {config.name!r} (members: {names})")
+        return member.name
+
+    def send(
+        self, team: str, to: str, text: str, *, sender: str, summary: str | None = None, color: str | None = None
+    ) -> Envelope:
+        """Append one message to a member's stream; returns once Redis has it (with AOF on, as durable as that)."""
+        if len(text) > MAX_TEXT_CHARS:
+            raise AgentTeamsError(f"message is {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
+        refuse_control(sender, "sender")
+        config = self.teams.read(team)
+        name = self.resolve_recipient(config, to)
+        if color is None and (member := config.member(sender)) and member.agent_id != config.lead_agent_id:
+            color = member.color
+        env = new_envelope(sender, text, summary=summary, color=color)
+        if self.seal is not None:
+            self.seal(config.name, name, env)
+        keys, owner = Keys(config.name), self.inbox_owner(name)
+        # no group is needed to send: its reader makes it at the stream's start, so nothing sent before is skipped
+        with self.client.pipeline() as pipe:  # MULTI: the entry and the inbox's listing together
+            pipe.xadd(keys.inbox(owner), {"env": json.dumps(env.to_json())})
+            pipe.sadd(keys.inboxes, owner)
+            pipe.execute()
+        return env
+
+    def send_message(self, team: str, to: str, message: Message, *, sender: str) -> Envelope:
+        return self.send(team, to, message.to_text(), sender=sender)
+
+    def broadcast(self, team: str, text: str, *, sender: str, summary: str | None = None) -> list[str]:
+        config = self.teams.read(team)
+        names = [m.name for m in config.members if sender not in (m.name, m.agent_id)]
+        for name in names:
+            self.send(config.name, name, text, sender=sender, summary=summary)
+        return names
+
+    def _pending(self, keys: Keys, owner: str) -> list[Entry]:
+        """Take new entries into the agent's pending list, then return the whole list (what it read but never
+        acknowledged, before a crash too). The group is made on first need, at the stream's start."""
+        stream = keys.inbox(owner)
+        for attempt in range(2):
+            try:
+                self.client.xreadgroup(GROUP, owner, {stream: ">"})
+                found = self.client.xreadgroup(GROUP, owner, {stream: "0"})
+                return list(found[0][1]) if found else []
+            except response_error() as e:
+                if "NOGROUP" not in str(e) or attempt:
+                    raise
+                self._make_group(stream)
+        return []
+
+    def _make_group(self, stream: str) -> None:
+        try:
+            self.client.xgroup_create(stream, GROUP, id="0", mkstream=True)
+        except response_error() as e:
+            if "BUSYGROUP" not in str(e):  # another reader made it first
+                raise
+
+    # -- reading ------------------------------------------------------------------------------------
+
+    def inbox_owner(self, agent: str) -> str:
+        return path_part(agent_name(agent))
+
+    def inbox_owners(self, team: str) -> list[str]:
+        return sorted(self.client.smembers(Keys(self.teams.canonical(team)).inboxes))
+
+    def _entries(self, team: str, agent: str) -> tuple[Keys, str, list[Entry]]:
+        keys = Keys(self.teams.canonical(team))
+        owner = self.inbox_owner(agent)
+        return keys, owner, self.client.xrange(keys.inbox(owner))
+
+    def unread(self, team: str, agent: str) -> list[Envelope]:
+        """Every message not yet acknowledged, oldest first: new ones are taken into the agent's pending list,
+        and what it already held (read before a crash, never acknowledged) comes again."""
+        keys = Keys(self.teams.canonical(team))
+        owner = self.inbox_owner(agent)
+        if not self.client.exists(keys.inbox(owner)):
+            return []
+        return [env for entry in self._pending(keys, owner) if (env := _envelope(entry, read=False)) is not None]
+
+    def read_live(self, team: str, agent: str) -> list[Envelope]:
+        """The whole stream, each message marked read once acknowledged."""
+        keys, owner, entries = self._entries(team, agent)
+        if not entries:
+            return []
+        acked = self._acknowledged(keys, owner)
+        return [env for e in entries if (env := _envelope(e, read=acked(e[0]))) is not None]
+
+    def read_all(self, team: str, agent: str) -> list[Envelope]:
+        return self.read_live(team, agent)  # nothing is archived apart: the stream is the history
+
+    def _acknowledged(self, keys: Keys, owner: str) -> Callable[[str], bool]:
+        """Whether an entry id was acknowledged: handed to the group (at or below its last delivered id) and no
+        longer pending."""
+        groups = self.client.xinfo_groups(keys.inbox(owner))
+        last = next((g["last-delivered-id"] for g in groups if g["name"] == GROUP), None)
+        if last is None:  # never read: the group is made by the first reader
+            return lambda entry_id: False
+        pending = {p["message_id"] for p in self.client.xpending_range(keys.inbox(owner), GROUP, "-", "+", 1 << 30)}
+        return lambda entry_id: _id(entry_id) <= _id(last) and entry_id not in pending
+
+    # -- delivery -----------------------------------------------------------------------------------
+
+    def mark_delivered(self, team: str, agent: str, delivered: Iterable[Envelope]) -> int:
+        """Acknowledge these messages (by identity, never position); returns how many were pending."""
+        wanted = {e.identity for e in delivered}
+        keys = Keys(self.teams.canonical(team))
+        owner = self.inbox_owner(agent)
+        if not wanted or not self.client.exists(keys.inbox(owner)):
+            return 0
+        ids = [eid for eid, fields in self._pending(keys, owner) if _identity(fields) in wanted]
+        return int(self.client.xack(keys.inbox(owner), GROUP, *ids)) if ids else 0
+
+    def remove_inbox(self, team: str, agent: str) -> None:
+        keys = Keys(self.teams.canonical(team))
+        owner = self.inbox_owner(agent)
+        with self.client.pipeline() as pipe:
+            pipe.delete(keys.inbox(owner))
+            pipe.srem(keys.inboxes, owner)
+            pipe.execute()
+
+
+def _id(entry_id: str) -> tuple[int, int]:
+    ms, _, seq = entry_id.partition("-")
+    return int(ms), int(seq or 0)
+
+
+def _envelope(entry: Entry, *, read: bool) -> Envelope | None:
+    _, fields = entry
+    try:
+        env = Envelope.from_json(json.loads(fields.get("env", "")), "inbox entry")
+    except ValueError:  # not one of ours (written by hand?): skipped, as a corrupt inbox element is set aside
+        return None
+    env.read = read
+    return env
+
+
+def _identity(fields: dict[str, Any]) -> tuple[str, ...] | None:
+    env = _envelope(("", fields), read=False)
+    return env.identity if env is not None else None

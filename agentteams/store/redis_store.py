@@ -1,0 +1,148 @@
+"""The Redis store: the store interface over one Redis (or Valkey) server, for teams whose members run on several
+machines. Presence is a key per agent that expires unless its heartbeat rewrites it; waiting is a blocking read of
+the agent's inbox stream (and the team's event stream), never a poll."""
+
+from __future__ import annotations
+
+import json
+from types import TracebackType
+from typing import TYPE_CHECKING, Self
+
+from agentteams.store.atomicjson import epoch_ms
+from agentteams.store.paths import team_dir_name
+from agentteams.store.presence import UNRESPONSIVE_BEATS, Presence
+from agentteams.store.redis_conn import Client, Keys, RedisUrl, connect
+from agentteams.store.redis_mail import RedisMail
+from agentteams.store.redis_tasks import RedisTasks
+from agentteams.store.redis_teams import RedisTeams
+
+if TYPE_CHECKING:
+    from agentteams.store.signing import Keyring
+
+PRESENCE_MIN_TTL_MS = 1000  # a record outlives a few missed beats; one that stops beating is gone soon after
+
+
+def presence_ttl_ms(presence: Presence) -> int | None:
+    """How long a presence key lives unrenewed: twice the beats that make its agent unresponsive; an agent that
+    does not beat keeps its record until it removes it."""
+    if presence.heartbeat_ms <= 0:
+        return None
+    return max(2 * UNRESPONSIVE_BEATS * presence.heartbeat_ms, PRESENCE_MIN_TTL_MS)
+
+
+class RedisPresences:
+    """Presence records as `at:{team}:presence:<agent>`, JSON with an expiry refreshed by each heartbeat."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def write(self, team: str, agent: str, presence: Presence) -> None:
+        presence.updated_at = epoch_ms()
+        if not presence.started_at:
+            presence.started_at = presence.updated_at
+        keys = Keys(team_dir_name(team))
+        with self.client.pipeline() as pipe:  # the agent stays ours (its lease can run out) after its key expires
+            pipe.set(keys.presence(agent), json.dumps(presence.to_json()), px=presence_ttl_ms(presence))
+            pipe.sadd(keys.ours, agent)
+            pipe.execute()
+
+    def read(self, team: str, agent: str) -> Presence | None:
+        raw = self.client.get(Keys(team_dir_name(team)).presence(agent))
+        if raw is None:
+            return None
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            return None
+        return Presence.from_json(data) if isinstance(data, dict) else None
+
+    def remove(self, team: str, agent: str) -> None:
+        keys = Keys(team_dir_name(team))
+        with self.client.pipeline() as pipe:
+            pipe.delete(keys.presence(agent))
+            pipe.srem(keys.ours, agent)
+            pipe.execute()
+
+
+class StreamWaiter:
+    """Wakes on a new entry in any of its streams after the last one it reported (or after its creation): a
+    blocking XREAD on a connection of its own, so an entry added between two waits is never missed."""
+
+    def __init__(self, client: Client, streams: list[str]) -> None:
+        self.client = client
+        self.last = {s: _last_id(client, s) for s in streams}
+
+    def wait(self, timeout: float | None = None) -> bool:
+        block = 0 if timeout is None else max(1, int(timeout * 1000))
+        if timeout is not None and timeout <= 0:
+            found = self.client.xread(dict(self.last), count=100)
+        else:
+            found = self.client.xread(dict(self.last), count=100, block=block)
+        for stream, entries in found or []:
+            if entries:
+                self.last[stream] = entries[-1][0]
+        return bool(found)
+
+    def close(self) -> None:
+        """Nothing is held between waits: each blocking read returns its connection to the pool."""
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:  # fmt: skip
+        self.close()
+
+
+def _last_id(client: Client, stream: str) -> str:
+    newest = client.xrevrange(stream, count=1)
+    return str(newest[0][0]) if newest else "0-0"
+
+
+class RedisStore:
+    """Teams, inboxes, tasks and presence in one Redis database."""
+
+    def __init__(self, url: RedisUrl, client: Client | None = None) -> None:
+        self.url = url
+        self.client = client if client is not None else connect(url)
+        self._teams = RedisTeams(self.client, str(url))
+        self._mail: RedisMail | None = None
+        self._tasks = RedisTasks(self.client, self._teams, lambda: self.mail)
+        self._presence = RedisPresences(self.client)
+        self._keyring: Keyring | None = None
+
+    @property
+    def teams(self) -> RedisTeams:
+        return self._teams
+
+    @property
+    def mail(self) -> RedisMail:
+        if self._mail is None:
+            self._mail = RedisMail(self.client, self._teams, self.keyring.seal)
+        return self._mail
+
+    @property
+    def tasks(self) -> RedisTasks:
+        return self._tasks
+
+    @property
+    def presence(self) -> RedisPresences:
+        return self._presence
+
+    @property
+    def keyring(self) -> Keyring:
+        if self._keyring is None:
+            from agentteams.store.signing import Keyring
+
+            self._keyring = Keyring()
+        return self._keyring
+
+    def canonical(self, team: str) -> str:
+        return team_dir_name(team)
+
+    def watch(self, team: str, agent: str, *, tasks: bool = False) -> StreamWaiter:
+        """Wakes on a message to the agent, and with `tasks` on any change of the team's tasks."""
+        keys = Keys(self.canonical(team))
+        streams = [keys.inbox(self.mail.inbox_owner(agent)), *([keys.events] if tasks else [])]
+        return StreamWaiter(self.client, streams)
