@@ -30,7 +30,7 @@ from agentteams.store.protocol import (
     plan_digest,
 )
 from agentteams.store.records import Envelope
-from agentteams.team import heartbeat, relay
+from agentteams.team import heartbeat, relay, teamwait
 from agentteams.team.budget import BudgetLead, BudgetWatch
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
 from agentteams.team.leasekeeper import LeaseKeeper
@@ -278,7 +278,7 @@ class LeadRuntime:
         with contextlib.suppress(AgentTeamsError):
             key = self.store.keyring.member_key(team, LEAD_NAME).public
             self.teams.set_member_fields(team, LEAD_NAME, verify_key=key)
-        with self.store.watch(team, LEAD_NAME) as watcher:
+        with self.store.watch(team, LEAD_NAME) as files, teamwait.TeamWait(files, self.handles) as watcher:
             while not self._closing and self.team == team:
                 try:
                     self._process_inbox()
