@@ -94,6 +94,15 @@ def append_bytes(path: Path, data: bytes, *, sync: bool = True) -> None:
         os.close(fd)
 
 
+def sync_dir(path: Path) -> None:
+    """fsync a directory: the renames and removals made in it so far survive a power cut."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def create_new(path: Path, data: bytes) -> bool:
     """Create `path` with `data` unless it (or a link in its place) exists; True if it was created."""
     try:
