@@ -48,7 +48,7 @@ from agentteams.tools.team_tools import parse_send
 
 LEAD_CHECK_EVERY = 2.0  # seconds between checks that our lead still runs
 WAIT_SLICE = 0.5  # seconds between checks of a plain stop flag while waiting; the inbox itself wakes at once
-IDLE_SLICES = 10  # unwoken, an idle teammate re-reads the team's files every 5 s (its stop flag wakes it at once)
+IDLE_SLICES = 20  # unwoken, an idle teammate re-reads the team's files every 10 s (its stop flag wakes it at once)
 PERMISSION_TIMEOUT = 600.0
 
 
