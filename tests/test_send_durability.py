@@ -111,3 +111,14 @@ def test_a_directory_that_will_not_sync_is_reported_and_the_message_stays_delive
     mailbox.send(TEAM, "bob", "hello", sender="team-lead")
     assert [m.text for m in mailbox.read_live(TEAM, "bob")] == ["hello"]
     assert "the message is delivered, not yet on disk" in caplog.text
+
+
+def test_a_store_read_leaves_the_access_time_alone(tmp_path: Path) -> None:
+    """Under `relatime` the first read of a just-replaced inbox would write its inode (a journal update that can wait
+    behind a sender's fsync); the store reads with O_NOATIME."""
+    inbox = tmp_path / "bob.json"
+    inbox.write_bytes(b"[]")
+    st = inbox.stat()
+    os.utime(inbox, ns=(st.st_mtime_ns - 10**11, st.st_mtime_ns))  # accessed before it was modified
+    assert safefs.read_bytes(inbox) == b"[]"
+    assert inbox.stat().st_atime_ns == st.st_mtime_ns - 10**11
