@@ -42,7 +42,7 @@ from agentteams.team.teamhooks import LeadHooks
 from agentteams.team.trust import LeadPromises, Trust
 from agentteams.tools.base import ToolInputError
 
-CHECK_EVERY = 0.5  # seconds between liveness checks of teammates (death is noticed within ~2 s)
+CHECK_EVERY = 0.5  # seconds between the team thread's looks; 4x that while pidfds watch all teammates (teamwait.py)
 
 
 class LeadRuntime:
