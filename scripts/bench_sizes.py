@@ -3,7 +3,7 @@
 Per size K, in a world of its own (bench_team.Lab): our lead `agentteams -p go --teammate-mode tmux` spawns w0..wK-1
 one after another (each once the previous one said READY; its first answer is held so its fork server is warm);
 its model's next answer is then held by the scripted server (the lead waits on a socket, using no CPU of its own),
-so it stays up while the whole team idles. Then: CPU (utime+stime from /proc) of the lead process and of every
+so it stays up while the whole team idles. Then: CPU (every thread's schedstat run time) of the lead and of every
 process of the team over IDLE_WINDOW seconds; VmRSS and Pss summed over them; then `messages` pings, round-robin
 over the teammates, each sent at a random phase once the previous one's recipient is idle again, timed from the send
 to the request carrying it. Then the lab is closed (tmux server and processes killed): the scale tests
@@ -25,7 +25,7 @@ from typing import Any
 
 SIZES = (1, 4, 8, 16)
 HOLD_MS = 600_000  # the lead's last answer: longer than the run; the lab's close then ends the team
-IDLE_WINDOW = 10.0  # seconds of measured idleness: two heartbeats
+IDLE_WINDOW = 20.0  # seconds of measured idleness: four heartbeats, four idle rounds of each teammate
 SETTLE = 2.0  # after the last teammate's idle notice, before the idle window
 TEAM = "sizebench"
 MIB = 1024.0
@@ -89,12 +89,19 @@ class Size:
     processes: int = 0
 
 
-def _ticks(pid: int) -> int:
+def _cpu_ns(pid: int) -> int:
+    """CPU time of every thread of `pid`, in ns (schedstat: exact, where utime+stime counts 10 ms ticks)."""
+    total = 0
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        tids = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return 0
-    return int(fields[11]) + int(fields[12])  # utime, stime
+    for tid in tids:
+        try:
+            total += int(Path(f"/proc/{pid}/task/{tid}/schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue  # a thread that ended meanwhile: its time is lost to both ends of the window alike
+    return total
 
 
 def _kb(path: str, key: str) -> int:
@@ -120,15 +127,15 @@ def measure_idle(size: Size, world: Any, lead_pid: int) -> None:
     from tests.support.procs import processes_with_env
 
     pids = [p for p in processes_with_env("CLAUDE_CONFIG_DIR", str(world.config)) if p != world.tmux.server_pid()]
-    before = {p: _ticks(p) for p in pids}
+    before = {p: _cpu_ns(p) for p in pids}
     time.sleep(IDLE_WINDOW)
-    spent = {p: _ticks(p) - before[p] for p in pids}
-    per_core = os.sysconf("SC_CLK_TCK") * IDLE_WINDOW / 100
+    spent = {p: _cpu_ns(p) - before[p] for p in pids}
+    per_core = 1e9 * IDLE_WINDOW / 100  # ns of one core over the window, per percent
     if os.environ.get("BENCH_SIZES_DEBUG"):
         from tests.support.procs import cmdline
 
-        for pid, ticks in sorted(spent.items(), key=lambda x: -x[1]):
-            print(f"  {ticks:4d} ticks  {pid}  {' '.join(cmdline(pid))[:100]}", file=sys.stderr)
+        for pid, ns in sorted(spent.items(), key=lambda x: -x[1]):
+            print(f"  {ns / 1e6:7.2f} ms  {pid}  {' '.join(cmdline(pid))[:100]}", file=sys.stderr)
     size.lead_cpu_pct = round(spent.get(lead_pid, 0) / per_core, 2)
     size.team_cpu_pct = round(sum(spent.values()) / per_core, 2)
     size.rss_kb = sum(_kb(f"/proc/{p}/status", "VmRSS") for p in pids)

@@ -17,6 +17,7 @@ from agentteams import diagnostics
 from agentteams.agent.hookpoints import HookPoints, Permission
 from agentteams.errors import AgentTeamsError
 from agentteams.model.types import Block, Message, ModelClient, ModelRequest, ModelResponse, StreamCallbacks, Usage
+from agentteams.store.watch import WakeEvent, interrupted_first
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult
 
 StopReason = Literal["end_turn", "max_turns", "interrupted", "max_tokens", "exit_requested", "max_budget_usd"]
@@ -253,7 +254,7 @@ class Agent:
         before is in `streamed`)."""
         request, cancelled = self._request(), threading.Event()
         box: dict[str, Any] = {}
-        done = threading.Event()
+        done = WakeEvent()  # its setting wakes the wait below at once, as does an interrupt's
 
         def call() -> None:
             try:
@@ -264,10 +265,9 @@ class Agent:
                 done.set()
 
         threading.Thread(target=call, name=f"{self.settings.name}-model", daemon=True).start()
-        while not done.wait(INTERRUPT_POLL):
-            if self.ctx.interrupt.is_set():
-                cancelled.set()
-                raise Interrupted
+        if interrupted_first(done, self.ctx.interrupt, INTERRUPT_POLL):
+            cancelled.set()
+            raise Interrupted
         if "error" in box:
             raise box["error"]
         response: ModelResponse = box["response"]

@@ -99,7 +99,9 @@ class _Refresher:
     def _run(self) -> None:
         while True:
             with self._cond:
-                self._cond.wait(timeout=1.0)
+                # holding none, it looks every REFRESH_SECONDS (not every second): a lock taken meanwhile is seen
+                # within that, then every second, so it is refreshed by ~REFRESH_SECONDS + 1 s, short of STALE_SECONDS
+                self._cond.wait(timeout=1.0 if self._held else REFRESH_SECONDS)
                 due = [lk for lk in self._held.values() if time.monotonic() - lk.touched >= REFRESH_SECONDS]
             for lk in due:
                 lk.refresh()

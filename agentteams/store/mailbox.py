@@ -127,7 +127,7 @@ class Mailbox:
             while held := lock.acquire(unless=lambda: self._committed(inbox, mine)):
                 try:
                     self._flush_spool(inbox)
-                    return
+                    break
                 except LockLostError as e:  # nothing of ours was written: commit again on fresh data
                     diagnostics.warning("%s; committing again", e)
                 self._release(lock)
@@ -139,6 +139,17 @@ class Mailbox:
         finally:
             if held:
                 self._release(lock)
+        self._durable(inbox)
+
+    @staticmethod
+    def _durable(inbox: Path) -> None:
+        """Make the inbox's rename survive a power cut before the send returns: its temp file was fsynced before the
+        rename, the directory entry is synced here, after the lock is released. The recipient saw the message at the
+        rename already; a sender whose message another committed waits here for that commit's entry too."""
+        try:
+            safefs.sync_dir(inbox.parent)
+        except OSError as e:  # delivered (the recipient may have read it), but the disk would not confirm it
+            diagnostics.warning("could not sync %s (%s): the message is delivered, not yet on disk", inbox.parent, e)
 
     @staticmethod
     def _release(lock: FileLock) -> None:

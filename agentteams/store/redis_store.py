@@ -5,6 +5,10 @@ the agent's inbox stream (and the team's event stream), never a poll."""
 from __future__ import annotations
 
 import json
+import select
+import threading
+import time
+from collections.abc import Iterable
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
@@ -64,20 +68,42 @@ class RedisPresences:
             pipe.execute()
 
 
+SLICE = 0.1  # seconds: the longest a blocking read keeps a `wake` or a readable fd waiting
+
+
 class StreamWaiter:
     """Wakes on a new entry in any of its streams after the last one it reported (or after its creation): a
-    blocking XREAD on a connection of its own, so an entry added between two waits is never missed."""
+    blocking XREAD on a connection of its own, so an entry added between two waits is never missed. A `wake` from
+    another thread, or a readable one of `fds`, is seen between blocking reads of at most SLICE seconds."""
 
     def __init__(self, client: Client, streams: list[str]) -> None:
         self.client = client
         self.last = {s: _last_id(client, s) for s in streams}
+        self._woken = threading.Event()
 
-    def wait(self, timeout: float | None = None) -> bool:
-        block = 0 if timeout is None else max(1, int(timeout * 1000))
-        if timeout is not None and timeout <= 0:
+    def wake(self) -> None:
+        self._woken.set()
+
+    def wait(self, timeout: float | None = None, *, fds: Iterable[int] = ()) -> bool:
+        watched = list(fds)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if self._woken.is_set():
+                self._woken.clear()
+                return True
+            if watched and select.select(watched, [], [], 0)[0]:
+                return True
+            left = None if deadline is None else deadline - time.monotonic()
+            if self._read(SLICE if left is None else max(0.0, min(SLICE, left))):
+                return True
+            if left is not None and left <= SLICE:
+                return False
+
+    def _read(self, seconds: float) -> bool:
+        if seconds <= 0:
             found = self.client.xread(dict(self.last), count=100)
         else:
-            found = self.client.xread(dict(self.last), count=100, block=block)
+            found = self.client.xread(dict(self.last), count=100, block=max(1, int(seconds * 1000)))
         for stream, entries in found or []:
             if entries:
                 self.last[stream] = entries[-1][0]

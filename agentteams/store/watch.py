@@ -1,16 +1,19 @@
-"""Instant wake-up on file changes: inotify on the files' directories, a stat poll only as the fallback.
+"""Instant wake-up on file changes: inotify on the files' directories, a stat poll only as the fallback; a flag
+(`WakeEvent`) and a process's end (a pidfd) can wake a watcher too, so idle waits need no periodic polls.
 
 The one owner of the `inotify_simple` dependency; it is imported only when a watcher is built.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import math
 import os
+import select
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Protocol
@@ -30,6 +33,36 @@ _DIR_GONE = _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_IGNORED
 _WATCH_MASK = _NAME_EVENTS | _IN_DELETE_SELF | _IN_MOVE_SELF
 
 Stamp = tuple[int, int, int] | None
+
+
+class WakeEvent(threading.Event):
+    """A threading.Event that also calls its listeners when set: a waiter blocked on something else (a watcher's
+    file descriptors) is woken at once, instead of looking at the flag every fraction of a second."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._listeners: list[Callable[[], None]] = []
+        self._guard = threading.RLock()  # reentrant: a signal handler may set it while this thread listens
+
+    def set(self) -> None:
+        super().set()
+        with self._guard:
+            listeners = list(self._listeners)
+        for wake in listeners:
+            wake()
+
+    def listen(self, wake: Callable[[], None]) -> Callable[[], None]:
+        """Call `wake` when the flag is set (at once if it already is); returns what stops listening."""
+        with self._guard:
+            self._listeners.append(wake)
+        if self.is_set():
+            wake()
+
+        def stop() -> None:
+            with self._guard, contextlib.suppress(ValueError):
+                self._listeners.remove(wake)
+
+        return stop
 
 
 def _dir_stamp(path: Path) -> tuple[Stamp, ...]:
@@ -71,6 +104,8 @@ class FileWatcher:
         self._names: dict[int, set[str]] = {}
         self._any: set[int] = set()  # watches of whole directories
         self._stamps: list[Any] = []
+        self._woken = threading.Event()  # wake() was called: the next (or current) wait returns True
+        self._wake_fd: int | None = None  # an eventfd beside inotify, made by the first wake-able wait
         wanted = mode or ("poll" if os.environ.get(ENV_MODE, "").strip().lower() == "poll" else "inotify")
         self.mode: Mode = "inotify" if wanted == "inotify" and self._start_inotify() else "poll"
         if self.mode == "poll":
@@ -102,37 +137,73 @@ class FileWatcher:
         self._inotify = ino
         return True
 
-    def wait(self, timeout: float | None = None) -> bool:
-        """Block until a watched file changed (True) or `timeout` seconds passed (False); None: no limit."""
+    def wait(self, timeout: float | None = None, *, fds: Iterable[int] = ()) -> bool:
+        """Block until a watched file changed, `wake` was called or one of `fds` (pidfds) became readable (True),
+        or `timeout` seconds passed (False); None: no limit."""
         if self._inotify is None and self.mode == "inotify":
             raise AgentTeamsError("the file watcher is closed")
         deadline = None if timeout is None else time.monotonic() + max(0.0, timeout)
         if self.mode == "inotify":
-            return self._wait_inotify(deadline)
-        return self._wait_poll(deadline)
+            return self._wait_inotify(deadline, fds)
+        return self._wait_poll(deadline, fds)
 
-    def _wait_inotify(self, deadline: float | None) -> bool:
+    def wake(self) -> None:
+        """Make the current or next `wait` return True at once (from any thread)."""
+        self._woken.set()
+        fd = self._wake_fd
+        if fd is not None:
+            with contextlib.suppress(OSError):  # closed meanwhile: the watcher is done waiting
+                os.eventfd_write(fd, 1)
+
+    def _wait_inotify(self, deadline: float | None, fds: Iterable[int] = ()) -> bool:
+        poller = select.poll()
+        poller.register(self._inotify.fileno(), select.POLLIN)
+        if self._wake_fd is None and hasattr(os, "eventfd"):
+            self._wake_fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        if self._wake_fd is not None:
+            poller.register(self._wake_fd, select.POLLIN)
+        others = set(fds)
+        for fd in others:
+            poller.register(fd, select.POLLIN)
         while True:
-            if deadline is None:
-                ms: int | None = None
-            else:
-                ms = max(0, math.ceil((deadline - time.monotonic()) * 1000))
-            changed = False
-            for ev in self._inotify.read(timeout=ms):  # drains everything queued, so nothing is reported twice
-                if ev.mask & (_DIR_GONE | _IN_Q_OVERFLOW) or (
-                    ev.mask & _NAME_EVENTS and (ev.wd in self._any or ev.name in self._names.get(ev.wd, ()))
-                ):
-                    changed = True
-            if changed:
+            if self._take_wake():
+                return True
+            ms = None if deadline is None else max(0, math.ceil((deadline - time.monotonic()) * 1000))
+            ready = {fd for fd, _ in poller.poll(ms)}
+            if self._inotify.fileno() in ready and self._drain():
+                return True
+            if ready & others or self._take_wake():
                 return True
             if ms == 0:
                 return False
 
-    def _wait_poll(self, deadline: float | None) -> bool:
+    def _take_wake(self) -> bool:
+        if not self._woken.is_set():
+            return False
+        self._woken.clear()
+        if self._wake_fd is not None:
+            with contextlib.suppress(BlockingIOError):
+                os.eventfd_read(self._wake_fd)
+        return True
+
+    def _drain(self) -> bool:
+        """Read every queued event (so nothing is reported twice); True if one is about a watched file."""
+        changed = False
+        for ev in self._inotify.read(timeout=0):
+            if ev.mask & (_DIR_GONE | _IN_Q_OVERFLOW) or (
+                ev.mask & _NAME_EVENTS and (ev.wd in self._any or ev.name in self._names.get(ev.wd, ()))
+            ):
+                changed = True
+        return changed
+
+    def _wait_poll(self, deadline: float | None, fds: Iterable[int] = ()) -> bool:
+        others = list(fds)
         while True:
             stamps = self._poll_stamps()
             if stamps != self._stamps:
                 self._stamps = stamps
+                return True
+            if self._take_wake() or (others and select.select(others, [], [], 0)[0]):
                 return True
             now = time.monotonic()
             if deadline is not None and now >= deadline:
@@ -144,6 +215,9 @@ class FileWatcher:
         if self._inotify is not None:
             self._inotify.close()
             self._inotify = None
+        fd, self._wake_fd = self._wake_fd, None
+        if fd is not None:
+            os.close(fd)
 
     def __enter__(self) -> FileWatcher:
         return self
@@ -166,10 +240,39 @@ class Waits(Protocol):
 
 def wait_in_slices(waiter: Waits, stop: threading.Event, slice_s: float, slices: int) -> bool:
     """Wait on a watcher for up to `slices` slices of `slice_s` s, looking at `stop` between them: True on news,
-    False once stopped or when the time is up."""
+    False once stopped or when the time is up. A `WakeEvent` stop and a `FileWatcher` make it one wait that the
+    flag ends at once: an idle agent then wakes only for news or when the time is up."""
+    if isinstance(stop, WakeEvent) and isinstance(waiter, FileWatcher):
+        unlisten = stop.listen(waiter.wake)
+        try:
+            return not stop.is_set() and waiter.wait(slice_s * slices) and not stop.is_set()
+        finally:
+            unlisten()
     for _ in range(slices):
         if stop.is_set():
             return False
         if waiter.wait(slice_s):
             return True
     return False
+
+
+def interrupted_first(done: threading.Event, interrupt: threading.Event, poll: float) -> bool:
+    """Wait until `done` is set; True if `interrupt` was set before it. With two WakeEvents the wait sleeps until one
+    of them is set; otherwise it looks at `interrupt` every `poll` seconds."""
+    if not (isinstance(done, WakeEvent) and isinstance(interrupt, WakeEvent)):
+        while not done.wait(poll):
+            if interrupt.is_set():
+                return True
+        return False
+    wake = threading.Event()
+    unlisten = [done.listen(wake.set), interrupt.listen(wake.set)]
+    try:
+        while not done.is_set():
+            wake.wait()
+            wake.clear()  # before the look: one set after it wakes the next wait
+            if interrupt.is_set() and not done.is_set():  # an answer that came first is kept
+                return True
+        return False
+    finally:
+        for stop in unlisten:
+            stop()

@@ -22,7 +22,7 @@ from agentteams.team.delivery import TeamEvent
 
 ENV_VAR = "AGENTTEAMS_HEARTBEAT_SECONDS"
 DEFAULT_SECONDS = 5.0  # one small atomic write per agent every 5 s
-STALL_MIN_SECONDS = 10.0  # an idle loop that has not come round for this long (and 4 beats) has stalled
+STALL_MIN_SECONDS = 25.0  # an idle loop not come round for this long (and 4 beats) has stalled: 2.5 idle rounds
 
 Beat = Callable[[], object]
 

@@ -30,7 +30,7 @@ from agentteams.store.protocol import (
     plan_digest,
 )
 from agentteams.store.records import Envelope
-from agentteams.team import heartbeat, livechange, relay
+from agentteams.team import heartbeat, livechange, relay, teamwait
 from agentteams.team.budget import BudgetLead, BudgetWatch
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
 from agentteams.team.disband import disband
@@ -44,7 +44,7 @@ from agentteams.team.teamhooks import LeadHooks
 from agentteams.team.trust import LeadPromises, Trust
 from agentteams.tools.base import ToolInputError
 
-CHECK_EVERY = 0.5  # seconds between liveness checks of teammates (death is noticed within ~2 s)
+CHECK_EVERY = 0.5  # seconds between the team thread's looks; 4x that while pidfds watch all teammates (teamwait.py)
 
 
 class LeadRuntime:
@@ -259,7 +259,7 @@ class LeadRuntime:
         with contextlib.suppress(AgentTeamsError):
             key = self.store.keyring.member_key(team, LEAD_NAME).public
             self.teams.set_member_fields(team, LEAD_NAME, verify_key=key)
-        with self.store.watch(team, LEAD_NAME) as watcher:
+        with self.store.watch(team, LEAD_NAME) as files, teamwait.TeamWait(files, self.handles) as watcher:
             while not self._closing and self.team == team:
                 try:
                     self.process_inbox()

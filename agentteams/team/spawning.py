@@ -29,6 +29,7 @@ from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, agent_name, team_dir_name
 from agentteams.store.signing import LeadVerifyKey
+from agentteams.store.watch import WakeEvent
 from agentteams.team.beside import Beside
 from agentteams.team.budget import spawn_budget
 from agentteams.team.delivery import TeamEvent
@@ -88,7 +89,7 @@ class Handle:
     pane_pid: int | None = None  # the pane's process, when known: its liveness is read from /proc, not asked of tmux
     pane_started: str | None = None  # that process's start time (a reused pid is not it)
     thread: threading.Thread | None = None
-    stop: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=WakeEvent)  # wakes its idle wait at once
     interrupt: threading.Event | None = None  # ends an in-process teammate's running turn
 
 

@@ -33,7 +33,7 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import LeadVerifyKey
-from agentteams.store.watch import wait_in_slices
+from agentteams.store.watch import WakeEvent, wait_in_slices
 from agentteams.team import heartbeat
 from agentteams.team.budget import held
 from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
@@ -47,8 +47,8 @@ from agentteams.team.trust import Trust
 from agentteams.team.turnwork import TurnNotes, Work
 from agentteams.tools.team_tools import parse_send
 
-WAIT_SLICE = 0.5  # seconds between checks of the stop flag while waiting; the inbox itself wakes at once
-IDLE_SLICES = 4  # unwoken, an idle teammate re-reads the team's files every 4 slices (16 at 2/s: ~2 % of a core)
+WAIT_SLICE = 0.5  # seconds between checks of a plain stop flag while waiting; the inbox itself wakes at once
+IDLE_SLICES = 20  # unwoken, an idle teammate re-reads the team's files every 10 s (its stop flag wakes it at once)
 PERMISSION_TIMEOUT = 600.0
 
 
@@ -75,7 +75,7 @@ class TeammateRuntime:
             raise AgentTeamsError("a teammate needs --agent-name and --team-name")
         self.me = options.identity
         self.team, self.name = options.identity.team, options.identity.name
-        self.stop = stop or threading.Event()
+        self.stop = stop or WakeEvent()  # setting it ends an idle wait at once (store/watch.py)
         self.permission_timeout = permission_timeout  # seconds a permission request waits for the lead
         self._outer = on_event or (lambda _e: None)
         self._team_event = on_team_event or (lambda _e: None)

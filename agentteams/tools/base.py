@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from agentteams.model.types import ToolSpec
 from agentteams.store.api import Store
+from agentteams.store.watch import WakeEvent
 from agentteams.tools.hooks import RuntimeHooks, TurnSignals
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class ToolContext:
     is_lead: bool = True
     plan_file: Path | None = None  # the one file plan mode may write
     read_files: dict[Path, float] = field(default_factory=dict)  # path -> mtime when last Read
-    interrupt: threading.Event = field(default_factory=threading.Event)
+    interrupt: threading.Event = field(default_factory=WakeEvent)  # wakes a waiting model call at once
     hooks: RuntimeHooks = field(default_factory=RuntimeHooks)  # what the runtime lends its tools
     signals: TurnSignals = field(default_factory=TurnSignals)  # what the tools tell the runtime
     shells: ShellRegistry = field(default_factory=_shells)  # background commands (subagents share them)

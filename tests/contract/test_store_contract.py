@@ -349,6 +349,26 @@ def test_watch_wakes_on_a_message_and_times_out_without_one(store: Store) -> Non
         assert waiter.wait(5) is True  # sent before the wait began: not missed
 
 
+def test_watch_wakes_on_a_wake_from_another_thread_and_on_a_readable_fd(store: Store) -> None:
+    team = team_of(store)
+    store.teams.add_member(team, NewMember("bob", cwd="/w"))
+    with store.watch(team, "bob") as waiter:
+        timer = threading.Timer(0.1, waiter.wake)
+        timer.start()
+        started = time.monotonic()
+        assert waiter.wait(30) is True and time.monotonic() - started < 5
+        timer.join()
+        read, write = os.pipe()
+        try:
+            assert waiter.wait(0.2, fds=[read]) is False
+            os.write(write, b"x")  # as a pidfd turns readable when its process ends
+            started = time.monotonic()
+            assert waiter.wait(30, fds=[read]) is True and time.monotonic() - started < 5
+        finally:
+            os.close(read)
+            os.close(write)
+
+
 def test_watch_with_tasks_wakes_on_a_task_change(store: Store) -> None:
     team = team_of(store)
     with store.watch(team, "bob", tasks=True) as waiter:
