@@ -49,7 +49,12 @@ def test_a_forty_turn_conversation_compacts_once_and_goes_on(
     cli: Cli, work: Path, config_root: Path, server_factory: list[MockServer]
 ) -> None:
     server = serve(server_factory, forty_turns())
-    env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
+    env = {
+        **cli.env(),
+        "ANTHROPIC_API_KEY": KEY,
+        "ANTHROPIC_BASE_URL": server.base_url,
+        "ANTHROPIC_MODEL": "claude-sonnet-4-6",
+    }  # a 200k window (the default opus 5.5 has 1M)
     for name in ("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "DISABLE_AUTO_COMPACT", "CLAUDE_CODE_AUTO_COMPACT_WINDOW"):
         env.pop(name, None)
     stdin = "".join(sdk_user_line(f"PROMPT-{i:02d}") for i in range(1, TURNS + 1))

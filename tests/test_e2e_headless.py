@@ -171,8 +171,17 @@ def test_delegate_mode_offers_only_coordination_tools(cli: Cli, work: Path, serv
     assert proc.returncode == 0, proc.stderr
     [req] = [r for r in server.requests if r["path"].startswith("/v1/messages")]
     names = {t["name"] for t in req["body"]["tools"]}
-    assert names and names <= {"TaskCreate", "TaskGet", "TaskUpdate", "TaskList", "TeamCreate", "TeamDelete",
-                                "SendMessage", "Task"}  # fmt: skip
+    assert names and names <= {
+        "TaskCreate",
+        "TaskGet",
+        "TaskUpdate",
+        "TaskList",
+        "TeamCreate",
+        "TeamDelete",
+        "SendMessage",
+        "Task",
+        "TeamMerge",
+    }  # fmt: skip (merging teammates' work coordinates)
     assert not names & {"Bash", "Edit", "Write", "Read"}
 
 

@@ -193,4 +193,5 @@ def test_a_real_claude_teammate_of_a_custom_type_in_our_team(
         alice = routed(server, "alice")
     assert spawned.get("agentType") == "messenger" and spawned.get("model") == resolve_model("haiku"), spawned
     assert alice and all(r["body"]["model"] == resolve_model("haiku") for r in alice)
-    assert {t["name"] for t in alice[0]["body"]["tools"]} == {"Read", "Grep", "SendMessage"}  # the list, exactly
+    offered = {t["name"] for t in alice[0]["body"]["tools"]} - {"DeferredToolPlaceholder"}  # 2.1.330 on haiku 5.5
+    assert offered == {"Read", "Grep", "SendMessage"}  # the list, exactly

@@ -20,7 +20,7 @@ from agentteams.mockapi import MockServer
 from agentteams.model.aliases import UnknownModelError, resolve_model, wire_model
 from agentteams.model.anthropic_client import AnthropicClient, ModelAPIError, build_params, parse_retry_after
 from agentteams.model.config import BadBaseURLError, MissingCredentialsError, ModelConfig
-from agentteams.model.pricing import UsageLedger, cost_usd, price_for
+from agentteams.model.pricing import Price, UsageLedger, cost_usd, price_for
 from agentteams.model.types import ModelRequest, RetryNotice, StreamCallbacks, ToolSpec, Usage
 
 KEY = "sk-ant-test-SECRET-0123456789abcdef"
@@ -262,7 +262,7 @@ def test_the_default_model_of_2_1_330_is_accepted_everywhere(serve: Any, monkeyp
     assert resolve_model(new) == new
     monkeypatch.setenv("ANTHROPIC_DEFAULT_OPUS_MODEL", new)
     assert resolve_model("opus") == new
-    assert price_for(new) == price_for("claude-opus-4-5")  # later Opus models are priced as 4.5 until known
+    assert price_for(new) == Price(4.0, 20.0, read=0.2)  # as Claude Code 2.1.330 prices it
     usage = {"input_tokens": 1_000_000, "output_tokens": 1_000_000, "cache_creation_input_tokens": 0,
              "cache_read_input_tokens": 0}  # fmt: skip
     server = serve({"text": "hi", "usage": usage})
@@ -270,7 +270,7 @@ def test_the_default_model_of_2_1_330_is_accepted_everywhere(serve: Any, monkeyp
     response = client.complete(dataclasses.replace(request(), model=new), StreamCallbacks())
     assert response.model == new and server.requests[0]["body"]["model"] == new
     assert client.ledger is not None
-    assert client.ledger.account("main").cost_usd == pytest.approx(5 + 25)
+    assert client.ledger.account("main").cost_usd == pytest.approx(4 + 20)
     assert client.ledger.record("main", "claude-unknown-9", Usage(10, 10)) == 0.0  # an unknown model costs 0
 
 

@@ -33,7 +33,9 @@ def scenario(repo2: Path) -> dict[str, Any]:
         {**tool("SendMessage", to="bob", message={"type": "model_set_request", "model": "haiku"}),
          "wait_for": "BOB-RM-TRIED"},
         tool("SendMessage", to="bob", message="MODEL-NOW: say hello", summary="hello"),
-        say("Asked bob."),
+        # a turn held while the test changes bob's mode and asks for the write: a -p lead whose team sat idle for a
+        # second would end the run (and its team) meanwhile
+        {**say("Asked bob."), "delay_ms": 8000},
         {**tool("SendMessage", to="bob", message={"type": "shutdown_request", "reason": "done"}),
          "wait_for": "BOB-WRITE-TRIED"},
         say("Stopping bob."),

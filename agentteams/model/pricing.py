@@ -1,6 +1,7 @@
 """Per-model prices ($ per million tokens) and `UsageLedger`, the thread-safe per-agent usage and cost account.
 
-Cache writes cost 1.25x the input price (5-minute ephemeral cache), cache reads 0.1x. Unknown models cost 0.
+Cache writes cost 1.25x the input price (5-minute ephemeral cache), cache reads 0.1x (0.05x for the 5.5 models, as
+Claude Code 2.1.330 prices them). Unknown models cost 0.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ class Price:
 
     input: float
     output: float
+    read: float | None = None  # a cache read's own price, where it is not CACHE_READ_FACTOR of the input's
 
     @property
     def cache_write(self) -> float:
@@ -28,12 +30,17 @@ class Price:
 
     @property
     def cache_read(self) -> float:
-        return self.input * CACHE_READ_FACTOR
+        return self.input * CACHE_READ_FACTOR if self.read is None else self.read
 
 
 # (substring of the lower-cased model id, price): the first match wins, so the most specific come first.
-# Opus 4 / 4.1 / 3 kept the old Opus price; Opus 4.5 and later ones are assumed at the 4.5 price.
+# Opus 4 / 4.1 / 3 kept the old Opus price; Opus 4.5 to 5 cost the 4.5 price; the 5.5 models' prices are Claude Code
+# 2.1.330's (Haiku 5.5's higher rate above 100k prompt tokens is not applied).
 PRICES: tuple[tuple[str, Price], ...] = (
+    ("opus-5-5", Price(4.0, 20.0, read=0.2)),
+    ("sonnet-5-5", Price(2.0, 10.0, read=0.1)),
+    ("haiku-5-5", Price(0.1, 0.5, read=0.01)),
+    ("fable", Price(10.0, 50.0)),
     ("opus-4-1", Price(15.0, 75.0)),
     ("opus-4-0", Price(15.0, 75.0)),
     ("opus-4-2025", Price(15.0, 75.0)),

@@ -134,12 +134,14 @@ class BudgetWatch:
         self.grace = self.config.grace or DEFAULT_GRACE
         self._warned: set[str] = set()
         self._asked: dict[str, float] = {}  # name -> monotonic time its budget shutdown request was sent
+        self.watching = False  # some budget holds: the lead looks every round (a 2 s one could skip the 80 % mark)
 
     def tick(self, team: str, names: list[str]) -> None:
         self._warned &= {*names, "team"}  # a name that left and is spawned again starts afresh
         members = {m.name: m for m in self.store.teams.read(team).members}
         held = any(m.budget_tokens or m.budget_usd for m in members.values())
-        if not held and not (self.config.team.tokens or self.config.team.usd) and not self._asked:
+        self.watching = held or bool(self.config.team.tokens or self.config.team.usd or self._asked)
+        if not self.watching:
             return  # no budget anywhere: no presence record read twice a second for nothing
         records = {n: self.store.presence.read(team, n) for n in [*names, LEAD_NAME]}
         for name in names:

@@ -273,7 +273,7 @@ class LeadRuntime:
                     diagnostics.warning("team %s: %s", team, e)
                 except OSError as e:  # a full or read-only disk: one warning, and the lead keeps answering
                     writefail.failed("team files", f"of team {team}", e)
-                watcher.wait(CHECK_EVERY)
+                watcher.wait(CHECK_EVERY, stretch=not self._budget.watching)
         self.store.presence.remove(team, LEAD_NAME)
 
     def process_inbox(self) -> None:

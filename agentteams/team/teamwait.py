@@ -29,11 +29,11 @@ class TeamWait:
         self._fds: dict[str, tuple[Handle, int | None]] = {}  # name -> (handle, its pidfd; None: cannot watch)
         self._fired: set[int] = set()
 
-    def wait(self, every: float) -> bool:
-        """Until news, a teammate's end, or the tick: `every` s, or STRETCH times that while every teammate's end is
-        an event (never longer than a heartbeat or a lease sweep's period). True on news."""
+    def wait(self, every: float, *, stretch: bool = True) -> bool:
+        """Until news, a teammate's end, or the tick: `every` s, or (`stretch`) STRETCH times that while every
+        teammate's end is an event (never longer than a heartbeat or a lease sweep's period). True on news."""
         fds = self._sync()
-        watched = all(fd is not None for _, fd in self._fds.values())
+        watched = stretch and all(fd is not None for _, fd in self._fds.values())
         timeout = min(every * STRETCH, heartbeat.interval(), sweep_every()) if watched else every
         live = [fd for fd in fds if fd not in self._fired]
         news = self.watcher.wait(max(timeout, every), fds=live)
