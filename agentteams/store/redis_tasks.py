@@ -16,6 +16,7 @@ from agentteams.store.records import Task, TaskStatus
 from agentteams.store.redis_conn import Client, Keys, watch_error
 from agentteams.store.redis_scripts import source
 from agentteams.store.redis_taskhash import doc_of_new, to_fields, to_task
+from agentteams.store.tasks import TaskStore
 from agentteams.store.values import UNSET, ClaimReason, ClaimResult, UnassignResult, UpdateResult
 
 if TYPE_CHECKING:
@@ -311,13 +312,4 @@ def _check_links(tasks: dict[str, Task], task_id: str, blocks: list[str], blocke
         edges.setdefault(a, set()).add(b)
 
 
-def _reaches(edges: dict[str, set[str]], start: str, goal: str) -> bool:
-    stack, seen = [start], set()
-    while stack:
-        node = stack.pop()
-        if node == goal:
-            return True
-        if node not in seen:
-            seen.add(node)
-            stack.extend(edges.get(node, ()))
-    return False
+_reaches = TaskStore._reaches  # the file store's search: one definition of a cycle

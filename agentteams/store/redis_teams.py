@@ -5,17 +5,15 @@ rules themselves (joins, departures, returns, the lead claim) are the file store
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from agentteams.errors import ConflictError, CorruptFileError, NotFoundError
 from agentteams.pids import LeadProcess
-from agentteams.store.atomicjson import epoch_ms
-from agentteams.store.paths import LEAD_NAME, agent_id, team_dir_name
-from agentteams.store.records import Member, TeamConfig
+from agentteams.store.paths import LEAD_NAME, team_dir_name
+from agentteams.store.records import TeamConfig
 from agentteams.store.redis_conn import TEAMS_KEY, Client, Keys, watch_error
-from agentteams.store.teams import TeamStore
+from agentteams.store.teams import TeamStore, new_config
 
 T = TypeVar("T")
 MAX_CAS_TRIES = 1000  # a compare-and-set lost this often means a writer loops: say so rather than spin
@@ -48,17 +46,8 @@ class RedisTeams(TeamStore):
         n = 1
         while True:
             name = base if n == 1 else f"{base}-{n}"
-            now = epoch_ms()
-            lead = Member(
-                agent_id=agent_id(LEAD_NAME, name), name=LEAD_NAME, agent_type=lead_agent_type, model=lead_model,
-                joined_at=now, tmux_pane_id=lead_pane_id, cwd=cwd or os.getcwd(), subscriptions=[],
-                backend_type=lead_backend_type, key_order=Member.LEAD_ORDER,
-            )  # fmt: skip
-            config = TeamConfig(
-                name=name, description=description, created_at=now, lead_agent_id=lead.agent_id,
-                lead_session_id=lead_session_id, members=[lead],
-            )  # fmt: skip
-            config.lead_process = lead_process
+            config = new_config(name, description, lead_session_id, lead_model, lead_agent_type, cwd, lead_pane_id,
+                                lead_backend_type, lead_process)  # fmt: skip
             # listed first: a crash between the two leaves a listed name without a config (skipped by list_teams),
             # never a team that `team list` cannot see; a taken name is listed already, by its team
             self.client.sadd(TEAMS_KEY, name)

@@ -81,17 +81,8 @@ class TeamStore:
             except FileExistsError:
                 n += 1
                 name = f"{base}-{n}"
-        now = epoch_ms()
-        lead = Member(
-            agent_id=agent_id(LEAD_NAME, name), name=LEAD_NAME, agent_type=lead_agent_type, model=lead_model,
-            joined_at=now, tmux_pane_id=lead_pane_id, cwd=cwd or os.getcwd(), subscriptions=[],
-            backend_type=lead_backend_type, key_order=Member.LEAD_ORDER,
-        )  # fmt: skip
-        config = TeamConfig(
-            name=name, description=description, created_at=now, lead_agent_id=lead.agent_id,
-            lead_session_id=lead_session_id, members=[lead],
-        )  # fmt: skip
-        config.lead_process = lead_process
+        config = new_config(name, description, lead_session_id, lead_model, lead_agent_type, cwd, lead_pane_id,
+                            lead_backend_type, lead_process)  # fmt: skip
         safefs.make_dir(self.layout.inbox_dir(name))
         run_locked(
             self.layout.config_file(name), lambda: atomic_write_json(self.layout.config_file(name), config.to_json())
@@ -301,3 +292,22 @@ def _remove_tree(path: Path, attempts: int = 20) -> None:
             if e.errno != errno.ENOTEMPTY or attempt == attempts - 1:
                 raise
             time.sleep(0.05)
+
+
+def new_config(
+    name: str, description: str | None, lead_session_id: str, lead_model: str | None, lead_agent_type: str,
+    cwd: str | None, lead_pane_id: str, lead_backend_type: str | None, lead_process: LeadProcess | None,
+) -> TeamConfig:  # fmt: skip
+    """A new team's config, its lead the only member (every store writes the same one)."""
+    now = epoch_ms()
+    lead = Member(
+        agent_id=agent_id(LEAD_NAME, name), name=LEAD_NAME, agent_type=lead_agent_type, model=lead_model,
+        joined_at=now, tmux_pane_id=lead_pane_id, cwd=cwd or os.getcwd(), subscriptions=[],
+        backend_type=lead_backend_type, key_order=Member.LEAD_ORDER,
+    )  # fmt: skip
+    config = TeamConfig(
+        name=name, description=description, created_at=now, lead_agent_id=lead.agent_id,
+        lead_session_id=lead_session_id, members=[lead],
+    )  # fmt: skip
+    config.lead_process = lead_process
+    return config

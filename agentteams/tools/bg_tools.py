@@ -9,16 +9,12 @@ from typing import Any, ClassVar
 
 from agentteams.tools.background import DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, BackgroundShell
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolResult
+from agentteams.tools.shell import parse_timeout
 
 
 def background_timeout(args: dict[str, Any]) -> int:
     """A background command's time limit in ms: Claude Code's default and maximum for one."""
-    value = args.get("timeout")
-    if value is None:
-        return DEFAULT_TIMEOUT_MS
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ToolInputError("`timeout` must be a positive number of milliseconds")
-    return int(min(value, MAX_TIMEOUT_MS))
+    return parse_timeout(args, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS)
 
 
 def start_background(command: str, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -162,14 +162,14 @@ def wait_for(proc: subprocess.Popen[bytes], timeout_s: float, interrupt: threadi
     return "exited"
 
 
-def parse_timeout(args: dict[str, Any]) -> int:
-    """The timeout in ms: the default when absent, at most MAX_TIMEOUT_MS."""
+def parse_timeout(args: dict[str, Any], default: int = DEFAULT_TIMEOUT_MS, most: int = MAX_TIMEOUT_MS) -> int:
+    """The timeout in ms: `default` when absent, at most `most` (a background command's are longer)."""
     value = args.get("timeout")
     if value is None:
-        return DEFAULT_TIMEOUT_MS
+        return default
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         raise ToolInputError("`timeout` must be a positive number of milliseconds")
-    return int(min(value, MAX_TIMEOUT_MS))
+    return int(min(value, most))
 
 
 def _seconds(ms: int) -> str:
