@@ -270,6 +270,8 @@ class LeadRuntime:
                     for chore in self.chores:
                         chore(team)
                 except AgentTeamsError as e:
+                    if self.team != team or not self.teams.exists(team):
+                        break  # TeamDelete removed it while this round ran: nothing to warn about
                     diagnostics.warning("team %s: %s", team, e)
                 except OSError as e:  # a full or read-only disk: one warning, and the lead keeps answering
                     writefail.failed("team files", f"of team {team}", e)
