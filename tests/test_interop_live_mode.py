@@ -1,10 +1,12 @@
-"""Interop tier: a live mode change sent by our lead to a real `claude` teammate (issue 17, item 4).
+"""Interop tier: live mode and model changes sent by our lead to a real `claude` teammate (issue 17, item 4).
 
 Claude Code 2.1.197 obeys `mode_set_request` from its lead: spawned in acceptEdits (a first Write goes ahead
 unasked), after our lead's change to plan its next Write asks, our lead (default mode) refuses, and nothing is
 written. Claude Code 2.1.330 takes no mode change from its inbox (its log: "permission mode changes are never
-accepted from the inbox"): our lead refuses to send one and says why; and a `mode_set_request` signed with the key
-it was started with still changes nothing: its next Write goes ahead. Offline, never skipped.
+accepted from the inbox", and a `mode_set_request` signed with the key it was started with still changes nothing:
+the second test), so our lead restarts it at its pause with `--permission-mode plan` and its own session resumed:
+the same refusal follows. No version takes a model from its inbox: both are restarted with the new `--model`, their
+conversation kept. Offline, never skipped.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ pytestmark = pytest.mark.timeout(150)
 TEAM = "livemode"
 ME = {"system": "# Agent Teammate Communication", "tools": True}  # a real teammate's main requests
 MODEL = "claude-sonnet-4-6"
+OTHER_MODEL = "claude-haiku-4-5"  # one both pinned versions know
 
 
 def alice_routes(target: Path) -> list[dict[str, Any]]:
@@ -44,14 +47,16 @@ def alice_routes(target: Path) -> list[dict[str, Any]]:
         {"name": "alice-stop", "match": {**ME, "last_prompt": "shutdown_request"},
          "turns": [rc.approve_shutdown_turn(), say("bye")]},
         {"name": "alice-write", "match": {**ME, "last_prompt": "WRITE-NOW"},
-         "turns": [write, rc.send_message_turn(LEAD_NAME, "ALICE-WRITE-TRIED", "tried"), say("tried")]},
+         "turns": [write, rc.send_message_turn(LEAD_NAME, "ALICE-WRITE-TRIED", "tried"), say("WRITE-TRIED-IDLE")]},
         {"name": "alice-start", "match": {**ME, "last_prompt": "ALICE-PROMPT"},
          "turns": [first, rc.send_message_turn(LEAD_NAME, "ALICE-READY", "ready"), say("ready")]},
         {"name": "alice-other", "match": ME, "turns": [], "idle": "Noted."},
     ]  # fmt: skip
 
 
-def lead_scenario(target: Path) -> dict[str, Any]:
+def lead_scenario(target: Path, version: str) -> dict[str, Any]:
+    # 2.1.330 in plan mode runs no SendMessage offline (its auto-mode check is unavailable): its idle notice tells
+    tried = "ALICE-WRITE-TRIED" if version == "2.1.197" else "WRITE-TRIED-IDLE"
     lead = [
         tool("TeamCreate", team_name=TEAM, description="live mode"),
         tool("Task", name="alice", team_name=TEAM, description="real claude", prompt="You are alice. ALICE-PROMPT",
@@ -61,8 +66,10 @@ def lead_scenario(target: Path) -> dict[str, Any]:
          "wait_for": ["ALICE-READY", "idle_notification"]},  # her first turn over: nothing of it comes later
         tool("SendMessage", to="alice", message="WRITE-NOW: write the file", summary="write"),
         say("Asked alice to write."),
-        {**tool("SendMessage", to="alice", message={"type": "shutdown_request", "reason": "done"}),
-         "wait_for": "ALICE-WRITE-TRIED"},
+        {**tool("SendMessage", to="alice", message={"type": "mode_set_request", "mode": "default"}),
+         "wait_for": tried},  # out of plan mode again: a 2.1.330 there runs no SendMessage, not even its shutdown reply
+        tool("SendMessage", to="alice", message={"type": "model_set_request", "model": OTHER_MODEL}),
+        tool("SendMessage", to="alice", message={"type": "shutdown_request", "reason": "done"}),
         say("Asked alice to stop."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("Team removed. LIVE-MODE-DONE"),
@@ -84,7 +91,7 @@ def test_our_lead_s_mode_change_reaches_a_real_claude_teammate_as_its_version_al
     proj = tmp_path / "proj"
     proj.mkdir()
     target = proj / "planned.txt"
-    with MockServer(lead_scenario(target), log_path=tmp_path / "req.jsonl") as server:
+    with MockServer(lead_scenario(target, claude_version), log_path=tmp_path / "req.jsonl") as server:
         rc.seed_home(config_root, [proj], claude_version)
         env = rc.claude_env(config_root, server.base_url)
         lead_pane = tmux.start(env, proj, options={"remain-on-exit": "on"})
@@ -104,17 +111,24 @@ def test_our_lead_s_mode_change_reaches_a_real_claude_teammate_as_its_version_al
         lead_said = tool_results([r for r in server.requests if r.get("route") == "lead"])
         alice_said = tool_results([r for r in server.requests if r.get("route") == "alice-write"])
         before = json.dumps([r["body"] for r in server.requests if r.get("route") == "alice-start"])
+        server_requests = list(server.requests)
 
     assert target.with_name("first.txt").read_text() == "before\n"  # acceptEdits, as spawned: written unasked
     assert "Plan mode is active" not in before
-    if claude_version == "2.1.197":  # it obeys: in plan mode its Write asks, and our lead (default mode) refuses
-        assert "alice's permission mode is now plan" in lead_said, lead_said
-        assert "Plan mode is active" in alice_said, alice_said
-        assert "The team lead denied this request" in alice_said, alice_said
-        assert not target.exists(), alice_said
-    else:  # our lead refuses to send what it would drop, and says why; the Write is not stopped
-        assert "2.1.330 or later, which takes no mode change" in lead_said, lead_said
-        assert target.read_text() == "written\n", alice_said
+    if claude_version == "2.1.197":  # it obeys the frame: in plan mode its Write asks, and our lead refuses
+        assert "alice's permission mode is now plan, from its next tool call" in lead_said, lead_said
+    else:  # it takes a mode only at its start: our lead restarted it in plan mode, its conversation resumed
+        assert "alice now has permission mode plan: it was restarted with its conversation" in lead_said, lead_said
+        resumed = json.dumps([r["body"]["messages"] for r in server_requests if r.get("route") == "alice-write"])
+        assert "ALICE-PROMPT" in resumed and "ALICE-READY" in resumed, "the restart lost alice's conversation"
+    # no version takes a model from its inbox: restarted with it, its conversation resumed
+    assert f"alice now has model {OTHER_MODEL}: it was restarted with its conversation" in lead_said, lead_said
+    stop = [r["body"] for r in server_requests if r.get("route") == "alice-stop"]
+    assert stop and all(b["model"] == OTHER_MODEL for b in stop), [b["model"] for b in stop]
+    assert "ALICE-PROMPT" in json.dumps(stop[0]["messages"]), "the model change lost alice's conversation"
+    assert "Plan mode is active" in alice_said, alice_said
+    assert "The team lead denied this request" in alice_said, alice_said
+    assert not target.exists(), alice_said
 
 
 @ccv.only("2.1.330")

@@ -109,15 +109,36 @@ def test_a_teammate_takes_a_change_only_in_its_lead_s_signed_voice(tmp_path: Pat
     assert "mode_set_request" not in json.dumps([model.user_text(n) for n in range(3)])  # never shown to the model
 
 
-def test_the_lead_refuses_what_a_real_claude_teammate_would_not_obey(tmp_path: Path, layout: Layout) -> None:
+def test_the_lead_restarts_a_real_2_1_330_teammate_to_change_its_mode(
+    tmp_path: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """2.1.330 takes a mode only at its start: the lead restarts it at its pause (idle, nothing unread) in the new
+    mode with its own session resumed and a new key; older ones get the frame; a model change restarts any claude."""
+    from agentteams.team import moderestart
+
+    monkeypatch.setattr(moderestart, "WAIT_NOW", 0.3)
     with running_lead(layout, tmp_path, FakeModel([]), "carol") as rig:
         setter = rig.runtime.ctx.hooks.set_teammate
         assert setter is not None
-        rig.teams.set_member_fields(TEAM, "carol", backend_type="tmux")  # no presence, no key of ours: a real claude
-        with pytest.raises(ToolInputError, match=r"2\.1\.330 or later, which takes no mode change"):
-            setter("carol", "mode", "plan")
-        with pytest.raises(ToolInputError, match="its model is fixed when it starts"):
-            setter("carol", "model", "haiku")
+        rig.teams.set_member_fields(TEAM, "carol", backend_type="tmux", is_active=True, session_id="sess-carol")
+        assert "busy now, and will be restarted with permission mode plan" in setter("carol", "mode", "plan")
+        assert [r.name for r in rig.spawner.spawned] == ["carol"]  # nothing restarted while it works
+        rig.mailbox.send(TEAM, "carol", "one more thing", sender=LEAD_NAME)
+        rig.teams.set_member_fields(TEAM, "carol", is_active=False)  # idle, but a message still to take
+        assert "busy now" in setter("carol", "mode", "plan")
+        Mailbox(layout).mark_delivered(TEAM, "carol", rig.mailbox.unread(TEAM, "carol"))  # she took it
+        wait_until(lambda: len(rig.spawner.spawned) == 2, WAIT, "carol restarted at her pause")
+        again = rig.spawner.spawned[-1]
+        assert (again.name, again.permission_mode, again.resume) == ("carol", "plan", "sess-carol")
+        assert again.lead_key is not None and rig.spawner.stopped == ["carol"]
+        wait_until(lambda: getattr(rig.teams.read(TEAM).member("carol"), "mode", None) == "plan", WAIT, "the new mode")
+        rig.teams.set_member_fields(TEAM, "carol", is_active=False)  # the new process went idle, as claude says
+        assert "now has permission mode default: it was restarted" in setter("carol", "mode", "default")  # at once
+        rig.teams.set_member_fields(TEAM, "carol", is_active=False)
+        assert "now has model claude-haiku-5-5: it was restarted" in setter("carol", "model", "haiku")
+        last = rig.spawner.spawned[-1]  # no claude takes a model from its inbox: restarted too, as it was but that
+        assert (len(rig.spawner.spawned), last.model, last.permission_mode, last.resume) == (
+            4, "claude-haiku-5-5", "default", "sess-carol")  # fmt: skip
         rig.spawner.takes_lead_key = False  # an older claude (2.1.197): it takes mode_set_request, unsigned
         assert "now plan" in setter("carol", "mode", "plan")
         with pytest.raises(ToolInputError, match="no teammate 'dave'"):

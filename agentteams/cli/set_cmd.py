@@ -21,8 +21,8 @@ def set_teammate(
     """Change a live teammate's permission mode or model; its running lead checks and sends the change.
 
     A mode applies from the teammate's next tool call; a model from its next turn, with its conversation
-    kept. A Claude Code 2.1.330 teammate takes no mode change from its inbox, and no Claude Code teammate a model
-    change: the lead refuses those and says why."""
+    kept. A Claude Code teammate that takes no such change from its inbox (a mode for 2.1.330, a model for every
+    version) is restarted by its lead at its next pause, with the change and its own conversation resumed."""
     from agentteams.store.files import open_store
     from agentteams.store.paths import Layout
     from agentteams.team import changequeue

@@ -1,6 +1,6 @@
-"""A live teammate's permission mode or model changed: the lead checks and sends it signed (SendMessage's
-`mode_set_request` / `model_set_request`, `agentteams set`); the teammate takes it only with that signature. Ours take
-both; Claude Code 2.1.197 takes `mode_set_request`; 2.1.330 drops it, so the lead refuses and says why."""
+"""A live teammate's permission mode or model changed: the lead checks and sends it signed (`mode_set_request` /
+`model_set_request`); ours take both, Claude Code 2.1.197 the mode; for what a real `claude` takes from no inbox the
+lead restarts it with the change at its next pause (team/moderestart.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from agentteams.store.protocol import Message, ModelSetRequest, ModeSetRequest, 
 from agentteams.store.records import Envelope, Member
 from agentteams.team import changequeue
 from agentteams.team.delivery import TeamEvent, mark_read
+from agentteams.team.moderestart import ModeRestarts
 from agentteams.tools.base import ToolInputError
 from agentteams.tools.hooks import PERMISSION_MODES
 
@@ -40,6 +41,7 @@ class LiveChanges:
 
     def __init__(self, runtime: LeadRuntime) -> None:
         self.rt = runtime
+        self.restarts = ModeRestarts(runtime)
 
     def change(self, name: str, what: What, value: str) -> str:
         """What the lead's model (or `agentteams set`) is told; ToolInputError (one line) when it cannot be done."""
@@ -56,7 +58,9 @@ class LiveChanges:
         return self._model(config.name, member, value, ours)
 
     def chore(self, team: str) -> None:
-        """Each round of the team thread: answer the `agentteams set` requests waiting in the team's directory."""
+        """Each round of the team thread: restart the teammates whose mode change waited for a pause; answer the
+        `agentteams set` requests waiting in the team's directory."""
+        self.restarts.tick(team)
         layout = self.rt.session.layout
         for request in changequeue.pending(layout, team):
             said: list[str] = []  # what was done before a refusal is said with it: nothing is left unsaid
@@ -75,10 +79,7 @@ class LiveChanges:
         if mode == "bypassPermissions" and self.rt.session.policy.mode != "bypassPermissions":
             raise ToolInputError("A teammate cannot bypass permissions while you do not: choose another mode.")
         if not ours and self.rt.spawner.takes_lead_key:  # a real claude from 2.1.330: it would drop the frame
-            raise ToolInputError(
-                f"{member.name} runs Claude Code 2.1.330 or later, which takes no mode change from its lead's inbox "
-                f"(only at spawn): shut it down and spawn it again with mode {mode!r}."
-            )
+            return self.restarts.ask(team, member, mode=mode)
         self._send(team, member.name, ModeSetRequest(mode=mode, sender=LEAD_NAME))
         self.rt.teams.set_mode(team, member.name, mode)
         return f"{member.name}'s permission mode is now {mode}, from its next tool call."
@@ -88,8 +89,8 @@ class LiveChanges:
             model = resolve_model(name)
         except AgentTeamsError as e:
             raise ToolInputError(str(e)) from None
-        if not ours:
-            raise ToolInputError(f"{member.name} is a Claude Code teammate: its model is fixed when it starts.")
+        if not ours:  # no Claude Code teammate takes a model from its inbox
+            return self.restarts.ask(team, member, model=model)
         self._send(team, member.name, ModelSetRequest(model=model, sender=LEAD_NAME, timestamp=now_iso()))
         self.rt.teams.set_member_fields(team, member.name, model=model)
         return f"{member.name} uses {model} from its next turn on, with its conversation kept."

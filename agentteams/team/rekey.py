@@ -97,19 +97,29 @@ class Rekeying:
 
     def _restart(self, team: str, member: Member, pid: int, *, asking: bool) -> None:
         rt, name = self.runtime, member.name
-        old = rt.handles.pop(name)  # out of the liveness check's sight while it is replaced
-        with contextlib.suppress(Exception):
-            rt.spawner.stop(old)
-        _wait_gone(pid)
-        try:
-            rt.handles[name] = relaunch(rt, team, member)
-        except (AgentTeamsError, OSError) as e:
-            diagnostics.warning("could not restart teammate %s: %s", name, e)
-            rt.handles[name] = old  # gone: the liveness check reports it and frees its tasks
+        if not restart(rt, team, member, pid):
             return
         if asking:  # signed with its new key: the note starts its turn, and its tool asks again
             rt.mailbox.send(team, name, CARRY_ON, sender=LEAD_NAME)
         rt.hooks(TeamEvent("notice", name, f"Teammate {name} was restarted with its conversation and a new key."))
+
+
+def restart(rt: LeadRuntime, team: str, member: Member, pid: int | None) -> bool:
+    """Stop a paused teammate (process `pid`) and start it again as `member` says, on the lead's team thread; False
+    (and a warning) when it could not be started: the liveness check then reports it gone and frees its tasks."""
+    name = member.name
+    old = rt.handles.pop(name)  # out of the liveness check's sight while it is replaced
+    with contextlib.suppress(Exception):
+        rt.spawner.stop(old)
+    if pid is not None:
+        _wait_gone(pid)
+    try:
+        rt.handles[name] = relaunch(rt, team, member)
+    except (AgentTeamsError, OSError) as e:
+        diagnostics.warning("could not restart teammate %s: %s", name, e)
+        rt.handles[name] = old
+        return False
+    return True
 
 
 def _wait_gone(pid: int) -> None:

@@ -119,10 +119,11 @@ def teammate_argv(req: SpawnRequest, executable: list[str]) -> list[str]:
     inherited = req.settings.for_teammate()  # without `env`: see Settings.for_teammate
     if inherited is not None:
         argv.append(f"--settings={inherited}")  # JSON needs quoting: Claude Code's lead writes `--opt=<quoted>` then
+    custom = req.settings.permissions.default_mode not in (None, "default")
     if req.permission_mode == "bypassPermissions":
         argv.append("--dangerously-skip-permissions")
-    elif req.permission_mode != "default" or req.settings.permissions.default_mode not in (None, "default"):
-        argv += ["--permission-mode", req.permission_mode]  # said even when default: the settings' mode must not win
+    elif req.permission_mode != "default" or req.resume or custom:  # even default: settings or a resumed session lose
+        argv += ["--permission-mode", req.permission_mode]
     argv += ["--model", req.model, *req.mcp.argv()]
     for rule in req.allowed_tools:
         argv += ["--allowedTools", rule]

@@ -5,6 +5,7 @@ listing of the tmux server's panes."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -298,11 +299,22 @@ def _iso(ms: int | float) -> str:
     return datetime.fromtimestamp(ms / 1000, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
+HEAD_LINES = 16  # Claude Code opens a transcript with a few bookkeeping entries before its first message
+
+
 def _first_entry(path: Path) -> dict[str, Any]:
+    """The first entry naming its agent, as ours name it (`agent`, `team`): ours begin with one; Claude Code names
+    the agent and team in each message entry (`agentName`, `teamName`), after a few bookkeeping lines."""
     with contextlib.suppress(OSError, ValueError, UnsafePathError), safefs.open_file(path, "rb") as f:
-        entry = json.loads(f.readline())
-        if isinstance(entry, dict):
-            return entry
+        for line in itertools.islice(f, HEAD_LINES):
+            entry = json.loads(line)
+            if not isinstance(entry, dict):
+                continue
+            if "agent" in entry:
+                return entry
+            if isinstance(entry.get("agentName"), str):
+                named = {"team": entry["teamName"]} if isinstance(entry.get("teamName"), str) else {}
+                return {"agent": entry["agentName"], "timestamp": entry.get("timestamp", ""), **named}
     return {}
 
 
