@@ -171,8 +171,8 @@ def test_a_2_1_330_team_keeps_task_keys_where_they_are_and_appends_new_ones(layo
     assert keys(layout, "new", "2")[-2:] == ["owner", "metadata"]  # a value changed in place, a new key appended
     tasks.unassign_all("new", "alice")
     assert keys(layout, "new", "2") == [k for k in CREATED if k != "activeForm"] + ["metadata"]
-    tasks.claim("new", "1", "alice")
-    assert keys(layout, "new", "1") == [*CREATED, "owner"]
+    tasks.claim("new", "1", "alice")  # a claim holds a lease: in `metadata`, appended as 2.1.330 appends new keys
+    assert keys(layout, "new", "1") == [*CREATED, "owner", "metadata"]
 
 
 def test_a_2_1_197_team_rewrites_tasks_in_schema_order(tasks: TaskStore, layout: Layout) -> None:

@@ -348,6 +348,7 @@ class TaskStore:
         if check_busy and busy:
             return ClaimResult(False, task, "agent_busy", busy)
         task.owner, task.status = agent, "in_progress"
+        self.leases.grant(team, task, agent)  # held from the claim: an owner that dies before its first beat loses it
         self._write(team, task, order)
         return ClaimResult(True, task)
 

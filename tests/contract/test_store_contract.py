@@ -296,13 +296,8 @@ def test_a_silent_owner_loses_its_task_after_its_last_beat(store: Store, monkeyp
     assert store.tasks.get(team, "1").owner is None
 
 
-def test_a_claim_holds_a_lease_before_the_first_beat(
-    store: Store, store_kind: str, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
-) -> None:
+def test_a_claim_holds_a_lease_before_the_first_beat(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     """An owner that dies between its claim and its first heartbeat: its task comes back when the lease runs out."""
-    if store_kind == "file":  # a finding, kept visible: the file store's claim takes no lease (store/tasks.py _claim)
-        reason = "file store: a claim takes no lease until the owner's first beat; until then only liveness checks"
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
     monkeypatch.setenv("AGENTTEAMS_LEASE_SECONDS", "0.5")
     team = team_of(store)
     store.tasks.create(team, "claimed, then the owner died")
