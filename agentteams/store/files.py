@@ -14,6 +14,7 @@ ENV_STORE = "AGENTTEAMS_STORE"
 
 if TYPE_CHECKING:
     from agentteams.store.api import Store
+    from agentteams.store.changes import FileChanges
     from agentteams.store.mailbox import Mailbox
     from agentteams.store.presence import Presence
     from agentteams.store.signing import Keyring
@@ -88,6 +89,12 @@ class FileStore:
 
             self._keyring = Keyring()
         return self._keyring
+
+    @property
+    def changes(self) -> FileChanges:
+        from agentteams.store.changes import FileChanges
+
+        return FileChanges(self.layout)
 
     @property
     def presence(self) -> FilePresences:

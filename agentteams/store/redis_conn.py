@@ -140,6 +140,13 @@ class Keys:
         return self.prefix + "ours"  # a set of the agents that wrote a presence record and never removed it
 
     @property
+    def changes(self) -> str:
+        return self.prefix + "changes"  # `agentteams set` requests waiting for the running lead
+
+    def change_answer(self, request_id: str) -> str:
+        return f"{self.prefix}change:{request_id}"
+
+    @property
     def events(self) -> str:
         return self.prefix + "events"  # the team's event stream: task changes (wakes `watch`, later hooks, audit)
 

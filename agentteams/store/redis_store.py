@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Self
 from agentteams.store.atomicjson import epoch_ms
 from agentteams.store.paths import team_dir_name
 from agentteams.store.presence import UNRESPONSIVE_BEATS, Presence
+from agentteams.store.redis_changes import RedisChanges
 from agentteams.store.redis_conn import Client, Keys, RedisUrl, connect
 from agentteams.store.redis_mail import RedisMail
 from agentteams.store.redis_tasks import RedisTasks
@@ -151,6 +152,10 @@ class RedisStore:
     @property
     def tasks(self) -> RedisTasks:
         return self._tasks
+
+    @property
+    def changes(self) -> RedisChanges:
+        return RedisChanges(self.client)
 
     @property
     def presence(self) -> RedisPresences:
