@@ -12,7 +12,7 @@ from agentteams.errors import AgentTeamsError
 OPTION = "--store"
 # the commands that do not work on the Redis store: `attach` and `logs` read a pane and a transcript of this
 # machine (nodes will carry them), a resumed lead reads the file store's layout; refused, not run on the wrong store
-NOT_ON_REDIS = ("attach", "logs", "resume", "watch", "cleanup")
+NOT_ON_REDIS = ("attach", "logs", "resume")
 RESUME_FLAGS = ("-c", "--continue", "-r", "--resume")  # the lead's; a relaunched teammate (--agent-id) may resume
 
 

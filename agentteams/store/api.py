@@ -167,3 +167,4 @@ class Store(Protocol):
     def keyring(self) -> Keyring: ...  # this process's signing keys (never stored)
     def canonical(self, team: str) -> str: ...  # how this store spells a team's name (its key)
     def watch(self, team: str, agent: str, *, tasks: bool = False) -> Waiter: ...
+    def watch_teams(self, teams: Sequence[str]) -> Waiter: ...  # any change of these teams (`agentteams watch`)
