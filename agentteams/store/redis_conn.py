@@ -10,12 +10,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentteams.errors import AgentTeamsError
+from agentteams.settings.keyhelper import STORE_SECRET_VARS
 
 # A `redis.Redis` (or a pipeline of one) decoding replies to str: redis-py's stubs type every reply as
 # `bytes | str | None` whatever the client decodes, so the store's modules take what it documents instead.
 Client = Any
 
-PASSWORD_VARS = ("AGENTTEAMS_REDIS_PASSWORD", "REDISCLI_AUTH")  # where a password is read from, in this order
+PASSWORD_VARS = STORE_SECRET_VARS  # where a password is read from, in this order: the environment, then settings' env
 SCHEMES = ("redis", "rediss")
 
 
@@ -61,10 +62,17 @@ def parse_url(text: str) -> RedisUrl:
 
 
 def password() -> str | None:
+    """From the environment (an agent has put its settings' `env` there already), else from the `env` of the
+    settings files a command run here would use (`agentteams task list` loads no settings otherwise)."""
     for var in PASSWORD_VARS:
         if value := os.environ.get(var):
             return value
-    return None
+    from pathlib import Path
+
+    from agentteams.settings.load import load_settings
+
+    env = load_settings(Path.cwd()).env
+    return next((value for var in PASSWORD_VARS if (value := env.get(var))), None)
 
 
 def connect(url: RedisUrl) -> Client:
