@@ -81,3 +81,11 @@ def test_the_team_scenario_runs_with_the_teams_own_user(
     check_team_run(run, work)
     assert_nothing_left(layout, config_root, tmux)
     assert not layout.teams_dir.exists()
+
+
+def test_a_refused_command_is_one_line(cli: Cli, acl_server: RedisServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    as_team(OTHER, acl_server, monkeypatch).teams.create(OTHER, cwd="/")
+    env = {**cli.env(), "AGENTTEAMS_REDIS_USER": f"team-{TEAM}", "AGENTTEAMS_REDIS_PASSWORD": f"pw-{TEAM}-0123456789"}
+    proc = cli("--store", acl_server.url, "status", OTHER, env=env)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith("agentteams: error: the Redis store: this user has no permissions"), proc.stderr
