@@ -36,6 +36,11 @@ def test_bench_store_quick_run(tmp_path: Path, config_root: Path) -> None:
         assert (row["lost"], row["failed"], row["valid_json"]) == (0, 0, True), row
     sizes = {r["size"] for r in data["append"] if r["impl"] == "ours"}
     assert sizes == {10, 100, 1000, 10000}
+    assert "e. the Redis store beside the file store" in proc.stdout
+    assert [r["store"] for r in data["redis"]] == ["file", "redis"], "the Redis store was not measured"
+    for row in data["redis"]:
+        assert (row["send_lost"], row["send_duplicated"], row["claimed_twice"], row["never_claimed"]) == (0, 0, 0, 0)
+        assert row["claims"] == row["tasks"] and row["sends_per_s"] > 0, row
 
 
 def test_bench_startup_runs_and_the_request_prefix_is_kept(tmp_path: Path, config_root: Path) -> None:
@@ -84,7 +89,7 @@ def test_bench_team_quick_run_reports_every_figure(
     proc = subprocess.run(
         [sys.executable, str(SCRIPT.with_name("bench_team.py")), "--quick", "--json", str(out)],
         env={**child_env(config_root), rc.override_var(claude_version): str(claude)}, capture_output=True, text=True,
-        timeout=270, check=False,
+        timeout=330, check=False,  # the Redis delivery case adds ~20 s
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = json.loads(out.read_text())
@@ -109,6 +114,8 @@ def test_bench_team_quick_run_reports_every_figure(
     assert steer["ours"]["calls"] == [1] and steer["ours"]["next_turn"] == [False], steer
     assert steer["real"]["next_turn"] == [True] and min(steer["ours"]["ms"] + steer["real"]["ms"]) > 0, steer
     assert all(v and min(v) > 0 for v in data["resume"]["kill_to_request_ms"].values()), data["resume"]
+    redis = data["redis_delivery"]  # ours with its team on a redis-server (the tests install one)
+    assert redis["n"] == len(redis["samples_ms"]) == 10 and min(redis["samples_ms"]) > 0, redis
 
 
 @pytest.mark.tmux  # its own tmux servers

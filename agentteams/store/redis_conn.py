@@ -1,4 +1,4 @@
-"""The Redis connection: the one owner of the `redis` dependency. Parses the store URL (`redis://host:port/db`,
+"""The Redis connection, owner of the `redis` dependency (with redis_retry.py): parses the store URL (`redis://host/db`,
 `rediss://` for TLS), takes the password from the environment only, and names every key of a team under one
 cluster hash tag (`at:{team}:…`) so a team lives on one shard and a script may touch all of its keys."""
 
@@ -10,12 +10,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentteams.errors import AgentTeamsError
+from agentteams.settings.keyhelper import STORE_SECRET_VARS
 
 # A `redis.Redis` (or a pipeline of one) decoding replies to str: redis-py's stubs type every reply as
 # `bytes | str | None` whatever the client decodes, so the store's modules take what it documents instead.
 Client = Any
 
-PASSWORD_VARS = ("AGENTTEAMS_REDIS_PASSWORD", "REDISCLI_AUTH")  # where a password is read from, in this order
+PASSWORD_VARS = STORE_SECRET_VARS  # where a password is read from, in this order: the environment, then settings' env
+USER_VAR = "AGENTTEAMS_REDIS_USER"  # not a secret: forwarded to teammates with the URL
 SCHEMES = ("redis", "rediss")
 
 
@@ -61,24 +63,41 @@ def parse_url(text: str) -> RedisUrl:
 
 
 def password() -> str | None:
-    for var in PASSWORD_VARS:
+    return _configured(PASSWORD_VARS)
+
+
+def user() -> str | None:
+    """The ACL user to log in as (a team's own, see the README's recipe); None: the server's default user."""
+    return _configured((USER_VAR,))
+
+
+def _configured(names: tuple[str, ...]) -> str | None:
+    """From the environment (an agent has put its settings' `env` there already), else from the `env` of the
+    settings files a command run here would use (`agentteams task list` loads no settings otherwise)."""
+    for var in names:
         if value := os.environ.get(var):
             return value
-    return None
+    from pathlib import Path
+
+    from agentteams.settings.load import load_settings
+
+    env = load_settings(Path.cwd()).env
+    return next((value for var in names if (value := env.get(var))), None)
 
 
 def connect(url: RedisUrl) -> Client:
     """A client with a connection pool (a blocking read takes a connection of its own from it), checked with one
     PING: an unreachable server or a refused password is one clear line, not a traceback."""
     import redis
-    from redis.backoff import ExponentialWithJitterBackoff
-    from redis.retry import Retry
 
-    # a dropped connection is retried a few times within about a second, not redis-py's default ten seconds: a
-    # server that is down is said so soon
-    retry = Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), 3)
+    from agentteams.store.redis_retry import Reconnect, deadline_from_env
+
+    # before the first answer a few quick retries (an unreachable store is said so within a second); after it, a
+    # server that went away (restarted, AOF replayed) is waited for up to the deadline, with one line said
+    retry = Reconnect(str(url), deadline_from_env())
     client = redis.Redis(
-        host=url.host, port=url.port, db=url.db, ssl=url.tls, password=password(), decode_responses=True,
+        host=url.host, port=url.port, db=url.db, ssl=url.tls, username=user(), password=password(),
+        decode_responses=True,
         socket_connect_timeout=5.0, health_check_interval=30, retry=retry,
     )  # fmt: skip
     try:
@@ -87,6 +106,7 @@ def connect(url: RedisUrl) -> Client:
         raise StoreUrlError(f"the store at {url} refused the password ({e}); check {PASSWORD_VARS[0]}") from None
     except redis.RedisError as e:
         raise StoreUrlError(f"cannot reach the store at {url}: {e}") from None
+    retry.armed = True
     return client
 
 
@@ -138,6 +158,13 @@ class Keys:
     @property
     def ours(self) -> str:
         return self.prefix + "ours"  # a set of the agents that wrote a presence record and never removed it
+
+    @property
+    def changes(self) -> str:
+        return self.prefix + "changes"  # `agentteams set` requests waiting for the running lead
+
+    def change_answer(self, request_id: str) -> str:
+        return f"{self.prefix}change:{request_id}"
 
     @property
     def events(self) -> str:
