@@ -18,7 +18,8 @@ GROUPS = ("team", "task", "msg")  # command groups: `agentteams team create ...`
 # single commands, each a module `agentteams.cli.<name>_cmd` with a one-command typer `app`
 COMMANDS = {"mock-api": "mockapi", "status": "status", "watch": "watch", "attach": "attach", "logs": "logs",
             "cleanup": "cleanup", "doctor": "doctor", "demo": "demo", "config": "config",
-            "resume": "resume", "merge": "merge", "diff": "diff", "launch": "launch", "set": "set"}  # fmt: skip
+            "resume": "resume", "merge": "merge", "diff": "diff", "launch": "launch", "set": "set",
+            "node": "node"}  # fmt: skip
 
 
 def _target(argv: list[str]) -> tuple[typer.Typer, list[str], str]:

@@ -12,7 +12,7 @@ from agentteams.errors import AgentTeamsError
 OPTION = "--store"
 # the commands that work on the Redis store today; agents (lead and teammates), watch, attach, logs, cleanup and
 # resume still read the file store's layout, and are refused rather than run against the wrong store
-REDIS_READY = ("team", "task", "msg", "status", "--help", "-h", "--version", "-v")
+REDIS_READY = ("team", "task", "msg", "status", "node", "--help", "-h", "--version", "-v")
 
 
 def apply(argv: list[str]) -> None:
@@ -31,6 +31,11 @@ def apply(argv: list[str]) -> None:
         print(f"agentteams: error: {e}", file=sys.stderr)
         sys.exit(1)
     del argv[1 : 1 + taken]
+
+
+def set_store(url: str) -> None:
+    """Use the store at `url` (a redis:// URL or "file") in this process and what it starts; a bad one: one line."""
+    _set(url.strip())
 
 
 def _set(url: str) -> None:

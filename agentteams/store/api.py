@@ -17,6 +17,7 @@ from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateRe
 if TYPE_CHECKING:  # kept out of start-up: `task list` must not load the protocol module
     from agentteams.errors import CorruptFileError
     from agentteams.store.leases import TakenBack
+    from agentteams.store.nodes import Nodes
     from agentteams.store.presence import Presence
     from agentteams.store.protocol import Message
     from agentteams.store.signing import Keyring
@@ -153,5 +154,7 @@ class Store(Protocol):
     def presence(self) -> Presences: ...
     @property
     def keyring(self) -> Keyring: ...  # this process's signing keys (never stored)
+    @property
+    def nodes(self) -> Nodes: ...  # machines that run teammates for leads elsewhere (team/nodes*.py)
     def canonical(self, team: str) -> str: ...  # how this store spells a team's name (its key)
     def watch(self, team: str, agent: str, *, tasks: bool = False) -> Waiter: ...

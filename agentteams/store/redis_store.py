@@ -17,6 +17,7 @@ from agentteams.store.paths import team_dir_name
 from agentteams.store.presence import UNRESPONSIVE_BEATS, Presence
 from agentteams.store.redis_conn import Client, Keys, RedisUrl, connect
 from agentteams.store.redis_mail import RedisMail
+from agentteams.store.redis_nodes import RedisNodes
 from agentteams.store.redis_tasks import RedisTasks
 from agentteams.store.redis_teams import RedisTeams
 
@@ -155,6 +156,10 @@ class RedisStore:
     @property
     def presence(self) -> RedisPresences:
         return self._presence
+
+    @property
+    def nodes(self) -> RedisNodes:
+        return RedisNodes(self.client)
 
     @property
     def keyring(self) -> Keyring:

@@ -33,6 +33,7 @@ from agentteams.store.watch import WakeEvent
 from agentteams.team.beside import Beside
 from agentteams.team.budget import spawn_budget
 from agentteams.team.delivery import TeamEvent
+from agentteams.team.nodeplace import Placement
 from agentteams.team.spawnopts import teammate_options
 from agentteams.team.versionprobe import VersionProbe
 
@@ -73,6 +74,7 @@ class SpawnRequest:
     settings: Settings = field(default_factory=Settings)  # the lead's effective settings, inherited
     resume: str | None = None  # a relaunch after a crash: the session id it goes on with (`--resume`)
     mcp: McpFlags = field(default_factory=McpFlags)  # the lead's --mcp-config values, passed on as given
+    placement: Placement = field(default_factory=Placement)  # a node asked for (team/nodespawn.py)
 
     @property
     def agent_id(self) -> str:
@@ -329,7 +331,7 @@ def spawn_member(
         name=member.name, team=team, color=member.color or "blue", cwd=cwd, parent_session_id=opts.session_id,
         model=model, permission_mode=own.mode, plan_mode_required=own.plan_mode_required,
         agent_type=member.agent_type, settings=own.settings, allowed_tools=own.allowed_tools,
-        disallowed_tools=own.disallowed_tools, mcp=opts.mcp,
+        disallowed_tools=own.disallowed_tools, mcp=opts.mcp, placement=own.placement,
     )  # fmt: skip
     try:
         handle = _start(session, spawner, req, prompt)
