@@ -65,7 +65,9 @@ class NodeSpawner:
         if where is None:
             self.local.stop(handle)
             return
-        self.store.nodes.order(where[0], NodeOrder("stop", where[1], handle.name))  # a node that is gone reads it back
+        if self._record(where[0]) is None:  # cut off: back, its teammate finds itself released and leaves (and a
+            return  # stale completion of its meanwhile is refused by the task's fencing token)
+        self.store.nodes.order(where[0], NodeOrder("stop", where[1], handle.name))
 
     def focus(self, handle: Handle) -> None:
         where = self.placed.get(handle.name)
