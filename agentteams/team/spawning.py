@@ -99,7 +99,9 @@ class Spawner(Protocol):
     """What a lead needs of a way to start teammates."""
 
     backend: Any
-    takes_lead_key: bool  # can the teammate check a lead signature (a key on its command line or in memory)?
+
+    @property
+    def takes_lead_key(self) -> bool: ...  # can the teammate check a lead signature (on its command line, in memory)?
 
     def spawn(self, req: SpawnRequest) -> Handle: ...
     def alive(self, handle: Handle, team: str) -> bool: ...
