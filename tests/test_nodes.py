@@ -155,3 +155,29 @@ def test_an_order_with_a_repository_gets_a_fresh_clone_at_its_commit(tmp_path: P
         failed = store.nodes.await_reply(again.order_id, 10)
         assert failed is not None and not failed.ok
         assert failed.error.startswith("could not start bob: git clone") and "\n" not in failed.error
+
+
+def test_status_judges_a_node_member_by_its_node(tmp_path: Path) -> None:
+    from agentteams.store.presence import Presence
+    from agentteams.team.status_view import PaneTable, build_view
+    from agentteams.ui.dashboard import plain_team
+
+    store = FileStore()
+    store.teams.create("proj")
+    store.teams.add_member("proj", NewMember("alice", cwd=str(tmp_path)))
+    store.teams.set_member_fields("proj", "alice", node="n1", backend_type="in-process")
+    far_pid = 2**22 + 12345  # a process of another machine: not one here
+    store.presence.write("proj", "alice", Presence(far_pid, "s", "in-process", state="working", heartbeat_ms=1000))
+
+    def alice() -> tuple[str, str]:
+        view = build_view(store, store.teams.read("proj"), PaneTable(None))
+        row = next(line for line in plain_team(view).splitlines() if line.split()[:1] == ["alice"])
+        return next(m.state for m in view.members if m.name == "alice"), row
+
+    store.nodes.register(NodeRecord("n1", "h", 2, "0.1.0", running=["alice@proj"]))
+    state, row = alice()
+    assert state == "working" and "node n1 in-process" in row  # its pid is not this machine's to check
+    store.nodes.register(NodeRecord("n1", "h", 2, "0.1.0", running=[]))
+    assert alice()[0] == "dead"
+    store.nodes.remove("n1")
+    assert alice()[0] == "dead"
