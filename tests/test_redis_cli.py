@@ -31,7 +31,7 @@ def test_refusals_are_one_line(cli: Cli, redis_server: RedisServer) -> None:
     secret = cli("--store", "redis://:hunter2@127.0.0.1:6379/0", "team", "list")
     assert secret.returncode == 1 and secret.stderr.count("\n") == 1 and "hunter2" not in secret.stderr
     assert "must not hold a password" in secret.stderr
-    watch = cli("--store", redis_server.url, "watch")
+    watch = cli("--store", redis_server.url, "logs", "t", "a")
     assert (
         watch.returncode == 1 and watch.stderr.count("\n") == 1 and "does not work on the Redis store" in watch.stderr
     )

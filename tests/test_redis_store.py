@@ -86,15 +86,18 @@ def test_store_option_sets_the_store_and_refuses_a_password(
     assert argv == ["agentteams", "team", "list"] and os.environ["AGENTTEAMS_STORE"] == "redis://h:6379/1"
     store_opt.check_command(argv)  # team works on Redis
     with pytest.raises(SystemExit):
-        store_opt.check_command(["agentteams", "watch"])
-    assert "`agentteams watch` does not work on the Redis store yet" in capsys.readouterr().err
+        store_opt.check_command(["agentteams", "logs"])
+    assert "`agentteams logs` does not work on the Redis store yet" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         store_opt.apply(["agentteams", "--store=redis://:pw123@h/0", "status"])
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "pw123" not in err and "must not hold a password" in err
+    assert store_opt.refused(["-p", "go", "--teammate-mode", "tmux"]) is None  # agents run on Redis
+    assert store_opt.refused(["--agent-id", "a@t", "--resume", "s1"]) is None  # a teammate relaunched with its session
+    assert store_opt.refused(["-c", "-p", "go"]) == "resuming a lead (-c)"
     store_opt.apply(["agentteams", "--store", "file", "watch"])
     assert os.environ["AGENTTEAMS_STORE"] == "file" and isinstance(open_store(), FileStore)
-    store_opt.check_command(["agentteams", "watch"])  # the file store runs everything
+    store_opt.check_command(["agentteams", "logs"])  # the file store runs everything
 
 
 def test_task_hash_round_trip_keeps_metadata_and_lease() -> None:

@@ -12,11 +12,11 @@ from typing import Any, cast
 
 import pytest
 
+from agentteams.store.changes import FileChanges
 from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ModelSetRequest, ModeSetRequest
 from agentteams.store.signing import Keyring
-from agentteams.team import changequeue
 from agentteams.tools.base import ToolInputError
 from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel, text, tool
@@ -133,18 +133,18 @@ def test_the_running_lead_answers_a_set_request_from_the_queue(tmp_path: Path, l
     events = Events()
     with running_lead(layout, tmp_path, FakeModel([]), "bob", events=events) as rig:
         rig.teams.set_member_fields(TEAM, "bob", backend_type="in-process")
-        ok = changequeue.submit(layout, TEAM, "bob", mode="plan", model="haiku")
-        assert changequeue.wait_answer(layout, TEAM, ok, WAIT) == (True, (
+        ok = FileChanges(layout).submit(TEAM, "bob", mode="plan", model="haiku")
+        assert FileChanges(layout).wait_answer(TEAM, ok, WAIT) == (True, (
             "bob's permission mode is now plan, from its next tool call. bob uses claude-haiku-5-5 from its next "
             "turn on, with its conversation kept."))  # fmt: skip
-        bad = changequeue.submit(layout, TEAM, "bob", mode=None, model="gpt-9")
-        answered = changequeue.wait_answer(layout, TEAM, bad, WAIT)
+        bad = FileChanges(layout).submit(TEAM, "bob", mode=None, model="gpt-9")
+        answered = FileChanges(layout).wait_answer(TEAM, bad, WAIT)
         assert answered is not None and answered[0] is False and "gpt-9" in answered[1]
         types = [json.loads(e.text)["type"] for e in rig.mailbox.read_live(TEAM, "bob") if e.text.startswith("{")]
     assert types == ["mode_set_request", "agentteams_model_set_request"]
     [seen] = [e.text for e in events.items if e.kind == "notice"]  # the person sees what the shell changed
     assert seen.startswith("agentteams set: bob's permission mode is now plan")
-    assert os.listdir(changequeue.queue_dir(layout, TEAM)) == []
+    assert os.listdir(FileChanges(layout).queue_dir(TEAM)) == []
 
 
 def test_set_refuses_in_one_line_without_a_running_lead(cli: Cli, layout: Layout, tmp_path: Path) -> None:
@@ -161,7 +161,7 @@ def test_set_refuses_in_one_line_without_a_running_lead(cli: Cli, layout: Layout
         assert proc.returncode == 1 and said in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     proc = cli("set", TEAM, "nobody", "--mode", "plan")
     assert proc.returncode == 1 and "no teammate 'nobody'" in proc.stderr
-    assert not changequeue.queue_dir(layout, TEAM).exists()
+    assert not FileChanges(layout).queue_dir(TEAM).exists()
 
 
 def test_a_headless_lead_is_not_settled_while_a_teammate_has_a_message_waiting(tmp_path: Path, layout: Layout) -> None:
@@ -258,7 +258,7 @@ def test_set_gives_up_in_one_line_when_no_lead_of_ours_answers(cli: Cli, layout:
     proc = cli("set", TEAM, "bob", "--model", "haiku", "--wait", "0.3")
     assert proc.returncode == 1 and "did not answer within 0.3 s" in proc.stderr, proc.stderr
     assert "nothing was changed" in proc.stderr
-    assert os.listdir(changequeue.queue_dir(layout, TEAM)) == []
+    assert os.listdir(FileChanges(layout).queue_dir(TEAM)) == []
 
 
 @pytest.mark.parametrize(("line", "ours"), [("agentteams 0.1.0", True), ("2.1.330 (Claude Code)", False)])

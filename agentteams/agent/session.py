@@ -37,7 +37,7 @@ from agentteams.model.types import ModelClient
 from agentteams.settings.agents import TEAMMATE_TOOLS, AgentCatalog, load_agents
 from agentteams.settings.types import Settings
 from agentteams.store.api import Store
-from agentteams.store.files import FileStore
+from agentteams.store.files import open_store
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.transcript_read import Loaded, fork
 from agentteams.store.transcripts import MAIN, Entrypoint, Transcript
@@ -109,7 +109,7 @@ class Session:
     ) -> None:
         self.options = options
         self.layout = layout or Layout.from_env()  # this machine's own files: transcripts, plans
-        self.store: Store = store or FileStore(self.layout)  # the team's shared state
+        self.store: Store = store or open_store(self.layout)  # the team's shared state (AGENTTEAMS_STORE)
         self.model = resolve_model(options.model)
         self.client = client
         self.ledger = UsageLedger()

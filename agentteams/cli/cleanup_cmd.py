@@ -23,7 +23,7 @@ def cleanup(
 
     cleaner = TeamCleanup(panes=PaneView())
     plan = cleaner.plan(team)
-    if team and not cleaner.layout.team_dir(team).is_dir():
+    if team and not cleaner.teams.present(team):
         plan.notes.append(f"no team directory for {team!r}: only its panes, if any, were looked at")
     if not dry_run:
         cleaner.apply(plan)

@@ -1,5 +1,5 @@
 """`agentteams set TEAM AGENT --mode M | --model X`: change a live teammate through its running lead (a shell holds no
-lead key, and a teammate takes a change only in its lead's signed voice: team/changequeue.py)."""
+lead key, and a teammate takes a change only in its lead's signed voice: store/changes.py)."""
 
 from typing import Annotated
 
@@ -24,16 +24,14 @@ def set_teammate(
     kept. A Claude Code 2.1.330 teammate takes no mode change from its inbox, and no Claude Code teammate a model
     change: the lead refuses those and says why."""
     from agentteams.store.files import open_store
-    from agentteams.store.paths import Layout
-    from agentteams.team import changequeue
     from agentteams.tools.hooks import PERMISSION_MODES
 
     if mode is None and model is None:
         raise AgentTeamsError("say what to change: --mode MODE and/or --model MODEL")
     if mode is not None and mode not in PERMISSION_MODES:
         raise AgentTeamsError(f"unknown mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}")
-    layout = Layout.from_env()
-    config = open_store(layout).teams.read(team)  # no such team: one line
+    store = open_store()
+    config = store.teams.read(team)  # no such team: one line
     member = config.member(agent)
     if member is None or member.agent_id == config.lead_agent_id:
         raise NotFoundError(f"team {config.name} has no teammate {agent!r}")
@@ -43,8 +41,8 @@ def set_teammate(
             f"the lead of team {config.name} is not running: only a running lead can change a teammate "
             f"(resume it with `agentteams resume {config.name}`)"
         )
-    request = changequeue.submit(layout, config.name, member.name, mode=mode, model=model)
-    got = changequeue.wait_answer(layout, config.name, request, wait)
+    request = store.changes.submit(config.name, member.name, mode=mode, model=model)
+    got = store.changes.wait_answer(config.name, request, wait)
     if got is None:
         raise AgentTeamsError(
             f"the lead of team {config.name} did not answer within {wait:g} s (only an agentteams lead takes "

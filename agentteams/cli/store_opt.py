@@ -10,9 +10,10 @@ import sys
 from agentteams.errors import AgentTeamsError
 
 OPTION = "--store"
-# the commands that work on the Redis store today; agents (lead and teammates), watch, attach, logs, cleanup and
-# resume still read the file store's layout, and are refused rather than run against the wrong store
-REDIS_READY = ("team", "task", "msg", "status", "node", "--help", "-h", "--version", "-v")
+# the commands that do not work on the Redis store: `attach` and `logs` read a pane and a transcript of this
+# machine (nodes will carry them), a resumed lead reads the file store's layout; refused, not run on the wrong store
+NOT_ON_REDIS = ("attach", "logs", "resume")
+RESUME_FLAGS = ("-c", "--continue", "-r", "--resume")  # the lead's; a relaunched teammate (--agent-id) may resume
 
 
 def apply(argv: list[str]) -> None:
@@ -53,15 +54,20 @@ def _set(url: str) -> None:
 
 
 def check_command(argv: list[str]) -> None:
-    """Exit with one line when the Redis store is chosen for a command that does not work on it yet."""
+    """Exit with one line when the Redis store is chosen for a command that does not work on it."""
     from agentteams.store.files import ENV_STORE
 
-    if os.environ.get(ENV_STORE, "").strip() in ("", "file") or (len(argv) > 1 and argv[1] in REDIS_READY):
+    if os.environ.get(ENV_STORE, "").strip() in ("", "file") or not (what := refused(argv[1:])):
         return
-    what = f"`agentteams {argv[1]}`" if len(argv) > 1 and not argv[1].startswith("-") else "running agents"
-    print(
-        f"agentteams: error: {what} does not work on the Redis store yet (team, task, msg and status do); "
-        f"unset {ENV_STORE} or pass --store file",
-        file=sys.stderr,
-    )
+    print(f"agentteams: error: {what} does not work on the Redis store yet; unset {ENV_STORE} or pass --store file",
+          file=sys.stderr)  # fmt: skip
     sys.exit(1)
+
+
+def refused(words: list[str]) -> str | None:
+    """What of this command line the Redis store cannot serve, as the person would name it; None: it runs."""
+    if words and words[0] in NOT_ON_REDIS:
+        return f"`agentteams {words[0]}`"
+    teammate = any(w == "--agent-id" or w.startswith("--agent-id=") for w in words)
+    resume = next((w for w in words if w in RESUME_FLAGS or w.startswith("--resume=")), None)
+    return f"resuming a lead ({resume.split('=')[0]})" if resume and not teammate else None

@@ -1,13 +1,13 @@
-"""`agentteams watch [TEAM]`: `status` as a live dashboard with the newest messages, redrawn on file changes."""
+"""`agentteams watch [TEAM]`: `status` as a live dashboard with the newest messages, redrawn on each change."""
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 if TYPE_CHECKING:
     from agentteams.errors import CorruptFileError
+    from agentteams.store.api import Store
     from agentteams.store.paths import Layout
     from agentteams.team.status_view import FeedItem, TeamView
     from agentteams.ui.console import Console
@@ -25,13 +25,13 @@ def watch(team: Annotated[str | None, typer.Argument(help="One team (default: ev
 
     When the output is not a terminal, print each new message as one plain line instead.
     """
+    from agentteams.store.files import open_store
     from agentteams.store.paths import Layout
-    from agentteams.store.teams import TeamStore
     from agentteams.ui.console import command_console
 
     layout = Layout.from_env()
     if team is not None:
-        team = TeamStore(layout).read(team).name  # an unknown team: one clear error, before any display
+        team = open_store(layout).teams.read(team).name  # an unknown team: one clear error, before any display
     console = command_console()
     try:
         ended = _live(console, layout, team) if console.is_terminal else _lines(layout, team)
@@ -67,12 +67,10 @@ def _lines(layout: "Layout", team: str | None) -> str:
     return _follow(layout, team, show)
 
 
-def _snapshot(layout: "Layout", team: str | None) -> "tuple[Views, list[FeedItem]]":
+def _snapshot(store: "Store", team: str | None) -> "tuple[Views, list[FeedItem]]":
     from agentteams.errors import CorruptFileError
-    from agentteams.store.files import open_store
     from agentteams.team.status_view import PaneTable, build_view, load_feed, read_configs
 
-    store = open_store(layout)
     panes = PaneTable.probe()
     views: Views = []
     feed: list[FeedItem] = []
@@ -87,53 +85,34 @@ def _snapshot(layout: "Layout", team: str | None) -> "tuple[Views, list[FeedItem
     return views, feed
 
 
-def _dirs(layout: "Layout", views: "Views") -> list[Path]:
-    """The directories whose changes change the view; only existing ones can be watched. The redraw follows
-    the file store's files, which real `claude` processes write too (a store of another kind brings its own)."""
-    from agentteams.errors import CorruptFileError
-
-    wanted = [layout.teams_dir if layout.teams_dir.is_dir() else layout.root]
-    for v in views:
-        if not isinstance(v, CorruptFileError):
-            team_dir = layout.team_dir(v.name)
-            wanted += [team_dir, team_dir / "inboxes", team_dir / "agents", layout.task_dir(v.name)]
-    return [d for d in wanted if d.is_dir()]
-
-
 def _follow(layout: "Layout", team: str | None, show: "Show") -> str:
-    """Call `show` now and after every change to the teams' files (or every REFRESH seconds), until Ctrl-C or
-    until the one team followed is deleted (then returns what to say)."""
-    import time
+    """Call `show` now and after every change to the teams (or every REFRESH seconds), until Ctrl-C or until the
+    one team followed is deleted (then returns what to say). The store says what a change is: files on disk, or
+    entries in Redis streams."""
+    from agentteams.errors import CorruptFileError, NotFoundError
+    from agentteams.store.api import Waiter
+    from agentteams.store.files import open_store
 
-    from agentteams.errors import AgentTeamsError, NotFoundError
-    from agentteams.store.watch import FileWatcher
-
-    watcher: FileWatcher | None = None
-    watched: list[Path] = []
+    store = open_store(layout)
+    waiter: Waiter | None = None
+    followed: list[str] | None = None
     try:
         while True:
             try:
-                views, feed = _snapshot(layout, team)
+                views, feed = _snapshot(store, team)
             except NotFoundError:
                 if team is not None:
                     return f"team {team} was deleted"
                 views, feed = [], []  # a team deleted between listing and reading it: the next pass sees it gone
             show(views, feed)
-            dirs = _dirs(layout, views)
-            if dirs != watched:  # a directory appeared or went: watch the new set, then look again at once
-                if watcher is not None:
-                    watcher.close()
-                watcher, watched = None, dirs
-                try:
-                    watcher = FileWatcher([], dirs=dirs) if dirs else None
-                except AgentTeamsError:  # one vanished before we could watch it
-                    watched = []
-                if watcher is not None:
-                    continue
-            if watcher is None:
-                time.sleep(REFRESH)
-            else:
-                watcher.wait(REFRESH)
+            names = [v.name for v in views if not isinstance(v, CorruptFileError)]
+            if names != followed:  # a team came or went: follow the new set, then look again at once
+                if waiter is not None:
+                    waiter.close()
+                waiter, followed = store.watch_teams(names), names
+                continue
+            assert waiter is not None
+            waiter.wait(REFRESH)
     finally:
-        if watcher is not None:
-            watcher.close()
+        if waiter is not None:
+            waiter.close()

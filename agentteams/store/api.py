@@ -16,6 +16,7 @@ from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateRe
 
 if TYPE_CHECKING:  # kept out of start-up: `task list` must not load the protocol module
     from agentteams.errors import CorruptFileError
+    from agentteams.store.changes import ChangeRequest
     from agentteams.store.leases import TakenBack
     from agentteams.store.nodes import Nodes
     from agentteams.store.presence import Presence
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # kept out of start-up: `task list` must not load the protoco
 T = TypeVar("T")
 
 __all__ = [
-    "UNSET", "ClaimResult", "Mail", "NewMember", "Presences", "Store", "Tasks", "Teams", "UnassignResult",
+    "UNSET", "Changes", "ClaimResult", "Mail", "NewMember", "Presences", "Store", "Tasks", "Teams", "UnassignResult",
     "UpdateResult", "Waiter",
 ]  # fmt: skip
 
@@ -128,6 +129,15 @@ class Presences(Protocol):
     def remove(self, team: str, agent: str) -> None: ...
 
 
+class Changes(Protocol):
+    """`agentteams set` requests for a team's running lead, and its answers (team/livechange.py takes them)."""
+
+    def submit(self, team: str, agent: str, *, mode: str | None, model: str | None) -> ChangeRequest: ...
+    def pending(self, team: str) -> list[ChangeRequest]: ...  # each taken off the queue: answered once
+    def answer(self, team: str, request: ChangeRequest, ok: bool, message: str) -> None: ...
+    def wait_answer(self, team: str, request: ChangeRequest, timeout: float) -> tuple[bool, str] | None: ...
+
+
 class Waiter(Protocol):
     """A standing watch on an agent's inbox (and optionally its team's tasks): `wait` returns True on news (a
     readable one of `fds`, such as a pidfd, or a `wake` from another thread, counts as news)."""
@@ -153,8 +163,11 @@ class Store(Protocol):
     @property
     def presence(self) -> Presences: ...
     @property
+    def changes(self) -> Changes: ...
+    @property
     def keyring(self) -> Keyring: ...  # this process's signing keys (never stored)
     @property
     def nodes(self) -> Nodes: ...  # machines that run teammates for leads elsewhere (team/nodes*.py)
     def canonical(self, team: str) -> str: ...  # how this store spells a team's name (its key)
     def watch(self, team: str, agent: str, *, tasks: bool = False) -> Waiter: ...
+    def watch_teams(self, teams: Sequence[str]) -> Waiter: ...  # any change of these teams (`agentteams watch`)

@@ -4,6 +4,7 @@ inotify waits on them. Parts load on first use, so a command that reads tasks pa
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from agentteams.store import safefs
@@ -14,12 +15,14 @@ ENV_STORE = "AGENTTEAMS_STORE"
 
 if TYPE_CHECKING:
     from agentteams.store.api import Store
+    from agentteams.store.changes import FileChanges
     from agentteams.store.mailbox import Mailbox
     from agentteams.store.nodes import FileNodes
     from agentteams.store.presence import Presence
     from agentteams.store.signing import Keyring
     from agentteams.store.tasks import TaskStore
     from agentteams.store.teams import TeamStore
+    from agentteams.store.teamwatch import FileTeamsWatcher
     from agentteams.store.watch import FileWatcher
 
 
@@ -91,6 +94,12 @@ class FileStore:
         return self._keyring
 
     @property
+    def changes(self) -> FileChanges:
+        from agentteams.store.changes import FileChanges
+
+        return FileChanges(self.layout)
+
+    @property
     def presence(self) -> FilePresences:
         return self._presence
 
@@ -115,6 +124,12 @@ class FileStore:
             safefs.make_dir(task_dir, parents=True)
             dirs.append(task_dir)
         return FileWatcher([inbox], dirs=dirs)
+
+    def watch_teams(self, teams: Sequence[str]) -> FileTeamsWatcher:
+        """Wakes on a change of any file of these teams (or of the teams directory: a team made or deleted)."""
+        from agentteams.store.teamwatch import FileTeamsWatcher
+
+        return FileTeamsWatcher(self.layout, teams)
 
 
 def open_store(layout: Layout | None = None) -> Store:

@@ -1,4 +1,4 @@
-"""The Redis connection: the one owner of the `redis` dependency. Parses the store URL (`redis://host:port/db`,
+"""The Redis connection, owner of the `redis` dependency (with redis_retry.py): parses the store URL (`redis://host/db`,
 `rediss://` for TLS), takes the password from the environment only, and names every key of a team under one
 cluster hash tag (`at:{team}:…`) so a team lives on one shard and a script may touch all of its keys."""
 
@@ -71,12 +71,12 @@ def connect(url: RedisUrl) -> Client:
     """A client with a connection pool (a blocking read takes a connection of its own from it), checked with one
     PING: an unreachable server or a refused password is one clear line, not a traceback."""
     import redis
-    from redis.backoff import ExponentialWithJitterBackoff
-    from redis.retry import Retry
 
-    # a dropped connection is retried a few times within about a second, not redis-py's default ten seconds: a
-    # server that is down is said so soon
-    retry = Retry(ExponentialWithJitterBackoff(base=0.05, cap=0.5), 3)
+    from agentteams.store.redis_retry import Reconnect, deadline_from_env
+
+    # before the first answer a few quick retries (an unreachable store is said so within a second); after it, a
+    # server that went away (restarted, AOF replayed) is waited for up to the deadline, with one line said
+    retry = Reconnect(str(url), deadline_from_env())
     client = redis.Redis(
         host=url.host, port=url.port, db=url.db, ssl=url.tls, password=password(), decode_responses=True,
         socket_connect_timeout=5.0, health_check_interval=30, retry=retry,
@@ -87,6 +87,7 @@ def connect(url: RedisUrl) -> Client:
         raise StoreUrlError(f"the store at {url} refused the password ({e}); check {PASSWORD_VARS[0]}") from None
     except redis.RedisError as e:
         raise StoreUrlError(f"cannot reach the store at {url}: {e}") from None
+    retry.armed = True
     return client
 
 
@@ -138,6 +139,13 @@ class Keys:
     @property
     def ours(self) -> str:
         return self.prefix + "ours"  # a set of the agents that wrote a presence record and never removed it
+
+    @property
+    def changes(self) -> str:
+        return self.prefix + "changes"  # `agentteams set` requests waiting for the running lead
+
+    def change_answer(self, request_id: str) -> str:
+        return f"{self.prefix}change:{request_id}"
 
     @property
     def events(self) -> str:

@@ -8,13 +8,14 @@ import json
 import select
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
 from agentteams.store.atomicjson import epoch_ms
 from agentteams.store.paths import team_dir_name
 from agentteams.store.presence import UNRESPONSIVE_BEATS, Presence
+from agentteams.store.redis_changes import RedisChanges
 from agentteams.store.redis_conn import Client, Keys, RedisUrl, connect
 from agentteams.store.redis_mail import RedisMail
 from agentteams.store.redis_nodes import RedisNodes
@@ -122,6 +123,26 @@ class StreamWaiter:
         self.close()
 
 
+class TeamsWaiter(StreamWaiter):
+    """Wakes on any entry in the teams' event streams or in any of their inboxes, an inbox made since too (its
+    whole stream is news once)."""
+
+    def __init__(self, client: Client, teams: Sequence[str]) -> None:
+        self.client, self.keys = client, [Keys(team_dir_name(t)) for t in teams]
+        super().__init__(client, self._streams())
+
+    def _streams(self) -> list[str]:
+        out = []
+        for keys in self.keys:
+            out += [keys.events, *(keys.inbox(o) for o in sorted(self.client.smembers(keys.inboxes)))]
+        return out
+
+    def wait(self, timeout: float | None = None, *, fds: Iterable[int] = ()) -> bool:
+        for stream in self._streams():
+            self.last.setdefault(stream, "0-0")
+        return super().wait(timeout, fds=fds)
+
+
 def _last_id(client: Client, stream: str) -> str:
     newest = client.xrevrange(stream, count=1)
     return str(newest[0][0]) if newest else "0-0"
@@ -154,6 +175,10 @@ class RedisStore:
         return self._tasks
 
     @property
+    def changes(self) -> RedisChanges:
+        return RedisChanges(self.client)
+
+    @property
     def presence(self) -> RedisPresences:
         return self._presence
 
@@ -177,3 +202,7 @@ class RedisStore:
         keys = Keys(self.canonical(team))
         streams = [keys.inbox(self.mail.inbox_owner(agent)), *([keys.events] if tasks else [])]
         return StreamWaiter(self.client, streams)
+
+    def watch_teams(self, teams: Sequence[str]) -> TeamsWaiter:
+        """Wakes on a change of these teams: an event (tasks, members) or a message."""
+        return TeamsWaiter(self.client, teams)

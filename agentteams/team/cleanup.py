@@ -18,11 +18,11 @@ from typing import Any, Literal
 from agentteams.backends.tmux import PaneRecord, TmuxBackend
 from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError, UnsafePathError
 from agentteams.store import safefs
+from agentteams.store.api import Store
+from agentteams.store.files import FileStore, open_store
 from agentteams.store.locking import STALE_SECONDS, queue_file_for
 from agentteams.store.paths import Layout, team_dir_name
-from agentteams.store.presence import read_presence, remove_presence
 from agentteams.store.records import Member, TeamConfig
-from agentteams.store.teams import TeamStore
 from agentteams.tools import teamgit
 
 Kind = Literal["team", "member", "pane", "lock", "tmp"]
@@ -119,9 +119,10 @@ def live_agent_ids() -> set[str]:
 
 
 class TeamCleanup:
-    def __init__(self, layout: Layout | None = None, panes: PaneView | None = None) -> None:
+    def __init__(self, layout: Layout | None = None, panes: PaneView | None = None, store: Store | None = None) -> None:
         self.layout = layout or Layout.from_env()
-        self.teams = TeamStore(self.layout)
+        self.store = store or open_store(self.layout)  # AGENTTEAMS_STORE's: the file store's locks and temp files
+        self.teams, self.files = self.store.teams, isinstance(self.store, FileStore)  # are its own
         self.panes = panes
 
     def _member_verdict(
@@ -129,7 +130,7 @@ class TeamCleanup:
     ) -> Verdict:
         if member.agent_id in live:
             return True, "its process is running"
-        presence = read_presence(self.layout, team, member.name)
+        presence = self.store.presence.read(team, member.name)
         if presence is not None:
             if presence.liveness() in ("running", "unresponsive"):
                 return True, f"its process {presence.pid} is running"
@@ -151,7 +152,7 @@ class TeamCleanup:
         """Why the whole team is dead, or None. A team with a running member is never dead."""
         if any(alive for alive, _ in verdicts.values()):
             return None
-        lead = read_presence(self.layout, team_dir_name(config.name), config.lead_name)
+        lead = self.store.presence.read(team_dir_name(config.name), config.lead_name)
         if lead is not None:
             gone = lead.liveness() in ("exited", "dead")
             return f"its lead (process {lead.pid}) is gone and no member runs" if gone else None
@@ -160,7 +161,10 @@ class TeamCleanup:
         return None  # e.g. a team made with `agentteams team create`: nothing says it is abandoned
 
     def _open_tasks(self, team: str, member: Member) -> int:
-        """Unfinished tasks owned by `member`, read without the store: a dry run must not quarantine anything."""
+        """Unfinished tasks owned by `member`, files read without the store: a dry run must not quarantine any."""
+        if not self.files:
+            tasks = self.store.tasks.list_tasks(team)
+            return sum(t.owner in (member.name, member.agent_id) and t.status != "completed" for t in tasks)
         count = 0
         task_dir = self.layout.task_dir(team)
         for path in task_dir.glob("*.json") if task_dir.is_dir() else ():
@@ -227,11 +231,11 @@ class TeamCleanup:
         name = pane.tag.rpartition("@")[0]
         if team in gone.teams:
             return f"team {team} is removed"
-        if team is None or not self.layout.team_dir(team).is_dir():
+        if team is None or not self.teams.present(team):
             return f"team {pane.tag.rpartition('@')[2]} no longer exists"
         if pane.tag in gone.members:
             return f"member {name} is removed"
-        presence = read_presence(self.layout, team, name)
+        presence = self.store.presence.read(team, name)
         if presence is not None and presence.liveness() in ("running", "unresponsive"):
             return None
         try:
@@ -245,6 +249,8 @@ class TeamCleanup:
     def _file_actions(self, only: str | None, gone_teams: set[str]) -> list[Action]:
         """Stale lock dirs and temp files under teams/ and tasks/ (or one team's), but not in teams removed whole."""
         layout = self.layout
+        if not self.files:
+            return []  # no lock directories or temp files outside the file store
         tops = [layout.team_dir(only), layout.task_dir(only)] if only else [layout.teams_dir, layout.tasks_root]
         actions: list[Action] = []
         for dirpath, dirnames, filenames in (w for top in tops for w in os.walk(top)):  # os.walk never follows links
@@ -294,8 +300,6 @@ class TeamCleanup:
         return "; ".join(warnings)
 
     def _remove_member(self, action: Action, gone: _Gone) -> str:
-        from agentteams.store.tasks import TaskStore
-
         team = action.team or ""
         try:
             member = self.teams.read(team).member(action.target)
@@ -306,9 +310,9 @@ class TeamCleanup:
         alive, why = self._member_verdict(team, member, self._snapshot(), live_agent_ids())
         if alive is not False:
             raise _Skip(f"not dead now: {why}")
-        moved = TaskStore(self.layout).unassign_all(team, member.name, member.agent_id)
+        moved = self.store.tasks.unassign_all(team, member.name, member.agent_id)
         self.teams.remove_member(team, member.name)
-        remove_presence(self.layout, team, member.name)
+        self.store.presence.remove(team, member.name)
         gone.members.add(member.agent_id)
         if member.tmux_pane_id:
             gone.panes.add(member.tmux_pane_id)

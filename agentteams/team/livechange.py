@@ -14,7 +14,6 @@ from agentteams.store.atomicjson import now_iso
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import Message, ModelSetRequest, ModeSetRequest, parse_message
 from agentteams.store.records import Envelope, Member
-from agentteams.team import changequeue
 from agentteams.team.delivery import TeamEvent, mark_read
 from agentteams.tools.base import ToolInputError
 from agentteams.tools.hooks import PERMISSION_MODES
@@ -57,16 +56,16 @@ class LiveChanges:
 
     def chore(self, team: str) -> None:
         """Each round of the team thread: answer the `agentteams set` requests waiting in the team's directory."""
-        layout = self.rt.session.layout
-        for request in changequeue.pending(layout, team):
+        queue = self.rt.session.store.changes
+        for request in queue.pending(team):
             said: list[str] = []  # what was done before a refusal is said with it: nothing is left unsaid
             try:
                 for what, value in request.changes():
                     said.append(self.change(request.agent, what, value))
             except (AgentTeamsError, ToolInputError) as e:
-                changequeue.answer(layout, team, request, False, " ".join([*said, str(e)]))
+                queue.answer(team, request, False, " ".join([*said, str(e)]))
                 continue
-            changequeue.answer(layout, team, request, True, " ".join(said))
+            queue.answer(team, request, True, " ".join(said))
             self.rt.hooks(TeamEvent("notice", request.agent, f"agentteams set: {' '.join(said)}"))  # the person sees it
 
     def _mode(self, team: str, member: Member, mode: str, ours: bool) -> str:

@@ -142,7 +142,7 @@ def running_lead(
 ) -> Iterator[LeadRig]:
     """A lead session with TEAM and these teammates spawned (recorded, not started), its threads running."""
     session = Session(SessionOptions(cwd=cwd), model, layout=layout)
-    TeamStore(layout).create(TEAM, lead_session_id=session.options.session_id, cwd=str(cwd))
+    session.store.teams.create(TEAM, lead_session_id=session.options.session_id, cwd=str(cwd))  # AGENTTEAMS_STORE's
     session.ctx.team_name = TEAM  # what TeamCreate does
     spawner = RecordingSpawner()
     runtime = LeadRuntime(session, spawner, on_team_event=events)
