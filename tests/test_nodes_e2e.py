@@ -1,6 +1,7 @@
 """Nodes end to end: `agentteams node` processes with working directories and API keys of their own run the
 teammates a real lead (`agentteams -p`) places on them; the team scenario (tasks with dependencies, two teammates,
-DMs, shutdown, TeamDelete) runs with one teammate on each node."""
+DMs, shutdown, TeamDelete) runs with one teammate on each node. On the Redis store each "machine" (the lead's and
+two nodes') also has a config root of its own: they share nothing but the store URL."""
 
 from __future__ import annotations
 
@@ -9,9 +10,14 @@ import signal
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from agentteams.mockapi import MockServer
+from agentteams.store.api import Store
 from agentteams.store.files import FileStore
 from agentteams.store.paths import Layout
+from agentteams.store.redis_conn import parse_url
+from agentteams.store.redis_store import RedisStore
 from tests.support.cli import Cli
 from tests.support.procs import child_env
 from tests.support.team_script import TEAM, team_scenario
@@ -36,6 +42,46 @@ def start_node(cli: Cli, env: dict[str, str], name: str, workdir: Path, *extra: 
     )  # fmt: skip
 
 
+class Machines:
+    """Where each "machine" keeps its config (the test's root on the file store, which they must share; a root
+    each on Redis) and how its processes reach the store (a node is told --store; the lead has AGENTTEAMS_STORE)."""
+
+    def __init__(self, kind: str, config_root: Path, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+        self.kind, self.tmp_path, self.config_root = kind, tmp_path, config_root
+        self.url = request.getfixturevalue("redis_server").url if kind == "redis" else ""
+        self.store: Store = RedisStore(parse_url(self.url)) if self.url else FileStore(Layout(config_root))
+
+    def root(self, machine: str) -> Path:
+        if not self.url:
+            return self.config_root
+        root = self.tmp_path / machine / "claude"
+        root.mkdir(parents=True, exist_ok=True)
+        return root
+
+    def env(self, machine: str, server: MockServer, key: str, *, lead: bool = False) -> dict[str, str]:
+        env = base_env(self.root(machine), server, key)
+        env.pop("AGENTTEAMS_STORE", None)
+        if lead and self.url:
+            env["AGENTTEAMS_STORE"] = self.url
+        return env
+
+    def node_args(self) -> list[str]:
+        return ["--store", self.url] if self.url else []
+
+    def stored(self) -> bytes:
+        """Everything the store holds now, as bytes (to look for what must never be there)."""
+        data = b"".join(p.read_bytes() for p in self.tmp_path.rglob("*") if p.is_file() and "claude" in p.parts)
+        if isinstance(self.store, RedisStore):
+            client = self.store.client
+            readers = {"string": client.get, "hash": client.hgetall, "set": client.smembers, "stream": client.xrange}
+            ranged = {"list": client.lrange, "zset": client.zrange}
+            for key in client.keys("*"):
+                kind = client.type(key)
+                value = ranged[kind](key, 0, -1) if kind in ranged else readers[kind](key)
+                data += f"{key} {value}".encode()
+        return data
+
+
 def stop_node(proc: subprocess.Popen[str]) -> str:
     proc.send_signal(signal.SIGTERM)
     _out, err = proc.communicate(timeout=20)
@@ -44,21 +90,26 @@ def stop_node(proc: subprocess.Popen[str]) -> str:
     return err
 
 
-def test_two_teammates_on_two_nodes(cli: Cli, config_root: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["file", "redis"])
+def test_two_teammates_on_two_nodes(
+    cli: Cli, config_root: Path, tmp_path: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
     """Each "machine" has its own working directory, API key and model endpoint (a scripted server of its own):
     what reaches each server shows who ran where, and that the lead's environment never reached a node."""
-    store = FileStore(Layout(config_root))
+    machines = Machines(kind, config_root, tmp_path, request)
+    store = machines.store
     work = tmp_path / "lead"
     work.mkdir()
     dirs = {n: tmp_path / f"machine-{n}" for n in NODE_KEYS}
     with MockServer(team_scenario()) as lead_api, MockServer(team_scenario()) as n1_api, \
             MockServer(team_scenario()) as n2_api:  # fmt: skip
         apis = {"n1": n1_api, "n2": n2_api}
-        nodes = {n: start_node(cli, base_env(config_root, apis[n], k), n, dirs[n], "--slots", "1")
+        nodes = {n: start_node(cli, machines.env(f"machine-{n}", apis[n], k), n, dirs[n], "--slots", "1",
+                               *machines.node_args())
                  for n, k in NODE_KEYS.items()}  # fmt: skip
         wait_until(lambda: [r.name for r in store.nodes.live()] == ["n1", "n2"], 20, "both nodes to register")
         lead = cli("-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "in-process", cwd=work,
-                   env=base_env(config_root, lead_api, LEAD_KEY), timeout=120)  # fmt: skip
+                   env=machines.env("lead", lead_api, LEAD_KEY, lead=True), timeout=120)  # fmt: skip
         wait_until(lambda: all(r.running == [] for r in store.nodes.live()), 10, "the nodes to let their teammates go")
         errs = [stop_node(proc) for proc in nodes.values()]
         routes = {name: {str(r.get("route")).split("-")[0] for r in api.requests}
@@ -77,6 +128,8 @@ def test_two_teammates_on_two_nodes(cli: Cli, config_root: Path, tmp_path: Path)
     assert "completedTaskId" in lead_bodies and ("[to alice]" in lead_bodies or "[to bob]" in lead_bodies)
     assert not store.teams.exists(TEAM), "TeamDelete left the team"
     assert store.nodes.live() == [], "a stopped node unregisters"
-    stored = b"".join(p.read_bytes() for p in config_root.rglob("*") if p.is_file())
+    stored = machines.stored()
     for key in (LEAD_KEY, *NODE_KEYS.values()):
         assert key.encode() not in stored + "".join(errs).encode(), "an API key was written to the store or a log"
+    if kind == "redis":
+        assert not (machines.root("lead") / "teams").exists(), "the lead wrote its team to files, not to Redis"
