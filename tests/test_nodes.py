@@ -181,3 +181,22 @@ def test_status_judges_a_node_member_by_its_node(tmp_path: Path) -> None:
     assert alice()[0] == "dead"
     store.nodes.remove("n1")
     assert alice()[0] == "dead"
+
+
+def test_attach_names_the_node_and_host_to_run_it_on(tmp_path: Path) -> None:
+    from agentteams.cli.attach_cmd import _elsewhere
+
+    store = FileStore()
+    store.teams.create("proj")
+    member = store.teams.add_member("proj", NewMember("alice", cwd=str(tmp_path)))
+    _elsewhere(store, "proj", member)  # on the lead's machine: attach goes on as before
+    member.node = "n1"
+    with pytest.raises(AgentTeamsError, match=r"alice ran on node n1, which is gone \(no heartbeat\)"):
+        _elsewhere(store, "proj", member)
+    store.nodes.register(NodeRecord("n1", "build-box-7", 2, "0.1.0", mode="tmux", running=["alice@proj"]))
+    with pytest.raises(AgentTeamsError) as refused:
+        _elsewhere(store, "proj", member)
+    assert str(refused.value) == (
+        "alice runs on node n1, host build-box-7: run `agentteams attach proj alice` there "
+        "(or `agentteams logs proj alice` here)"
+    )

@@ -67,6 +67,11 @@ def test_a_node_cut_off_loses_its_teammate_and_its_stale_completion(
             assert member is not None and member.node == "n1" and member.cwd == str(tmp_path / "machine-n1")
             shown = cli(*machines.node_args(), "status", TEAM).stdout.splitlines()  # `--store URL` goes first too
             assert any(line.split()[:1] == ["alice"] and "node n1 in-process" in line for line in shown), shown
+            attach = cli(*machines.node_args(), "attach", TEAM, "alice")
+            assert attach.returncode == 1 and attach.stderr.strip().splitlines() == [
+                f"agentteams: error: alice runs inside node n1's process on {os.uname().nodename}: no pane; "
+                f"use `agentteams logs {TEAM} alice`"
+            ]
             wait_until(lambda: "alice-claim" in [r.get("route") for r in api.arrivals], 30, "alice to claim the task")
             claimed = store.tasks.get(TEAM, task.id)
             assert (claimed.owner, claimed.status) == ("alice", "in_progress")
