@@ -10,7 +10,7 @@ _agentteams_teams() {
 
 _agentteams_subcommands() {
     case "$1" in
-        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff launch set" ;;
+        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff launch set node" ;;
         "team") echo "create show list delete export" ;;
         "task") echo "create list get update claim delete" ;;
         "msg") echo "send broadcast read" ;;
@@ -51,6 +51,7 @@ _agentteams_options() {
         "diff") echo "--into --stat --help" ;;
         "launch") echo "-p --print --output-format --model --permission-mode --dangerously-skip-permissions --teammate-mode --teammate-command --check --help" ;;
         "set") echo "--mode --model --wait --help" ;;
+        "node") echo "--store --name --slots --workdir --teammate-mode --tmux-socket --help" ;;
     esac
 }
 
@@ -70,6 +71,7 @@ _agentteams_value_options() {
         "diff") echo "--into" ;;
         "launch") echo "--output-format --model --permission-mode --teammate-mode --teammate-command" ;;
         "set") echo "--mode --model --wait" ;;
+        "node") echo "--store --name --slots --workdir --teammate-mode --tmux-socket" ;;
     esac
 }
 
