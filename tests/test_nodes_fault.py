@@ -100,6 +100,13 @@ def test_a_node_cut_off_loses_its_teammate_and_its_stale_completion(
             assert store.tasks.get(TEAM, task.id).status == "pending", "the stale owner completed the task"
             wait_until(lambda: (r := store.nodes.read("n1")) is not None and r.running == [], 15,
                        "the released teammate to leave its node")  # fmt: skip
+            # its transcript, on the node's machine, reaches `logs` here (on Redis through the store), dead as it is
+            shown = cli(*machines.node_args(), "logs", TEAM, "alice").stdout.splitlines()
+            assert (
+                "  You are alice." in shown and "> You claimed task #1 from the team's task list: Long job" in shown
+            ), "\n".join(shown)
+            refused = shown.index("⏺ TaskUpdate(1)")
+            assert "was not made" in shown[refused + 1] or "no longer yours" in shown[refused + 1], shown
         finally:
             runtime.close()
             for pid in process_tree([node.pid]):

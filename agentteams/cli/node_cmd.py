@@ -68,7 +68,7 @@ def node(
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(sig, lambda _s, _f: stop.set())
     typer.echo(f"node {me}: {slots} slots, teammates {teammate_mode}, in {where}; {_where(shared)} (Ctrl-C stops)")
-    NodeRunner(shared, record, spawner, where, beat=heartbeat).run(stop)
+    NodeRunner(shared, record, spawner, where, beat=heartbeat, layout=layout).run(stop)
 
 
 def _spawner(mode: str, layout: Any, store: Any, tmux_socket: str | None) -> Any:

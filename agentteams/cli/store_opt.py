@@ -10,9 +10,9 @@ import sys
 from agentteams.errors import AgentTeamsError
 
 OPTION = "--store"
-# the commands that do not work on the Redis store: `logs` reads a transcript of this machine, a resumed lead reads
-# the file store's layout; refused, not run on the wrong store (`attach` names a member's node, or finds its pane)
-NOT_ON_REDIS = ("logs", "resume")
+# the commands that do not work on the Redis store: a resumed lead reads the file store's layout; refused, not run on
+# the wrong store (`attach` names a member's node or finds its pane, `logs` reads what a node shipped through the store)
+NOT_ON_REDIS = ("resume",)
 RESUME_FLAGS = ("-c", "--continue", "-r", "--resume")  # the lead's; a relaunched teammate (--agent-id) may resume
 
 

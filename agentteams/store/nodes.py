@@ -133,6 +133,9 @@ class Nodes(Protocol):
     def take_orders(self, node: str, timeout: float) -> list[NodeOrder]: ...  # waits up to `timeout` for one
     def reply(self, reply: NodeReply) -> None: ...
     def await_reply(self, order_id: str, timeout: float) -> NodeReply | None: ...
+    def ship_log(self, team: str, agent: str, lines: list[str]) -> None: ...  # a node's teammate's transcript lines
+    # the lines after `cursor` ("" from the start), waiting up to `timeout` for one, and the cursor after them
+    def read_log(self, team: str, agent: str, cursor: str, timeout: float) -> tuple[list[str], str]: ...
 
 
 class FileNodes:
@@ -202,6 +205,12 @@ class FileNodes:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
         return found
+
+    def ship_log(self, team: str, agent: str, lines: list[str]) -> None:
+        """Nothing to ship: nodes on the file store share the lead's machine, where `logs` reads transcripts."""
+
+    def read_log(self, team: str, agent: str, cursor: str, timeout: float) -> tuple[list[str], str]:
+        return [], cursor
 
     def _listing(self, pattern: str) -> list[Path]:
         try:

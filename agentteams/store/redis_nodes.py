@@ -8,10 +8,12 @@ from typing import Any
 
 from agentteams.store.atomicjson import epoch_ms
 from agentteams.store.nodes import NodeOrder, NodeRecord, NodeReply
-from agentteams.store.redis_conn import Client
+from agentteams.store.paths import team_dir_name
+from agentteams.store.redis_conn import Client, Keys
 
 NODES_KEY = "at:nodes"  # the set of node names ever registered and not removed (a record may have expired)
 REPLY_TTL_MS = 60_000  # a reply nobody waits for any more goes by itself
+LOG_MAXLEN = 20_000  # transcript lines kept per teammate (about the last few hours of a busy one)
 MAX_BLOCK = 1.0  # seconds: the longest one blocking read lasts (a dropped connection is noticed by then)
 
 
@@ -25,6 +27,10 @@ def _orders_key(name: str) -> str:
 
 def _reply_key(order_id: str) -> str:
     return f"at:reply:{order_id}"
+
+
+def _log_key(team: str, agent: str) -> str:
+    return f"{Keys(team_dir_name(team)).prefix}log:{agent}"  # in the team's hash tag: TeamDelete removes it
 
 
 def _parse(raw: Any) -> dict[str, Any] | None:
@@ -99,3 +105,22 @@ class RedisNodes:
                 data = _parse(found[1])
                 return None if data is None else NodeReply.from_json(data)
         return None
+
+    def ship_log(self, team: str, agent: str, lines: list[str]) -> None:
+        if not lines:
+            return
+        key = _log_key(team, agent)
+        with self.client.pipeline(transaction=False) as pipe:
+            for line in lines:
+                pipe.xadd(key, {"line": line}, maxlen=LOG_MAXLEN, approximate=True)
+            pipe.execute()
+
+    def read_log(self, team: str, agent: str, cursor: str, timeout: float) -> tuple[list[str], str]:
+        block = int(min(timeout, MAX_BLOCK) * 1000) if timeout > 0 else None
+        found = self.client.xread({_log_key(team, agent): cursor or "0-0"}, count=1000, block=block)
+        lines: list[str] = []
+        for _stream, entries in found or []:
+            for entry_id, fields in entries:
+                lines.append(str(fields.get("line", "")))
+                cursor = str(entry_id)
+        return lines, cursor

@@ -16,8 +16,9 @@ from agentteams.errors import AgentTeamsError
 from agentteams.settings.load import load_settings
 from agentteams.store.api import Store
 from agentteams.store.nodes import NodeOrder, NodeRecord, NodeReply
-from agentteams.store.paths import path_part
+from agentteams.store.paths import Layout, path_part
 from agentteams.store.signing import LeadVerifyKey
+from agentteams.team.nodelogs import LogShipper
 from agentteams.team.spawning import Handle, Spawner, SpawnRequest
 
 BEAT = 1.0  # seconds between heartbeats; the record lives NodeRecord.ttl_ms past the last one
@@ -27,6 +28,7 @@ BEAT = 1.0  # seconds between heartbeats; the record lives NodeRecord.ttl_ms pas
 class Running:
     team: str
     handle: Handle
+    cwd: Path
 
 
 class NodeRunner:
@@ -34,7 +36,7 @@ class NodeRunner:
 
     def __init__(
         self, store: Store, record: NodeRecord, spawner: Spawner, workdir: Path, *, beat: float = BEAT,
-        clone: Callable[[str, str | None, Path], None] | None = None,
+        clone: Callable[[str, str | None, Path], None] | None = None, layout: Layout | None = None,
     ) -> None:  # fmt: skip
         self.store = store
         self.record = record
@@ -43,6 +45,7 @@ class NodeRunner:
         self.beat = beat
         self.clone = clone or _git_clone
         self.running: dict[str, Running] = {}  # by agent id
+        self.logs = LogShipper(store, layout) if layout is not None else None  # transcripts through the store
 
     def run(self, stop: threading.Event) -> None:
         self._register()
@@ -52,6 +55,7 @@ class NodeRunner:
                 for order in self.store.nodes.take_orders(self.record.name, max(0.0, next_beat - time.monotonic())):
                     self._obey(order)
                 if time.monotonic() >= next_beat:
+                    self._ship_logs()
                     self._reap()
                     self._register()
                     next_beat = time.monotonic() + self.beat
@@ -99,7 +103,7 @@ class NodeRunner:
             lead_key=lead_key, settings=load_settings(cwd, flag=order.settings),
         )  # fmt: skip
         handle = self.spawner.spawn(req)
-        self.running[order.agent_id] = Running(order.team, handle)
+        self.running[order.agent_id] = Running(order.team, handle, cwd)
         return NodeReply(order.order_id, True, backend=handle.backend, pane_id=handle.pane_id, cwd=str(cwd))
 
     def _directory(self, order: NodeOrder) -> Path:
@@ -113,17 +117,31 @@ class NodeRunner:
         self.clone(order.repo, order.commit, where)
         return where
 
+    def _ship_logs(self) -> None:
+        for run in self.running.values():
+            if self.logs is not None:
+                try:
+                    self.logs.ship(run.team, run.handle.name, run.cwd)
+                except Exception as e:  # a store away for a moment: the same lines go at the next beat
+                    diagnostics.debug("node %s: logs of %s not shipped: %s", self.record.name, run.handle.name, e)
+
     def _reap(self) -> None:
         """Forget the teammates that ended (shut down, or their team deleted)."""
         for agent, run in list(self.running.items()):
             if not self.spawner.alive(run.handle, run.team):
-                del self.running[agent]
+                self._forget(agent)
 
     def _stop(self, agent: str) -> None:
-        run = self.running.pop(agent, None)
+        run = self.running.get(agent)
         if run is not None:
             with contextlib.suppress(Exception):
                 self.spawner.stop(run.handle)
+            self._forget(agent)
+
+    def _forget(self, agent: str) -> None:
+        run = self.running.pop(agent, None)
+        if run is not None and self.logs is not None:
+            self.logs.forget(run.team, run.handle.name, run.cwd)
 
 
 def _git_clone(url: str, commit: str | None, where: Path) -> None:
