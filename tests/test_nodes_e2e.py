@@ -19,8 +19,9 @@ from agentteams.store.paths import Layout
 from agentteams.store.redis_conn import parse_url
 from agentteams.store.redis_store import RedisStore
 from tests.support.cli import Cli
-from tests.support.procs import child_env
+from tests.support.procs import child_env, find_process
 from tests.support.team_script import TEAM, team_scenario
+from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
 LEAD_KEY = "test-key-lead-0123456789abcdef"
@@ -133,3 +134,39 @@ def test_two_teammates_on_two_nodes(
         assert key.encode() not in stored + "".join(errs).encode(), "an API key was written to the store or a log"
     if kind == "redis":
         assert not (machines.root("lead") / "teams").exists(), "the lead wrote its team to files, not to Redis"
+
+
+@pytest.mark.parametrize("kind", ["file", "redis"])
+def test_a_node_runs_its_teammates_in_a_tmux_session_of_its_own(
+    cli: Cli, config_root: Path, tmp_path: Path, kind: str, request: pytest.FixtureRequest, tmux: Tmux
+) -> None:
+    """`--teammate-mode tmux`: each teammate a process in a pane of the node's own tmux server (the API key reaches
+    it through that server's environment, as the lead's own tmux teammates get theirs)."""
+    machines = Machines(kind, config_root, tmp_path, request)
+    store = machines.store
+    work = tmp_path / "lead"
+    work.mkdir()
+    with MockServer(team_scenario()) as lead_api, MockServer(team_scenario()) as n1_api:
+        mode = ["--teammate-mode", "tmux", "--tmux-socket", str(tmux.sock)]
+        node = start_node(cli, machines.env("machine-n1", n1_api, NODE_KEYS["n1"]), "n1", tmp_path / "machine-n1",
+                          *mode, *machines.node_args())  # fmt: skip
+        wait_until(lambda: store.nodes.read("n1") is not None, 20, "the node to register")
+        lead = cli.popen("-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "in-process", cwd=work,
+                         env=machines.env("lead", lead_api, LEAD_KEY, lead=True), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)  # fmt: skip
+
+        def in_panes() -> bool:
+            pids = [p.pid for p in tmux.panes().values() if p.pid and not p.dead]
+            return all(any(find_process(pid, f"{n}@{TEAM}") for pid in pids) for n in ("alice", "bob"))
+
+        wait_until(in_panes, 60, "alice and bob to run in panes of the node's tmux server")
+        out, err = lead.communicate(timeout=120)
+        wait_until(lambda: getattr(store.nodes.read("n1"), "running", None) == [], 15, "the node's teammates to end")
+        stop_node(node)
+        routes = {str(r.get("route")).split("-")[0] for r in n1_api.requests}
+    assert lead.returncode == 0, err
+    assert "LEAD-DONE" in out
+    assert routes == {"alice", "bob"}, routes  # both on the one node: it had the slots
+    logs = sorted((tmp_path / "machine-n1" / "work.log").read_text().split())
+    assert [line.split("-")[1] for line in logs] == ["1", "2", "3"], logs
+    assert not [p for p in tmux.panes().values() if not p.dead], "teammate panes left behind"
