@@ -6,9 +6,12 @@ import signal
 import socket
 import threading
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from agentteams.store.nodes import NodeMode, NodeRecord
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 MODES = ("in-process", "tmux")
@@ -37,38 +40,53 @@ def node(
 
     The node has its own API key and environment: nothing secret travels in a lead's order.
     """
-    from agentteams import __version__
-    from agentteams.errors import AgentTeamsError
     from agentteams.store.files import open_store
-    from agentteams.store.nodes import NodeRecord
-    from agentteams.store.paths import Layout, path_part
+    from agentteams.store.paths import Layout
     from agentteams.team.noderun import NodeRunner
 
     if store is not None:
         from agentteams.cli.store_opt import set_store
 
         set_store(store)
-    if teammate_mode not in MODES:
+    where = _workdir(workdir, teammate_mode)
+    layout = Layout.from_env()
+    shared = open_store(layout)
+    record = _record(shared, name, slots, teammate_mode, heartbeat)
+    spawner = _spawner(teammate_mode, layout, shared, tmux_socket)
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, lambda _s, _f: stop.set())
+    typer.echo(f"node {record.name}: {slots} slots, teammates {teammate_mode}, in {where}; {_where(shared)} "
+               "(Ctrl-C stops)")  # fmt: skip
+    NodeRunner(shared, record, spawner, where, beat=heartbeat, layout=layout).run(stop)
+
+
+def _workdir(workdir: Path | None, mode: str) -> Path:
+    from agentteams.errors import AgentTeamsError
+
+    if mode not in MODES:
         raise AgentTeamsError(f"--teammate-mode must be one of {', '.join(MODES)}")
     where = (workdir or Path.cwd()).expanduser().resolve()
     if not where.is_dir():
         raise AgentTeamsError(f"--workdir {where} is not a directory")
-    layout = Layout.from_env()
-    shared = open_store(layout)
+    return where
+
+
+def _record(store: Any, name: str | None, slots: int, mode: str, heartbeat: float) -> "NodeRecord":
+    """This node's record; refused while a live node holds the name (two nodes must not take one queue's orders)."""
+    from agentteams import __version__
+    from agentteams.errors import AgentTeamsError
+    from agentteams.store.nodes import NodeRecord
+    from agentteams.store.paths import path_part
+
     me = path_part(name or socket.gethostname(), "node")
-    other = shared.nodes.read(me)
+    other = store.nodes.read(me)
     if other is not None:
-        raise AgentTeamsError(
-            f"node {me} is already registered (pid {other.pid} on {other.host}): choose another --name"
-        )
-    spawner = _spawner(teammate_mode, layout, shared, tmux_socket)
-    ttl = max(3000, int(heartbeat * 3000))
-    record = NodeRecord(me, socket.gethostname(), slots, __version__, teammate_mode, os.getpid(), ttl_ms=ttl)  # type: ignore[arg-type]
-    stop = threading.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, lambda _s, _f: stop.set())
-    typer.echo(f"node {me}: {slots} slots, teammates {teammate_mode}, in {where}; {_where(shared)} (Ctrl-C stops)")
-    NodeRunner(shared, record, spawner, where, beat=heartbeat, layout=layout).run(stop)
+        where = f"pid {other.pid} on {other.host}"
+        raise AgentTeamsError(f"node {me} is already registered ({where}): choose another --name")
+    ttl = max(3000, int(heartbeat * 3000))  # three beats, and never under 3 s: a busy machine skips a beat
+    kind: NodeMode = "tmux" if mode == "tmux" else "in-process"
+    return NodeRecord(me, socket.gethostname(), slots, __version__, kind, os.getpid(), ttl_ms=ttl)
 
 
 def _spawner(mode: str, layout: Any, store: Any, tmux_socket: str | None) -> Any:
@@ -84,6 +102,7 @@ def _spawner(mode: str, layout: Any, store: Any, tmux_socket: str | None) -> Any
     from agentteams.team.spawning import InProcessSpawner
 
     settings = load_settings(Path.cwd())
+    os.environ.update(settings.env)  # as an agent does: the settings' env is the process's (its teammates' too)
     config = ModelConfig.from_env(credentials_env(settings.api_key_helper, Path.cwd()))
     return InProcessSpawner(layout, AnthropicClient(config), store=store, secrets=tuple(config.secrets()))
 

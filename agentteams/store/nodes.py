@@ -8,7 +8,6 @@ import contextlib
 import json
 import os
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -22,6 +21,12 @@ OrderKind = Literal["spawn", "stop"]
 NodeMode = Literal["in-process", "tmux"]
 R = TypeVar("R")
 REPLY_POLL = 0.02  # seconds between looks for a reply file (the Redis store blocks instead)
+
+
+def _new_id() -> str:
+    import uuid  # on first use: the lead's start-up does not pay for it
+
+    return uuid.uuid4().hex
 
 
 def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
@@ -71,7 +76,7 @@ class NodeOrder:
     kind: OrderKind
     team: str
     name: str
-    order_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    order_id: str = field(default_factory=_new_id)
     color: str = "blue"
     model: str = ""
     parent_session_id: str = ""
