@@ -20,7 +20,6 @@ from agentteams.store.paths import Layout, path_part
 OrderKind = Literal["spawn", "stop"]
 NodeMode = Literal["in-process", "tmux"]
 R = TypeVar("R")
-REPLY_POLL = 0.02  # seconds between looks for a reply file (the Redis store blocks instead)
 
 
 def _new_id() -> str:
@@ -180,12 +179,9 @@ class FileNodes:
         atomic_write_json(where / f"{time.time_ns():020d}-{order.order_id}.json", order.to_json())
 
     def take_orders(self, node: str, timeout: float) -> list[NodeOrder]:
-        deadline = time.monotonic() + timeout
-        while True:
-            taken = self._take(node)
-            if taken or time.monotonic() >= deadline:
-                return taken
-            time.sleep(min(REPLY_POLL * 5, max(0.0, deadline - time.monotonic())))
+        where = self._orders_dir(node)
+        safefs.make_dir(where, parents=True)
+        return _watched(where, lambda: self._take(node), timeout) or []
 
     def _take(self, node: str) -> list[NodeOrder]:
         taken = []
@@ -203,9 +199,8 @@ class FileNodes:
 
     def await_reply(self, order_id: str, timeout: float) -> NodeReply | None:
         path = self.dir / "replies" / f"{path_part(order_id, 'order')}.json"
-        deadline = time.monotonic() + timeout
-        while (found := _load(path, NodeReply.from_json)) is None and time.monotonic() < deadline:
-            time.sleep(REPLY_POLL)
+        safefs.make_dir(path.parent, parents=True)
+        found = _watched(path.parent, lambda: _load(path, NodeReply.from_json), timeout)
         if found is not None:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
@@ -222,6 +217,17 @@ class FileNodes:
             return sorted(self.dir.glob(pattern))
         except OSError:
             return []
+
+
+def _watched(directory: Path, look: Callable[[], R | None], timeout: float) -> R | None:
+    """What `look` finds, looking again at each change in `directory` (inotify, no polling) until `timeout` s."""
+    from agentteams.store.watch import FileWatcher
+
+    deadline = time.monotonic() + timeout
+    with FileWatcher([], dirs=[directory]) as watcher:  # watching before the first look: nothing slips between
+        while not (found := look()) and (left := deadline - time.monotonic()) > 0:
+            watcher.wait(left)
+    return found
 
 
 def _load(path: Path, parse: Callable[[dict[str, Any]], R | None]) -> R | None:
