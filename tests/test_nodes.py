@@ -200,3 +200,17 @@ def test_attach_names_the_node_and_host_to_run_it_on(tmp_path: Path) -> None:
         "alice runs on node n1, host build-box-7: run `agentteams attach proj alice` there "
         "(or `agentteams logs proj alice` here)"
     )
+
+
+def test_a_team_file_role_names_its_node_and_export_writes_it_back() -> None:
+    from agentteams.store.records import Member, TeamConfig
+    from agentteams.team.export import export_team
+    from agentteams.team.seeding import spawn_args
+    from agentteams.team.teamfile import parse
+
+    lead = Member(agent_id="team-lead@calc", name="team-lead", joined_at=1, cwd="/w/repo")
+    alice = Member(agent_id="alice@calc", name="alice", joined_at=1, prompt="Go.", cwd="/node/work", node="gpu1")
+    config = TeamConfig(name="calc", created_at=1, lead_agent_id=lead.agent_id, members=[lead, alice])
+    (role,) = parse(export_team(config, [])).roles
+    assert (role.node, role.cwd) == ("gpu1", None)  # the node's directory is the node's business
+    assert spawn_args(role, "calc", Path("/w/repo"))["node"] == "gpu1"
