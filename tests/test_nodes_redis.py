@@ -103,3 +103,25 @@ def test_eight_processes_on_two_machines_claim_200_tasks_each_once(redis_server:
     assert {t.id: t.owner for t in store.tasks.list_tasks(team)} == dict(won)
     assert len({a for _i, a in won if a.startswith("machine-a")}) >= 1
     assert len({a for _i, a in won if a.startswith("machine-b")}) >= 1
+
+
+def test_a_node_outlives_a_redis_restart(cli: Cli, redis_server: RedisServer, tmp_path: Path) -> None:
+    """kill -9 and restart of the server (AOF replay): the node goes on beating and answering orders by itself."""
+    from agentteams.store.nodes import NodeOrder
+
+    home, env = machine(tmp_path, "machine-a")
+    node = cli.popen("node", "--store", redis_server.url, "--name", "n1", "--workdir", str(home), "--heartbeat",
+                     "0.25", env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    store = RedisStore(parse_url(redis_server.url))
+    wait_until(lambda: store.nodes.read("n1") is not None, 20, "the node to register")
+    redis_server.kill_and_restart()
+    store = RedisStore(parse_url(redis_server.url))
+    restarted = time.time() * 1000
+    wait_until(lambda: getattr(store.nodes.read("n1"), "updated_at", 0) > restarted, 20, "the node to beat again")
+    order = NodeOrder("spawn", "proj", "alice", lead_key="not-a-key")
+    store.nodes.order("n1", order)
+    reply = store.nodes.await_reply(order.order_id, 20)
+    assert reply is not None and not reply.ok and reply.error == "the lead's verify key is malformed"
+    node.send_signal(signal.SIGTERM)
+    _out, err = node.communicate(timeout=20)
+    assert node.returncode == 0 and "Traceback" not in err, err

@@ -52,7 +52,7 @@ class NodeRunner:
         next_beat = time.monotonic() + self.beat
         try:
             while not stop.is_set():
-                for order in self.store.nodes.take_orders(self.record.name, max(0.0, next_beat - time.monotonic())):
+                for order in self._orders(stop, max(0.0, next_beat - time.monotonic())):
                     self._obey(order)
                 if time.monotonic() >= next_beat:
                     self._ship_logs()
@@ -64,6 +64,15 @@ class NodeRunner:
                 self._stop(agent)
             with contextlib.suppress(AgentTeamsError, OSError):
                 self.store.nodes.remove(self.record.name)
+
+    def _orders(self, stop: threading.Event, timeout: float) -> list[NodeOrder]:
+        """The orders waiting, or none while the store is away (the beats say when it is back)."""
+        try:
+            return self.store.nodes.take_orders(self.record.name, timeout)
+        except Exception as e:  # redis-py's connection errors are no OSError; the store's client retried already
+            diagnostics.warning("node %s: cannot read orders: %s: %s", self.record.name, type(e).__name__, e)
+            stop.wait(max(timeout, self.beat))
+            return []
 
     def _register(self) -> None:
         """The heartbeat: the record written again (a store that is briefly away is tried at the next beat)."""
@@ -85,7 +94,10 @@ class NodeRunner:
         except Exception as e:  # whatever went wrong is the lead's one line, and the node goes on
             reply = NodeReply(order.order_id, False, f"could not start {order.name}: {e}")
         self._register()  # listed before the lead hears it started: its first liveness check finds it
-        self.store.nodes.reply(reply)
+        try:
+            self.store.nodes.reply(reply)
+        except Exception as e:  # the lead's wait ends without it, and it orders a stop
+            diagnostics.warning("node %s: could not answer for %s: %s", self.record.name, order.name, e)
 
     def _spawn(self, order: NodeOrder) -> NodeReply:
         if order.agent_id in self.running:
