@@ -11,7 +11,9 @@ Sections:
      inbox, with the messages lost (expected minus present in the final, valid-JSON file) and failed sends;
   c. the cost of one send (median) into an inbox that has received N messages over its life, read by its
      reader; plus an informational row for ours with N *unread* messages (no reader: the worst case);
-  d. the targets, PASS/FAIL.
+  d. the targets, PASS/FAIL;
+  e. the Redis store beside the file store (scripts/bench_store_redis.py): 8 writers' send throughput and 8
+     processes' claims (latency, throughput), lost and duplicated counted (its targets join d).
 
 Usage: python scripts/bench_store.py [--quick] [--json PATH] [--check] [--build {send,direct}]
 Exit status is 0 (it is a report) unless --check is given and a target is missed.
@@ -480,6 +482,7 @@ class Report:
     throughput: list[ThroughputResult] = field(default_factory=list)
     append: list[AppendResult] = field(default_factory=list)
     targets: list[Target] = field(default_factory=list)
+    redis: list[dict[str, Any]] = field(default_factory=list)  # section e's rows (empty: no redis-server)
 
 
 def table(headers: list[str], rows: list[list[str]]) -> str:
@@ -599,6 +602,36 @@ def run_append(rep: Report, plan: Plan) -> None:
     emit()
 
 
+def run_redis(rep: Report, plan: Plan) -> list[Target]:
+    """Section e, printed before the targets; its targets: the issue's (5x the file store's 8-writer sends)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench_store_redis as br
+
+    tasks, per_writer = (40, 50) if plan.quick else (200, 200)
+    rows = br.run(8, per_writer, tasks)
+    emit(f"e. the Redis store beside the file store, through the store interface: 8 writer processes, {per_writer}")
+    emit(f"   sends each, into one inbox; 8 processes claiming {tasks} tasks (redis-server: AOF appendfsync always)")
+    if isinstance(rows, str):
+        emit(f"   {rows}")
+        emit()
+        return []
+    rep.redis = br.as_json(rows)
+    emit(table(
+        ["store", "sends/s", "lost", "dup", "claims/s", "claim p50 ms", "claim p99 ms", "twice", "never"],
+        [[r.store, f"{r.sends_per_s:.0f}", str(r.send_lost), str(r.send_duplicated), f"{r.claims_per_s:.1f}",
+          f"{r.claim_p50_ms:.2f}", f"{r.claim_p99_ms:.2f}", str(r.claimed_twice), str(r.never_claimed)]
+         for r in rows],
+    ))  # fmt: skip
+    emit()
+    file, redis = rows
+    ratio = redis.sends_per_s / file.sends_per_s if file.sends_per_s else 0.0
+    exact = all((r.send_lost, r.send_duplicated, r.claimed_twice, r.never_claimed) == (0, 0, 0, 0) for r in rows)
+    return [
+        Target("redis 8-writer sends/s vs the file store's", f"{ratio:.1f}x", ">= 5x", ratio >= 5),
+        Target("both stores: lost, duplicated, claimed twice or never", "0" if exact else "not 0", "0", exact),
+    ]
+
+
 def print_targets(rep: Report, plan: Plan) -> None:
     emit("d. targets" + ("  (quick run: not the acceptance sizes)" if plan.quick else ""))
     emit(table(
@@ -641,7 +674,8 @@ def main(argv: list[str] | None = None) -> int:
     run_latency(rep, plan)
     run_throughput(rep, plan)
     run_append(rep, plan)
-    rep.targets = compute_targets(rep, max(plan.writer_counts))
+    redis_targets = run_redis(rep, plan)
+    rep.targets = compute_targets(rep, max(plan.writer_counts)) + redis_targets
     rep.seconds = time.monotonic() - began
     rep.load_after = os.getloadavg()[0]
     print_targets(rep, plan)

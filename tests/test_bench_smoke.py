@@ -36,6 +36,11 @@ def test_bench_store_quick_run(tmp_path: Path, config_root: Path) -> None:
         assert (row["lost"], row["failed"], row["valid_json"]) == (0, 0, True), row
     sizes = {r["size"] for r in data["append"] if r["impl"] == "ours"}
     assert sizes == {10, 100, 1000, 10000}
+    assert "e. the Redis store beside the file store" in proc.stdout
+    assert [r["store"] for r in data["redis"]] == ["file", "redis"], "the Redis store was not measured"
+    for row in data["redis"]:
+        assert (row["send_lost"], row["send_duplicated"], row["claimed_twice"], row["never_claimed"]) == (0, 0, 0, 0)
+        assert row["claims"] == row["tasks"] and row["sends_per_s"] > 0, row
 
 
 def test_bench_startup_runs_and_the_request_prefix_is_kept(tmp_path: Path, config_root: Path) -> None:

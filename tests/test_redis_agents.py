@@ -137,3 +137,28 @@ def test_cleanup_on_redis_removes_a_dead_member_then_a_dead_team(
     assert gone.returncode == 0 and f"removed team {TEAM}" in gone.stdout, gone
     assert not store.teams.present(TEAM)
     assert not layout.teams_dir.exists()
+
+
+def test_member_changes_go_to_the_team_event_stream_and_wake_its_watchers(on_redis: RedisStore) -> None:
+    """Joined, mode, model, died, returned, left: one entry each, in order, beside the task events; a waiter on the
+    team's events (an agent watching tasks, or `watch`) wakes on one, and not without one."""
+    from agentteams.store.api import NewMember
+
+    store = on_redis
+    store.teams.create(TEAM, cwd="/")
+    store.tasks.create(TEAM, "Parse")
+    with store.watch(TEAM, "team-lead", tasks=True) as waiter, store.watch_teams([TEAM]) as follower:
+        assert not waiter.wait(0.3) and not follower.wait(0.3)
+        store.teams.add_member(TEAM, NewMember(name="alice", cwd="/"))
+        assert waiter.wait(5) and follower.wait(5), "a member's joining woke no watcher"
+    store.teams.set_mode(TEAM, "alice", "plan")
+    store.teams.set_member_fields(TEAM, "alice", model="claude-haiku-5-5")
+    store.teams.set_active(TEAM, "alice", True)  # no event: a turn's start is presence news, not membership
+    store.teams.depart_member(TEAM, "alice")
+    store.teams.return_member(TEAM, "alice")
+    store.teams.remove_member(TEAM, "alice")
+    entries = [fields for _id, fields in store.client.xrange(Keys(TEAM).events)]
+    members = [(f["kind"], f["agent"], f["value"]) for f in entries if f["op"] == "member"]
+    assert members == [("joined", "alice", ""), ("mode", "alice", "plan"), ("model", "alice", "claude-haiku-5-5"),
+                       ("died", "alice", ""), ("returned", "alice", ""), ("left", "alice", "")]  # fmt: skip
+    assert entries[0]["op"] == "create" and entries[0]["task"] == "1", "the task events share the stream"

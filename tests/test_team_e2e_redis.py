@@ -63,3 +63,79 @@ def test_redis_team_in_process(
     assert_nothing_left(layout, config_root)
     assert_nothing_on_disk(layout)
     assert_redis_empty(redis_server)
+
+
+class EventLog:
+    """Every member event of TEAM's stream as it is added (read by a thread: TeamDelete removes the stream)."""
+
+    def __init__(self, store: RedisStore) -> None:
+        import threading
+
+        self.store, self.entries = store, list[dict[str, str]]()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._follow, daemon=True)
+
+    def _follow(self) -> None:
+        from agentteams.store.redis_conn import Keys
+
+        last = "0-0"
+        while not self.stop.is_set():
+            for _stream, found in self.store.client.xread({Keys(TEAM).events: last}, block=50) or []:
+                last = found[-1][0]
+                self.entries += [f for _id, f in found if f["op"] == "member"]
+
+    def kinds(self) -> list[tuple[str, str]]:
+        return [(e["kind"], e["agent"]) for e in self.entries]
+
+    def __enter__(self) -> EventLog:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join(5)
+
+
+def test_redis_team_hooks_and_events_of_a_killed_teammate(
+    cli: Cli, config_root: Path, tmp_path: Path, tmux: Tmux, redis_server: RedisServer
+) -> None:
+    """On Redis as on files: TeammateSpawned, and TeammateDied within 2 s of a kill -9 (the lead sees the death in
+    the Redis presence and the member's pane); the team's event stream recorded alice joining and dying."""
+    import os
+    import signal
+    import time
+
+    from tests.support.hookscript import HookLab
+    from tests.support.wait import wait_until
+    from tests.test_hooks_e2e import check_payload
+    from tests.test_hooks_team_e2e import configure
+    from tests.test_team_e2e import kill_scenario
+
+    work = tmp_path / "work"
+    work.mkdir()
+    lab = HookLab(tmp_path / "lab")
+    configure(work, lab, ("TeammateDied", "TeammateSpawned"))
+    store = RedisStore(parse_url(redis_server.url))
+    seen = EventLog(store)
+    with seen, MockServer(kill_scenario()) as server:
+        _pane, rc = lead_in_tmux(tmux, cli, redis_env(config_root, server, redis_server), work, tmp_path,
+                                 "--teammate-mode", "tmux")  # fmt: skip
+        wait_until(lambda: getattr(store.presence.read(TEAM, "alice"), "state", None) == "working", 30, "working")
+        presence = store.presence.read(TEAM, "alice")
+        assert presence is not None
+        os.kill(presence.pid, signal.SIGKILL)
+        killed = time.time()
+        wait_until(lambda: bool(lab.entries("TeammateDied")), 5, "the TeammateDied hook")
+        wait_until(lambda: ("died", "alice") in seen.kinds(), 5, "alice's death in the team's event stream",
+                   explain=lambda: str(seen.kinds()))  # fmt: skip
+        run = finish(rc, tmp_path, server)
+    assert run.rc == 0, run.err
+    [died] = lab.entries("TeammateDied")
+    assert died["t"] - killed < 2.0, f"TeammateDied fired {died['t'] - killed:.2f} s after the kill"
+    payload = check_payload(died, work)
+    assert (payload["teammate_name"], payload["agent_id"]) == ("alice", f"alice@{TEAM}")
+    [spawned] = lab.entries("TeammateSpawned")
+    assert spawned["payload"]["backend"] == "tmux"
+    events = seen.kinds()
+    assert events[0] == ("joined", "alice") and events[-1] == ("died", "alice"), events
+    assert_redis_empty(redis_server)

@@ -19,7 +19,7 @@ from typing import Any
 
 from agentteams import diagnostics
 from agentteams.agent.hookspec import HookCommand, HookRun, Outcome, configured, interpret, selected
-from agentteams.settings.keyhelper import KEY_VARS
+from agentteams.settings.keyhelper import without_secrets
 from agentteams.settings.types import Settings
 
 # events whose payload has no permission_mode (Claude Code's docs, and what the real 2.1.330 sends)
@@ -29,7 +29,7 @@ KILL_GRACE = 2.0  # seconds to collect what a killed hook's pipes still hold
 
 def hook_env(project_dir: Path) -> dict[str, str]:
     """Ours without any credential (the apiKeyHelper's key never enters os.environ), plus CLAUDE_PROJECT_DIR."""
-    env = {k: v for k, v in os.environ.items() if k not in KEY_VARS}
+    env = without_secrets(os.environ)
     env["CLAUDE_PROJECT_DIR"] = str(project_dir)
     return env
 

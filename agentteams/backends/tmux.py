@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from agentteams.errors import AgentTeamsError
 from agentteams.model.providers import CREDENTIAL_ENV
+from agentteams.settings.keyhelper import STORE_SECRET_VARS
 
 if TYPE_CHECKING:
     import libtmux
@@ -23,7 +24,7 @@ MAX_PANES_PER_WINDOW = 5  # the lead + 4 teammates; further teammates go to anot
 WINDOW_TAG = "@agentteams"  # window user option marking windows we created for teammates
 PANE_TAG = "@agentteams-agent"  # pane user option: the agent id (name@team) a teammate pane runs
 SOCKET_ENV = "AGENTTEAMS_TMUX_SOCKET"  # a server to use instead of the one we run in (how tests isolate tmux)
-SECRET_KEYS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", *CREDENTIAL_ENV})
+SECRET_KEYS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", *CREDENTIAL_ENV, *STORE_SECRET_VARS})
 PLACEHOLDER = "cat"
 FULL_MARK = "agentteams-window-full"  # what a split-if-room call prints instead of a pane id
 _PANE_ID = re.compile(r"%[0-9]+\Z")

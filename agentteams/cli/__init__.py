@@ -100,6 +100,9 @@ def run() -> None:
     except Exception as e:  # a bug of ours: one line, and the traceback only when asked for
         if os.environ.get("AGENTTEAMS_DEBUG"):
             raise
+        if type(e).__module__.startswith("redis."):  # the Redis store refused (an ACL) or stayed away past its retries
+            typer.echo(f"agentteams: error: the Redis store: {' '.join(str(e).split())}", err=True)
+            sys.exit(1)
         typer.echo(
             f"agentteams: internal error: {type(e).__name__}: {e} (set AGENTTEAMS_DEBUG=1 for details)", err=True
         )

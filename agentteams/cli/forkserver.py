@@ -29,6 +29,7 @@ from typing import NoReturn
 from agentteams.cli import launch
 from agentteams.cli.sockdir import ForkServerError, ensure_private, private_dir
 from agentteams.model.providers import AWS_KEYS
+from agentteams.settings.keyhelper import STORE_SECRET_VARS
 
 # the SDK's own modules are model/'s to name and import: `preimport` calls anthropic_client.warm_up()
 PREIMPORTS = ("agentteams.model.anthropic_client", "agentteams.cli.agent_cmd", "typer", "rich", "agentteams.ui.console")
@@ -45,7 +46,7 @@ OPTIONAL_PREIMPORTS = (
 )  # fmt: skip
 SECRET_KEYS = launch.SECRET_KEYS
 # credentials that go together: a pane with one of a group keeps its own, one with none gets the server's
-CREDENTIAL_GROUPS = (SECRET_KEYS, AWS_KEYS, ("AWS_BEARER_TOKEN_BEDROCK",))
+CREDENTIAL_GROUPS = (SECRET_KEYS, AWS_KEYS, ("AWS_BEARER_TOKEN_BEDROCK",), STORE_SECRET_VARS)
 REQUEST_TIMEOUT = 10.0  # a connected client that sends nothing only ties up its own forked child, this long
 STOP_WAIT = 1.0
 

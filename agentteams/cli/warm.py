@@ -125,7 +125,9 @@ def start_server(directory: Path, *, replacing: bool) -> int:
     """Start a detached server unless one holds the lock (is starting or running); its pid, or 0."""
     if not replacing and not _lock_free(directory / LOCK):
         return 0
-    env = {k: v for k, v in os.environ.items() if k not in launch.SECRET_KEYS}  # it needs no key: each run brings one
+    from agentteams.settings.keyhelper import without_secrets
+
+    env = without_secrets(os.environ)  # it needs no key or password: each run brings its own
     argv = [sys.executable, "-P", "-m", "agentteams.cli.warmserver", "--dir", str(directory)]
     actions: list[tuple[int, ...] | tuple[int, int, str, int, int]] = [
         (os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)

@@ -14,6 +14,14 @@ from agentteams.errors import AgentTeamsError
 
 HELPER_TIMEOUT = 30.0  # seconds; a helper may ask a secrets manager over the network
 KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+STORE_SECRET_VARS = ("AGENTTEAMS_REDIS_PASSWORD", "REDISCLI_AUTH")  # the Redis store's password, in this order
+# never in the environment of anything an agent runs: the Bash tool, hooks, MCP servers, key helpers
+SECRET_VARS = (*KEY_VARS, *STORE_SECRET_VARS)
+
+
+def without_secrets(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without any credential: what a command the agent runs is given."""
+    return {k: v for k, v in env.items() if k not in SECRET_VARS}
 
 
 class KeyHelperError(AgentTeamsError):
@@ -22,7 +30,7 @@ class KeyHelperError(AgentTeamsError):
 
 def run_key_helper(command: str, cwd: Path, timeout: float = HELPER_TIMEOUT) -> str:
     """Run `command` with /bin/sh, as Claude Code does; its stdout, stripped, is the key."""
-    env = {k: v for k, v in os.environ.items() if k not in KEY_VARS}
+    env = without_secrets(os.environ)
     try:
         proc = subprocess.run(
             ["/bin/sh", "-c", command], capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd,

@@ -10,12 +10,14 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agentteams.errors import AgentTeamsError
+from agentteams.settings.keyhelper import STORE_SECRET_VARS
 
 # A `redis.Redis` (or a pipeline of one) decoding replies to str: redis-py's stubs type every reply as
 # `bytes | str | None` whatever the client decodes, so the store's modules take what it documents instead.
 Client = Any
 
-PASSWORD_VARS = ("AGENTTEAMS_REDIS_PASSWORD", "REDISCLI_AUTH")  # where a password is read from, in this order
+PASSWORD_VARS = STORE_SECRET_VARS  # where a password is read from, in this order: the environment, then settings' env
+USER_VAR = "AGENTTEAMS_REDIS_USER"  # not a secret: forwarded to teammates with the URL
 SCHEMES = ("redis", "rediss")
 
 
@@ -61,10 +63,26 @@ def parse_url(text: str) -> RedisUrl:
 
 
 def password() -> str | None:
-    for var in PASSWORD_VARS:
+    return _configured(PASSWORD_VARS)
+
+
+def user() -> str | None:
+    """The ACL user to log in as (a team's own, see the README's recipe); None: the server's default user."""
+    return _configured((USER_VAR,))
+
+
+def _configured(names: tuple[str, ...]) -> str | None:
+    """From the environment (an agent has put its settings' `env` there already), else from the `env` of the
+    settings files a command run here would use (`agentteams task list` loads no settings otherwise)."""
+    for var in names:
         if value := os.environ.get(var):
             return value
-    return None
+    from pathlib import Path
+
+    from agentteams.settings.load import load_settings
+
+    env = load_settings(Path.cwd()).env
+    return next((value for var in names if (value := env.get(var))), None)
 
 
 def connect(url: RedisUrl) -> Client:
@@ -78,7 +96,8 @@ def connect(url: RedisUrl) -> Client:
     # server that went away (restarted, AOF replayed) is waited for up to the deadline, with one line said
     retry = Reconnect(str(url), deadline_from_env())
     client = redis.Redis(
-        host=url.host, port=url.port, db=url.db, ssl=url.tls, password=password(), decode_responses=True,
+        host=url.host, port=url.port, db=url.db, ssl=url.tls, username=user(), password=password(),
+        decode_responses=True,
         socket_connect_timeout=5.0, health_check_interval=30, retry=retry,
     )  # fmt: skip
     try:

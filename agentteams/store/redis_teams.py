@@ -1,6 +1,6 @@
-"""Team configs in Redis: one JSON value per team (`at:{team}:config`), changed by compare-and-set (WATCH, then
-MULTI/EXEC, redone when another writer got in between), so concurrent joins never lose a member. The membership
-rules themselves (joins, departures, returns, the lead claim) are the file store's, inherited from `TeamStore`."""
+"""Team configs in Redis: one JSON value per team (`at:{team}:config`), changed by compare-and-set (WATCH, MULTI/EXEC,
+redone when another writer got in between) with its member events (store/teamevents.py) in the same transaction. The
+membership rules (joins, departures, returns, the lead claim) are the file store's, inherited from `TeamStore`."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ from agentteams.pids import LeadProcess
 from agentteams.store.paths import LEAD_NAME, team_dir_name
 from agentteams.store.records import TeamConfig
 from agentteams.store.redis_conn import TEAMS_KEY, Client, Keys, watch_error
+from agentteams.store.teamevents import member_events
 from agentteams.store.teams import TeamStore, new_config
 
 T = TypeVar("T")
+EVENTS_KEPT = 1000  # the event stream's length, as the task scripts trim it
 MAX_CAS_TRIES = 1000  # a compare-and-set lost this often means a writer loops: say so rather than spin
 
 
@@ -88,13 +90,16 @@ class RedisTeams(TeamStore):
             for _ in range(MAX_CAS_TRIES):
                 try:
                     pipe.watch(keys.config)
-                    config = self._parse(team, keys, pipe.get(keys.config))
+                    raw = pipe.get(keys.config)
+                    config = self._parse(team, keys, raw)
                     result = change(config)
                     if write_if is not None and not write_if(result):
                         pipe.unwatch()
                         return result
                     pipe.multi()
                     pipe.set(keys.config, json.dumps(config.to_json()))
+                    for event in member_events(self._parse(team, keys, raw), config):  # with the write, or not at all
+                        pipe.xadd(keys.events, event.fields(), maxlen=EVENTS_KEPT, approximate=True)
                     pipe.execute()
                     return result
                 except lost:

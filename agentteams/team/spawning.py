@@ -52,7 +52,7 @@ FORWARDED_ENV = (
     "NODE_EXTRA_CA_CERTS", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_ERROR_REPORTING",
     "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER", "DO_NOT_TRACK", "CLAUDE_CODE_SUBAGENT_MODEL", "IS_SANDBOX",
     "AGENTTEAMS_WATCH", "AGENTTEAMS_DEBUG", "AGENTTEAMS_FORKSERVER", "PATH", "HOME", "LANG", "TERM", *PROVIDER_ENV,
-    "AGENTTEAMS_STORE",  # the team's store (a URL; a Redis password comes from the environment, never from here)
+    "AGENTTEAMS_STORE", "AGENTTEAMS_REDIS_USER",  # the team's store; a Redis password never comes from here
 )  # fmt: skip
 
 

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import IO, Any, ClassVar, Literal
 
+from agentteams.settings.keyhelper import without_secrets
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolResult, require_str
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -23,14 +24,13 @@ MAX_TIMEOUT_MS = 600_000
 MAX_OUTPUT_CHARS = 30_000
 KILL_GRACE_S = 1.0  # between SIGTERM and SIGKILL
 DRAIN_GRACE_S = 0.5  # after the shell exits, how long leftovers may keep our output pipe open
-SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 
 Outcome = Literal["exited", "timeout", "interrupted"]
 
 
 def child_env() -> dict[str, str]:
     """The environment a command sees: ours, without the credentials."""
-    return {k: v for k, v in os.environ.items() if k not in SECRET_ENV}
+    return without_secrets(os.environ)
 
 
 class OutputCapture:

@@ -34,10 +34,11 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def pings(self) -> bool:
+        """The server answers (a password-protected one with NOAUTH: it is up all the same)."""
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=1.0) as s:
                 s.sendall(b"PING\r\n")
-                return s.recv(16).startswith(b"+PONG")
+                return s.recv(16).startswith((b"+PONG", b"-NOAUTH"))
         except OSError:
             return False
 
@@ -59,8 +60,13 @@ class RedisServer:
                 self.proc.wait(timeout=10)
 
 
-def start(workdir: Path) -> RedisServer:
+def start(workdir: Path, *, password: str | None = None) -> RedisServer:
+    """A server in `workdir`; with `password`, one that refuses clients without it (set in its config file, so the
+    password is in no process's argv)."""
     workdir.mkdir(parents=True, exist_ok=True)
+    conf = workdir / "redis.conf"
+    conf.write_text(f"requirepass {password}\n" if password else "")
+    conf.chmod(0o600)
     port = free_port()
     server = RedisServer(port, workdir, _spawn(port, workdir))
     _await(server)
@@ -71,7 +77,8 @@ def _spawn(port: int, workdir: Path) -> subprocess.Popen[bytes]:
     binary = shutil.which("redis-server")
     assert binary, "redis-server is not installed (apt-get install -y redis-server; .ci/run does)"
     argv = [
-        binary, "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir), "--appendonly", "yes",
+        binary, str(workdir / "redis.conf"), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
+        "--appendonly", "yes",
         "--appendfsync", "always", "--save", "", "--protected-mode", "yes", "--daemonize", "no",
         "--logfile", str(workdir / "redis.log"),
     ]  # fmt: skip

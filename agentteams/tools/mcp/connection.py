@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from agentteams.settings.keyhelper import KEY_VARS
+from agentteams.settings.keyhelper import without_secrets
 from agentteams.tools.mcp.config import ServerConfig
 
 Status = Literal["pending", "connected", "failed"]
@@ -72,7 +72,7 @@ class Connection:
         if self.config.transport == "stdio":
             from mcp import StdioServerParameters, stdio_client
 
-            env = {k: v for k, v in os.environ.items() if k not in KEY_VARS} | dict(self.config.env)
+            env = without_secrets(os.environ) | dict(self.config.env)
             params = StdioServerParameters(command=self.config.command, args=list(self.config.args), env=env)
             devnull = stack.enter_context(open(os.devnull, "w"))  # noqa: SIM115 (closed by the stack)
             read, write = await stack.enter_async_context(stdio_client(params, errlog=devnull))
