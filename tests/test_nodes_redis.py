@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from agentteams.store.redis_conn import parse_url
 from agentteams.store.redis_store import RedisStore
 from tests.support.cli import Cli
@@ -125,3 +127,37 @@ def test_a_node_outlives_a_redis_restart(cli: Cli, redis_server: RedisServer, tm
     node.send_signal(signal.SIGTERM)
     _out, err = node.communicate(timeout=20)
     assert node.returncode == 0 and "Traceback" not in err, err
+
+
+NODE_KEYS_ACL = ["~at:node:*", "%RW~at:nodes", "~at:reply:*"]  # the README's addition for teams that use nodes
+
+
+def test_node_keys_under_a_teams_own_acl_user(redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A team's user with the node keys added uses nodes; one without them sees none (and places teammates beside
+    its lead, as without nodes) instead of failing on NOPERM."""
+    import redis
+
+    from agentteams.store.nodes import NodeOrder, NodeRecord, NodeReply
+    from tests.test_redis_acl import recipe
+
+    admin = redis.Redis(host="127.0.0.1", port=redis_server.port, decode_responses=True)
+    admin.execute_command(*recipe("proj", "pw-proj-0123456789"), *NODE_KEYS_ACL)  # type: ignore[no-untyped-call]
+    admin.execute_command(*recipe("other", "pw-other-0123456789"))  # type: ignore[no-untyped-call]
+
+    def as_user(team: str) -> RedisStore:
+        monkeypatch.setenv("AGENTTEAMS_REDIS_USER", f"team-{team}")
+        monkeypatch.setenv("AGENTTEAMS_REDIS_PASSWORD", f"pw-{team}-0123456789")
+        return RedisStore(parse_url(redis_server.url))
+
+    ours = as_user("proj")
+    ours.nodes.register(NodeRecord("n1", "h", 2, "0.1.0"))
+    order = NodeOrder("spawn", "proj", "alice")
+    ours.nodes.order("n1", order)
+    assert [o.order_id for o in ours.nodes.take_orders("n1", 1.0)] == [order.order_id]
+    ours.nodes.reply(NodeReply(order.order_id, True))
+    assert getattr(ours.nodes.await_reply(order.order_id, 1.0), "ok", False)
+    ours.nodes.ship_log("proj", "alice", ['{"type": "user"}'])
+    assert ours.nodes.read_log("proj", "alice", "", 0.0)[0] == ['{"type": "user"}']
+    assert [r.name for r in ours.nodes.live()] == ["n1"]
+    other = as_user("other")
+    assert other.nodes.live() == [] and other.nodes.read("n1") is None

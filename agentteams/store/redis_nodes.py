@@ -9,7 +9,7 @@ from typing import Any
 from agentteams.store.atomicjson import epoch_ms
 from agentteams.store.nodes import NodeOrder, NodeRecord, NodeReply
 from agentteams.store.paths import team_dir_name
-from agentteams.store.redis_conn import Client, Keys
+from agentteams.store.redis_conn import Client, Keys, no_permission_error
 
 NODES_KEY = "at:nodes"  # the set of node names ever registered and not removed (a record may have expired)
 REPLY_TTL_MS = 60_000  # a reply nobody waits for any more goes by itself
@@ -59,11 +59,17 @@ class RedisNodes:
             pipe.execute()
 
     def read(self, name: str) -> NodeRecord | None:
-        data = _parse(self.client.get(_record_key(name)))
+        try:
+            data = _parse(self.client.get(_record_key(name)))
+        except no_permission_error():  # a user without the node keys (a team's own, README): no node for it
+            return None
         return None if data is None else NodeRecord.from_json(data)
 
     def live(self) -> list[NodeRecord]:
-        names = sorted(self.client.smembers(NODES_KEY))
+        try:
+            names = sorted(self.client.smembers(NODES_KEY))
+        except no_permission_error():  # as in `read`: its teammates run beside its lead, as without nodes
+            return []
         if not names:
             return []
         found = [NodeRecord.from_json(d) if (d := _parse(raw)) else None
