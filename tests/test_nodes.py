@@ -214,3 +214,13 @@ def test_a_team_file_role_names_its_node_and_export_writes_it_back() -> None:
     (role,) = parse(export_team(config, [])).roles
     assert (role.node, role.cwd) == ("gpu1", None)  # the node's directory is the node's business
     assert spawn_args(role, "calc", Path("/w/repo"))["node"] == "gpu1"
+
+
+def test_a_relaunch_goes_on_where_its_conversation_is(tmp_path: Path) -> None:
+    store = FileStore()
+    store.nodes.register(NodeRecord("n1", "h", 4, "0.1.0"))
+    local = RecordingSpawner()
+    resumed = req("alice", tmp_path)
+    resumed.resume = "session-1"
+    NodeSpawner(store, local, reply_timeout=0.2).spawn(resumed)  # no node answers: it must not be asked
+    assert [r.name for r in local.spawned] == ["alice"]

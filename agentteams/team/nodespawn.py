@@ -35,7 +35,8 @@ class NodeSpawner:
         return self.local.takes_lead_key or bool(self.store.nodes.live())
 
     def spawn(self, req: SpawnRequest) -> Handle:
-        node = choose(req.placement, self.store.nodes.live(), self._placed_by_node())
+        # a relaunch resumes a conversation whose transcript is on this machine: it goes on here
+        node = None if req.resume else choose(req.placement, self.store.nodes.live(), self._placed_by_node())
         if node is None:
             if not self.local.takes_lead_key:
                 req.lead_key = None  # an old `claude` refuses a flag it does not know
