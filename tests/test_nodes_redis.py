@@ -54,6 +54,7 @@ def test_a_node_registers_expires_when_cut_off_and_comes_back(
     node.send_signal(signal.SIGTERM)
     out, err = node.communicate(timeout=20)
     assert node.returncode == 0, err
+    assert "agentteams: warning: node n1: back after" in err and "out of touch" in err, err
     assert "node n1: 3 slots" in out and redis_server.url in out
     assert store.nodes.live() == [] and store.nodes.read("n1") is None
 

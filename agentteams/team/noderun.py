@@ -45,6 +45,7 @@ class NodeRunner:
         self.beat = beat
         self.clone = clone or _git_clone
         self.running: dict[str, Running] = {}  # by agent id
+        self._beaten = time.monotonic()  # the last beat the store took
         self.logs = LogShipper(store, layout) if layout is not None else None  # transcripts through the store
 
     def run(self, stop: threading.Event) -> None:
@@ -79,6 +80,12 @@ class NodeRunner:
         self.record.running = sorted(self.running)
         try:
             self.store.nodes.register(self.record)
+            gap, self._beaten = time.monotonic() - self._beaten, time.monotonic()
+            if gap * 1000 > self.record.ttl_ms:  # stopped, or the store away: leads took this node for gone
+                diagnostics.warning(
+                    "node %s: back after %.0fs out of touch; leads may have released its teammates (they leave by "
+                    "themselves)", self.record.name, gap,
+                )  # fmt: skip
         except (AgentTeamsError, OSError) as e:
             diagnostics.warning("node %s: could not beat: %s", self.record.name, e)
         except Exception as e:  # a dropped connection (redis-py's errors are no OSError): tried again next beat
