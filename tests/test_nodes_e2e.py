@@ -120,13 +120,15 @@ def test_two_teammates_on_two_nodes(
     assert "LEAD-DONE" in lead.stdout
     # least loaded first: one slot each, so alice went to n1 and bob to n2, each working in its node's directory
     assert routes == {"lead": {"lead"}, "n1": {"alice"}, "n2": {"bob"}}, routes
-    logs = {n: (dirs[n] / "work.log").read_text().split() for n in NODE_KEYS}
-    assert logs["n1"] and all(line.endswith("-by-alice") for line in logs["n1"]), logs
-    assert logs["n2"] and all(line.endswith("-by-bob") for line in logs["n2"]), logs
+    # who does which task is the race the scenario leaves open (one may do all three): each did its own where it ran
+    logs = {n: (dirs[n] / "work.log").read_text().split() if (dirs[n] / "work.log").exists() else [] for n in NODE_KEYS}
+    assert all(line.endswith("-by-alice") for line in logs["n1"]), logs
+    assert all(line.endswith("-by-bob") for line in logs["n2"]), logs
     done = sorted(line.split("-")[1] for line in logs["n1"] + logs["n2"])
     assert done == ["1", "2", "3"], f"each task exactly once: {logs}"
     assert not (work / "work.log").exists(), "a teammate worked in the lead's directory"
     assert "completedTaskId" in lead_bodies and ("[to alice]" in lead_bodies or "[to bob]" in lead_bodies)
+    assert "name: alice\\nnode: n1\\n" in lead_bodies and "name: bob\\nnode: n2\\n" in lead_bodies  # the Task results
     assert not store.teams.exists(TEAM), "TeamDelete left the team"
     assert store.nodes.live() == [], "a stopped node unregisters"
     stored = machines.stored()

@@ -298,7 +298,8 @@ class Spawned:
             )
         return (
             f"Spawned successfully.\nagent_id: {m.agent_id}\nname: {m.name}\n"
-            "The agent is now running and will receive instructions via mailbox."
+            + (f"node: {m.node}\n" if m.node else "")
+            + "The agent is now running and will receive instructions via mailbox."
         )
 
 
@@ -344,7 +345,7 @@ def spawn_member(
             worktrees.drop(session, team, member.name)
         raise
     roster.started(member.name, handle)  # the handle now answers for it, with no gap a second spawn could slip into
-    session.store.teams.set_member_fields(
+    member = session.store.teams.set_member_fields(  # as it is now (a node placement recorded its node)
         team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True,
         mode=req.permission_mode, allowed_tools=req.allowed_tools or None,
         disallowed_tools=req.disallowed_tools or None,
