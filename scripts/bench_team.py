@@ -31,6 +31,9 @@ Idle memory: after the delivery teammate's warm-up turn and idle notice (+1 s), 
 fork server: Pss charges it a fair share of the warm pages it shares with the server), the real one the
 claude process in its pane. "All processes" adds our launcher in the pane (the real CLI's descendants).
 
+Delivery on the Redis store (scripts/bench_redis_delivery.py): the same teammate with its team in a private
+redis-server, beside the file store's figures of the same run (skipped without redis-server).
+
 Mid-turn delivery (a message sent while the teammate is inside the 2nd of six tool calls → the request that
 carries it, in tool calls and ms; ours and the real CLI): `scripts/bench_steer.py`, run here in the same run.
 Team sizes (scripts/bench_sizes.py): our lead with 1, 4, 8 and 16 teammates in tmux; delivery p50/p99, spawn of
@@ -571,7 +574,7 @@ def notes(d: dict[Kind, Delivery], s: dict[Kind, Spawn], elapsed: float, load: t
     return lines
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--messages", type=int, default=100, help="messages per delivery case")
     parser.add_argument("--spawns", type=int, default=5, help="teammates spawned per spawn case")
@@ -580,7 +583,11 @@ def main() -> None:
                         help="the real Claude Code to measure (default: %(default)s, today's)")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write every figure here")
     parser.add_argument("--size-messages", type=int, default=40, help="messages per team size (1, 4, 8, 16)")
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
     messages, spawns = (10, 1) if args.quick else (args.messages, args.spawns)
     if shutil.which("tmux") is None:
         raise SystemExit("bench_team: needs tmux")
@@ -595,6 +602,9 @@ def main() -> None:
         for kind in DELIVERY:
             print(f"delivery: {kind} ...", file=sys.stderr, flush=True)
             delivery[kind] = run_delivery(kind, messages, Path(tmp) / f"delivery-{kind}", version)
+        import bench_redis_delivery  # here: it builds on this module's labs
+
+        redis_delivery = bench_redis_delivery.measure(messages, Path(tmp), version)  # None without redis-server
         spawn: dict[Kind, Spawn] = {}
         for kind in SPAWN:
             print(f"spawn: {kind} ...", file=sys.stderr, flush=True)
@@ -623,6 +633,7 @@ def main() -> None:
     bench_steer.print_rows(steer)
     print("\na team outliving its lead, in the same run")
     bench_resume.print_rows(resume)
+    bench_redis_delivery.print_rows(redis_delivery, delivery["ours"])
     if args.json:
         data = {
             "rows": [asdict(r) for r in rows],
@@ -633,6 +644,7 @@ def main() -> None:
             "steer": {k: asdict(v) for k, v in steer.items()},
             "sizes": [asdict(x) for x in sizes],
             "resume": asdict(resume),
+            "redis_delivery": bench_redis_delivery.as_json(redis_delivery),
         }  # fmt: skip
         args.json.write_text(json.dumps(data, indent=2))
 

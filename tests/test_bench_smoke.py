@@ -89,7 +89,7 @@ def test_bench_team_quick_run_reports_every_figure(
     proc = subprocess.run(
         [sys.executable, str(SCRIPT.with_name("bench_team.py")), "--quick", "--json", str(out)],
         env={**child_env(config_root), rc.override_var(claude_version): str(claude)}, capture_output=True, text=True,
-        timeout=270, check=False,
+        timeout=330, check=False,  # the Redis delivery case adds ~20 s
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     data = json.loads(out.read_text())
@@ -114,6 +114,8 @@ def test_bench_team_quick_run_reports_every_figure(
     assert steer["ours"]["calls"] == [1] and steer["ours"]["next_turn"] == [False], steer
     assert steer["real"]["next_turn"] == [True] and min(steer["ours"]["ms"] + steer["real"]["ms"]) > 0, steer
     assert all(v and min(v) > 0 for v in data["resume"]["kill_to_request_ms"].values()), data["resume"]
+    redis = data["redis_delivery"]  # ours with its team on a redis-server (the tests install one)
+    assert redis["n"] == len(redis["samples_ms"]) == 10 and min(redis["samples_ms"]) > 0, redis
 
 
 @pytest.mark.tmux  # its own tmux servers

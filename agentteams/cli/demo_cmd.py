@@ -98,14 +98,14 @@ def _start(speed: float) -> Path:
 def _reap(team: str, linger: float, scratch: Path, script_dir: Path) -> None:
     """The lead window's companion: ends the demo once its scenario is over and nobody is attached."""
     from agentteams.cli.demo_reap import Reaper
-    from agentteams.store.teams import TeamStore
+    from agentteams.store.files import open_store
 
     def hang_up() -> None:
         if script_dir.name.startswith("agentteams-demo-script-"):  # only the directory `_start` made
             shutil.rmtree(script_dir, ignore_errors=True)
         _finish(scratch)
 
-    Reaper(_tmux(), TeamStore(), SESSION, team, linger).run(hang_up)
+    Reaper(_tmux(), open_store().teams, SESSION, team, linger).run(hang_up)  # the store its lead uses
 
 
 def _attach() -> None:

@@ -72,17 +72,23 @@ class RedisMail:
 
     def _pending(self, keys: Keys, owner: str) -> list[Entry]:
         """Take new entries into the agent's pending list, then return the whole list (what it read but never
-        acknowledged, before a crash too). The group is made on first need, at the stream's start."""
+        acknowledged, before a crash too), in one round trip; none for an inbox never sent to. The group is made
+        on first need, at the stream's start."""
         stream = keys.inbox(owner)
         for attempt in range(2):
-            try:
-                self.client.xreadgroup(GROUP, owner, {stream: ">"})
-                found = self.client.xreadgroup(GROUP, owner, {stream: "0"})
-                return list(found[0][1]) if found else []
-            except response_error() as e:
-                if "NOGROUP" not in str(e) or attempt:
-                    raise
-                self._make_group(stream)
+            with self.client.pipeline(transaction=False) as pipe:
+                pipe.exists(stream)
+                pipe.xreadgroup(GROUP, owner, {stream: ">"})
+                pipe.xreadgroup(GROUP, owner, {stream: "0"})
+                there, *reads = pipe.execute(raise_on_error=False)
+            if not there:
+                return []
+            failed = next((r for r in reads if isinstance(r, Exception)), None)
+            if failed is None:
+                return list(reads[1][0][1]) if reads[1] else []
+            if "NOGROUP" not in str(failed) or attempt:
+                raise failed
+            self._make_group(stream)
         return []
 
     def _make_group(self, stream: str) -> None:
@@ -110,8 +116,6 @@ class RedisMail:
         and what it already held (read before a crash, never acknowledged) comes again."""
         keys = Keys(self.teams.canonical(team))
         owner = self.inbox_owner(agent)
-        if not self.client.exists(keys.inbox(owner)):
-            return []
         return [env for entry in self._pending(keys, owner) if (env := _envelope(entry, read=False)) is not None]
 
     def read_live(self, team: str, agent: str) -> list[Envelope]:
@@ -142,7 +146,7 @@ class RedisMail:
         wanted = {e.identity for e in delivered}
         keys = Keys(self.teams.canonical(team))
         owner = self.inbox_owner(agent)
-        if not wanted or not self.client.exists(keys.inbox(owner)):
+        if not wanted:
             return 0
         ids = [eid for eid, fields in self._pending(keys, owner) if _identity(fields) in wanted]
         return int(self.client.xack(keys.inbox(owner), GROUP, *ids)) if ids else 0
