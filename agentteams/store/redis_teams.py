@@ -12,7 +12,7 @@ from agentteams.errors import ConflictError, CorruptFileError, NotFoundError
 from agentteams.pids import LeadProcess
 from agentteams.store.paths import LEAD_NAME, team_dir_name
 from agentteams.store.records import TeamConfig
-from agentteams.store.redis_conn import TEAMS_KEY, Client, Keys, watch_error
+from agentteams.store.redis_conn import TEAMS_KEY, Client, Keys
 from agentteams.store.teamevents import member_events
 from agentteams.store.teams import TeamStore, new_config
 
@@ -21,12 +21,25 @@ EVENTS_KEPT = 1000  # the event stream's length, as the task scripts trim it
 MAX_CAS_TRIES = 1000  # a compare-and-set lost this often means a writer loops: say so rather than spin
 
 
+# compare-and-set of a config in one round trip: the new value (and its member events) only over the value read
+_CAS = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+for i = 4, #ARGV, 3 do
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[3], '*', 'op', 'member', 'kind', ARGV[i], 'agent', ARGV[i + 1],
+             'value', ARGV[i + 2])
+end
+return 1
+"""
+
+
 class RedisTeams(TeamStore):
     """`TeamStore`'s member logic over configs held in Redis; every change goes through `update`."""
 
     def __init__(self, client: Client, where: str) -> None:
         self.client = client
         self.where = where  # the store URL, for messages ("team x in redis://h:6379/0")
+        self._cas = client.register_script(_CAS)
 
     def location(self, team: str) -> str:
         return f"{self.where} key {Keys(self.canonical(team)).config}"
@@ -82,28 +95,21 @@ class RedisTeams(TeamStore):
         return out
 
     def update(self, team: str, change: Callable[[TeamConfig], T], *, write_if: Callable[[T], bool] | None = None) -> T:
-        """Apply `change` to the config and write it back unless `write_if` says no, as one compare-and-set:
-        redone on fresh data when another writer changed the config meanwhile."""
+        """Apply `change` to the config and write it back unless `write_if` says no, as one compare-and-set (a
+        script: the write only over the value read, with its member events): redone on fresh data when another
+        writer changed the config meanwhile."""
         keys = Keys(self.canonical(team))
-        lost = watch_error()
-        with self.client.pipeline() as pipe:
-            for _ in range(MAX_CAS_TRIES):
-                try:
-                    pipe.watch(keys.config)
-                    raw = pipe.get(keys.config)
-                    config = self._parse(team, keys, raw)
-                    result = change(config)
-                    if write_if is not None and not write_if(result):
-                        pipe.unwatch()
-                        return result
-                    pipe.multi()
-                    pipe.set(keys.config, json.dumps(config.to_json()))
-                    for event in member_events(self._parse(team, keys, raw), config):  # with the write, or not at all
-                        pipe.xadd(keys.events, event.fields(), maxlen=EVENTS_KEPT, approximate=True)
-                    pipe.execute()
-                    return result
-                except lost:
-                    continue
+        for _ in range(MAX_CAS_TRIES):
+            raw = self.client.get(keys.config)
+            config = self._parse(team, keys, raw)
+            result = change(config)
+            if write_if is not None and not write_if(result):
+                return result
+            events = member_events(self._parse(team, keys, raw), config)
+            fields = [f for e in events for f in (e.kind, e.agent, e.value)]
+            args = [raw, json.dumps(config.to_json()), EVENTS_KEPT, *fields]
+            if self._cas(keys=[keys.config, keys.events], args=args):
+                return result
         raise ConflictError(f"team {team!r}: its config kept changing under {MAX_CAS_TRIES} tries to update it")
 
     def delete(self, team: str, *, force: bool = False) -> list[str]:
