@@ -48,7 +48,9 @@ def test_a_node_cut_off_loses_its_teammate_and_its_stale_completion(
 ) -> None:
     machines = Machines(kind, config_root, tmp_path, request)
     store = machines.store
-    bound = 5.0 if kind == "redis" else STALE_SECONDS + 5.0
+    # the node's 3 s ttl and the lead's 0.5 s look (~3.1 s measured), with room for a loaded machine; on files a
+    # lock the stopped node held is broken only when stale
+    bound = 6.0 if kind == "redis" else STALE_SECONDS + 6.0
     events = Events()
     session = Session(SessionOptions(cwd=tmp_path), FakeModel([], default={"type": "text", "text": "Noted."}),
                       layout=Layout(machines.root("lead")), store=store)  # fmt: skip

@@ -46,7 +46,7 @@ def test_a_node_registers_expires_when_cut_off_and_comes_back(
     try:
         cut = time.monotonic()
         wait_until(lambda: store.nodes.read("n1") is None, 10, "the cut-off node's record to expire")
-        assert time.monotonic() - cut < 5.0
+        assert time.monotonic() - cut < 6.0  # its 3 s ttl, with room for a loaded machine
         assert store.nodes.live() == []
     finally:
         node.send_signal(signal.SIGCONT)
