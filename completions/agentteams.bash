@@ -10,7 +10,7 @@ _agentteams_teams() {
 
 _agentteams_subcommands() {
     case "$1" in
-        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff launch set mirror" ;;
+        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff launch set mirror node" ;;
         "team") echo "create show list delete export" ;;
         "task") echo "create list get update claim delete" ;;
         "msg") echo "send broadcast read" ;;
@@ -52,6 +52,7 @@ _agentteams_options() {
         "launch") echo "-p --print --output-format --model --permission-mode --dangerously-skip-permissions --teammate-mode --teammate-command --check --help" ;;
         "set") echo "--mode --model --wait --help" ;;
         "mirror") echo "--team --once --interval --help" ;;
+        "node") echo "--store --name --slots --workdir --teammate-mode --tmux-socket --help" ;;
     esac
 }
 
@@ -72,6 +73,7 @@ _agentteams_value_options() {
         "launch") echo "--output-format --model --permission-mode --teammate-mode --teammate-command" ;;
         "set") echo "--mode --model --wait" ;;
         "mirror") echo "--team --interval" ;;
+        "node") echo "--store --name --slots --workdir --teammate-mode --tmux-socket" ;;
     esac
 }
 

@@ -24,7 +24,7 @@ end
 function __agentteams_path
     set -l words (commandline -opc)
     set -e words[1]
-    if test (count $words) -eq 0; or not contains -- $words[1] team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff launch set mirror
+    if test (count $words) -eq 0; or not contains -- $words[1] team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff launch set mirror node
         return
     end
     set -l path $words[1]
@@ -63,6 +63,7 @@ complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a diff -d 'Sh
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a launch -d 'Start a lead with a declared team: roles, seed tasks with dependencies and th...'
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a set -d 'Change a live teammate\'s permission mode or model; its running lead checks an...'
 complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a mirror -d 'Copy the teams of the Redis store (--store / AGENTTEAMS_STORE) into this mach...'
+complete -c agentteams -n 'test (count (commandline -opc)) -eq 1' -a node -d 'Register this machine as a node of the store and run the teammates leads plac...'
 complete -c agentteams -n '__agentteams_at' -s p -l print -d 'Run the prompt, print the result, exit.'
 complete -c agentteams -n '__agentteams_at' -l output-format -r -d 'text | json | stream-json'
 complete -c agentteams -n '__agentteams_at' -l max-turns -r -d 'Most model calls.'
@@ -234,3 +235,10 @@ complete -c agentteams -n '__agentteams_at mirror' -l team -r -d 'Only this team
 complete -c agentteams -n '__agentteams_at mirror' -l once -d 'Copy once and exit.'
 complete -c agentteams -n '__agentteams_at mirror' -l interval -r -d 'Longest wait between copies, in seconds.'
 complete -c agentteams -n '__agentteams_at mirror' -l help -d 'Show help and exit.'
+complete -c agentteams -n '__agentteams_at node' -l store -r -d 'The shared store: redis://host:port/db (default: AGENTTEAMS_STORE).'
+complete -c agentteams -n '__agentteams_at node' -l name -r -d 'This node\'s name (default: the host name).'
+complete -c agentteams -n '__agentteams_at node' -l slots -r -d 'How many teammates it runs at once.'
+complete -c agentteams -n '__agentteams_at node' -l workdir -r -F -d 'Where its teammates work (default: here); clones go under it.'
+complete -c agentteams -n '__agentteams_at node' -l teammate-mode -r -d 'in-process (threads of this process) or tmux (a session of its own).'
+complete -c agentteams -n '__agentteams_at node' -l tmux-socket -r -d 'The tmux server\'s socket path.'
+complete -c agentteams -n '__agentteams_at node' -l help -d 'Show help and exit.'

@@ -31,9 +31,10 @@ def test_refusals_are_one_line(cli: Cli, redis_server: RedisServer) -> None:
     secret = cli("--store", "redis://:hunter2@127.0.0.1:6379/0", "team", "list")
     assert secret.returncode == 1 and secret.stderr.count("\n") == 1 and "hunter2" not in secret.stderr
     assert "must not hold a password" in secret.stderr
-    watch = cli("--store", redis_server.url, "logs", "t", "a")
-    assert (
-        watch.returncode == 1 and watch.stderr.count("\n") == 1 and "does not work on the Redis store" in watch.stderr
-    )
+    resume = cli("--store", redis_server.url, "resume", "t")
+    assert resume.returncode == 1 and resume.stderr.count("\n") == 1
+    assert "does not work on the Redis store" in resume.stderr
+    logs = cli("--store", redis_server.url, "logs", "t", "a")  # logs reads through the store now (nodes ship them)
+    assert logs.returncode == 1 and logs.stderr.count("\n") == 1 and "no team named 't'" in logs.stderr
     down = cli("--store", "redis://127.0.0.1:1/0", "team", "list")
     assert down.returncode == 1 and "cannot reach the store at redis://127.0.0.1:1/0" in down.stderr

@@ -86,8 +86,8 @@ def test_store_option_sets_the_store_and_refuses_a_password(
     assert argv == ["agentteams", "team", "list"] and os.environ["AGENTTEAMS_STORE"] == "redis://h:6379/1"
     store_opt.check_command(argv)  # team works on Redis
     with pytest.raises(SystemExit):
-        store_opt.check_command(["agentteams", "logs"])
-    assert "`agentteams logs` does not work on the Redis store yet" in capsys.readouterr().err
+        store_opt.check_command(["agentteams", "resume"])
+    assert "`agentteams resume` does not work on the Redis store yet" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         store_opt.apply(["agentteams", "--store=redis://:pw123@h/0", "status"])
     err = capsys.readouterr().err

@@ -19,7 +19,7 @@ GROUPS = ("team", "task", "msg")  # command groups: `agentteams team create ...`
 COMMANDS = {"mock-api": "mockapi", "status": "status", "watch": "watch", "attach": "attach", "logs": "logs",
             "cleanup": "cleanup", "doctor": "doctor", "demo": "demo", "config": "config",
             "resume": "resume", "merge": "merge", "diff": "diff", "launch": "launch", "set": "set",
-            "mirror": "mirror"}  # fmt: skip
+            "mirror": "mirror", "node": "node"}  # fmt: skip
 
 
 def _target(argv: list[str]) -> tuple[typer.Typer, list[str], str]:

@@ -7,6 +7,8 @@ import typer
 
 if TYPE_CHECKING:
     from agentteams.backends.tmux import PaneRecord
+    from agentteams.store.api import Store
+    from agentteams.store.records import Member
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
@@ -42,15 +44,14 @@ def _live_pane(team: str, agent: str) -> "PaneRecord":
     """The agent's pane on the tmux server we can reach; one clear error when it has none or is dead."""
     from agentteams.backends.tmux import inside_tmux
     from agentteams.errors import AgentTeamsError
-    from agentteams.store.paths import Layout
-    from agentteams.store.presence import read_presence
-    from agentteams.store.teams import TeamStore
+    from agentteams.store.files import open_store
     from agentteams.team.status_view import PaneTable, find_member
 
-    layout = Layout.from_env()
-    config = TeamStore(layout).read(team)
+    store = open_store()
+    config = store.teams.read(team)
     member = find_member(config, agent)
-    presence = read_presence(layout, config.name, member.name)
+    _elsewhere(store, config.name, member)
+    presence = store.presence.read(config.name, member.name)
     backend = (presence.backend if presence else None) or member.backend_type
     pane_id = (presence.pane_id if presence else "") or member.tmux_pane_id
     logs = f"use `agentteams logs {config.name} {member.name}`"
@@ -70,6 +71,29 @@ def _live_pane(team: str, agent: str) -> "PaneRecord":
     if info.dead:
         raise AgentTeamsError(f"{member.name} is dead: the process in its pane {pane_id} has exited; {logs}")
     return info
+
+
+def _elsewhere(store: "Store", team: str, member: "Member") -> None:
+    """A member on a node of another machine (or inside a node's process) has no pane here: one line saying which
+    node, and which host, to run `attach` on instead."""
+    import socket
+
+    from agentteams.errors import AgentTeamsError
+
+    if not member.node:
+        return
+    record = store.nodes.read(member.node)
+    logs = f"use `agentteams logs {team} {member.name}`"
+    if record is None:
+        raise AgentTeamsError(f"{member.name} ran on node {member.node}, which is gone (no heartbeat); {logs}")
+    if record.mode == "in-process":
+        where = f"node {record.name}'s process on {record.host}"
+        raise AgentTeamsError(f"{member.name} runs inside {where}: no pane; {logs}")
+    if record.host != socket.gethostname():
+        raise AgentTeamsError(
+            f"{member.name} runs on node {record.name}, host {record.host}: run `agentteams attach {team} "
+            f"{member.name}` there (or {logs[4:]} here)"
+        )
 
 
 def _focus(pane: "PaneRecord") -> None:

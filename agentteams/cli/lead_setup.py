@@ -17,6 +17,7 @@ from agentteams.errors import AgentTeamsError
 from agentteams.model.types import ModelClient
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.lead import LeadRuntime
+from agentteams.team.nodespawn import NodeSpawner
 from agentteams.team.relay import PermissionJudge
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ def build_lead(
     else:
         spawner = InProcessSpawner(layout, client, store=store, secrets=secrets, on_event=on_teammate_event,
                                    on_team_event=on_team_event)  # fmt: skip
+    spawner = NodeSpawner(store, spawner)  # on a registered node (`agentteams node`) if any, else as above
     session = Session(options, client, layout=layout, store=store, on_event=on_event, ask=ask, secrets=secrets)
     runtime = LeadRuntime(session, spawner, on_team_event=on_team_event, judge=judge, on_turn_end=on_turn_end)
     if options.resume is not None and not options.fork_session:  # a resumed lead leads its team again

@@ -1,5 +1,6 @@
 """`agentteams logs TEAM AGENT [-f]`: an agent's transcript as readable text, followed as it grows with `-f`."""
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -8,6 +9,7 @@ import typer
 if TYPE_CHECKING:
     from rich.text import Text
 
+    from agentteams.store.api import Store
     from agentteams.ui.console import Console
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -24,13 +26,20 @@ def logs(
 
     Works for a teammate that has exited too: its transcript is found by its name.
     """
+    from agentteams.errors import NotFoundError
     from agentteams.store.files import open_store
     from agentteams.store.paths import Layout
     from agentteams.team.status_view import find_transcript
     from agentteams.ui.console import command_console
 
     layout = Layout.from_env()
-    hit = find_transcript(layout, open_store(layout), team, agent)
+    store = open_store(layout)
+    try:
+        hit = find_transcript(layout, store, team, agent)
+    except NotFoundError:
+        if not _from_node(store, team, agent, follow):  # not on this machine: its node ships it through the store
+            raise
+        return
     if not hit.exact:
         note = f"team {team} is gone; showing the newest transcript of {agent}: {hit.path}"
         typer.echo(f"agentteams: note: {note}", err=True)
@@ -50,6 +59,38 @@ def logs(
                 printer.print_new()
     except KeyboardInterrupt:
         return
+
+
+def _from_node(store: "Store", team: str, agent: str, follow: bool) -> bool:
+    """Print the transcript lines the member's node shipped through the store (`-f`: and those to come); False when
+    the member is on no node."""
+    import json
+
+    from agentteams.errors import NotFoundError
+    from agentteams.ui.console import command_console
+
+    try:
+        config = store.teams.read(team)
+    except NotFoundError:
+        return False
+    member = config.member(agent) or next((d for d in config.departed or [] if d.name == agent), None)  # or dead
+    if member is None or not member.node:
+        return False
+    console = command_console(soft_wrap=True)
+    printer, cursor = _Printer(console, Path()), ""
+    try:
+        while True:
+            lines, cursor = store.nodes.read_log(team, member.name, cursor, 1.0 if follow else 0.0)
+            for line in lines:
+                with contextlib.suppress(ValueError):
+                    entry = json.loads(line)
+                    for text in printer.render(entry) if isinstance(entry, dict) else []:
+                        console.print(text)
+            console.file.flush()
+            if not lines and not follow:
+                return True
+    except KeyboardInterrupt:
+        return True
 
 
 class _Printer:

@@ -10,9 +10,9 @@ import sys
 from agentteams.errors import AgentTeamsError
 
 OPTION = "--store"
-# the commands that do not work on the Redis store: `attach` and `logs` read a pane and a transcript of this
-# machine (nodes will carry them), a resumed lead reads the file store's layout; refused, not run on the wrong store
-NOT_ON_REDIS = ("attach", "logs", "resume")
+# the commands that do not work on the Redis store: a resumed lead reads the file store's layout; refused, not run on
+# the wrong store (`attach` names a member's node or finds its pane, `logs` reads what a node shipped through the store)
+NOT_ON_REDIS = ("resume",)
 RESUME_FLAGS = ("-c", "--continue", "-r", "--resume")  # the lead's; a relaunched teammate (--agent-id) may resume
 
 
@@ -32,6 +32,11 @@ def apply(argv: list[str]) -> None:
         print(f"agentteams: error: {e}", file=sys.stderr)
         sys.exit(1)
     del argv[1 : 1 + taken]
+
+
+def set_store(url: str) -> None:
+    """Use the store at `url` (a redis:// URL or "file") in this process and what it starts; a bad one: one line."""
+    _set(url.strip())
 
 
 def _set(url: str) -> None:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # kept out of start-up: `task list` must not load the protoco
     from agentteams.errors import CorruptFileError
     from agentteams.store.changes import ChangeRequest
     from agentteams.store.leases import TakenBack
+    from agentteams.store.nodes import Nodes
     from agentteams.store.presence import Presence
     from agentteams.store.protocol import Message
     from agentteams.store.signing import Keyring
@@ -165,6 +166,8 @@ class Store(Protocol):
     def changes(self) -> Changes: ...
     @property
     def keyring(self) -> Keyring: ...  # this process's signing keys (never stored)
+    @property
+    def nodes(self) -> Nodes: ...  # machines that run teammates for leads elsewhere (team/nodes*.py)
     def canonical(self, team: str) -> str: ...  # how this store spells a team's name (its key)
     def watch(self, team: str, agent: str, *, tasks: bool = False) -> Waiter: ...
     def watch_teams(self, teams: Sequence[str]) -> Waiter: ...  # any change of these teams (`agentteams watch`)

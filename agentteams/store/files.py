@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from agentteams.store.api import Store
     from agentteams.store.changes import FileChanges
     from agentteams.store.mailbox import Mailbox
+    from agentteams.store.nodes import FileNodes
     from agentteams.store.presence import Presence
     from agentteams.store.signing import Keyring
     from agentteams.store.tasks import TaskStore
@@ -101,6 +102,12 @@ class FileStore:
     @property
     def presence(self) -> FilePresences:
         return self._presence
+
+    @property
+    def nodes(self) -> FileNodes:
+        from agentteams.store.nodes import FileNodes
+
+        return FileNodes(self.layout)
 
     def canonical(self, team: str) -> str:
         return team_dir_name(team)

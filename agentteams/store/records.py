@@ -234,6 +234,7 @@ class Member(Record):
     budget_tokens: int | None = key("agentteamsBudgetTokens", int)  # ours: its budget (team/budget.py)
     budget_usd: float | None = key("agentteamsBudgetUsd", (int, float))
     session_id: str | None = key("sessionId", str)  # ours: the session a relaunch after a crash resumes
+    node: str | None = key("agentteamsNode", str)  # ours: the node it runs on (`agentteams node`); none: the lead's
 
 
 LEAD_PROCESS = "leadProcess"

@@ -117,6 +117,13 @@ def watch_error() -> type[Exception]:
     return redis.WatchError
 
 
+def no_permission_error() -> type[Exception]:
+    """What a command raises when the user's ACL does not cover its keys (NOPERM)."""
+    import redis
+
+    return redis.exceptions.NoPermissionError
+
+
 def response_error() -> type[Exception]:
     import redis
 

@@ -18,6 +18,7 @@ from agentteams.store.presence import UNRESPONSIVE_BEATS, Presence
 from agentteams.store.redis_changes import RedisChanges
 from agentteams.store.redis_conn import Client, Keys, RedisUrl, connect
 from agentteams.store.redis_mail import RedisMail
+from agentteams.store.redis_nodes import RedisNodes
 from agentteams.store.redis_tasks import RedisTasks
 from agentteams.store.redis_teams import RedisTeams
 
@@ -180,6 +181,10 @@ class RedisStore:
     @property
     def presence(self) -> RedisPresences:
         return self._presence
+
+    @property
+    def nodes(self) -> RedisNodes:
+        return RedisNodes(self.client)
 
     @property
     def keyring(self) -> Keyring:

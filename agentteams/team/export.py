@@ -42,7 +42,7 @@ def export_team(config: TeamConfig, tasks: list[Task]) -> str:
 def _role(m: Member, lead_cwd: str | None) -> dict[str, Any]:
     isolated = bool(m.worktree_path)
     cwd = None
-    if m.cwd and m.cwd != lead_cwd and not (isolated and m.cwd == m.worktree_path):
+    if m.cwd and m.cwd != lead_cwd and not (isolated and m.cwd == m.worktree_path) and not m.node:  # a node's own
         cwd = os.path.relpath(m.cwd, lead_cwd) if lead_cwd else m.cwd  # relative to where the lead runs
     typed_only = bool(m.agent_type) and m.prompt == TYPE_ONLY_PROMPT
     return _clean({
@@ -50,6 +50,7 @@ def _role(m: Member, lead_cwd: str | None) -> dict[str, Any]:
         "mode": "plan" if m.plan_mode_required else m.mode, "allowed_tools": m.allowed_tools or None,
         "disallowed_tools": m.disallowed_tools or None, "cwd": cwd, "isolation": "worktree" if isolated else None,
         "max_budget_tokens": m.budget_tokens or None, "max_budget_usd": float(m.budget_usd) if m.budget_usd else None,
+        "node": m.node,
     })  # fmt: skip
 
 

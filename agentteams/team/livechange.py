@@ -100,11 +100,13 @@ class LiveChanges:
     def _ours(self, team: str, member: Member) -> bool:
         """An agentteams teammate rather than a real `claude`: in-process, started by a spawner that runs ours, or
         one that wrote its presence or its key (a team adopted from another lead)."""
-        from agentteams.team.spawning import TmuxSpawner  # the lead's side only: a teammate never imports it
+        from agentteams.team.nodespawn import NodeSpawner  # the lead's side only: a teammate never imports them
+        from agentteams.team.spawning import TmuxSpawner
 
         if member.backend_type == "in-process" or member.verify_key:
             return True
-        if isinstance(self.rt.spawner, TmuxSpawner) and self.rt.spawner.runs_ours:
+        spawner = self.rt.spawner.local if isinstance(self.rt.spawner, NodeSpawner) else self.rt.spawner
+        if isinstance(spawner, TmuxSpawner) and spawner.runs_ours:
             return True
         return self.rt.store.presence.read(team, member.name) is not None
 

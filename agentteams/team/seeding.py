@@ -34,7 +34,7 @@ def spawn_args(role: Role, team: str, cwd: Path, default_isolation: str | None =
         "allowed_tools": list(role.allowed_tools) or None, "disallowed_tools": list(role.disallowed_tools) or None,
         "cwd": str((cwd / role.cwd).resolve()) if role.cwd else None,
         "isolation": isolation,  # "none" said too: a settings-wide "worktree" must not win over the file
-        "max_budget_tokens": role.max_budget_tokens, "max_budget_usd": role.max_budget_usd,
+        "max_budget_tokens": role.max_budget_tokens, "max_budget_usd": role.max_budget_usd, "node": role.node,
     }  # fmt: skip
     return {**args, **{k: v for k, v in optional.items() if v is not None}}
 

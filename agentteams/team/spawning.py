@@ -33,6 +33,7 @@ from agentteams.store.watch import WakeEvent
 from agentteams.team.beside import Beside
 from agentteams.team.budget import spawn_budget
 from agentteams.team.delivery import TeamEvent
+from agentteams.team.nodeplace import Placement
 from agentteams.team.spawnopts import teammate_options
 from agentteams.team.versionprobe import VersionProbe
 
@@ -74,6 +75,7 @@ class SpawnRequest:
     settings: Settings = field(default_factory=Settings)  # the lead's effective settings, inherited
     resume: str | None = None  # a relaunch after a crash: the session id it goes on with (`--resume`)
     mcp: McpFlags = field(default_factory=McpFlags)  # the lead's --mcp-config values, passed on as given
+    placement: Placement = field(default_factory=Placement)  # a node asked for (team/nodespawn.py)
 
     @property
     def agent_id(self) -> str:
@@ -98,7 +100,9 @@ class Spawner(Protocol):
     """What a lead needs of a way to start teammates."""
 
     backend: Any
-    takes_lead_key: bool  # can the teammate check a lead signature (a key on its command line or in memory)?
+
+    @property
+    def takes_lead_key(self) -> bool: ...  # can the teammate check a lead signature (on its command line, in memory)?
 
     def spawn(self, req: SpawnRequest) -> Handle: ...
     def alive(self, handle: Handle, team: str) -> bool: ...
@@ -295,7 +299,8 @@ class Spawned:
             )
         return (
             f"Spawned successfully.\nagent_id: {m.agent_id}\nname: {m.name}\n"
-            "The agent is now running and will receive instructions via mailbox."
+            + (f"node: {m.node}\n" if m.node else "")
+            + "The agent is now running and will receive instructions via mailbox."
         )
 
 
@@ -331,7 +336,7 @@ def spawn_member(
         name=member.name, team=team, color=member.color or "blue", cwd=cwd, parent_session_id=opts.session_id,
         model=model, permission_mode=own.mode, plan_mode_required=own.plan_mode_required,
         agent_type=member.agent_type, settings=own.settings, allowed_tools=own.allowed_tools,
-        disallowed_tools=own.disallowed_tools, mcp=opts.mcp,
+        disallowed_tools=own.disallowed_tools, mcp=opts.mcp, placement=own.placement,
     )  # fmt: skip
     try:
         handle = _start(session, spawner, req, prompt)
@@ -341,7 +346,7 @@ def spawn_member(
             worktrees.drop(session, team, member.name)
         raise
     roster.started(member.name, handle)  # the handle now answers for it, with no gap a second spawn could slip into
-    session.store.teams.set_member_fields(
+    member = session.store.teams.set_member_fields(  # as it is now (a node placement recorded its node)
         team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True,
         mode=req.permission_mode, allowed_tools=req.allowed_tools or None,
         disallowed_tools=req.disallowed_tools or None,

@@ -13,6 +13,7 @@ from agentteams.settings.agents import BUILT_IN_TOOLS as SUBAGENT_TOOLS
 from agentteams.settings.agents import AgentCatalog, load_agents
 from agentteams.settings.load import load_settings
 from agentteams.settings.types import Settings
+from agentteams.team.nodeplace import Placement, PlacementError
 from agentteams.tools.base import ToolInputError
 from agentteams.tools.hooks import PERMISSION_MODES
 
@@ -33,6 +34,7 @@ class TeammateOptions:
     allowed_tools: list[str] = field(default_factory=list)
     disallowed_tools: list[str] = field(default_factory=list)
     agents: AgentCatalog = field(default_factory=AgentCatalog)  # the custom agent types its directory has
+    placement: Placement = field(default_factory=Placement)  # the node it runs on (team/nodeplace.py)
 
 
 def teammate_options(session: Session, args: dict[str, Any]) -> TeammateOptions:
@@ -52,7 +54,11 @@ def teammate_options(session: Session, args: dict[str, Any]) -> TeammateOptions:
     kind = str(args.get("subagent_type") or "")
     if kind and kind not in SUBAGENT_TOOLS and agents.get(kind) is None:
         raise ToolInputError(f"unknown subagent_type {kind!r} in {cwd}; use one of {', '.join(agents.names())}")
-    return TeammateOptions(lead_mode if plan else mode, plan, cwd, settings, allowed, disallowed, agents)
+    try:
+        placement = Placement.of(args)
+    except PlacementError as e:
+        raise ToolInputError(str(e)) from None
+    return TeammateOptions(lead_mode if plan else mode, plan, cwd, settings, allowed, disallowed, agents, placement)
 
 
 def settings_for(session: Session, cwd: Path) -> Settings:

@@ -33,6 +33,7 @@ from agentteams.store.records import Envelope, Member, TeamConfig
 from agentteams.store.tasktext import task_lines
 from agentteams.team.budget import Budget
 from agentteams.team.leadwatch import lead_gone
+from agentteams.team.nodeview import node_state
 
 LABEL_CHARS = 100
 
@@ -95,6 +96,7 @@ class MemberView:
     budget_tokens: int | None = None  # its budget (team/budget.py), and how much of it is spent
     budget_usd: float | None = None
     budget_percent: int | None = None
+    node: str | None = None  # the node it runs on (`agentteams node`); None: the lead's machine
 
 
 @dataclass
@@ -235,7 +237,8 @@ def member_view(
     view = MemberView(
         name=member.name, agent_id=member.agent_id, color=member.color, role=_role(member, is_lead),
         backend=(presence.backend if presence else None) or member.backend_type, pane=pane,
-        state=_state(member, presence, alive), is_lead=is_lead,
+        state=node_state(store, member, presence) or _state(member, presence, alive), is_lead=is_lead,
+        node=member.node,
     )  # fmt: skip
     if presence is not None:
         view.pid, view.session_id = presence.pid, presence.session_id

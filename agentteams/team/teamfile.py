@@ -25,6 +25,7 @@ LEAD_KEYS: dict[str, type] = {"instructions": str, "model": str}
 ROLE_KEYS: dict[str, type] = {
     "name": str, "prompt": str, "agent_type": str, "model": str, "mode": str, "allowed_tools": list,
     "disallowed_tools": list, "cwd": str, "isolation": str, "max_budget_tokens": int, "max_budget_usd": float,
+    "node": str,
 }  # fmt: skip
 TASK_KEYS: dict[str, type] = {"id": str, "subject": str, "description": str, "owner": str, "blocked_by": list}
 TOP_KEYS: dict[str, type] = {"team": dict, "lead": dict, "role": list, "task": list}
@@ -50,6 +51,7 @@ class Role:
     isolation: Isolation | None = None
     max_budget_tokens: int | None = None
     max_budget_usd: float | None = None
+    node: str | None = None  # the node it runs on (`agentteams node`); default: the least loaded, else the lead's
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,7 @@ def _role(check: _Checker, raw: dict[str, Any], i: int) -> Role:
         cwd=raw.get("cwd"), isolation=check.choice(raw.get("isolation"), ISOLATIONS, (*at, "isolation"),
                                                    f"{what}: isolation"),
         max_budget_tokens=raw.get("max_budget_tokens"),
-        max_budget_usd=float(raw["max_budget_usd"]) if "max_budget_usd" in raw else None,
+        max_budget_usd=float(raw["max_budget_usd"]) if "max_budget_usd" in raw else None, node=raw.get("node"),
     )  # fmt: skip
 
 

@@ -60,6 +60,13 @@ class TaskTool(Tool):
                 "description": "With name and team_name: the teammate works in a git worktree of its own, on a new "
                 "branch from your HEAD (merge it back with TeamMerge).",
             },
+            "node": {
+                "type": "string",
+                "description": "With name and team_name: the node (`agentteams node`) the teammate runs on; default: "
+                'the least loaded registered node, else your machine ("local": your machine).',
+            },
+            "repo": {"type": "string", "description": "With node: a repository URL the node clones for the teammate."},
+            "commit": {"type": "string", "description": "With repo: the commit checked out in that clone."},
             "max_budget_tokens": {
                 "type": "integer",
                 "minimum": 1,
@@ -95,6 +102,8 @@ class TaskTool(Tool):
         teammate = bool(args.get("name") and args.get("team_name"))
         if args.get("cwd") and not teammate:
             return ToolResult.error("cwd is for a teammate (with name and team_name); a subagent works in yours")
+        if (args.get("node") or args.get("repo")) and not teammate:
+            return ToolResult.error("node and repo are for a teammate (with name and team_name)")
         # a teammate in another directory: its type is checked against that directory's own types
         if kind not in SUBAGENT_TOOLS and self.agents.get(str(kind)) is None and not (teammate and args.get("cwd")):
             return ToolResult.error(f"unknown subagent_type {kind!r}; use one of {', '.join(self.agents.names())}")

@@ -28,12 +28,12 @@ def state_text(state: str) -> str:
 
 
 def member_cells(view: TeamView, m: MemberView) -> list[str]:
-    """One row of COLUMNS: `where` is the backend and pane, `state` with how long its turn has run, `tool` the one
-    running, `usage` tokens in/out and cost, `context` how full its conversation is (of its model's window),
-    `budget` how much of its budget is spent."""
+    """One row of COLUMNS: `where` is the node (off the lead's machine), backend and pane, `state` with how long its
+    turn has run, `tool` the one running, `usage` tokens in/out and cost, `context` how full its conversation is (of
+    its model's window), `budget` how much of its budget is spent."""
     task = view.task(m.current_task)
     task_cell = f"#{m.current_task} {task.subject}" if task else (f"#{m.current_task}" if m.current_task else "-")
-    where = " ".join(x for x in (m.backend, m.pane) if x) or "-"
+    where = " ".join(x for x in (f"node {m.node}" if m.node else None, m.backend, m.pane) if x) or "-"
     usage = f"{m.input_tokens}/{m.output_tokens} ${m.cost_usd or 0:.4f}" if m.input_tokens is not None else "-"
     context = f"{m.context_percent}%" if m.context_percent is not None else "-"
     budget = f"{m.budget_percent}%" if m.budget_percent is not None else "-"
