@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from agentteams.cli import launch
+from agentteams.cli import forkearly, launch
+from agentteams.cli.forkspare import Spare
 from agentteams.cli.sockdir import ForkServerError, ensure_private, private_dir
 from agentteams.model.providers import AWS_KEYS
 
@@ -46,6 +47,8 @@ OPTIONAL_PREIMPORTS = (
 SECRET_KEYS = launch.SECRET_KEYS
 # credentials that go together: a pane with one of a group keeps its own, one with none gets the server's
 CREDENTIAL_GROUPS = (SECRET_KEYS, AWS_KEYS, ("AWS_BEARER_TOKEN_BEDROCK",))
+CREDENTIALS = frozenset(k for group in CREDENTIAL_GROUPS for k in group)
+Launcher = socket.socket | forkearly.LateLauncher  # what a child reports its exit to
 REQUEST_TIMEOUT = 10.0  # a connected client that sends nothing only ties up its own forked child, this long
 STOP_WAIT = 1.0
 
@@ -103,6 +106,7 @@ class Server:
         self.wake_r, self.wake_w = os.pipe()
         self.inode = 0
         self.private_fds: list[int] = []  # the owner's descriptors a child must not keep open (a lock)
+        self.spare: Spare | None = None  # a child forked ahead of the next connection (teammates' server)
 
     def bind(self) -> None:
         if self.path.is_socket():  # our pid is in the name (or the warm server's lock is ours): a dead server's file
@@ -133,12 +137,17 @@ class Server:
                 timeout = None if self.idle is None else self.last + self.idle - time.monotonic()
                 if timeout is not None and timeout <= 0:
                     break
-                for key, _ in self.sel.select(timeout):
+                due = self.spare.due() if self.spare is not None else None
+                for key, _ in self.sel.select(timeout if due is None else min(due, timeout or due)):
                     key.data()
+                if self.spare is not None and self.spare.due() == 0 and not self.stopping:
+                    self.spare.fill()
         finally:
             self.close()
 
     def close(self) -> None:
+        if self.spare is not None:
+            self.spare.close()
         self.sel.close()
         self.listener.close()
         with contextlib.suppress(FileNotFoundError):
@@ -173,6 +182,9 @@ class Server:
                 conn.close()
                 continue
             self.last = time.monotonic()
+            if self.spare is not None and self.spare.take(conn):
+                conn.close()
+                continue
             with contextlib.suppress(OSError):  # cannot fork: closing makes the launcher start cold
                 if os.fork() == 0:
                     _child(conn, self._drop, self.policy)
@@ -195,13 +207,13 @@ def _child(conn: socket.socket, drop: Callable[[], None], policy: ChildPolicy) -
             signal.signal(signum, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         drop()
-        entry = _take(conn, policy)
+        entry, launcher = _take(conn, policy)
         done = threading.Event()
-        threading.Thread(target=_watch_launcher, args=(conn, done), name="launcher-watch", daemon=True).start()
+        threading.Thread(target=_watch_launcher, args=(launcher, done), name="launcher-watch", daemon=True).start()
         code = _run(entry)
         _shutdown()
         done.set()
-        conn.sendall(launch.FRAME.pack(b"X", code))
+        launcher.sendall(launch.FRAME.pack(b"X", code))
     except BaseException as e:  # before the pid frame: the launcher starts cold; after: it sees our code
         if os.environ.get("AGENTTEAMS_DEBUG"):
             os.write(2, f"agentteams: fork server child: {type(e).__name__}: {e}\n".encode())
@@ -209,8 +221,9 @@ def _child(conn: socket.socket, drop: Callable[[], None], policy: ChildPolicy) -
         os._exit(code)
 
 
-def _take(conn: socket.socket, policy: ChildPolicy) -> Callable[[], object]:
-    """Take on the launcher's request and stdio, and send our pid; the CLI's entry to run.
+def _take(conn: socket.socket, policy: ChildPolicy) -> tuple[Callable[[], object], Launcher]:
+    """Take on the launcher's request and stdio, and send our pid; the CLI's entry to run, and the launcher's
+    connection (the lead's early start: the pane's launcher, once it attaches; see forkearly).
 
     A warm launcher sends its stdio only with its go-ahead, after our pid: descriptors sent to a server that never
     answers would stay in its socket's queue, and a caller reading the run's output would wait for EOF forever."""
@@ -222,10 +235,12 @@ def _take(conn: socket.socket, policy: ChildPolicy) -> Callable[[], object]:
     entry = _entry(policy.entry)
     if not warm:
         _adopt(fds, request.stdio)
+    if request.attach and not warm:
+        return entry, forkearly.hold(conn, request.env.get(launch.ENV_VAR), CREDENTIALS)
     conn.sendall(launch.FRAME.pack(b"P", os.getpid()))
     if warm:
         _adopt(_await_go(conn), request.stdio)
-    return entry
+    return entry, conn
 
 
 def _adopt(fds: list[int], stdio: list[tuple[str, str]] | None) -> None:
@@ -335,7 +350,7 @@ def _shutdown() -> None:
             stream.flush()
 
 
-def _watch_launcher(conn: socket.socket, done: threading.Event) -> None:
+def _watch_launcher(conn: Launcher, done: threading.Event) -> None:
     """EOF from the launcher (pane killed, launcher SIGKILLed): end as a hung-up process would."""
     with contextlib.suppress(OSError):
         while conn.recv(4096):
@@ -360,6 +375,7 @@ def main(argv: list[str] | None = None) -> None:
         preimport()  # before listening: a launcher that finds no socket yet waits while our pid lives
         server = Server(path)
         server.bind()
+        server.spare = Spare(lambda conn: _child(conn, lambda: None, TEAMMATE), server._drop)
     except Exception as e:
         print(f"agentteams forkserver: error: {type(e).__name__}: {e}", file=sys.stderr)
         sys.exit(1)

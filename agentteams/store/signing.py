@@ -71,8 +71,11 @@ def warm_up() -> None:
 def warm_up_soon() -> None:
     """`warm_up` on a thread of its own, beside the caller's set-up. Not a daemon thread: a process ending while a
     daemon thread is inside the library's (Rust) import is killed by glibc ("FATAL: exception not rethrown")."""
+    import sys
     import threading
 
+    if "cryptography.exceptions" in sys.modules:  # imported already (a fork server's child): no thread to start
+        return
     threading.Thread(target=warm_up, name="signing-import").start()
 
 
