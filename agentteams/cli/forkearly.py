@@ -155,8 +155,8 @@ _late: LateLauncher | None = None
 
 
 def hold(lead: socket.socket, server_socket: str | None, keep: frozenset[str]) -> LateLauncher:
-    """In a child the lead asked for early: hold our output, listen for the pane's launcher, give the lead our pid
-    and run on its go-ahead (a lead that gave up closes instead: we exit, so no teammate runs twice)."""
+    """In a child the lead asked for early (our pid sent to it already): hold our output, listen for the pane's
+    launcher, and run on the lead's go-ahead (a lead that gave up closes instead: we exit, no teammate runs twice)."""
     global _late
     if not server_socket:
         raise ValueError("an early start names no fork server socket")
@@ -170,7 +170,6 @@ def hold(lead: socket.socket, server_socket: str | None, keep: frozenset[str]) -
     try:
         listener.listen(1)
         outputs = _hold_stdio()
-        lead.sendall(launch.FRAME.pack(b"P", os.getpid()))
         lead.settimeout(ATTACH_WAIT)
         if lead.recv(1) != launch.GO:
             raise SystemExit(1)

@@ -7,7 +7,6 @@ The lead's handle is `agentteams.cli.forkclient.ForkServer`; the launcher side i
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
 import gc
 import importlib
@@ -27,6 +26,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from agentteams.cli import forkearly, launch
+from agentteams.cli.forkchild import Launcher, run, shutdown, watch_launcher
 from agentteams.cli.forkspare import Spare
 from agentteams.cli.sockdir import ForkServerError, ensure_private, private_dir
 from agentteams.model.providers import AWS_KEYS
@@ -48,7 +48,6 @@ SECRET_KEYS = launch.SECRET_KEYS
 # credentials that go together: a pane with one of a group keeps its own, one with none gets the server's
 CREDENTIAL_GROUPS = (SECRET_KEYS, AWS_KEYS, ("AWS_BEARER_TOKEN_BEDROCK",))
 CREDENTIALS = frozenset(k for group in CREDENTIAL_GROUPS for k in group)
-Launcher = socket.socket | forkearly.LateLauncher  # what a child reports its exit to
 REQUEST_TIMEOUT = 10.0  # a connected client that sends nothing only ties up its own forked child, this long
 STOP_WAIT = 1.0
 
@@ -74,12 +73,14 @@ def preimport() -> None:
     from agentteams.cli import agent_cmd, click_command
     from agentteams.model.anthropic_client import warm_up
     from agentteams.model.sdkrehearsal import rehearse
+    from agentteams.store.signing import warm_up as warm_signing
 
     click_command(agent_cmd.app)  # what each child would build before parsing its command line
 
     warm_up()
-    with contextlib.suppress(Exception):  # a faster first request in each child; without it, only slower
+    with contextlib.suppress(Exception):  # a faster first request (and signature check) in each child
         rehearse()
+        warm_signing()
     if threading.active_count() != 1:  # forking a process with other threads can deadlock its children
         names = ", ".join(t.name for t in threading.enumerate() if t is not threading.main_thread())
         raise ForkServerError(f"pre-imports started threads ({names}); a fork server must stay single-threaded")
@@ -209,9 +210,9 @@ def _child(conn: socket.socket, drop: Callable[[], None], policy: ChildPolicy) -
         drop()
         entry, launcher = _take(conn, policy)
         done = threading.Event()
-        threading.Thread(target=_watch_launcher, args=(launcher, done), name="launcher-watch", daemon=True).start()
-        code = _run(entry)
-        _shutdown()
+        threading.Thread(target=watch_launcher, args=(launcher, done), name="launcher-watch", daemon=True).start()
+        code = run(entry)
+        shutdown()
         done.set()
         launcher.sendall(launch.FRAME.pack(b"X", code))
     except BaseException as e:  # before the pid frame: the launcher starts cold; after: it sees our code
@@ -229,6 +230,8 @@ def _take(conn: socket.socket, policy: ChildPolicy) -> tuple[Callable[[], object
     answers would stay in its socket's queue, and a caller reading the run's output would wait for EOF forever."""
     warm = policy.stamp is not None
     request, fds = launch.read_request(conn, REQUEST_TIMEOUT, 0 if warm else 3)
+    if request.attach and not warm:  # an early start's lead goes on with our pid; its go-ahead comes meanwhile
+        conn.sendall(launch.FRAME.pack(b"P", os.getpid()))
     if warm and request.stamp != policy.stamp:
         _stale(conn)
     _become(request, policy)
@@ -321,42 +324,6 @@ def _entry(default: str) -> Callable[[], object]:
     module, _, name = os.environ.pop(launch.TEST_ENTRY_VAR, default).partition(":")
     entry: Callable[[], object] = getattr(importlib.import_module(module), name)
     return entry
-
-
-def _run(entry: Callable[[], object]) -> int:
-    try:
-        entry()
-    except SystemExit as e:
-        if e.code is None or isinstance(e.code, int):
-            return (e.code or 0) & 0xFF
-        print(e.code, file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except BaseException as e:
-        print(f"agentteams: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 70
-    return 0
-
-
-def _shutdown() -> None:
-    """What interpreter exit would do: wait for non-daemon threads, run atexit handlers, flush stdio."""
-    for t in threading.enumerate():
-        if t is not threading.current_thread() and not t.daemon:
-            t.join()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-
-
-def _watch_launcher(conn: Launcher, done: threading.Event) -> None:
-    """EOF from the launcher (pane killed, launcher SIGKILLed): end as a hung-up process would."""
-    with contextlib.suppress(OSError):
-        while conn.recv(4096):
-            pass  # the launcher sends nothing after its request
-    if not done.is_set():
-        os.kill(os.getpid(), signal.SIGHUP)
 
 
 def main(argv: list[str] | None = None) -> None:
