@@ -28,9 +28,11 @@ class Prestarted:
     env: dict[str, str] = field(default_factory=dict)  # for the pane: the child's own socket, in place of ours
 
     def cancel(self) -> None:
-        """Its pane could not be made: hang it up, as a closed pane would."""
+        """Its pane could not be made: hang it up, as a closed pane would (its socket goes with it)."""
         with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGHUP)
+        with contextlib.suppress(OSError, KeyError):
+            os.unlink(self.env[launch.ENV_VAR])
 
 
 class ForkServer:
@@ -91,6 +93,7 @@ class ForkServer:
             return None
         umask = os.umask(0o022)
         os.umask(umask)
+        env = {**env, launch.ENV_VAR: str(self.socket_path)}  # the child's own socket goes beside ours
         request: dict[str, object] = {"argv": argv, "env": env, "cwd": str(cwd), "umask": umask, "attach": True}
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         null = os.open(os.devnull, os.O_RDWR)

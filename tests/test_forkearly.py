@@ -1,0 +1,207 @@
+"""A teammate started before its pane (the lead's early start) and the fork server's spare child, as real processes:
+output held and shown once the pane's launcher attaches, stdin/env/exit code through the late launcher, cancel, a lead
+that gives no go-ahead, and the spare that serves the next connection."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from agentteams.cli import forkearly, launch
+from agentteams.cli.forkclient import ForkServer
+from tests.support.cli import Cli
+from tests.support.procs import child_env, pid_alive
+from tests.support.wait import wait_until
+from tests.test_forkserver import SERVER_KEY, TEAMMATE, _short_private_dir, _start
+
+HOOK = f"{__name__}:"
+
+
+# -- hooks the forked child runs instead of the CLI (launch.TEST_ENTRY_VAR) --------------------------------
+
+
+def hook_early() -> None:
+    """Mark that we run, write early output (held), wait for the pane, then report what we see and exit $FS_EXIT."""
+    tty_before = sys.stdout.isatty()
+    Path(os.environ["FS_MARK"]).write_text(str(os.getpid()))
+    print("early out", flush=True)
+    print("early err", file=sys.stderr, flush=True)
+    attached = threading.Event()
+    forkearly.on_pane(lambda _pane: attached.set())
+    attached.wait(30)
+    info = {
+        "pid": os.getpid(), "ppid": os.getppid(), "stdin": sys.stdin.readline(), "tty_before": tty_before,
+        "pane_only": os.environ.get("FS_PANE_ONLY"), "key": os.environ.get("ANTHROPIC_API_KEY"),
+        "forkserver": os.environ.get(launch.ENV_VAR), "lead_only": os.environ.get("FS_LEAD_ONLY"),
+    }  # fmt: skip
+    print(json.dumps(info), flush=True)
+    sys.exit(int(os.environ.get("FS_EXIT", "0")))
+
+
+def hook_wait() -> None:
+    """Mark that we run, then wait to be signalled (a minute at most)."""
+    Path(os.environ["FS_MARK"]).write_text(str(os.getpid()))
+    threading.Event().wait(60)
+
+
+# -- helpers -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ForkServer]:
+    directory = _short_private_dir()
+    fs = _start(directory)
+    yield fs
+    fs.stop()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def _lead_env(config_root: Path, hook: str, mark: Path, **extra: str) -> dict[str, str]:
+    """What a lead passes an early start: its teammate environment, no key (the server lends its own)."""
+    env = {k: v for k, v in child_env(config_root).items() if not k.startswith(("ANTHROPIC_", "TMUX"))}
+    return {**env, launch.TEST_ENTRY_VAR: HOOK + hook, "FS_MARK": str(mark), **extra}
+
+
+def _argv(cli: Cli) -> list[str]:
+    return cli.argv(*TEAMMATE)
+
+
+def _pane(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    """The pane's process: the lean launcher, as a lead's tmux pane runs it."""
+    pipe = subprocess.PIPE
+    return subprocess.Popen([*ForkServer.launcher_argv(), *argv], env=env, cwd=cwd, stdin=pipe, stdout=pipe,
+                            stderr=pipe, text=True)  # fmt: skip
+
+
+def _children(ppid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_bytes().rpartition(b")")[2].split()
+            except OSError:
+                continue
+            if int(fields[1]) == ppid and fields[0] != b"Z":
+                found.append(int(entry))
+    return found
+
+
+# -- tests ---------------------------------------------------------------------------------------------
+
+
+def test_an_early_teammate_runs_before_its_pane_and_shows_everything_once_attached(
+    cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path
+) -> None:
+    mark = tmp_path / "ran"
+    argv = _argv(cli)
+    env = _lead_env(config_root, "hook_early", mark, FS_EXIT="7", FS_LEAD_ONLY="lead")
+    started = server.prestart(argv, env, tmp_path)
+    assert started is not None
+    wait_until(mark.exists, 10.0, "the early teammate to run before any pane exists")
+    assert int(mark.read_text()) == started.pid
+    socket_path = started.env[launch.ENV_VAR]
+    assert Path(socket_path).name == f"fs-{started.pid}.sock"
+    pane_env = {**env, **started.env, "FS_PANE_ONLY": "yes"}
+    pane_env.pop(launch.TEST_ENTRY_VAR)
+    pane = _pane(argv, pane_env, tmp_path)
+    launcher = Path(f"/proc/{pane.pid}")
+    seen = launcher.joinpath("cmdline").read_bytes() + launcher.joinpath("environ").read_bytes()
+    out, err = pane.communicate("hello\n", timeout=30)
+    assert pane.returncode == 7, err
+    first, report = out.splitlines()
+    assert first == "early out"  # held until the pane attached, then shown there first
+    assert err == "early err\n"
+    info = json.loads(report)
+    assert info["pid"] == started.pid and info["stdin"] == "hello\n"
+    assert info["tty_before"]  # renderers choose as they would in the pane it is about to have
+    assert info["pane_only"] == "yes" and info["lead_only"] == "lead"  # the pane's environment joins the lead's
+    assert info["key"] == SERVER_KEY and SERVER_KEY.encode() not in seen
+    assert info["forkserver"] is None
+    assert not Path(socket_path).exists()  # its own socket went once the pane attached
+
+
+def test_a_cancelled_early_start_ends(cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path) -> None:
+    mark = tmp_path / "ran"
+    started = server.prestart(_argv(cli), _lead_env(config_root, "hook_wait", mark), tmp_path)
+    assert started is not None
+    wait_until(mark.exists, 10.0, "the early teammate to run")
+    started.cancel()  # what the lead does when its pane cannot be made
+    wait_until(lambda: not pid_alive(started.pid), 5.0, "the cancelled teammate to end")
+    assert not Path(started.env[launch.ENV_VAR]).exists()
+
+
+def test_an_early_child_without_the_leads_go_ahead_never_runs(
+    cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path
+) -> None:
+    mark = tmp_path / "ran"
+    request = {"argv": _argv(cli), "env": _lead_env(config_root, "hook_wait", mark), "cwd": str(tmp_path),
+               "umask": 0o022, "attach": True}  # fmt: skip
+    null = os.open(os.devnull, os.O_RDWR)
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(str(server.socket_path))
+        launch.send_request(sock, request, [null, null, null])
+        os.close(null)
+        frame = launch.read_frame(sock)
+        assert frame is not None and frame[0] == b"P"
+    # a lead that gave up closes without its go-ahead: that child must not become a second teammate
+    wait_until(lambda: not pid_alive(frame[1]), 5.0, "the child the lead gave up on to exit")
+    assert not mark.exists()
+    assert not (server.socket_path.parent / f"fs-{frame[1]}.sock").exists()
+
+
+def test_the_spare_child_takes_the_next_connection(
+    cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path
+) -> None:
+    wait_until(lambda: len(_children(server.proc.pid)) == 1, 10.0, "the server's spare child")
+    (spare,) = _children(server.proc.pid)
+    mark = tmp_path / "ran"
+    started = server.prestart(_argv(cli), _lead_env(config_root, "hook_wait", mark), tmp_path)
+    assert started is not None and started.pid == spare  # forked before the connection came
+    wait_until(lambda: len(_children(server.proc.pid)) == 2, 5.0, "a new spare beside the one taken")
+    started.cancel()
+    wait_until(lambda: not pid_alive(spare), 5.0, "the cancelled teammate to end")
+
+
+def test_held_output_keeps_its_order_and_says_tty_until_attached() -> None:
+    r, w = os.pipe()
+    try:
+        os.set_blocking(r, False)
+        held = forkearly.HeldOutput(w, tty=True)
+        held.write(b"one ")
+        held.write(memoryview(b"two "))
+        assert held.isatty()
+        with pytest.raises(BlockingIOError):
+            os.read(r, 100)  # nothing written through before the pane is there
+        held.release()
+        held.write(b"three")
+        assert os.read(r, 100) == b"one two three"
+        assert not held.isatty()  # now the real fd's answer: a pipe
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def test_a_watcher_needs_no_ldconfig(tmp_path: Path) -> None:
+    """inotify_simple, left alone, finds libc with `ldconfig -p` in a subprocess on every process's first watcher."""
+    code = (
+        "import ctypes.util, sys\n"
+        "def refuse(name): raise AssertionError('find_library called')\n"
+        "ctypes.util.find_library = refuse\n"
+        "import inotify_simple\n"
+        "inotify_simple.find_library = refuse\n"
+        "from agentteams.store.watch import FileWatcher\n"
+        f"w = FileWatcher([__import__('pathlib').Path({str(tmp_path)!r}) / 'f'])\n"
+        "print(w.mode)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "inotify"
