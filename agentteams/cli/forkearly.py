@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from agentteams.backends.tmux import current_pane
 from agentteams.cli import launch
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ class LateLauncher:
             out.release()
         conn.sendall(launch.FRAME.pack(b"P", os.getpid()))
         with self._pane_lock:
-            self.pane = os.environ.get("TMUX_PANE", "")
+            self.pane = current_pane() or ""  # from the environment just taken
             callbacks, self._on_pane = self._on_pane, []
         for callback in callbacks:
             callback(self.pane)
