@@ -279,10 +279,11 @@ def _become(request: launch.Request, policy: ChildPolicy) -> None:
     env = request.env
     # keys reach teammates only through the environment (the lead's, kept here); a warm -p run is lent none
     secrets = carried_credentials(env, os.environ) if policy.lend_secrets else {}
-    os.environ.clear()
-    os.environ.update(env)
-    os.environ.update(secrets)
-    os.environ.pop(launch.ENV_VAR, None)  # our CLI must run here, not launch yet another child
+    wanted = {**env, **secrets}
+    wanted.pop(launch.ENV_VAR, None)  # our CLI must run here, not launch yet another child
+    for key in [k for k in os.environ if k not in wanted]:  # only the differences: each is a putenv (~1 ms in all)
+        del os.environ[key]
+    os.environ.update({k: v for k, v in wanted.items() if os.environ.get(k) != v})
     time.tzset()
     random.seed()  # else every teammate would draw the server's random sequence
     sys.argv = request.argv
