@@ -142,7 +142,7 @@ class Server:
                 for key, _ in self.sel.select(timeout if due is None else min(due, timeout or due)):
                     key.data()
                 if self.spare is not None and self.spare.due() == 0 and not self.stopping:
-                    self.spare.fill()
+                    self._fill(self.spare)
         finally:
             self.close()
 
@@ -183,13 +183,22 @@ class Server:
                 conn.close()
                 continue
             self.last = time.monotonic()
-            if self.spare is not None and self.spare.take(conn):
-                conn.close()
-                continue
             with contextlib.suppress(OSError):  # cannot fork: closing makes the launcher start cold
                 if os.fork() == 0:
                     _child(conn, self._drop, self.policy)
             conn.close()
+
+    def _fill(self, spare: Spare) -> None:
+        """Fork a spare and leave it the listener until it reports (forkspare.py)."""
+        reports = spare.fill()
+        if reports is not None:
+            self.sel.unregister(self.listener)
+            self.sel.register(reports, selectors.EVENT_READ, lambda: self._taken(spare, reports))
+
+    def _taken(self, spare: Spare, reports: socket.socket) -> None:
+        self.sel.unregister(reports)
+        spare.taken()
+        self.sel.register(self.listener, selectors.EVENT_READ, self._accept)
 
     def _drop(self) -> None:
         """In a child: let go of everything that is the server's."""
@@ -343,7 +352,7 @@ def main(argv: list[str] | None = None) -> None:
         preimport()  # before listening: a launcher that finds no socket yet waits while our pid lives
         server = Server(path)
         server.bind()
-        server.spare = Spare(lambda conn: _child(conn, lambda: None, TEAMMATE), server._drop)
+        server.spare = Spare(server.listener, lambda conn: _child(conn, lambda: None, TEAMMATE), server._drop)
     except Exception as e:
         print(f"agentteams forkserver: error: {type(e).__name__}: {e}", file=sys.stderr)
         sys.exit(1)

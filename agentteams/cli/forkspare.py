@@ -1,34 +1,43 @@
-"""The fork server's spare child: forked ahead of the next connection and waiting for it, so a spawn does not wait for
-a fork (3 ms quiet, 10 ms and more on a loaded machine). A new spare is forked a little after one is used: its own
-fork then does not compete with the teammate it became for the CPU."""
+"""The fork server's spare child: forked ahead of the next connection, it accepts that connection itself on the
+server's listening socket and becomes its child, so a spawn waits neither for a fork (3 ms quiet, 10 ms and more on
+a loaded machine) nor for the server to be scheduled. While a spare waits, the server leaves the listener to it; the
+spare's word (or its end) gives the listener back, and a new spare is forked a little later: its fork then does
+not compete for the CPU with the teammate the last one became."""
 
 from __future__ import annotations
 
 import os
+import select
 import signal
 import socket
+import struct
 import time
 from collections.abc import Callable
 from typing import NoReturn
 
-REFILL_DELAY = 0.2  # seconds after a spare is taken before the next is forked (back-to-back spawns fork at once)
+REFILL_DELAY = 0.2  # seconds after a spare is taken before the next is forked (a burst of spawns forks as before)
+TAKEN = b"t"
 
 
 class Spare:
-    """At most one waiting child. `take(conn)` hands it an accepted connection; `due()` says when to `fill()`."""
+    """At most one waiting child. `fill()` forks it (the server then watches the returned socket instead of its
+    listener); `taken()` when that socket speaks or closes; `due()` says when to fill again."""
 
-    def __init__(self, become: Callable[[socket.socket], NoReturn], drop: Callable[[], None]) -> None:
+    def __init__(
+        self, listener: socket.socket, become: Callable[[socket.socket], NoReturn], drop: Callable[[], None]
+    ) -> None:
+        self._listener = listener
         self._become = become  # in the spare, with the connection: run the child; never returns
-        self._drop = drop  # in the spare, at once: let go of the server's descriptors
-        self._sock: socket.socket | None = None  # our end of the pair the spare waits on
+        self._drop = drop  # in the spare, once it has its connection: let go of the server's descriptors
+        self._sock: socket.socket | None = None  # our end of the pair the spare reports on
         self.refill_at: float | None = time.monotonic()
 
     def due(self) -> float | None:
-        """Seconds until a spare should be forked (0: now); None when one waits already."""
+        """Seconds until a spare should be forked (0: now); None while one waits."""
         return None if self.refill_at is None else max(0.0, self.refill_at - time.monotonic())
 
-    def fill(self) -> None:
-        """Fork the spare (when it cannot, there is none: connections fork their own child)."""
+    def fill(self) -> socket.socket | None:
+        """Fork the spare; the socket it reports on, or None when it cannot fork (connections fork their own)."""
         self.refill_at = None
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -36,27 +45,21 @@ class Spare:
         except OSError:
             ours.close()
             theirs.close()
-            return
+            self.refill_at = time.monotonic() + REFILL_DELAY
+            return None
         if pid == 0:
             ours.close()
             self._wait(theirs)
         theirs.close()
         self._sock = ours
+        return ours
 
-    def take(self, conn: socket.socket) -> bool:
-        """Hand `conn` to the waiting spare; False when there is none (or it died): fork a child for it then."""
-        sock, self._sock = self._sock, None
-        if sock is None:
-            self.refill_at = time.monotonic()
-            return False
-        try:
-            socket.send_fds(sock, [b"c"], [conn.fileno()])
-            return True
-        except OSError:
-            return False
-        finally:
-            sock.close()  # the spare has the connection, or is gone
-            self.refill_at = time.monotonic() + REFILL_DELAY
+    def taken(self) -> None:
+        """The spare took a connection (or died): the server listens again, and a new spare comes shortly."""
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        self.refill_at = time.monotonic() + REFILL_DELAY
 
     def close(self) -> None:
         """Stop: the waiting spare reads EOF and exits."""
@@ -66,14 +69,34 @@ class Spare:
             self._sock = None
 
     def _wait(self, sock: socket.socket) -> NoReturn:
-        """In the spare: wait for a connection (EOF: the server stopped), then become its child."""
+        """In the spare: accept the next connection from our own uid (EOF from the server: stop), tell the server,
+        then become its child."""
         try:
             for signum in (signal.SIGTERM, signal.SIGHUP):
                 signal.signal(signum, signal.SIG_DFL)  # the server's handlers are not ours: a stopped spare just ends
-            self._drop()
-            _, fds, _, _ = socket.recv_fds(sock, 1, 1)
-            sock.close()
-            if fds:
-                self._become(socket.socket(fileno=fds[0]))
+            conn = self._accept(sock)
+            if conn is not None:
+                sock.sendall(TAKEN)
+                sock.close()
+                self._drop()
+                self._become(conn)
         finally:
             os._exit(0)
+
+    def _accept(self, sock: socket.socket) -> socket.socket | None:
+        poller = select.poll()
+        poller.register(self._listener, select.POLLIN)
+        poller.register(sock, select.POLLIN)
+        while True:
+            events = dict(poller.poll())
+            if sock.fileno() in events:
+                return None  # the server stopped (or wrote to us out of turn): no connection will be ours
+            try:
+                conn, _ = self._listener.accept()
+            except BlockingIOError:
+                continue
+            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+            if struct.unpack("3i", creds)[1] == os.getuid():  # anyone else would get a process holding the API key
+                conn.setblocking(True)
+                return conn
+            conn.close()
