@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.cli import forkearly, launch
-from agentteams.cli.forkclient import ForkServer
+from agentteams.cli import forkclient, forkearly, launch
+from agentteams.cli.forkclient import ForkServer, Prestarted
 from tests.support.cli import Cli
 from tests.support.procs import child_env, pid_alive
 from tests.support.wait import wait_until
@@ -42,9 +42,16 @@ def hook_early() -> None:
         "pid": os.getpid(), "ppid": os.getppid(), "stdin": sys.stdin.readline(), "tty_before": tty_before,
         "pane_only": os.environ.get("FS_PANE_ONLY"), "key": os.environ.get("ANTHROPIC_API_KEY"),
         "forkserver": os.environ.get(launch.ENV_VAR), "lead_only": os.environ.get("FS_LEAD_ONLY"),
+        "nice": os.getpriority(os.PRIO_PROCESS, 0), "fallback": os.environ.get(launch.FALLBACK_VAR),
     }  # fmt: skip
     print(json.dumps(info), flush=True)
     sys.exit(int(os.environ.get("FS_EXIT", "0")))
+
+
+def hook_fallback() -> None:
+    """Report who we are: the teammate a pane started through the server when its early one was gone."""
+    info = {"pid": os.getpid(), "ppid": os.getppid(), "nice": os.getpriority(os.PRIO_PROCESS, 0)}
+    print(json.dumps(info), flush=True)
 
 
 def hook_wait() -> None:
@@ -75,11 +82,15 @@ def _argv(cli: Cli) -> list[str]:
     return cli.argv(*TEAMMATE)
 
 
-def _pane(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
-    """The pane's process: the lean launcher, as a lead's tmux pane runs it."""
+def _pane(started: Prestarted, argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:
+    """The pane's process: the lean launcher (niced), as a lead's tmux pane runs it for an early teammate."""
     pipe = subprocess.PIPE
-    return subprocess.Popen([*ForkServer.launcher_argv(), *argv], env=env, cwd=cwd, stdin=pipe, stdout=pipe,
-                            stderr=pipe, text=True)  # fmt: skip
+    return subprocess.Popen([*started.prefix, *ForkServer.launcher_argv(), *argv], env=env, cwd=cwd, stdin=pipe,
+                            stdout=pipe, stderr=pipe, text=True)  # fmt: skip
+
+
+def _nice(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[16])
 
 
 def _children(ppid: int) -> list[int]:
@@ -112,8 +123,12 @@ def test_an_early_teammate_runs_before_its_pane_and_shows_everything_once_attach
     assert Path(socket_path).name == f"fs-{started.pid}.sock"
     pane_env = {**env, **started.env, "FS_PANE_ONLY": "yes"}
     pane_env.pop(launch.TEST_ENTRY_VAR)
-    pane = _pane(argv, pane_env, tmp_path)
+    pane = _pane(started, argv, pane_env, tmp_path)
     launcher = Path(f"/proc/{pane.pid}")
+    assert started.prefix, "`nice` is on this machine's PATH"
+    nice = started.prefix[0].encode()
+    wait_until(lambda: not launcher.joinpath("cmdline").read_bytes().startswith(nice), 10.0, "the launcher (exec)")
+    assert _nice(pane.pid) == forkclient.LAUNCHER_NICE  # its start yields to the teammate's on a busy machine
     seen = launcher.joinpath("cmdline").read_bytes() + launcher.joinpath("environ").read_bytes()
     out, err = pane.communicate("hello\n", timeout=30)
     assert pane.returncode == 7, err
@@ -125,8 +140,28 @@ def test_an_early_teammate_runs_before_its_pane_and_shows_everything_once_attach
     assert info["tty_before"]  # renderers choose as they would in the pane it is about to have
     assert info["pane_only"] == "yes" and info["lead_only"] == "lead"  # the pane's environment joins the lead's
     assert info["key"] == SERVER_KEY and SERVER_KEY.encode() not in seen
-    assert info["forkserver"] is None
+    assert info["forkserver"] is None and info["fallback"] is None
+    assert info["nice"] == 0  # the teammate is not niced with its launcher
     assert not Path(socket_path).exists()  # its own socket went once the pane attached
+
+
+def test_a_pane_whose_early_teammate_is_gone_starts_it_through_the_server(
+    cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path
+) -> None:
+    mark = tmp_path / "ran"
+    argv = _argv(cli)
+    env = _lead_env(config_root, "hook_wait", mark)
+    started = server.prestart(argv, env, tmp_path)
+    assert started is not None
+    wait_until(mark.exists, 10.0, "the early teammate to run")
+    started.cancel()
+    wait_until(lambda: not pid_alive(started.pid), 5.0, "the early teammate to end")
+    pane = _pane(started, argv, {**env, **started.env, launch.TEST_ENTRY_VAR: HOOK + "hook_fallback"}, tmp_path)
+    out, err = pane.communicate(timeout=30)
+    assert pane.returncode == 0, err
+    info = json.loads(out)
+    assert info["ppid"] == server.proc.pid  # warm, from the server: not a cold start in the niced pane
+    assert info["nice"] == 0
 
 
 def test_a_cancelled_early_start_ends(cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path) -> None:

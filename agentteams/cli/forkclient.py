@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -18,6 +19,7 @@ from agentteams.cli.forkserver import STOP_WAIT
 from agentteams.cli.sockdir import ensure_private, private_dir
 
 PRESTART_WAIT = 2.0  # the forked child's pid normally comes back within a few ms
+LAUNCHER_NICE = 10
 
 
 @dataclass
@@ -25,7 +27,10 @@ class Prestarted:
     """A teammate the fork server started before its pane: what the pane's launcher needs to attach to it."""
 
     pid: int
-    env: dict[str, str] = field(default_factory=dict)  # for the pane: the child's own socket, in place of ours
+    env: dict[str, str] = field(default_factory=dict)  # for the pane: the child's own socket, and ours to fall back on
+    # before the pane's launcher: `nice`, so its start (~10 ms of CPU) yields to the teammate's on a busy machine;
+    # the launcher only relays from then on, and if the teammate is gone it starts one through the server (not niced)
+    prefix: list[str] = field(default_factory=list)
 
     def cancel(self) -> None:
         """Its pane could not be made: hang it up, as a closed pane would (its socket goes with it)."""
@@ -110,7 +115,10 @@ class ForkServer:
         finally:
             os.close(null)
             sock.close()
-        return Prestarted(frame[1], {launch.ENV_VAR: str(self.socket_path.with_name(f"fs-{frame[1]}.sock"))})
+        own = str(self.socket_path.with_name(f"fs-{frame[1]}.sock"))
+        nice = shutil.which("nice")
+        prefix = [nice, "-n", str(LAUNCHER_NICE)] if nice else []
+        return Prestarted(frame[1], {launch.ENV_VAR: own, launch.FALLBACK_VAR: str(self.socket_path)}, prefix)
 
     @staticmethod
     def launcher_argv() -> list[str]:

@@ -117,7 +117,7 @@ class LateLauncher:
             if not self._done:
                 try:
                     self._conn = self._attach()
-                except (OSError, ValueError, EOFError):
+                except Exception:  # no launcher (closed pane, timeout, bad request): we hang up as without a pane
                     self._conn = None
                 finally:
                     self._done = True
@@ -136,7 +136,7 @@ class LateLauncher:
             conn.close()
         request, fds = launch.read_request(conn, ATTACH_WAIT, 3)
         for key, value in request.env.items():  # the pane's own (TMUX, TMUX_PANE, TERM, tmux's environment)
-            if key not in os.environ and key not in self._keep and key != launch.ENV_VAR:
+            if key not in os.environ and key not in self._keep and key not in (launch.ENV_VAR, launch.FALLBACK_VAR):
                 os.environ[key] = value
         for target, fd in enumerate(fds):
             os.dup2(fd, target)

@@ -289,7 +289,8 @@ def _become(request: launch.Request, policy: ChildPolicy) -> None:
     # keys reach teammates only through the environment (the lead's, kept here); a warm -p run is lent none
     secrets = carried_credentials(env, os.environ) if policy.lend_secrets else {}
     wanted = {**env, **secrets}
-    wanted.pop(launch.ENV_VAR, None)  # our CLI must run here, not launch yet another child
+    for var in (launch.ENV_VAR, launch.FALLBACK_VAR):  # our CLI must run here, not launch yet another child
+        wanted.pop(var, None)
     for key in [k for k in os.environ if k not in wanted]:  # only the differences: each is a putenv (~1 ms in all)
         del os.environ[key]
     os.environ.update({k: v for k, v in wanted.items() if os.environ.get(k) != v})

@@ -18,6 +18,8 @@ import time
 from agentteams.pids import pid_alive
 
 ENV_VAR = "AGENTTEAMS_FORKSERVER"  # the fork server's socket path, set by the lead in a teammate's env
+# beside ENV_VAR naming a teammate started before its pane (cli/forkearly.py): the server, should that one be gone
+FALLBACK_VAR = "AGENTTEAMS_FORKSERVER_FALLBACK"
 TEST_ENTRY_VAR = "AGENTTEAMS_FORKSERVER_TEST_ENTRY"  # test hook: `module:function` the child runs instead of the CLI
 HEADER = struct.Struct("!I")  # launcher -> server: payload length, then the JSON payload {argv, env, cwd, umask}
 FRAME = struct.Struct("!ci")  # child -> launcher: b"P" + its pid, then b"X" + its exit code (b"S": stale warm server)

@@ -13,9 +13,11 @@ from agentteams.team.spawning import Handle, SpawnRequest, TmuxSpawner, teammate
 
 
 class Prestarted(Protocol):
-    """A running teammate waiting for its pane: `env` points the pane's launcher at it; `cancel` ends it."""
+    """A running teammate waiting for its pane: `env` points the pane's launcher at it, `prefix` goes before the
+    launcher's command line; `cancel` ends it."""
 
     env: dict[str, str]
+    prefix: list[str]
 
     def cancel(self) -> None: ...
 
@@ -41,7 +43,8 @@ class PrestartingSpawner(TmuxSpawner):
             return super().spawn(req)
         try:
             pane, pid = self.tmux.spawn_pane_process(
-                self.target_pane, req.name, req.color, [*self.launcher, *own], req.cwd, {**env, **started.env},
+                self.target_pane, req.name, req.color, [*started.prefix, *self.launcher, *own], req.cwd,
+                {**env, **started.env},
                 tag=req.agent_id,
             )  # fmt: skip
         except BaseException:
