@@ -12,12 +12,19 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from agentteams.backends.tmux import TmuxError
 from agentteams.cli import forkclient, forkearly, launch
 from agentteams.cli.forkclient import ForkServer, Prestarted
+from agentteams.store.files import open_store
+from agentteams.store.paths import Layout
+from agentteams.team.prestart import PrestartingSpawner
+from agentteams.team.spawning import SpawnRequest, teammate_argv
 from tests.support.cli import Cli
 from tests.support.procs import child_env, pid_alive
 from tests.support.wait import wait_until
@@ -240,3 +247,58 @@ def test_a_watcher_needs_no_ldconfig(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "inotify"
+
+
+@dataclass
+class _Started:
+    env: dict[str, str]
+    prefix: list[str]
+    cancelled: bool = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+def test_the_lead_starts_the_teammate_first_then_its_pane_pointed_at_it(
+    layout: Layout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PrestartingSpawner: the teammate started with the pane's own command line and environment, then the pane
+    (niced launcher, the teammate's socket); no early start: the plain pane; a pane that fails: the teammate ends."""
+    served = {launch.ENV_VAR: str(tmp_path / "fs-1.sock")}
+    asked: list[tuple[list[str], dict[str, str]]] = []
+    answer: list[_Started | None] = []
+
+    def prestart(argv: list[str], env: dict[str, str], cwd: Path) -> _Started | None:
+        asked.append((argv, env))
+        return answer[-1]
+
+    spawner = PrestartingSpawner(open_store(layout), prestart, extra_env=lambda: dict(served),
+                                 launcher=ForkServer.launcher_argv())  # fmt: skip
+    panes: list[tuple[list[str], dict[str, str]]] = []
+    fail = False
+
+    def record(target: Any, name: str, color: str, argv: list[str], cwd: Path, env: dict[str, str],
+               **kw: Any) -> tuple[str, int | None]:  # fmt: skip
+        if fail:
+            raise TmuxError("no room")
+        panes.append((argv, env))
+        return "%9", None
+
+    monkeypatch.setattr(spawner.tmux, "spawn_pane_process", record)
+    req = SpawnRequest(name="x", team="t", color="blue", cwd=tmp_path, parent_session_id="S", model="m")
+    own = teammate_argv(req, spawner.command)
+    early = _Started({launch.ENV_VAR: "/d/fs-7.sock", launch.FALLBACK_VAR: served[launch.ENV_VAR]}, ["nice"])
+    answer.append(early)
+    handle = spawner.spawn(req)
+    assert handle.pane_id == "%9"
+    assert asked[0][0] == own and asked[0][1][launch.ENV_VAR] == served[launch.ENV_VAR]
+    assert panes[0][0] == ["nice", *ForkServer.launcher_argv(), *own]
+    assert panes[0][1][launch.ENV_VAR] == "/d/fs-7.sock"  # the pane's launcher attaches to the early teammate
+    answer.append(None)  # no early start (say the server is still starting): the pane starts it, as before
+    spawner.spawn(req)
+    assert panes[1][0] == [*ForkServer.launcher_argv(), *own]
+    answer.append(early := _Started({launch.ENV_VAR: "/d/fs-8.sock"}, []))
+    fail = True
+    with pytest.raises(TmuxError):
+        spawner.spawn(req)
+    assert early.cancelled
