@@ -1,8 +1,5 @@
-"""The fork server's spare child: forked ahead of the next connection, it accepts that connection itself on the
-server's listening socket and becomes its child, so a spawn waits neither for a fork (3 ms quiet, 10 ms and more on
-a loaded machine) nor for the server to be scheduled. While a spare waits, the server leaves the listener to it; the
-spare's word (or its end) gives the listener back, and a new spare is forked a little later: its fork then does
-not compete for the CPU with the teammate the last one became."""
+"""The fork server's spare child: forked ahead of time, it accepts the next connection itself on the server's
+listener and becomes its child, so a spawn waits neither for a fork (3 ms quiet, 10+ loaded) nor for the server."""
 
 from __future__ import annotations
 
@@ -21,7 +18,8 @@ TAKEN = b"t"
 
 class Spare:
     """At most one waiting child. `fill()` forks it (the server then watches the returned socket instead of its
-    listener); `taken()` when that socket speaks or closes; `due()` says when to fill again."""
+    listener); `taken()` when that socket speaks or closes; `due()` says when to fill again: a little later, so the
+    next fork does not compete for the CPU with the teammate the last spare became."""
 
     def __init__(
         self, listener: socket.socket, become: Callable[[socket.socket], NoReturn], drop: Callable[[], None]
