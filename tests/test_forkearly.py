@@ -213,6 +213,24 @@ def test_the_spare_child_takes_the_next_connection(
     wait_until(lambda: not pid_alive(spare), 5.0, "the cancelled teammate to end")
 
 
+def test_a_dead_process_socket_of_the_same_pid_is_no_obstacle(
+    cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path
+) -> None:
+    """The socket directory is shared by every lead of the user: a killed one's `fs-<pid>.sock` stays, and pids
+    come round again."""
+    wait_until(lambda: len(_children(server.proc.pid)) == 1, 10.0, "the server's spare child")
+    (spare,) = _children(server.proc.pid)
+    stale = server.socket_path.with_name(f"fs-{spare}.sock")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as dead:
+        dead.bind(str(stale))  # left behind, nobody listening
+    mark = tmp_path / "ran"
+    started = server.prestart(_argv(cli), _lead_env(config_root, "hook_wait", mark), tmp_path)
+    assert started is not None and started.pid == spare
+    wait_until(mark.exists, 10.0, "the early teammate to run despite the stale file")
+    started.cancel()
+    wait_until(lambda: not pid_alive(spare), 5.0, "the cancelled teammate to end")
+
+
 def test_held_output_keeps_its_order_and_says_tty_until_attached() -> None:
     r, w = os.pipe()
     try:

@@ -162,6 +162,8 @@ def hold(lead: socket.socket, server_socket: str | None, keep: frozenset[str]) -
     if not server_socket:
         raise ValueError("an early start names no fork server socket")
     path = Path(server_socket).parent / f"fs-{os.getpid()}.sock"
+    if path.is_socket():  # our pid is in its name: a dead process's (a killed server's or teammate's) file
+        path.unlink()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o077)
     try:
