@@ -5,14 +5,39 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import shutil
+import signal
+import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from agentteams.cli import launch
 from agentteams.cli.forkserver import STOP_WAIT
 from agentteams.cli.sockdir import ensure_private, private_dir
+
+PRESTART_WAIT = 2.0  # the forked child's pid normally comes back within a few ms
+LAUNCHER_NICE = 10
+
+
+@dataclass
+class Prestarted:
+    """A teammate the fork server started before its pane: what the pane's launcher needs to attach to it."""
+
+    pid: int
+    env: dict[str, str] = field(default_factory=dict)  # for the pane: the child's own socket, and ours to fall back on
+    # before the pane's launcher: `nice`, so its start (~10 ms of CPU) yields to the teammate's on a busy machine;
+    # the launcher only relays from then on, and if the teammate is gone it starts one through the server (not niced)
+    prefix: list[str] = field(default_factory=list)
+
+    def cancel(self) -> None:
+        """Its pane could not be made: hang it up, as a closed pane would (its socket goes with it)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGHUP)
+        with contextlib.suppress(OSError, KeyError):
+            os.unlink(self.env[launch.ENV_VAR])
 
 
 class ForkServer:
@@ -64,6 +89,36 @@ class ForkServer:
         if self._stopped or self.proc.poll() is not None:
             return {}
         return {launch.ENV_VAR: str(self.socket_path)}
+
+    def prestart(self, argv: list[str], env: dict[str, str], cwd: Path) -> Prestarted | None:
+        """Start teammate `argv` now, before its pane exists, its output held until the pane's launcher attaches
+        (cli/forkearly.py): the pane's start is then off the path to its first request. None: start it in its pane
+        as before (no server yet, or it failed); a child that got no go-ahead from us exits, so none runs twice."""
+        if not self.env():
+            return None
+        umask = os.umask(0o022)
+        os.umask(umask)
+        env = {**env, launch.ENV_VAR: str(self.socket_path)}  # the child's own socket goes beside ours
+        request: dict[str, object] = {"argv": argv, "env": env, "cwd": str(cwd), "umask": umask, "attach": True}
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            sock.settimeout(PRESTART_WAIT)
+            sock.connect(str(self.socket_path))
+            launch.send_request(sock, request, [null, null, null])  # its stdio until the pane's arrives
+            frame = launch.read_frame(sock)
+            if frame is None or frame[0] != b"P":
+                return None
+            sock.sendall(launch.GO)
+        except OSError:
+            return None
+        finally:
+            os.close(null)
+            sock.close()
+        own = str(self.socket_path.with_name(f"fs-{frame[1]}.sock"))
+        nice = shutil.which("nice")
+        prefix = [nice, "-n", str(LAUNCHER_NICE)] if nice else []
+        return Prestarted(frame[1], {launch.ENV_VAR: own, launch.FALLBACK_VAR: str(self.socket_path)}, prefix)
 
     @staticmethod
     def launcher_argv() -> list[str]:

@@ -7,7 +7,6 @@ The lead's handle is `agentteams.cli.forkclient.ForkServer`; the launcher side i
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
 import gc
 import importlib
@@ -26,7 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from agentteams.cli import launch
+from agentteams.cli import forkearly, launch
+from agentteams.cli.forkchild import Launcher, run, shutdown, watch_launcher
+from agentteams.cli.forkspare import Spare
 from agentteams.cli.sockdir import ForkServerError, ensure_private, private_dir
 from agentteams.model.providers import AWS_KEYS
 from agentteams.settings.keyhelper import STORE_SECRET_VARS
@@ -47,6 +48,7 @@ OPTIONAL_PREIMPORTS = (
 SECRET_KEYS = launch.SECRET_KEYS
 # credentials that go together: a pane with one of a group keeps its own, one with none gets the server's
 CREDENTIAL_GROUPS = (SECRET_KEYS, AWS_KEYS, ("AWS_BEARER_TOKEN_BEDROCK",), STORE_SECRET_VARS)
+CREDENTIALS = frozenset(k for group in CREDENTIAL_GROUPS for k in group)
 REQUEST_TIMEOUT = 10.0  # a connected client that sends nothing only ties up its own forked child, this long
 STOP_WAIT = 1.0
 
@@ -72,12 +74,14 @@ def preimport() -> None:
     from agentteams.cli import agent_cmd, click_command
     from agentteams.model.anthropic_client import warm_up
     from agentteams.model.sdkrehearsal import rehearse
+    from agentteams.store.signing import warm_up as warm_signing
 
     click_command(agent_cmd.app)  # what each child would build before parsing its command line
 
     warm_up()
-    with contextlib.suppress(Exception):  # a faster first request in each child; without it, only slower
+    with contextlib.suppress(Exception):  # a faster first request (and signature check) in each child
         rehearse()
+        warm_signing()
     if threading.active_count() != 1:  # forking a process with other threads can deadlock its children
         names = ", ".join(t.name for t in threading.enumerate() if t is not threading.main_thread())
         raise ForkServerError(f"pre-imports started threads ({names}); a fork server must stay single-threaded")
@@ -104,6 +108,7 @@ class Server:
         self.wake_r, self.wake_w = os.pipe()
         self.inode = 0
         self.private_fds: list[int] = []  # the owner's descriptors a child must not keep open (a lock)
+        self.spare: Spare | None = None  # a child forked ahead of the next connection (teammates' server)
 
     def bind(self) -> None:
         if self.path.is_socket():  # our pid is in the name (or the warm server's lock is ours): a dead server's file
@@ -134,12 +139,17 @@ class Server:
                 timeout = None if self.idle is None else self.last + self.idle - time.monotonic()
                 if timeout is not None and timeout <= 0:
                     break
-                for key, _ in self.sel.select(timeout):
+                due = self.spare.due() if self.spare is not None else None
+                for key, _ in self.sel.select(timeout if due is None else min(due, timeout or due)):
                     key.data()
+                if self.spare is not None and self.spare.due() == 0 and not self.stopping:
+                    self._fill(self.spare)
         finally:
             self.close()
 
     def close(self) -> None:
+        if self.spare is not None:
+            self.spare.close()
         self.sel.close()
         self.listener.close()
         with contextlib.suppress(FileNotFoundError):
@@ -179,6 +189,18 @@ class Server:
                     _child(conn, self._drop, self.policy)
             conn.close()
 
+    def _fill(self, spare: Spare) -> None:
+        """Fork a spare and leave it the listener until it reports (forkspare.py)."""
+        reports = spare.fill()
+        if reports is not None:
+            self.sel.unregister(self.listener)
+            self.sel.register(reports, selectors.EVENT_READ, lambda: self._taken(spare, reports))
+
+    def _taken(self, spare: Spare, reports: socket.socket) -> None:
+        self.sel.unregister(reports)
+        spare.taken()
+        self.sel.register(self.listener, selectors.EVENT_READ, self._accept)
+
     def _drop(self) -> None:
         """In a child: let go of everything that is the server's."""
         signal.set_wakeup_fd(-1)
@@ -196,13 +218,13 @@ def _child(conn: socket.socket, drop: Callable[[], None], policy: ChildPolicy) -
             signal.signal(signum, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         drop()
-        entry = _take(conn, policy)
+        entry, launcher = _take(conn, policy)
         done = threading.Event()
-        threading.Thread(target=_watch_launcher, args=(conn, done), name="launcher-watch", daemon=True).start()
-        code = _run(entry)
-        _shutdown()
+        threading.Thread(target=watch_launcher, args=(launcher, done), name="launcher-watch", daemon=True).start()
+        code = run(entry)
+        shutdown()
         done.set()
-        conn.sendall(launch.FRAME.pack(b"X", code))
+        launcher.sendall(launch.FRAME.pack(b"X", code))
     except BaseException as e:  # before the pid frame: the launcher starts cold; after: it sees our code
         if os.environ.get("AGENTTEAMS_DEBUG"):
             os.write(2, f"agentteams: fork server child: {type(e).__name__}: {e}\n".encode())
@@ -210,23 +232,28 @@ def _child(conn: socket.socket, drop: Callable[[], None], policy: ChildPolicy) -
         os._exit(code)
 
 
-def _take(conn: socket.socket, policy: ChildPolicy) -> Callable[[], object]:
-    """Take on the launcher's request and stdio, and send our pid; the CLI's entry to run.
+def _take(conn: socket.socket, policy: ChildPolicy) -> tuple[Callable[[], object], Launcher]:
+    """Take on the launcher's request and stdio, and send our pid; the CLI's entry to run, and the launcher's
+    connection (the lead's early start: the pane's launcher, once it attaches; see forkearly).
 
     A warm launcher sends its stdio only with its go-ahead, after our pid: descriptors sent to a server that never
     answers would stay in its socket's queue, and a caller reading the run's output would wait for EOF forever."""
     warm = policy.stamp is not None
     request, fds = launch.read_request(conn, REQUEST_TIMEOUT, 0 if warm else 3)
+    if request.attach and not warm:  # an early start's lead goes on with our pid; its go-ahead comes meanwhile
+        conn.sendall(launch.FRAME.pack(b"P", os.getpid()))
     if warm and request.stamp != policy.stamp:
         _stale(conn)
     _become(request, policy)
     entry = _entry(policy.entry)
     if not warm:
         _adopt(fds, request.stdio)
+    if request.attach and not warm:
+        return entry, forkearly.hold(conn, request.env.get(launch.ENV_VAR), CREDENTIALS)
     conn.sendall(launch.FRAME.pack(b"P", os.getpid()))
     if warm:
         _adopt(_await_go(conn), request.stdio)
-    return entry
+    return entry, conn
 
 
 def _adopt(fds: list[int], stdio: list[tuple[str, str]] | None) -> None:
@@ -262,10 +289,12 @@ def _become(request: launch.Request, policy: ChildPolicy) -> None:
     env = request.env
     # keys reach teammates only through the environment (the lead's, kept here); a warm -p run is lent none
     secrets = carried_credentials(env, os.environ) if policy.lend_secrets else {}
-    os.environ.clear()
-    os.environ.update(env)
-    os.environ.update(secrets)
-    os.environ.pop(launch.ENV_VAR, None)  # our CLI must run here, not launch yet another child
+    wanted = {**env, **secrets}
+    for var in (launch.ENV_VAR, launch.FALLBACK_VAR):  # our CLI must run here, not launch yet another child
+        wanted.pop(var, None)
+    for key in [k for k in os.environ if k not in wanted]:  # only the differences: each is a putenv (~1 ms in all)
+        del os.environ[key]
+    os.environ.update({k: v for k, v in wanted.items() if os.environ.get(k) != v})
     time.tzset()
     random.seed()  # else every teammate would draw the server's random sequence
     sys.argv = request.argv
@@ -309,42 +338,6 @@ def _entry(default: str) -> Callable[[], object]:
     return entry
 
 
-def _run(entry: Callable[[], object]) -> int:
-    try:
-        entry()
-    except SystemExit as e:
-        if e.code is None or isinstance(e.code, int):
-            return (e.code or 0) & 0xFF
-        print(e.code, file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        return 130
-    except BaseException as e:
-        print(f"agentteams: internal error: {type(e).__name__}: {e}", file=sys.stderr)
-        return 70
-    return 0
-
-
-def _shutdown() -> None:
-    """What interpreter exit would do: wait for non-daemon threads, run atexit handlers, flush stdio."""
-    for t in threading.enumerate():
-        if t is not threading.current_thread() and not t.daemon:
-            t.join()
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-
-
-def _watch_launcher(conn: socket.socket, done: threading.Event) -> None:
-    """EOF from the launcher (pane killed, launcher SIGKILLed): end as a hung-up process would."""
-    with contextlib.suppress(OSError):
-        while conn.recv(4096):
-            pass  # the launcher sends nothing after its request
-    if not done.is_set():
-        os.kill(os.getpid(), signal.SIGHUP)
-
-
 def main(argv: list[str] | None = None) -> None:
     """`python -m agentteams.cli.forkserver [--dir DIR | --socket PATH]`: pre-import, listen, print `ready`."""
     parser = argparse.ArgumentParser(prog="python -m agentteams.cli.forkserver")
@@ -361,6 +354,7 @@ def main(argv: list[str] | None = None) -> None:
         preimport()  # before listening: a launcher that finds no socket yet waits while our pid lives
         server = Server(path)
         server.bind()
+        server.spare = Spare(server.listener, lambda conn: _child(conn, lambda: None, TEAMMATE), server._drop)
     except Exception as e:
         print(f"agentteams forkserver: error: {type(e).__name__}: {e}", file=sys.stderr)
         sys.exit(1)

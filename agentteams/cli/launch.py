@@ -18,6 +18,8 @@ import time
 from agentteams.pids import pid_alive
 
 ENV_VAR = "AGENTTEAMS_FORKSERVER"  # the fork server's socket path, set by the lead in a teammate's env
+# beside ENV_VAR naming a teammate started before its pane (cli/forkearly.py): the server, should that one be gone
+FALLBACK_VAR = "AGENTTEAMS_FORKSERVER_FALLBACK"
 TEST_ENTRY_VAR = "AGENTTEAMS_FORKSERVER_TEST_ENTRY"  # test hook: `module:function` the child runs instead of the CLI
 HEADER = struct.Struct("!I")  # launcher -> server: payload length, then the JSON payload {argv, env, cwd, umask}
 FRAME = struct.Struct("!ci")  # child -> launcher: b"P" + its pid, then b"X" + its exit code (b"S": stale warm server)
@@ -145,27 +147,10 @@ class Relay:
             streams = (sys.stdin, sys.stdout, sys.stderr)
             request["stamp"] = self.stamp
             request["stdio"] = [[s.encoding, s.errors or "strict"] if s else ["utf-8", "strict"] for s in streams]
-        payload = json.dumps(request).encode()
-        data = HEADER.pack(len(payload)) + payload
-        if self.stamp is not None:
-            self.sock.sendall(data)
-            return
-        sent = socket.send_fds(self.sock, [data], [0, 1, 2])  # the child adopts our very stdin/stdout/stderr
-        if sent < len(data):  # never an empty send: the server may have answered and closed already (EPIPE)
-            self.sock.sendall(data[sent:])
+        send_request(self.sock, request, [] if self.stamp is not None else [0, 1, 2])  # the child adopts our stdio
 
     def _frame(self) -> tuple[bytes, int] | None:
-        data = b""
-        while len(data) < FRAME.size:
-            try:
-                chunk = self.sock.recv(FRAME.size - len(data))
-            except OSError:
-                return None
-            if not chunk:
-                return None
-            data += chunk
-        tag, value = FRAME.unpack(data)
-        return tag, value
+        return read_frame(self.sock)
 
     def _forward(self, signum: int, frame: object) -> None:
         if signum != signal.SIGWINCH:
@@ -180,14 +165,42 @@ class Relay:
             return  # already gone: its exit (or EOF) is on its way
 
 
+def send_request(sock: socket.socket, request: dict[str, object], fds: list[int]) -> None:
+    """One request (`read_request`'s format): its length, its JSON, and `fds` beside the first bytes."""
+    payload = json.dumps(request).encode()
+    data = HEADER.pack(len(payload)) + payload
+    if not fds:
+        sock.sendall(data)
+        return
+    sent = socket.send_fds(sock, [data], fds)
+    if sent < len(data):  # never an empty send: the server may have answered and closed already (EPIPE)
+        sock.sendall(data[sent:])
+
+
+def read_frame(sock: socket.socket) -> tuple[bytes, int] | None:
+    """The child's next frame (tag, value); None when the connection ends or fails first."""
+    data = b""
+    while len(data) < FRAME.size:
+        try:
+            chunk = sock.recv(FRAME.size - len(data))
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        data += chunk
+    tag, value = FRAME.unpack(data)
+    return tag, value
+
+
 class Request:
     """What a launcher sends besides its stdio fds: argv, environment, working directory, umask; a warm launcher's
-    build stamp and stdio (encoding, errors) pairs."""
+    build stamp and stdio (encoding, errors) pairs; the lead's `attach` flag (a teammate started before its pane)."""
 
     def __init__(self, argv: list[str], env: dict[str, str], cwd: str, umask: int) -> None:
         self.argv, self.env, self.cwd, self.umask = argv, env, cwd, umask
         self.stamp: str | None = None
         self.stdio: list[tuple[str, str]] | None = None
+        self.attach = False  # the lead's early start: the pane's launcher attaches later (cli/forkearly.py)
 
 
 def read_request(conn: socket.socket, timeout: float, nfds: int = 3) -> tuple[Request, list[int]]:
@@ -216,6 +229,7 @@ def read_request(conn: socket.socket, timeout: float, nfds: int = 3) -> tuple[Re
         raise ValueError("malformed request")
     request = Request(argv, env, cwd, umask)
     request.stamp, request.stdio = _warm_fields(raw)
+    request.attach = raw.get("attach") is True
     return request, fds
 
 

@@ -88,16 +88,15 @@ def build_lead(
     command = shlex.split(teammate_command) if teammate_command else None
     stoppers: list[Callable[[], None]] = []
     spawner: Any
-    if use_tmux(teammate_mode, command):
-        extra: Callable[[], dict[str, str]] = dict
-        launcher: list[str] = []
-        if command is None:  # our own teammates start from a warm, pre-imported process
-            from agentteams.cli.forkclient import ForkServer
+    if use_tmux(teammate_mode, command) and command is None:  # ours start from a warm, pre-imported process
+        from agentteams.cli.forkclient import ForkServer
+        from agentteams.team.prestart import PrestartingSpawner
 
-            server = ForkServer.start()
-            stoppers.append(server.stop)
-            extra, launcher = server.env, server.launcher_argv()
-        spawner = TmuxSpawner(store, command=command, extra_env=extra, launcher=launcher)
+        server = ForkServer.start()
+        stoppers.append(server.stop)
+        spawner = PrestartingSpawner(store, server.prestart, extra_env=server.env, launcher=server.launcher_argv())
+    elif use_tmux(teammate_mode, command):
+        spawner = TmuxSpawner(store, command=command)
     else:
         spawner = InProcessSpawner(layout, client, store=store, secrets=secrets, on_event=on_teammate_event,
                                    on_team_event=on_team_event)  # fmt: skip

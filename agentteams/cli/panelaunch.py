@@ -11,6 +11,7 @@ import sys
 import time
 
 ENV_VAR = "AGENTTEAMS_FORKSERVER"  # launch.ENV_VAR
+FALLBACK_VAR = "AGENTTEAMS_FORKSERVER_FALLBACK"  # launch.FALLBACK_VAR: the server, when ENV_VAR is a teammate's
 CONNECT_WAIT = 5.0  # launch.CONNECT_WAIT: how long a server that is still starting (its pid alive) is awaited
 RETRY_INTERVAL = 0.01
 WAITING = (2, 111, 11)  # ENOENT, ECONNREFUSED, EAGAIN: the server binds only once its imports are done
@@ -132,17 +133,18 @@ def main() -> None:
             f.write(b"agentteams")  # what ps and tmux show for the pane's process, as for the console script
     except OSError:
         pass
-    path = os.environ.get(ENV_VAR)
-    try:
-        sock = _connect(path) if path else None
-    except KeyboardInterrupt:
-        os._exit(130)
-    if sock is not None:
-        code = relay(sock, argv)
-        if code is not None:
-            os._exit(code)
-        sock.close()
-    env = {k: v for k, v in os.environ.items() if k != ENV_VAR}  # no second wait for a server that is not there
+    for var in (ENV_VAR, FALLBACK_VAR):  # a teammate started before its pane, else the server (ours is niced)
+        path = os.environ.get(var)
+        try:
+            sock = _connect(path) if path else None
+        except KeyboardInterrupt:
+            os._exit(130)
+        if sock is not None:
+            code = relay(sock, argv)
+            if code is not None:
+                os._exit(code)
+            sock.close()
+    env = {k: v for k, v in os.environ.items() if k not in (ENV_VAR, FALLBACK_VAR)}  # no second wait for a server
     try:
         os.execvpe(argv[0], argv, env)
     except OSError as e:

@@ -73,6 +73,7 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     """Join the team as `flags` says and serve turns; returns the exit code (0 after an approved shutdown)."""
     from agentteams.agent.prompts import Identity
     from agentteams.backends.tmux import current_pane
+    from agentteams.cli import forkearly
     from agentteams.cli.render import PaneRenderer
     from agentteams.model.anthropic_client import AnthropicClient
     from agentteams.model.config import ModelConfig
@@ -106,12 +107,14 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     options.plan_mode_required = flags.plan_mode_required
     options.interactive = True  # its permission questions go to the lead, even with -p
     pane = current_pane() or ""
+    early = forkearly.awaiting_pane()  # started before its pane: its id comes when the pane's launcher attaches
     renderer = PaneRenderer(sys.stdout, name=name, color=flags.color)
     runtime = TeammateRuntime(
-        options, AnthropicClient(model_config), layout=layout, store=store, backend="tmux" if pane else "process",
-        pane_id=pane, on_event=renderer.agent_event, on_team_event=renderer.team_event,
-        secrets=tuple(model_config.secrets()), lead_key=lead_key,
+        options, AnthropicClient(model_config), layout=layout, store=store,
+        backend="tmux" if pane or early else "process", pane_id=pane, on_event=renderer.agent_event,
+        on_team_event=renderer.team_event, secrets=tuple(model_config.secrets()), lead_key=lead_key,
     )  # fmt: skip
+    forkearly.on_pane(lambda pane_id: setattr(runtime.presence, "pane_id", pane_id))
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)
     renderer.banner(f"{name} in team {config.name} (lead: {config.lead_name}); waiting for messages")

@@ -63,16 +63,22 @@ def _ed25519() -> Any:
 
 
 def warm_up() -> None:
-    """Import the library now (~20 ms), on a thread of the caller's choosing, so no spawn or wake pays for it."""
-    _ed25519()
+    """Import the library now (~20 ms), on a thread of the caller's choosing, so no spawn or wake pays for it; and
+    use it once: its first key initialises OpenSSL (~1 ms), which a fork server's children then inherit done."""
+    key = _ed25519().Ed25519PrivateKey.generate()
     import cryptography.exceptions  # noqa: F401
+
+    key.public_key().verify(key.sign(b"warm-up"), b"warm-up")
 
 
 def warm_up_soon() -> None:
     """`warm_up` on a thread of its own, beside the caller's set-up. Not a daemon thread: a process ending while a
     daemon thread is inside the library's (Rust) import is killed by glibc ("FATAL: exception not rethrown")."""
+    import sys
     import threading
 
+    if "cryptography.exceptions" in sys.modules:  # imported already (a fork server's child): no thread to start
+        return
     threading.Thread(target=warm_up, name="signing-import").start()
 
 
