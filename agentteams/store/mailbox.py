@@ -89,6 +89,7 @@ class Mailbox:
         """Append one message to a member's inbox; returns once it is durably in the inbox file."""
         if len(text) > MAX_TEXT_CHARS:
             raise AgentTeamsError(f"message is {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
+        diagnostics.stamp("send")
         refuse_control(sender, "sender")  # it is stored in the envelope as given
         config = self.teams.read(team)
         name = self.resolve_recipient(config, to)
@@ -98,6 +99,7 @@ class Mailbox:
         if self.seal is not None:
             self.seal(config.name, name, env)
         self._commit(self.layout.inbox_file(config.name, name), env)
+        diagnostics.stamp("sent")
         return env
 
     def send_message(self, team: str, to: str, message: Message, *, sender: str) -> Envelope:
@@ -121,11 +123,13 @@ class Mailbox:
             safefs.make_dir(inbox.parent)
             self._spool_append(inbox, b"\n" + encode(dump_compact(env.to_json())) + b"\n")  # \n isolates a torn line
             ensure_file(inbox, b"[]")
+            diagnostics.stamp("spooled")
             # Whoever holds the lock commits everything spooled. A sender whose message a previous holder
             # has already committed passes through without taking the mkdir lock or writing: the senders that
             # queued during one commit are all served by the next.
             while held := lock.acquire(unless=lambda: self._committed(inbox, mine)):
                 try:
+                    diagnostics.stamp("locked")
                     self._flush_spool(inbox)
                     break
                 except LockLostError as e:  # nothing of ours was written: commit again on fresh data
@@ -139,6 +143,7 @@ class Mailbox:
         finally:
             if held:
                 self._release(lock)
+        diagnostics.stamp("released")
         self._durable(inbox)
 
     @staticmethod

@@ -50,6 +50,7 @@ from agentteams.tools.team_tools import parse_send
 WAIT_SLICE = 0.5  # seconds between checks of a plain stop flag while waiting; the inbox itself wakes at once
 IDLE_SLICES = 20  # unwoken, an idle teammate re-reads the team's files every 10 s (its stop flag wakes it at once)
 PERMISSION_TIMEOUT = 600.0
+MARK_AFTER = 0.5  # seconds the turn's state writes wait for its first request to leave (off the delivery path)
 
 
 class TeammateRuntime:
@@ -109,6 +110,7 @@ class TeammateRuntime:
         self._notes = TurnNotes()
         self._pending: list[Envelope] = []
         self._unmarked: set[tuple[str, ...]] = set()  # delivered, but the disk would not take the read marks
+        self._answering = threading.Event()  # the turn's first answer began: its request is out
         self._lead = LeadWatch(self.store, self.team)  # a dead lead may be resumed: we wait for it a while
 
     # -- the loop -----------------------------------------------------------------------------------
@@ -121,7 +123,9 @@ class TeammateRuntime:
             with self.store.watch(self.team, self.name, tasks=True) as watcher:
                 while not self.stop.is_set():
                     self._own.came_round()
+                    diagnostics.stamp("round")
                     config = self._config()
+                    diagnostics.stamp("config")
                     if config is None or config.member(self.name) is None:
                         diagnostics.debug("%s: no longer in team %s; stopping", self.name, self.team)
                         return 0
@@ -153,6 +157,7 @@ class TeammateRuntime:
 
     def _next_work(self, config: TeamConfig) -> Work | None:
         unread = [e for e in self.mailbox.unread(self.team, self.name) if e.identity not in self._unmarked]
+        diagnostics.stamp("inbox")
         if unread:
             rendered = [
                 (e, self._render(e, config)) for e in wake_order(self._judged(unread, config), config.lead_name)
@@ -161,6 +166,7 @@ class TeammateRuntime:
             if dropped:  # frames nothing here can take (a stray plan verdict): delivered, never shown
                 self._pending = dropped
                 self._deliver()
+            diagnostics.stamp("judged")
             kept = [(e, text) for e, text in rendered if text is not None]
             if kept:
                 return Work("\n\n".join(text for _, text in kept), [e for e, _ in kept])
@@ -226,10 +232,12 @@ class TeammateRuntime:
 
     def _turn(self, work: Work) -> bool:
         """One turn; True when the teammate approved its shutdown and must exit."""
+        diagnostics.stamp("turn")
         self._notes = TurnNotes()
         self._pending = work.envs
         self._own.in_turn = True
-        # the durable state writes (~10 ms with fsync) run beside the model request, not before it
+        # the durable state writes (~10 ms with fsync) run once the model request has left, not before or beside it
+        self._answering.clear()
         marking = threading.Thread(target=self._mark_working, args=(work,), name=f"{self.name}-state")
         marking.start()
         reason, failure, final = "available", None, None
@@ -242,6 +250,7 @@ class TeammateRuntime:
             reason, failure = "failed", str(e)
             diagnostics.warning("%s: the turn failed: %s", self.name, e)
         finally:
+            self._answering.set()
             marking.join()
             self._own.in_turn = False
             self._deliver()  # even a failed turn consumed them: redelivering would fail the same way
@@ -266,6 +275,7 @@ class TeammateRuntime:
         return result
 
     def _mark_working(self, work: Work) -> None:
+        self._answering.wait(MARK_AFTER)
         if self._key_recorded:
             self._set_active(True)
         else:  # our public key joins the member entry with the first isActive write
@@ -314,6 +324,8 @@ class TeammateRuntime:
     # -- what the agent does ------------------------------------------------------------------------
 
     def _on_agent_event(self, event: AgentEvent) -> None:
+        if event.kind in ("answering", "assistant"):
+            self._answering.set()
         if event.kind == "assistant":
             self._deliver()  # the messages reached the model: now they count as delivered
             if event.usage is not None:
