@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import cast
 
 import bench_sizes
 import bench_team as bt  # first: it puts the project on sys.path
@@ -55,7 +56,7 @@ def main() -> None:
     parser.add_argument("--size-messages", type=int, default=40)
     parser.add_argument("--stamps", action="store_true", help="print where the time goes (our kinds)")
     args = parser.parse_args()
-    kinds = [k for k in args.kinds.split(",") if k]
+    kinds = [cast(bt.Kind, k) for k in args.kinds.split(",") if k]
     started, load0 = time.monotonic(), os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-delivery-") as tmp:
         results = {}
@@ -65,7 +66,7 @@ def main() -> None:
             marks = Path(tmp) / f"{kind}.stamps"
             if args.stamps:
                 os.environ[ENV_STAMPS] = str(marks)
-            results[kind] = bt.run_delivery(kind, args.messages, Path(tmp) / kind, rc.DEFAULT)  # type: ignore[arg-type]
+            results[kind] = bt.run_delivery(kind, args.messages, Path(tmp) / kind, rc.DEFAULT)
             os.environ.pop(ENV_STAMPS, None)
             if args.stamps:
                 stamps[kind] = breakdown(marks, results[kind])
@@ -78,9 +79,9 @@ def main() -> None:
         s = bt.stats(d.samples_ms)
         send = statistics.median(d.send_ms)
         print(f"{kind:<8}{s.p50_ms:>9.2f}{s.p99_ms:>9.2f}{s.mean_ms:>9.2f}{s.max_ms:>9.2f}{send:>10.2f}")
-    for kind, marks in stamps.items():
+    for kind, found in stamps.items():
         print(f"\nwhere the time goes, {kind}: median ms from the send (S sender, R recipient)")
-        for label, ms in marks:
+        for label, ms in found:
             print(f"  {label:<22}{ms:>8.2f}")
     if rows:
         print()
