@@ -59,7 +59,7 @@ def main() -> None:
     kinds = [cast(bt.Kind, k) for k in args.kinds.split(",") if k]
     started, load0 = time.monotonic(), os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-delivery-") as tmp:
-        results = {}
+        results: dict[str, bt.Delivery] = {}
         stamps: dict[str, list[tuple[str, float]]] = {}
         for kind in kinds:
             print(f"delivery: {kind} ...", file=sys.stderr, flush=True)
@@ -75,10 +75,10 @@ def main() -> None:
     load1 = os.getloadavg()
     print(f"delivery (send -> the request carrying it), {args.messages} messages per kind, {os.cpu_count()} cores")
     print(f"{'kind':<8}{'p50 ms':>9}{'p99 ms':>9}{'mean ms':>9}{'max ms':>9}{'send p50':>10}")
-    for kind, d in results.items():
+    for name, d in results.items():
         s = bt.stats(d.samples_ms)
         send = statistics.median(d.send_ms)
-        print(f"{kind:<8}{s.p50_ms:>9.2f}{s.p99_ms:>9.2f}{s.mean_ms:>9.2f}{s.max_ms:>9.2f}{send:>10.2f}")
+        print(f"{name:<8}{s.p50_ms:>9.2f}{s.p99_ms:>9.2f}{s.mean_ms:>9.2f}{s.max_ms:>9.2f}{send:>10.2f}")
     for kind, found in stamps.items():
         print(f"\nwhere the time goes, {kind}: median ms from the send (S sender, R recipient)")
         for label, ms in found:
