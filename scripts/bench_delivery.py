@@ -79,8 +79,8 @@ def main() -> None:
         s = bt.stats(d.samples_ms)
         send = statistics.median(d.send_ms)
         print(f"{name:<8}{s.p50_ms:>9.2f}{s.p99_ms:>9.2f}{s.mean_ms:>9.2f}{s.max_ms:>9.2f}{send:>10.2f}")
-    for kind, found in stamps.items():
-        print(f"\nwhere the time goes, {kind}: median ms from the send (S sender, R recipient)")
+    for what, found in stamps.items():
+        print(f"\nwhere the time goes, {what}: median ms from the send (S sender, R recipient)")
         for label, ms in found:
             print(f"  {label:<22}{ms:>8.2f}")
     if rows:
