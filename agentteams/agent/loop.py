@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from agentteams import diagnostics
+from agentteams.agent import workers
 from agentteams.agent.hookpoints import HookPoints, Permission
 from agentteams.errors import AgentTeamsError
 from agentteams.model.types import Block, Message, ModelClient, ModelRequest, ModelResponse, StreamCallbacks, Usage
@@ -255,7 +256,6 @@ class Agent:
         before is in `streamed`)."""
         diagnostics.stamp("build")
         request, cancelled = self._request(), threading.Event()
-        diagnostics.stamp("built")
         box: dict[str, Any] = {}
         done = WakeEvent()  # its setting wakes the wait below at once, as does an interrupt's
 
@@ -267,7 +267,7 @@ class Agent:
             finally:
                 done.set()
 
-        threading.Thread(target=call, name=f"{self.settings.name}-model", daemon=True).start()
+        workers.WORKERS.submit(f"{self.settings.name}-model", call)  # a kept thread: no thread start on the path
         if interrupted_first(done, self.ctx.interrupt, INTERRUPT_POLL):
             cancelled.set()
             raise Interrupted

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentteams import diagnostics
+from agentteams.agent import workers
 from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk, TurnResult
 from agentteams.agent.prompts import claim_prompt
 from agentteams.agent.session import Session, SessionOptions
@@ -238,8 +239,7 @@ class TeammateRuntime:
         self._own.in_turn = True
         # the durable state writes (~10 ms with fsync) run once the model request has left, not before or beside it
         self._answering.clear()
-        marking = threading.Thread(target=self._mark_working, args=(work,), name=f"{self.name}-state")
-        marking.start()
+        marking = workers.started(f"{self.name}-state", functools.partial(self._mark_working, work))
         reason, failure, final = "available", None, None
         try:
             result = self._until_idle_allowed(self.session.run(work.prompt))
@@ -251,7 +251,7 @@ class TeammateRuntime:
             diagnostics.warning("%s: the turn failed: %s", self.name, e)
         finally:
             self._answering.set()
-            marking.join()
+            marking.wait()
             self._own.in_turn = False
             self._deliver()  # even a failed turn consumed them: redelivering would fail the same way
         if self.ctx.signals.exit_requested:

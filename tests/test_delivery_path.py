@@ -1,0 +1,201 @@
+"""The delivery path kept short (issue 15): a teammate's turn-start state writes wait until its request has left (the
+SDK's stream opening says so; a client that cannot say is given MARK_AFTER), a request is built without copying the
+conversation, and the path's marks (`diagnostics.stamp`) land in order where a benchmark reads them."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentteams import diagnostics
+from agentteams.agent import workers
+from agentteams.mockapi import MockServer
+from agentteams.model.anthropic_client import AnthropicClient, build_params
+from agentteams.model.config import ModelConfig
+from agentteams.model.types import ModelRequest, ModelResponse, StreamCallbacks, ToolSpec
+from agentteams.store.mailbox import Mailbox
+from agentteams.store.paths import LEAD_NAME, Layout
+from agentteams.store.teams import NewMember, TeamStore
+from agentteams.team import teammate as teammate_module
+from tests.support.fake_model import FakeModel
+from tests.support.runtime import WAIT, TeammateRig, quick_polls, running_teammate, teammate_rig
+from tests.support.wait import wait_until
+
+DONE = [{"type": "text", "text": "done"}]
+
+
+WINDOW = 0.3  # how long a request waits, at most, for a state write that (before it has left) must not come
+
+
+class Ordered:
+    """A model client around a FakeModel that logs, in order, a request's arrival and its stream's opening; `opens`
+    False: a client that never says when its answer began (the fallback's case). A request first gives a state write
+    that would precede it WINDOW seconds to show up (`wrote`), so the order below is not won by a race."""
+
+    def __init__(self, model: FakeModel, log: list[Any], *, opens: bool = True) -> None:
+        self.model, self.log, self.opens = model, log, opens
+        self.wrote = threading.Event()
+
+    def complete(self, request: ModelRequest, callbacks: StreamCallbacks | None = None) -> ModelResponse:
+        self.wrote.wait(WINDOW)
+        self.log.append("request")
+        cb = callbacks or StreamCallbacks()
+        opened = cb.on_open
+
+        def on_open() -> None:
+            self.log.append("open")
+            if opened is not None:
+                opened()
+
+        said = StreamCallbacks(on_text=cb.on_text, on_open=on_open if self.opens else None)
+        return self.model.complete(request, said)
+
+
+def _rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: FakeModel, log: list[Any], opens: bool) -> TeammateRig:
+    quick_polls(monkeypatch)
+    rig = teammate_rig(Layout(tmp_path / "cfg"), tmp_path, model)
+    client = rig.runtime.session.agent.client = Ordered(model, log, opens=opens)
+    teams, own = rig.runtime.teams, rig.runtime._own
+    set_fields, write = teams.set_member_fields, own.write
+
+    def logged_fields(team: str, name: str, **fields: Any) -> Any:
+        log.append(("member", fields.get("is_active")))
+        client.wrote.set()
+        return set_fields(team, name, **fields)
+
+    def logged_write(**fields: Any) -> None:
+        log.append(("presence", fields.get("state")))
+        write(**fields)
+
+    monkeypatch.setattr(teams, "set_member_fields", logged_fields)
+    monkeypatch.setattr(own, "write", logged_write)
+    return rig
+
+
+def test_a_turn_s_state_writes_start_once_its_request_has_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log: list[Any] = []
+    rig = _rig(tmp_path, monkeypatch, FakeModel([DONE]), log, opens=True)
+    with running_teammate(rig):
+        rig.from_lead("hello")
+        rig.wait_turns(1)
+    request, opened = log.index("request"), log.index("open")
+    active = log.index(("member", True))  # the first turn records its key with isActive: true
+    working = log.index(("presence", "working"))
+    assert request < opened < active < working, log  # nothing of the turn's bookkeeping before the request
+    assert log.index(("member", False)) > working  # and idle again at its end
+    assert rig.member().is_active is False
+
+
+def test_a_client_that_never_says_its_answer_began_still_marks_the_turn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(teammate_module, "MARK_AFTER", 0.05)
+    log: list[Any] = []
+    model = FakeModel([DONE])
+    rig = _rig(tmp_path, monkeypatch, model, log, opens=False)
+    # the answer is held until the member shows as working: MARK_AFTER, not the answer, lets the writes go
+    held: list[bool] = []
+
+    def hold(_n: int) -> None:
+        wait_until(lambda: rig.member().is_active is True, WAIT, "isActive while the answer is held")
+        held.append(True)
+
+    model.before_answer = hold
+    with running_teammate(rig):
+        rig.from_lead("hello")
+        rig.wait_turns(1)
+    assert held == [True] and "open" not in log, log
+    assert log.index(("member", True)) < log.index(("presence", "working")) < log.index(("member", False))
+
+
+def test_the_sdk_stream_opens_after_the_request_arrived_and_before_any_text() -> None:
+    server = MockServer({"routes": [{"name": "main", "turns": [{"text": "one two three four", "chunk": 4}]}]}).start()
+    try:
+        client = AnthropicClient(ModelConfig(api_key="sk-ant-test-0123456789abcdef", base_url=server.base_url))
+        order: list[str] = []
+        callbacks = StreamCallbacks(
+            on_open=lambda: order.append(f"open after {len(server.arrivals)} arrival(s)"),
+            on_text=lambda _t: order.append("text"),
+        )
+        req = ModelRequest(model="claude-haiku-4-5", system="s", tools=[], messages=[{"role": "user", "content": "hi"}])
+        client.complete(req, callbacks)
+        client.close()
+    finally:
+        server.stop()
+    assert order[0] == "open after 1 arrival(s)" and order.count("text") >= 2 and "open" not in "".join(order[1:])
+
+
+def test_a_request_is_built_without_copying_or_touching_the_conversation() -> None:
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}}
+    marked = {"type": "text", "text": "old", "cache_control": {"type": "ephemeral"}}
+    messages: list[Any] = [
+        {"role": "user", "content": [marked]},
+        {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        {"role": "user", "content": "new"},
+    ]
+    before = json.dumps(messages)
+    tools = [ToolSpec("Read", "reads", schema)]
+    req = ModelRequest(model="claude-haiku-4-5", system="s", tools=tools, messages=messages)
+    params = build_params(req)
+    assert json.dumps(messages) == before  # the caller's stale marker stays where it was; no new one is added
+    first = params["messages"][0]["content"][0]
+    assert first is not marked and first["cache_control"] == {"type": "ephemeral"}  # re-marked on the copy (breakpoint)
+    assert params["messages"][2]["content"] == [{"type": "text", "text": "new", "cache_control": {"type": "ephemeral"}}]
+    assert params["tools"][0]["input_schema"] is schema  # shared, not copied: nothing writes into it
+    assert build_params(req) == params  # deterministic
+
+
+def test_a_send_marks_its_path_in_order_only_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    layout = Layout(tmp_path / "cfg")
+    teams = TeamStore(layout)
+    team = teams.create("marks", cwd=str(tmp_path)).name
+    teams.add_member(team, NewMember(name="bob", cwd=str(tmp_path)))
+    stamps = tmp_path / "stamps"
+    Mailbox(layout).send(team, "bob", "unmarked", sender=LEAD_NAME)
+    assert not stamps.exists()
+    monkeypatch.setenv(diagnostics.ENV_STAMPS, str(stamps))
+    Mailbox(layout).send(team, "bob", "marked", sender=LEAD_NAME)
+    lines = [line.split(" ") for line in stamps.read_text().splitlines()]
+    marks = [what for _, _, what in lines]
+    path = ["send", "spooled", "locked", "filled", "fsynced", "renamed", "released", "sent"]
+    assert marks == path, marks
+    times = [float(t) for t, _, _ in lines]
+    assert times == sorted(times)
+
+
+def test_a_kept_worker_runs_the_next_job_without_a_new_thread() -> None:
+    pool = workers.Workers()
+    ran: list[tuple[int, str]] = []
+
+    def job() -> None:
+        ran.append((threading.get_ident(), threading.current_thread().name))
+
+    first = threading.Event()
+    pool.submit("one-model", lambda: (job(), first.set()))
+    assert first.wait(WAIT)
+    wait_until(lambda: len(pool._idle) == 1, WAIT, "the worker back in the idle list")
+    idle = next(t for t in threading.enumerate() if t.ident == ran[0][0])
+    assert idle.name == workers.IDLE_NAME  # not mistaken for a call still running
+    before = threading.active_count()
+    second = threading.Event()
+    pool.submit("two-model", lambda: (job(), second.set()))
+    assert second.wait(WAIT)
+    assert threading.active_count() == before and ran[1] == (ran[0][0], "two-model")
+
+
+def test_jobs_at_the_same_time_get_workers_of_their_own() -> None:
+    release, inside = threading.Event(), threading.Semaphore(0)
+
+    def held() -> None:
+        inside.release()
+        release.wait(WAIT)
+
+    dones = [workers.started(f"held-{n}", held) for n in range(3)]
+    for _ in range(3):
+        assert inside.acquire(timeout=WAIT)  # all three run at once: none waits behind another
+    release.set()
+    assert all(d.wait(WAIT) for d in dones)
