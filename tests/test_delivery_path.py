@@ -170,20 +170,20 @@ def test_a_send_marks_its_path_in_order_only_when_asked(tmp_path: Path, monkeypa
 def test_a_kept_worker_runs_the_next_job_without_a_new_thread() -> None:
     pool = workers.Workers()
     ran: list[tuple[int, str]] = []
+    done = threading.Semaphore(0)
 
     def job() -> None:
         ran.append((threading.get_ident(), threading.current_thread().name))
+        done.release()
 
-    first = threading.Event()
-    pool.submit("one-model", lambda: (job(), first.set()))
-    assert first.wait(WAIT)
+    pool.submit("one-model", job)
+    assert done.acquire(timeout=WAIT)
     wait_until(lambda: len(pool._idle) == 1, WAIT, "the worker back in the idle list")
     idle = next(t for t in threading.enumerate() if t.ident == ran[0][0])
     assert idle.name == workers.IDLE_NAME  # not mistaken for a call still running
     before = threading.active_count()
-    second = threading.Event()
-    pool.submit("two-model", lambda: (job(), second.set()))
-    assert second.wait(WAIT)
+    pool.submit("two-model", job)
+    assert done.acquire(timeout=WAIT)
     assert threading.active_count() == before and ran[1] == (ran[0][0], "two-model")
 
 
