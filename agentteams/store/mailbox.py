@@ -123,7 +123,6 @@ class Mailbox:
             safefs.make_dir(inbox.parent)
             self._spool_append(inbox, b"\n" + encode(dump_compact(env.to_json())) + b"\n")  # \n isolates a torn line
             ensure_file(inbox, b"[]")
-            diagnostics.stamp("spooled")
             # Whoever holds the lock commits everything spooled. A sender whose message a previous holder
             # has already committed passes through without taking the mkdir lock or writing: the senders that
             # queued during one commit are all served by the next.
@@ -143,7 +142,6 @@ class Mailbox:
         finally:
             if held:
                 self._release(lock)
-        diagnostics.stamp("released")
         self._durable(inbox)
 
     @staticmethod
