@@ -17,7 +17,9 @@ from agentteams.mockapi import MockServer
 from agentteams.model.anthropic_client import AnthropicClient, build_params
 from agentteams.model.config import ModelConfig
 from agentteams.model.types import ModelRequest, ModelResponse, StreamCallbacks, ToolSpec
-from agentteams.store.mailbox import Mailbox
+from agentteams.store import spool
+from agentteams.store.locking import FileLock
+from agentteams.store.mailbox import Mailbox, new_envelope
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.teams import NewMember, TeamStore
 from agentteams.team import teammate as teammate_module
@@ -199,3 +201,47 @@ def test_jobs_at_the_same_time_get_workers_of_their_own() -> None:
         assert inside.acquire(timeout=WAIT)  # all three run at once: none waits behind another
     release.set()
     assert all(d.wait(WAIT) for d in dones)
+
+
+def _team_with_bob(tmp_path: Path) -> tuple[Mailbox, Path]:
+    layout = Layout(tmp_path / "cfg")
+    teams = TeamStore(layout)
+    team = teams.create("direct", cwd=str(tmp_path)).name
+    teams.add_member(team, NewMember(name="bob", cwd=str(tmp_path)))
+    box = Mailbox(layout, teams)
+    return box, box.inbox_path(team, "bob")
+
+
+def test_an_uncontended_send_goes_in_without_the_spool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    box, inbox = _team_with_bob(tmp_path)
+    spooled: list[bytes] = []
+    real_append = spool.spool_append
+
+    def append(path: Path, record: bytes) -> None:
+        spooled.append(record)
+        real_append(path, record)
+
+    monkeypatch.setattr(spool, "spool_append", append)
+    box.send("direct", "bob", "one", sender=LEAD_NAME)
+    box.send("direct", "bob", "two", sender=LEAD_NAME)
+    assert spooled == [] and [e.text for e in box.read_live("direct", "bob")] == ["one", "two"]
+    assert sorted(p.name for p in inbox.parent.iterdir() if p.name.startswith(".bob.json.spool")) == []
+    lock = FileLock(inbox)
+    lock.acquire()  # held: the next sender queues, so it spools (and the holder's successor commits it)
+    sender = threading.Thread(target=box.send, args=("direct", "bob", "three"), kwargs={"sender": LEAD_NAME})
+    sender.start()
+    wait_until(lambda: len(spooled) == 1, WAIT, "the contended send to spool")
+    lock.release()
+    sender.join(WAIT)
+    assert [e.text for e in box.read_live("direct", "bob")] == ["one", "two", "three"]
+
+
+def test_an_uncontended_send_also_commits_what_others_spooled(tmp_path: Path) -> None:
+    box, inbox = _team_with_bob(tmp_path)
+    box.send("direct", "bob", "first", sender=LEAD_NAME)
+    waiting = new_envelope("carol", "spooled before")  # a sender that spooled and has not yet queued
+    spool.spool_append(inbox, b"\n" + json.dumps(waiting.to_json()).encode() + b"\n")
+    box.send("direct", "bob", "mine", sender=LEAD_NAME)
+    assert [e.text for e in box.read_live("direct", "bob")] == ["first", "spooled before", "mine"]
+    assert not any(p.name.startswith(".bob.json.spool") for p in inbox.parent.iterdir())
+    assert spool.committed(inbox, json.dumps(waiting.msg_id).encode())  # its sender passes through when it queues
