@@ -25,8 +25,9 @@ from typing import cast
 import bench_sizes
 import bench_team as bt  # first: it puts the project on sys.path
 
-from agentteams.diagnostics import ENV_STAMPS
 from tests.support import realclaude as rc
+
+ENV_STAMPS = "AGENTTEAMS_STAMPS"  # agentteams.diagnostics.ENV_STAMPS (a literal: the script also runs older code)
 
 
 def breakdown(path: Path, d: bt.Delivery) -> list[tuple[str, float]]:
