@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -78,17 +78,26 @@ def _rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, model: FakeModel, log:
     return rig
 
 
+def _second_turn(rig: TeammateRig, log: list[Any]) -> list[Any]:
+    """The log of the teammate's second turn (its first records its key and session id at once, see below)."""
+    rig.from_lead("first")
+    rig.wait_turns(1)
+    del log[:]
+    cast(Ordered, rig.runtime.session.agent.client).wrote.clear()  # the first turn's writes set it
+    rig.from_lead("second")
+    rig.wait_turns(2)
+    return list(log)
+
+
 def test_a_turn_s_state_writes_start_once_its_request_has_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log: list[Any] = []
-    rig = _rig(tmp_path, monkeypatch, FakeModel([DONE]), log, opens=True)
+    rig = _rig(tmp_path, monkeypatch, FakeModel([DONE, DONE]), log, opens=True)
     with running_teammate(rig):
-        rig.from_lead("hello")
-        rig.wait_turns(1)
-    request, opened = log.index("request"), log.index("open")
-    active = log.index(("member", True))  # the first turn records its key with isActive: true
-    working = log.index(("presence", "working"))
-    assert request < opened < active < working, log  # nothing of the turn's bookkeeping before the request
-    assert log.index(("member", False)) > working  # and idle again at its end
+        turn = _second_turn(rig, log)
+    request, opened = turn.index("request"), turn.index("open")
+    active, working = turn.index(("member", True)), turn.index(("presence", "working"))
+    assert request < opened < active < working, turn  # nothing of the turn's bookkeeping before the request
+    assert turn.index(("member", False)) > working  # and idle again at its end
     assert rig.member().is_active is False
 
 
@@ -97,21 +106,38 @@ def test_a_client_that_never_says_its_answer_began_still_marks_the_turn(
 ) -> None:
     monkeypatch.setattr(teammate_module, "MARK_AFTER", 0.05)
     log: list[Any] = []
-    model = FakeModel([DONE])
+    model = FakeModel([DONE, DONE])
     rig = _rig(tmp_path, monkeypatch, model, log, opens=False)
-    # the answer is held until the member shows as working: MARK_AFTER, not the answer, lets the writes go
-    held: list[bool] = []
+    held: list[int] = []
 
-    def hold(_n: int) -> None:
+    def hold(n: int) -> None:  # the answer is held until the member shows as working: MARK_AFTER lets the writes go
         wait_until(lambda: rig.member().is_active is True, WAIT, "isActive while the answer is held")
-        held.append(True)
+        held.append(n)
 
     model.before_answer = hold
     with running_teammate(rig):
-        rig.from_lead("hello")
+        turn = _second_turn(rig, log)
+    assert held == [0, 1] and "open" not in turn, turn
+    assert turn.index(("member", True)) < turn.index(("presence", "working")) < turn.index(("member", False))
+
+
+def test_the_first_turn_records_the_session_id_before_its_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lead killed while a teammate's first request is out resumes it with its conversation: the session id is in
+    the member entry before any answer (no waiting for the request to leave, or for MARK_AFTER)."""
+    monkeypatch.setattr(teammate_module, "MARK_AFTER", 60.0)
+    model = FakeModel([DONE])
+    rig = _rig(tmp_path, monkeypatch, model, [], opens=False)
+    session = rig.runtime.ctx.session_id
+
+    def hold(_n: int) -> None:
+        wait_until(lambda: rig.member().session_id == session, WAIT, "the session id")
+
+    model.before_answer = hold
+    with running_teammate(rig):
+        rig.from_lead("first")
         rig.wait_turns(1)
-    assert held == [True] and "open" not in log, log
-    assert log.index(("member", True)) < log.index(("presence", "working")) < log.index(("member", False))
 
 
 def test_the_sdk_stream_opens_after_the_request_arrived_and_before_any_text() -> None:

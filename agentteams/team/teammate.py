@@ -237,7 +237,7 @@ class TeammateRuntime:
         self._notes = TurnNotes()
         self._pending = work.envs
         self._own.in_turn = True
-        # the durable state writes (~10 ms with fsync) run once the model request has left, not before or beside it
+        # the durable state writes (~10 ms with fsync) run once the model request has left (after the first turn)
         self._answering.clear()
         marking = workers.started(f"{self.name}-state", functools.partial(self._mark_working, work))
         reason, failure, final = "available", None, None
@@ -275,10 +275,10 @@ class TeammateRuntime:
         return result
 
     def _mark_working(self, work: Work) -> None:
-        self._answering.wait(MARK_AFTER)
         if self._key_recorded:
+            self._answering.wait(MARK_AFTER)  # off the delivery path: once the request has left
             self._set_active(True)
-        else:  # our public key joins the member entry with the first isActive write
+        else:  # at once, with the first isActive write: our public key, and the session id a resumed lead relaunches
             self._key_recorded = True
             key = self.store.keyring.member_key(self.team, self.name).public
             try:
