@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import statistics
 import sys
 import tempfile
@@ -58,6 +59,7 @@ def main() -> None:
     parser.add_argument("--stamps", action="store_true", help="print where the time goes (our kinds)")
     args = parser.parse_args()
     kinds = [cast(bt.Kind, k) for k in args.kinds.split(",") if k]
+    signal.signal(signal.SIGTERM, lambda _s, _f: sys.exit(143))  # unwind: tmux servers, processes, temp dirs go
     started, load0 = time.monotonic(), os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-delivery-") as tmp:
         results: dict[str, bt.Delivery] = {}
