@@ -1,6 +1,6 @@
 """The delivery path kept short (issue 15): a teammate's turn-start state writes wait until its request has left (the
-SDK's stream opening says so; a client that cannot say is given MARK_AFTER), a request is built without copying the
-conversation, and the path's marks (`diagnostics.stamp`) land in order where a benchmark reads them."""
+SDK's stream opening says so; a client that cannot say is given MARK_AFTER; a claimed task's turn marks at once), a
+request is built without copying the conversation, and the path's marks (`diagnostics.stamp`) land in order."""
 
 from __future__ import annotations
 
@@ -90,6 +90,7 @@ def _second_turn(rig: TeammateRig, log: list[Any]) -> list[Any]:
 
 
 def test_a_turn_s_state_writes_start_once_its_request_has_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(teammate_module, "MARK_AFTER", 60.0)  # only the stream's opening lets the writes go
     log: list[Any] = []
     rig = _rig(tmp_path, monkeypatch, FakeModel([DONE, DONE]), log, opens=True)
     with running_teammate(rig):
@@ -138,6 +139,28 @@ def test_the_first_turn_records_the_session_id_before_its_answer(
     with running_teammate(rig):
         rig.from_lead("first")
         rig.wait_turns(1)
+
+
+def test_a_claimed_task_s_turn_is_marked_working_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No unread message stands for a turn a claimed task started: its isActive is written at once, so its lead
+    never takes the team for idle (nor a -p run for finished) while the request is out."""
+    monkeypatch.setattr(teammate_module, "MARK_AFTER", 60.0)
+    model = FakeModel([DONE, DONE])
+    rig = _rig(tmp_path, monkeypatch, model, [], opens=False)
+    held: list[int] = []
+
+    def hold(n: int) -> None:
+        if n == 1:  # the claimed task's request: the member must show as active before any answer
+            wait_until(lambda: rig.member().is_active is True, WAIT, "isActive before the claimed task's answer")
+        held.append(n)
+
+    model.before_answer = hold
+    with running_teammate(rig):
+        rig.from_lead("first")
+        rig.wait_turns(1)
+        rig.tasks.create(rig.team, "Parse", "the grammar")
+        rig.wait_turns(2)
+    assert held == [0, 1]
 
 
 def test_the_sdk_stream_opens_after_the_request_arrived_and_before_any_text() -> None:

@@ -51,7 +51,7 @@ from agentteams.tools.team_tools import parse_send
 WAIT_SLICE = 0.5  # seconds between checks of a plain stop flag while waiting; the inbox itself wakes at once
 IDLE_SLICES = 20  # unwoken, an idle teammate re-reads the team's files every 10 s (its stop flag wakes it at once)
 PERMISSION_TIMEOUT = 600.0
-MARK_AFTER = 0.5  # seconds the turn's state writes wait for its first request to leave (off the delivery path)
+MARK_AFTER = 0.05  # seconds, at most, a message turn's state writes wait for its request to leave (off its path)
 
 
 class TeammateRuntime:
@@ -124,7 +124,6 @@ class TeammateRuntime:
             with self.store.watch(self.team, self.name, tasks=True) as watcher:
                 while not self.stop.is_set():
                     self._own.came_round()
-                    diagnostics.stamp("round")
                     config = self._config()
                     diagnostics.stamp("config")
                     if config is None or config.member(self.name) is None:
@@ -167,7 +166,6 @@ class TeammateRuntime:
             if dropped:  # frames nothing here can take (a stray plan verdict): delivered, never shown
                 self._pending = dropped
                 self._deliver()
-            diagnostics.stamp("judged")
             kept = [(e, text) for e, text in rendered if text is not None]
             if kept:
                 return Work("\n\n".join(text for _, text in kept), [e for e, _ in kept])
@@ -276,7 +274,8 @@ class TeammateRuntime:
 
     def _mark_working(self, work: Work) -> None:
         if self._key_recorded:
-            self._answering.wait(MARK_AFTER)  # off the delivery path: once the request has left
+            if work.envs:  # a claimed task's turn has no unread message keeping its lead from taking the team for idle
+                self._answering.wait(MARK_AFTER)  # off the delivery path: once the request has left
             self._set_active(True)
         else:  # at once, with the first isActive write: our public key, and the session id a resumed lead relaunches
             self._key_recorded = True
