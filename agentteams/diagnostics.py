@@ -5,6 +5,8 @@ By default the `agentteams` logger, imported on first use; the CLI installs a si
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 
 Sink = Callable[[str, str], None]  # (level, message)
@@ -39,3 +41,20 @@ def warning_count() -> int:
 
 def debug(message: str, *args: object) -> None:
     _emit("debug", message, args)
+
+
+ENV_STAMPS = "AGENTTEAMS_STAMPS"  # a file: where `stamp` appends (benchmarks only; unset, a stamp costs a lookup)
+_stamps: tuple[int, str, int] = (0, "", -1)  # this process's (pid, stamp file, its open fd)
+
+
+def stamp(what: str) -> None:
+    """Mark a point of a hot path (a message's delivery): `<epoch s> <pid> <what>` appended to $AGENTTEAMS_STAMPS, so
+    a benchmark can say where the time went across processes. Off (a lookup) when it is unset."""
+    global _stamps
+    path = os.environ.get(ENV_STAMPS, "")
+    if not path:
+        return
+    pid = os.getpid()
+    if _stamps[:2] != (pid, path):  # a forked child, or another file: opened anew
+        _stamps = (pid, path, os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600))
+    os.write(_stamps[2], f"{time.time():.6f} {pid} {what}\n".encode())

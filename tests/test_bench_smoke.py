@@ -132,3 +132,19 @@ def test_bench_resume_times_the_kill_to_the_resumed_lead_s_first_request(tmp_pat
         [launch] = data["launch_to_request_ms"][kind]
         assert 0 < launch <= kill, data
     assert "the resumed lead's first model request (cold start)" in proc.stdout
+
+
+def test_bench_delivery_says_where_the_time_goes(tmp_path: Path, config_root: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT.with_name("bench_delivery.py")), "--messages", "3", "--kinds", "ours,poller",
+         "--stamps"],
+        env=child_env(config_root), capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = {line.split()[0] for line in proc.stdout.splitlines() if line.startswith(("ours ", "poller "))}
+    assert rows == {"ours", "poller"}, proc.stdout
+    section = proc.stdout.split("where the time goes, ours")[1].split("\n\n")[0].splitlines()[1:]
+    marks = [line.strip().rsplit(None, 1)[0] for line in section if line.startswith("  ")]
+    for earlier, later in [("S send", "S fsynced"), ("S fsynced", "R inotify"), ("R inbox", "R sdk")]:
+        assert marks.index(earlier) < marks.index(later), marks  # the sender's steps, then the recipient's
+    assert marks[-1] == "= request arrives", marks

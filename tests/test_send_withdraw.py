@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentteams.errors import AgentTeamsError
-from agentteams.store import mailbox as mailbox_module
+from agentteams.store import spool as spool_module
 from agentteams.store.atomicjson import dump_compact, encode
 from agentteams.store.inboxfile import in_flight_file, spool_file
 from agentteams.store.mailbox import Mailbox, new_envelope
@@ -43,7 +43,7 @@ def test_a_failed_commit_takes_back_only_its_own_message(
     def full(path: Path, data: bytes) -> None:
         raise OSError(errno.ENOSPC, "No space left on device", str(path) + ".tmp.0")
 
-    monkeypatch.setattr(mailbox_module, "atomic_write_bytes", full)
+    monkeypatch.setattr(spool_module, "atomic_write_bytes", full)  # where the commit writes the inbox
     with pytest.raises(AgentTeamsError) as failed:
         box.send("t", "alice", "mine, failed", sender="team-lead")
     assert str(failed.value).startswith(f"cannot write {inbox}: No space left on device (")

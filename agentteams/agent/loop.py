@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from agentteams import diagnostics
+from agentteams.agent import workers
 from agentteams.agent.hookpoints import HookPoints, Permission
 from agentteams.errors import AgentTeamsError
 from agentteams.model.types import Block, Message, ModelClient, ModelRequest, ModelResponse, StreamCallbacks, Usage
@@ -53,8 +54,9 @@ class PermissionAsk:
 
 @dataclass
 class AgentEvent:
-    """What happened: kind is text | tool_start | tool_end | retry | assistant | tool_results | turn_end, or
-    compacted (`text` the trigger, `input` the token counts before and after)."""
+    """What happened: kind is answering (a model call's answer began: its request has left) | text | tool_start |
+    tool_end | retry | assistant | tool_results | turn_end, or compacted (`text` the trigger, `input` the token counts
+    before and after)."""
 
     kind: str
     text: str = ""
@@ -252,6 +254,7 @@ class Agent:
         """The model call, in a thread of its own so an interrupt ends the turn at once, even before the first
         byte arrives; an abandoned call stops at its first delta and its answer is dropped (what was streamed
         before is in `streamed`)."""
+        diagnostics.stamp("build")
         request, cancelled = self._request(), threading.Event()
         box: dict[str, Any] = {}
         done = WakeEvent()  # its setting wakes the wait below at once, as does an interrupt's
@@ -264,7 +267,7 @@ class Agent:
             finally:
                 done.set()
 
-        threading.Thread(target=call, name=f"{self.settings.name}-model", daemon=True).start()
+        workers.WORKERS.submit(f"{self.settings.name}-model", call)  # a kept thread: no thread start on the path
         if interrupted_first(done, self.ctx.interrupt, INTERRUPT_POLL):
             cancelled.set()
             raise Interrupted
@@ -281,7 +284,10 @@ class Agent:
                 streamed.append(delta)
             self._emit(AgentEvent("text", text=delta))
 
-        return StreamCallbacks(on_text=on_text, on_retry=lambda n: self._emit(AgentEvent("retry", text=n.reason)))
+        return StreamCallbacks(
+            on_text=on_text, on_open=lambda: self._emit(AgentEvent("answering")),
+            on_retry=lambda n: self._emit(AgentEvent("retry", text=n.reason)),
+        )  # fmt: skip
 
     def _run_tools(self, uses: list[Block]) -> list[Block]:
         """Run the calls in order; consecutive read-only calls run side by side."""

@@ -4,7 +4,6 @@ streaming, and our own retry loop."""
 
 from __future__ import annotations
 
-import copy
 import importlib
 import random
 import sys
@@ -13,6 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import wire_model
 from agentteams.model.config import NO_CREDENTIALS, MissingCredentialsError, ModelConfig
@@ -63,10 +63,10 @@ def build_params(request: ModelRequest) -> dict[str, Any]:
         params["extra_headers"] = {"anthropic-beta": ",".join(betas)}
     budget = MAX_BREAKPOINTS
     if request.tools or request.server_tools:
+        # the schemas are shared, not copied (~1 ms a request): nothing below or in the SDK writes into them
         tools: list[dict[str, Any]] = [
-            {"name": t.name, "description": t.description, "input_schema": copy.deepcopy(t.input_schema)}
-            for t in request.tools
-        ] + copy.deepcopy(request.server_tools)
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in request.tools
+        ] + [dict(t) for t in request.server_tools]
         tools[-1]["cache_control"] = _ephemeral()
         params["tools"] = tools
         budget -= 1
@@ -83,16 +83,22 @@ def build_params(request: ModelRequest) -> dict[str, Any]:
 
 
 def _normalise(message: Message) -> Message:
-    """A deep copy with list content (a string becomes one text block) and no cache_control markers."""
-    out = copy.deepcopy(message)
+    """A copy with list content (a string becomes one text block) and no cache_control markers: the message and its
+    blocks are new dicts (a marker may be set on one), what the blocks hold is shared (a deep copy of the whole
+    conversation was the largest part of a request's build), never written to."""
+    out = dict(message)
     content = out.get("content")
     if isinstance(content, str):
         out["content"] = [{"type": "text", "text": content}]
     elif isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict):
-                block.pop("cache_control", None)
+        out["content"] = [_unmarked(b) if isinstance(b, dict) else b for b in content]
     return out
+
+
+def _unmarked(block: Block) -> Block:
+    copied = dict(block)
+    copied.pop("cache_control", None)
+    return copied
 
 
 def _breakpoint_messages(messages: list[Message]) -> list[int]:
@@ -267,6 +273,7 @@ class AnthropicClient:
     def complete(self, request: ModelRequest, callbacks: StreamCallbacks | None = None) -> ModelResponse:
         """One model call, streamed; transient failures are retried, final ones raise `ModelAPIError`."""
         cb = callbacks or StreamCallbacks()
+        diagnostics.stamp("params")
         params = build_params(request)
         attempt = 0
         while True:
@@ -296,7 +303,10 @@ class AnthropicClient:
 
     def _attempt(self, params: dict[str, Any], cb: StreamCallbacks) -> ModelResponse:
         sdk, model = self._sdks.for_model(params["model"])
+        diagnostics.stamp("sdk")
         with sdk.messages.stream(**{**params, "model": model}) as stream:
+            if cb.on_open is not None:
+                cb.on_open()
             for event in stream:
                 if event.type == "text" and cb.on_text is not None:
                     cb.on_text(event.text)

@@ -78,6 +78,7 @@ class RetryNotice:
 @dataclass
 class StreamCallbacks:
     on_text: Callable[[str], None] | None = None
+    on_open: Callable[[], None] | None = None  # the answer's stream opened: the request has reached the model
     on_retry: Callable[[RetryNotice], None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agentteams import diagnostics
 from agentteams.errors import CorruptFileError
 from agentteams.store import safefs
 from agentteams.store.locking import check_held
@@ -54,11 +55,14 @@ def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
     try:
         try:
             fill(fd)
+            diagnostics.stamp("filled")
             os.fsync(fd)
         finally:
             os.close(fd)
         check_held()
+        diagnostics.stamp("fsynced")
         os.replace(tmp, path)
+        diagnostics.stamp("renamed")
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -159,12 +159,38 @@ class FileLock:
         if how == "bypass":
             diagnostics.debug("lock %s: our queue's holder is stuck; took the stale lock dir past it", self.lock_dir)
             queue.close()
-        self._queue = queue if how == "queued" else None
+        self._held(queue if how == "queued" else None)
+        return True
+
+    def try_acquire(self) -> bool:
+        """Take the lock only if it is free now, nobody of ours queued for it and no lock dir in the way (a real
+        `claude`'s, a dead holder's): True once held; False at once otherwise (the caller then waits its turn)."""
+        try:
+            queue = safefs.open_file(queue_file_for(self.target), "a+b")  # held until release(); never a link
+        except FileNotFoundError as e:
+            raise NotFoundError(f"cannot lock {self.target}: its directory does not exist") from e
+        try:
+            if lockqueue.try_exclusive(queue):
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(self.lock_dir, LOCK_DIR_MODE)
+                    if self._open_dir(queue):
+                        self._held(queue)
+                        return True
+        except FileNotFoundError as e:
+            _close_queue(queue, "queued")
+            raise NotFoundError(f"cannot lock {self.target}: its directory does not exist") from e
+        except BaseException:
+            _close_queue(queue, "queued")
+            raise
+        _close_queue(queue, "queued")
+        return False
+
+    def _held(self, queue: IO[bytes] | None) -> None:
+        self._queue = queue
         self.touched = time.monotonic()
         _REFRESHER.add(self)
         self._stack = _held_stack()
         self._stack.append(self)
-        return True
 
     def _holder_stuck(self, queue: IO[bytes]) -> bool:
         """Whether the queue's holder has gone STALE_SECONDS without refreshing: its lock dir, or (once that

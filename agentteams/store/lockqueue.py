@@ -41,7 +41,7 @@ def flock_release(fh: IO[bytes]) -> None:
     portalocker().unlock(fh)
 
 
-def _try_exclusive(fh: IO[bytes]) -> bool:
+def try_exclusive(fh: IO[bytes]) -> bool:
     pl = portalocker()
     try:
         pl.lock(fh, pl.LOCK_EX | pl.LOCK_NB)
@@ -109,7 +109,7 @@ def wait_queue(queue: IO[bytes], start: float, deadline: float, lock_dir: Path, 
     delays others by about the staleness period, never the whole stop.
     Raises LockTimeoutError once `deadline` seconds have passed since `start` (monotonic).
     """
-    if _try_exclusive(queue):
+    if try_exclusive(queue):
         return "queued"
     if stuck():
         return "bypass"

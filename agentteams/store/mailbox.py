@@ -7,18 +7,15 @@ move to an append-only history file so the live inbox stays small.
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError, CorruptFileError, LockLostError, LockTimeoutError, NotFoundError
-from agentteams.store import safefs
+from agentteams.store import safefs, spool
 from agentteams.store.atomicjson import (
     atomic_write_bytes,
-    atomic_write_spliced,
     dump_compact,
     dump_json,
     encode,
@@ -27,12 +24,8 @@ from agentteams.store.atomicjson import (
     read_bytes,
 )
 from agentteams.store.inboxfile import (
-    append_to_array,
     array_bytes,
-    array_prefix_end,
-    check_inbox,
     in_flight_file,
-    items_bytes,
     parse_inbox,
     rejected_file,
     set_aside,
@@ -40,22 +33,19 @@ from agentteams.store.inboxfile import (
 )
 from agentteams.store.locking import (
     FileLock,
-    check_held,
     ensure_file,
-    flock_exclusive,
-    flock_release,
-    flock_shared,
-    lock_dir_for,
     run_locked,
 )
 from agentteams.store.paths import Layout, agent_name, path_part, refuse_control
 from agentteams.store.protocol import Message
 from agentteams.store.records import Envelope, TeamConfig
+from agentteams.store.spool import FULL_CHECK_BYTES
 from agentteams.store.teams import TeamStore
 from agentteams.store.withdraw import failure, withdraw
 
+__all__ = ["FULL_CHECK_BYTES", "KEEP_DELIVERED", "MAX_TEXT_CHARS", "Mailbox", "new_envelope"]
+
 KEEP_DELIVERED = 20  # delivered messages kept in the live inbox; older ones go to the history file
-FULL_CHECK_BYTES = 64 * 1024  # below this an inbox is fully parsed before an append
 MAX_TEXT_CHARS = 8 * 1024 * 1024
 Sealer = Callable[[str, str, Envelope], None]  # (team, recipient, envelope about to be written)
 
@@ -89,6 +79,7 @@ class Mailbox:
         """Append one message to a member's inbox; returns once it is durably in the inbox file."""
         if len(text) > MAX_TEXT_CHARS:
             raise AgentTeamsError(f"message is {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
+        diagnostics.stamp("send")
         refuse_control(sender, "sender")  # it is stored in the envelope as given
         config = self.teams.read(team)
         name = self.resolve_recipient(config, to)
@@ -98,6 +89,7 @@ class Mailbox:
         if self.seal is not None:
             self.seal(config.name, name, env)
         self._commit(self.layout.inbox_file(config.name, name), env)
+        diagnostics.stamp("sent")
         return env
 
     def send_message(self, team: str, to: str, message: Message, *, sender: str) -> Envelope:
@@ -116,175 +108,51 @@ class Mailbox:
             raise NotFoundError(f"team directory {inbox.parent.parent} is gone")
         mine = encode(dump_compact(env.msg_id))
         lock = FileLock(inbox)
-        held = False
+        held = done = False
         try:
             safefs.make_dir(inbox.parent)
-            self._spool_append(inbox, b"\n" + encode(dump_compact(env.to_json())) + b"\n")  # \n isolates a torn line
-            ensure_file(inbox, b"[]")
-            # Whoever holds the lock commits everything spooled. A sender whose message a previous holder
-            # has already committed passes through without taking the mkdir lock or writing: the senders that
-            # queued during one commit are all served by the next.
-            while held := lock.acquire(unless=lambda: self._committed(inbox, mine)):
-                try:
-                    self._flush_spool(inbox)
-                    break
-                except LockLostError as e:  # nothing of ours was written: commit again on fresh data
-                    diagnostics.warning("%s; committing again", e)
-                self._release(lock)
-                held = False
+            if held := lock.try_acquire():  # nobody holds or waits for the lock: ours goes in at once, unspooled
+                done = self._commit_held(inbox, [env])
+                if not done:
+                    spool.release(lock)
+                    held = False
+            if not done:
+                spool.spool_append(inbox, b"\n" + encode(dump_compact(env.to_json())) + b"\n")  # \n: a torn line alone
+                ensure_file(inbox, b"[]")
+                # Whoever holds the lock commits everything spooled. A sender whose message a previous holder
+                # has already committed passes through without taking the mkdir lock or writing: the senders that
+                # queued during one commit are all served by the next.
+                while held := lock.acquire(unless=lambda: spool.committed(inbox, mine)):
+                    if self._commit_held(inbox):
+                        break
+                    spool.release(lock)
+                    held = False
         except (OSError, LockTimeoutError) as e:  # exact: a send that reports failure is never delivered
             outcome = withdraw(inbox, mine, holding_lock=held)
             if outcome != "delivered":
                 raise failure(inbox, e, outcome, env.msg_id) from e
         finally:
             if held:
-                self._release(lock)
-        self._durable(inbox)
+                spool.release(lock)
+        spool.durable(inbox)
 
-    @staticmethod
-    def _durable(inbox: Path) -> None:
-        """Make the inbox's rename survive a power cut before the send returns: its temp file was fsynced before the
-        rename, the directory entry is synced here, after the lock is released. The recipient saw the message at the
-        rename already; a sender whose message another committed waits here for that commit's entry too."""
+    def _commit_held(self, inbox: Path, own: list[Envelope] | None = None) -> bool:
+        """Under the lock: the spooled messages and `own` into the inbox. False when the lock turned out to be broken
+        (nothing of ours was written: the caller commits again on fresh data)."""
         try:
-            safefs.sync_dir(inbox.parent)
-        except OSError as e:  # delivered (the recipient may have read it), but the disk would not confirm it
-            diagnostics.warning("could not sync %s (%s): the message is delivered, not yet on disk", inbox.parent, e)
-
-    @staticmethod
-    def _release(lock: FileLock) -> None:
-        """Release after a commit; a failure (a full disk) must not report a delivered message as not sent."""
-        try:
-            lock.release()
-        except OSError as e:
-            diagnostics.warning("could not release the lock on %s (%s); it will be broken as stale", lock.target, e)
-
-    @staticmethod
-    def _spool_append(inbox: Path, record: bytes) -> None:
-        path = spool_file(inbox)
-        while True:
-            with safefs.open_file(path, "ab") as spool:
-                flock_shared(spool)
-                try:
-                    # a committer may have taken this spool (renamed it) while we waited: append to the new one
-                    try:
-                        same = os.fstat(spool.fileno()).st_ino == os.stat(path).st_ino
-                    except FileNotFoundError:
-                        same = False
-                    if same:
-                        spool.write(record)
-                        spool.flush()
-                        return
-                finally:
-                    flock_release(spool)
-
-    @staticmethod
-    def _committed(inbox: Path, mine: bytes) -> bool:
-        """Whether a spooled message (its quoted msg_id) has been committed to the inbox.
-
-        Called first in the inbox lock's queue, so no commit is in progress: a message is committed once
-        it has left the spool, unless a committer died holding it (its in-flight file is still there).
-        """
-        if in_flight_file(inbox).exists():
-            return False
-        try:
-            with safefs.open_file(spool_file(inbox), "rb") as spool:
-                return mine not in spool.read()
-        except FileNotFoundError:
+            diagnostics.stamp("locked")
+            if own:
+                spool.flush_spool(inbox, own)
+            else:
+                self._flush_spool(inbox)
             return True
+        except LockLostError as e:
+            diagnostics.warning("%s; committing again", e)
+            return False
 
     def _flush_spool(self, inbox: Path) -> None:
         """Move spooled envelopes into the inbox. Caller holds the inbox lock."""
-        in_flight = in_flight_file(inbox)
-        recovered = in_flight.exists()  # a committer died between taking the spool and finishing
-        if not recovered and not self._take_spool(inbox):
-            return
-        envs = self._spooled(read_bytes(in_flight) or b"")
-        size = inbox.stat().st_size if inbox.exists() else 0
-        keep = None if recovered or size <= FULL_CHECK_BYTES else array_prefix_end(inbox, size)
-        if keep is not None and envs:
-            # a large inbox is not read into memory: the kernel copies it, we write only the new tail; its
-            # elements are checked when it is next read
-            atomic_write_spliced(inbox, keep, b",\n  " + items_bytes(envs) + b"\n]")
-        else:
-            current = read_bytes(inbox) or b"[]"
-            if recovered:  # it may have written the inbox before it died
-                envs = [e for e in envs if e.msg_id is None or encode(e.msg_id) not in current]
-            if envs:
-                atomic_write_bytes(inbox, self._appended(inbox, current, envs))
-        check_held()  # once our lock is broken, the in-flight file may be the next committer's
-        in_flight.unlink()
-        if recovered:
-            self._flush_spool(inbox)
-
-    @staticmethod
-    def _take_spool(inbox: Path) -> bool:
-        """Rename a non-empty spool to the in-flight file; True if there was one.
-
-        The spool is locked only for the rename, so senders keep spooling while the inbox is rewritten
-        and the next commit carries them all.
-        """
-        path = spool_file(inbox)
-        try:
-            spool = safefs.open_file(path, "rb")  # locked below, closed in finally
-        except FileNotFoundError:
-            return False
-        try:
-            flock_exclusive(spool)
-            if os.fstat(spool.fileno()).st_size == 0:
-                return False
-            check_held()
-            # link, not rename: an in-flight file another committer made after breaking our lock is never
-            # replaced (FileExistsError, then our redo recovers it)
-            try:
-                os.link(path, in_flight_file(inbox))
-            except FileExistsError as e:
-                raise LockLostError(f"{in_flight_file(inbox)} appeared under our lock", str(lock_dir_for(inbox))) from e
-            os.unlink(path)
-            return True
-        finally:
-            flock_release(spool)
-            spool.close()
-
-    @staticmethod
-    def _spooled(raw: bytes) -> list[Envelope]:
-        envs = []
-        for line in raw.split(b"\n"):
-            if not line.strip():
-                continue
-            try:
-                envs.append(Envelope.from_json(json.loads(line), "spooled message"))
-            except (ValueError, CorruptFileError):
-                # only a writer killed mid-append leaves a torn line, and its send never returned
-                diagnostics.debug("dropping a torn spool line of %d bytes", len(line))
-        return envs
-
-    def _appended(self, inbox: Path, current: bytes, envs: list[Envelope]) -> bytes:
-        if not current.strip():
-            current = b"[]"  # caught between a creator's "wx" and its write
-        elif len(current) <= FULL_CHECK_BYTES:
-            current = self._pruned(inbox, current)
-        new = append_to_array(current, envs)
-        if new is None and len(current) > FULL_CHECK_BYTES:  # a large one torn at its end: its elements are saved
-            new = append_to_array(self._pruned(inbox, current), envs)
-        if new is None:
-            aside = quarantine(inbox)
-            diagnostics.warning("inbox %s was not a JSON array; moved it to %s and started a new one", inbox, aside)
-            new = append_to_array(b"[]", envs)
-            assert new is not None
-        return new
-
-    @staticmethod
-    def _pruned(inbox: Path, current: bytes) -> bytes:
-        """The inbox's array without its bad elements, which are kept beside it; b"garbage" when it is no array."""
-        try:
-            found = check_inbox(current, inbox)
-        except CorruptFileError:
-            return b"garbage"  # the caller moves the whole file aside
-        if found.clean:
-            return current
-        set_aside(inbox, found)  # pruned here, as 2.1.330 prunes them, but kept beside the inbox
-        return array_bytes(found.items)
+        spool.flush_spool(inbox)
 
     # -- reading ------------------------------------------------------------------------------------
 
@@ -325,7 +193,7 @@ class Mailbox:
     def history(self, team: str, agent: str) -> list[Envelope]:
         path = self.layout.history_file(self.teams.canonical(team), agent)
         raw = read_bytes(path) or b""
-        return self._spooled(raw)
+        return spool.spooled(raw)
 
     def read_all(self, team: str, agent: str) -> list[Envelope]:
         """History then live inbox, each message once."""

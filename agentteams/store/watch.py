@@ -18,6 +18,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, Protocol
 
+from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
 
 Mode = Literal["inotify", "poll"]
@@ -172,6 +173,7 @@ class FileWatcher:
             ms = None if deadline is None else max(0, math.ceil((deadline - time.monotonic()) * 1000))
             ready = {fd for fd, _ in poller.poll(ms)}
             if self._inotify.fileno() in ready and self._drain():
+                diagnostics.stamp("inotify")
                 return True
             if ready & others or self._take_wake():
                 return True

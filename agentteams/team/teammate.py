@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentteams import diagnostics
+from agentteams.agent import workers
 from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk, TurnResult
 from agentteams.agent.prompts import claim_prompt
 from agentteams.agent.session import Session, SessionOptions
@@ -50,6 +51,7 @@ from agentteams.tools.team_tools import parse_send
 WAIT_SLICE = 0.5  # seconds between checks of a plain stop flag while waiting; the inbox itself wakes at once
 IDLE_SLICES = 20  # unwoken, an idle teammate re-reads the team's files every 10 s (its stop flag wakes it at once)
 PERMISSION_TIMEOUT = 600.0
+MARK_AFTER = 0.05  # seconds, at most, a message turn's state writes wait for its request to leave (off its path)
 
 
 class TeammateRuntime:
@@ -109,6 +111,7 @@ class TeammateRuntime:
         self._notes = TurnNotes()
         self._pending: list[Envelope] = []
         self._unmarked: set[tuple[str, ...]] = set()  # delivered, but the disk would not take the read marks
+        self._answering = threading.Event()  # the turn's first answer began: its request is out
         self._lead = LeadWatch(self.store, self.team)  # a dead lead may be resumed: we wait for it a while
 
     # -- the loop -----------------------------------------------------------------------------------
@@ -122,6 +125,7 @@ class TeammateRuntime:
                 while not self.stop.is_set():
                     self._own.came_round()
                     config = self._config()
+                    diagnostics.stamp("config")
                     if config is None or config.member(self.name) is None:
                         diagnostics.debug("%s: no longer in team %s; stopping", self.name, self.team)
                         return 0
@@ -153,6 +157,7 @@ class TeammateRuntime:
 
     def _next_work(self, config: TeamConfig) -> Work | None:
         unread = [e for e in self.mailbox.unread(self.team, self.name) if e.identity not in self._unmarked]
+        diagnostics.stamp("inbox")
         if unread:
             rendered = [
                 (e, self._render(e, config)) for e in wake_order(self._judged(unread, config), config.lead_name)
@@ -226,12 +231,13 @@ class TeammateRuntime:
 
     def _turn(self, work: Work) -> bool:
         """One turn; True when the teammate approved its shutdown and must exit."""
+        diagnostics.stamp("turn")
         self._notes = TurnNotes()
         self._pending = work.envs
         self._own.in_turn = True
-        # the durable state writes (~10 ms with fsync) run beside the model request, not before it
-        marking = threading.Thread(target=self._mark_working, args=(work,), name=f"{self.name}-state")
-        marking.start()
+        # the durable state writes (~10 ms with fsync) run once the model request has left (after the first turn)
+        self._answering.clear()
+        marking = workers.started(f"{self.name}-state", functools.partial(self._mark_working, work))
         reason, failure, final = "available", None, None
         try:
             result = self._until_idle_allowed(self.session.run(work.prompt))
@@ -242,7 +248,8 @@ class TeammateRuntime:
             reason, failure = "failed", str(e)
             diagnostics.warning("%s: the turn failed: %s", self.name, e)
         finally:
-            marking.join()
+            self._answering.set()
+            marking.wait()
             self._own.in_turn = False
             self._deliver()  # even a failed turn consumed them: redelivering would fail the same way
         if self.ctx.signals.exit_requested:
@@ -267,8 +274,10 @@ class TeammateRuntime:
 
     def _mark_working(self, work: Work) -> None:
         if self._key_recorded:
+            if work.envs:  # a claimed task's turn has no unread message keeping its lead from taking the team for idle
+                self._answering.wait(MARK_AFTER)  # off the delivery path: once the request has left
             self._set_active(True)
-        else:  # our public key joins the member entry with the first isActive write
+        else:  # at once, with the first isActive write: our public key, and the session id a resumed lead relaunches
             self._key_recorded = True
             key = self.store.keyring.member_key(self.team, self.name).public
             try:
@@ -314,6 +323,8 @@ class TeammateRuntime:
     # -- what the agent does ------------------------------------------------------------------------
 
     def _on_agent_event(self, event: AgentEvent) -> None:
+        if event.kind in ("answering", "assistant"):
+            self._answering.set()
         if event.kind == "assistant":
             self._deliver()  # the messages reached the model: now they count as delivered
             if event.usage is not None:

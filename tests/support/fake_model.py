@@ -28,6 +28,8 @@ class FakeModel:
         with self._lock:  # the runtimes call from worker threads: each request gets its own index
             self.requests.append(copy.deepcopy(request))
             n = len(self.requests) - 1
+        if callbacks and callbacks.on_open:  # the request has arrived, as the SDK's stream opening says
+            callbacks.on_open()
         if self.before_answer:
             self.before_answer(n)
         content = [dict(b) for b in self._script(n, request)]
