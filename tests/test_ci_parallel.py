@@ -1,0 +1,74 @@
+"""The suite run in parallel (pytest-xdist, as the README's test command does): the fault table is still one table
+of every worker's rows, and the tier audit still fails an unmarked test that starts tmux inside a worker."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.proc  # each test runs pytest itself, a few seconds
+
+FAULTS = ["tests/faults/test_ledger.py", "tests/faults/test_name_collisions.py"]
+
+
+def _pytest(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    # an outer xdist run's worker variables must not make the inner controller think it is a worker
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "COV_"))}
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--basetemp={tmp_path}", *args]
+    return subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240, check=False)
+
+
+def _table(output: str) -> list[str]:
+    lines = output.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("=") and " fault suite " in line]
+    assert len(starts) == 1, output[-3000:]
+    end = next(i for i in range(starts[0] + 1, len(lines)) if lines[i].startswith("total "))
+    return [line for line in lines[starts[0] + 1 : end + 1] if line]  # verbose output puts a blank line first
+
+
+def test_the_fault_table_is_one_table_of_every_workers_rows(tmp_path: Path) -> None:
+    fast = ["-m", "not tmux and not proc and not interop", *FAULTS]
+    serial = _pytest(tmp_path / "serial", "-n", "0", *fast)
+    parallel = _pytest(tmp_path / "parallel", "-n", "3", "-vv", *fast)
+    assert serial.returncode == 0 and parallel.returncode == 0, serial.stdout[-2000:] + parallel.stdout[-2000:]
+    workers = {line.split()[0] for line in parallel.stdout.splitlines() if line.startswith("[gw")}
+    assert len(workers) > 1, parallel.stdout[:3000]  # the rows really came from more than one worker
+    rows = _table(serial.stdout)
+    # the header, one row per ledger test (10 here), the totals; the same rows in the same order either way
+    assert len(rows) == 12 and rows[1].startswith("test_the_ledger_fixture_counts "), rows
+    assert _table(parallel.stdout) == rows
+
+
+PROBE = """
+import subprocess
+
+import pytest
+
+
+def test_unmarked_starts_tmux():
+    subprocess.run(["tmux", "-V"], capture_output=True, check=False)
+
+
+@pytest.mark.tmux
+def test_marked_starts_tmux():
+    subprocess.run(["tmux", "-V"], capture_output=True, check=False)
+"""
+
+
+def test_the_tier_audit_fails_an_unmarked_test_starting_tmux_in_a_worker(tmp_path: Path) -> None:
+    probe = tmp_path / "probe" / "test_probe.py"
+    probe.parent.mkdir()
+    probe.write_text(PROBE)
+    # the project's settings and its conftest (as a plugin: the probe lives outside tests/), two workers
+    proc = _pytest(tmp_path / "base", "-c", "pyproject.toml", "-p", "tests.conftest", "-n", "2", str(probe))
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    assert "1 failed, 1 passed" in proc.stdout, proc.stdout[-3000:]
+    failed = [line for line in proc.stdout.splitlines() if line.startswith("FAILED ")]
+    assert len(failed) == 1 and "test_unmarked_starts_tmux" in failed[0], proc.stdout[-3000:]
+    assert "a test without the `tmux` marker started" in proc.stdout, proc.stdout[-3000:]
