@@ -4,6 +4,7 @@ of every worker's rows, and the tier audit still fails an unmarked test that sta
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,8 +12,6 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-
-pytestmark = pytest.mark.proc  # each test runs pytest itself, a few seconds
 
 FAULTS = ["tests/faults/test_ledger.py", "tests/faults/test_name_collisions.py"]
 
@@ -32,6 +31,17 @@ def _table(output: str) -> list[str]:
     return [line for line in lines[starts[0] + 1 : end + 1] if line]  # verbose output puts a blank line first
 
 
+def test_ci_runs_the_readme_test_command_and_it_is_parallel() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"Run the tests.*?```sh\n(.*?)```", readme, re.S)
+    assert block is not None, "README: no test command after 'Run the tests'"
+    command = block.group(1).strip()
+    assert "\n" not in command and command.startswith("python -m pytest -q -n "), command
+    lines = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert [line for line in lines if "pytest" in line and not line.lstrip().startswith(("#", "echo"))] == [command]
+
+
+@pytest.mark.proc  # runs pytest twice, a few seconds each
 def test_the_fault_table_is_one_table_of_every_workers_rows(tmp_path: Path) -> None:
     fast = ["-m", "not tmux and not proc and not interop", *FAULTS]
     serial = _pytest(tmp_path / "serial", "-n", "0", *fast)
@@ -61,6 +71,7 @@ def test_marked_starts_tmux():
 """
 
 
+@pytest.mark.proc
 def test_the_tier_audit_fails_an_unmarked_test_starting_tmux_in_a_worker(tmp_path: Path) -> None:
     probe = tmp_path / "probe" / "test_probe.py"
     probe.parent.mkdir()
