@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import redislab
+from tests.support.redislab import RedisServer
+
 ROOT = Path(__file__).resolve().parents[1]
 
 FAULTS = ["tests/faults/test_ledger.py", "tests/faults/test_name_collisions.py"]
@@ -60,6 +63,9 @@ import subprocess
 
 import pytest
 
+from tests.support import redislab
+from tests.support.redislab import RedisServer
+
 
 def test_unmarked_starts_tmux():
     subprocess.run(["tmux", "-V"], capture_output=True, check=False)
@@ -83,3 +89,26 @@ def test_the_tier_audit_fails_an_unmarked_test_starting_tmux_in_a_worker(tmp_pat
     failed = [line for line in proc.stdout.splitlines() if line.startswith("FAILED ")]
     assert len(failed) == 1 and "test_unmarked_starts_tmux" in failed[0], proc.stdout[-3000:]
     assert "a test without the `tmux` marker started" in proc.stdout, proc.stdout[-3000:]
+
+
+def test_a_server_on_the_port_that_is_not_ours_is_not_taken_for_ours(redis_server: RedisServer, tmp_path: Path) -> None:
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        assert redis_server.answers()
+        # another test's server on "our" port: it answers INFO, with another process id
+        assert not RedisServer(redis_server.port, tmp_path, other).answers()
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_a_port_taken_before_the_server_binds_it_is_left_for_another(
+    redis_server: RedisServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ports = iter([redis_server.port, redislab.free_port()])  # the first "free" port is the other server's
+    monkeypatch.setattr(redislab, "free_port", lambda: next(ports))
+    server = redislab.start(tmp_path / "second")
+    try:
+        assert server.port != redis_server.port and server.answers() and redis_server.answers()
+    finally:
+        server.stop()
