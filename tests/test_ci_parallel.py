@@ -91,6 +91,49 @@ def test_the_tier_audit_fails_an_unmarked_test_starting_tmux_in_a_worker(tmp_pat
     assert "a test without the `tmux` marker started" in proc.stdout, proc.stdout[-3000:]
 
 
+SOLO_PROBE = """
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+DIR = Path(os.environ["PROBE_DIR"])
+maybe_solo = pytest.mark.solo if os.environ["PROBE_SOLO"] == "1" else (lambda f: f)
+
+
+def run_watching(me, other):
+    (DIR / f"{me}-start").touch()
+    window = time.monotonic() + 3.0
+    while time.monotonic() < window:  # the other test must not be running at any moment of this window
+        assert not ((DIR / f"{other}-start").exists() and not (DIR / f"{other}-end").exists()), "overlap"
+        time.sleep(0.02)
+    (DIR / f"{me}-end").touch()
+
+
+def test_ordinary():
+    run_watching("ordinary", "solo")
+
+
+@maybe_solo
+def test_solo():
+    run_watching("solo", "ordinary")
+"""
+
+
+@pytest.mark.proc
+@pytest.mark.parametrize("solo", [True, False], ids=["marked", "unmarked"])
+def test_a_solo_test_runs_while_no_other_test_does(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, solo: bool) -> None:
+    probe = tmp_path / "probe" / "test_probe.py"
+    probe.parent.mkdir()
+    probe.write_text(SOLO_PROBE)
+    monkeypatch.setenv("PROBE_DIR", str(probe.parent))
+    monkeypatch.setenv("PROBE_SOLO", "1" if solo else "0")
+    proc = _pytest(tmp_path / "base", "-c", "pyproject.toml", "-p", "tests.conftest", "-n", "2", str(probe))
+    # unmarked, the two run side by side on the two workers and see each other (the probe can fail)
+    assert ("2 passed" in proc.stdout) is solo and ("overlap" in proc.stdout) is not solo, proc.stdout[-3000:]
+
+
 def test_a_server_on_the_port_that_is_not_ours_is_not_taken_for_ours(redis_server: RedisServer, tmp_path: Path) -> None:
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
