@@ -34,6 +34,10 @@ TIER_OF_FIXTURE = {
 }
 TIERS = ("tmux", "proc", "interop")
 
+# the fault suite's table (here because the xdist controller, which prints it, loads only this conftest), and the
+# `solo` tests' turns under xdist
+pytest_plugins = ("tests.faults.table", "tests.support.solo")
+
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     # a background job of a non-interactive shell (`cmd &`) starts with SIGINT ignored, and children inherit that:

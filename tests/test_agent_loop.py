@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
+import pytest
+
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, PermissionAsk
 from agentteams.store.files import FileStore
 from agentteams.store.paths import Layout
@@ -142,6 +144,7 @@ def test_permissions_deny_ask_and_always(tmp_path: Path) -> None:
     assert "kaput" in results_of(agent, 4)[0]["content"] and "kaput" in results_of(agent, 6)[0]["content"]
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_read_only_calls_run_side_by_side(tmp_path: Path) -> None:
     Slow.peak = 0
     agent, _ = make(FakeModel([[tool("Slow"), tool("Slow"), tool("Slow")], [text("k")]]), tmp_path)
@@ -167,6 +170,7 @@ def test_interrupt_ends_the_turn_not_the_agent(tmp_path: Path) -> None:
     assert (second.stop_reason, second.text) == ("end_turn", "second turn fine")
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_interrupt_before_the_first_byte_ends_the_turn_at_once(tmp_path: Path) -> None:
     """A model that has not answered yet (time to first token) must not hold Ctrl-C up."""
     release = threading.Event()

@@ -150,6 +150,7 @@ def test_sigkilled_writers_leave_valid_files_and_lose_no_acked_message(
             assert joined[-1] in names, f"{w.name}'s member {joined[-1]} vanished (seed {seed})"
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_lock_dir_of_a_killed_holder_of_ours_is_broken_at_once(team: str, layout: Layout, pool: Pool) -> None:
     task = TaskStore().create(team, "a task")
     targets = {
@@ -243,6 +244,7 @@ def test_our_long_hold_is_refreshed_so_it_never_looks_stale(team: str, layout: L
     assert not lock_dir.exists()
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_lock_timeout_error_names_the_lock(team: str, layout: Layout, pool: Pool) -> None:
     target = layout.config_file(team)
     lock_dir = lock_dir_for(target)

@@ -237,6 +237,7 @@ def test_no_zombies_remain(cli: Cli, server: ForkServer, config_root: Path, tmp_
 
 
 @pytest.mark.parametrize("kind", ["missing", "stale", "other-name"])
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_unreachable_server_falls_back_to_a_cold_start(cli: Cli, config_root: Path, tmp_path: Path, kind: str) -> None:
     dead = subprocess.Popen(["true"])
     dead.wait()

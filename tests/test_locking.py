@@ -69,6 +69,7 @@ def _acquire_in_thread(lock: FileLock, wait: float) -> tuple[bool, BaseException
     return bool(out), (out[0] if out else None), time.monotonic() - start
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_the_kernel_queue_wait_has_a_deadline(target: Path, stuck_queue: IO[bytes]) -> None:
     cpu = time.process_time()
     finished, error, took = _acquire_in_thread(FileLock(target, deadline=0.5), wait=5.0)
@@ -80,6 +81,7 @@ def test_the_kernel_queue_wait_has_a_deadline(target: Path, stuck_queue: IO[byte
     assert "\n" not in str(error)
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_a_waiter_that_gave_up_leaves_the_queue_free_once_its_holder_lets_go(target: Path) -> None:
     with open(queue_file_for(target), "a+b") as holder:
         flock_exclusive(holder)
@@ -93,6 +95,7 @@ def test_a_waiter_that_gave_up_leaves_the_queue_free_once_its_holder_lets_go(tar
     lock.release()
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_a_stale_lock_dir_behind_a_stuck_queue_holder_is_taken(target: Path, stuck_queue: IO[bytes]) -> None:
     lock_dir = lock_dir_for(target)
     os.mkdir(lock_dir, LOCK_DIR_MODE)
@@ -108,6 +111,7 @@ def test_a_stale_lock_dir_behind_a_stuck_queue_holder_is_taken(target: Path, stu
     assert not lock_dir.exists()
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_a_queue_held_for_the_staleness_period_is_passed(
     target: Path, stuck_queue: IO[bytes], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -119,6 +123,7 @@ def test_a_queue_held_for_the_staleness_period_is_passed(
     lock.release()
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_a_queue_holder_whose_lock_was_broken_while_stopped_is_passed_at_once(
     target: Path, stuck_queue: IO[bytes]
 ) -> None:

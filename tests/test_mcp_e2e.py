@@ -159,6 +159,7 @@ def test_a_server_that_crashes_mid_session_is_one_line(cli: Cli, config_root: Pa
     assert len(lines) == 1 and "MCP server 'srv' stopped: Connection closed" in lines[0], proc.stderr
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_a_slow_server_does_not_delay_the_first_request(cli: Cli, config_root: Path, work: Path, ready: Path) -> None:
     delay, started = 5.0, work / "server-started"
     spec = script(tool("Bash", command=wait_ready_command(ready)), tool("mcp__slow__echo", text="late"), "DONE")

@@ -214,6 +214,7 @@ def test_tool_call_is_one_compact_line(start_lead: Callable[..., Any]) -> None:
     assert (work / "f.txt").read_text(encoding="utf-8") == "hi\n"
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_ctrl_c_stops_a_long_turn(start_lead: Callable[..., Any]) -> None:
     script = {"routes": [lead_route(tool_turn("Bash", command="sleep 30"), "NEVER-SEEN", "AFTER-INTERRUPT")]}
     pane, server, _ = start_lead(script, "--dangerously-skip-permissions", "wait a while")

@@ -109,6 +109,7 @@ def test_a_tool_needing_approval_waits_for_the_lead_s_answer(tmp_path: Path, lay
         assert not rig.mailbox.unread(rig.team, "alice")  # the answer was consumed, not left to wake a turn
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_the_permission_wait_ends_on_time_while_other_messages_keep_arriving(tmp_path: Path, layout: Layout) -> None:
     timeout = 0.3
     rig = teammate_rig(layout, tmp_path, FakeModel([]), permission_timeout=timeout)

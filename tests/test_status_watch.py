@@ -29,6 +29,7 @@ def team(live_team: LiveTeam) -> LiveTeam:
     return live_team
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_status_reports_members_states_and_tasks_then_a_killed_teammate_as_dead(team: LiveTeam) -> None:
     view = status_json(team.cli, TEAM)
     assert view["name"] == TEAM and view["panes_known"] is True
@@ -62,6 +63,7 @@ def test_status_reports_members_states_and_tasks_then_a_killed_teammate_as_dead(
     assert members(status_json(team.cli, TEAM))["team-lead"]["state"] == "dead"
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_watch_in_a_pane_shows_a_new_message_within_a_second(team: LiveTeam) -> None:
     pane = team.tmux.run("new-window", "-d", "-P", "-F", "#{pane_id}", team.cli.line("watch", TEAM))
     wait_until(lambda: "messages" in team.tmux.capture(pane) and "alice" in team.tmux.capture(pane), 15, "watch")

@@ -120,11 +120,13 @@ def test_a_line_typed_to_the_busy_lead_is_queued_then_goes_in_at_the_next_tool_r
     gate = tmp_path / "lead-2"
     os.mkfifo(gate)
     calls = [tool_turn("Bash", command=f"echo call-{i}") for i in range(1, 7)]
-    calls[1] = tool_turn("Bash", command=f"cat {gate}")
+    # relative to the lead's working directory (tmp_path/work): a whole temp path can be wider than the pane, and
+    # its shown command is then cut short (pytest-xdist's temp paths are longer by a worker directory)
+    calls[1] = tool_turn("Bash", command="cat ../lead-2")
     pane, server, _ = start_lead(
         {"routes": [lead_route(*calls, "LEAD-ANSWER")]}, "--dangerously-skip-permissions", "start working"
     )
-    pane.wait_text(f"Bash(cat {gate})", timeout=START)  # the lead is inside its 2nd call
+    pane.wait_text("Bash(cat ../lead-2)", timeout=START)  # the lead is inside its 2nd call
     pane.submit("TYPED-STEER use the other file")
     pane.wait_text(QUEUED)
     assert len(model_calls(server)) == 2 and "sent to the model mid-turn" not in pane.screen()

@@ -85,6 +85,7 @@ def _lead_line(cli: Cli, tmp: Path, *args: str) -> str:
 
 
 @pytest.mark.parametrize("carol_alone", [False, True], ids=["relaunched-by-the-lead", "resumed-alone-first"])
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_a_killed_lead_is_resumed_and_takes_its_team_back(
     cli: Cli, config_root: Path, layout: Layout, tmp_path: Path, tmux: Tmux, carol_alone: bool
 ) -> None:

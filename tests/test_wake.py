@@ -40,6 +40,7 @@ def _inbox(tmp_path: Path) -> Path:
     return inbox
 
 
+@pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_a_write_by_another_process_wakes_the_watcher(tmp_path: Path, mode: str) -> None:
     inbox = _inbox(tmp_path)
     with FileWatcher([inbox]) as watcher:

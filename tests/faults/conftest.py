@@ -5,10 +5,12 @@ with one table of those counts (lost, duplicates and outside must be 0 in every 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
+
+from tests.faults.table import LEDGER_PROPERTY
 
 HERE = Path(__file__).resolve().parent
 
@@ -28,9 +30,6 @@ class FaultLedger:
         assert (self.lost, self.duplicates, self.outside) == (0, 0, 0), self
 
 
-_LEDGERS: list[FaultLedger] = []
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if HERE in Path(str(item.fspath)).resolve().parents:
@@ -41,19 +40,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def ledger(request: pytest.FixtureRequest) -> Iterator[FaultLedger]:
     """This test's counts: kept for the summary table, and checked (0 lost, 0 duplicates, 0 outside) at its end."""
     entry = FaultLedger(request.node.name)
-    _LEDGERS.append(entry)
     yield entry
+    # carried on the teardown report, so the table (tests/faults/table.py) gets it from an xdist worker too;
+    # the collection index keeps the rows in the same order however the tests were spread over workers
+    order = request.session.items.index(request.node) if request.node in request.session.items else -1
+    request.node.user_properties.append((LEDGER_PROPERTY, {"order": order, **asdict(entry)}))
     entry.check()
-
-
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if not _LEDGERS:
-        return
-    names = [f.name for f in fields(FaultLedger)]
-    width = max(len(e.test) for e in _LEDGERS)
-    terminalreporter.section("fault suite")
-    terminalreporter.write_line(f"{'test':<{width}}  " + "  ".join(f"{n:>10}" for n in names[1:]))
-    for e in _LEDGERS:
-        terminalreporter.write_line(f"{e.test:<{width}}  " + "  ".join(f"{getattr(e, n):>10}" for n in names[1:]))
-    totals = [sum(getattr(e, n) for e in _LEDGERS) for n in names[1:]]
-    terminalreporter.write_line(f"{'total':<{width}}  " + "  ".join(f"{t:>10}" for t in totals))

@@ -12,6 +12,7 @@ from pathlib import Path
 from tests.support.wait import wait_until
 
 START_DEADLINE = 20.0
+PORT_TRIES = 3
 
 
 def free_port() -> int:
@@ -28,19 +29,25 @@ class RedisServer:
     port: int
     workdir: Path
     proc: subprocess.Popen[bytes]
+    password: str | None = None
 
     @property
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    def pings(self) -> bool:
-        """The server answers (a password-protected one with NOAUTH: it is up all the same)."""
+    def answers(self) -> bool:
+        """Whether this server answers on the port: its own process id in INFO, so that a server another test
+        started on the same port (a free port is only free until someone binds it) is never taken for it."""
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=1.0) as s:
-                s.sendall(b"PING\r\n")
-                return s.recv(16).startswith((b"+PONG", b"-NOAUTH"))
-        except OSError:
+                auth = f"AUTH {self.password}\r\n".encode() if self.password else b""
+                s.sendall(auth + b"INFO server\r\n")
+                reply = b""
+                while (chunk := s.recv(65536)) and not _whole((reply := reply + chunk).removeprefix(b"+OK\r\n")):
+                    pass
+        except (OSError, ValueError):  # ValueError: not a bulk string length, so not a redis-server
             return False
+        return f"\r\nprocess_id:{self.proc.pid}\r\n".encode() in reply
 
     def kill_and_restart(self) -> None:
         """SIGKILL the server (no shutdown save), then start it again on the same port and directory: what it
@@ -48,7 +55,8 @@ class RedisServer:
         self.proc.kill()
         self.proc.wait(timeout=10)
         self.proc = _spawn(self.port, self.workdir)
-        _await(self)
+        if not _await(self):
+            raise AssertionError(f"redis-server could not bind its port {self.port} again:\n{_log(self)}")
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -61,16 +69,30 @@ class RedisServer:
 
 
 def start(workdir: Path, *, password: str | None = None) -> RedisServer:
-    """A server in `workdir`; with `password`, one that refuses clients without it (set in its config file, so the
-    password is in no process's argv)."""
+    """A server on a free port; another port if a process bound this one before the server could (tests run in
+    parallel, each starting servers of its own). With `password`, one that refuses clients without it (set in its
+    config file, so the password is in no process's argv)."""
     workdir.mkdir(parents=True, exist_ok=True)
     conf = workdir / "redis.conf"
     conf.write_text(f"requirepass {password}\n" if password else "")
     conf.chmod(0o600)
-    port = free_port()
-    server = RedisServer(port, workdir, _spawn(port, workdir))
-    _await(server)
-    return server
+    for _ in range(PORT_TRIES):
+        (workdir / "redis.log").unlink(missing_ok=True)  # the log tells why a try failed: this try's only
+        port = free_port()
+        server = RedisServer(port, workdir, _spawn(port, workdir), password)
+        if _await(server):
+            return server
+    raise AssertionError(f"redis-server found no free port in {PORT_TRIES} tries:\n{_log(server)}")
+
+
+def _whole(reply: bytes) -> bool:
+    """Whether a bulk-string reply (`$<length>\\r\\n<bytes>\\r\\n`) or an error reply has arrived whole."""
+    head, sep, body = reply.partition(b"\r\n")
+    if not sep:
+        return False
+    if not head.startswith(b"$"):
+        return True
+    return len(body) >= int(head[1:]) + 2
 
 
 def _spawn(port: int, workdir: Path) -> subprocess.Popen[bytes]:
@@ -78,26 +100,28 @@ def _spawn(port: int, workdir: Path) -> subprocess.Popen[bytes]:
     assert binary, "redis-server is not installed (apt-get install -y redis-server; .ci/run does)"
     argv = [
         binary, str(workdir / "redis.conf"), "--port", str(port), "--bind", "127.0.0.1", "--dir", str(workdir),
-        "--appendonly", "yes",
-        "--appendfsync", "always", "--save", "", "--protected-mode", "yes", "--daemonize", "no",
+        "--appendonly", "yes", "--appendfsync", "always", "--save", "", "--protected-mode", "yes", "--daemonize", "no",
         "--logfile", str(workdir / "redis.log"),
     ]  # fmt: skip
     return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def _await(server: RedisServer) -> None:
-    """Wait for PING to be answered (the deadline fails the test, with the server's log); a server that exited
-    is stopped waiting for at once."""
+def _log(server: RedisServer) -> str:
+    path = server.workdir / "redis.log"
+    return path.read_text(errors="replace")[-2000:] if path.exists() else "(no log)"
 
-    def log() -> str:
-        path = server.workdir / "redis.log"
-        return path.read_text(errors="replace")[-2000:] if path.exists() else "(no log)"
 
+def _await(server: RedisServer) -> bool:
+    """Wait for the server to answer (the deadline fails the test, with the server's log); False when it exited
+    because its port was taken, and a failure when it exited for any other reason."""
     try:
-        wait_until(lambda: server.pings() or server.proc.poll() is not None, START_DEADLINE,
-                   "redis-server to answer PING", explain=log)  # fmt: skip
+        wait_until(lambda: server.answers() or server.proc.poll() is not None, START_DEADLINE,
+                   "redis-server to answer INFO", explain=lambda: _log(server))  # fmt: skip
     except AssertionError:
         server.stop()
         raise
-    if server.proc.poll() is not None:
-        raise AssertionError(f"redis-server exited with {server.proc.returncode}:\n{log()}")
+    if server.proc.poll() is None:
+        return True
+    if "Address already in use" in _log(server):
+        return False
+    raise AssertionError(f"redis-server exited with {server.proc.returncode}:\n{_log(server)}")
