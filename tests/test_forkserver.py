@@ -422,3 +422,23 @@ def test_a_request_sent_whole_is_not_followed_by_an_empty_send(monkeypatch: pyte
     monkeypatch.setattr(socket, "send_fds", send_then_server_closes)  # the module launch.py calls it through
     with ours:
         launch.Relay(ours)._send(["agentteams", "--version"])  # no BrokenPipeError
+
+
+def test_a_starting_server_removes_the_sockets_of_dead_servers(tmp_path: Path) -> None:
+    """A killed fork server leaves its `fs-<pid>.sock`: the next one to start removes it (and only such)."""
+    from agentteams.cli.sockdir import sweep_dead
+
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    directory = ensure_private(tmp_path / "socks")
+    sockets = []
+    for pid in (gone.pid, os.getpid()):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.bind(str(directory / f"fs-{pid}.sock"))
+        sockets.append(s)
+    (directory / "fs-1.sock").write_text("not a socket")  # never removed: only a socket is a server's
+    (directory / "warm.sock").write_text("")
+    assert sweep_dead(directory) == [directory / f"fs-{gone.pid}.sock"]
+    assert sorted(p.name for p in directory.iterdir()) == sorted([f"fs-{os.getpid()}.sock", "fs-1.sock", "warm.sock"])
+    for s in sockets:
+        s.close()

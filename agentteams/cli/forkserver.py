@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
-from agentteams.cli import forkearly, launch
+from agentteams.cli import forkearly, launch, sockdir
 from agentteams.cli.forkchild import Launcher, run, shutdown, watch_launcher
 from agentteams.cli.forkspare import Spare
 from agentteams.cli.sockdir import ForkServerError, ensure_private, private_dir
@@ -113,6 +113,7 @@ class Server:
     def bind(self) -> None:
         if self.path.is_socket():  # our pid is in the name (or the warm server's lock is ours): a dead server's file
             self.path.unlink()
+        sockdir.sweep_dead(self.path.parent)  # killed servers' sockets: nothing else would ever remove them
         old = os.umask(0o077)
         try:
             self.listener.bind(str(self.path))

@@ -42,3 +42,22 @@ def ensure_private(path: Path) -> Path:
         found = f"{stat.filemode(st.st_mode)} owner {st.st_uid}"
         raise ForkServerError(f"refusing socket directory {path}: {found}; need a directory of ours, mode 0700")
     return path
+
+
+def sweep_dead(directory: Path) -> list[Path]:
+    """Remove the sockets `fs-<pid>.sock` left by fork servers (and early teammates) that died without cleaning up:
+    their process is gone. A live process's socket, or any other file, is left. The removed paths."""
+    removed = []
+    for path in directory.glob("fs-*.sock"):
+        digits = path.name[3:-5]
+        if not digits.isdigit() or not path.is_socket():
+            continue
+        try:
+            os.kill(int(digits), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed.append(path)
+        except OSError:
+            continue  # alive (another user's reused pid, say): not ours to judge
+    return removed
