@@ -13,7 +13,7 @@ from typing import Any
 from agentteams.mockapi import MockServer
 from tests.support.cli import Cli
 from tests.support.live_team import members
-from tests.support.team_script import REQUEST_ID, TEAM, say, tool
+from tests.support.team_script import REQUEST_ID, TEAM, say, tool, waiting
 from tests.support.wait import wait_until
 from tests.test_team_e2e import lead_env
 
@@ -29,7 +29,7 @@ def scenario() -> dict[str, Any]:
     lead = [
         tool("TeamCreate", team_name=TEAM),
         tool("Task", name="alice", team_name=TEAM, description="worker", prompt="START-alice", max_budget_tokens=2000),
-        say("Started."),
+        waiting("Started."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("LEAD-DONE"),
     ]

@@ -13,7 +13,7 @@ from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from agentteams.store.transcript_read import read_entries
 from tests.support.cli import Cli
-from tests.support.team_script import REQUEST_ID, TEAM, say, tool
+from tests.support.team_script import REQUEST_ID, TEAM, say, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.transcript_checks import faults
 from tests.test_team_e2e import assert_nothing_left, finish, lead_env, lead_in_tmux, work
@@ -36,7 +36,7 @@ def scenario() -> dict[str, Any]:
             **tool("SendMessage", to="alice", message={"type": "shutdown_request", "reason": "done"}),
             "wait_for": "ALICE-NEXT-DONE",
         },
-        say("Waiting for alice to shut down."),
+        waiting("Waiting for alice to shut down."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("LEAD-DONE"),
     ]

@@ -19,7 +19,7 @@ from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
 from tests.support.cli import Cli
 from tests.support.hookscript import HookLab
-from tests.support.team_script import REQUEST_ID, TEAM, say, tool
+from tests.support.team_script import REQUEST_ID, TEAM, say, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 from tests.test_hooks_e2e import check_payload
@@ -44,7 +44,7 @@ def team_hooks_scenario() -> dict[str, Any]:
         tool("Task", name="alice", team_name=TEAM, description="writer", prompt="You are alice. START-alice"),
         say("Started."),
         {**tool("SendMessage", to="alice", message={"type": "shutdown_request"}), "wait_for": "ALICE-DONE"},
-        say("Waiting."),
+        waiting("Waiting."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("LEAD-DONE"),
     ]

@@ -27,7 +27,7 @@ from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.procs import cmdline, find_process, pid_alive, processes_with_env
-from tests.support.team_script import say, tool
+from tests.support.team_script import say, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
@@ -103,7 +103,7 @@ def our_lead_scenario() -> dict[str, Any]:
         # reply makes "the lead's model saw it" deterministic (alice stays idle until the shutdown request)
         {**tool("SendMessage", to="alice", message={"type": "shutdown_request", "reason": "all done"}),
          "wait_for": ["ALICE-REPLY", "idle_notification"]},
-        say("Asked alice to shut down."),
+        waiting("Asked alice to shut down."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("Team removed. OUR-LEAD-DONE"),
     ]  # fmt: skip

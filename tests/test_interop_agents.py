@@ -19,7 +19,7 @@ from agentteams.store.presence import read_presence
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.procs import cmdline, pid_alive
-from tests.support.team_script import say, tool
+from tests.support.team_script import say, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.test_interop import routed, teammate_blocks, user_texts, watch
 
@@ -145,7 +145,7 @@ def our_lead_scenario() -> dict[str, Any]:
         say("alice is starting."),
         {**tool("SendMessage", to="alice", message={"type": "shutdown_request", "reason": "done"}),
          "wait_for": "REAL-TYPED-REPLY"},
-        say("Asked alice to stop."),
+        waiting("Asked alice to stop."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("OUR-TYPED-LEAD-DONE"),
     ]  # fmt: skip

@@ -27,7 +27,7 @@ from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.procs import cmdline, find_process, pid_alive
-from tests.support.team_script import say, tool
+from tests.support.team_script import say, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
@@ -50,7 +50,7 @@ def scenario() -> dict[str, Any]:
         say("Said hello."),
         {**tool("SendMessage", to="alice", message={"type": "shutdown_request", "reason": "REAL-STOP"}),
          "wait_for": "ALICE-AFTER-FORGERY"},
-        say("Asked alice to stop."),
+        waiting("Asked alice to stop."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("Team removed. SIGNED-LEAD-DONE"),
     ]  # fmt: skip

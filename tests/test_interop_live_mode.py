@@ -28,7 +28,7 @@ from agentteams.store.teams import NewMember, TeamStore
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
-from tests.support.team_script import say, tool
+from tests.support.team_script import say, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
@@ -70,7 +70,7 @@ def lead_scenario(target: Path, version: str) -> dict[str, Any]:
          "wait_for": tried},  # out of plan mode again: a 2.1.330 there runs no SendMessage, not even its shutdown reply
         tool("SendMessage", to="alice", message={"type": "model_set_request", "model": OTHER_MODEL}),
         tool("SendMessage", to="alice", message={"type": "shutdown_request", "reason": "done"}),
-        say("Asked alice to stop."),
+        waiting("Asked alice to stop."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("Team removed. LIVE-MODE-DONE"),
     ]  # fmt: skip

@@ -16,7 +16,7 @@ from agentteams.store.paths import Layout
 from tests.support.cli import Cli
 from tests.support.mcp_lab import config, stdio_entry, wait_ready_command
 from tests.support.procs import processes_with_env
-from tests.support.team_script import TEAM, say, shutdown_route, tool
+from tests.support.team_script import TEAM, say, shutdown_route, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 from tests.test_team_e2e import finish, lead_env, lead_in_tmux
@@ -32,7 +32,7 @@ def scenario(ready: Path) -> dict[str, Any]:
         tool("Task", name="alice", team_name=TEAM, description="helper", prompt="You are alice. START-alice"),
         say("Started."),
         {**tool("SendMessage", to="alice", message={"type": "shutdown_request"}), "wait_for": "ALICE-DONE"},
-        say("Waiting."),
+        waiting("Waiting."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("LEAD-DONE"),
     ]

@@ -14,7 +14,7 @@ import pytest
 from agentteams.mockapi import MockServer
 from tests.support.cli import Cli
 from tests.support.procs import child_env
-from tests.support.team_script import REQUEST_ID, say, tool
+from tests.support.team_script import REQUEST_ID, say, tool, waiting
 
 pytestmark = pytest.mark.proc  # every test runs our CLI, or a benchmark script that does
 
@@ -80,7 +80,7 @@ def team_script() -> dict[str, Any]:
         say("Alice is at work."),
         {**tool("SendMessage", to="alice", message={"type": "shutdown_request", "reason": "done"}),
          "wait_for": "ALICE-HELLO"},
-        say("Waiting for alice."),
+        waiting("Waiting for alice."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("TEAM-DONE"),
     ]  # fmt: skip

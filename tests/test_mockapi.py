@@ -162,6 +162,25 @@ def test_wait_for_and_wait_for_last_hold_a_turn(serve: Serve) -> None:
     assert [r["turn"] for r in server.requests] == [None, 0, None, 1]
 
 
+def test_a_passable_remark_is_skipped_when_what_the_next_turn_waits_for_is_here(serve: Serve) -> None:
+    turns = [
+        {"text": "Waiting.", "passable": True},
+        {"wait_for": "SHUT-DOWN", "text": "deleting"},
+        "done",
+    ]
+    script = {"routes": [{"name": "a", "idle": "noted", "turns": turns}]}
+    early = serve(script)
+    assert texts(ask(early)) == "Waiting."  # the news not here yet: the remark, then the wait
+    assert texts(ask(early)) == "noted"
+    assert texts(ask(early, messages=convo("SHUT-DOWN"))) == "deleting"
+    late = serve(script)
+    assert texts(ask(late, messages=convo("SHUT-DOWN"))) == "deleting"  # already here: straight on
+    assert texts(ask(late)) == "done"
+    assert [r["turn"] for r in late.requests] == [1, 2]
+    with pytest.raises(ScriptError, match="'passable' must be true or false"):
+        load_script({"routes": [{"name": "a", "turns": [{"text": "x", "passable": "yes"}]}]})
+
+
 def test_error_turns_twice_then_success(serve: Serve) -> None:
     server = serve(
         {

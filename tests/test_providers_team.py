@@ -10,7 +10,7 @@ from pathlib import Path
 from agentteams.mockapi import MockServer
 from tests.support.cli import Cli
 from tests.support.procs import child_env
-from tests.support.team_script import REQUEST_ID, TEAM, say, tool
+from tests.support.team_script import REQUEST_ID, TEAM, say, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
@@ -25,7 +25,7 @@ def scenario() -> dict[str, object]:
         tool("Task", name="alice", team_name=TEAM, description="teammate alice", prompt="Say hello. START-alice"),
         say("The team is at work."),
         {**shutdown, "wait_for": "ALICE-HELLO"},
-        say("Waiting for alice to shut down."),
+        waiting("Waiting for alice to shut down."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("All done. LEAD-DONE"),
     ]

@@ -18,7 +18,7 @@ from tests.support import redislab
 from tests.support.cli import Cli
 from tests.support.procs import cmdline, processes_with_env
 from tests.support.redislab import RedisServer
-from tests.support.team_script import TEAM, say, shutdown_route, tool
+from tests.support.team_script import TEAM, say, shutdown_route, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 from tests.test_team_e2e import assert_nothing_left, finish, lead_env, lead_in_tmux
@@ -42,7 +42,7 @@ def env_scenario() -> dict[str, Any]:
         tool("Task", name="alice", team_name=TEAM, description="worker", prompt="You are alice. START-alice"),
         say("Started."),
         {**tool("SendMessage", to="alice", message={"type": "shutdown_request"}), "wait_for": "ALICE-ENV-DONE"},
-        say("Waiting."),
+        waiting("Waiting."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("LEAD-DONE"),
     ]

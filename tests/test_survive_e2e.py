@@ -22,7 +22,7 @@ from agentteams.store.teams import TeamStore
 from tests.support.cli import Cli
 from tests.support.live_team import inside, status_json
 from tests.support.procs import pid_alive
-from tests.support.team_script import REQUEST_ID, TASK_ID, TEAM, say, tool
+from tests.support.team_script import REQUEST_ID, TASK_ID, TEAM, say, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 from tests.test_team_e2e import assert_nothing_left, finish, lead_env
@@ -42,7 +42,7 @@ def survive_scenario(*, held: bool = False) -> dict[str, Any]:
         say(f"The team is at work. {OLD}"),
         {**shutdown[0], "wait_for": ["You were resumed", *(f"finished a job: {n}" for n in NAMES)]},
         *shutdown[1:],
-        say("Waiting for the team to stop."),
+        waiting("Waiting for the team to stop."),
         {**tool("TeamDelete"), "wait_for": [f"Teammate {n} shut down" for n in NAMES]},
         say("LEAD-DONE"),
     ]

@@ -20,7 +20,7 @@ from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
 from tests.support.cli import Cli
 from tests.support.procs import child_env, pid_alive, processes_with_env
-from tests.support.team_script import REQUEST_ID, TEAM, say, team_scenario, tool
+from tests.support.team_script import REQUEST_ID, TEAM, say, team_scenario, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
@@ -117,7 +117,7 @@ def kill_scenario() -> dict[str, Any]:
         tool("TeamCreate", team_name=TEAM),
         tool("TaskCreate", subject="Long job", description="takes a while"),
         tool("Task", name="alice", team_name=TEAM, description="worker", prompt="You are alice. START-alice"),
-        say("Started."),
+        waiting("Started."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice stopped unexpectedly"},
         say("alice died; team removed. LEAD-DONE"),
     ]
@@ -181,7 +181,7 @@ def plan_scenario() -> dict[str, Any]:
         {**tool("SendMessage", to="alice", message={**approve, "approve": True}), "wait_for": "PLAN-V2"},
         say("Approved."),
         {**tool("SendMessage", to="alice", message={"type": "shutdown_request"}), "wait_for": "WROTE-IT"},
-        say("Waiting."),
+        waiting("Waiting."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("LEAD-DONE"),
     ]  # fmt: skip
@@ -224,7 +224,7 @@ def permission_scenario() -> dict[str, Any]:
         tool("Task", name="alice", team_name=TEAM, description="writer", prompt="You are alice. START-alice"),
         say("Started."),
         {**tool("SendMessage", to="alice", message={"type": "shutdown_request"}), "wait_for": "PERM-DONE"},
-        say("Waiting."),
+        waiting("Waiting."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("LEAD-DONE"),
     ]

@@ -15,7 +15,7 @@ from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import Layout
 from agentteams.store.teams import TeamStore
 from tests.support.cli import Cli
-from tests.support.team_script import TEAM, say, shutdown_route, tool
+from tests.support.team_script import TEAM, say, shutdown_route, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 from tests.test_team_e2e import finish, lead_env, lead_in_tmux, work
@@ -38,7 +38,7 @@ def scenario(repo2: Path) -> dict[str, Any]:
         {**say("Asked bob."), "delay_ms": 8000},
         {**tool("SendMessage", to="bob", message={"type": "shutdown_request", "reason": "done"}),
          "wait_for": "BOB-WRITE-TRIED"},
-        say("Stopping bob."),
+        waiting("Stopping bob."),
         {**tool("TeamDelete"), "wait_for": "Teammate bob shut down"},
         say("Team removed. LEAD-DONE"),
     ]  # fmt: skip

@@ -11,7 +11,7 @@ from typing import Any
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from tests.support.cli import Cli
-from tests.support.team_script import TEAM, say, shutdown_route, tool
+from tests.support.team_script import TEAM, say, shutdown_route, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 from tests.test_team_e2e import assert_nothing_left, finish, lead_env, lead_in_tmux
@@ -30,7 +30,7 @@ def scenario(marker: str) -> dict[str, Any]:
         say("Started."),
         {**tool("SendMessage", to="alice", message={"type": "shutdown_request", "reason": "done"}),
          "wait_for": "ALICE-READY"},
-        say("Waiting."),
+        waiting("Waiting."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice shut down"},
         say("LEAD-DONE"),
     ]  # fmt: skip

@@ -15,7 +15,7 @@ import pytest
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from tests.support.cli import Cli
-from tests.support.team_script import REQUEST_ID, TEAM, say, tool
+from tests.support.team_script import REQUEST_ID, TEAM, say, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.test_team_e2e import Run, assert_nothing_left, finish, lead_env, lead_in_tmux
 
@@ -73,7 +73,7 @@ def scenario(isolation_field: bool) -> dict[str, Any]:
         tool("TeamMerge", name="alice"),
         tool("TeamMerge", name="bob"),
         *(tool("SendMessage", to=n, message={"type": "shutdown_request", "reason": "done"}) for n in ("alice", "bob")),
-        say("Waiting."),
+        waiting("Waiting."),
         {**tool("TeamDelete"), "wait_for": ["Teammate alice shut down", "Teammate bob shut down"]},
         say("LEAD-DONE"),
     ]  # fmt: skip

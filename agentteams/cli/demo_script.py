@@ -144,7 +144,7 @@ def _lead(team: str, pace: Pace) -> list[dict[str, Any]]:
         ),
         t([use("SendMessage", to="bob", message={"type": "shutdown_request", "reason": "work done"})], think_ms=300),
         t([use("SendMessage", to="carol", message={"type": "shutdown_request", "reason": "work done"})], think_ms=300),
-        t([text("Waiting for the teammates to stop.")]),
+        t([text("Waiting for the teammates to stop.")], passable=True),  # gone already: straight on
         t([use("TeamDelete")], wait_for=[f"Teammate {n} shut down" for n in members]),
         t(
             [

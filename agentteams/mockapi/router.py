@@ -41,6 +41,10 @@ def ready(turn: Turn, body: dict[str, Any]) -> bool:
     return turn.wait_for_last is None or turn.wait_for_last in last_user_text(body)
 
 
+def _waits(turn: Turn) -> bool:
+    return turn.wait_for is not None or turn.wait_for_last is not None
+
+
 class Router:
     """Thread-safe script state: each route's next turn and how often it has been answered."""
 
@@ -59,6 +63,11 @@ class Router:
 
     def _advance(self, route: Route, body: dict[str, Any]) -> Choice:
         pos = self._pos.get(route.name, 0)
+        while pos + 1 < len(route.turns) and route.turns[pos].passable and _waits(route.turns[pos + 1]):
+            if not ready(route.turns[pos + 1], body):
+                break
+            pos += 1  # "waiting for X" when X is already here: a model would go straight on
+            self._pos[route.name], self._answered[route.name] = pos, 0
         if pos >= len(route.turns) or not ready(route.turns[pos], body):
             return Choice(route=route.name, turn=None, answer=route.idle)
         turn = route.turns[pos]

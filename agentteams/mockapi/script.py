@@ -27,7 +27,7 @@ ERROR_TYPES: dict[int, str] = {
 }
 _STATUS_OF = {v: k for k, v in ERROR_TYPES.items()}
 _TURN_KEYS = {"content", "text", "stop_reason", "wait_for", "wait_for_last", "error", "repeat", "usage",
-              "delay_ms", "chunk", "delta_delay_ms"}  # fmt: skip
+              "delay_ms", "chunk", "delta_delay_ms", "passable"}  # fmt: skip
 _ERROR_KEYS = {"status", "type", "message", "retry_after", "in_stream"}
 _ROUTE_KEYS = {"name", "match", "turns", "idle"}
 _MATCH_KEYS = {"system", "any", "first_user", "last_prompt", "tools"}
@@ -60,6 +60,7 @@ class Turn:
     delay_ms: int = 0
     chunk: int = 12
     delta_delay_ms: int = 0
+    passable: bool = False  # skipped when the next turn waits for something this request already holds
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,8 @@ def _turn(raw: Any, where: str) -> Turn:
     for key in ("stop_reason", "wait_for_last"):
         if key in raw and not isinstance(raw[key], str):
             raise ScriptError(f"{where}: '{key}' must be a string")
+    if not isinstance(raw.get("passable", False), bool):
+        raise ScriptError(f"{where}: 'passable' must be true or false")
     wait_for = raw.get("wait_for")
     if isinstance(wait_for, list) and wait_for and all(isinstance(w, str) for w in wait_for):
         wait_for = tuple(wait_for)
@@ -176,6 +179,7 @@ def _turn(raw: Any, where: str) -> Turn:
         delay_ms=_int(raw, "delay_ms", 0, 0, where),
         chunk=_int(raw, "chunk", 12, 1, where),
         delta_delay_ms=_int(raw, "delta_delay_ms", 0, 0, where),
+        passable=raw.get("passable", False),
     )
 
 

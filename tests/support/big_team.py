@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from tests.support.team_script import REQUEST_ID, TASK_ID, TEAM, say, tool
+from tests.support.team_script import REQUEST_ID, TASK_ID, TEAM, say, tool, waiting
 
 BARRIER_SECONDS = 120  # the Bash barrier gives up after this (the test's own deadline is shorter)
 
@@ -45,7 +45,7 @@ def lead_turns(n: int) -> list[dict[str, Any]]:
         say("The team is at work."),
         {**stop[0], "wait_for": [done_mark(w) for w in team]},
         *stop[1:],
-        say("Waiting for the team to shut down."),
+        waiting("Waiting for the team to shut down."),
         {**tool("TeamDelete"), "wait_for": [f"Teammate {w} shut down" for w in team]},
         say("All parts done. LEAD-DONE"),
     ]

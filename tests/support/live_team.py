@@ -17,7 +17,7 @@ from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
 from tests.support.cli import Cli
 from tests.support.procs import child_env, pid_alive, processes_with_env
-from tests.support.team_script import TEAM, say, tool
+from tests.support.team_script import TEAM, say, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
@@ -33,7 +33,7 @@ def held_scenario() -> dict[str, Any]:
         tool("TaskCreate", subject="Follow-up", description="after the long job"),
         tool("TaskUpdate", taskId="2", addBlockedBy=["1"]),
         tool("Task", name="alice", team_name=TEAM, description="worker", prompt="You are alice. START-alice"),
-        say("Started."),
+        waiting("Started."),
         {**tool("TeamDelete"), "wait_for": "Teammate alice stopped unexpectedly"},
         say("alice died; team removed. LEAD-DONE"),
     ]

@@ -20,6 +20,12 @@ def say(text: str) -> dict[str, Any]:
     return {"content": [{"type": "text", "text": text}]}
 
 
+def waiting(text: str) -> dict[str, Any]:
+    """A remark before a turn that waits (for the teammates' shutdowns, say): skipped when what that turn waits for is
+    already in the request, as a model would go straight on (else a -p lead may end on the remark, all news seen)."""
+    return {**say(text), "passable": True}
+
+
 def lead_turns(names: tuple[str, str], *, plan_for: str | None = None) -> list[dict[str, Any]]:
     spawn = [
         tool("Task", name=n, team_name=TEAM, description=f"teammate {n}",
@@ -38,7 +44,7 @@ def lead_turns(names: tuple[str, str], *, plan_for: str | None = None) -> list[d
         say("The team is at work."),
         {**shutdown[0], "wait_for": "finished task #3"},
         *shutdown[1:],
-        say("Waiting for the team to shut down."),
+        waiting("Waiting for the team to shut down."),
         {**tool("TeamDelete"), "wait_for": [f"Teammate {n} shut down" for n in names]},
         say("All done: parser, lexer and integration finished. LEAD-DONE"),
     ]
