@@ -4,6 +4,8 @@ without taking its tasks. The real SIGSTOPped process is tests/faults/test_heart
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import threading
 import time
@@ -11,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from agentteams.pids import pid_space
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence, read_presence
@@ -35,6 +38,17 @@ def test_what_a_record_says_of_its_agent() -> None:
     assert record(beat_ms=0, silent_ms=10**9).liveness() == "running"  # a writer that never beats is never judged
     assert record(NOT_A_PID).liveness() == "dead"
     assert record(state="exited").liveness() == "exited"  # even if its pid is reused
+
+
+def test_an_agent_on_another_machine_is_judged_by_its_beats_not_by_a_pid_here() -> None:
+    """A node's teammate writes its own machine's pid: the lead's machine has no such process, or another one."""
+    remote = dataclasses.replace(record(NOT_A_PID), pid_space="elsewhere#pid:[4026531836]")
+    assert remote.liveness() == "running"
+    assert dataclasses.replace(remote, updated_at=epoch_ms() - 500).liveness() == "unresponsive"
+    assert dataclasses.replace(remote, state="exited").liveness() == "exited"
+    back = Presence.from_json(json.loads(json.dumps(remote.to_json())))
+    assert back is not None and back.pid_space == remote.pid_space and back.liveness() == "running"
+    assert record().pid_space == pid_space()  # ours: this machine's
 
 
 def test_one_thread_beats_every_agent_and_ends_with_the_last(monkeypatch: pytest.MonkeyPatch) -> None:

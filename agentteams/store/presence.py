@@ -4,12 +4,13 @@ it describes (no lock); the lead and `status` read whether it runs, has exited, 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import asdict, dataclass
+import functools
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from agentteams import diagnostics
 from agentteams.errors import CorruptFileError, UnsafePathError
-from agentteams.pids import pid_alive
+from agentteams.pids import pid_alive, pid_space
 from agentteams.store import safefs, writefail
 from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.paths import Layout
@@ -17,6 +18,12 @@ from agentteams.store.paths import Layout
 State = Literal["starting", "working", "idle", "awaiting_plan_approval", "stopping", "exited"]
 Liveness = Literal["running", "unresponsive", "exited", "dead"]
 UNRESPONSIVE_BEATS = 4  # beats missed before an agent counts as unresponsive
+
+
+@functools.cache
+def _here() -> str:
+    """This machine's pid space, read once: a process never leaves its own (its forks neither)."""
+    return pid_space()
 
 
 @dataclass
@@ -39,13 +46,15 @@ class Presence:
     asking: bool = False  # waiting on the lead's answer to a permission request (a resumed lead restarts it then)
     updated_at: int = 0  # epoch ms of the last write: the last heartbeat
     heartbeat_ms: int = 0  # how often the agent rewrites this record; 0: it does not beat
+    # whose pids `pid` is one of (2.1.330's pidSpace form): a node's agent on another machine is judged by its beats
+    pid_space: str = field(default_factory=_here)
 
     def liveness(self, now_ms: int | None = None) -> Liveness:
-        """What the record says of its agent: exited (said so), dead (its pid is gone), unresponsive (no beat for
-        UNRESPONSIVE_BEATS beats), else running."""
+        """What the record says of its agent: exited (said so), dead (its pid, on this machine, is gone), unresponsive
+        (no beat for UNRESPONSIVE_BEATS beats), else running."""
         if self.state == "exited":
             return "exited"
-        if not pid_alive(self.pid):
+        if self.pid_space == _here() and not pid_alive(self.pid):  # another machine's pid means nothing here
             return "dead"
         if self.heartbeat_ms > 0 and self.silent_ms(now_ms) > UNRESPONSIVE_BEATS * self.heartbeat_ms:
             return "unresponsive"
