@@ -229,6 +229,7 @@ class BashTool(Tool):
 
             return start_background(command, args, ctx)
         timeout_ms = parse_timeout(args)
+        proc: subprocess.Popen[bytes] | None = None
         try:
             proc = subprocess.Popen(
                 ["bash", "-c", command],
@@ -239,10 +240,15 @@ class BashTool(Tool):
                 env=child_env(),
                 start_new_session=True,
             )
-        except OSError as exc:
-            return ToolResult.error(f"Could not start bash: {exc}")
-        assert proc.stdout is not None
-        return self._finish(proc, OutputCapture(proc.stdout), timeout_ms, ctx)
+            assert proc.stdout is not None
+            capture = OutputCapture(proc.stdout)  # starts a thread: slow to be scheduled on a busy machine
+        except BaseException as exc:  # Ctrl-C before the wait began too: the command must not outlive the agent
+            if proc is not None:
+                kill_group(proc)
+            if isinstance(exc, OSError):
+                return ToolResult.error(f"Could not start bash: {exc}")
+            raise
+        return self._finish(proc, capture, timeout_ms, ctx)
 
     def _finish(
         self, proc: subprocess.Popen[bytes], capture: OutputCapture, timeout_ms: int, ctx: ToolContext
