@@ -94,6 +94,17 @@ def atomic_write_json(path: Path, obj: object) -> None:
     atomic_write_bytes(path, encode(dump_json(obj)))
 
 
+def json_object(raw: bytes | str | None) -> dict[str, Any] | None:
+    """`raw` parsed when it holds a JSON object; None when it is absent, not JSON, or another JSON value."""
+    if raw is None:
+        return None
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
 def parse_json_bytes(raw: bytes, path: Path) -> Any:
     """Parse `raw` read from `path`; raises CorruptFileError (not moved) when it is not JSON."""
     try:

@@ -5,7 +5,6 @@ stores implement (the file store's version is here; the Redis store's in store/r
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Callable
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
 from agentteams.store import safefs
-from agentteams.store.atomicjson import atomic_write_json, epoch_ms, read_bytes
+from agentteams.store.atomicjson import atomic_write_json, epoch_ms, json_object, read_bytes
 from agentteams.store.paths import Layout, path_part
 
 OrderKind = Literal["spawn", "stop"]
@@ -232,13 +231,7 @@ def _watched(directory: Path, look: Callable[[], R | None], timeout: float) -> R
 
 def _load(path: Path, parse: Callable[[dict[str, Any]], R | None]) -> R | None:
     try:
-        raw = read_bytes(path)
+        data = json_object(read_bytes(path))
     except OSError:
         return None
-    if raw is None:
-        return None
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return None
-    return parse(data) if isinstance(data, dict) else None
+    return parse(data) if data is not None else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agentteams.store.atomicjson import epoch_ms
+from agentteams.store.atomicjson import epoch_ms, json_object
 from agentteams.store.nodes import NodeOrder, NodeRecord, NodeReply
 from agentteams.store.paths import team_dir_name
 from agentteams.store.redis_conn import Client, Keys, no_permission_error
@@ -34,13 +34,7 @@ def _log_key(team: str, agent: str) -> str:
 
 
 def _parse(raw: Any) -> dict[str, Any] | None:
-    if raw is None:
-        return None
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+    return json_object(raw)
 
 
 class RedisNodes:

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
-from agentteams.store.atomicjson import epoch_ms
+from agentteams.store.atomicjson import epoch_ms, json_object
 from agentteams.store.paths import team_dir_name
 from agentteams.store.presence import UNRESPONSIVE_BEATS, Presence
 from agentteams.store.redis_changes import RedisChanges
@@ -53,14 +53,8 @@ class RedisPresences:
             pipe.execute()
 
     def read(self, team: str, agent: str) -> Presence | None:
-        raw = self.client.get(Keys(team_dir_name(team)).presence(agent))
-        if raw is None:
-            return None
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            return None
-        return Presence.from_json(data) if isinstance(data, dict) else None
+        data = json_object(self.client.get(Keys(team_dir_name(team)).presence(agent)))
+        return Presence.from_json(data) if data is not None else None
 
     def remove(self, team: str, agent: str) -> None:
         keys = Keys(team_dir_name(team))
