@@ -134,7 +134,13 @@ def test_an_early_teammate_runs_before_its_pane_and_shows_everything_once_attach
     launcher = Path(f"/proc/{pane.pid}")
     assert started.prefix, "`nice` is on this machine's PATH"
     nice = started.prefix[0].encode()
-    wait_until(lambda: not launcher.joinpath("cmdline").read_bytes().startswith(nice), 10.0, "the launcher (exec)")
+    launched = ForkServer.launcher_argv()[-1].encode()  # before its first exec the child is still this pytest
+
+    def exec_done() -> bool:
+        cmdline = launcher.joinpath("cmdline").read_bytes()
+        return launched in cmdline and not cmdline.startswith(nice)
+
+    wait_until(exec_done, 10.0, "the launcher (exec)")
     assert _nice(pane.pid) == forkclient.LAUNCHER_NICE  # its start yields to the teammate's on a busy machine
     seen = launcher.joinpath("cmdline").read_bytes() + launcher.joinpath("environ").read_bytes()
     out, err = pane.communicate("hello\n", timeout=30)
