@@ -4,6 +4,7 @@ judge of who really wrote a message (replay window, single use, forged voices)."
 from __future__ import annotations
 
 import json
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -147,6 +148,41 @@ def test_a_peer_with_a_recorded_key_must_sign_and_one_without_is_taken_as_it_com
     assert trust.judge(new_envelope("carol", "a real claude peer: no key"), config) == "unverifiable"
     shutdown = new_envelope("carol", json.dumps({"type": "shutdown_request", "requestId": "r"}))
     assert trust.judge(shutdown, config) == "forged"  # only the lead may ask, and it signs
+
+
+def test_a_member_s_key_is_recorded_before_the_first_envelope_it_signs_leaves() -> None:
+    # a restarted teammate answered (its approval signed with a new key) while its key write was still under way
+    # on another thread: its lead judged the answer against the old key and took it for forged
+    keyring, entry, writing, release = Keyring(), {}, threading.Event(), threading.Event()
+
+    def record(public: str) -> None:
+        writing.set()
+        assert release.wait(10)
+        entry["verify_key"] = public
+
+    keyring.adopt(TEAM, "bob", record)
+    recorder = threading.Thread(target=keyring.recorded, args=(TEAM, "bob"))
+    recorder.start()
+    assert writing.wait(10)
+    approval = new_envelope("bob", json.dumps({"type": "shutdown_approved", "requestId": "r"}))
+    sealer = threading.Thread(target=keyring.seal, args=(TEAM, "team-lead", approval))
+    sealer.start()
+    sealer.join(0.3)
+    assert sealer.is_alive() and MEMBER_SIG not in approval.extra  # held until the key is readable
+    release.set()
+    sealer.join(10)
+    recorder.join(10)
+    config = _config(Member(agent_id=f"bob@{TEAM}", name="bob", joined_at=1, verify_key=entry["verify_key"]))
+    assert Trust(role="lead").judge(approval, config) == "verified"
+    assert keyring.recorded(TEAM, "bob") is False  # once
+
+    first_send = Keyring()  # no turn came first: the first send records it
+    seen: list[str] = []
+    first_send.adopt(TEAM, "carol", seen.append)
+    first_send.seal(TEAM, "team-lead", new_envelope("carol", "hi"))
+    assert seen == [first_send.member_key(TEAM, "carol").public]
+    first_send.seal(TEAM, "team-lead", new_envelope("carol", "again"))
+    assert len(seen) == 1
 
 
 def test_a_lead_refuses_its_own_voice_and_keyless_in_process_members() -> None:

@@ -11,6 +11,7 @@ import binascii
 import json
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -164,13 +165,26 @@ class Keyring:
     def __init__(self) -> None:
         self._members: dict[tuple[str, str], SigningKey | None] = {}  # (team, member) -> its key, once made
         self._leads: dict[tuple[str, str], SigningKey] = {}  # (team, recipient lowercased) -> lead key
+        self._records: dict[tuple[str, str], _Record] = {}  # (team, member) -> how its public key is recorded
         self._lock = threading.Lock()
 
-    def adopt(self, team: str, name: str) -> None:
+    def adopt(self, team: str, name: str, record: Callable[[str], None] | None = None) -> None:
         """From now on every envelope `name` writes is signed (its key is made when first needed): cheap, so a
-        runtime calls it before its first send and records the public key later, off its start-up path."""
+        runtime calls it before its first send. `record(public)` puts the public key where readers look: run
+        once, by `recorded` off the start-up path, or else before the first envelope it signs leaves (a reader
+        judging that envelope against an older key would take it for forged)."""
         with self._lock:
             self._members.setdefault((team, name), None)
+            if record is not None:
+                self._records[(team, name)] = _Record(record)
+
+    def recorded(self, team: str, name: str) -> bool:
+        """Record `name`'s public key now unless it was; True when this call wrote it (waits for a write under
+        way elsewhere)."""
+        with self._lock:
+            once = self._records.get((team, name))
+            key = self._member_key(team, name) if once is not None else None
+        return once.run(key.public) if once is not None and key is not None else False
 
     def member_key(self, team: str, name: str) -> SigningKey:
         """This process's key for `name` (made on first use): record its `public` in the member entry."""
@@ -200,7 +214,26 @@ class Keyring:
         with self._lock:
             mine = self._member_key(team, env.sender) if (team, env.sender) in self._members else None
             lead = self._leads.get((team, recipient.lower())) if env.sender in PROTECTED_SENDERS else None
+        if lead is None and mine is not None:
+            self.recorded(team, env.sender)  # its key readable before anything signed with it is
         if lead is not None:  # the teammate checks this one: the member signature would only cost time
             env.extra[LEAD_SIG] = lead.sign(signed_bytes(LEAD_DOMAIN, env))
         elif mine is not None:
             env.extra[MEMBER_SIG] = mine.sign(signed_bytes(MEMBER_DOMAIN, env))
+
+
+class _Record:
+    """A member key's one recording: the first caller writes, a concurrent one waits for that write."""
+
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self._write = write
+        self._lock = threading.Lock()
+        self._done = False
+
+    def run(self, public: str) -> bool:
+        with self._lock:
+            if self._done:
+                return False
+            self._done = True  # once, even if it fails: the writer says so; a retry per send would stall each
+            self._write(public)
+            return True

@@ -244,7 +244,8 @@ class LeadRuntime:
             return
         team = self.team
         assert team is not None
-        self.store.keyring.adopt(team, LEAD_NAME)  # the key itself is made and recorded on the team thread
+        record = functools.partial(self._record_key, team)  # on the team thread, or before a first send if sooner
+        self.store.keyring.adopt(team, LEAD_NAME, record)
         self._write_presence("working" if self._busy else "idle")
         self.team_thread = threading.Thread(target=self._watch_team, args=(team,), name="lead-team", daemon=True)
         self.team_thread.start()
@@ -255,10 +256,12 @@ class LeadRuntime:
             self.team, state, self.ctx.session_id, self.session.ledger.total(), self.session.context_use()
         )
 
-    def _watch_team(self, team: str) -> None:
+    def _record_key(self, team: str, public: str) -> None:
         with contextlib.suppress(AgentTeamsError):
-            key = self.store.keyring.member_key(team, LEAD_NAME).public
-            self.teams.set_member_fields(team, LEAD_NAME, verify_key=key)
+            self.teams.set_member_fields(team, LEAD_NAME, verify_key=public)
+
+    def _watch_team(self, team: str) -> None:
+        self.store.keyring.recorded(team, LEAD_NAME)
         with self.store.watch(team, LEAD_NAME) as files, teamwait.TeamWait(files, self.handles) as watcher:
             while not self._closing and self.team == team:
                 try:

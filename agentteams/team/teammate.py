@@ -94,8 +94,8 @@ class TeammateRuntime:
         self.trust = Trust(role="teammate", lead_key=lead_key)
         self._shutdowns: set[str] = set()  # ids of the shutdown requests our lead really sent
         self.ctx.hooks.shutdown_requested = self._shutdowns.__contains__
-        self.store.keyring.adopt(self.team, self.name)  # everything we write is signed; the key is recorded later
-        self._key_recorded = False
+        # everything we write is signed; the key is recorded at the first turn, or before a first send if sooner
+        self.store.keyring.adopt(self.team, self.name, self._record_key)
         self._held = False  # has a budget of its own (team/budget.py): its spending is written at once
         # after plan approval a plan-mode teammate works in the mode it was started with (never plan again)
         self.mode_after_plan = "default" if options.permission_mode == "plan" else options.permission_mode
@@ -273,23 +273,24 @@ class TeammateRuntime:
         return result
 
     def _mark_working(self, work: Work) -> None:
-        if self._key_recorded:
+        # at once on the first turn, with the first isActive write: our public key (team/trust.py)
+        if not self.store.keyring.recorded(self.team, self.name):
             if work.envs:  # a claimed task's turn has no unread message keeping its lead from taking the team for idle
                 self._answering.wait(MARK_AFTER)  # off the delivery path: once the request has left
             self._set_active(True)
-        else:  # at once, with the first isActive write: our public key, and the session id a resumed lead relaunches
-            self._key_recorded = True
-            key = self.store.keyring.member_key(self.team, self.name).public
-            try:
-                fields = {
-                    "is_active": True,
-                    "verify_key": key,
-                    "session_id": self.ctx.session_id,
-                }  # sessionId: to relaunch it
-                self.teams.set_member_fields(self.team, self.name, **fields)
-            except AgentTeamsError as e:
-                diagnostics.debug("%s: could not record its key: %s", self.name, e)
         self._set_state("working", current_task=work.task_id or self.presence.current_task)
+
+    def _record_key(self, public: str) -> None:
+        """Our public key in our member entry, with the session id a resumed lead relaunches us with."""
+        fields = {"is_active": self._own.in_turn, "verify_key": public, "session_id": self.ctx.session_id}
+        try:
+            self.teams.set_member_fields(self.team, self.name, **fields)
+        except NotFoundError as e:  # removed from the team: the loop notices and stops
+            diagnostics.debug("%s: could not record its key: %s", self.name, e)
+        except AgentTeamsError as e:
+            diagnostics.warning("%s: could not record its key (its messages will show as unverified): %s", self.name, e)
+        except OSError as e:  # a full or read-only disk
+            writefail.failed("team files", f"of team {self.team}", e)
 
     def _deliver(self) -> None:
         if self._pending:
