@@ -14,9 +14,11 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import anthropic
 import pytest
 
 from agentteams.mockapi import MockServer
+from agentteams.model import wirebody
 from agentteams.model.aliases import UnknownModelError, resolve_model, wire_model
 from agentteams.model.anthropic_client import AnthropicClient, ModelAPIError, build_params, parse_retry_after
 from agentteams.model.config import BadBaseURLError, MissingCredentialsError, ModelConfig
@@ -142,6 +144,30 @@ def test_streamed_text_and_tool_use(serve: Any) -> None:
     record = server.requests[0]
     assert record["headers"]["x-api-key"] == "<redacted>" and "authorization" not in record["headers"]
     assert record["headers"]["x-app"] == "agentteams" and record["body"]["stream"] is True
+
+
+def test_our_body_is_what_the_sdk_s_own_stream_sends_and_tools_are_encoded_once(serve: Any) -> None:
+    server = serve({"text": "ours"}, {"text": "the SDK's"})
+    req = dataclasses.replace(request(), model="sonnet[1m]", server_tools=[{"type": "web_search_20250305",
+                                                                                "name": "web_search"}])  # fmt: skip
+    make_client(server.base_url, Recorder()).complete(req)
+    params = build_params(req)
+    sdk = anthropic.Anthropic(api_key=KEY, base_url=server.base_url)
+    with sdk.messages.stream(**params) as stream:
+        stream.get_final_message()
+    ours, theirs = server.requests
+    assert ours["body"] == theirs["body"] and ours["body"]["stream"] is True
+    for name in ("anthropic-beta", "x-stainless-helper-method", "x-stainless-stream-helper", "content-type"):
+        assert ours["headers"][name] == theirs["headers"][name], name
+    tools = params["tools"]
+    first, again = wirebody.body({"tools": tools}), wirebody.body({"tools": [dict(t) for t in tools]})
+    assert first == again and json.loads(first)["tools"] == tools
+    renamed = [{**tools[0], "description": "Read one file"}, *tools[1:]]
+    assert json.loads(wirebody.body({"tools": renamed}))["tools"][0]["description"] == "Read one file"
+    marked = [{**tools[0], "cache_control": {"type": "ephemeral"}}, *tools[1:]]
+    assert "cache_control" in json.loads(wirebody.body({"tools": marked}))["tools"][0]
+    other = [{**tools[0], "input_schema": {**tools[0]["input_schema"], "required": []}}]
+    assert json.loads(wirebody.body({"tools": other}))["tools"][0]["input_schema"]["required"] == []
 
 
 def test_529_twice_then_success_honours_retry_after(serve: Any) -> None:

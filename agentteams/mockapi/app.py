@@ -71,10 +71,13 @@ class MockApp:
         self._arrivals: list[Record] = []  # routed, maybe not yet answered (a `delay_ms` turn is still waiting)
         self._changed = threading.Condition()
 
-    def handle(self, method: str, target: str, headers: dict[str, str], raw: str) -> Reply:
-        """Answer one HTTP request and log it."""
+    def handle(
+        self, method: str, target: str, headers: dict[str, str], raw: str, arrived: float | None = None
+    ) -> Reply:
+        """Answer one HTTP request and log it; `ts` is when it `arrived` (its first line was read), else now."""
         path = target.split("?", 1)[0]
-        record: Record = {"ts": time.time(), "method": method, "path": target, "route": None, "turn": None,
+        ts = time.time() if arrived is None else arrived
+        record: Record = {"ts": ts, "method": method, "path": target, "route": None, "turn": None,
                           "headers": redact(headers), "body": _parsed(raw)}  # fmt: skip
         if method in ("GET", "HEAD") and path == "/":
             reply = Reply(200, None if method == "HEAD" else {"status": "ok"})

@@ -79,11 +79,15 @@ class Handler(BaseHTTPRequestHandler):
     def do_OPTIONS(self) -> None:
         self._dispatch("OPTIONS")
 
+    def parse_request(self) -> bool:
+        self.arrived = time.time()  # its first line is in: the request has arrived (parsing it is the server's time)
+        return super().parse_request()
+
     def _dispatch(self, method: str) -> None:
         app = cast(MockHTTPServer, self.server).app
         raw = self._read_body().decode("utf-8", "replace")
         try:
-            reply = app.handle(method, self.path, dict(self.headers.items()), raw)
+            reply = app.handle(method, self.path, dict(self.headers.items()), raw, arrived=self.arrived)
         except Exception as e:  # a bug in the mock: say so to the client and on stderr, keep serving
             traceback.print_exc()
             reply = error_reply(500, f"mock server error: {type(e).__name__}: {e}")

@@ -17,7 +17,7 @@ from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import wire_model
 from agentteams.model.config import NO_CREDENTIALS, MissingCredentialsError, ModelConfig
 from agentteams.model.pricing import UsageLedger
-from agentteams.model.provider_sdk import Endpoint, SdkClients, shared_ssl_context
+from agentteams.model.provider_sdk import Endpoint, SdkClients, open_stream, shared_ssl_context
 from agentteams.model.types import Block, Message, ModelRequest, ModelResponse, RetryNotice, StreamCallbacks, Usage
 
 MAX_BREAKPOINTS = 4
@@ -304,7 +304,7 @@ class AnthropicClient:
     def _attempt(self, params: dict[str, Any], cb: StreamCallbacks) -> ModelResponse:
         sdk, model = self._sdks.for_model(params["model"])
         diagnostics.stamp("sdk")
-        with sdk.messages.stream(**{**params, "model": model}) as stream:
+        with open_stream(sdk, {**params, "model": model}, first_party=self.config.provider is None) as stream:
             if cb.on_open is not None:
                 cb.on_open()
             for event in stream:

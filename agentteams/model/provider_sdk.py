@@ -3,17 +3,20 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import threading
 from dataclasses import dataclass
 from typing import Any
 
 from agentteams.errors import AgentTeamsError
+from agentteams.model import wirebody
 from agentteams.model.config import ModelConfig, display_url
 from agentteams.model.providers import ProviderConfig, ProviderError, missing_extra
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 APP_HEADERS = {"x-app": "agentteams"}
+STREAM_HEADERS = {"x-stainless-helper-method": "stream", "x-stainless-stream-helper": "messages"}  # as the SDK's
 _SSL_CONTEXT: Any = None
 
 
@@ -40,6 +43,25 @@ def shared_ssl_context() -> Any:
 
         _SSL_CONTEXT = ssl.create_default_context()
     return _SSL_CONTEXT
+
+
+def open_stream(sdk: Any, params: dict[str, Any], *, first_party: bool) -> Any:
+    """The SDK's message stream (a context manager, as `messages.stream` returns) for `params`. To Anthropic's
+    API the body goes as JSON bytes of ours (model/wirebody.py): the SDK's own path deep-copies the whole
+    conversation and encodes the copy (~1.5 ms a request at 20 KB, growing with the conversation: the largest
+    part of a woken teammate's delivery). Bedrock and Vertex clients rewrite the body and URL from its fields:
+    their stream as the SDK makes it."""
+    if not first_party:
+        return sdk.messages.stream(**params)
+    from anthropic import NOT_GIVEN, Stream
+    from anthropic.lib.streaming import MessageStreamManager
+    from anthropic.types import Message, RawMessageStreamEvent
+
+    body = wirebody.body({k: v for k, v in params.items() if k != "extra_headers"})
+    headers = {**STREAM_HEADERS, **params.get("extra_headers", {})}
+    request = functools.partial(sdk.post, "/v1/messages", content=body, cast_to=Message, stream=True,
+                                stream_cls=Stream[RawMessageStreamEvent], options={"headers": headers})  # fmt: skip
+    return MessageStreamManager(request, output_format=NOT_GIVEN)
 
 
 class SdkClients:

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from agentteams.model.anthropic_client import _to_response, build_params
+from agentteams.model.provider_sdk import open_stream
 from agentteams.model.types import ModelRequest, ToolSpec
 
 _USAGE = {"input_tokens": 1, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
@@ -54,7 +55,7 @@ def rehearse() -> None:
     params = build_params(ModelRequest(model="rehearsal", system="s", tools=[tool], max_tokens=8,
                                        messages=[{"role": "user", "content": "hi"}]))  # fmt: skip
     try:
-        with sdk.messages.stream(**params) as stream:
+        with open_stream(sdk, params, first_party=True) as stream:
             for _event in stream:
                 pass
             _to_response(stream.get_final_message(), None)

@@ -1,0 +1,44 @@
+"""A Messages request's body as the JSON bytes sent: tool definitions (most of a request's bytes until the
+conversation grows) are encoded once per schema, not on every request of every turn."""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import Any
+
+MAX_KEPT = 1024  # tool encodings kept (a few dozen tools, MCP servers' lists re-read now and then)
+
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+# id(input_schema) -> (the schema itself, its tool's name, description and cache marker, the tool's JSON)
+_kept: dict[int, tuple[Any, tuple[Any, Any, str | None], str]] = {}
+_lock = threading.Lock()
+
+
+def body(params: dict[str, Any]) -> bytes:
+    """`params` (build_params' dict, without `extra_headers`) as a streaming request's body."""
+    parts = [f"{_encode(k)}:{_tools(v) if k == 'tools' else _encode(v)}" for k, v in params.items()]
+    return ("{" + ",".join([*parts, '"stream":true']) + "}").encode()
+
+
+def _tools(tools: list[dict[str, Any]]) -> str:
+    return "[" + ",".join(_tool(t) for t in tools) + "]"
+
+
+def _tool(tool: dict[str, Any]) -> str:
+    """A tool's JSON, kept by its schema's identity. Schemas are shared, never written to (build_params): the same
+    schema object with the same name, description and cache marker encodes the same."""
+    schema = tool.get("input_schema")
+    if not isinstance(schema, dict) or set(tool) - {"name", "description", "input_schema", "cache_control"}:
+        return _encode(tool)  # a server tool, or one we did not build: as it comes
+    marker = tool.get("cache_control")
+    key = (tool.get("name"), tool.get("description"), None if marker is None else _encode(marker))
+    kept = _kept.get(id(schema))
+    if kept is not None and kept[0] is schema and kept[1] == key:
+        return kept[2]
+    encoded = _encode(tool)
+    with _lock:
+        if len(_kept) >= MAX_KEPT:
+            _kept.clear()
+        _kept[id(schema)] = (schema, key, encoded)  # holding the schema keeps its id from being reused
+    return encoded
