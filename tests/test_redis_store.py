@@ -142,6 +142,25 @@ def test_inbox_pending_until_acknowledged(store: RedisStore) -> None:
     assert store.mail.unread(team, "bob") == [] and store.mail.read_live(team, "bob")[0].read is True
 
 
+def test_a_send_is_one_round_trip_on_the_config_it_resolved_in_and_sees_every_change(store: RedisStore) -> None:
+    other = RedisStore(parse_url("redis://fake:6379/0"), client=store.client)  # another process of the team
+    team = store.teams.create("t").name
+    store.teams.add_member(team, NewMember("bob", cwd="/w", color="green"))
+    store.mail.send(team, "bob", "one", sender="team-lead")  # its config now known to this sender
+    other.teams.add_member(team, NewMember("carol", cwd="/w"))  # joined since: found, not "not a member"
+    store.mail.send(team, "carol", "two", sender="bob")
+    assert [e.color for e in store.mail.read_all(team, "carol")] == ["green"]
+    other.teams.update(team, lambda c: setattr(c.member("bob"), "color", "red"))  # changed under the known config
+    store.mail.send(team, "carol", "three", sender="bob")
+    assert [e.color for e in store.mail.read_all(team, "carol")] == ["green", "red"]  # resolved again, sent once
+    other.teams.remove_member(team, "carol")
+    with pytest.raises(NotFoundError, match="not a member"):
+        store.mail.send(team, "carol", "four", sender="bob")
+    other.teams.delete(team, force=True)
+    with pytest.raises(NotFoundError, match="no team named"):
+        store.mail.send(team, "bob", "five", sender="team-lead")
+
+
 def test_claim_and_fenced_completion_in_scripts(store: RedisStore) -> None:
     team = store.teams.create("t").name
     store.tasks.create(team, "a")

@@ -8,7 +8,7 @@ import json
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from agentteams.errors import AgentTeamsError, NotFoundError
+from agentteams.errors import AgentTeamsError, ConflictError, NotFoundError
 from agentteams.store.mailbox import MAX_TEXT_CHARS, new_envelope
 from agentteams.store.paths import agent_name, path_part, refuse_control
 from agentteams.store.records import Envelope, TeamConfig
@@ -19,6 +19,20 @@ if TYPE_CHECKING:
     from agentteams.store.redis_teams import RedisTeams
 
 Sealer = Callable[[str, str, Envelope], None]
+MAX_SEND_TRIES = 1000  # a config that changes this often under one send means a writer loops: say so
+GONE, CHANGED, SENT = 0, 1, 2  # _SEND's answers
+
+# a send in one round trip: the entry (and the inbox's listing) only while the team's config is the one the sender
+# resolved its recipient in (compared whole: a few KB, and every Redis, Valkey and fakeredis can); else the config as
+# it is now, for the sender to resolve again
+_SEND = """
+local current = redis.call('GET', KEYS[1])
+if not current then return {0} end
+if current ~= ARGV[1] then return {1, current} end
+redis.call('XADD', KEYS[2], '*', 'env', ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[3])
+return {2}
+"""
 Entry = tuple[str, dict[str, str]]  # a stream entry: its id and fields
 
 
@@ -27,12 +41,14 @@ class RedisMail:
 
     def __init__(self, client: Client, teams: RedisTeams, seal: Sealer | None) -> None:
         self.client, self.teams, self.seal = client, teams, seal
+        self._send = client.register_script(_SEND)
+        self._known: dict[str, tuple[str, TeamConfig]] = {}  # config key -> (its value, that value parsed)
 
     # -- sending ------------------------------------------------------------------------------------
 
     def resolve_recipient(self, config: TeamConfig, to: str) -> str:
         refuse_control(to, "recipient")
-        member = config.member(to) or config.member(to.split("@", 1)[0])
+        member = config.member(to) or config.member(to.split("@", 1)[0])  # as `_names` finds it
         if member is None:
             names = ", ".join(m.name for m in config.members)
             raise NotFoundError(f"{to!r} is not a member of team {config.name!r} (members: {names})")
@@ -45,20 +61,40 @@ class RedisMail:
         if len(text) > MAX_TEXT_CHARS:
             raise AgentTeamsError(f"message is {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
         refuse_control(sender, "sender")
-        config = self.teams.read(team)
-        name = self.resolve_recipient(config, to)
-        if color is None and (member := config.member(sender)) and member.agent_id != config.lead_agent_id:
-            color = member.color
-        env = new_envelope(sender, text, summary=summary, color=color)
-        if self.seal is not None:
-            self.seal(config.name, name, env)
-        keys, owner = Keys(config.name), self.inbox_owner(name)
-        # no group is needed to send: its reader makes it at the stream's start, so nothing sent before is skipped
-        with self.client.pipeline() as pipe:  # MULTI: the entry and the inbox's listing together
-            pipe.xadd(keys.inbox(owner), {"env": json.dumps(env.to_json())})
-            pipe.sadd(keys.inboxes, owner)
-            pipe.execute()
-        return env
+        keys = Keys(self.teams.canonical(team))
+        known = self._known.get(keys.config)
+        if known is not None and not self._names(known[1], to):  # a member who joined since: read the config anew
+            known = None
+        known = known or self._config(team, keys, self.client.get(keys.config))
+        for _ in range(MAX_SEND_TRIES):
+            raw, config = known
+            name = self.resolve_recipient(config, to)
+            tint = color
+            if tint is None and (member := config.member(sender)) and member.agent_id != config.lead_agent_id:
+                tint = member.color
+            env = new_envelope(sender, text, summary=summary, color=tint)
+            if self.seal is not None:
+                self.seal(config.name, name, env)
+            owner = self.inbox_owner(name)
+            # one round trip: the entry goes in only while the config is the one its recipient was resolved in (a
+            # changed one comes back with the answer); no group is needed to send: its reader makes it at the
+            # stream's start, so nothing sent before is skipped
+            args = [raw, json.dumps(env.to_json()), owner]
+            reply = self._send(keys=[keys.config, keys.inbox(owner), keys.inboxes], args=args)
+            if reply[0] == SENT:
+                self._known[keys.config] = known
+                return env
+            known = self._config(team, keys, reply[1] if reply[0] == CHANGED else None)
+        raise ConflictError(f"team {team!r}: its config kept changing under {MAX_SEND_TRIES} tries to send")
+
+    @staticmethod
+    def _names(config: TeamConfig, to: str) -> bool:
+        return config.member(to) is not None or config.member(to.split("@", 1)[0]) is not None
+
+    def _config(self, team: str, keys: Keys, raw: str | None) -> tuple[str, TeamConfig]:
+        self._known.pop(keys.config, None)
+        config = self.teams.parse(team, keys, raw)  # NotFoundError when the team is gone
+        return raw or "", config
 
     def send_message(self, team: str, to: str, message: Message, *, sender: str) -> Envelope:
         return self.send(team, to, message.to_text(), sender=sender)

@@ -72,9 +72,9 @@ class RedisTeams(TeamStore):
 
     def read(self, team: str) -> TeamConfig:
         keys = Keys(self.canonical(team))
-        return self._parse(team, keys, self.client.get(keys.config))
+        return self.parse(team, keys, self.client.get(keys.config))
 
-    def _parse(self, team: str, keys: Keys, raw: Any) -> TeamConfig:
+    def parse(self, team: str, keys: Keys, raw: Any) -> TeamConfig:
         if raw is None:
             raise NotFoundError(f"no team named {team!r} (no {keys.config} in {self.where})")
         try:
@@ -101,11 +101,11 @@ class RedisTeams(TeamStore):
         keys = Keys(self.canonical(team))
         for _ in range(MAX_CAS_TRIES):
             raw = self.client.get(keys.config)
-            config = self._parse(team, keys, raw)
+            config = self.parse(team, keys, raw)
             result = change(config)
             if write_if is not None and not write_if(result):
                 return result
-            events = member_events(self._parse(team, keys, raw), config)
+            events = member_events(self.parse(team, keys, raw), config)
             fields = [f for e in events for f in (e.kind, e.agent, e.value)]
             args = [raw, json.dumps(config.to_json()), EVENTS_KEPT, *fields]
             if self._cas(keys=[keys.config, keys.events], args=args):
