@@ -166,3 +166,16 @@ def test_an_agents_record_says_since_when_it_is_busy_and_which_tool_runs() -> No
     (s1, since, t1), (s2, same, t2), (s3, cleared, t3) = written
     assert (s1, t1, s2, t2, s3, t3) == ("working", None, "working", "Bash", "idle", None)
     assert since > 0 and same == since and cleared == 0
+
+
+def test_a_pane_id_learnt_after_the_first_write_is_written_at_once() -> None:
+    written: list[str] = []
+    own = OwnPresence(lambda r: written.append(r.pane_id), Presence(1, "s", "tmux"))
+    own.update(pane_id="%1")  # not written yet: it goes with the first write, not alone
+    assert written == []
+    own.write(state="working")
+    own.update(pane_id="%2")  # a teammate started before its pane: the pane attached mid-turn
+    assert written == ["%1", "%2"]
+    own.write(state="exited")
+    own.update(pane_id="%3")  # gone: nothing more is written
+    assert written == ["%1", "%2", "%2"]

@@ -196,9 +196,14 @@ def test_a_second_spawn_of_a_live_name_starts_no_pane_and_one_after_it_left_does
     with MockServer(twice_scenario()) as server:
         _pane, rc = lead_in_tmux(tmux, cli, lead_env(config_root, server), work, tmp_path, "--teammate-mode", "tmux")
         wait_until(lambda: lead_asked("already a live member"), 60, "the lead's model to hear of the second spawn")
-        wait_until(lambda: getattr(read_presence(layout, TEAM, "alice"), "state", None) == "working", 30, "alice")
+
+        def working_in_her_pane() -> bool:  # started before her pane: its id comes once the pane attached
+            found = read_presence(layout, TEAM, "alice")
+            return found is not None and found.state == "working" and bool(found.pane_id)
+
+        wait_until(working_in_her_pane, 30, "alice at work, in her pane")
         first = read_presence(layout, TEAM, "alice")  # in her first turn, until `go` exists
-        assert first is not None and first.pane_id
+        assert first is not None
         assert len(tmux.panes()) == 2, f"one pane for the lead, one for alice: {tmux.panes()}"
         assert len(teammate_commands(config_root)) == 1, teammate_commands(config_root)
         assert [m.name for m in TeamStore(layout).read(TEAM).members] == [LEAD_NAME, "alice"]

@@ -243,7 +243,6 @@ class Session:
         self.options.session_id = new_id
         self.ctx.session_id = new_id
         self.ctx.plan_file = self.layout.plan_file(new_id)
-        self.transcript.close()
         self.transcript = self._new_transcript(new_id)
         self.memory = load_memory(self.options.cwd, self.layout.root)
         started = self.hooks.cleared(new_id, str(self.transcript.path), self.model)
@@ -266,7 +265,6 @@ class Session:
         SessionStart ("resume") hooks as for /clear. The session id."""
         self.options.session_id = self.ctx.session_id = loaded.session_id
         self.ctx.plan_file = self.layout.plan_file(loaded.session_id)
-        self.transcript.close()
         self.transcript = self._new_transcript(loaded.session_id, loaded.leaf)
         self.transcript.path = loaded.path
         started = self.hooks.cleared(loaded.session_id, str(loaded.path), self.model, source="resume")
@@ -300,7 +298,6 @@ class Session:
         self.ctx.shells.close()
         self.hooks.session_end(reason)
         self.mcp.close()
-        self.transcript.close()
 
     def listen(self, fn: Callable[[AgentEvent], None]) -> None:
         """Also send this session's own events to `fn` (after the ones registered before)."""

@@ -114,7 +114,8 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
         backend="tmux" if pane or early else "process", pane_id=pane, on_event=renderer.agent_event,
         on_team_event=renderer.team_event, secrets=tuple(model_config.secrets()), lead_key=lead_key,
     )  # fmt: skip
-    forkearly.on_pane(lambda pane_id: setattr(runtime.presence, "pane_id", pane_id))
+    # started before its pane: the pane's id goes into its presence as soon as it attaches (`status`, `cleanup`)
+    forkearly.on_pane(runtime.pane_attached)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, _terminate)
     renderer.banner(f"{name} in team {config.name} (lead: {config.lead_name}); waiting for messages")

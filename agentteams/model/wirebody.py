@@ -15,9 +15,17 @@ _kept: dict[int, tuple[Any, tuple[Any, Any, str | None], str]] = {}
 _lock = threading.Lock()
 
 
+# the SDK's own order of a request's fields (its `messages.stream`): the conversation before the system prompt and
+# tools, as anything reading the bytes in order (a proxy's log, the mock API's captures) met them before
+SDK_ORDER = ("max_tokens", "messages", "model", "cache_control", "container", "diagnostics", "inference_geo",
+             "metadata", "output_config", "service_tier", "speed", "stop_sequences", "system", "temperature",
+             "thinking", "tool_choice", "tools", "top_k", "top_p")  # fmt: skip
+
+
 def body(params: dict[str, Any]) -> bytes:
-    """`params` (build_params' dict, without `extra_headers`) as a streaming request's body."""
-    parts = [f"{_encode(k)}:{_tools(v) if k == 'tools' else _encode(v)}" for k, v in params.items()]
+    """`params` (build_params' dict, without `extra_headers`) as a streaming request's body, in the SDK's order."""
+    order = sorted(params, key=lambda k: SDK_ORDER.index(k) if k in SDK_ORDER else len(SDK_ORDER))
+    parts = [f"{_encode(k)}:{_tools(params[k]) if k == 'tools' else _encode(params[k])}" for k in order]
     return ("{" + ",".join([*parts, '"stream":true']) + "}").encode()
 
 

@@ -61,7 +61,6 @@ class Transcript:
         self._agent_ids: dict[str, str] = {}
         self._tool_uses: dict[str, str] = {}  # tool_use id -> uuid of the assistant entry that holds it
         self._prompt_ids: dict[str, str] = {}
-        self._fd: tuple[Path, int] | None = None  # (the path it was opened at, the open file): `_open`
 
     @property
     def leaf(self) -> str | None:
@@ -162,42 +161,22 @@ class Transcript:
         with self._lock:
             self._write(entry)
 
-    def close(self) -> None:
-        """Close the file if it is open (a later entry opens it again)."""
-        with self._lock:
-            self._close()
-
     def _write(self, entry: dict[str, Any]) -> None:
         line = json.dumps(entry, ensure_ascii=False, default=str)
         for secret in self._secrets:
             line = line.replace(secret, REDACTED)
         try:
+            safefs.make_dir(self.path.parent, parents=True)
+            fd = safefs.open_fd(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             try:
-                _write_line(self._open(), encode(line) + b"\n")
-            except OSError:
-                self._close()  # opened afresh (and checked again) for the next entry
-                raise
+                _write_line(fd, encode(line) + b"\n")
+            finally:
+                os.close(fd)
         except (OSError, UnsafePathError) as e:  # a full or read-only disk, a planted link: the record is lost,
             # never the session (one warning)
             writefail.failed("transcript", self.path, e)
         else:
             writefail.succeeded("transcript")
-
-    def _open(self) -> int:
-        """The file, kept open between entries (checking the path per entry cost ~0.3 ms of each woken teammate's
-        delivery); opened again when the path changed or the file was deleted under us."""
-        if self._fd is not None and self._fd[0] == self.path and os.fstat(self._fd[1]).st_nlink > 0:
-            return self._fd[1]
-        self._close()
-        safefs.make_dir(self.path.parent, parents=True)
-        self._fd = (self.path, safefs.open_fd(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC))
-        return self._fd[1]
-
-    def _close(self) -> None:
-        if self._fd is not None:
-            fd, self._fd = self._fd[1], None
-            with contextlib.suppress(OSError):
-                os.close(fd)
 
 
 def _write_line(fd: int, data: bytes) -> None:

@@ -120,6 +120,15 @@ class OwnPresence:
             self._put(self.record)
             self._written = time.monotonic()
 
+    def update(self, **fields: Any) -> None:
+        """Set these fields; rewrite the record now if it was written before (else they go with its first write)."""
+        with self._lock:
+            for key, value in fields.items():
+                setattr(self.record, key, value)
+            if self._written and self.record.state != "exited":
+                self._put(self.record)
+                self._written = time.monotonic()
+
     def saw(self, event: AgentEvent) -> None:
         """The tool it runs now, for `status` (written with its next write or beat)."""
         if event.kind in ("tool_start", "tool_end"):

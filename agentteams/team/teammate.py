@@ -149,6 +149,10 @@ class TeammateRuntime:
             self._own.write(state="exited")  # `status` shows it gone, not idle
             self.session.end("other")
 
+    def pane_attached(self, pane_id: str) -> None:
+        """Started before its pane: the pane's id, in the presence record at once (from the launcher's thread)."""
+        self._own.update(pane_id=pane_id)
+
     def _config(self) -> TeamConfig | None:
         try:
             return self.teams.read(self.team)
