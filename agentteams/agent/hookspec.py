@@ -4,7 +4,6 @@ the typed `HookCommand` list, matchers, `describe` for `/hooks`, and `interpret`
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ from typing import Any
 
 from agentteams.agent.hookpoints import Permission
 from agentteams.settings.types import Settings
+from agentteams.store.atomicjson import json_object
 
 # the events agentteams fires: Claude Code's, then ours (team lifecycle, in the same payload conventions); hooks
 # of any other event are kept (a newer file's) and listed as never fired
@@ -186,13 +186,7 @@ def _one(event: str, run: HookRun, out: Outcome) -> None:
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
-    if not text.startswith("{"):
-        return None
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return None
-    return data if isinstance(data, dict) else None
+    return json_object(text) if text.startswith("{") else None
 
 
 def _apply(event: str, data: dict[str, Any], out: Outcome) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agentteams.errors import AgentTeamsError
+from agentteams.pids import pid_alive
 
 SUN_PATH_MAX = 107  # bytes in an AF_UNIX path, without the terminating NUL
 LONGEST_NAME = "fs-4194304.sock"  # Linux's largest pid
@@ -52,12 +53,9 @@ def sweep_dead(directory: Path) -> list[Path]:
         digits = path.name[3:-5]
         if not digits.isdigit() or not path.is_socket():
             continue
-        try:
-            os.kill(int(digits), 0)
-        except ProcessLookupError:
-            with contextlib.suppress(FileNotFoundError):
-                path.unlink()
-                removed.append(path)
-        except OSError:
+        if pid_alive(int(digits)):
             continue  # alive (another user's reused pid, say): not ours to judge
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+            removed.append(path)
     return removed

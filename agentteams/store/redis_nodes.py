@@ -4,7 +4,6 @@ that the node pops with a blocking read, and one short-lived list per reply that
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from agentteams.store.atomicjson import epoch_ms, json_object
 from agentteams.store.nodes import NodeOrder, NodeRecord, NodeReply
@@ -33,10 +32,6 @@ def _log_key(team: str, agent: str) -> str:
     return f"{Keys(team_dir_name(team)).prefix}log:{agent}"  # in the team's hash tag: TeamDelete removes it
 
 
-def _parse(raw: Any) -> dict[str, Any] | None:
-    return json_object(raw)
-
-
 class RedisNodes:
     """The node registry and order queues in one Redis database, outside every team's hash tag (a node serves
     any team; no script touches these keys together with a team's)."""
@@ -54,7 +49,7 @@ class RedisNodes:
 
     def read(self, name: str) -> NodeRecord | None:
         try:
-            data = _parse(self.client.get(_record_key(name)))
+            data = json_object(self.client.get(_record_key(name)))
         except no_permission_error():  # a user without the node keys (a team's own, README): no node for it
             return None
         return None if data is None else NodeRecord.from_json(data)
@@ -66,7 +61,7 @@ class RedisNodes:
             return []
         if not names:
             return []
-        found = [NodeRecord.from_json(d) if (d := _parse(raw)) else None
+        found = [NodeRecord.from_json(d) if (d := json_object(raw)) else None
                  for raw in self.client.mget([_record_key(n) for n in names])]  # fmt: skip
         return [r for r in found if r is not None]
 
@@ -85,7 +80,7 @@ class RedisNodes:
         raws = [first[1]] if first else []
         while (more := self.client.lpop(key)) is not None:
             raws.append(more)
-        parsed = [_parse(r) for r in raws]
+        parsed = [json_object(r) for r in raws]
         return [o for o in (NodeOrder.from_json(d) for d in parsed if d) if o is not None]
 
     def reply(self, reply: NodeReply) -> None:
@@ -102,7 +97,7 @@ class RedisNodes:
         while (left := deadline - time.monotonic()) > 0:
             found = self.client.blpop([_reply_key(order_id)], timeout=max(0.01, min(left, MAX_BLOCK)))
             if found:
-                data = _parse(found[1])
+                data = json_object(found[1])
                 return None if data is None else NodeReply.from_json(data)
         return None
 
