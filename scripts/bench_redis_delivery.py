@@ -77,10 +77,11 @@ def run(n: int, root: Path, version: str) -> bt.Delivery:
             result = bt.Delivery("ours", [])
             for i in range(n):
                 time.sleep(random.uniform(0, bt.PHASE))
+                since = world.server.request_count
                 t0 = time.time()
                 store.mail.send(team, bt.NAME, f"ping {i} MARK{i}", sender=bt.LEAD)
                 result.send_ms.append((time.time() - t0) * 1000)
-                hit = bt.first_request(world.server, bt.carries(i), f"redis: the request for message {i}")
+                hit = bt.first_request(world.server, bt.carries(i), f"redis: the request for message {i}", since)
                 result.samples_ms.append((hit["ts"] - t0) * 1000)
                 bt.await_(functools.partial(lambda k: idle_notices(store, team) >= k, i + 2),
                           f"redis: the idle notice after message {i}")  # fmt: skip

@@ -168,9 +168,10 @@ def run_size(k: int, messages: int, root: Path, version: str) -> Size:
         for i in range(messages):
             j = i % k
             time.sleep(random.uniform(0, bt.PHASE))
+            since = world.server.request_count
             t0 = time.time()
             mailbox.send(TEAM, f"w{j}", f"ping {i} MARK{i}", sender=bt.LEAD)
-            hit = bt.first_request(world.server, carries(f"w{j}", i), f"size {k}: message {i}")
+            hit = bt.first_request(world.server, carries(f"w{j}", i), f"size {k}: message {i}", since)
             size.delivery_ms.append((hit["ts"] - t0) * 1000)
             bt.await_(functools.partial(idle, world.layout, [f"w{j}"]), f"size {k}: w{j} idle after message {i}")
         records = world.server.requests

@@ -69,11 +69,17 @@ class MockServer:
         """Messages requests as soon as they are routed, including those whose answer is still delayed."""
         return self.app.arrivals
 
+    @property
+    def request_count(self) -> int:
+        """How many requests are logged now (cheaper than `len(requests)`, which copies them)."""
+        return self.app.count
+
     def wait_for_requests(
-        self, n: int, timeout: float = 10.0, where: Callable[[Record], bool] | None = None
+        self, n: int, timeout: float = 10.0, where: Callable[[Record], bool] | None = None, since: int = 0
     ) -> list[Record]:
-        """At least `n` logged requests (only those `where` accepts, if given); TimeoutError after `timeout` s."""
-        return self.app.wait_for(n, timeout, where)
+        """At least `n` logged requests from the `since`th on (only those `where` accepts, if given); TimeoutError
+        after `timeout` s."""
+        return self.app.wait_for(n, timeout, where, since)
 
     def __enter__(self) -> Self:
         return self.start()

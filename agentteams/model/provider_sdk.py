@@ -6,8 +6,9 @@ from __future__ import annotations
 import functools
 import importlib
 import threading
+import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from agentteams.errors import AgentTeamsError
 from agentteams.model import wirebody
@@ -47,21 +48,71 @@ def shared_ssl_context() -> Any:
 
 def open_stream(sdk: Any, params: dict[str, Any], *, first_party: bool) -> Any:
     """The SDK's message stream (a context manager, as `messages.stream` returns) for `params`. To Anthropic's
-    API the body goes as JSON bytes of ours (model/wirebody.py): the SDK's own path deep-copies the whole
-    conversation and encodes the copy (~1.5 ms a request at 20 KB, growing with the conversation: the largest
+    API the body goes as JSON bytes of ours (model/wirebody.py), sent by `_Wire`: the SDK's own path deep-copies the
+    whole conversation and encodes the copy (~1.5 ms a request at 20 KB, growing with the conversation: the largest
     part of a woken teammate's delivery). Bedrock and Vertex clients rewrite the body and URL from its fields:
     their stream as the SDK makes it."""
-    if not first_party:
+    wire = _WIRES.get(sdk) if first_party else None
+    if wire is None:
         return sdk.messages.stream(**params)
-    from anthropic import NOT_GIVEN, Stream
+    from anthropic import NOT_GIVEN
     from anthropic.lib.streaming import MessageStreamManager
-    from anthropic.types import Message, RawMessageStreamEvent
 
     body = wirebody.body({k: v for k, v in params.items() if k != "extra_headers"})
-    headers = {**STREAM_HEADERS, **params.get("extra_headers", {})}
-    request = functools.partial(sdk.post, "/v1/messages", content=body, cast_to=Message, stream=True,
-                                stream_cls=Stream[RawMessageStreamEvent], options={"headers": headers})  # fmt: skip
-    return MessageStreamManager(request, output_format=NOT_GIVEN)
+    return MessageStreamManager(
+        functools.partial(wire.post, body, params.get("extra_headers")), output_format=NOT_GIVEN
+    )
+
+
+def first_party(sdk: Any, http: Any) -> Any:
+    """`sdk` (an `anthropic.Anthropic` built on the httpx client `http`), its Messages requests sent by `_Wire`."""
+    _WIRES[sdk] = _Wire(sdk, http)
+    return sdk
+
+
+class _Wire:
+    """A first-party Messages request as the SDK's own `post` makes it (the same headers, URL, timeout and httpx
+    client, its status errors and its stream of events), without rebuilding what never changes per request: the
+    SDK merges and validates its headers, parses the URL and builds its options anew each time (~0.5 ms a
+    request here, on every woken teammate's path)."""
+
+    def __init__(self, sdk: Any, http: Any) -> None:
+        self.sdk, self.http = sdk, http
+        self._fixed: tuple[dict[str, str], str] | None = None  # headers, URL: built on the first request
+
+    def post(self, body: bytes, extra: dict[str, str] | None) -> Any:
+        from anthropic import Stream
+        from anthropic.types import RawMessageStreamEvent
+
+        headers, url = self._fixed or self._build()
+        request = self.http.build_request("POST", url, content=body, headers={**headers, **extra} if extra else headers,
+                                          timeout=self.sdk.timeout)  # fmt: skip
+        response = self.http.send(request, stream=True)
+        if response.status_code >= 400:
+            response.read()  # the SDK's error carries the body: read it before the response is closed
+            response.close()
+            raise self.sdk._make_status_error_from_response(response)  # the SDK's own error for each status
+        return Stream(cast_to=cast(Any, RawMessageStreamEvent), response=response, client=self.sdk)
+
+    def _build(self) -> tuple[dict[str, str], str]:
+        from anthropic import NOT_GIVEN
+
+        sdk = self.sdk
+        timeout = sdk.timeout
+        read = str(timeout.read if hasattr(timeout, "read") else timeout)
+        # as the SDK's `messages.stream` sends them: it gives no per-request timeout, and names that (NOT_GIVEN); our
+        # own retries resend with the count at 0, as the SDK's does with its own retries off
+        per_request = {"x-stainless-timeout": str(NOT_GIVEN), "x-stainless-retry-count": "0",
+                       "x-stainless-read-timeout": read}  # fmt: skip
+        # an Omit value (the SDK's "leave this header out") is not sent
+        headers = {
+            k: v for k, v in {**per_request, **sdk.default_headers, **STREAM_HEADERS}.items() if isinstance(v, str)
+        }
+        self._fixed = headers, str(sdk.base_url).rstrip("/") + "/v1/messages"
+        return self._fixed
+
+
+_WIRES: weakref.WeakKeyDictionary[Any, _Wire] = weakref.WeakKeyDictionary()
 
 
 class SdkClients:
@@ -110,7 +161,9 @@ def _build(cfg: ModelConfig, region: str | None) -> Any:
     if provider is None or region is None:
         credential = {"api_key": cfg.api_key} if cfg.api_key else {"auth_token": cfg.auth_token}
         headers = _auth_headers(cfg, anthropic.Omit())
-        return anthropic.Anthropic(**credential, base_url=cfg.base_url, default_headers=headers, **common)
+        return first_party(
+            anthropic.Anthropic(**credential, base_url=cfg.base_url, default_headers=headers, **common), http
+        )
     _import_extra(provider)
     if provider.kind == "bedrock":
         return _bedrock_class(provider)(**_bedrock_args(provider, region), default_headers=APP_HEADERS, **common)

@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from agentteams.model.anthropic_client import _to_response, build_params
-from agentteams.model.provider_sdk import open_stream
+from agentteams.model.provider_sdk import first_party, open_stream
 from agentteams.model.types import ModelRequest, ToolSpec
 
 _USAGE = {"input_tokens": 1, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
@@ -49,8 +49,9 @@ def rehearse() -> None:
         return http.Response(200, headers={"content-type": "text/event-stream"}, content=body)
 
     transport = http.MockTransport(answer)
-    sdk = anthropic.Anthropic(api_key="rehearsal", base_url="http://127.0.0.1:9", max_retries=0,
-                              http_client=anthropic.DefaultHttpxClient(transport=transport))  # fmt: skip
+    client = anthropic.DefaultHttpxClient(transport=transport)
+    sdk = first_party(anthropic.Anthropic(api_key="rehearsal", base_url="http://127.0.0.1:9", max_retries=0,
+                                          http_client=client), client)  # fmt: skip
     tool = ToolSpec("t", "rehearsal", {"type": "object", "properties": {}})
     params = build_params(ModelRequest(model="rehearsal", system="s", tools=[tool], max_tokens=8,
                                        messages=[{"role": "user", "content": "hi"}]))  # fmt: skip
