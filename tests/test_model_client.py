@@ -153,13 +153,9 @@ def test_our_body_is_what_the_sdk_s_own_stream_sends_and_tools_are_encoded_once(
     make_client(server.base_url, Recorder()).complete(req)
     params = build_params(req)
     # the SDK as ours is built (the key in x-api-key, our x-app), sending through its own stream helper
-    sdk = anthropic.Anthropic(
-        api_key=KEY,
-        base_url=server.base_url,
-        timeout=ModelConfig().timeout,
-        max_retries=0,
-        default_headers={"x-app": "agentteams", "x-api-key": KEY, "Authorization": anthropic.Omit()},
-    )
+    headers: dict[str, Any] = {"x-app": "agentteams", "x-api-key": KEY, "Authorization": anthropic.Omit()}
+    sdk = anthropic.Anthropic(api_key=KEY, base_url=server.base_url, timeout=ModelConfig().timeout, max_retries=0,
+                              default_headers=headers)  # fmt: skip
     with sdk.messages.stream(**params) as stream:
         stream.get_final_message()
     ours, theirs = server.requests
