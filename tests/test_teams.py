@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.errors import ConflictError, NotFoundError
+from agentteams.errors import ConflictError, CorruptFileError, NotFoundError
 from agentteams.store.paths import Layout
 from agentteams.store.records import COLORS
 from agentteams.store.tasks import TaskStore
@@ -129,6 +129,33 @@ def test_a_read_that_catches_a_writer_mid_write_waits_for_its_lock(layout: Layou
     finally:
         release.set()
         thread.join(10)
+
+
+def test_peek_shares_one_parse_while_the_bytes_are_the_same_and_sees_every_change(layout: Layout) -> None:
+    """A woken teammate and a sender look at the config through `peek`: parsed again only when its bytes changed,
+    even by a rewrite in place of the same size within the same clock tick (no stat-based guess)."""
+    import json
+
+    teams = TeamStore(layout)
+    teams.create("t")
+    teams.add_member("t", NewMember(name="dev"))
+    first = teams.peek("t")
+    assert teams.peek("t") is first and first == teams.read("t")
+    path = layout.config_file("t")
+    data = json.loads(path.read_text())
+    data["members"][1]["color"] = "zzzzz"[: len(data["members"][1]["color"])]  # same size, in place
+    path.write_text(json.dumps(data, indent=2))
+    changed = teams.peek("t")
+    assert changed is not first and changed.member("dev") is not None
+    assert changed.member("dev").color == data["members"][1]["color"]  # type: ignore[union-attr]
+    teams.add_member("t", NewMember(name="qa"))  # by rename, as our writers do
+    assert [m.name for m in teams.peek("t").members] == ["team-lead", "dev", "qa"]
+    path.write_text("{not json")
+    with pytest.raises(CorruptFileError):
+        teams.peek("t")  # a damaged config is reported as read() reports it, never the last good one
+    path.unlink()
+    with pytest.raises(NotFoundError):
+        teams.peek("t")
 
 
 def test_a_null_that_was_read_is_written_back_and_a_cleared_value_is_not(layout: Layout) -> None:

@@ -59,6 +59,7 @@ class Teams(Protocol):
         lead_pane_id: str = "", lead_backend_type: str | None = None, lead_process: LeadProcess | None = None,
     ) -> TeamConfig: ...  # fmt: skip
     def read(self, team: str) -> TeamConfig: ...
+    def peek(self, team: str) -> TeamConfig: ...  # as read, maybe an object shared with other callers: look only
     def list_teams(self) -> list[TeamConfig | CorruptFileError]: ...
     def update(
         self, team: str, change: Callable[[TeamConfig], T], *, write_if: Callable[[T], bool] | None = None

@@ -81,7 +81,7 @@ class Mailbox:
             raise AgentTeamsError(f"message is {len(text)} characters; the limit is {MAX_TEXT_CHARS}")
         diagnostics.stamp("send")
         refuse_control(sender, "sender")  # it is stored in the envelope as given
-        config = self.teams.read(team)
+        config = self.teams.peek(team)
         name = self.resolve_recipient(config, to)
         if color is None and (member := config.member(sender)) and member.agent_id != config.lead_agent_id:
             color = member.color

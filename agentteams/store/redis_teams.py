@@ -74,6 +74,9 @@ class RedisTeams(TeamStore):
         keys = Keys(self.canonical(team))
         return self.parse(team, keys, self.client.get(keys.config))
 
+    def peek(self, team: str) -> TeamConfig:
+        return self.read(team)  # a round trip either way: a fresh parse costs little beside it
+
     def parse(self, team: str, keys: Keys, raw: Any) -> TeamConfig:
         if raw is None:
             raise NotFoundError(f"no team named {team!r} (no {keys.config} in {self.where})")

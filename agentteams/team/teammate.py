@@ -155,7 +155,7 @@ class TeammateRuntime:
 
     def _config(self) -> TeamConfig | None:
         try:
-            return self.teams.read(self.team)
+            return self.teams.peek(self.team)  # looked at only: a wake-up parses the config only when it changed
         except NotFoundError:
             return None
 
