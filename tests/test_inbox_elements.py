@@ -211,3 +211,25 @@ def test_we_never_write_an_element_2_1_330_drops(items: list[tuple[str, str | No
         assert element_faults(env.to_json()) == []
         env.read = True  # as delivery marks it
         assert element_faults(env.to_json()) == []
+
+
+def test_a_woken_reader_builds_only_unread_messages_and_a_bad_one_among_them_takes_the_full_read(
+    box: Mailbox, layout: Layout, warnings: Warnings
+) -> None:
+    inbox = layout.inbox_file("t", "alice")
+    bad_read = {**BASE, "read": True, "color": None}  # delivered already: left for the next locked rewrite
+    inbox.write_text(dump_json([{**GOOD_1, "read": True}, bad_read, GOOD_2]), encoding="utf-8")
+    before = inbox.read_bytes()
+
+    assert [e.text for e in box.unread("t", "alice")] == ["after"]
+    assert inbox.read_bytes() == before and warnings() == []  # a look changes nothing
+
+    seen = box.unread("t", "alice")
+    assert box.mark_delivered("t", "alice", seen) == 1  # the rewrite sets the bad element aside, loses nothing
+    assert [r["element"] for r in rejects(inbox)] == [bad_read] and len(warnings()) == 1
+    assert [e.read for e in box.read_live("t", "alice")] == [True, True]
+
+    bad_unread = {**BASE, "summary": None}
+    inbox.write_text(dump_json([GOOD_1, bad_unread]), encoding="utf-8")
+    assert [e.text for e in box.unread("t", "alice")] == ["before"]  # the full read: set aside at once
+    assert [r["element"] for r in rejects(inbox)][-1] == bad_unread

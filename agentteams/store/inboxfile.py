@@ -91,6 +91,29 @@ def parse_inbox(raw: bytes, path: Path) -> InboxElements:
     return InboxElements(items, rejected, envs, broken)
 
 
+def unread_only(raw: bytes, path: Path) -> list[Envelope] | None:
+    """The unread messages of an inbox that parses whole, building only those (a woken agent's read: the inbox
+    keeps up to KEEP_DELIVERED read ones); None when the file needs the full read, which sets bad elements aside:
+    it does not parse, or an unread element is bad. A bad read element waits for the next locked rewrite."""
+    if not raw.strip():
+        return []
+    try:
+        data = json.loads(raw.decode("utf-8", "surrogatepass"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    if not isinstance(data, list):
+        return None
+    out = []
+    for i, item in enumerate(data):
+        if isinstance(item, dict) and item.get("read") is True:
+            continue
+        try:
+            out.append(Envelope.from_json(item, f"{path}[{i}]"))
+        except ShapeError:
+            return None
+    return out
+
+
 def check_inbox(raw: bytes, path: Path) -> InboxElements:
     """As `parse_inbox`, without building the messages: what a sender needs before it rewrites the file."""
     items: list[Any] = []

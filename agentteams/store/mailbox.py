@@ -30,6 +30,7 @@ from agentteams.store.inboxfile import (
     rejected_file,
     set_aside,
     spool_file,
+    unread_only,
 )
 from agentteams.store.locking import (
     FileLock,
@@ -188,7 +189,12 @@ class Mailbox:
         return run_locked(path, lambda: self._load_locked(path))
 
     def unread(self, team: str, agent: str) -> list[Envelope]:
-        return [e for e in self.read_live(team, agent) if e.unread]
+        path = self.inbox_path(team, agent)
+        raw = read_bytes(path)
+        if raw is None:
+            return []
+        fast = unread_only(raw, path)
+        return fast if fast is not None else [e for e in self.read_live(team, agent) if e.unread]
 
     def history(self, team: str, agent: str) -> list[Envelope]:
         path = self.layout.history_file(self.teams.canonical(team), agent)
