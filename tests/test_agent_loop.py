@@ -207,3 +207,36 @@ def test_exit_requested_by_a_tool_ends_the_turn(tmp_path: Path) -> None:
     agent.tools["Quit"] = Quit()
     assert agent.run("go").stop_reason == "exit_requested"
     assert len(model.requests) == 1
+
+
+def test_the_prompt_is_recorded_while_its_request_goes_out_and_before_anything_of_its_answer(tmp_path: Path) -> None:
+    """A woken agent's request leaves first; the prompt's event (its transcript entry, its line on screen) is
+    emitted meanwhile, never after an event of the answer, whichever thread emits that."""
+    recorded = threading.Event()
+
+    class Sending(FakeModel):
+        def complete(self, request: Any, callbacks: Any = None) -> Any:
+            assert not recorded.is_set()  # the request is built before the prompt is recorded
+            callbacks.on_send()
+            assert recorded.wait(5), "the prompt was not recorded while its request went out"
+            return super().complete(request, callbacks)
+
+    model = Sending([[text("done")]])
+    agent, events = make(model, tmp_path)
+
+    def listen(event: AgentEvent) -> None:
+        events.append(event)
+        if event.kind == "user":
+            recorded.set()
+
+    agent.on_event = listen
+    assert agent.run("go").text == "done"
+    kinds = [e.kind for e in events]
+    assert kinds[0] == "user" and kinds.count("user") == 1 and kinds.index("answering") > 0
+
+    # a client that never says it is sending: recorded all the same
+    quiet, seen = FakeModel([[text("ok")]]), list[AgentEvent]()
+    other, _ = make(quiet, tmp_path)
+    other.on_event = seen.append
+    other.run("again")
+    assert [e.kind for e in seen][:2] == ["user", "answering"]

@@ -150,7 +150,7 @@ class Compactor:
         post = self._go_on_from(summary, pending, trigger, (pre, int((time.monotonic() - started) * 1000)), mid_turn)
         # with the summary request's usage: what it cost is counted as any answer's
         counts = {"pre_tokens": pre, "post_tokens": post}
-        self.agent.on_event(AgentEvent("compacted", text=trigger, input=counts, usage=usage))
+        self.agent.emit(AgentEvent("compacted", text=trigger, input=counts, usage=usage))
         diagnostics.debug("compacted (%s) in %.1fs: %d -> ~%d tokens", trigger, time.monotonic() - started, pre, post)
         return Compacted(trigger, pre, post, summary)
 

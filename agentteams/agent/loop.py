@@ -5,97 +5,57 @@ Emits events through a callback and never prints; a tool's failure is an error r
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import Any
 
 from agentteams import diagnostics
 from agentteams.agent import workers
 from agentteams.agent.hookpoints import HookPoints, Permission
+from agentteams.agent.turntypes import (
+    INTERRUPTED_MARK,
+    AgentEvent,
+    AgentSettings,
+    Answer,
+    Decision,
+    Interrupted,
+    PermissionAsk,
+    Permissions,
+    StopReason,
+    TurnResult,
+    tool_input_summary,
+)
 from agentteams.errors import AgentTeamsError
 from agentteams.model.types import Block, Message, ModelClient, ModelRequest, ModelResponse, StreamCallbacks, Usage
 from agentteams.store.watch import WakeEvent, interrupted_first
-from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult
+from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolResult
 
-StopReason = Literal["end_turn", "max_turns", "interrupted", "max_tokens", "exit_requested", "max_budget_usd"]
-Answer = Literal["allow", "deny", "always"]
-INTERRUPTED_MARK = "[Request interrupted by user]"  # Claude Code's marker after an answer the person cut off
+SEND_WAIT = 0.05  # seconds the turn's prompt waits for its request to be built before it is recorded anyway
 INTERRUPT_POLL = 0.05  # seconds between checks of the interrupt flag while the model call runs
 
-
-class Decision(Protocol):
-    @property
-    def behavior(self) -> str: ...  # "allow" | "deny" | "ask"
-
-    @property
-    def reason(self) -> str: ...
-
-
-class Permissions(Protocol):
-    def decide(self, tool_name: str, kind: ToolKind, target: str | None) -> Decision: ...
-    def remember(self, tool_name: str, target: str | None) -> None: ...
-    # what a PreToolUse hook's "allow" cannot lift: a deny or ask rule, or plan/delegate mode's limit
-    def ruled(self, tool_name: str, kind: ToolKind, target: str | None) -> Decision | None: ...
-
-
-@dataclass
-class PermissionAsk:
-    """A question for the person: may this tool call run?"""
-
-    tool: str
-    target: str | None
-    input: dict[str, Any]
-    reason: str
-
-
-@dataclass
-class AgentEvent:
-    """What happened: kind is answering (a model call's answer began: its request has left) | text | tool_start |
-    tool_end | retry | assistant | tool_results | turn_end, or compacted (`text` the trigger, `input` the token counts
-    before and after)."""
-
-    kind: str
-    text: str = ""
-    tool: str = ""
-    tool_use_id: str = ""
-    input: dict[str, Any] = field(default_factory=dict)
-    result: ToolResult | None = None
-    message: Message | None = None
-    usage: Usage | None = None
-    response: ModelResponse | None = None  # an `assistant` event's answer: its id, model and stop reason
-
-
-@dataclass
-class TurnResult:
-    text: str
-    stop_reason: StopReason
-    model_calls: int
-    usage: Usage
+__all__ = [  # the boundary types live in turntypes.py; their users import them from here too
+    "INTERRUPTED_MARK",
+    "Agent",
+    "AgentEvent",
+    "AgentSettings",
+    "Answer",
+    "Decision",
+    "Interrupted",
+    "PermissionAsk",
+    "Permissions",
+    "StopReason",
+    "TurnResult",
+    "tool_input_summary",
+]  # fmt: skip
 
 
 @dataclass
 class _Asked:
     behavior: str
     reason: str
-
-
-class Interrupted(Exception):
-    """Raised inside a streaming callback to end the current turn at once."""
-
-
-@dataclass
-class AgentSettings:
-    model: str
-    system: str
-    max_turns: int | None = None  # model calls per user turn
-    max_tokens: int = 8192
-    name: str = "main"
-    context: str | None = None  # memory files: a block before the first user message, where Claude Code puts it
-    restriction: str | None = None  # why tools are missing (an agent type's list): said when one is called anyway
 
 
 class Agent:
@@ -131,14 +91,34 @@ class Agent:
         # person typed), appended after the results so the cached prefix stays valid; the caller knows what it gave
         self.steer: Callable[[], list[Block]] | None = None
         self.over_budget: Callable[[], bool] | None = None  # --max-budget-usd: no model call once it says so
+        self._prompt: AgentEvent | None = None  # the turn's prompt, not yet emitted (run)
+        self._emitting = threading.RLock()
 
-    def _emit(self, event: AgentEvent) -> None:
-        self.on_event(event)
+    def emit(self, event: AgentEvent) -> None:
+        """Tell the listeners (transcript, screen, runtime), after the turn's prompt if that still waits: events
+        come from the model's thread too (its answer opening, its text)."""
+        with self._emitting:
+            self._flush_prompt()
+            self.on_event(event)
+
+    def _flush_prompt(self) -> None:
+        with self._emitting:
+            event, self._prompt = self._prompt, None
+            if event is not None:
+                self.on_event(event)
 
     def run(self, prompt: str | list[Block]) -> TurnResult:
         self.ctx.interrupt.clear()
         self.messages.append({"role": "user", "content": prompt})
-        self._emit(AgentEvent("user", message=self.messages[-1]))
+        # recorded (transcript, screen) once the request carrying it is on its way: a woken teammate's message
+        # reaches the model ~0.3 ms sooner; whatever else is emitted first waits for it, so the order holds
+        self._prompt = AgentEvent("user", message=self.messages[-1])
+        try:
+            return self._turn()
+        finally:
+            self._flush_prompt()
+
+    def _turn(self) -> TurnResult:
         usage, calls, text = Usage(), 0, ""
         stop: StopReason = "end_turn"
         stop_hook_active = False  # a Stop hook already sent this turn on: hooks see it and may let it end
@@ -166,7 +146,7 @@ class Agent:
             self.usage.add(response.usage)
             self.messages.append({"role": "assistant", "content": response.content})
             self._measured(response.usage)
-            self._emit(AgentEvent("assistant", message=self.messages[-1], usage=response.usage, response=response))
+            self.emit(AgentEvent("assistant", message=self.messages[-1], usage=response.usage, response=response))
             text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text") or text
             uses = [b for b in response.content if b.get("type") == "tool_use"]
             if not uses:
@@ -177,7 +157,7 @@ class Agent:
                 break
             results = self._run_tools(uses)
             self.messages.append({"role": "user", "content": [*results, *self._steered(calls)]})
-            self._emit(AgentEvent("tool_results", message=self.messages[-1]))
+            self.emit(AgentEvent("tool_results", message=self.messages[-1]))
             if self.hooks is not None and self.hooks.halted is not None:  # `continue: false` (the person was told)
                 self.hooks.halted = None
                 break
@@ -185,7 +165,7 @@ class Agent:
                 stop = "exit_requested"
                 break
         result = TurnResult(text, stop, calls, usage)
-        self._emit(AgentEvent("turn_end", text=text, usage=usage))
+        self.emit(AgentEvent("turn_end", text=text, usage=usage))
         return result
 
     def _steered(self, calls: int) -> list[Block]:
@@ -210,7 +190,7 @@ class Agent:
         if reason is None:
             return False
         self.messages.append({"role": "user", "content": [{"type": "text", "text": f"Stop hook feedback:\n{reason}"}]})
-        self._emit(AgentEvent("user", message=self.messages[-1]))
+        self.emit(AgentEvent("user", message=self.messages[-1]))
         return True
 
     def _measured(self, usage: Usage) -> None:
@@ -234,9 +214,9 @@ class Agent:
         then a marker saying the person interrupted (the next prompt follows it)."""
         if partial.strip():  # both recorded as they are kept: a resumed session has them too
             self.messages.append({"role": "assistant", "content": [{"type": "text", "text": partial}]})
-            self._emit(AgentEvent("assistant", message=self.messages[-1]))
+            self.emit(AgentEvent("assistant", message=self.messages[-1]))
             self.messages.append({"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARK}]})
-            self._emit(AgentEvent("user", message=self.messages[-1]))
+            self.emit(AgentEvent("user", message=self.messages[-1]))
         return partial
 
     def _with_context(self) -> list[Message]:
@@ -255,19 +235,27 @@ class Agent:
         byte arrives; an abandoned call stops at its first delta and its answer is dropped (what was streamed
         before is in `streamed`)."""
         diagnostics.stamp("build")
-        request, cancelled = self._request(), threading.Event()
+        request, cancelled, sending = self._request(), threading.Event(), threading.Event()
         box: dict[str, Any] = {}
         done = WakeEvent()  # its setting wakes the wait below at once, as does an interrupt's
 
         def call() -> None:
             try:
-                box["response"] = self.client.complete(request, self._callbacks(cancelled, streamed))
+                callbacks = self._callbacks(cancelled, streamed)
+                callbacks.on_send = sending.set
+                box["response"] = self.client.complete(request, callbacks)
             except BaseException as e:  # handed to the agent's thread, which raises it there
                 box["error"] = e
             finally:
+                sending.set()
                 done.set()
 
         workers.WORKERS.submit(f"{self.settings.name}-model", call)  # a kept thread: no thread start on the path
+        if self._prompt is not None:
+            # the prompt is recorded while the request goes out: its thread holds the interpreter from its last
+            # step before sending until the send itself (a first call, building its client, is not waited for)
+            sending.wait(SEND_WAIT)
+            self._flush_prompt()
         if interrupted_first(done, self.ctx.interrupt, INTERRUPT_POLL):
             cancelled.set()
             raise Interrupted
@@ -282,11 +270,11 @@ class Agent:
                 raise Interrupted
             if streamed is not None:
                 streamed.append(delta)
-            self._emit(AgentEvent("text", text=delta))
+            self.emit(AgentEvent("text", text=delta))
 
         return StreamCallbacks(
-            on_text=on_text, on_open=lambda: self._emit(AgentEvent("answering")),
-            on_retry=lambda n: self._emit(AgentEvent("retry", text=n.reason)),
+            on_text=on_text, on_open=lambda: self.emit(AgentEvent("answering")),
+            on_retry=lambda n: self.emit(AgentEvent("retry", text=n.reason)),
         )  # fmt: skip
 
     def _run_tools(self, uses: list[Block]) -> list[Block]:
@@ -315,10 +303,10 @@ class Agent:
         name, use_id = str(use.get("name")), str(use.get("id"))
         args = use.get("input") if isinstance(use.get("input"), dict) else {}
         assert isinstance(args, dict)
-        self._emit(AgentEvent("tool_start", tool=name, tool_use_id=use_id, input=args))
+        self.emit(AgentEvent("tool_start", tool=name, tool_use_id=use_id, input=args))
         started = time.monotonic()
         result, args, ran = self._execute(name, args, use_id)
-        self._emit(AgentEvent("tool_end", tool=name, tool_use_id=use_id, input=args, result=result))
+        self.emit(AgentEvent("tool_end", tool=name, tool_use_id=use_id, input=args, result=result))
         extra = None
         if ran and not result.is_error and self.hooks is not None:
             extra = self.hooks.post_tool(name, args, use_id, result, int((time.monotonic() - started) * 1000))
@@ -384,15 +372,3 @@ class Agent:
                 return None
             return ToolResult.error(f"The user denied permission to use {tool.name}.")
         return ToolResult.error(f"Permission denied for {tool.name}: {decision.reason}")
-
-
-def tool_input_summary(args: dict[str, Any], limit: int = 80) -> str:
-    """A one-line rendering of a tool call's input, for compact display."""
-    for key in ("command", "file_path", "pattern", "subject", "taskId", "recipient", "to", "description"):
-        if isinstance(args.get(key), str):
-            text = str(args[key])
-            break
-    else:
-        text = json.dumps(args, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
