@@ -209,34 +209,32 @@ def test_exit_requested_by_a_tool_ends_the_turn(tmp_path: Path) -> None:
     assert len(model.requests) == 1
 
 
-def test_the_prompt_is_recorded_while_its_request_goes_out_and_before_anything_of_its_answer(tmp_path: Path) -> None:
-    """A woken agent's request leaves first; the prompt's event (its transcript entry, its line on screen) is
-    emitted meanwhile, never after an event of the answer, whichever thread emits that."""
+def test_the_prompt_is_recorded_once_its_request_has_left_and_before_anything_of_its_answer(tmp_path: Path) -> None:
+    """A woken agent's request leaves first; the prompt's event (its transcript entry, its line on screen) comes
+    once the answer opens, or SEND_WAIT later at the latest, and never after an event of the answer, whichever
+    thread emits that."""
     recorded = threading.Event()
 
-    class Sending(FakeModel):
+    class Opening(FakeModel):
         def complete(self, request: Any, callbacks: Any = None) -> Any:
-            assert not recorded.is_set()  # the request is built before the prompt is recorded
-            callbacks.on_send()
-            assert recorded.wait(5), "the prompt was not recorded while its request went out"
+            assert not recorded.is_set()  # the request left before the prompt was recorded
             return super().complete(request, callbacks)
 
-    model = Sending([[text("done")]])
-    agent, events = make(model, tmp_path)
+    class Slow(FakeModel):  # an answer that takes long to open: the prompt is recorded meanwhile
+        def complete(self, request: Any, callbacks: Any = None) -> Any:
+            assert recorded.wait(5), "the prompt waited for the whole answer"
+            return super().complete(request, callbacks)
 
-    def listen(event: AgentEvent) -> None:
-        events.append(event)
-        if event.kind == "user":
-            recorded.set()
+    for model in (Opening([[text("done")]]), Slow([[text("done")]])):
+        recorded.clear()
+        agent, events = make(model, tmp_path)
 
-    agent.on_event = listen
-    assert agent.run("go").text == "done"
-    kinds = [e.kind for e in events]
-    assert kinds[0] == "user" and kinds.count("user") == 1 and kinds.index("answering") > 0
+        def listen(event: AgentEvent, events: list[AgentEvent] = events) -> None:
+            events.append(event)
+            if event.kind == "user":
+                recorded.set()
 
-    # a client that never says it is sending: recorded all the same
-    quiet, seen = FakeModel([[text("ok")]]), list[AgentEvent]()
-    other, _ = make(quiet, tmp_path)
-    other.on_event = seen.append
-    other.run("again")
-    assert [e.kind for e in seen][:2] == ["user", "answering"]
+        agent.on_event = listen
+        assert agent.run("go").text == "done"
+        kinds = [e.kind for e in events]
+        assert kinds[:2] == ["user", "answering"] and kinds.count("user") == 1

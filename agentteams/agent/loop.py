@@ -33,7 +33,7 @@ from agentteams.model.types import Block, Message, ModelClient, ModelRequest, Mo
 from agentteams.store.watch import WakeEvent, interrupted_first
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolResult
 
-SEND_WAIT = 0.05  # seconds the turn's prompt waits for its request to be built before it is recorded anyway
+SEND_WAIT = 0.05  # seconds the turn's prompt waits for its request to leave before it is recorded anyway
 INTERRUPT_POLL = 0.05  # seconds between checks of the interrupt flag while the model call runs
 
 __all__ = [  # the boundary types live in turntypes.py; their users import them from here too
@@ -235,26 +235,24 @@ class Agent:
         byte arrives; an abandoned call stops at its first delta and its answer is dropped (what was streamed
         before is in `streamed`)."""
         diagnostics.stamp("build")
-        request, cancelled, sending = self._request(), threading.Event(), threading.Event()
+        request, cancelled, opened = self._request(), threading.Event(), threading.Event()
         box: dict[str, Any] = {}
         done = WakeEvent()  # its setting wakes the wait below at once, as does an interrupt's
 
         def call() -> None:
             try:
-                callbacks = self._callbacks(cancelled, streamed)
-                callbacks.on_send = sending.set
-                box["response"] = self.client.complete(request, callbacks)
+                box["response"] = self.client.complete(request, self._callbacks(cancelled, streamed, opened))
             except BaseException as e:  # handed to the agent's thread, which raises it there
                 box["error"] = e
             finally:
-                sending.set()
+                opened.set()
                 done.set()
 
         workers.WORKERS.submit(f"{self.settings.name}-model", call)  # a kept thread: no thread start on the path
         if self._prompt is not None:
-            # the prompt is recorded while the request goes out: its thread holds the interpreter from its last
-            # step before sending until the send itself (a first call, building its client, is not waited for)
-            sending.wait(SEND_WAIT)
+            # recorded once the request has left (its answer's opening emits it, on the model's thread), or after
+            # SEND_WAIT: an answer slow to open leaves the interpreter to this thread while it waits
+            opened.wait(SEND_WAIT)
             self._flush_prompt()
         if interrupted_first(done, self.ctx.interrupt, INTERRUPT_POLL):
             cancelled.set()
@@ -264,7 +262,9 @@ class Agent:
         response: ModelResponse = box["response"]
         return response
 
-    def _callbacks(self, cancelled: threading.Event, streamed: list[str] | None = None) -> StreamCallbacks:
+    def _callbacks(
+        self, cancelled: threading.Event, streamed: list[str] | None, opened: threading.Event
+    ) -> StreamCallbacks:
         def on_text(delta: str) -> None:
             if cancelled.is_set() or self.ctx.interrupt.is_set():
                 raise Interrupted
@@ -272,10 +272,13 @@ class Agent:
                 streamed.append(delta)
             self.emit(AgentEvent("text", text=delta))
 
+        def on_open() -> None:
+            self.emit(AgentEvent("answering"))  # the turn's prompt first, if it still waits
+            opened.set()
+
         return StreamCallbacks(
-            on_text=on_text, on_open=lambda: self.emit(AgentEvent("answering")),
-            on_retry=lambda n: self.emit(AgentEvent("retry", text=n.reason)),
-        )  # fmt: skip
+            on_text=on_text, on_open=on_open, on_retry=lambda n: self.emit(AgentEvent("retry", text=n.reason))
+        )
 
     def _run_tools(self, uses: list[Block]) -> list[Block]:
         """Run the calls in order; consecutive read-only calls run side by side."""

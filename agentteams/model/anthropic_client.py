@@ -304,10 +304,7 @@ class AnthropicClient:
     def _attempt(self, params: dict[str, Any], cb: StreamCallbacks) -> ModelResponse:
         sdk, model = self._sdks.for_model(params["model"])
         diagnostics.stamp("sdk")
-        opening = open_stream(sdk, {**params, "model": model}, first_party=self.config.provider is None)
-        if cb.on_send is not None:
-            cb.on_send()
-        with opening as stream:
+        with open_stream(sdk, {**params, "model": model}, first_party=self.config.provider is None) as stream:
             if cb.on_open is not None:
                 cb.on_open()
             for event in stream:

@@ -79,7 +79,6 @@ class RetryNotice:
 class StreamCallbacks:
     on_text: Callable[[str], None] | None = None
     on_open: Callable[[], None] | None = None  # the answer's stream opened: the request has reached the model
-    on_send: Callable[[], None] | None = None  # the request is built: it goes out next (each attempt)
     on_retry: Callable[[RetryNotice], None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
