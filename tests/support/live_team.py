@@ -100,7 +100,7 @@ def running_team(tmux: Tmux, cli: Cli, config_root: Path, tmp: Path) -> Iterator
         tmux.respawn(lead_pane, f"{line} > {tmp}/out.txt 2> {tmp}/err.txt; echo $? > {rc}")
         try:
             # the scripted server logs a request only once answered: alice's own report says she is mid-turn
-            wait_until(lambda: _working_on_1(layout), 60, "alice to start work on task #1")
+            wait_until(lambda: _working_on_1(layout), 60, "alice to start work on task #1, in her pane")
             lead = read_presence(layout, TEAM, "team-lead")
             alice = read_presence(layout, TEAM, "alice")
             assert lead is not None and alice is not None and alice.pane_id
@@ -111,8 +111,10 @@ def running_team(tmux: Tmux, cli: Cli, config_root: Path, tmp: Path) -> Iterator
 
 
 def _working_on_1(layout: Layout) -> bool:
+    """Alice says she works on #1, and from her pane: a teammate started before its pane (cli/forkearly.py) can be
+    at work before the pane's launcher attaches and its id is written."""
     alice = read_presence(layout, TEAM, "alice")
-    return alice is not None and (alice.state, alice.current_task) == ("working", "1")
+    return alice is not None and (alice.state, alice.current_task) == ("working", "1") and bool(alice.pane_id)
 
 
 def _stop(tmux: Tmux, config_root: Path) -> None:
