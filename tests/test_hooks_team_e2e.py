@@ -23,7 +23,7 @@ from tests.support.team_script import REQUEST_ID, TEAM, say, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 from tests.test_hooks_e2e import check_payload
-from tests.test_team_e2e import assert_nothing_left, finish, kill_scenario, lead_env, lead_in_tmux
+from tests.test_team_e2e import assert_nothing_left, finish, in_her_pane, kill_scenario, lead_env, lead_in_tmux
 
 ME = "Your name is alice"
 
@@ -154,7 +154,7 @@ def test_teammate_died_fires_within_2s_of_a_kill(
     with MockServer(kill_scenario()) as server:
         _pane, rc = lead_in_tmux(tmux, cli, lead_env(config_root, server), work, tmp_path, "--teammate-mode", "tmux")
         wait_until(lambda: "alice-claim" in [r.get("route") for r in server.arrivals], 30, "alice to claim the task")
-        wait_until(lambda: getattr(read_presence(layout, TEAM, "alice"), "state", None) == "working", 5, "working")
+        wait_until(lambda: in_her_pane(read_presence(layout, TEAM, "alice")), 5, "working, in her pane")
         presence = read_presence(layout, TEAM, "alice")
         assert presence is not None
         os.kill(presence.pid, signal.SIGKILL)

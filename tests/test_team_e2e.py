@@ -17,7 +17,7 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
-from agentteams.store.presence import read_presence
+from agentteams.store.presence import Presence, read_presence
 from tests.support.cli import Cli
 from tests.support.procs import child_env, pid_alive, processes_with_env
 from tests.support.team_script import REQUEST_ID, TEAM, say, team_scenario, tool, waiting
@@ -112,6 +112,13 @@ def test_team_in_process(cli: Cli, config_root: Path, layout: Layout, work: Path
     assert_nothing_left(layout, config_root)
 
 
+def in_her_pane(presence: Presence | None) -> bool:
+    """Working, and from her pane. A teammate started before its pane can be at work before the pane's launcher
+    attaches; one killed then is started again by that launcher through the fork server (session 10's note), so a
+    test of a teammate's death kills one that runs in its pane."""
+    return presence is not None and presence.state == "working" and bool(presence.pane_id)
+
+
 def kill_scenario() -> dict[str, Any]:
     lead = [
         tool("TeamCreate", team_name=TEAM),
@@ -144,7 +151,8 @@ def test_dead_teammate_is_noticed_within_2s(
         task = tasks.get(TEAM, "1")
         assert (task.owner, task.status) == ("alice", "in_progress")
         # the runtime records "working" beside the model request, so the request can arrive first
-        wait_until(lambda: getattr(read_presence(layout, TEAM, "alice"), "state", None) == "working", 5, "working")
+        # and from her pane (in_her_pane says why)
+        wait_until(lambda: in_her_pane(read_presence(layout, TEAM, "alice")), 5, "working, in her pane")
         presence = read_presence(layout, TEAM, "alice")
         member = TeamStore(layout).read(TEAM).member("alice")
         assert presence is not None and member is not None

@@ -109,7 +109,7 @@ def test_redis_team_hooks_and_events_of_a_killed_teammate(
     from tests.support.wait import wait_until
     from tests.test_hooks_e2e import check_payload
     from tests.test_hooks_team_e2e import configure
-    from tests.test_team_e2e import kill_scenario
+    from tests.test_team_e2e import in_her_pane, kill_scenario
 
     work = tmp_path / "work"
     work.mkdir()
@@ -120,7 +120,7 @@ def test_redis_team_hooks_and_events_of_a_killed_teammate(
     with seen, MockServer(kill_scenario()) as server:
         _pane, rc = lead_in_tmux(tmux, cli, redis_env(config_root, server, redis_server), work, tmp_path,
                                  "--teammate-mode", "tmux")  # fmt: skip
-        wait_until(lambda: getattr(store.presence.read(TEAM, "alice"), "state", None) == "working", 30, "working")
+        wait_until(lambda: in_her_pane(store.presence.read(TEAM, "alice")), 30, "working, in her pane")
         presence = store.presence.read(TEAM, "alice")
         assert presence is not None
         os.kill(presence.pid, signal.SIGKILL)
