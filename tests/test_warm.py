@@ -265,9 +265,11 @@ def test_a_stale_socket_runs_cold_and_starts_a_server(cli: Cli, warmed: Warm, tm
     dead.close()
     proc = _run(cli, warmed.env, "hi", cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (0, "ok\n") and "agentteams:" not in proc.stderr
-    # a new server replaced the dead socket file, and ran it (a run waits up to warm.STARTING_WAIT for a starting one)
-    assert not _imported_sdk(proc.stderr)
+    # a new server replaced the dead socket file: the first run waits up to warm.STARTING_WAIT for it and goes cold
+    # when it is slower (CI load on two cores took longer), so the handover is checked on the next run
     warmed.wait_serving()
+    again = _run(cli, warmed.env, "hi", cwd=tmp_path)
+    assert (again.returncode, again.stdout) == (0, "ok\n") and not _imported_sdk(again.stderr), again.stderr[-2000:]
 
 
 def test_a_hung_server_runs_cold_after_a_short_wait(cli: Cli, warmed: Warm, tmp_path: Path) -> None:
