@@ -11,8 +11,9 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from agentteams.cli import forkclient, forkearly, launch
 from agentteams.cli.forkclient import ForkServer, Prestarted
 from agentteams.store.files import open_store
 from agentteams.store.paths import Layout
-from agentteams.team.prestart import PrestartingSpawner
+from agentteams.team.prestart import FIRST_REQUEST_WAIT, PrestartingSpawner
 from agentteams.team.spawning import SpawnRequest, teammate_argv
 from tests.support.cli import Cli
 from tests.support.procs import child_env, pid_alive
@@ -278,6 +279,10 @@ class _Started:
     env: dict[str, str]
     prefix: list[str]
     cancelled: bool = False
+    awaited: list[float] = field(default_factory=list)  # each wait for the first request, by its timeout
+
+    def await_request(self, timeout: float) -> None:
+        self.awaited.append(timeout)
 
     def cancel(self) -> None:
         self.cancelled = True
@@ -305,6 +310,8 @@ def test_the_lead_starts_the_teammate_first_then_its_pane_pointed_at_it(
                **kw: Any) -> tuple[str, int | None]:  # fmt: skip
         if fail:
             raise TmuxError("no room")
+        started = answer[-1]
+        assert started is None or started.awaited == [FIRST_REQUEST_WAIT], "the pane before the first request"
         panes.append((argv, env))
         return "%9", None
 
@@ -326,3 +333,37 @@ def test_the_lead_starts_the_teammate_first_then_its_pane_pointed_at_it(
     with pytest.raises(TmuxError):
         spawner.spawn(req)
     assert early.cancelled
+
+
+def test_the_lead_waits_for_the_first_request_until_it_is_out_the_child_ends_or_the_deadline() -> None:
+    """Prestarted.await_request against forkearly.request_out, over a real socket pair: the child's word ends the
+    wait at once (and is said once), so does its end (EOF); silence ends it at the deadline."""
+    said, theirs = socket.socketpair()
+    started = Prestarted(1, conn=said)
+    forkearly._lead = theirs
+    t0 = time.monotonic()
+    threading.Timer(0.05, forkearly.request_out).start()
+    started.await_request(5.0)
+    assert 0.04 <= time.monotonic() - t0 < 2.0
+    assert started.conn is None and said.fileno() == -1  # closed by the wait
+    forkearly.request_out()  # a later request: nothing more to say, nothing raised
+    assert forkearly._lead is None
+
+    said, theirs = socket.socketpair()
+    forkearly._lead = theirs
+    forkearly.request_out()
+    assert said.recv(8) == forkearly.REQUEST_OUT and said.recv(8) == b"", "said once, then the connection closed"
+    said.close()
+
+    said, theirs = socket.socketpair()
+    threading.Timer(0.05, theirs.close).start()  # the child ended before its first request
+    t0 = time.monotonic()
+    Prestarted(1, conn=said).await_request(5.0)
+    assert time.monotonic() - t0 < 2.0
+
+    said, theirs = socket.socketpair()
+    t0 = time.monotonic()
+    Prestarted(1, conn=said).await_request(0.2)  # it never says: the pane comes after the deadline all the same
+    assert time.monotonic() - t0 >= 0.2
+    theirs.close()
+    Prestarted(1).await_request(5.0)  # none to wait for (a cold start in its pane): at once

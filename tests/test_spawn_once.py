@@ -12,9 +12,11 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
+from agentteams.store.atomicjson import now_iso
 from agentteams.store.files import FileStore
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence, read_presence
+from agentteams.store.protocol import IdleNotification
 from agentteams.store.teams import NewMember, TeamStore
 from agentteams.team.roster import Roster
 from agentteams.team.spawning import Handle, SpawnRequest, TmuxSpawner
@@ -255,3 +257,43 @@ def test_an_earlier_member_s_last_record_does_not_make_a_new_pane_dead(
     assert not spawner.alive(Handle("alice", "tmux", pane_id="%1"), TEAM)
     store.presence.write(TEAM, "alice", Presence(pid=os.getpid(), session_id="s2", backend="tmux", pane_id="%2"))
     assert spawner.alive(Handle("alice", "tmux", pane_id="%2"), TEAM)
+
+
+class QuickSpawner(RecordingSpawner):
+    """A teammate so quick that it has done its first turn and gone idle (its own isActive false, its idle notice
+    sent) before the spawn returns to the lead."""
+
+    def __init__(self, layout: Layout) -> None:
+        super().__init__()
+        self.store = FileStore(layout)
+
+    def spawn(self, req: SpawnRequest) -> Handle:
+        handle = super().spawn(req)
+        self.store.teams.set_active(req.team, req.name, False)
+        notice = IdleNotification(sender=req.name, timestamp=now_iso()).to_text()
+        self.store.mail.send(req.team, LEAD_NAME, notice, sender=req.name)
+        return handle
+
+
+def test_a_teammate_idle_before_its_spawn_returns_stays_idle_and_wakes_the_lead(tmp_path: Path, layout: Layout) -> None:
+    """The lead's own record of a start came after the teammate's isActive:false and said true again: the team never
+    looked idle, and a headless lead waited for ever (a pane slow to start, in bench_team's spawn case)."""
+    model = FakeModel([], default=text("Noted."))
+    with running_lead(layout, tmp_path, model) as lead:
+        quick = QuickSpawner(layout)
+        lead.runtime.spawner = lead.runtime.roster.spawner = quick
+        assert lead.runtime.spawn_teammate(spawn_call()).startswith("Spawned successfully.")
+        member = TeamStore(layout).read(TEAM).member("alice")
+        assert member is not None and member.is_active is False, "the lead overwrote the teammate's own isActive"
+        wait_until(lambda: any("idle_notification" in str(r.messages) for r in model.requests), WAIT,
+                   "the lead's model to hear that its whole team is idle")  # fmt: skip
+
+
+def test_a_reserved_member_is_active_until_it_says_otherwise(layout: Layout) -> None:
+    teams = TeamStore(layout)
+    teams.create(TEAM)
+    member, _ = teams.add_member_once(TEAM, NewMember(name="alice", is_active=True), lambda m: True)
+    assert member.is_active is True and teams.read(TEAM).member("alice").is_active is True  # type: ignore[union-attr]
+    teams.set_member_fields(TEAM, "alice", tmux_pane_id="%1", backend_type="tmux")
+    keys = list(json.loads(layout.config_file(TEAM).read_text())["members"][1])
+    assert keys[-2:] == ["backendType", "isActive"], "the key order a real claude's own toggle leaves"

@@ -31,6 +31,16 @@ class Prestarted:
     # before the pane's launcher: `nice`, so its start (~10 ms of CPU) yields to the teammate's on a busy machine;
     # the launcher only relays from then on, and if the teammate is gone it starts one through the server (not niced)
     prefix: list[str] = field(default_factory=list)
+    conn: socket.socket | None = None  # the child says on it when its first request is out (forkearly.request_out)
+
+    def await_request(self, timeout: float) -> None:
+        """Until the child's first model request is out (or it ended, or `timeout`): the pane is made after that, so
+        its making (tmux, the launcher's start) and the lead's own next request take no CPU from the child's start."""
+        conn, self.conn = self.conn, None
+        if conn is None:
+            return
+        with contextlib.suppress(OSError), conn:
+            select.select([conn], [], [], timeout)
 
     def cancel(self) -> None:
         """Its pane could not be made: hang it up, as a closed pane would (its socket goes with it)."""
@@ -102,6 +112,7 @@ class ForkServer:
         request: dict[str, object] = {"argv": argv, "env": env, "cwd": str(cwd), "umask": umask, "attach": True}
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         null = os.open(os.devnull, os.O_RDWR)
+        kept = False
         try:
             sock.settimeout(PRESTART_WAIT)
             sock.connect(str(self.socket_path))
@@ -110,15 +121,17 @@ class ForkServer:
             if frame is None or frame[0] != b"P":
                 return None
             sock.sendall(launch.GO)
+            kept = True
         except OSError:
             return None
         finally:
             os.close(null)
-            sock.close()
+            if not kept:
+                sock.close()
         own = str(self.socket_path.with_name(f"fs-{frame[1]}.sock"))
         nice = shutil.which("nice")
         prefix = [nice, "-n", str(LAUNCHER_NICE)] if nice else []
-        return Prestarted(frame[1], {launch.ENV_VAR: own, launch.FALLBACK_VAR: str(self.socket_path)}, prefix)
+        return Prestarted(frame[1], {launch.ENV_VAR: own, launch.FALLBACK_VAR: str(self.socket_path)}, prefix, sock)
 
     @staticmethod
     def launcher_argv() -> list[str]:

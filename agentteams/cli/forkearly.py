@@ -153,6 +153,8 @@ class LateLauncher:
 
 
 _late: LateLauncher | None = None
+_lead: socket.socket | None = None  # the lead's connection while it waits for our first request
+REQUEST_OUT = b"R"
 
 
 def hold(lead: socket.socket, server_socket: str | None, keep: frozenset[str]) -> LateLauncher:
@@ -180,9 +182,21 @@ def hold(lead: socket.socket, server_socket: str | None, keep: frozenset[str]) -
         listener.close()
         path.unlink()
         raise
-    lead.close()
+    global _lead
+    _lead = lead  # kept until our first request is out (request_out): the lead makes our pane after that
     _late = LateLauncher(listener, path, outputs, keep)
     return _late
+
+
+def request_out() -> None:
+    """Our first model request is on its way: say so to the lead, which waits for that to make our pane (the pane's
+    making would take the CPU our start needs). Later calls, and a process not started early, do nothing."""
+    global _lead
+    conn, _lead = _lead, None
+    if conn is not None:
+        with contextlib.suppress(OSError):
+            conn.sendall(REQUEST_OUT)
+        conn.close()
 
 
 def _hold_stdio() -> list[HeldOutput]:

@@ -90,7 +90,8 @@ def _one_teammate(store: "FileStore", config: "TeamConfig", name: str) -> str:
     if member.tmux_pane_id:  # its old pane, left open by remain-on-exit
         with contextlib.suppress(Exception):
             spawner.stop(Handle(member.name, "tmux", pane_id=member.tmux_pane_id))
+    store.teams.set_active(config.name, member.name, True)  # before it runs: from then on only it says (spawning.py)
     handle = spawner.spawn(req)  # no key: this process is no lead; a resumed lead restarts it with one
-    store.teams.set_member_fields(config.name, member.name, tmux_pane_id=handle.pane_id, is_active=True)
+    store.teams.set_member_fields(config.name, member.name, tmux_pane_id=handle.pane_id)
     said = "with its own conversation" if member.session_id else "without a conversation (none was recorded)"
     return f"{member.name} is running again in team {config.name} (pane {handle.pane_id}), {said}"

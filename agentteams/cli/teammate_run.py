@@ -109,8 +109,11 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     pane = current_pane() or ""
     early = forkearly.awaiting_pane()  # started before its pane: its id comes when the pane's launcher attaches
     renderer = PaneRenderer(sys.stdout, name=name, color=flags.color)
+    client = AnthropicClient(model_config)
+    if early:
+        client.before_send = forkearly.request_out  # the lead makes our pane once our first request is out
     runtime = TeammateRuntime(
-        options, AnthropicClient(model_config), layout=layout, store=store,
+        options, client, layout=layout, store=store,
         backend="tmux" if pane or early else "process", pane_id=pane, on_event=renderer.agent_event,
         on_team_event=renderer.team_event, secrets=tuple(model_config.secrets()), lead_key=lead_key,
     )  # fmt: skip

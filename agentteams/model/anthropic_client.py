@@ -15,9 +15,10 @@ from typing import Any
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import wire_model
+from agentteams.model.answer import Answer
 from agentteams.model.config import NO_CREDENTIALS, MissingCredentialsError, ModelConfig
 from agentteams.model.pricing import UsageLedger
-from agentteams.model.provider_sdk import Endpoint, SdkClients, open_stream, shared_ssl_context
+from agentteams.model.provider_sdk import Endpoint, SdkClients, shared_ssl_context, wire_for
 from agentteams.model.types import Block, Message, ModelRequest, ModelResponse, RetryNotice, StreamCallbacks, Usage
 
 MAX_BREAKPOINTS = 4
@@ -266,6 +267,7 @@ class AnthropicClient:
         self.sleep = sleep  # backoff waits go through here, so tests can record instead of waiting
         self._rng = rng or random.Random()
         self._sdks = SdkClients(config)  # Anthropic's API, or Bedrock / Vertex (model/providers.py)
+        self.before_send: Callable[[], None] | None = None  # called as each request is about to go out
 
     def __repr__(self) -> str:
         return f"AnthropicClient({self.config!r})"
@@ -304,17 +306,26 @@ class AnthropicClient:
     def _attempt(self, params: dict[str, Any], cb: StreamCallbacks) -> ModelResponse:
         sdk, model = self._sdks.for_model(params["model"])
         diagnostics.stamp("sdk")
-        with open_stream(sdk, {**params, "model": model}, first_party=self.config.provider is None) as stream:
-            if cb.on_open is not None:
-                cb.on_open()
-            for event in stream:
-                if event.type == "text" and cb.on_text is not None:
-                    cb.on_text(event.text)
-            message = stream.get_final_message()
-            request_id = getattr(stream, "request_id", None) or getattr(message, "_request_id", None)
-        if message.stop_reason is None:
+        wire = wire_for(sdk) if self.config.provider is None else None
+        if self.before_send is not None:
+            self.before_send()
+        if wire is not None:  # Anthropic's API: the request is ours, the answer read by us (model/answer.py)
+            answer = Answer(cb.on_text)
+            request_id = wire.answer({**params, "model": model}, cb.on_open, answer)
+            response = answer.response(request_id)
+        else:  # Bedrock, Vertex: the SDK's own stream, which speaks their protocols
+            with sdk.messages.stream(**{**params, "model": model}) as stream:
+                if cb.on_open is not None:
+                    cb.on_open()
+                for event in stream:
+                    if event.type == "text" and cb.on_text is not None:
+                        cb.on_text(event.text)
+                message = stream.get_final_message()
+                request_id = getattr(stream, "request_id", None) or getattr(message, "_request_id", None)
+            response = _to_response(message, request_id) if message.stop_reason is not None else None
+        if response is None:
             raise _IncompleteStream("the response stream ended before the message was complete")
-        return _to_response(message, request_id)
+        return response
 
     def _classify(self, exc: Exception, attempt: int) -> _Failure | None:
         """A `_Failure` for SDK and transport errors; None for anything else (re-raised as is)."""

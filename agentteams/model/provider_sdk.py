@@ -3,15 +3,17 @@
 
 from __future__ import annotations
 
-import functools
 import importlib
+import json
 import threading
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
 from agentteams.errors import AgentTeamsError
 from agentteams.model import wirebody
+from agentteams.model.answer import Answer
 from agentteams.model.config import ModelConfig, display_url
 from agentteams.model.providers import ProviderConfig, ProviderError, missing_extra
 
@@ -46,22 +48,10 @@ def shared_ssl_context() -> Any:
     return _SSL_CONTEXT
 
 
-def open_stream(sdk: Any, params: dict[str, Any], *, first_party: bool) -> Any:
-    """The SDK's message stream (a context manager, as `messages.stream` returns) for `params`. To Anthropic's
-    API the body goes as JSON bytes of ours (model/wirebody.py), sent by `_Wire`: the SDK's own path deep-copies the
-    whole conversation and encodes the copy (~1.5 ms a request at 20 KB, growing with the conversation: the largest
-    part of a woken teammate's delivery). Bedrock and Vertex clients rewrite the body and URL from its fields:
-    their stream as the SDK makes it."""
-    wire = _WIRES.get(sdk) if first_party else None
-    if wire is None:
-        return sdk.messages.stream(**params)
-    from anthropic import NOT_GIVEN
-    from anthropic.lib.streaming import MessageStreamManager
-
-    body = wirebody.body({k: v for k, v in params.items() if k != "extra_headers"})
-    return MessageStreamManager(
-        functools.partial(wire.post, body, params.get("extra_headers")), output_format=NOT_GIVEN
-    )
+def wire_for(sdk: Any) -> _Wire | None:
+    """How `sdk`'s Messages requests go when it is first-party (`first_party`); None for Bedrock and Vertex clients,
+    which rewrite the body and URL from its fields: their stream is the SDK's own (`messages.stream`)."""
+    return _WIRES.get(sdk)
 
 
 def first_party(sdk: Any, http: Any) -> Any:
@@ -72,18 +62,36 @@ def first_party(sdk: Any, http: Any) -> Any:
 
 class _Wire:
     """A first-party Messages request as the SDK's own `post` makes it (the same headers, URL, timeout and httpx
-    client, its status errors and its stream of events), without rebuilding what never changes per request: the
-    SDK merges and validates its headers, parses the URL and builds its options anew each time (~0.5 ms a
-    request here, on every woken teammate's path)."""
+    client, its status errors), its answer read by us (model/answer.py). The body is JSON bytes of ours
+    (model/wirebody.py): the SDK's own path deep-copies the whole conversation and encodes the copy (~1.5 ms a request
+    at 20 KB), and merges, validates and parses its headers, URL and options anew each time (~0.5 ms more)."""
 
     def __init__(self, sdk: Any, http: Any) -> None:
         self.sdk, self.http = sdk, http
         self._fixed: tuple[dict[str, str], str] | None = None  # headers, URL: built on the first request
 
-    def post(self, body: bytes, extra: dict[str, str] | None) -> Any:
-        from anthropic import Stream
-        from anthropic.types import RawMessageStreamEvent
+    def answer(self, params: dict[str, Any], on_open: Callable[[], None] | None, answer: Answer) -> str | None:
+        """Send `params`, feed the answer's events to `answer` as they arrive; the response's request id. An `error`
+        event is the SDK's own status error for it, as its stream raises."""
+        from anthropic._streaming import SSEDecoder
 
+        body = wirebody.body({k: v for k, v in params.items() if k != "extra_headers"})
+        response = self._send(body, params.get("extra_headers"))
+        try:
+            if on_open is not None:
+                on_open()
+            for sse in SSEDecoder().iter_bytes(response.iter_bytes()):
+                if sse.event is None or sse.event == "ping":
+                    continue
+                if sse.event == "error":
+                    raise self._error_event(sse.data, response)
+                if sse.data:
+                    answer.feed(json.loads(sse.data))
+        finally:
+            response.close()
+        return cast("str | None", response.headers.get("request-id"))
+
+    def _send(self, body: bytes, extra: dict[str, str] | None) -> Any:
         headers, url = self._fixed or self._build()
         request = self.http.build_request("POST", url, content=body, headers={**headers, **extra} if extra else headers,
                                           timeout=self.sdk.timeout)  # fmt: skip
@@ -92,7 +100,16 @@ class _Wire:
             response.read()  # the SDK's error carries the body: read it before the response is closed
             response.close()
             raise self.sdk._make_status_error_from_response(response)  # the SDK's own error for each status
-        return Stream(cast_to=cast(Any, RawMessageStreamEvent), response=response, client=self.sdk)
+        return response
+
+    def _error_event(self, data: str, response: Any) -> Exception:
+        body: Any = data
+        try:
+            body = json.loads(data)
+            message = f"{body}"
+        except ValueError:
+            message = data or f"Error code: {response.status_code}"
+        return cast(Exception, self.sdk._make_status_error(message, body=body, response=response))
 
     def _build(self) -> tuple[dict[str, str], str]:
         from anthropic import NOT_GIVEN

@@ -1,6 +1,6 @@
-"""One streamed Messages call through the SDK against an in-memory transport: a fork server's rehearsal, so each
-forked teammate's first real request and response skip the SDK's first-use costs (pydantic builds the schemas of
-its request and event models on first use: ~10 ms before the first request is sent, ~40 ms more on its answer)."""
+"""One streamed Messages call as `AnthropicClient` makes it, against an in-memory transport: a fork server's
+rehearsal, so each forked teammate's first real request and answer skip the first-use costs of the SDK's client, its
+HTTP stack and our reader (each builds and caches what it needs on first use)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import json
 import sys
 from typing import Any
 
-from agentteams.model.anthropic_client import _to_response, build_params
-from agentteams.model.provider_sdk import first_party, open_stream
+from agentteams.model.answer import Answer
+from agentteams.model.anthropic_client import build_params
+from agentteams.model.provider_sdk import first_party, wire_for
 from agentteams.model.types import ModelRequest, ToolSpec
 
 _USAGE = {"input_tokens": 1, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
@@ -45,20 +46,21 @@ def rehearse() -> None:
     http = _http_module(anthropic.DefaultHttpxClient)
     body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in _EVENTS).encode()
 
-    def answer(request: Any) -> Any:
+    def respond(request: Any) -> Any:
         return http.Response(200, headers={"content-type": "text/event-stream"}, content=body)
 
-    transport = http.MockTransport(answer)
+    transport = http.MockTransport(respond)
     client = anthropic.DefaultHttpxClient(transport=transport)
     sdk = first_party(anthropic.Anthropic(api_key="rehearsal", base_url="http://127.0.0.1:9", max_retries=0,
                                           http_client=client), client)  # fmt: skip
     tool = ToolSpec("t", "rehearsal", {"type": "object", "properties": {}})
     params = build_params(ModelRequest(model="rehearsal", system="s", tools=[tool], max_tokens=8,
                                        messages=[{"role": "user", "content": "hi"}]))  # fmt: skip
+    wire, gathered = wire_for(sdk), Answer()
+    assert wire is not None
     try:
-        with open_stream(sdk, params, first_party=True) as stream:
-            for _event in stream:
-                pass
-            _to_response(stream.get_final_message(), None)
+        wire.answer(params, None, gathered)
+        if gathered.response(None) is None:
+            raise RuntimeError("the rehearsal's answer did not finish")
     finally:
         sdk.close()

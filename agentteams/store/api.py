@@ -45,6 +45,7 @@ class NewMember:
     backend_type: str | None = None
     tmux_pane_id: str = ""
     mode: str | None = None
+    is_active: bool | None = None  # a lead starting it says True here, before the teammate can say False
 
 
 class Teams(Protocol):

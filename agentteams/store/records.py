@@ -161,6 +161,16 @@ class Record:
         at = next((i for i, k in enumerate(self.key_order) if k in later), len(self.key_order))
         self.key_order = (*self.key_order[:at], json_key, *self.key_order[at:])
 
+    def assign(self, **fields: Any) -> None:
+        """Set fields by attribute name; a key of ORDER new to a record read from a file goes where ORDER has it (so a
+        member reserved active gets its backendType before isActive, as a real claude's own toggle leaves them)."""
+        keys = {f.name: k for k, f in self._fields().items()}
+        for attr, value in fields.items():
+            setattr(self, attr, value)
+            key = keys.get(attr)
+            if key is not None and key in self.ORDER:
+                self._place(key)
+
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and isinstance(other, Record) and other.to_json() == self.to_json()
 

@@ -251,8 +251,7 @@ class TeamStore:
             member = config.member(name_or_id)
             if member is None:
                 raise NotFoundError(f"team {config.name!r} has no member {name_or_id!r}")
-            for attr, value in fields.items():
-                setattr(member, attr, value)
+            member.assign(**fields)
             return member
 
         return self.update(team, change)
@@ -295,7 +294,7 @@ def _join(config: TeamConfig, new: NewMember) -> Member:
         color=new.color or next_color(config), joined_at=epoch_ms(),
         tmux_pane_id=new.tmux_pane_id, subscriptions=[], model=new.model, prompt=new.prompt,
         plan_mode_required=new.plan_mode_required, cwd=new.cwd or os.getcwd(),
-        backend_type=new.backend_type, mode=new.mode,
+        backend_type=new.backend_type, mode=new.mode, is_active=new.is_active,
     )  # fmt: skip
     config.members.append(member)
     return member

@@ -318,7 +318,7 @@ class LeadRuntime:
         if isinstance(msg, PlanApprovalRequest):
             self.promises.plan_seen(msg.request_id, plan_digest(msg.plan_content))
         if isinstance(msg, IdleNotification):
-            if who not in self.handles:  # a teammate that has left (e.g. a real CLI's notice after approving)
+            if not self.roster.present(who):  # a teammate that has left (e.g. a real CLI's notice after approving)
                 return True
             with self._cond:
                 self._idle = add_idle_notice(self._idle, env, msg)

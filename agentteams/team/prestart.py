@@ -1,5 +1,5 @@
-"""`PrestartingSpawner`: tmux teammates started before their panes (by the lead's fork server), so making the pane
-and starting its launcher (~20-40 ms) run beside the teammate's way to its first request instead of before it."""
+"""`PrestartingSpawner`: tmux teammates started before their panes (by the lead's fork server), the pane made once the
+teammate's first request is out: making it and starting its launcher (~20-40 ms) are then off that path altogether."""
 
 from __future__ import annotations
 
@@ -19,15 +19,20 @@ class Prestarted(Protocol):
     env: dict[str, str]
     prefix: list[str]
 
+    def await_request(self, timeout: float) -> None: ...
     def cancel(self) -> None: ...
 
 
+# a teammate's way to its first request is ~10 ms of CPU alone; two cores shared with the pane's making and the
+# lead's own next request made it ~25 (bench_team's spawn case): the pane comes once it is out, or after this
+FIRST_REQUEST_WAIT = 0.15
 Prestart = Callable[[list[str], dict[str, str], Path], Prestarted | None]  # argv, env, cwd -> started, or None
 
 
 class PrestartingSpawner(TmuxSpawner):
-    """A `TmuxSpawner` that has the teammate started first, then makes its pane, whose launcher attaches to it.
-    When it cannot start one early, the pane starts it as a plain `TmuxSpawner` does."""
+    """A `TmuxSpawner` that has the teammate started first, waits for its first request to be out (FIRST_REQUEST_WAIT
+    at most), then makes its pane, whose launcher attaches to it. When it cannot start one early, the pane starts it
+    as a plain `TmuxSpawner` does."""
 
     def __init__(
         self, store: Store, prestart: Prestart, *, extra_env: Callable[[], dict[str, str]], launcher: list[str]
@@ -41,6 +46,7 @@ class PrestartingSpawner(TmuxSpawner):
         started = self.prestart(own, env, req.cwd) if served else None
         if started is None:
             return super().spawn(req)
+        started.await_request(FIRST_REQUEST_WAIT)
         try:
             pane, pid = self.tmux.spawn_pane_process(
                 self.target_pane, req.name, req.color, [*started.prefix, *self.launcher, *own], req.cwd,

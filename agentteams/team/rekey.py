@@ -45,12 +45,13 @@ def relaunch(runtime: LeadRuntime, team: str, member: Member) -> Handle:
         allowed_tools=list(member.allowed_tools or []), disallowed_tools=list(member.disallowed_tools or []),
     )  # fmt: skip
     req.settings = settings_for(session, req.cwd)  # another directory's teammate: that project's settings
+    runtime.store.teams.set_active(team, member.name, True)  # before it runs: from then on only it says (spawning.py)
     try:
         handle = spawner.spawn(req)
     except Exception:
         keyring.drop_lead_key(team, member.name)
         raise
-    runtime.store.teams.set_member_fields(team, member.name, tmux_pane_id=handle.pane_id, is_active=True)
+    runtime.store.teams.set_member_fields(team, member.name, tmux_pane_id=handle.pane_id)
     return handle
 
 

@@ -40,6 +40,11 @@ class Roster:
         self.handles[name] = handle
         self._starting.discard(name)
 
+    def present(self, name: str) -> bool:
+        """A teammate started here, or being started: one quick enough to report idle before its start returned is
+        one of ours already."""
+        return name in self.handles or name in self._starting
+
     def abandoned(self, name: str) -> None:
         """A reserved start that failed (its entry is removed by the caller)."""
         self._starting.discard(name)

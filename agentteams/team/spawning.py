@@ -324,7 +324,7 @@ def spawn_member(
     roster = roster or Roster(session.store, spawner)
     member, added = roster.reserve(team, NewMember(
         name=name, agent_type=kind if kind and kind != "general-purpose" else None, model=model,
-        prompt=prompt, plan_mode_required=own.plan_mode_required, cwd=str(own.cwd),
+        prompt=prompt, plan_mode_required=own.plan_mode_required, cwd=str(own.cwd), is_active=True,
     ))  # fmt: skip
     if not added:
         return Spawned(member, None)
@@ -346,8 +346,11 @@ def spawn_member(
             worktrees.drop(session, team, member.name)
         raise
     roster.started(member.name, handle)  # the handle now answers for it, with no gap a second spawn could slip into
+    # isActive is not written here: it went in with the reservation, before the teammate ran; since then only the
+    # teammate says it (one that finished its first turn before this write would otherwise stay "active" for ever,
+    # and its lead would never see the team idle)
     member = session.store.teams.set_member_fields(  # as it is now (a node placement recorded its node)
-        team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend, is_active=True,
+        team, member.name, tmux_pane_id=handle.pane_id, backend_type=spawner.backend,
         mode=req.permission_mode, allowed_tools=req.allowed_tools or None,
         disallowed_tools=req.disallowed_tools or None,
     )  # fmt: skip
