@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import NoReturn
 
-REFILL_DELAY = 0.2  # seconds after a spare is taken before the next is forked (a burst of spawns forks as before)
+REFILL_DELAY = 0.04  # seconds after a spare is taken before the next is forked: past the way to its first request
 TAKEN = b"t"
 
 
