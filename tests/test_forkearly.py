@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -176,6 +177,29 @@ def test_a_pane_whose_early_teammate_is_gone_starts_it_through_the_server(
     info = json.loads(out)
     assert info["ppid"] == server.proc.pid  # warm, from the server: not a cold start in the niced pane
     assert info["nice"] == 0
+
+
+def test_a_pane_whose_early_teammate_was_killed_ends_with_its_death(
+    cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path
+) -> None:
+    """A teammate killed before its pane attached left its socket: the pane says so in one line and ends as a killed
+    process's would (the lead sees a death); it does not start another teammate in its place."""
+    mark = tmp_path / "ran"
+    argv = _argv(cli)
+    env = _lead_env(config_root, "hook_wait", mark)
+    started = server.prestart(argv, env, tmp_path)
+    assert started is not None
+    wait_until(mark.exists, 10.0, "the early teammate to run")
+    os.kill(started.pid, signal.SIGKILL)
+    wait_until(lambda: not pid_alive(started.pid), 5.0, "the killed teammate to end")
+    own_socket = Path(started.env[launch.ENV_VAR])
+    assert own_socket.exists()  # a killed process removes nothing
+    pane = _pane(started, argv, {**env, **started.env, launch.TEST_ENTRY_VAR: HOOK + "hook_fallback"}, tmp_path)
+    out, err = pane.communicate(timeout=30)
+    assert pane.returncode == launch.DIED_CODE
+    assert out == "", "no teammate was started in the killed one's place"
+    assert err.count("\n") == 1 and f"pid {started.pid}" in err and "ended before its pane attached" in err, err
+    assert not own_socket.exists()
 
 
 def test_a_cancelled_early_start_ends(cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path) -> None:

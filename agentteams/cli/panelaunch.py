@@ -123,6 +123,20 @@ def relay(sock: "_socket.socket", argv: list[str]) -> "int | None":
     return DIED_CODE
 
 
+def _gone_before_attach(path: str) -> None:
+    """The early teammate's socket is there and nobody answers on it: it died (killed, crashed) before we attached.
+    Its pane ends with that, so its lead sees a death; starting another in its place would hide it, and would run it
+    twice should the first still live. (One that gave up waiting for us removed its socket: we start it anew.)"""
+    name = os.path.basename(path)
+    pid = name[3:-5] if name.startswith("fs-") and name.endswith(".sock") else "?"
+    os.write(2, f"agentteams: error: the teammate process (pid {pid}) ended before its pane attached\n".encode())
+    try:  # noqa: SIM105  (no contextlib: one import less)
+        os.unlink(path)  # what it would have removed itself
+    except OSError:
+        pass
+    os._exit(DIED_CODE)
+
+
 def main() -> None:
     argv = sys.argv[1:]
     if not argv:
@@ -139,6 +153,8 @@ def main() -> None:
             sock = _connect(path) if path else None
         except KeyboardInterrupt:
             os._exit(130)
+        if sock is None and path and var == ENV_VAR and os.environ.get(FALLBACK_VAR) and os.path.exists(path):
+            _gone_before_attach(path)  # ENV_VAR names an early teammate's own socket only beside a FALLBACK_VAR
         if sock is not None:
             code = relay(sock, argv)
             if code is not None:
