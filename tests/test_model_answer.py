@@ -84,6 +84,10 @@ CASES: dict[str, list[Event]] = {
     "pings and an unknown event are skipped": [
         start(), {"type": "ping"}, *text(0, "a"), {"type": "something_new", "x": 1}, {"type": "ping"}, *end(),
     ],
+    "an unknown event before message_start is skipped": [{"type": "something_new"}, start(), *text(0, "a"), *end()],
+    "nulls inside a server tool's input are kept": [
+        start(), *tool(0, "server_tool_use", '{"q": null, "b": [null], "c": {"d": null}}', name="web_search"), *end(),
+    ],
     "a tool input cut short by max_tokens": [
         start(), block(0, {"type": "tool_use", "id": "toolu_0", "name": "Write", "input": {}}),
         delta(0, type="input_json_delta", partial_json='{"file_path": "/tmp/a", "content": "abc'), stop(0),
@@ -173,8 +177,3 @@ def test_unparseable_tool_input_is_one_clear_error() -> None:
                 answer.feed(event)
         else:
             answer.feed(event)
-
-
-def test_an_event_before_message_start_is_refused() -> None:
-    with pytest.raises(RuntimeError, match='before "message_start"'):
-        Answer().feed(stop(0))

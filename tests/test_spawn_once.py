@@ -297,3 +297,7 @@ def test_a_reserved_member_is_active_until_it_says_otherwise(layout: Layout) -> 
     teams.set_member_fields(TEAM, "alice", tmux_pane_id="%1", backend_type="tmux")
     keys = list(json.loads(layout.config_file(TEAM).read_text())["members"][1])
     assert keys[-2:] == ["backendType", "isActive"], "the key order a real claude's own toggle leaves"
+    teams.add_member(TEAM, NewMember(name="bob"))  # no model: as a real claude's lead may leave a member
+    teams.set_member_fields(TEAM, "bob", model="claude-x")
+    keys = list(json.loads(layout.config_file(TEAM).read_text())["members"][2])
+    assert keys[-1] == "model", "any other new key is appended, as a real claude's assignment does"

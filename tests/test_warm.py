@@ -258,7 +258,7 @@ def test_the_launcher_killed_ends_the_run(cli: Cli, warmed: Warm, tmp_path: Path
     wait_until(lambda: not pid_alive(child), 30, "the forked run to end with its launcher")
 
 
-def test_a_stale_socket_runs_cold_and_starts_a_server(cli: Cli, warmed: Warm, tmp_path: Path) -> None:
+def test_a_stale_socket_is_replaced_by_a_server_the_next_run_uses(cli: Cli, warmed: Warm, tmp_path: Path) -> None:
     warmed.dir.mkdir(mode=0o700)
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     dead.bind(str(warmed.dir / warm.SOCKET))  # bound, never listening, closed: a dead server's socket file

@@ -40,7 +40,9 @@ class Prestarted:
         if conn is None:
             return
         with contextlib.suppress(OSError), conn:
-            select.select([conn], [], [], timeout)
+            poller = select.poll()  # not select(): a lead with many files open has descriptors past 1024
+            poller.register(conn, select.POLLIN)
+            poller.poll(timeout * 1000)
 
     def cancel(self) -> None:
         """Its pane could not be made: hang it up, as a closed pane would (its socket goes with it)."""

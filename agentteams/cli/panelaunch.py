@@ -160,6 +160,8 @@ def main() -> None:
             if code is not None:
                 os._exit(code)
             sock.close()
+            if var == ENV_VAR and os.environ.get(FALLBACK_VAR):  # it took our connection and died before its pid
+                _gone_before_attach(path or "")
     env = {k: v for k, v in os.environ.items() if k not in (ENV_VAR, FALLBACK_VAR)}  # no second wait for a server
     try:
         os.execvpe(argv[0], argv, env)

@@ -31,7 +31,7 @@ class Answer:
         kind = event.get("type")
         if self.message is None:
             if kind != "message_start":
-                raise RuntimeError(f'Unexpected event order, got {kind} before "message_start"')
+                return  # as the SDK's stream: nothing is gathered before the message starts
             message = dict(event["message"])
             message["content"] = list(message.get("content") or [])
             message["usage"] = dict(message.get("usage") or {})
@@ -130,8 +130,10 @@ def _block(block: Block) -> Block:
 
 
 def _without_nulls(value: Any) -> Any:
+    """Null fields dropped at every level, as the SDK's `model_dump(exclude_none=True)` does, but never inside a tool's
+    `input`: that is the model's own JSON object, kept whole (the SDK's models hold it as a plain dict)."""
     if isinstance(value, dict):
-        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+        return {k: v if k == "input" else _without_nulls(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
         return [_without_nulls(v) for v in value]
     return value

@@ -50,6 +50,7 @@ class Record:
 
     ORDER: ClassVar[tuple[str, ...]] = ()
     FORCE_ORDER: ClassVar[bool] = False
+    PLACED: ClassVar[tuple[str, ...]] = ()  # keys `assign` puts where ORDER has them; others it appends, as JS does
     NON_NULL: ClassVar[frozenset[str]] = frozenset()  # keys whose null is a shape error, not "absent"
     extra: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     key_order: tuple[str, ...] = field(default=(), repr=False, compare=False)
@@ -162,13 +163,13 @@ class Record:
         self.key_order = (*self.key_order[:at], json_key, *self.key_order[at:])
 
     def assign(self, **fields: Any) -> None:
-        """Set fields by attribute name; a key of ORDER new to a record read from a file goes where ORDER has it (so a
-        member reserved active gets its backendType before isActive, as a real claude's own toggle leaves them)."""
+        """Set fields by attribute name. A new key goes after every key read, as a real claude's assignment appends it,
+        except the PLACED ones, which go where ORDER has them (they are the ones we write sooner than it does)."""
         keys = {f.name: k for k, f in self._fields().items()}
         for attr, value in fields.items():
             setattr(self, attr, value)
             key = keys.get(attr)
-            if key is not None and key in self.ORDER:
+            if key is not None and key in self.PLACED:
                 self._place(key)
 
     def __eq__(self, other: object) -> bool:
@@ -223,6 +224,9 @@ class Member(Record):
         "agentId", "name", "agentType", "color", "joinedAt", "tmuxPaneId", "subscriptions", "model",
         "prompt", "planModeRequired", "cwd", "backendType", "isActive",
     )  # fmt: skip
+    # a lead reserves a teammate active (team/spawning.py), before the pane that brings backendType: Claude Code's
+    # lead writes backendType first and the teammate then toggles isActive, after it
+    PLACED: ClassVar[tuple[str, ...]] = ("backendType",)
     agent_id: str = key("agentId", str, dataclasses.MISSING)
     name: str = key("name", str, dataclasses.MISSING)
     joined_at: int = key("joinedAt", (int, float), dataclasses.MISSING)

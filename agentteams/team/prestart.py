@@ -46,8 +46,8 @@ class PrestartingSpawner(TmuxSpawner):
         started = self.prestart(own, env, req.cwd) if served else None
         if started is None:
             return super().spawn(req)
-        started.await_request(FIRST_REQUEST_WAIT)
         try:
+            started.await_request(FIRST_REQUEST_WAIT)
             pane, pid = self.tmux.spawn_pane_process(
                 self.target_pane, req.name, req.color, [*started.prefix, *self.launcher, *own], req.cwd,
                 {**env, **started.env},

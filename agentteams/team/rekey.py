@@ -50,6 +50,7 @@ def relaunch(runtime: LeadRuntime, team: str, member: Member) -> Handle:
         handle = spawner.spawn(req)
     except Exception:
         keyring.drop_lead_key(team, member.name)
+        runtime.store.teams.set_member_fields(team, member.name, is_active=member.is_active)  # as it was: not running
         raise
     runtime.store.teams.set_member_fields(team, member.name, tmux_pane_id=handle.pane_id)
     return handle
