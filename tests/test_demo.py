@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -125,3 +126,28 @@ def test_a_bad_linger_starts_nothing(cli: Cli, tmux: Tmux) -> None:
     proc = cli("demo", "--speed", "0", env=env, timeout=30)
     assert proc.returncode != 0 and LINGER_ENV in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert tmux.run("list-sessions", check=False) == "", "no demo session may start"
+
+
+def test_a_reaper_that_never_saw_the_team_ends_the_demo_on_the_leads_last_words(
+    tmux: Tmux, layout: Layout, tmp_path: Path
+) -> None:
+    """A reaper started late on a loaded machine (the team made and deleted before its first look) still knows the
+    scenario is over: the lead's pane shows its last words. Before they show, it waits."""
+    from agentteams.backends.tmux import TmuxBackend
+    from agentteams.cli.demo_reap import Reaper
+    from agentteams.cli.demo_script import DONE_MARK
+    from agentteams.store.teams import TeamStore
+
+    tmux.start(None, tmp_path, "cat", session=SESSION)
+    tmux.run("rename-window", "-t", f"={SESSION}:", "lead")
+    reaper = Reaper(TmuxBackend(str(tmux.sock)), TeamStore(layout), SESSION, "demo-x", linger=0.2, poll=0.05,
+                    done_mark=DONE_MARK)  # fmt: skip
+    assert not reaper.shows_done()
+    waited: list[bool] = []
+    watcher = threading.Thread(target=lambda: waited.append(reaper.wait_unwatched()), daemon=True)
+    watcher.start()
+    watcher.join(1.0)
+    assert watcher.is_alive(), "no team seen and no last words: the scenario may not have begun"
+    tmux.send(f"={SESSION}:lead", f"Done. {DONE_MARK}. Press Ctrl-D to leave.", "Enter", literal=False)
+    watcher.join(10.0)
+    assert waited == [True]

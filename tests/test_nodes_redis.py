@@ -93,6 +93,10 @@ def test_eight_processes_on_two_machines_claim_200_tasks_each_once(redis_server:
             argv = [sys.executable, "-m", "tests.contract.worker", "claim", f"{m}-w{n}", str(go)]
             procs.append((f"{m}-w{n}", subprocess.Popen(argv, cwd=home, env=env, stdout=subprocess.PIPE, text=True)))
     try:
+        # all eight at the start line first: the four of the machine started first once took every task before the
+        # other's had imported anything (two cores under CI load)
+        ready = [tmp_path / f"go.ready.{agent}" for agent, _p in procs]
+        wait_until(lambda: all(r.exists() for r in ready), 60, "every worker to be ready")
         go.touch()
         outs = {agent: p.communicate(timeout=120)[0] for agent, p in procs}
     finally:

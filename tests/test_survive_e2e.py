@@ -72,6 +72,13 @@ def _arrived(server: MockServer, route: str, text: str = "") -> list[dict[str, A
     return [r for r in server.arrivals if r.get("route") == route and text in json.dumps(r.get("body"))]
 
 
+def _mid_turn_with_the_lead_idle(server: MockServer, layout: Layout) -> bool:
+    """Every teammate's claim is in, and the lead's turn is over (its last answer, with OLD, is in its transcript):
+    teammates quick to start could be at their claims while the lead's answer was still on its way."""
+    lead = read_presence(layout, TEAM, "team-lead")
+    return all(_arrived(server, f"{n}-claim") for n in NAMES) and lead is not None and lead.state == "idle"
+
+
 def _alive_again(layout: Layout, name: str, old_pid: int) -> int:
     """The pid of `name`'s new process once its presence record names a live one other than `old_pid`; else 0."""
     record = read_presence(layout, TEAM, name)
@@ -96,7 +103,7 @@ def test_a_killed_lead_is_resumed_and_takes_its_team_back(
         env = {**lead_env(config_root, server), "AGENTTEAMS_HEARTBEAT_SECONDS": "0.5"}
         pane = tmux.start(env, work, options={"remain-on-exit": "on"})
         tmux.respawn(pane, _lead_line(cli, tmp_path, "go"))
-        wait_until(lambda: all(_arrived(server, f"{n}-claim") for n in NAMES), 60, "every teammate mid-turn")
+        wait_until(lambda: _mid_turn_with_the_lead_idle(server, layout), 60, "every teammate mid-turn, the lead idle")
         lead = read_presence(layout, TEAM, "team-lead")
         assert lead is not None
         os.kill(lead.pid, signal.SIGKILL)
@@ -176,7 +183,7 @@ def test_a_killed_in_process_lead_is_resumed_and_restarts_its_teammates(
     with MockServer(survive_scenario(held=True)) as server:
         env = lead_env(config_root, server)
         lead = cli.popen("-p", "go", *flags, env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_until(lambda: all(_arrived(server, f"{n}-claim") for n in NAMES), 60, "every teammate mid-turn")
+        wait_until(lambda: _mid_turn_with_the_lead_idle(server, layout), 60, "every teammate mid-turn, the lead idle")
         lead.kill()
         lead.wait(10)
         if how == "-c":

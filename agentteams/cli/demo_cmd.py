@@ -105,7 +105,9 @@ def _reap(team: str, linger: float, scratch: Path, script_dir: Path) -> None:
             shutil.rmtree(script_dir, ignore_errors=True)
         _finish(scratch)
 
-    Reaper(_tmux(), open_store().teams, SESSION, team, linger).run(hang_up)  # the store its lead uses
+    from agentteams.cli.demo_script import DONE_MARK
+
+    Reaper(_tmux(), open_store().teams, SESSION, team, linger, done_mark=DONE_MARK).run(hang_up)  # its lead's store
 
 
 def _attach() -> None:

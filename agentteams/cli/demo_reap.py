@@ -44,6 +44,7 @@ class Reaper:
     team: str
     linger: float
     poll: float = POLL
+    done_mark: str = ""  # the scenario's last words in the lead's pane: it is over even if we never saw its team
 
     def run(self, hang_up: Callable[[], None]) -> None:
         """Wait until the demo is over and unwatched, then leave; `hang_up` closes what a lead that stays leaves."""
@@ -65,7 +66,8 @@ class Reaper:
         quiet_since: float | None = None
         while (clients := self.clients()) is not None:
             exists = self.teams.exists(self.team)
-            made = made or exists
+            # a reaper started late (a loaded machine) can miss the whole life of the team: the lead's last words
+            made = made or exists or self.shows_done()
             now = time.monotonic()
             if exists or not made or clients:
                 quiet_since = None
@@ -75,6 +77,16 @@ class Reaper:
                 return True
             time.sleep(self.poll if quiet_since is None else min(self.poll, max(0.05, self.linger / 4)))
         return False
+
+    def shows_done(self) -> bool:
+        """Whether the lead's pane shows the scenario's last words."""
+        if not self.done_mark:
+            return False
+        try:
+            shown = self.tmux.run("capture-pane", "-p", "-J", "-S", "-200", "-t", f"={self.session}:lead")
+        except TmuxError:
+            return False
+        return any(self.done_mark in line for line in shown)
 
     def leave(self, hang_up: Callable[[], None]) -> None:
         """Ctrl-D in the lead pane: the lead leaves and its window's command cleans up and closes the session."""

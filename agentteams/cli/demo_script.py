@@ -45,6 +45,7 @@ if __name__ == "__main__":
     unittest.main()
 """
 REQUEST_ID = r'{{re:"requestId":"([^"]+)"}}'
+DONE_MARK = "DEMO COMPLETE"  # the scenario's last words (the reaper looks for them in the lead's pane)
 PROMPT = "Extend calc.py with multiply() and divide(), with tests, using a team of three."
 
 
@@ -150,7 +151,7 @@ def _lead(team: str, pace: Pace) -> list[dict[str, Any]]:
             [
                 text(
                     "Done: calc.py has multiply() and divide(), test_calc.py passes, and the team is cleaned up. "
-                    "DEMO COMPLETE. Press Ctrl-D to leave."
+                    f"{DONE_MARK}. Press Ctrl-D to leave."
                 )
             ]
         ),
