@@ -98,6 +98,27 @@ def _pane(started: Prestarted, argv: list[str], env: dict[str, str], cwd: Path) 
                             stdout=pipe, stderr=pipe, text=True)  # fmt: skip
 
 
+def _running_early(
+    cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path
+) -> tuple[list[str], dict[str, str], Prestarted]:
+    """A teammate the server started early, once it runs (waiting, its pane not made): argv, env, and its handle."""
+    mark = tmp_path / "ran"
+    argv, env = _argv(cli), _lead_env(config_root, "hook_wait", mark)
+    started = server.prestart(argv, env, tmp_path)
+    assert started is not None
+    wait_until(mark.exists, 10.0, "the early teammate to run")
+    return argv, env, started
+
+
+def _fallback_pane(
+    started: Prestarted, argv: list[str], env: dict[str, str], cwd: Path
+) -> tuple[str, str, subprocess.Popen[str]]:
+    """Its pane, made after it ended: a teammate the pane starts instead reports itself (hook_fallback)."""
+    pane = _pane(started, argv, {**env, **started.env, launch.TEST_ENTRY_VAR: HOOK + "hook_fallback"}, cwd)
+    out, err = pane.communicate(timeout=30)
+    return out, err, pane
+
+
 def _nice(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_bytes().rpartition(b")")[2].split()[16])
 
@@ -163,16 +184,10 @@ def test_an_early_teammate_runs_before_its_pane_and_shows_everything_once_attach
 def test_a_pane_whose_early_teammate_is_gone_starts_it_through_the_server(
     cli: Cli, server: ForkServer, config_root: Path, tmp_path: Path
 ) -> None:
-    mark = tmp_path / "ran"
-    argv = _argv(cli)
-    env = _lead_env(config_root, "hook_wait", mark)
-    started = server.prestart(argv, env, tmp_path)
-    assert started is not None
-    wait_until(mark.exists, 10.0, "the early teammate to run")
+    argv, env, started = _running_early(cli, server, config_root, tmp_path)
     started.cancel()
     wait_until(lambda: not pid_alive(started.pid), 5.0, "the early teammate to end")
-    pane = _pane(started, argv, {**env, **started.env, launch.TEST_ENTRY_VAR: HOOK + "hook_fallback"}, tmp_path)
-    out, err = pane.communicate(timeout=30)
+    out, err, pane = _fallback_pane(started, argv, env, tmp_path)
     assert pane.returncode == 0, err
     info = json.loads(out)
     assert info["ppid"] == server.proc.pid  # warm, from the server: not a cold start in the niced pane
@@ -184,18 +199,12 @@ def test_a_pane_whose_early_teammate_was_killed_ends_with_its_death(
 ) -> None:
     """A teammate killed before its pane attached left its socket: the pane says so in one line and ends as a killed
     process's would (the lead sees a death); it does not start another teammate in its place."""
-    mark = tmp_path / "ran"
-    argv = _argv(cli)
-    env = _lead_env(config_root, "hook_wait", mark)
-    started = server.prestart(argv, env, tmp_path)
-    assert started is not None
-    wait_until(mark.exists, 10.0, "the early teammate to run")
+    argv, env, started = _running_early(cli, server, config_root, tmp_path)
     os.kill(started.pid, signal.SIGKILL)
     wait_until(lambda: not pid_alive(started.pid), 5.0, "the killed teammate to end")
     own_socket = Path(started.env[launch.ENV_VAR])
     assert own_socket.exists()  # a killed process removes nothing
-    pane = _pane(started, argv, {**env, **started.env, launch.TEST_ENTRY_VAR: HOOK + "hook_fallback"}, tmp_path)
-    out, err = pane.communicate(timeout=30)
+    out, err, pane = _fallback_pane(started, argv, env, tmp_path)
     assert pane.returncode == launch.DIED_CODE
     assert out == "", "no teammate was started in the killed one's place"
     assert err.count("\n") == 1 and f"pid {started.pid}" in err and "ended before its pane attached" in err, err

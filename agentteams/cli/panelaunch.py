@@ -33,11 +33,16 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _connect(path: str) -> "_socket.socket | None":
-    """launch._connect: the server's connection; None when there is none (then start cold)."""
+def _pid_of(path: str) -> "int | None":
+    """launch.server_pid: the pid in an `fs-<pid>.sock` name (the server's, or an early teammate's own)."""
     name = os.path.basename(path)
     digits = name[3:-5] if name.startswith("fs-") and name.endswith(".sock") else ""
-    pid = int(digits) if digits.isdigit() else None
+    return int(digits) if digits.isdigit() else None
+
+
+def _connect(path: str) -> "_socket.socket | None":
+    """launch._connect: the server's connection; None when there is none (then start cold)."""
+    pid = _pid_of(path)
     deadline = time.monotonic() + CONNECT_WAIT
     while True:
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
@@ -127,8 +132,7 @@ def _gone_before_attach(path: str) -> None:
     """The early teammate's socket is there and nobody answers on it: it died (killed, crashed) before we attached.
     Its pane ends with that, so its lead sees a death; starting another in its place would hide it, and would run it
     twice should the first still live. (One that gave up waiting for us removed its socket: we start it anew.)"""
-    name = os.path.basename(path)
-    pid = name[3:-5] if name.startswith("fs-") and name.endswith(".sock") else "?"
+    pid = _pid_of(path) or "?"
     os.write(2, f"agentteams: error: the teammate process (pid {pid}) ended before its pane attached\n".encode())
     try:  # noqa: SIM105  (no contextlib: one import less)
         os.unlink(path)  # what it would have removed itself

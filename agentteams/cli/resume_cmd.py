@@ -69,7 +69,7 @@ def _one_teammate(store: "FileStore", config: "TeamConfig", name: str) -> str:
 
     from agentteams.errors import AgentTeamsError
     from agentteams.model.aliases import resolve_model
-    from agentteams.team.spawning import Handle, SpawnRequest, TmuxSpawner
+    from agentteams.team.spawning import Handle, SpawnRequest, TmuxSpawner, relaunch_member
 
     member = config.member(name)
     if member is None:
@@ -90,12 +90,7 @@ def _one_teammate(store: "FileStore", config: "TeamConfig", name: str) -> str:
     if member.tmux_pane_id:  # its old pane, left open by remain-on-exit
         with contextlib.suppress(Exception):
             spawner.stop(Handle(member.name, "tmux", pane_id=member.tmux_pane_id))
-    store.teams.set_active(config.name, member.name, True)  # before it runs: from then on only it says (spawning.py)
-    try:
-        handle = spawner.spawn(req)  # no key: this process is no lead; a resumed lead restarts it with one
-    except Exception:
-        store.teams.set_member_fields(config.name, member.name, is_active=member.is_active)  # as it was: not running
-        raise
-    store.teams.set_member_fields(config.name, member.name, tmux_pane_id=handle.pane_id)
+    # no key: this process is no lead; a resumed lead restarts it with one
+    handle = relaunch_member(store.teams, config.name, member, lambda: spawner.spawn(req))
     said = "with its own conversation" if member.session_id else "without a conversation (none was recorded)"
     return f"{member.name} is running again in team {config.name} (pane {handle.pane_id}), {said}"

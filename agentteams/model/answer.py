@@ -94,7 +94,7 @@ class Answer:
         return ModelResponse(
             content=[_block(b) for b in message["content"]],
             stop_reason=str(message["stop_reason"]),
-            usage=Usage(*(int(usage.get(k) or 0) for k in ("input_tokens", "output_tokens", *USAGE_FIELDS[1:]))),
+            usage=Usage(**{k: int(usage.get(k) or 0) for k in ("output_tokens", *USAGE_FIELDS)}),
             model=str(message.get("model")), request_id=request_id, message_id=str(message.get("id")),
         )  # fmt: skip
 

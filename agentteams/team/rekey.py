@@ -19,7 +19,7 @@ from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import PermissionRequest, parse_message
 from agentteams.store.records import Member
 from agentteams.team.delivery import TeamEvent, mark_read
-from agentteams.team.spawning import Handle, SpawnRequest
+from agentteams.team.spawning import Handle, SpawnRequest, relaunch_member
 from agentteams.team.spawnopts import settings_for
 
 if TYPE_CHECKING:
@@ -45,15 +45,11 @@ def relaunch(runtime: LeadRuntime, team: str, member: Member) -> Handle:
         allowed_tools=list(member.allowed_tools or []), disallowed_tools=list(member.disallowed_tools or []),
     )  # fmt: skip
     req.settings = settings_for(session, req.cwd)  # another directory's teammate: that project's settings
-    runtime.store.teams.set_active(team, member.name, True)  # before it runs: from then on only it says (spawning.py)
     try:
-        handle = spawner.spawn(req)
+        return relaunch_member(runtime.store.teams, team, member, lambda: spawner.spawn(req))
     except Exception:
         keyring.drop_lead_key(team, member.name)
-        runtime.store.teams.set_member_fields(team, member.name, is_active=member.is_active)  # as it was: not running
         raise
-    runtime.store.teams.set_member_fields(team, member.name, tmux_pane_id=handle.pane_id)
-    return handle
 
 
 @dataclass
