@@ -69,7 +69,8 @@ def _one_teammate(store: "FileStore", config: "TeamConfig", name: str) -> str:
 
     from agentteams.errors import AgentTeamsError
     from agentteams.model.aliases import resolve_model
-    from agentteams.team.spawning import Handle, SpawnRequest, TmuxSpawner, relaunch_member
+    from agentteams.team.roster import relaunch_member
+    from agentteams.team.spawning import Handle, SpawnRequest, TmuxSpawner
 
     member = config.member(name)
     if member is None:

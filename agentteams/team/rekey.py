@@ -19,7 +19,8 @@ from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import PermissionRequest, parse_message
 from agentteams.store.records import Member
 from agentteams.team.delivery import TeamEvent, mark_read
-from agentteams.team.spawning import Handle, SpawnRequest, relaunch_member
+from agentteams.team.roster import relaunch_member
+from agentteams.team.spawning import Handle, SpawnRequest
 from agentteams.team.spawnopts import settings_for
 
 if TYPE_CHECKING:

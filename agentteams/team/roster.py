@@ -1,15 +1,17 @@
 """The lead's roster of its teammates: their handles, the names it is starting now, and whether a member of the
-config is live, so a spawn of a live name (a retried or repeated Task call) returns that member instead of another."""
+config is live, so a spawn of a live name (a retried or repeated Task call) returns that member instead of another;
+a member leaving (released) or started again (relaunched)."""
 
 from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentteams.errors import AgentTeamsError
-from agentteams.store.api import NewMember, Store
+from agentteams.store.api import NewMember, Store, Teams
 from agentteams.store.records import Member, Task
 from agentteams.team.spawning import Handle
 
@@ -89,3 +91,16 @@ def release_member(
     store.presence.remove(team, name)
     note = worktrees.release(store, hooks, team, member) if hooks is not None and not died else ""
     return Released(moved.tasks, note)
+
+
+def relaunch_member(teams: Teams, team: str, member: Member, start: Callable[[], Handle]) -> Handle:
+    """`member` (dead, or resumed) started again by `start()`: marked active before it runs, since from then on only
+    it says (see spawning.spawn_member), and as it was if the start fails; its new pane recorded."""
+    teams.set_active(team, member.name, True)
+    try:
+        handle = start()
+    except Exception:
+        teams.set_member_fields(team, member.name, is_active=member.is_active)  # not running after all
+        raise
+    teams.set_member_fields(team, member.name, tmux_pane_id=handle.pane_id)
+    return handle

@@ -26,7 +26,7 @@ from agentteams.model.providers import PROVIDER_ENV, VERTEX_REGION_PREFIX
 from agentteams.model.types import ModelClient
 from agentteams.pids import pid_alive, proc_start
 from agentteams.settings.types import Settings
-from agentteams.store.api import Store, Teams
+from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, agent_name, team_dir_name
 from agentteams.store.signing import LeadVerifyKey
 from agentteams.store.watch import WakeEvent
@@ -355,19 +355,6 @@ def spawn_member(
         disallowed_tools=req.disallowed_tools or None,
     )  # fmt: skip
     return Spawned(member, handle)
-
-
-def relaunch_member(teams: Teams, team: str, member: Member, start: Callable[[], Handle]) -> Handle:
-    """`member` (dead, or resumed) started again by `start()`: marked active before it runs, since from then on only
-    it says (see spawn_member), and as it was if the start fails; its new pane recorded."""
-    teams.set_active(team, member.name, True)
-    try:
-        handle = start()
-    except Exception:
-        teams.set_member_fields(team, member.name, is_active=member.is_active)  # not running after all
-        raise
-    teams.set_member_fields(team, member.name, tmux_pane_id=handle.pane_id)
-    return handle
 
 
 def _checked_call(team: str, args: dict[str, Any]) -> tuple[str, str]:
