@@ -26,12 +26,13 @@ from agentteams.mockapi import MockServer  # noqa: E402
 from agentteams.model.anthropic_client import AnthropicClient  # noqa: E402
 from agentteams.model.config import ModelConfig  # noqa: E402
 from agentteams.store.api import NewMember, Store  # noqa: E402
-from agentteams.store.files import FileStore  # noqa: E402
+from agentteams.store.file.store import FileStore  # noqa: E402
 from agentteams.store.paths import LEAD_NAME, Layout  # noqa: E402
-from agentteams.store.redis_conn import parse_url  # noqa: E402
-from agentteams.store.redis_store import RedisStore  # noqa: E402
-from agentteams.team.nodespawn import NodeSpawner  # noqa: E402
-from agentteams.team.spawning import Handle, InProcessSpawner, SpawnRequest  # noqa: E402
+from agentteams.store.redis.connection import parse_url  # noqa: E402
+from agentteams.store.redis.store import RedisStore  # noqa: E402
+from agentteams.team.nodes.spawner import NodeSpawner  # noqa: E402
+from agentteams.team.spawn.base import Handle, SpawnRequest  # noqa: E402
+from agentteams.team.spawn.spawners import InProcessSpawner  # noqa: E402
 from tests.support.redislab import start as start_redis  # noqa: E402
 
 KEY = "bench-key-0123456789abcdef"

@@ -28,11 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_team as bt
 
 from agentteams.backends.tmux import TmuxBackend
-from agentteams.cli.forkclient import ForkServer
+from agentteams.procs.fork.client import ForkServer
 from agentteams.store.api import NewMember
 from agentteams.store.protocol import IdleNotification, parse_message
-from agentteams.store.redis_conn import parse_url
-from agentteams.store.redis_store import RedisStore
+from agentteams.store.redis.connection import parse_url
+from agentteams.store.redis.store import RedisStore
 from tests.support import realclaude as rc
 from tests.support import redislab
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agentteams.store.mailbox import new_envelope
+from agentteams.store.api import new_envelope
 from agentteams.store.records import Member, TeamConfig
 from agentteams.store.signing import Keyring, LeadVerifyKey
 from agentteams.team.trust import Trust

@@ -146,7 +146,7 @@ def measure_idle(size: Size, world: Any, lead_pid: int) -> None:
 def run_size(k: int, messages: int, root: Path, version: str) -> Size:
     import bench_team as bt
 
-    from agentteams.store.mailbox import Mailbox
+    from agentteams.store.file.mailbox import Mailbox
     from agentteams.store.presence import read_presence
 
     root.mkdir(parents=True)

@@ -66,8 +66,8 @@ def main() -> None:
     import argparse  # here, not at the top: the forked child imports this module for `child` alone
     import subprocess
 
-    from agentteams.cli import launch
-    from agentteams.cli.forkclient import ForkServer
+    from agentteams.procs import launcher as launch
+    from agentteams.procs.fork.client import ForkServer
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="runs per fast row")
@@ -92,7 +92,7 @@ def main() -> None:
             {
                 "floor: python -c pass": ([sys.executable, "-c", "pass"], env),
                 "floor: python -c 'import ...cli.launch'": (
-                    [sys.executable, "-c", "import agentteams.cli.launch"],
+                    [sys.executable, "-c", "import agentteams.procs.launcher"],
                     env,
                 ),
                 FORK: ([*cli, *TEAMMATE], hook_env),

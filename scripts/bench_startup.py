@@ -5,7 +5,7 @@ Usage: python scripts/bench_startup.py [--runs N] [--json PATH] [--check]
 
 Commands are run round-robin (so load drifts hit every row alike); each figure is the median wall time
 and peak RSS of N fresh processes. Every `-p` row but one runs cold (AGENTTEAMS_NO_WARM=1: the process imports
-everything itself); the `warm server` row hands each run to the per-user warm server (agentteams.cli.warm),
+everything itself); the `warm server` row hands each run to the per-user warm server (agentteams.procs.warm.client),
 started before the rounds in a runtime dir of the bench's own and checked to be the same process after them
 (its RSS is the launcher's alone). The prefix check plays a 20-turn scripted session through the real
 SDK against the project's scripted server and checks that each request's prefix, up to its last cache
@@ -127,7 +127,7 @@ class _WarmServer:
     """The warm `-p` server in a runtime dir of the bench's own: started by a first run, awaited, checked, stopped."""
 
     def __init__(self, env: dict[str, str]) -> None:
-        from agentteams.cli import warm
+        from agentteams.procs.warm import client as warm
 
         self.runtime = Path(tempfile.mkdtemp(prefix="bw-", dir="/tmp"))  # short enough for an AF_UNIX path
         self.lock = self.runtime / "agentteams" / warm.LOCK
@@ -244,7 +244,7 @@ _READ_FILES = """
 import sys, time
 from pathlib import Path
 from agentteams.agent.session import Session
-from agentteams.agent.hookpoints import HookPoints
+from agentteams.agent.hooks.points import HookPoints
 from agentteams.agent.memory import load_memory
 from agentteams.settings.agents import load_agents
 from agentteams.settings.load import load_settings

@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_team as bt
 
 from agentteams.mockapi.reqtext import last_user_text
-from agentteams.store.mailbox import Mailbox
-from agentteams.store.teams import NewMember, TeamStore
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.teams import NewMember, TeamStore
 from tests.support import realclaude as rc
 
 CALLS = 6  # tool calls per work turn

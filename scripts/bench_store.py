@@ -42,10 +42,11 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from agentteams.store import locking  # noqa: E402
-from agentteams.store.atomicjson import dump_compact, dump_json, encode  # noqa: E402
-from agentteams.store.mailbox import KEEP_DELIVERED, Mailbox, new_envelope  # noqa: E402
+from agentteams.store.api import new_envelope  # noqa: E402
+from agentteams.store.atomic_json import dump_compact, dump_json, encode  # noqa: E402
+from agentteams.store.file.mailbox import KEEP_DELIVERED, Mailbox  # noqa: E402
+from agentteams.store.file.teams import NewMember, TeamStore  # noqa: E402
 from agentteams.store.paths import Layout  # noqa: E402
-from agentteams.store.teams import NewMember, TeamStore  # noqa: E402
 from tests.support import ccref  # noqa: E402
 
 Impl = Literal["ours", "baseline"]

@@ -23,7 +23,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from agentteams.store.api import NewMember, Store  # noqa: E402
-from agentteams.store.files import open_store  # noqa: E402
+from agentteams.store.opener import open_store  # noqa: E402
 
 TEAM = "bench"
 AGENT = "alice"
@@ -131,8 +131,8 @@ def measure(kind: str, store: Store, env: dict[str, str], procs: int, per_writer
 def run(procs: int, per_writer: int, tasks: int) -> list[StoreRow] | str:
     """Both stores measured now; a string (why not) when no redis-server is installed."""
     from agentteams.store.paths import Layout
-    from agentteams.store.redis_conn import parse_url
-    from agentteams.store.redis_store import RedisStore
+    from agentteams.store.redis.connection import parse_url
+    from agentteams.store.redis.store import RedisStore
     from tests.support import redislab
 
     if shutil.which("redis-server") is None:
@@ -153,7 +153,7 @@ def run(procs: int, per_writer: int, tasks: int) -> list[StoreRow] | str:
 
 
 def _file_store(layout_type: type, env: dict[str, str]) -> Store:
-    from agentteams.store.files import FileStore
+    from agentteams.store.file.store import FileStore
 
     root = Path(env["CLAUDE_CONFIG_DIR"])
     root.mkdir(parents=True)

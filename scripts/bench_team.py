@@ -79,14 +79,14 @@ import bench_signing  # noqa: E402
 import bench_sizes  # noqa: E402
 
 from agentteams.backends.tmux import TmuxBackend  # noqa: E402
-from agentteams.cli.forkclient import ForkServer  # noqa: E402
 from agentteams.mockapi import MockServer  # noqa: E402
 from agentteams.mockapi.reqtext import last_user_text  # noqa: E402
-from agentteams.store.mailbox import Mailbox  # noqa: E402
+from agentteams.procs.fork.client import ForkServer  # noqa: E402
+from agentteams.store.file.mailbox import Mailbox  # noqa: E402
+from agentteams.store.file.teams import NewMember, TeamStore  # noqa: E402
 from agentteams.store.paths import Layout  # noqa: E402
 from agentteams.store.presence import read_presence  # noqa: E402
 from agentteams.store.protocol import IdleNotification, parse_message  # noqa: E402
-from agentteams.store.teams import NewMember, TeamStore  # noqa: E402
 from tests.support import realclaude as rc  # noqa: E402
 from tests.support.procs import find_process, process_tree, processes_with_env  # noqa: E402
 from tests.support.tmuxlab import Tmux  # noqa: E402
@@ -110,8 +110,8 @@ MIB = 1024.0
 POLLER = """
 import http.client, json, sys, time
 from pathlib import Path
-from agentteams.store.atomicjson import now_iso
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.atomic_json import now_iso
+from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import IdleNotification
 inbox, port, team, name, model = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
@@ -421,7 +421,7 @@ def watch_forkserver(world: Lab, lead_pane_pid: int, stop: threading.Event) -> l
 
     def poll() -> None:
         while not stop.is_set():
-            pid = find_process(lead_pane_pid, "agentteams.cli.forkserver")
+            pid = find_process(lead_pane_pid, "agentteams.procs.fork.server")
             if pid is not None:
                 argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
                 if "--dir" in argv and (Path(argv[argv.index("--dir") + 1]) / f"fs-{pid}.sock").exists():
@@ -473,7 +473,7 @@ def _forked(world: Lab, j: int) -> bool:
     try:
         stat = Path(f"/proc/{presence.pid}/stat").read_text()
         parent = int(stat.rsplit(")", 1)[1].split()[1])
-        return "agentteams.cli.forkserver" in Path(f"/proc/{parent}/cmdline").read_bytes().decode()
+        return "agentteams.procs.fork.server" in Path(f"/proc/{parent}/cmdline").read_bytes().decode()
     except OSError:
         return False
 

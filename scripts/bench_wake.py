@@ -33,7 +33,7 @@ from agentteams.store.watch import FileWatcher, Mode  # noqa: E402
 WRITER = """
 import json, sys, time
 from pathlib import Path
-from agentteams.store.atomicjson import atomic_write_bytes, dump_json, encode, now_iso
+from agentteams.store.atomic_json import atomic_write_bytes, dump_json, encode, now_iso
 inbox = Path(sys.argv[1])
 for line in sys.stdin:
     seq, delay = line.split()

@@ -84,11 +84,12 @@ def load_tree(notes: list[str]) -> Node:
     sys.path.insert(0, str(ROOT))
     import typer
 
-    from agentteams.cli import COMMANDS, GROUPS, agent_cmd
+    from agentteams.cli import COMMANDS, GROUPS
+    from agentteams.cli.commands import agent as agent_cmd
 
     top = _node(typer.main.get_command(agent_cmd.app), ())
     for name, module in [*((g, g) for g in GROUPS), *COMMANDS.items()]:
-        full = f"agentteams.cli.{module}_cmd"
+        full = f"agentteams.cli.commands.{module}"
         try:
             app = importlib.import_module(full).app
         except ModuleNotFoundError as e:

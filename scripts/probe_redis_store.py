@@ -23,10 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from agentteams.store.api import NewMember, Store  # noqa: E402
-from agentteams.store.files import FileStore, open_store  # noqa: E402
+from agentteams.store.file.store import FileStore  # noqa: E402
+from agentteams.store.opener import open_store  # noqa: E402
 from agentteams.store.paths import Layout  # noqa: E402
-from agentteams.store.redis_conn import parse_url  # noqa: E402
-from agentteams.store.redis_store import RedisStore  # noqa: E402
+from agentteams.store.redis.connection import parse_url  # noqa: E402
+from agentteams.store.redis.store import RedisStore  # noqa: E402
 
 
 def start_redis(workdir: Path, fsync: str) -> tuple[subprocess.Popen[bytes], str]:

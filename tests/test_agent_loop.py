@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import pytest
 
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, PermissionAsk
-from agentteams.store.files import FileStore
+from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult, require_str
 from tests.support.fake_model import FakeModel, text, tool

@@ -216,7 +216,7 @@ def test_the_lead_reports_a_bad_file_once(
 
 
 def test_a_teammate_process_takes_the_types_model_unless_the_lead_names_one(repo: Path, config_root: Path) -> None:
-    from agentteams.cli.teammate_run import TeammateFlags, _take_agent_type
+    from agentteams.run.teammate import TeammateFlags, _take_agent_type
 
     agent_file(repo / ".claude" / "agents", "reviewer", REVIEWER)
     for given, expected in ((False, resolve_model("haiku")), (True, "claude-opus-5-5")):

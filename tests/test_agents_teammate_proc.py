@@ -11,11 +11,11 @@ from typing import Any
 
 from agentteams.mockapi import MockServer
 from agentteams.model.aliases import resolve_model
-from agentteams.store.atomicjson import now_iso
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.atomic_json import now_iso
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import IdleNotification, ShutdownRequest, parse_message
-from agentteams.store.teams import NewMember, TeamStore
 from tests.support.cli import Cli
 from tests.support.team_script import REQUEST_ID, say, tool
 from tests.support.wait import wait_until

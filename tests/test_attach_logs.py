@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
-from agentteams.store.teams import NewMember, TeamStore
-from agentteams.store.transcripts import AssistantMeta, Transcript
+from agentteams.store.transcripts.writer import AssistantMeta, Transcript
 from tests.support.cli import Cli
 from tests.support.live_team import ESC, KEY, LiveTeam
 from tests.support.procs import child_env, read_until

@@ -15,13 +15,14 @@ from typing import Any
 import pytest
 
 from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError
-from agentteams.store.atomicjson import dump_json
-from agentteams.store.inboxfile import spool_file
-from agentteams.store.mailbox import MAX_TEXT_CHARS, Mailbox
+from agentteams.store.api import MAX_TEXT_CHARS
+from agentteams.store.atomic_json import dump_json
+from agentteams.store.file.inbox_file import spool_file
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import TaskAssignment, UnknownMessage, parse_message
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
 from tests.support.cli import Cli
 
 STAMP = r"\d{8}T\d{12}Z(-\d+)?"

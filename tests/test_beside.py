@@ -1,5 +1,5 @@
-"""A tmux spawn writes its teammate's prompt beside the pane's start (team/beside.py): both done before the Task call
-returns, and a failure of either leaves neither behind."""
+"""A tmux spawn writes its teammate's prompt beside the pane's start (team/spawn/parallel_call.py): both done before the
+Task call returns, and a failure of either leaves neither behind."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from agentteams.agent.session import Session, SessionOptions
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.teams import TeamStore
 from agentteams.store.paths import Layout
-from agentteams.store.teams import TeamStore
-from agentteams.team.beside import Beside
-from agentteams.team.spawning import Handle, SpawnRequest, spawn_member
+from agentteams.team.spawn.base import Handle, SpawnRequest
+from agentteams.team.spawn.member import spawn_member
+from agentteams.team.spawn.parallel_call import Beside
 from agentteams.tools.base import ToolInputError
 from tests.support.fake_model import FakeModel
 

@@ -13,10 +13,10 @@ import pytest
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.model.types import Block, ModelRequest, Usage
 from agentteams.store.api import Store
+from agentteams.store.file.teams import TeamStore
 from agentteams.store.paths import LEAD_NAME, Layout
-from agentteams.store.teams import TeamStore
-from agentteams.team.lead import LeadRuntime
-from agentteams.team.spawning import InProcessSpawner
+from agentteams.team.lead.runtime import LeadRuntime
+from agentteams.team.spawn.spawners import InProcessSpawner
 from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel, last_user_text, text, tool
 from tests.support.live_team import members, status_json

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from agentteams.backends.tmux import TmuxBackend
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence, write_presence
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
 from agentteams.team.cleanup import PaneView, TeamCleanup
 from tests.support.cli import Cli
 from tests.support.procs import child_env, cmdline, pid_alive

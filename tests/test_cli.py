@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from agentteams import __version__
-from agentteams.store.atomicjson import dump_compact
-from agentteams.store.mailbox import KEEP_DELIVERED, Mailbox
+from agentteams.store.atomic_json import dump_compact
+from agentteams.store.file.mailbox import KEEP_DELIVERED, Mailbox
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import TeamStore
 from agentteams.store.paths import Layout
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import TeamStore
 from tests.support.builders import team_with_members
 from tests.support.cli import Cli
 

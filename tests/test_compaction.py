@@ -18,11 +18,11 @@ from agentteams.agent.compaction import (
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.model.types import Usage
 from agentteams.settings.types import Settings
-from agentteams.store.files import FileStore
+from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
-from agentteams.store.transcript_read import load, read_entries
+from agentteams.store.transcripts.reader import load, read_entries
 from agentteams.tools.base import ToolContext
-from agentteams.tools.team_tools import SendMessageTool
+from agentteams.tools.team.team_tools import SendMessageTool
 from tests.support.fake_model import FakeModel, last_user_text, text, tool
 from tests.support.runtime import TEAM, WAIT, quick_polls, running_teammate, teammate_rig
 from tests.support.transcript_checks import faults

@@ -13,7 +13,7 @@ from typing import Any
 from agentteams.agent.compaction import INSTRUCTION_MARK, NOTHING_TO_COMPACT, policy_for
 from agentteams.mockapi import MockServer
 from agentteams.mockapi.usage import strip_cache_control
-from agentteams.store.transcript_read import read_entries
+from agentteams.store.transcripts.reader import read_entries
 from tests.support.cli import Cli
 from tests.support.transcript_checks import faults
 from tests.test_e2e_headless import KEY, agentteams, serve, server_factory, work

@@ -11,7 +11,7 @@ from typing import Any
 from agentteams.agent.compaction import INSTRUCTION_MARK
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
-from agentteams.store.transcript_read import read_entries
+from agentteams.store.transcripts.reader import read_entries
 from tests.support.cli import Cli
 from tests.support.team_script import REQUEST_ID, TEAM, say, tool, waiting
 from tests.support.tmuxlab import Tmux

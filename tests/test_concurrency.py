@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from agentteams.store.inboxfile import in_flight_file, spool_file
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.file.inbox_file import in_flight_file, spool_file
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.records import COLORS
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
 from tests.support.workers import Gate
 
 TEAM = "race"

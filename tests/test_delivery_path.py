@@ -17,12 +17,13 @@ from agentteams.mockapi import MockServer
 from agentteams.model.anthropic_client import AnthropicClient, build_params
 from agentteams.model.config import ModelConfig
 from agentteams.model.types import ModelRequest, ModelResponse, StreamCallbacks, ToolSpec
-from agentteams.store import spool
+from agentteams.store.api import new_envelope
+from agentteams.store.file import spool
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.locking import FileLock
-from agentteams.store.mailbox import Mailbox, new_envelope
 from agentteams.store.paths import LEAD_NAME, Layout
-from agentteams.store.teams import NewMember, TeamStore
-from agentteams.team import teammate as teammate_module
+from agentteams.team.teammate import runtime as teammate_module
 from tests.support.fake_model import FakeModel
 from tests.support.runtime import WAIT, TeammateRig, quick_polls, running_teammate, teammate_rig
 from tests.support.wait import wait_until

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.cli.demo_cmd import SESSION
-from agentteams.cli.demo_reap import LINGER_ENV, linger_seconds
+from agentteams.cli.commands.demo import SESSION
 from agentteams.errors import AgentTeamsError
+from agentteams.run.demo.reaper import LINGER_ENV, linger_seconds
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence, read_presence
 from tests.support.cli import Cli
@@ -69,7 +69,7 @@ def lead_and_fork_server(layout: Layout) -> tuple[int, int]:
     wait_until(lambda: lead() is not None, 60, "the demo lead to write its presence record")
     record = lead()
     assert record is not None
-    forks = [c for c in children(record.pid) if "agentteams.cli.forkserver" in cmdline(c)]
+    forks = [c for c in children(record.pid) if "agentteams.procs.fork.server" in cmdline(c)]
     assert len(forks) == 1, [cmdline(c) for c in children(record.pid)]
     return record.pid, forks[0]
 
@@ -134,9 +134,9 @@ def test_a_reaper_that_never_saw_the_team_ends_the_demo_on_the_leads_last_words(
     """A reaper started late on a loaded machine (the team made and deleted before its first look) still knows the
     scenario is over: the lead's pane shows its last words. Before they show, it waits."""
     from agentteams.backends.tmux import TmuxBackend
-    from agentteams.cli.demo_reap import Reaper
-    from agentteams.cli.demo_script import DONE_MARK
-    from agentteams.store.teams import TeamStore
+    from agentteams.run.demo.reaper import Reaper
+    from agentteams.run.demo.script import DONE_MARK
+    from agentteams.store.file.teams import TeamStore
 
     tmux.start(None, tmp_path, "cat", session=SESSION)
     tmux.run("rename-window", "-t", f"={SESSION}:", "lead")

@@ -14,6 +14,9 @@ from pathlib import Path
 import pytest
 
 from agentteams.errors import LockTimeoutError
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.locking import (
     LOCK_DIR_MODE,
     REFRESH_SECONDS,
@@ -23,10 +26,7 @@ from agentteams.store.locking import (
     locked,
     queue_file_for,
 )
-from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import Layout
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
 from tests.support.wait import wait_until
 from tests.support.workers import Pool, Worker
 

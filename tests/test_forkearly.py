@@ -21,12 +21,14 @@ from typing import Any
 import pytest
 
 from agentteams.backends.tmux import TmuxError
-from agentteams.cli import forkclient, forkearly, launch
-from agentteams.cli.forkclient import ForkServer, Prestarted
-from agentteams.store.files import open_store
+from agentteams.procs import launcher as launch
+from agentteams.procs.fork import client as forkclient
+from agentteams.procs.fork import early as forkearly
+from agentteams.procs.fork.client import ForkServer, Prestarted
+from agentteams.store.opener import open_store
 from agentteams.store.paths import Layout
-from agentteams.team.prestart import FIRST_REQUEST_WAIT, PrestartingSpawner
-from agentteams.team.spawning import SpawnRequest, teammate_argv
+from agentteams.team.spawn.base import SpawnRequest, teammate_argv
+from agentteams.team.spawn.prestart import FIRST_REQUEST_WAIT, PrestartingSpawner
 from tests.support.cli import Cli
 from tests.support.procs import child_env, pid_alive
 from tests.support.wait import wait_until

@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.cli import forkserver, launch
-from agentteams.cli.forkclient import ForkServer
-from agentteams.cli.sockdir import ForkServerError, ensure_private
 from agentteams.model.anthropic_client import SDK_MODULES
+from agentteams.procs import launcher as launch
+from agentteams.procs.fork import server as forkserver
+from agentteams.procs.fork.client import ForkServer
+from agentteams.procs.socket_dir import ForkServerError, ensure_private
 from tests.support.cli import Cli
 from tests.support.procs import child_env, pid_alive
 from tests.support.wait import wait_until
@@ -389,7 +390,7 @@ def test_socket_directory_must_be_private(tmp_path: Path) -> None:
     with pytest.raises(ForkServerError):
         ensure_private(link)
     proc = subprocess.run(
-        [sys.executable, "-m", "agentteams.cli.forkserver", "--dir", str(open_dir)],
+        [sys.executable, "-m", "agentteams.procs.fork.server", "--dir", str(open_dir)],
         stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30, check=False,
     )  # fmt: skip
     assert proc.returncode == 1
@@ -426,7 +427,7 @@ def test_a_request_sent_whole_is_not_followed_by_an_empty_send(monkeypatch: pyte
 
 def test_a_starting_server_removes_the_sockets_of_dead_servers(tmp_path: Path) -> None:
     """A killed fork server leaves its `fs-<pid>.sock`: the next one to start removes it (and only such)."""
-    from agentteams.cli.sockdir import sweep_dead
+    from agentteams.procs.socket_dir import sweep_dead
 
     gone = subprocess.Popen(["true"])
     gone.wait()

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from agentteams.store.atomicjson import dump_json
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.atomic_json import dump_json
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import IdleNotification, ShutdownApproved, ShutdownRequest, parse_message
 from agentteams.store.records import Envelope, Task, TeamConfig
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
 
 GOLDEN = Path(__file__).resolve().parent / "golden"  # copied verbatim from shared/interop/golden
 TEAM = "session-59a7c56e"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from agentteams.cli import headless
+from agentteams.run import headless
 
 
 class StubRuntime:

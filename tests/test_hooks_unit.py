@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.agent.hookpoints import HookPoints
-from agentteams.agent.hookrun import HookRunner, run_command
-from agentteams.agent.hookspec import (
+from agentteams.agent.hooks.points import HookPoints
+from agentteams.agent.hooks.runner import HookRunner, run_command
+from agentteams.agent.hooks.spec import (
     DEFAULT_TIMEOUT,
     HookCommand,
     HookRun,
@@ -22,12 +22,12 @@ from agentteams.agent.hookspec import (
     describe,
     interpret,
     matches,
-)  # fmt: skip
-from agentteams.agent.hookspec import selected as select_hooks
+)
+from agentteams.agent.hooks.spec import selected as select_hooks
 from agentteams.agent.loop import Agent, AgentSettings, PermissionAsk
 from agentteams.settings.load import typed
 from agentteams.settings.types import Settings, Source
-from agentteams.store.files import FileStore
+from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
 from agentteams.tools.base import ToolContext
 from tests.support.fake_model import FakeModel, text, tool

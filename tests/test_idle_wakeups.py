@@ -16,10 +16,11 @@ from agentteams.pids import proc_start
 from agentteams.store import watch
 from agentteams.store.paths import Layout
 from agentteams.store.watch import FileWatcher, WakeEvent, interrupted_first, wait_in_slices
-from agentteams.team import heartbeat, teamwait
-from agentteams.team import teammate as teammate_module
-from agentteams.team.spawning import Handle
-from agentteams.team.teamwait import TeamWait
+from agentteams.team import heartbeat
+from agentteams.team.lead import team_wait as teamwait
+from agentteams.team.lead.team_wait import TeamWait
+from agentteams.team.spawn.base import Handle
+from agentteams.team.teammate import runtime as teammate_module
 from tests.support.fake_model import FakeModel
 from tests.support.runtime import running_teammate, teammate_rig
 from tests.support.wait import wait_until

@@ -17,12 +17,12 @@ import pytest
 
 from agentteams.backends.tmux import TmuxBackend
 from agentteams.mockapi import MockServer
-from agentteams.store.atomicjson import now_iso
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.atomic_json import now_iso
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import IdleNotification, ShutdownApproved, ShutdownRequest, parse_message
 from agentteams.store.records import Envelope
-from agentteams.store.teams import NewMember, TeamStore
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.procs import find_process, pid_alive

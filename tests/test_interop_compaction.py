@@ -13,7 +13,7 @@ import pytest
 from agentteams.agent.compaction import INSTRUCTION_MARK
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
-from agentteams.store.transcript_read import newest
+from agentteams.store.transcripts.reader import newest
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.test_e2e_headless import agentteams, work

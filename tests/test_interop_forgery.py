@@ -17,12 +17,12 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from agentteams.mockapi.reqtext import content_text
-from agentteams.store.atomicjson import now_iso
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.atomic_json import now_iso
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.teams import TeamStore
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ShutdownRequest
 from agentteams.store.signing import LeadVerifyKey
-from agentteams.store.teams import TeamStore
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli

@@ -18,14 +18,14 @@ import pytest
 
 from agentteams.backends.tmux import TmuxBackend
 from agentteams.mockapi import MockServer
-from agentteams.store.atomicjson import atomic_write_json, now_iso
+from agentteams.store.atomic_json import atomic_write_json, now_iso
+from agentteams.store.file.mailbox import Mailbox, Sealer
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.locking import locked
-from agentteams.store.mailbox import Mailbox, Sealer
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ShutdownApproved, ShutdownRequest, parse_message
 from agentteams.store.records import Envelope
 from agentteams.store.signing import Keyring
-from agentteams.store.teams import NewMember, TeamStore
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.builders import backdated

@@ -14,12 +14,12 @@ import pytest
 
 from agentteams.backends.tmux import TmuxBackend
 from agentteams.mockapi import MockServer
-from agentteams.store.atomicjson import now_iso
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.atomic_json import now_iso
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import ShutdownRequest
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.hookscript import HookLab

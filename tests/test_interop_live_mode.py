@@ -20,11 +20,11 @@ import pytest
 
 from agentteams.backends.tmux import TmuxBackend
 from agentteams.mockapi import MockServer
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ModeSetRequest
 from agentteams.store.signing import Keyring
-from agentteams.store.teams import NewMember, TeamStore
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli

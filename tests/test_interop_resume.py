@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
-from agentteams.store.transcript_read import read_entries
+from agentteams.store.transcripts.reader import read_entries
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.transcript_checks import faults

@@ -10,11 +10,11 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from agentteams.cli import demo_script
 from agentteams.mockapi import MockServer
 from agentteams.model.aliases import resolve_model
+from agentteams.run.demo import script as demo_script
 from agentteams.store.paths import LEAD_NAME
-from agentteams.team.teamfile import parse
+from agentteams.team.teamfile.schema import parse
 from tests.support.cli import Cli
 from tests.support.launch_scenario import GATE, TEAM_FILE, scenario
 from tests.support.procs import processes_with_env

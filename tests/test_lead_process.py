@@ -16,9 +16,9 @@ import pytest
 
 from agentteams import pids
 from agentteams.pids import LeadProcess, pid_space, proc_start
-from agentteams.store.atomicjson import dump_json, epoch_ms
+from agentteams.store.atomic_json import dump_json, epoch_ms
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
-from agentteams.store.teams import NewMember, TeamStore
 from tests.support.wait import wait_until
 
 CHILD_COMM = "x) Z 1 2"

@@ -11,16 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.store.files import FileStore
+from agentteams.store.file.store import FileStore
+from agentteams.store.file.tasks import TaskStore
 from agentteams.store.leases import LEASE_KEY, Lease, LeaseLostError, lease_seconds, now_ms
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence, write_presence
 from agentteams.store.records import Task
-from agentteams.store.tasks import TaskStore
-from agentteams.team.leasekeeper import LeaseKeeper
+from agentteams.team.lease_keeper import LeaseKeeper
 from agentteams.tools.base import ToolContext
-from agentteams.tools.hooks import TaskHookInfo
-from agentteams.tools.tasks_tools import TaskListTool, TaskUpdateTool
+from agentteams.tools.runtime_hooks import TaskHookInfo
+from agentteams.tools.team.task_tools import TaskListTool, TaskUpdateTool
 from tests.support.builders import team_with_members
 from tests.support.fake_model import FakeModel
 from tests.support.runtime import Events, quick_polls, running_lead

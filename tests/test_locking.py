@@ -14,7 +14,11 @@ from typing import IO, Any
 import pytest
 
 from agentteams.errors import LockLostError, LockTimeoutError
-from agentteams.store import atomicjson, lockqueue
+from agentteams.store import atomic_json as atomicjson
+from agentteams.store import lock_queue as lockqueue
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.locking import (
     LOCK_DIR_MODE,
     STALE_SECONDS,
@@ -26,10 +30,7 @@ from agentteams.store.locking import (
     lock_dir_for,
     queue_file_for,
 )
-from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import Layout
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
 from tests.support import ccref
 
 TEAM = "locks"

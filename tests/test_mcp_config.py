@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.agent.permissions import PermissionPolicy, parse_rules
-from agentteams.cli.agent_cmd import mcp_flags
-from agentteams.team.spawning import SpawnRequest, teammate_argv
+from agentteams.agent.permissions.policy import PermissionPolicy, parse_rules
+from agentteams.cli.commands.agent import mcp_flags
+from agentteams.team.spawn.base import SpawnRequest, teammate_argv
 from agentteams.tools.mcp.config import McpConfigError, McpFlags, Pending, ServerConfig, discover, expand
 from agentteams.tools.mcp.hub import McpHub, describe
 from agentteams.tools.mcp.names import rule_names, tool_name

@@ -8,14 +8,14 @@ import json
 import signal
 from pathlib import Path
 
-from agentteams.store.files import FileStore
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.store import FileStore
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.mirror import MARK, Mirror
 from agentteams.store.paths import LEAD_NAME, Layout
-from agentteams.store.redis_conn import parse_url
-from agentteams.store.redis_store import RedisStore
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
+from agentteams.store.redis.connection import parse_url
+from agentteams.store.redis.store import RedisStore
 from tests.support.cli import Cli
 from tests.support.redislab import RedisServer
 from tests.support.wait import wait_until

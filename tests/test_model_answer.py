@@ -13,7 +13,7 @@ import pytest
 from agentteams.model.answer import Answer, BadToolInput
 from agentteams.model.anthropic_client import _to_response, build_params
 from agentteams.model.provider_sdk import first_party, wire_for
-from agentteams.model.sdkrehearsal import _http_module
+from agentteams.model.sdk_rehearsal import _http_module
 from agentteams.model.types import ModelRequest, ModelResponse, ToolSpec
 
 Event = dict[str, Any]

@@ -18,12 +18,13 @@ import anthropic
 import pytest
 
 from agentteams.mockapi import MockServer
-from agentteams.model import wirebody
+from agentteams.model import wire_body as wirebody
 from agentteams.model.aliases import UnknownModelError, resolve_model, wire_model
 from agentteams.model.anthropic_client import AnthropicClient, ModelAPIError, build_params, parse_retry_after
-from agentteams.model.config import BadBaseURLError, MissingCredentialsError, ModelConfig
+from agentteams.model.config import MissingCredentialsError, ModelConfig
 from agentteams.model.pricing import Price, UsageLedger, cost_usd, price_for
 from agentteams.model.types import ModelRequest, RetryNotice, StreamCallbacks, ToolSpec, Usage
+from agentteams.model.urls import BadBaseURLError
 
 KEY = "sk-ant-test-SECRET-0123456789abcdef"
 MODEL = "claude-haiku-4-5"  # not one the SDK flags as deprecated

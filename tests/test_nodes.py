@@ -1,4 +1,4 @@
-"""Nodes in the fast tier: where a teammate is placed (team/nodeplace.py), what a spawn order carries (no secret),
+"""Nodes in the fast tier: where a teammate is placed (team/nodes/placement.py), what a spawn order carries (no secret),
 and a lead's NodeSpawner and a NodeRunner talking through the file store in one process (a stand-in spawner on
 the node's side, a real git clone for an order naming a repository)."""
 
@@ -16,13 +16,13 @@ import pytest
 from agentteams.errors import AgentTeamsError
 from agentteams.settings.types import Settings
 from agentteams.store.api import NewMember
-from agentteams.store.files import FileStore
+from agentteams.store.file.store import FileStore
 from agentteams.store.nodes import NodeOrder, NodeRecord
 from agentteams.store.signing import Keyring
-from agentteams.team.nodeplace import Placement, PlacementError, choose
-from agentteams.team.noderun import NodeRunner
-from agentteams.team.nodespawn import NodeSpawner, _order
-from agentteams.team.spawning import SpawnRequest
+from agentteams.team.nodes.node_loop import NodeRunner
+from agentteams.team.nodes.placement import Placement, PlacementError, choose
+from agentteams.team.nodes.spawner import NodeSpawner, _order
+from agentteams.team.spawn.base import SpawnRequest
 from tests.support.runtime import RecordingSpawner
 from tests.support.wait import wait_until
 
@@ -184,7 +184,7 @@ def test_status_judges_a_node_member_by_its_node(tmp_path: Path) -> None:
 
 
 def test_attach_names_the_node_and_host_to_run_it_on(tmp_path: Path) -> None:
-    from agentteams.cli.attach_cmd import _elsewhere
+    from agentteams.cli.commands.attach import _elsewhere
 
     store = FileStore()
     store.teams.create("proj")
@@ -204,9 +204,9 @@ def test_attach_names_the_node_and_host_to_run_it_on(tmp_path: Path) -> None:
 
 def test_a_team_file_role_names_its_node_and_export_writes_it_back() -> None:
     from agentteams.store.records import Member, TeamConfig
-    from agentteams.team.export import export_team
-    from agentteams.team.seeding import spawn_args
-    from agentteams.team.teamfile import parse
+    from agentteams.team.teamfile.export import export_team
+    from agentteams.team.teamfile.schema import parse
+    from agentteams.team.teamfile.seeding import spawn_args
 
     lead = Member(agent_id="team-lead@calc", name="team-lead", joined_at=1, cwd="/w/repo")
     alice = Member(agent_id="alice@calc", name="alice", joined_at=1, prompt="Go.", cwd="/node/work", node="gpu1")

@@ -14,10 +14,10 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from agentteams.store.api import Store
-from agentteams.store.files import FileStore
+from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
-from agentteams.store.redis_conn import parse_url
-from agentteams.store.redis_store import RedisStore
+from agentteams.store.redis.connection import parse_url
+from agentteams.store.redis.store import RedisStore
 from tests.support.cli import Cli
 from tests.support.procs import child_env, find_process
 from tests.support.team_script import TEAM, team_scenario

@@ -17,10 +17,10 @@ import pytest
 
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.mockapi import MockServer
-from agentteams.store.lockqueue import STALE_SECONDS
+from agentteams.store.lock_queue import STALE_SECONDS
 from agentteams.store.paths import Layout
-from agentteams.team.lead import LeadRuntime
-from agentteams.team.nodespawn import NodeSpawner
+from agentteams.team.lead.runtime import LeadRuntime
+from agentteams.team.nodes.spawner import NodeSpawner
 from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel
 from tests.support.procs import process_tree

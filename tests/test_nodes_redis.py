@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.store.redis_conn import parse_url
-from agentteams.store.redis_store import RedisStore
+from agentteams.store.redis.connection import parse_url
+from agentteams.store.redis.store import RedisStore
 from tests.support.cli import Cli
 from tests.support.redislab import RedisServer
 from tests.support.wait import wait_until

@@ -1,7 +1,7 @@
 """One owner per outside thing: libtmux and $TMUX (backends/tmux.py), the anthropic SDK (model/), cryptography
 (store/signing.py), the mcp SDK (tools/mcp/connection.py), rich consoles (ui/), pid liveness (pids.py), nbformat
-(tools/notebook.py), httpx and the HTML to markdown libraries (tools/webfetch.py); and the teammate launcher stays
-stdlib-only.
+(tools/files/notebook.py), httpx and the HTML to markdown libraries (tools/web/fetch.py); and the teammate launcher
+stays stdlib-only.
 Read from the source, no imports."""
 
 from __future__ import annotations
@@ -31,13 +31,13 @@ OWNERS = {
     "mcp": ("tools/mcp/connection.py",),  # the MCP SDK: servers' connections, on the hub's event-loop thread
     "rich console": ("ui/",),
     "pid_alive": ("pids.py",),
-    "tomllib": ("team/teamfile.py",),  # reading team files (with the key-to-line map of team/tomllines.py)
-    "tomli_w": ("team/export.py",),  # writing them
-    "nbformat": ("tools/notebook.py",),
-    "web page": ("tools/webfetch.py",),  # httpx, markdownify, bs4
+    "tomllib": ("team/teamfile/schema.py",),  # reading team files (with the key-to-line map of toml_positions.py)
+    "tomli_w": ("team/teamfile/export.py",),  # writing them
+    "nbformat": ("tools/files/notebook.py",),
+    "web page": ("tools/web/fetch.py",),  # httpx, markdownify, bs4
 }
 # files another engineer is rewriting: each must still break its rule (else delete the entry here)
-LAUNCHER = ("cli/launch.py", "pids.py")  # started in every teammate pane: stdlib imports only
+LAUNCHER = ("procs/launcher.py", "pids.py")  # started in every teammate pane: stdlib imports only
 
 
 def _type_checking_only(tree: ast.AST) -> set[ast.AST]:
@@ -139,7 +139,8 @@ def test_the_check_catches_planted_violations(tmp_path: Path) -> None:
     assert violations(cloud, "model/x.py") == [f"model/x.py:2: {owner}", f"model/x.py:3: {owner}"]
     toml = '"""Planted."""\nimport tomllib\nimport tomli_w\n'
     assert violations(toml, "team/x.py") == [
-        "team/x.py:2: tomllib (owner: team/teamfile.py)", "team/x.py:3: tomli_w (owner: team/export.py)"]  # fmt: skip
+        "team/x.py:2: tomllib (owner: team/teamfile/schema.py)",
+        "team/x.py:3: tomli_w (owner: team/teamfile/export.py)"]  # fmt: skip
     typing_only = '"""Planted."""\nif TYPE_CHECKING:\n    from rich.console import Console\n'
     assert violations(typing_only, "cli/x.py") == []
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import io
 
 from agentteams.agent.loop import AgentEvent
-from agentteams.cli.render import PaneRenderer
 from agentteams.store.records import Envelope
 from agentteams.team.delivery import render_batch
+from agentteams.ui.pane import PaneRenderer
 
 
 def test_incoming_messages_show_sender_and_first_line_without_escape_codes() -> None:

@@ -1,4 +1,4 @@
-"""The pane's lean launcher (`python -S cli/panelaunch.py agentteams ...`): the console-script launcher's contract,
+"""The pane's lean launcher (`python -S procs/pane_launcher.py agentteams ...`): the console-script launcher's contract,
 held by the same tests run through it; the same request bytes; a lead's panes start it while its fork server runs."""
 
 from __future__ import annotations
@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 
-from agentteams.cli import launch, panelaunch
-from agentteams.cli.forkclient import ForkServer
-from agentteams.store.files import open_store
+from agentteams.procs import launcher as launch
+from agentteams.procs import pane_launcher as panelaunch
+from agentteams.procs.fork.client import ForkServer
+from agentteams.store.opener import open_store
 from agentteams.store.paths import Layout
-from agentteams.team.spawning import SpawnRequest, TmuxSpawner, teammate_argv
+from agentteams.team.spawn.base import SpawnRequest, teammate_argv
+from agentteams.team.spawn.spawners import TmuxSpawner
 from tests.support.cli import AGENTTEAMS, Cli
 from tests.support.procs import child_env
 
@@ -56,7 +58,7 @@ def cli(config_root: Path) -> Iterator[Cli]:
 def test_the_launcher_argv_runs_without_site_and_names_an_existing_script() -> None:
     argv = ForkServer.launcher_argv()
     assert argv[:2] == [sys.executable, "-S"]
-    assert Path(argv[2]).is_file() and Path(argv[2]).name == "panelaunch.py"
+    assert Path(argv[2]).is_file() and Path(argv[2]).name == "pane_launcher.py"
 
 
 def test_it_imports_neither_site_nor_the_package() -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.agent.fscommands import is_file_command, is_read_only_command
-from agentteams.agent.permissions import PermissionPolicy, parse_rule, parse_rules
-from agentteams.agent.settingsrules import settings_rules
+from agentteams.agent.permissions.path_commands import is_file_command, is_read_only_command
+from agentteams.agent.permissions.policy import PermissionPolicy, parse_rule, parse_rules
+from agentteams.agent.permissions.settings_rules import settings_rules
 from agentteams.settings.load import load_settings
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.agent.commandrules import command_prefix, subcommands
-from agentteams.agent.permissions import (
+from agentteams.agent.permissions.bash_rules import command_prefix, subcommands
+from agentteams.agent.permissions.policy import (
     PermissionPolicy,
     PermissionRuleError,
     Rule,
@@ -17,7 +17,7 @@ from agentteams.agent.permissions import (
     parse_mode,
     parse_rules,
 )
-from agentteams.tools.hooks import PERMISSION_MODES, PermissionMode
+from agentteams.tools.runtime_hooks import PERMISSION_MODES, PermissionMode
 
 KINDS = ("read", "edit", "execute", "coordinate", "plan")
 TABLE: dict[str, tuple[str, ...]] = {  # read, edit, execute, coordinate, plan
@@ -284,9 +284,9 @@ def test_a_bare_disallowed_name_hides_the_tool() -> None:
 
 
 def test_real_tools_fit_offered_tools() -> None:
-    from agentteams.tools.plan_tools import PLAN_TOOLS
-    from agentteams.tools.tasks_tools import TASK_TOOLS
-    from agentteams.tools.team_tools import TEAM_TOOLS
+    from agentteams.tools.plan import PLAN_TOOLS
+    from agentteams.tools.team.task_tools import TASK_TOOLS
+    from agentteams.tools.team.team_tools import TEAM_TOOLS
 
     tools = [cls() for cls in (*TASK_TOOLS, *TEAM_TOOLS, *PLAN_TOOLS)]
     names = [t.name for t in offered_tools(tools, "delegate", parse_rules("TeamDelete"))]

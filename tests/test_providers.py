@@ -13,16 +13,17 @@ from typing import Any
 import pytest
 
 from agentteams.backends.tmux import build_command_line
-from agentteams.cli.forkserver import carried_credentials
 from agentteams.mockapi import MockServer
 from agentteams.mockapi.eventstream import encode
 from agentteams.model.aliases import resolve_model
 from agentteams.model.anthropic_client import AnthropicClient, ModelAPIError
-from agentteams.model.config import BadBaseURLError, MissingCredentialsError, ModelConfig
+from agentteams.model.config import MissingCredentialsError, ModelConfig
 from agentteams.model.provider_sdk import ProviderAuthError
 from agentteams.model.providers import ProviderConfig, ProviderError, describe
 from agentteams.model.types import ModelRequest
-from agentteams.team.spawning import teammate_env
+from agentteams.model.urls import BadBaseURLError
+from agentteams.procs.fork.server import carried_credentials
+from agentteams.team.spawn.base import teammate_env
 
 SECRET = "aws-secret-0123456789abcdefSECRET"
 TOKEN = "aws-session-token-0123456789TOKEN"

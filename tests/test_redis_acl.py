@@ -12,8 +12,8 @@ import redis
 from agentteams.mockapi import MockServer
 from agentteams.store.api import NewMember
 from agentteams.store.paths import Layout
-from agentteams.store.redis_conn import parse_url
-from agentteams.store.redis_store import RedisStore
+from agentteams.store.redis.connection import parse_url
+from agentteams.store.redis.store import RedisStore
 from tests.support.cli import Cli
 from tests.support.redislab import RedisServer
 from tests.support.team_script import TEAM, team_scenario

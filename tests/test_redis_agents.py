@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from agentteams.pids import LeadProcess
-from agentteams.store.atomicjson import epoch_ms
+from agentteams.store.atomic_json import epoch_ms
 from agentteams.store.paths import Layout
-from agentteams.store.redis_conn import Keys, parse_url
-from agentteams.store.redis_store import RedisStore
+from agentteams.store.redis.connection import Keys, parse_url
+from agentteams.store.redis.store import RedisStore
 from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel
 from tests.support.redislab import RedisServer

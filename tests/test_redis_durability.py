@@ -4,8 +4,8 @@ server's SIGKILL and restart, and a message read but never acknowledged is still
 from __future__ import annotations
 
 from agentteams.store.api import NewMember
-from agentteams.store.redis_conn import parse_url
-from agentteams.store.redis_store import RedisStore
+from agentteams.store.redis.connection import parse_url
+from agentteams.store.redis.store import RedisStore
 from tests.support.redislab import RedisServer
 
 

@@ -10,8 +10,8 @@ import pytest
 import redis
 
 from agentteams import diagnostics
-from agentteams.store import redis_retry
-from agentteams.store.redis_retry import Reconnect
+from agentteams.store.redis import retry as redis_retry
+from agentteams.store.redis.retry import Reconnect
 
 
 @pytest.fixture

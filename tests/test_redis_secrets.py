@@ -104,9 +104,9 @@ def test_a_wrong_password_is_one_line_without_the_password(cli: Cli, locked_redi
 
 
 def test_commands_an_agent_runs_get_no_password(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from agentteams.agent.hookrun import hook_env
-    from agentteams.cli.forkserver import carried_credentials
-    from agentteams.tools.shell import child_env
+    from agentteams.agent.hooks.runner import hook_env
+    from agentteams.procs.fork.server import carried_credentials
+    from agentteams.tools.shell.process import child_env
 
     monkeypatch.setenv("AGENTTEAMS_REDIS_PASSWORD", PASSWORD)
     monkeypatch.setenv("REDISCLI_AUTH", PASSWORD)

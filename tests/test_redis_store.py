@@ -15,13 +15,14 @@ from redis.crc import key_slot
 from agentteams.cli import store_opt
 from agentteams.errors import NotFoundError
 from agentteams.store.api import NewMember
-from agentteams.store.files import FileStore, open_store
+from agentteams.store.file.store import FileStore
 from agentteams.store.leases import LeaseLostError
+from agentteams.store.opener import open_store
 from agentteams.store.presence import Presence
 from agentteams.store.records import Task, TeamConfig
-from agentteams.store.redis_conn import Keys, StoreUrlError, parse_url, password
-from agentteams.store.redis_store import RedisStore, presence_ttl_ms
-from agentteams.store.redis_taskhash import to_fields, to_task
+from agentteams.store.redis.connection import Keys, StoreUrlError, parse_url, password
+from agentteams.store.redis.store import RedisStore, presence_ttl_ms
+from agentteams.store.redis.task_hash import to_fields, to_task
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from agentteams.agent.loop import AgentEvent, TurnResult
 from agentteams.mockapi import MockServer
 from agentteams.model.types import Usage
 from agentteams.store.paths import Layout
-from agentteams.store.transcripts import AssistantMeta, Transcript
+from agentteams.store.transcripts.writer import AssistantMeta, Transcript
 from agentteams.team.delivery import TeamEvent
 from agentteams.tools.base import ToolResult
 from agentteams.ui.questions import Questions, yes_no

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from agentteams.store.files import open_store
+from agentteams.store.opener import open_store
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence
 from tests.support.cli import Cli

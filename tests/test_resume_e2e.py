@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
-from agentteams.store.transcript_read import read_entries
+from agentteams.store.transcripts.reader import read_entries
 from tests.support.cli import Cli
 from tests.test_e2e_headless import agentteams, script, serve, server_factory, tool, work
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from agentteams.pids import LeadProcess, pid_space
-from agentteams.store.atomicjson import epoch_ms, now_iso
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.atomic_json import epoch_ms, now_iso
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.teams import TeamStore
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import (
     IdleNotification,
@@ -24,8 +25,7 @@ from agentteams.store.protocol import (
     ShutdownRequest,
 )
 from agentteams.store.signing import Keyring
-from agentteams.store.teams import TeamStore
-from agentteams.team import leadwatch
+from agentteams.team.teammate import lead_watch as leadwatch
 from tests.support.builders import backdated
 from tests.support.fake_model import FakeModel, text, tool
 from tests.support.runtime import TEAM, WAIT, Events, quick_polls, running_lead, running_teammate, teammate_rig

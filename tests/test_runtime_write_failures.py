@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.store import writefail
-from agentteams.store.mailbox import Mailbox
+from agentteams.store import write_failures as writefail
+from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.paths import Layout
 from tests.support.fake_model import FakeModel, text
 from tests.support.runtime import WAIT, quick_polls, running_lead, running_teammate, teammate_rig

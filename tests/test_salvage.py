@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from agentteams.store.mailbox import FULL_CHECK_BYTES, Mailbox
+from agentteams.store.file.mailbox import FULL_CHECK_BYTES, Mailbox
 from agentteams.store.paths import Layout
 from agentteams.store.salvage import salvage_array
 from tests.support.builders import team_with_members

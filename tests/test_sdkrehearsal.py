@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from agentteams.model import sdkrehearsal
+from agentteams.model import sdk_rehearsal as sdkrehearsal
 
 
 def test_rehearsal_runs_on_the_installed_sdk_without_network_or_threads(monkeypatch: pytest.MonkeyPatch) -> None:

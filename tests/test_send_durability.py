@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.store import safefs
+from agentteams.store import safe_fs as safefs
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.locking import FileLock
-from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import Layout
-from agentteams.store.teams import NewMember, TeamStore
 from tests.support.wait import wait_until
 
 TEAM = "durable"

@@ -1,5 +1,5 @@
-"""A failed send takes its message back (store/withdraw.py), wherever it waits: the spool, or the in-flight batch of
-the committer that failed, which also holds other senders' messages; those are still delivered, each once."""
+"""A failed send takes its message back (store/file/withdraw.py), wherever it waits: the spool, or the in-flight batch
+of the committer that failed, which also holds other senders' messages; those are still delivered, each once."""
 
 from __future__ import annotations
 
@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from agentteams.errors import AgentTeamsError
-from agentteams.store import spool as spool_module
-from agentteams.store.atomicjson import dump_compact, encode
-from agentteams.store.inboxfile import in_flight_file, spool_file
-from agentteams.store.mailbox import Mailbox, new_envelope
+from agentteams.store.api import new_envelope
+from agentteams.store.atomic_json import dump_compact, encode
+from agentteams.store.file import spool as spool_module
+from agentteams.store.file.inbox_file import in_flight_file, spool_file
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.withdraw import withdraw
 from agentteams.store.paths import Layout
-from agentteams.store.withdraw import withdraw
 from tests.support.builders import team_with_members
 
 

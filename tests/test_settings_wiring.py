@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.agent.permissions import PermissionPolicy, parse_rules
+from agentteams.agent.permissions.policy import PermissionPolicy, parse_rules
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.settings.load import typed
 from agentteams.settings.types import Settings, Source
 from agentteams.store.paths import Layout
-from agentteams.team.spawning import SpawnRequest, teammate_argv
+from agentteams.team.spawn.base import SpawnRequest, teammate_argv
 from tests.support.fake_model import FakeModel, text
 
 PROJECT = Source("project", "/p/.claude/settings.json")
@@ -114,8 +114,9 @@ def test_a_teammate_gets_the_lead_settings_but_not_env_on_its_command_line(tmp_p
 
 
 def test_spawned_teammates_get_the_lead_settings(tmp_path: Path, layout: Layout) -> None:
-    from agentteams.store.teams import TeamStore
-    from agentteams.team.spawning import InProcessSpawner, spawn_member
+    from agentteams.store.file.teams import TeamStore
+    from agentteams.team.spawn.member import spawn_member
+    from agentteams.team.spawn.spawners import InProcessSpawner
     from tests.test_spawn_keys import KeptSpawner
 
     s = settings(deny=["Bash(rm:*)"], ask=["Bash(git push:*)"])

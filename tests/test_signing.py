@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agentteams.store.mailbox import new_envelope
+from agentteams.store.api import new_envelope
 from agentteams.store.records import Envelope, Member, TeamConfig
 from agentteams.store.signing import (
     LEAD_DOMAIN,

@@ -17,9 +17,9 @@ from agentteams.model.types import Usage
 from agentteams.settings.commands import CommandSet, expand, invocation, load_commands, split_arguments
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence
-from agentteams.store.transcripts import AssistantMeta, Transcript
-from agentteams.team.costs import transcript_ledger
+from agentteams.store.transcripts.writer import AssistantMeta, Transcript
 from agentteams.team.delivery import TeamEvent
+from agentteams.team.lead.costs import transcript_ledger
 from agentteams.ui.commands import BUILTINS, CommandContext, TeamView, builtin, help_text, run_command
 from agentteams.ui.render import Renderer, make_console
 from tests.support.fake_model import FakeModel, text, tool

@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from agentteams.agent.session import Session, SessionOptions
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.signing import LEAD_DOMAIN, LEAD_SIG, Keyring, LeadVerifyKey, verifies
-from agentteams.store.teams import NewMember, TeamStore
-from agentteams.team.spawning import Handle, SpawnRequest, spawn_member, teammate_argv
-from agentteams.team.versionprobe import VersionProbe
+from agentteams.team.spawn.base import Handle, SpawnRequest, teammate_argv
+from agentteams.team.spawn.member import spawn_member
+from agentteams.team.spawn.version_probe import VersionProbe
 from agentteams.tools.base import ToolInputError
 from tests.support.fake_model import FakeModel
 

@@ -12,14 +12,15 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
-from agentteams.store.atomicjson import now_iso
-from agentteams.store.files import FileStore
+from agentteams.store.atomic_json import now_iso
+from agentteams.store.file.store import FileStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence, read_presence
 from agentteams.store.protocol import IdleNotification
-from agentteams.store.teams import NewMember, TeamStore
-from agentteams.team.roster import Roster
-from agentteams.team.spawning import Handle, SpawnRequest, TmuxSpawner
+from agentteams.team.spawn.base import Handle, SpawnRequest
+from agentteams.team.spawn.roster import Roster
+from agentteams.team.spawn.spawners import TmuxSpawner
 from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel, text
 from tests.support.procs import cmdline, pid_alive, processes_with_env

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence, write_presence
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
 from tests.support.cli import Cli
 from tests.support.live_team import ESC, LiveTeam, members, status_json
 from tests.support.procs import child_env, read_until

@@ -13,10 +13,10 @@ import pytest
 
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.model.types import Block, ModelRequest
-from agentteams.store.atomicjson import now_iso
+from agentteams.store.atomic_json import now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ShutdownRequest
-from agentteams.store.transcript_read import load
+from agentteams.store.transcripts.reader import load
 from agentteams.team.delivery import TeamEvent
 from agentteams.ui.render import Renderer, make_console
 from tests.support.fake_model import FakeModel, text, tool

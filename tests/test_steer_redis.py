@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
-from agentteams.store.redis_conn import GROUP, Keys, parse_url
-from agentteams.store.redis_store import RedisStore
+from agentteams.store.redis.connection import GROUP, Keys, parse_url
+from agentteams.store.redis.store import RedisStore
 from tests.support.cli import Cli
 from tests.support.procs import pid_alive
 from tests.support.redislab import RedisServer

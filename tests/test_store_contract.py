@@ -13,8 +13,8 @@ import pytest
 from agentteams.errors import NotFoundError
 from agentteams.pids import LeadProcess
 from agentteams.store.api import NewMember, Store
-from agentteams.store.atomicjson import epoch_ms
-from agentteams.store.files import FileStore
+from agentteams.store.atomic_json import epoch_ms
+from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence
 

@@ -15,16 +15,16 @@ import pytest
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.pids import pid_alive
 from agentteams.store.api import Store
-from agentteams.store.atomicjson import atomic_write_json, now_iso
-from agentteams.store.files import open_store
+from agentteams.store.atomic_json import atomic_write_json, now_iso
+from agentteams.store.opener import open_store
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence, State
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import LEAD_DOMAIN, Keyring, verifies
-from agentteams.team import leadwatch
-from agentteams.team.adopt import resume_team, team_of
-from agentteams.team.lead import LeadRuntime
-from agentteams.team.spawning import Handle, SpawnRequest, teammate_argv
+from agentteams.team.lead.adopt import resume_team, team_of
+from agentteams.team.lead.runtime import LeadRuntime
+from agentteams.team.spawn.base import Handle, SpawnRequest, teammate_argv
+from agentteams.team.teammate import lead_watch as leadwatch
 from tests.support.fake_model import FakeModel, text
 from tests.support.runtime import TEAM, WAIT, RecordingSpawner, quick_polls, running_teammate, teammate_rig
 from tests.support.wait import wait_until
@@ -131,7 +131,7 @@ def test_a_live_teammate_is_restarted_with_a_new_key_at_its_next_pause(tmp_path:
     runtime = resumed_lead(store, layout, tmp_path, spawner)
     adopted = resume_team(runtime)
     assert adopted is not None and adopted.rekeyed == ["bob"] and adopted.relaunched == []
-    [_changes, chore] = runtime.chores  # `agentteams set` requests (team/livechange.py), then the rekeying
+    [_changes, chore] = runtime.chores  # `agentteams set` requests (team/lead/live_changes.py), then the rekeying
     chore(TEAM)  # still in its turn: left alone
     assert spawner.spawned == [] and bob.poll() is None
     record = store.presence.read(TEAM, "bob")
@@ -152,7 +152,7 @@ def test_a_live_teammate_is_restarted_with_a_new_key_at_its_next_pause(tmp_path:
 
 def test_a_teammate_asking_the_dead_lead_is_restarted_and_asked_to_carry_on(tmp_path: Path, layout: Layout) -> None:
     from agentteams.store.protocol import PermissionRequest
-    from agentteams.team.rekey import CARRY_ON
+    from agentteams.team.lead.rekey import CARRY_ON
 
     store = open_store(layout)
     bob = live_teammate(store, tmp_path, "working")
@@ -177,7 +177,7 @@ def test_a_teammate_asking_the_dead_lead_is_restarted_and_asked_to_carry_on(tmp_
 def test_a_teammate_restarted_while_its_plan_waited_still_takes_the_verdict(tmp_path: Path, layout: Layout) -> None:
     from agentteams.store.api import NewMember
     from agentteams.store.protocol import PlanApprovalRequest, plan_digest
-    from agentteams.team.replan import pending_plan
+    from agentteams.team.teammate.plan_verdict import pending_plan
 
     store = open_store(layout)
     store.teams.create(TEAM, lead_session_id="lead-s", cwd=str(tmp_path))
@@ -286,7 +286,7 @@ def test_a_plan_the_dead_lead_read_can_be_approved_by_the_resumed_one(tmp_path: 
 def test_a_dead_teammate_that_was_asking_is_relaunched_and_asked_to_carry_on(tmp_path: Path, layout: Layout) -> None:
     from agentteams.store.api import NewMember
     from agentteams.store.protocol import PermissionRequest
-    from agentteams.team.rekey import CARRY_ON
+    from agentteams.team.lead.rekey import CARRY_ON
 
     store = open_store(layout)
     store.teams.create(TEAM, lead_session_id="lead-s", cwd=str(tmp_path))

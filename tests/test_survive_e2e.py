@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
+from agentteams.store.file.teams import TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
-from agentteams.store.teams import TeamStore
 from tests.support.cli import Cli
 from tests.support.live_team import inside, status_json
 from tests.support.procs import pid_alive

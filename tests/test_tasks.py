@@ -8,12 +8,12 @@ import pytest
 
 from agentteams.errors import ConflictError, NotFoundError
 from agentteams.pids import LeadProcess
-from agentteams.store.atomicjson import epoch_ms
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.atomic_json import epoch_ms
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import TaskAssignment, parse_message
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
 from tests.support.builders import team_with_members
 
 
@@ -203,7 +203,7 @@ def test_a_task_list_without_its_team_is_written_in_schema_order(layout: Layout)
 
 
 def test_a_task_whose_blockers_are_all_done_is_not_shown_as_blocked(layout: Layout) -> None:
-    from agentteams.store.tasktext import task_lines
+    from agentteams.store.task_text import task_lines
 
     store = TaskStore(layout)
     for subject in ("Lexer", "Parser", "Integrate"):

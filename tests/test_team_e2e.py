@@ -140,8 +140,8 @@ def kill_scenario() -> dict[str, Any]:
 def test_dead_teammate_is_noticed_within_2s(
     cli: Cli, config_root: Path, layout: Layout, work: Path, tmp_path: Path, tmux: Tmux, how: str
 ) -> None:
-    from agentteams.store.tasks import TaskStore
-    from agentteams.store.teams import TeamStore
+    from agentteams.store.file.tasks import TaskStore
+    from agentteams.store.file.teams import TeamStore
 
     tasks = TaskStore(layout)
     with MockServer(kill_scenario()) as server:

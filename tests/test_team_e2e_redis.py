@@ -8,8 +8,8 @@ from pathlib import Path
 
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
-from agentteams.store.redis_conn import parse_url
-from agentteams.store.redis_store import RedisStore
+from agentteams.store.redis.connection import parse_url
+from agentteams.store.redis.store import RedisStore
 from tests.support.cli import Cli
 from tests.support.redislab import RedisServer
 from tests.support.team_script import TEAM, team_scenario
@@ -76,7 +76,7 @@ class EventLog:
         self.thread = threading.Thread(target=self._follow, daemon=True)
 
     def _follow(self) -> None:
-        from agentteams.store.redis_conn import Keys
+        from agentteams.store.redis.connection import Keys
 
         last = "0-0"
         while not self.stop.is_set():

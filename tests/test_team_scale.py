@@ -107,7 +107,7 @@ def test_sixteen_teammates_in_process(cli: Cli, config_root: Path, layout: Layou
 
 
 def test_an_idle_teammate_wait_ends_on_news_on_stop_or_after_its_slices() -> None:
-    """The idle teammate's wait (team/teammate.py): woken at once by its watcher, ended by the stop flag between
+    """The idle teammate's wait (team/teammate/runtime.py): woken at once by its watcher, ended by the stop flag between
     slices, else over after `slices` slices (then it looks at leases, its lead and the team again)."""
     import threading
 
@@ -136,8 +136,9 @@ def test_a_tmux_teammate_is_alive_while_its_pane_process_runs(layout: Layout, tm
     import subprocess
 
     from agentteams.pids import proc_start
-    from agentteams.store.files import open_store
-    from agentteams.team.spawning import Handle, TmuxSpawner
+    from agentteams.store.opener import open_store
+    from agentteams.team.spawn.base import Handle
+    from agentteams.team.spawn.spawners import TmuxSpawner
 
     spawner = TmuxSpawner(open_store(layout), socket_path=str(tmp_path / "no-server.sock"))
     proc = subprocess.Popen(["sleep", "30"])

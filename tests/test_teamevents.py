@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from agentteams.store.file.teams import new_config
+from agentteams.store.member_events import MemberEvent, member_events
 from agentteams.store.records import Member, TeamConfig
-from agentteams.store.teamevents import MemberEvent, member_events
-from agentteams.store.teams import new_config
 
 
 def config(*members: Member, departed: list[Member] | None = None) -> TeamConfig:

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from agentteams.store.records import Member, Task, TeamConfig
-from agentteams.team.export import export_team
-from agentteams.team.seeding import LAUNCH_KEY, TYPE_ONLY_PROMPT, spawn_args
-from agentteams.team.teamfile import Role, TeamFileError, parse
-from agentteams.team.tomllines import key_lines, line_of
+from agentteams.team.teamfile.export import export_team
+from agentteams.team.teamfile.schema import Role, TeamFileError, parse
+from agentteams.team.teamfile.seeding import LAUNCH_KEY, TYPE_ONLY_PROMPT, spawn_args
+from agentteams.team.teamfile.toml_positions import key_lines, line_of
 from tests.support.launch_scenario import TEAM_FILE
 
 GOOD = """\

@@ -13,7 +13,7 @@ from typing import Any, cast
 import pytest
 
 from agentteams.store.changes import FileChanges
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ModelSetRequest, ModeSetRequest
 from agentteams.store.signing import Keyring
@@ -114,7 +114,7 @@ def test_the_lead_restarts_a_real_2_1_330_teammate_to_change_its_mode(
 ) -> None:
     """2.1.330 takes a mode only at its start: the lead restarts it at its pause (idle, nothing unread) in the new
     mode with its own session resumed and a new key; older ones get the frame; a model change restarts any claude."""
-    from agentteams.team import moderestart
+    from agentteams.team.lead import mode_restarts as moderestart
 
     monkeypatch.setattr(moderestart, "WAIT_NOW", 0.3)
     with running_lead(layout, tmp_path, FakeModel([]), "carol") as rig:
@@ -169,7 +169,7 @@ def test_the_running_lead_answers_a_set_request_from_the_queue(tmp_path: Path, l
 
 
 def test_set_refuses_in_one_line_without_a_running_lead(cli: Cli, layout: Layout, tmp_path: Path) -> None:
-    from agentteams.store.teams import NewMember, TeamStore
+    from agentteams.store.file.teams import NewMember, TeamStore
 
     TeamStore(layout).create(TEAM, cwd=str(tmp_path))  # no leadProcess: as a lead that is gone
     TeamStore(layout).add_member(TEAM, NewMember(name="bob", cwd=str(tmp_path)))
@@ -271,8 +271,8 @@ def test_a_teammate_in_another_directory_takes_that_directory_s_agent_types(tmp_
 def test_set_gives_up_in_one_line_when_no_lead_of_ours_answers(cli: Cli, layout: Layout, tmp_path: Path) -> None:
     """A lead that runs but takes no requests (a real `claude`): nothing is left queued, nothing changed."""
     from agentteams.pids import LeadProcess
-    from agentteams.store.atomicjson import epoch_ms
-    from agentteams.store.teams import NewMember, TeamStore
+    from agentteams.store.atomic_json import epoch_ms
+    from agentteams.store.file.teams import NewMember, TeamStore
 
     TeamStore(layout).create(TEAM, cwd=str(tmp_path), lead_process=LeadProcess.for_this_process(epoch_ms()))
     TeamStore(layout).add_member(TEAM, NewMember(name="bob", cwd=str(tmp_path)))
@@ -287,9 +287,9 @@ def test_the_lead_knows_its_tmux_teammates_are_ours_before_they_say_so(
     tmp_path: Path, layout: Layout, line: str, ours: bool
 ) -> None:
     """Right after a spawn a teammate has written neither presence nor key: the program the lead starts tells."""
-    from agentteams.store.files import open_store
-    from agentteams.team.livechange import LiveChanges
-    from agentteams.team.spawning import TmuxSpawner
+    from agentteams.store.opener import open_store
+    from agentteams.team.lead.live_changes import LiveChanges
+    from agentteams.team.spawn.spawners import TmuxSpawner
     from tests.test_spawn_keys import fake_program
 
     with running_lead(layout, tmp_path, FakeModel([]), "bob") as rig:

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from agentteams.mockapi import MockServer
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.teams import TeamStore
 from agentteams.store.paths import Layout
-from agentteams.store.teams import TeamStore
 from tests.support.cli import Cli
 from tests.support.team_script import TEAM, say, shutdown_route, tool, waiting
 from tests.support.tmuxlab import Tmux

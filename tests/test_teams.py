@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from agentteams.errors import ConflictError, CorruptFileError, NotFoundError
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.records import COLORS
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
 
 
 def test_create_sets_up_dirs_and_lead(layout: Layout) -> None:
@@ -93,7 +93,7 @@ def test_delete_refuses_with_members_then_removes_the_team_files(layout: Layout,
     assert teams.delete("t", force=True) == []
     assert not layout.team_dir("t").exists()
     assert not layout.task_dir("t").exists()
-    assert worktree.exists()  # never forced away here: tools/teamgit.py removes clean ones, keeps dirty ones
+    assert worktree.exists()  # never forced away here: tools/team/worktree_git.py removes clean ones, keeps dirty ones
     with pytest.raises(NotFoundError):
         teams.delete("t")
 

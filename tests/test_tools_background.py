@@ -18,12 +18,12 @@ import pytest
 from agentteams.agent.prompts import Identity
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.mockapi import MockServer
-from agentteams.store.files import FileStore
+from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
-from agentteams.tools import background
 from agentteams.tools.base import ToolContext, ToolInputError, ToolResult
-from agentteams.tools.bg_tools import BashOutputTool, KillShellTool
-from agentteams.tools.shell import BashTool
+from agentteams.tools.shell import background
+from agentteams.tools.shell.background_tools import BashOutputTool, KillShellTool
+from agentteams.tools.shell.bash import BashTool
 from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel, text, tool
 from tests.support.wait import wait_until
@@ -180,7 +180,7 @@ def test_the_tools_are_offered_to_a_teammate_too(tmp_path: Path, layout: Layout)
 GUARDED = """
 import os, sys, time
 from pathlib import Path
-from agentteams.tools.background import ShellRegistry
+from agentteams.tools.shell.background import ShellRegistry
 shells = ShellRegistry()
 shells.start("bash -c 'exec -a " + os.environ["BG_MARK"] + " sleep 300'", Path.cwd(), 600000)
 print("started", flush=True)

@@ -9,8 +9,10 @@ from typing import Any
 
 import pytest
 
-from agentteams.store.files import FileStore
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.store import FileStore
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import (
     PlanApprovalRequest,
@@ -22,12 +24,10 @@ from agentteams.store.protocol import (
     parse_message,
 )
 from agentteams.store.records import Envelope
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
 from agentteams.tools.base import Tool, ToolContext, ToolResult
-from agentteams.tools.plan_tools import ExitPlanModeTool
-from agentteams.tools.tasks_tools import TaskCreateTool, TaskGetTool, TaskListTool, TaskUpdateTool
-from agentteams.tools.team_tools import SendMessageTool, TeamCreateTool, TeamDeleteTool
+from agentteams.tools.plan import ExitPlanModeTool
+from agentteams.tools.team.task_tools import TaskCreateTool, TaskGetTool, TaskListTool, TaskUpdateTool
+from agentteams.tools.team.team_tools import SendMessageTool, TeamCreateTool, TeamDeleteTool
 
 SESSION = "59a7c56e-ba02-4852-8848-2be4790d8873"
 

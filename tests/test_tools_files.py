@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from agentteams.store.files import FileStore
+from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
 from agentteams.tools.base import ToolContext, ToolInputError
-from agentteams.tools.files import MAX_LINE_CHARS, EditTool, ReadTool, WriteTool
-from agentteams.tools.search import MAX_GLOB_RESULTS, GlobTool, GrepTool, glob_to_regex
+from agentteams.tools.files.read_write_edit import MAX_LINE_CHARS, EditTool, ReadTool, WriteTool
+from agentteams.tools.files.search import MAX_GLOB_RESULTS, GlobTool, GrepTool, glob_to_regex
 
 
 @pytest.fixture
@@ -295,7 +295,7 @@ def test_grep_fallback_matches_ripgrep(ctx: ToolContext, tree: Path, args: dict[
 
 
 def test_file_tools_resolve_relative_targets_against_the_agent_cwd(tmp_path: Path) -> None:
-    from agentteams.tools.files import EditTool, ReadTool, WriteTool
+    from agentteams.tools.files.read_write_edit import EditTool, ReadTool, WriteTool
 
     for tool in (ReadTool(), WriteTool(), EditTool()):
         assert tool.permission_target({"file_path": "sub/x.txt"}, tmp_path) == str(

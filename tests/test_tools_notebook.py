@@ -11,8 +11,8 @@ import pytest
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.store.paths import Layout
 from agentteams.tools.base import ToolContext, ToolInputError, ToolResult
-from agentteams.tools.files import ReadTool
-from agentteams.tools.notebook import NotebookEditTool
+from agentteams.tools.files.notebook_edit import NotebookEditTool
+from agentteams.tools.files.read_write_edit import ReadTool
 from tests.support.fake_model import FakeModel, text, tool
 from tests.support.notebooks import make_notebook, reread
 

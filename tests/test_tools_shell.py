@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.store.files import FileStore
+from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
 from agentteams.tools.base import ToolContext, ToolInputError, ToolResult
-from agentteams.tools.shell import DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, BashTool, parse_timeout
+from agentteams.tools.shell.bash import BashTool
+from agentteams.tools.shell.process import DEFAULT_TIMEOUT_MS, MAX_OUTPUT_CHARS, MAX_TIMEOUT_MS, parse_timeout
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process checks read /proc")
@@ -228,8 +229,8 @@ def test_ctrl_c_in_the_agent_process_kills_the_running_command(tmp_path: Path) -
 
     marker = f"32.{os.getpid()}"
     code = (
-        "import pathlib; from agentteams.store.files import FileStore; from agentteams.store.paths import Layout; "
-        "from agentteams.tools.base import ToolContext; from agentteams.tools.shell import BashTool; "
+        "import pathlib; from agentteams.store.file.store import FileStore; from agentteams.store.paths import Layout; "
+        "from agentteams.tools.base import ToolContext; from agentteams.tools.shell.bash import BashTool; "
         f"root = pathlib.Path({str(tmp_path)!r}); "
         "ctx = ToolContext(cwd=root, store=FileStore(Layout(root)), session_id='s'); "
         f"BashTool().run({{'command': 'sleep {marker} & sleep {marker}; wait'}}, ctx)"

@@ -11,12 +11,13 @@ import pytest
 
 from agentteams.agent.loop import AgentEvent
 from agentteams.agent.session import Session, SessionOptions
-from agentteams.cli.render import PaneRenderer
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
-from agentteams.store.transcript_read import load
+from agentteams.store.transcripts.reader import load
 from agentteams.tools.base import ToolContext, ToolInputError, ToolResult
-from agentteams.tools.todos import TodoList, TodoWriteTool, parse_todos
+from agentteams.tools.todo_write import TodoWriteTool
+from agentteams.tools.todos import TodoList, parse_todos
+from agentteams.ui.pane import PaneRenderer
 from agentteams.ui.render import Renderer, make_console
 from tests.support.fake_model import FakeModel, text, tool
 from tests.test_repl import START, lead_route, tool_turn

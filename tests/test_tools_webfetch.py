@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
-from agentteams.agent.permissions import PermissionPolicy, parse_rules
+from agentteams.agent.permissions.policy import PermissionPolicy, parse_rules
+from agentteams.agent.permissions.web_rules import domain_covered
 from agentteams.agent.session import Session, SessionOptions
-from agentteams.agent.webrules import domain_covered
 from agentteams.model.types import ModelRequest, ModelResponse, Usage
 from agentteams.store.paths import Layout
-from agentteams.tools import webfetch
 from agentteams.tools.base import ToolContext, ToolInputError, ToolResult
-from agentteams.tools.webfetch import WebFetchTool
+from agentteams.tools.web import fetch as webfetch
+from agentteams.tools.web.fetch import WebFetchTool
 from tests.support.fake_model import FakeModel, text, tool
 from tests.support.webserver import WebSite, serve
 

@@ -14,7 +14,7 @@ from agentteams.mockapi import MockServer
 from agentteams.mockapi.script import ScriptError, load_script
 from agentteams.model.types import ModelRequest, ModelResponse, Usage
 from agentteams.tools.base import ToolContext, ToolInputError
-from agentteams.tools.websearch import WebSearchTool, format_results
+from agentteams.tools.web.search import WebSearchTool, format_results
 from tests.support.cli import Cli
 
 RESULTS = [

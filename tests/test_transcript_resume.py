@@ -15,8 +15,8 @@ import pytest
 from agentteams.agent.loop import AgentEvent
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.store.paths import Layout
-from agentteams.store.transcript_read import fork, load, newest, read_entries, sessions
-from agentteams.store.transcripts import AssistantMeta, Transcript, git_branch
+from agentteams.store.transcripts.reader import fork, load, newest, read_entries, sessions
+from agentteams.store.transcripts.writer import AssistantMeta, Transcript, git_branch
 from tests.support.fake_model import FakeModel, text, tool
 from tests.support.transcript_checks import faults
 

@@ -20,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.cli import launch, warm
 from agentteams.mockapi import MockServer
+from agentteams.procs import launcher as launch
+from agentteams.procs.warm import client as warm
 from tests.support.cli import Cli
 from tests.support.procs import child_env, cmdline, pid_alive
 from tests.support.wait import wait_until
@@ -74,7 +75,7 @@ class Warm:
         for name in os.listdir("/proc"):
             if name.isdigit():
                 argv = cmdline(int(name))
-                if "agentteams.cli.warmserver" in argv and str(self.dir) in argv:
+                if "agentteams.procs.warm.server" in argv and str(self.dir) in argv:
                     found.append(int(name))
         return [pid for pid in found if _parent(pid) not in found]
 
@@ -323,6 +324,6 @@ def test_only_print_runs_of_the_agent_go_warm() -> None:
     assert warm.is_print_argv(["agentteams", "-p", "hi"])
     assert warm.is_print_argv(["agentteams", "--model", "haiku", "--print", "hi"])
     assert not warm.is_print_argv(["agentteams", "hi"])
-    assert not warm.is_print_argv(["agentteams", "task", "create", "t", "-p"])
+    assert not warm.is_print_argv(["agentteams", "task", "create", "t", "-p"], commands=("task",))
     assert not warm.is_print_argv(["agentteams", "--", "-p"])
     assert not warm.is_print_argv(["agentteams", "-p", "--agent-id", "a@t"])

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.agent.hookpoints import HookPoints
+from agentteams.agent.hooks.points import HookPoints
 from agentteams.backends import git
 from agentteams.errors import AgentTeamsError
 from agentteams.settings.types import Settings
-from agentteams.store.files import FileStore
+from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
-from agentteams.tools import teamgit
 from agentteams.tools.base import ToolInputError
+from agentteams.tools.team import worktree_git as teamgit
 from tests.support.fake_model import FakeModel, text
 from tests.support.hookscript import HookLab
 from tests.support.runtime import TEAM, running_lead

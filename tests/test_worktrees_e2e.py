@@ -150,7 +150,7 @@ def test_worktrees_in_process(cli: Cli, config_root: Path, layout: Layout, repo:
 
 
 def test_status_shows_branches_and_team_delete_keeps_a_dirty_worktree(cli: Cli, layout: Layout, repo: Path) -> None:
-    from agentteams.store.teams import TeamStore
+    from agentteams.store.file.teams import TeamStore
 
     TeamStore(layout).create(TEAM, cwd=str(repo))
     for name, content, commit in (("alice", "A\n", True), ("bob", "B\n", False)):

@@ -1,4 +1,4 @@
-"""Writes that may fail (store/writefail.py): one warning per kind while it keeps failing, another once it has
+"""Writes that may fail (store/write_failures.py): one warning per kind while it keeps failing, another once it has
 worked in between; the summary a `-p` run ends on, unless that warning was its last line anyway."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from agentteams import diagnostics
-from agentteams.store import writefail
+from agentteams.store import write_failures as writefail
 
 
 @pytest.fixture(autouse=True)

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentteams import diagnostics
-from agentteams.agent.hookpoints import HookPoints
+from agentteams.agent.hooks.points import HookPoints
 from agentteams.agent.loop import Agent, AgentEvent
 from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import long_context
 from agentteams.model.types import Block, Message, Usage
-from agentteams.store.transcripts import CompactTrigger, Transcript
+from agentteams.store.transcripts.writer import CompactTrigger, Transcript
 
 NOTHING_TO_COMPACT = "Not enough messages to compact."  # Claude Code's refusal, word for word
 DEFAULT_WINDOW = 200_000

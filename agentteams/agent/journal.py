@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentteams.agent.loop import AgentEvent
-from agentteams.store.transcripts import MAIN, AssistantMeta, Transcript
+from agentteams.store.transcripts.writer import MAIN, AssistantMeta, Transcript
 from agentteams.tools.base import ToolResult
 
 

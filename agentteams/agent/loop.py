@@ -14,8 +14,9 @@ from typing import Any
 
 from agentteams import diagnostics
 from agentteams.agent import workers
-from agentteams.agent.hookpoints import HookPoints, Permission
-from agentteams.agent.turntypes import (
+from agentteams.agent.hooks.points import HookPoints
+from agentteams.agent.hooks.spec import Permission
+from agentteams.agent.turn_types import (
     INTERRUPTED_MARK,
     AgentEvent,
     AgentSettings,

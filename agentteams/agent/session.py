@@ -14,22 +14,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from agentteams import diagnostics
-from agentteams.agent.agenttype import agent_model, own_type, subagent_restriction
+from agentteams.agent.agent_types import agent_model, own_type, subagent_restriction
 from agentteams.agent.compaction import Compacted, Compactor, CompactPolicy, measured, policy_for
-from agentteams.agent.hookpoints import EndReason, HookPoints
+from agentteams.agent.hooks.points import EndReason, HookPoints
 from agentteams.agent.journal import Journal
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
-from agentteams.agent.mcpwire import McpFlags, attach_mcp
+from agentteams.agent.mcp_servers import McpFlags, attach_mcp
 from agentteams.agent.memory import Memory, load_memory
-from agentteams.agent.permissions import (
-    PermissionPolicy,
-    offered_tools,
-    parse_mode,
-    parse_rules,
-)
+from agentteams.agent.permissions.policy import PermissionPolicy, offered_tools, parse_mode, parse_rules
+from agentteams.agent.permissions.settings_rules import settings_rules
 from agentteams.agent.prompts import SUBAGENT_GUIDANCE, Identity, system_prompt
-from agentteams.agent.settingsrules import settings_rules
-from agentteams.agent.sidecalls import side_caller
+from agentteams.agent.side_calls import side_caller
 from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
@@ -37,13 +32,13 @@ from agentteams.model.types import ModelClient
 from agentteams.settings.agents import TEAMMATE_TOOLS, AgentCatalog, load_agents
 from agentteams.settings.types import Settings
 from agentteams.store.api import Store
-from agentteams.store.files import open_store
+from agentteams.store.opener import open_store
 from agentteams.store.paths import LEAD_NAME, Layout
-from agentteams.store.transcript_read import Loaded, fork
-from agentteams.store.transcripts import MAIN, Entrypoint, Transcript
+from agentteams.store.transcripts.reader import Loaded, fork
+from agentteams.store.transcripts.writer import MAIN, Entrypoint, Transcript
 from agentteams.tools.base import Tool, ToolContext
-from agentteams.tools.hooks import PermissionMode, RuntimeHooks
 from agentteams.tools.registry import agent_tools, all_tools, subagent_tools
+from agentteams.tools.runtime_hooks import PermissionMode, RuntimeHooks
 
 if TYPE_CHECKING:
     from agentteams.settings.commands import CustomCommand

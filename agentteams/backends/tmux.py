@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from agentteams.errors import AgentTeamsError
 from agentteams.model.providers import CREDENTIAL_ENV
-from agentteams.settings.keyhelper import STORE_SECRET_VARS
+from agentteams.store.redis.connection import STORE_SECRET_VARS
 
 if TYPE_CHECKING:
     import libtmux

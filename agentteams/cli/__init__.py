@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     import typer  # imported inside functions: a teammate's launcher must not pay ~140 ms for it
 
 GROUPS = ("team", "task", "msg")  # command groups: `agentteams team create ...`
-# single commands, each a module `agentteams.cli.<name>_cmd` with a one-command typer `app`
-COMMANDS = {"mock-api": "mockapi", "status": "status", "watch": "watch", "attach": "attach", "logs": "logs",
+# single commands, each a module `agentteams.cli.commands.<name>` with a one-command typer `app`
+COMMANDS = {"mock-api": "mock_api", "status": "status", "watch": "watch", "attach": "attach", "logs": "logs",
             "cleanup": "cleanup", "doctor": "doctor", "demo": "demo", "config": "config",
             "resume": "resume", "merge": "merge", "diff": "diff", "launch": "launch", "set": "set",
             "mirror": "mirror", "node": "node"}  # fmt: skip
@@ -26,14 +26,23 @@ def _target(argv: list[str]) -> tuple[typer.Typer, list[str], str]:
     """The one typer app this command line needs: building every group's commands would cost ~30 ms."""
     first = argv[0] if argv else ""
     if first in GROUPS or first in COMMANDS:
-        module = importlib.import_module(f"agentteams.cli.{COMMANDS.get(first, first)}_cmd")
+        module = importlib.import_module(f"agentteams.cli.commands.{COMMANDS.get(first, first)}")
         return module.app, argv[1:], f"agentteams {first}"
-    from agentteams.cli import agent_cmd, resume_flags
+    from agentteams.cli.commands import agent
+    from agentteams.run import session_choice
 
-    return agent_cmd.app, resume_flags.optional_value(argv), "agentteams"
+    return agent.app, session_choice.optional_value(argv), "agentteams"
 
 
 _COMMANDS: dict[int, object] = {}  # by id of the typer app
+
+
+def warm_up() -> None:
+    """What the fork server runs once before it forks (`procs.fork.server.WARM_UP` names it): each child would
+    otherwise build the agent's click command before parsing its command line."""
+    from agentteams.cli.commands import agent
+
+    click_command(agent.app)
 
 
 def click_command(app: typer.Typer) -> typer.core.TyperCommand | typer.core.TyperGroup:
@@ -61,13 +70,15 @@ def main() -> None:
         store_opt.apply(sys.argv)  # before the fast paths: the store is chosen for whatever runs this command
         store_opt.check_command(sys.argv)
     if "AGENTTEAMS_FORKSERVER" in os.environ:  # launch.ENV_VAR; tested here so other commands skip the import
-        from agentteams.cli import launch
+        from agentteams.procs import launcher as launch
 
         launch.run_if_teammate(sys.argv)  # exits when the fork server ran this teammate; else start cold
     elif ("-p" in sys.argv or "--print" in sys.argv) and not os.environ.get("AGENTTEAMS_NO_WARM"):  # warm.DISABLE_VAR
-        from agentteams.cli import warm
+        from agentteams.procs.warm import client as warm
 
-        warm.run_if_print(sys.argv)  # exits when the warm server ran it; else start cold (and a server for next time)
+        warm.run_if_print(
+            sys.argv, (*GROUPS, *COMMANDS)
+        )  # exits when the warm server ran it; else start cold (and a server for next time)
     run()
 
 

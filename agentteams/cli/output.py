@@ -16,15 +16,15 @@ def emit_json(data: Any) -> None:
 
 
 def task_lines(tasks: list[Task]) -> list[str]:
-    """`#2 [pending] Write tests (alice) [blocked by #1]` per task (the format lives in `agentteams.store.tasks`)."""
-    from agentteams.store.tasktext import task_lines as lines
+    """`#2 [pending] Write tests (alice) [blocked by #1]` per task (the format: `store.task_text`)."""
+    from agentteams.store.task_text import task_lines as lines
 
     return lines(tasks)
 
 
 def task_detail(task: Task) -> str:
-    """`Task #2: Write tests` / `Status: pending` / ... (the format lives in `agentteams.store.tasks`)."""
-    from agentteams.store.tasktext import task_detail as detail
+    """`Task #2: Write tests` / `Status: pending` / ... (the format: `store.task_text`)."""
+    from agentteams.store.task_text import task_detail as detail
 
     return detail(task)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
+from pathlib import Path
 
 from agentteams.errors import AgentTeamsError
 
@@ -19,6 +21,9 @@ RESUME_FLAGS = ("-c", "--continue", "-r", "--resume")  # the lead's; a relaunche
 def apply(argv: list[str]) -> None:
     """Take a leading `--store URL` (or `--store=URL`) out of `argv` (sys.argv: argv[0] is the program) and set
     AGENTTEAMS_STORE from it; a bad URL exits with one line."""
+    from agentteams.store.redis import connection
+
+    connection.read_settings_env_with(_settings_env)  # a password or user may be in the settings' `env`
     words = argv[1:]
     if not words or not (words[0] == OPTION or words[0].startswith(OPTION + "=")):
         return
@@ -34,20 +39,26 @@ def apply(argv: list[str]) -> None:
     del argv[1 : 1 + taken]
 
 
+def _settings_env() -> Mapping[str, str]:
+    from agentteams.settings.load import load_settings
+
+    return load_settings(Path.cwd()).env
+
+
 def set_store(url: str) -> None:
     """Use the store at `url` (a redis:// URL or "file") in this process and what it starts; a bad one: one line."""
     _set(url.strip())
 
 
 def _set(url: str) -> None:
-    from agentteams.store.files import ENV_STORE
+    from agentteams.store.opener import ENV_STORE
 
     if not url:
         raise AgentTeamsError("--store needs a URL: --store redis://host:port/db (or --store file)")
     if url == "file":
         os.environ[ENV_STORE] = "file"  # over one in the environment, for this command and what it starts
         return
-    from agentteams.store.redis_conn import parse_url
+    from agentteams.store.redis.connection import parse_url
 
     parse_url(url)  # refuses a password, or what is no redis:// URL, before anything runs
     os.environ[ENV_STORE] = url
@@ -55,7 +66,7 @@ def _set(url: str) -> None:
 
 def check_command(argv: list[str]) -> None:
     """Exit with one line when the Redis store is chosen for a command that does not work on it."""
-    from agentteams.store.files import ENV_STORE
+    from agentteams.store.opener import ENV_STORE
 
     if os.environ.get(ENV_STORE, "").strip() in ("", "file") or not (what := refused(argv[1:])):
         return

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from agentteams.errors import AgentTeamsError
-from agentteams.model import wirebody
+from agentteams.model import wire_body as wirebody
 from agentteams.model.answer import Answer
-from agentteams.model.config import ModelConfig, display_url
+from agentteams.model.config import ModelConfig
 from agentteams.model.providers import ProviderConfig, ProviderError, missing_extra
+from agentteams.model.urls import display_url
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 APP_HEADERS = {"x-app": "agentteams"}
@@ -63,7 +64,7 @@ def first_party(sdk: Any, http: Any) -> Any:
 class _Wire:
     """A first-party Messages request as the SDK's own `post` makes it (the same headers, URL, timeout and httpx
     client, its status errors), its answer read by us (model/answer.py). The body is JSON bytes of ours
-    (model/wirebody.py): the SDK's own path deep-copies the whole conversation and encodes the copy (~1.5 ms a request
+    (model/wire_body.py): the SDK's own path deep-copies the whole conversation and encodes the copy (~1.5 ms a request
     at 20 KB), and merges, validates and parses its headers, URL and options anew each time (~0.5 ms more)."""
 
     def __init__(self, sdk: Any, http: Any) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agentteams.errors import AgentTeamsError
-from agentteams.model.config import check_base_url, display_url
+from agentteams.model.urls import check_base_url, display_url
 
 Provider = Literal["bedrock", "vertex"]
 LABELS: dict[Provider, str] = {"bedrock": "Amazon Bedrock", "vertex": "Google Vertex AI"}

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from agentteams.errors import AgentTeamsError
+from agentteams.store.redis.connection import STORE_SECRET_VARS
 
 HELPER_TIMEOUT = 30.0  # seconds; a helper may ask a secrets manager over the network
 KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
-STORE_SECRET_VARS = ("AGENTTEAMS_REDIS_PASSWORD", "REDISCLI_AUTH")  # the Redis store's password, in this order
 # never in the environment of anything an agent runs: the Bash tool, hooks, MCP servers, key helpers
 SECRET_VARS = (*KEY_VARS, *STORE_SECRET_VARS)
 

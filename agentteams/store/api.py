@@ -4,12 +4,14 @@ inboxes, tasks, presence, waiting for news), as Protocols plus the value types c
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from agentteams.pids import LeadProcess
+from agentteams.store.atomic_json import now_iso
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.records import Envelope, Member, Task, TaskStatus, TeamConfig
 from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateResult
@@ -26,9 +28,18 @@ if TYPE_CHECKING:  # kept out of start-up: `task list` must not load the protoco
 T = TypeVar("T")
 
 __all__ = [
-    "UNSET", "Changes", "ClaimResult", "Mail", "NewMember", "Presences", "Store", "Tasks", "Teams", "UnassignResult",
-    "UpdateResult", "Waiter",
+    "MAX_TEXT_CHARS", "UNSET", "Changes", "ClaimResult", "Mail", "NewMember", "Presences", "Store", "Tasks", "Teams",
+    "UnassignResult", "UpdateResult", "Waiter", "new_envelope",
 ]  # fmt: skip
+
+MAX_TEXT_CHARS = 8 * 1024 * 1024  # one message's text, in every store
+
+
+def new_envelope(sender: str, text: str, *, summary: str | None = None, color: str | None = None) -> Envelope:
+    return Envelope(
+        sender=sender, text=text, summary=summary, timestamp=now_iso(), color=color, msg_v=1,
+        msg_id=str(uuid.uuid4()), type="message", read=False,
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -132,7 +143,7 @@ class Presences(Protocol):
 
 
 class Changes(Protocol):
-    """`agentteams set` requests for a team's running lead, and its answers (team/livechange.py takes them)."""
+    """`agentteams set` requests for a team's running lead, and its answers (team/lead/live_changes.py takes them)."""
 
     def submit(self, team: str, agent: str, *, mode: str | None, model: str | None) -> ChangeRequest: ...
     def pending(self, team: str) -> list[ChangeRequest]: ...  # each taken off the queue: answered once

@@ -1,6 +1,6 @@
 """`agentteams set` requests: a shell holds no lead key and a teammate takes a change only in its lead's signed voice,
-so the CLI leaves a request in the team's store for its running lead (team/livechange.py) to answer. Files here; Redis
-in store/redis_changes.py. SendMessage writes only inboxes: no message and no forged entry can make a request."""
+so the CLI leaves a request in the team's store for its running lead (team/lead/) to answer. Files here; Redis
+in store/redis/changes.py. SendMessage writes only inboxes: no message and no forged entry can make a request."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentteams import diagnostics
-from agentteams.store.atomicjson import atomic_write_json, epoch_ms
+from agentteams.store.atomic_json import atomic_write_json, epoch_ms
 from agentteams.store.paths import Layout
 
 QUEUE = "agentteams-changes"

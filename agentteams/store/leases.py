@@ -10,14 +10,14 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from agentteams.errors import ConflictError
 from agentteams.store.presence import read_presence
 from agentteams.store.records import Task
 
 if TYPE_CHECKING:
-    from agentteams.store.tasks import TaskStore
+    from agentteams.store.paths import Layout
 
 LEASE_KEY = "agentteamsLease"  # a key of the task's metadata; extra data a real `claude` ignores
 ENV_VAR = "AGENTTEAMS_LEASE_SECONDS"
@@ -217,14 +217,25 @@ class TakenBack:
         )
 
 
-def renew_all(tasks: TaskStore, team: str, agent: str) -> None:
+class LeasedTasks(Protocol):
+    """What the lease rules need of a task store that keeps tasks as files (the file store's `TaskStore`)."""
+
+    layout: Layout
+    leases: LeaseBook
+
+    def list_tasks(self, team: str) -> list[Task]: ...
+
+    def rewrite(self, team: str, task_id: str, change: Callable[[Task], bool]) -> Task | None: ...
+
+
+def renew_all(tasks: LeasedTasks, team: str, agent: str) -> None:
     """`agent` (ours, running here) renews the leases of its open tasks, taking one where it has none."""
     for t in tasks.list_tasks(team):
         if t.owner == agent and not t.resolved:
             tasks.rewrite(team, t.id, lambda task: renewed(tasks.leases, team, task, agent))
 
 
-def sweep(tasks: TaskStore, team: str) -> list[TakenBack]:
+def sweep(tasks: LeasedTasks, team: str) -> list[TakenBack]:
     """Send back to pending every task whose owner of ours let its lease run out."""
     at, out = now_ms(), []
 

@@ -16,8 +16,9 @@ from typing import IO, TypeVar
 
 from agentteams import diagnostics
 from agentteams.errors import LockLostError, NotFoundError
-from agentteams.store import lockqueue, safefs
-from agentteams.store.lockqueue import (
+from agentteams.store import lock_queue as lockqueue
+from agentteams.store import safe_fs as safefs
+from agentteams.store.lock_queue import (
     STALE_SECONDS,
     Queued,
     flock_exclusive,

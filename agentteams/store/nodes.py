@@ -1,6 +1,6 @@
 """Nodes: machines that run teammates a lead places on them. A node's record (expiring unless its heartbeat
 rewrites it), its queue of orders from leads, and their replies, as typed values and the `Nodes` protocol both
-stores implement (the file store's version is here; the Redis store's in store/redis_nodes.py)."""
+stores implement (the file store's version is here; the Redis store's in store/redis/nodes.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
-from agentteams.store import safefs
-from agentteams.store.atomicjson import atomic_write_json, epoch_ms, json_object, read_bytes
+from agentteams.store import safe_fs as safefs
+from agentteams.store.atomic_json import atomic_write_json, epoch_ms, json_object, read_bytes
 from agentteams.store.paths import Layout, path_part
 
 OrderKind = Literal["spawn", "stop"]

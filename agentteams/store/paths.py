@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from agentteams.errors import InvalidNameError
-from agentteams.store.safefs import check_dirs
+from agentteams.store.safe_fs import check_dirs
 
 LEAD_NAME = "team-lead"
 MAX_NAME_LEN = 128

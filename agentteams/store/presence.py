@@ -11,8 +11,9 @@ from typing import Any, Literal
 from agentteams import diagnostics
 from agentteams.errors import CorruptFileError, UnsafePathError
 from agentteams.pids import pid_alive, pid_space
-from agentteams.store import safefs, writefail
-from agentteams.store.atomicjson import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
+from agentteams.store import safe_fs as safefs
+from agentteams.store import write_failures as writefail
+from agentteams.store.atomic_json import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.paths import Layout
 
 State = Literal["starting", "working", "idle", "awaiting_plan_approval", "stopping", "exited"]

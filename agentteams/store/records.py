@@ -224,7 +224,7 @@ class Member(Record):
         "agentId", "name", "agentType", "color", "joinedAt", "tmuxPaneId", "subscriptions", "model",
         "prompt", "planModeRequired", "cwd", "backendType", "isActive",
     )  # fmt: skip
-    # a lead reserves a teammate active (team/spawning.py), before the pane that brings backendType: Claude Code's
+    # a lead reserves a teammate active (team/spawn/spawner.py), before the pane that brings backendType: Claude Code's
     # lead writes backendType first and the teammate then toggles isActive, after it
     PLACED: ClassVar[tuple[str, ...]] = ("backendType",)
     agent_id: str = key("agentId", str, dataclasses.MISSING)

@@ -17,13 +17,14 @@ from typing import Any, Literal
 
 from agentteams.backends.tmux import PaneRecord, TmuxBackend
 from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError, UnsafePathError
-from agentteams.store import safefs
+from agentteams.store import safe_fs as safefs
 from agentteams.store.api import Store
-from agentteams.store.files import FileStore, open_store
+from agentteams.store.file.store import FileStore
 from agentteams.store.locking import STALE_SECONDS, queue_file_for
+from agentteams.store.opener import open_store
 from agentteams.store.paths import Layout, team_dir_name
 from agentteams.store.records import Member, TeamConfig
-from agentteams.tools import teamgit
+from agentteams.tools.team import worktree_git as teamgit
 
 Kind = Literal["team", "member", "pane", "lock", "tmp"]
 Outcome = Literal["planned", "done", "skipped", "failed"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agentteams.errors import AgentTeamsError
-from agentteams.store import writefail
+from agentteams.store import write_failures as writefail
 from agentteams.store.api import Mail, Teams
 from agentteams.store.protocol import IdleNotification, ShutdownRequest, parse_message
 from agentteams.store.records import Envelope

@@ -15,7 +15,7 @@ from agentteams.agent.loop import AgentEvent
 from agentteams.model.pricing import AgentAccount
 from agentteams.model.types import Usage
 from agentteams.store.api import Store
-from agentteams.store.atomicjson import epoch_ms
+from agentteams.store.atomic_json import epoch_ms
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import Presence, State
 from agentteams.team.delivery import TeamEvent
@@ -155,7 +155,7 @@ class OwnPresence:
 
 class SilenceWatch:
     """The lead's view of its teammates' beats: one whose process exists but has stopped beating is reported once,
-    and once more when it beats again. Its tasks stay with it until their leases run out (team/leasekeeper.py): a
+    and once more when it beats again. Its tasks stay with it until their leases run out (team/lease_keeper.py): a
     stopped process may be resumed, and its late change to a task taken back meanwhile is then refused."""
 
     def __init__(self) -> None:

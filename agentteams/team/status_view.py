@@ -14,7 +14,7 @@ from typing import Any
 
 from agentteams.backends.tmux import PaneRecord, TmuxBackend
 from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError, UnsafePathError
-from agentteams.store import safefs
+from agentteams.store import safe_fs as safefs
 from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME, Layout, team_dir_name
 from agentteams.store.presence import Presence
@@ -30,10 +30,10 @@ from agentteams.store.protocol import (
     parse_message,
 )
 from agentteams.store.records import Envelope, Member, TeamConfig
-from agentteams.store.tasktext import task_lines
+from agentteams.store.task_text import task_lines
 from agentteams.team.budget import Budget
-from agentteams.team.leadwatch import lead_gone
-from agentteams.team.nodeview import node_state
+from agentteams.team.nodes.view import node_state
+from agentteams.team.teammate.lead_watch import lead_gone
 
 LABEL_CHARS = 100
 

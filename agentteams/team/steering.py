@@ -14,7 +14,7 @@ from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import parse_message
 from agentteams.store.records import Envelope
 from agentteams.team.delivery import TeamEvent, mark_read, message_block
-from agentteams.team.teamhooks import LeadHooks
+from agentteams.team.team_hooks import LeadHooks
 
 
 @dataclass

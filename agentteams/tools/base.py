@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 from agentteams.model.types import ToolSpec
 from agentteams.store.api import Store
 from agentteams.store.watch import WakeEvent
-from agentteams.tools.hooks import RuntimeHooks, TurnSignals
+from agentteams.tools.errors import ToolInputError
+from agentteams.tools.runtime_hooks import RuntimeHooks, TurnSignals
 
 if TYPE_CHECKING:
-    from agentteams.tools.background import ShellRegistry
+    from agentteams.tools.shell.background import ShellRegistry
     from agentteams.tools.todos import TodoList
 
 ToolKind = Literal["read", "edit", "execute", "coordinate", "plan", "web"]  # what a tool does, for permissions
@@ -43,7 +44,7 @@ class ToolResult:
 
 
 def _shells() -> ShellRegistry:
-    from agentteams.tools.background import ShellRegistry  # shell -> base: imported when first needed
+    from agentteams.tools.shell.background import ShellRegistry  # off the start-up path: most agents run none
 
     return ShellRegistry()
 
@@ -108,7 +109,3 @@ def require_str(args: dict[str, Any], key: str) -> str:
     if not isinstance(value, str) or not value:
         raise ToolInputError(f"`{key}` is required and must be a non-empty string")
     return value
-
-
-class ToolInputError(Exception):
-    """Bad arguments from the model; the agent loop turns it into an error result."""

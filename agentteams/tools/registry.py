@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from agentteams.settings.agents import AgentCatalog, AgentDef
 from agentteams.tools.base import Tool
-from agentteams.tools.bg_tools import BACKGROUND_TOOLS
-from agentteams.tools.files import EditTool, ReadTool, WriteTool
-from agentteams.tools.merge_tool import TeamMergeTool
-from agentteams.tools.notebook import NotebookEditTool
-from agentteams.tools.plan_tools import PLAN_TOOLS
-from agentteams.tools.search import GlobTool, GrepTool
-from agentteams.tools.shell import BashTool
+from agentteams.tools.files.notebook_edit import NotebookEditTool
+from agentteams.tools.files.read_write_edit import EditTool, ReadTool, WriteTool
+from agentteams.tools.files.search import GlobTool, GrepTool
+from agentteams.tools.plan import PLAN_TOOLS
+from agentteams.tools.shell.background_tools import BACKGROUND_TOOLS
+from agentteams.tools.shell.bash import BashTool
 from agentteams.tools.subagent import SUBAGENT_TOOLS, TaskTool
-from agentteams.tools.tasks_tools import TASK_TOOLS
-from agentteams.tools.team_tools import TEAM_TOOLS
-from agentteams.tools.todos import TodoWriteTool
-from agentteams.tools.webfetch import WebFetchTool
-from agentteams.tools.websearch import WebSearchTool
+from agentteams.tools.team.merge import TeamMergeTool
+from agentteams.tools.team.task_tools import TASK_TOOLS
+from agentteams.tools.team.team_tools import TEAM_TOOLS
+from agentteams.tools.todo_write import TodoWriteTool
+from agentteams.tools.web.fetch import WebFetchTool
+from agentteams.tools.web.search import WebSearchTool
 
 
 def all_tools(agents: AgentCatalog | None = None) -> list[Tool]:

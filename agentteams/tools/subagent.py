@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from agentteams.model.types import ToolSpec
 from agentteams.settings.agents import BUILT_IN_TOOLS, AgentCatalog
 from agentteams.tools.base import Tool, ToolContext, ToolKind, ToolResult, require_str
-from agentteams.tools.hooks import PERMISSION_MODES
+from agentteams.tools.runtime_hooks import PERMISSION_MODES
 
 # which tools each built-in subagent type may use; None means every tool but Task itself
 SUBAGENT_TOOLS = BUILT_IN_TOOLS

@@ -1,17 +1,18 @@
-"""TodoWrite: the agent's todo list with Claude Code's schema, the lines the REPL and a teammate's pane show of it,
-and the list read back from a resumed conversation (its last TodoWrite call that succeeded)."""
+"""The agent's todo list (what TodoWrite keeps) with Claude Code's schema, the lines the REPL and a teammate's pane
+show of it, and the list read back from a resumed conversation (its last TodoWrite call that succeeded)."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, cast, get_args
+from typing import Any, Literal, cast, get_args
 
 from agentteams.model.types import Message
-from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolResult
+from agentteams.tools.errors import ToolInputError
 
 TodoStatus = Literal["pending", "in_progress", "completed"]
 STATUSES: tuple[str, ...] = get_args(TodoStatus)
+TOOL_NAME = "TodoWrite"
 MARKS = {"completed": "☒", "in_progress": "◐", "pending": "☐"}
 
 
@@ -77,7 +78,7 @@ class TodoList:
                   for b in m["content"] if b.get("type") == "tool_result" and b.get("is_error")}  # fmt: skip
         for message in reversed(messages):
             content = message.get("content")
-            calls = [b for b in content if b.get("type") == "tool_use" and b.get("name") == TodoWriteTool.name
+            calls = [b for b in content if b.get("type") == "tool_use" and b.get("name") == TOOL_NAME
                      and b.get("id") not in failed] if isinstance(content, list) else []  # fmt: skip
             if message.get("role") == "assistant" and calls:
                 try:
@@ -86,44 +87,3 @@ class TodoList:
                     continue
                 return
         self.replace(())
-
-
-class TodoWriteTool(Tool):
-    name = "TodoWrite"
-    description = (
-        "Keep your todo list for this session: the user sees it as your plan. Send the whole list every time (it "
-        "replaces the last one); each item has `content`, `status` (pending, in_progress or completed) and "
-        "`activeForm` (the label shown while it is in progress). Keep one item in progress at a time."
-    )
-    input_schema: ClassVar[dict[str, Any]] = {
-        "type": "object",
-        "properties": {
-            "todos": {
-                "type": "array",
-                "description": "The whole updated todo list",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "content": {"type": "string", "minLength": 1},
-                        "status": {"type": "string", "enum": list(STATUSES)},
-                        "activeForm": {"type": "string", "minLength": 1},
-                    },
-                    "required": ["content", "status", "activeForm"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-        "required": ["todos"],
-        "additionalProperties": False,
-    }
-    kind = "plan"  # it only records the agent's own plan: allowed in every mode, plan mode included
-
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        items = parse_todos(args.get("todos"))
-        old = ctx.todos.replace(items)
-        counts = {s: sum(t.status == s for t in items) for s in STATUSES}
-        text = (
-            f"The todo list is updated ({counts['in_progress']} in progress, {counts['pending']} pending, "
-            f"{counts['completed']} completed). Keep it current as you work, and go on with the task in progress."
-        )
-        return ToolResult(text, data={"oldTodos": [t.to_json() for t in old], "newTodos": [t.to_json() for t in items]})

@@ -14,7 +14,7 @@ from agentteams.agent.session import TurnExtras, command_extras
 from agentteams.errors import AgentTeamsError
 from agentteams.settings.commands import COMMAND_NAME, CommandSet, CustomCommand, invocation, load_commands
 from agentteams.team.delivery import TeamEvent
-from agentteams.team.lead import LeadRuntime
+from agentteams.team.lead.runtime import LeadRuntime
 from agentteams.ui import reports
 from agentteams.ui.render import Renderer
 
@@ -149,7 +149,7 @@ def _compact(ctx: CommandContext, args: str) -> Outcome:
 
 def _resume(ctx: CommandContext, args: str) -> Outcome:
     """`/resume`: the recent sessions of this cwd; `/resume N` (or an id) goes on with one, the team kept."""
-    from agentteams.store.transcript_read import load, sessions
+    from agentteams.store.transcripts.reader import load, sessions
     from agentteams.ui.picker import choice, listing
 
     session = ctx.runtime.session

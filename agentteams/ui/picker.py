@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentteams.store.transcript_read import SessionInfo
+from agentteams.store.transcripts.reader import SessionInfo
 
 
 def listing(found: list[SessionInfo]) -> list[str]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from agentteams.agent.session import TurnExtras
 from agentteams.errors import AgentTeamsError, NotFoundError
-from agentteams.team.lead import LeadRuntime
+from agentteams.team.lead.runtime import LeadRuntime
 from agentteams.ui.commands import CommandContext, TeamView, run_command, teammate_count
 from agentteams.ui.questions import Questions
 from agentteams.ui.render import Renderer
@@ -154,7 +154,7 @@ class Repl:
         from prompt_toolkit.history import FileHistory
         from prompt_toolkit.patch_stdout import patch_stdout
 
-        from agentteams.store import safefs
+        from agentteams.store import safe_fs as safefs
 
         # private (what the person typed), and made here so FileHistory, which follows links, never meets one
         safefs.make_dir(self.history.parent, parents=True)

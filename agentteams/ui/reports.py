@@ -6,17 +6,17 @@ from __future__ import annotations
 import os
 
 from agentteams import __version__
-from agentteams.agent.hookspec import describe as describe_hooks
+from agentteams.agent.hooks.spec import describe as describe_hooks
 from agentteams.agent.memory import describe
-from agentteams.agent.permissions import Rule
+from agentteams.agent.permissions.policy import Rule
 from agentteams.model.aliases import MODEL_ALIASES, alias_names, resolve_model
 from agentteams.model.pricing import AgentAccount
 from agentteams.model.providers import describe as describe_provider
 from agentteams.settings.agents import describe_agents
 from agentteams.settings.describe import format_rows, key_source, loaded_files, setting_rows
 from agentteams.store.paths import LEAD_NAME
-from agentteams.team.costs import AgentCost, team_costs, total
-from agentteams.team.lead import LeadRuntime
+from agentteams.team.lead.costs import AgentCost, team_costs, total
+from agentteams.team.lead.runtime import LeadRuntime
 from agentteams.tools.todos import todo_lines
 
 

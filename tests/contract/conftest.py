@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from agentteams.store.api import Store
-from agentteams.store.files import FileStore
+from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
-from agentteams.store.redis_conn import parse_url
-from agentteams.store.redis_store import RedisStore
+from agentteams.store.redis.connection import parse_url
+from agentteams.store.redis.store import RedisStore
 
 
 @pytest.fixture(params=["file", "redis"])

@@ -1,4 +1,4 @@
-"""The node registry and order queues (store/nodes.py, store/redis_nodes.py) on both stores: a record lives while
+"""The node registry and order queues (store/nodes.py, store/redis/nodes.py) on both stores: a record lives while
 its node beats and is gone soon after it stops; an order is taken once, in order; a reply reaches its waiter."""
 
 from __future__ import annotations

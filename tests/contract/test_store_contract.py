@@ -372,9 +372,9 @@ def test_watch_with_tasks_wakes_on_a_task_change(store: Store) -> None:
 
 
 def _another(store: Store, kind: str, config_root: Path) -> Store:
-    from agentteams.store.files import FileStore
+    from agentteams.store.file.store import FileStore
     from agentteams.store.paths import Layout
-    from agentteams.store.redis_conn import parse_url
-    from agentteams.store.redis_store import RedisStore
+    from agentteams.store.redis.connection import parse_url
+    from agentteams.store.redis.store import RedisStore
 
     return RedisStore(parse_url(os.environ["AGENTTEAMS_STORE"])) if kind == "redis" else FileStore(Layout(config_root))

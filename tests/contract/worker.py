@@ -13,7 +13,7 @@ from tests.support.wait import wait_until
 def main() -> None:
     command, agent, go = sys.argv[1:4]
     from agentteams.store.api import NewMember
-    from agentteams.store.files import open_store
+    from agentteams.store.opener import open_store
 
     store = open_store()
     store.teams.read("race")  # warm: the first step is as fast as the rest

@@ -12,10 +12,10 @@ import uuid
 from pathlib import Path
 
 from agentteams.mockapi import MockServer
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence, read_presence
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
 from tests.faults.conftest import FaultLedger
 from tests.support.cli import Cli
 from tests.support.team_script import say

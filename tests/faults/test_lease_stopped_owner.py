@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from agentteams.mockapi import MockServer
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.leases import Lease
 from agentteams.store.paths import Layout
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
 from agentteams.team.delivery import TeamEvent
-from agentteams.team.leasekeeper import LeaseKeeper
+from agentteams.team.lease_keeper import LeaseKeeper
 from tests.faults.conftest import FaultLedger
 from tests.support.cli import Cli
 from tests.support.team_script import say, tool

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from agentteams.errors import InvalidNameError
-from agentteams.store.files import FileStore
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.store import FileStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import LEAD_NAME, Layout
-from agentteams.store.teams import NewMember, TeamStore
 from agentteams.tools.base import ToolContext, ToolInputError
-from agentteams.tools.team_tools import SendMessageTool
+from agentteams.tools.team.team_tools import SendMessageTool
 from tests.faults.conftest import FaultLedger
 from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel

@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 
 from agentteams.errors import UnsafePathError
-from agentteams.store import writefail
-from agentteams.store.files import FileStore
+from agentteams.store import write_failures as writefail
+from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence
-from agentteams.store.transcripts import Transcript
+from agentteams.store.transcripts.writer import Transcript
 from tests.faults.conftest import FaultLedger
 from tests.support.cli import Cli
 
@@ -162,7 +162,7 @@ def test_presence_transcript_and_plan_never_follow_a_link(
     config_root: Path, tmp_path: Path, ledger: FaultLedger, caplog: pytest.LogCaptureFixture
 ) -> None:
     """What the runtimes write in-process: a presence record, a session transcript, plan mode's plan file."""
-    from agentteams.agent.permissions import PermissionPolicy
+    from agentteams.agent.permissions.policy import PermissionPolicy
 
     layout = Layout(config_root)
     store = FileStore(layout)

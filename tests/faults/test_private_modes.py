@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.store.files import FileStore
+from agentteams.store.file.store import FileStore
 from agentteams.store.locking import FileLock, lock_dir_for
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence
-from agentteams.store.transcripts import Transcript
+from agentteams.store.transcripts.writer import Transcript
 from tests.faults.conftest import FaultLedger
 from tests.support.cli import Cli
 

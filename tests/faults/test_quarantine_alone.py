@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.paths import Layout
 from tests.faults.conftest import FaultLedger
 from tests.support.builders import team_with_members

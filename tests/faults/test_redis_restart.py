@@ -10,8 +10,8 @@ from typing import Any
 
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
-from agentteams.store.redis_conn import parse_url
-from agentteams.store.redis_store import RedisStore
+from agentteams.store.redis.connection import parse_url
+from agentteams.store.redis.store import RedisStore
 from tests.faults.conftest import FaultLedger
 from tests.support.cli import Cli
 from tests.support.redislab import RedisServer

@@ -7,7 +7,7 @@ import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
-from agentteams.store.mailbox import Mailbox
+from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.paths import Layout
 from tests.faults.conftest import FaultLedger
 from tests.faults.disks import file_size_limit, fill, read_only, small_tmpfs

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from agentteams.store.file.mailbox import Mailbox
+from agentteams.store.file.tasks import TaskStore
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.locking import STALE_SECONDS, lock_dir_for
-from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import Layout
-from agentteams.store.tasks import TaskStore
-from agentteams.store.teams import NewMember, TeamStore
 from tests.faults.conftest import FaultLedger
 from tests.support import ccref
 from tests.support.cli import Cli

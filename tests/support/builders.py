@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from agentteams.store.mailbox import Sealer
+from agentteams.store.file.mailbox import Sealer
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.records import Envelope
 from agentteams.store.signing import Keyring
-from agentteams.store.teams import NewMember, TeamStore
 
 
 def team_with_members(layout: Layout, team: str, *members: str) -> None:

@@ -1,12 +1,12 @@
 """The demo's scenario as a team file: three roles, five seed tasks, and the scripted turns that run it once the lead
-has made the team itself (no TeamCreate, TaskCreate or Task call of its model). Built from cli/demo_script.py."""
+has made the team itself (no TeamCreate, TaskCreate or Task call of its model). Built from run/demo/script.py."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from agentteams.cli import demo_script as demo
-from agentteams.cli.demo_script import Pace, text, use
+from agentteams.run.demo import script as demo
+from agentteams.run.demo.script import Pace, text, use
 
 GATE = "EXPORTED"  # the lead's first turn waits for this file in its directory: the test exports the team first
 TEAM_FILE = '''\

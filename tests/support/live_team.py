@@ -111,7 +111,7 @@ def running_team(tmux: Tmux, cli: Cli, config_root: Path, tmp: Path) -> Iterator
 
 
 def _working_on_1(layout: Layout) -> bool:
-    """Alice says she works on #1, and from her pane: a teammate started before its pane (cli/forkearly.py) can be
+    """Alice says she works on #1, and from her pane: a teammate started before its pane (procs/fork/early.py) can be
     at work before the pane's launcher attaches and its id is written."""
     alice = read_presence(layout, TEAM, "alice")
     return alice is not None and (alice.state, alice.current_task) == ("working", "1") and bool(alice.pane_id)

@@ -328,7 +328,7 @@ def lead_team(config_dir: Path) -> str | None:
 def read_config(path: Path) -> dict[str, Any]:
     """A team config a real CLI may be rewriting in place (2.1.330 writes, then truncates): read as our store
     reads it (again under its lock when a read catches the writer between the two)."""
+    from agentteams.store.file.teams import TeamStore
     from agentteams.store.paths import Layout
-    from agentteams.store.teams import TeamStore
 
     return TeamStore(Layout(path.parent.parent.parent)).read(path.parent.name).to_json()

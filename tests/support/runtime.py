@@ -17,18 +17,18 @@ from agentteams.agent.prompts import Identity
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import NotFoundError
 from agentteams.store.api import Mail, Tasks, Teams
-from agentteams.store.atomicjson import now_iso
+from agentteams.store.atomic_json import now_iso
+from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import IdleNotification, Message, ShutdownApproved, parse_message
 from agentteams.store.records import Member
 from agentteams.store.signing import LeadVerifyKey
-from agentteams.store.teams import NewMember, TeamStore
-from agentteams.team import lead as lead_module
-from agentteams.team import teammate as teammate_module
 from agentteams.team.delivery import TeamEvent
-from agentteams.team.lead import LeadRuntime
-from agentteams.team.spawning import Handle, SpawnRequest
-from agentteams.team.teammate import TeammateRuntime
+from agentteams.team.lead import runtime as lead_module
+from agentteams.team.lead.runtime import LeadRuntime
+from agentteams.team.spawn.base import Handle, SpawnRequest
+from agentteams.team.teammate import runtime as teammate_module
+from agentteams.team.teammate.runtime import TeammateRuntime
 from tests.support.fake_model import FakeModel
 from tests.support.wait import wait_until
 

@@ -56,7 +56,7 @@ def _seqs(count: int) -> Iterable[int]:
 
 def cmd_send(a: argparse.Namespace) -> None:
     """Send `count` (-1: forever) messages `<sender>:<seq>`; print `ack <seq>` after each send returns."""
-    from agentteams.store.mailbox import Mailbox
+    from agentteams.store.file.mailbox import Mailbox
 
     mailbox = Mailbox()
     sender = str(a.sender)
@@ -69,7 +69,7 @@ def cmd_send(a: argparse.Namespace) -> None:
 
 
 def cmd_join(a: argparse.Namespace) -> None:
-    from agentteams.store.teams import NewMember, TeamStore
+    from agentteams.store.file.teams import NewMember, TeamStore
 
     store = TeamStore()
     _ready_then_go(a.ready, a.go)
@@ -79,7 +79,7 @@ def cmd_join(a: argparse.Namespace) -> None:
 
 def cmd_create(a: argparse.Namespace) -> None:
     """Create `count` tasks; print `created <id> <subject>` after each."""
-    from agentteams.store.tasks import TaskStore
+    from agentteams.store.file.tasks import TaskStore
 
     store = TaskStore()
     _ready_then_go(a.ready, a.go)
@@ -91,7 +91,7 @@ def cmd_create(a: argparse.Namespace) -> None:
 
 def cmd_claim(a: argparse.Namespace) -> None:
     """Claim until nothing is claimable; print `claimed <id>` after each successful claim."""
-    from agentteams.store.tasks import TaskStore
+    from agentteams.store.file.tasks import TaskStore
 
     store = TaskStore()
     agent = str(a.agent)
@@ -148,7 +148,7 @@ def cmd_ccprune(a: argparse.Namespace) -> None:
 
 def cmd_taskloop(a: argparse.Namespace) -> None:
     """Forever: update a task's description and metadata; every 10th step create a task."""
-    from agentteams.store.tasks import TaskStore
+    from agentteams.store.file.tasks import TaskStore
 
     store = TaskStore()
     team, ids = str(a.team), str(a.ids).split(",")
@@ -167,7 +167,7 @@ def cmd_taskloop(a: argparse.Namespace) -> None:
 
 def cmd_joinloop(a: argparse.Namespace) -> None:
     """Forever: add a member, and remove the one added before it (keeps the config small)."""
-    from agentteams.store.teams import NewMember, TeamStore
+    from agentteams.store.file.teams import NewMember, TeamStore
 
     store = TeamStore()
     team = str(a.team)
@@ -240,7 +240,7 @@ def _stop_before_first_replace() -> None:
     Prints `stopping` just before."""
     import signal
 
-    from agentteams.store import atomicjson
+    from agentteams.store import atomic_json as atomicjson
 
     stopped: list[bool] = []
 
@@ -271,7 +271,7 @@ def _stop_before_first_replace() -> None:
 
 def cmd_stopsend(a: argparse.Namespace) -> None:
     """Send one message `<sender>:0`, stopped once mid-write (`_stop_before_first_replace`); `ack 0` when sent."""
-    from agentteams.store.mailbox import Mailbox
+    from agentteams.store.file.mailbox import Mailbox
 
     mailbox = Mailbox()
     _stop_before_first_replace()
@@ -281,7 +281,7 @@ def cmd_stopsend(a: argparse.Namespace) -> None:
 
 def cmd_stopjoin(a: argparse.Namespace) -> None:
     """Add member `name`, stopped once mid-write (`_stop_before_first_replace`); `joined <name>` when added."""
-    from agentteams.store.teams import NewMember, TeamStore
+    from agentteams.store.file.teams import NewMember, TeamStore
 
     store = TeamStore()
     _stop_before_first_replace()
@@ -291,7 +291,7 @@ def cmd_stopjoin(a: argparse.Namespace) -> None:
 
 def cmd_stopupdate(a: argparse.Namespace) -> None:
     """Set task `task_id`'s description, stopped once mid-write (`_stop_before_first_replace`); `updated` when done."""
-    from agentteams.store.tasks import TaskStore
+    from agentteams.store.file.tasks import TaskStore
 
     store = TaskStore()
     _stop_before_first_replace()

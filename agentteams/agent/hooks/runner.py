@@ -1,0 +1,131 @@
+"""Running hooks: the matching commands of an event side by side under `/bin/sh -c` in the agent's cwd, the JSON
+payload on stdin, `CLAUDE_PROJECT_DIR` set, no credentials in the environment or payload, each killed (its whole
+process group) at its timeout. `HookRunner.fire` returns the interpreted `Outcome`; problems are warning lines.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import threading
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from agentteams import diagnostics
+from agentteams.agent.hooks.spec import HookCommand, HookRun, Outcome, configured, interpret, selected
+from agentteams.settings.keyhelper import without_secrets
+from agentteams.settings.types import Settings
+
+# events whose payload has no permission_mode (Claude Code's docs, and what the real 2.1.330 sends)
+NO_PERMISSION_MODE = ("SessionStart", "SessionEnd", "PreCompact")
+KILL_GRACE = 2.0  # seconds to collect what a killed hook's pipes still hold
+
+
+def hook_env(project_dir: Path) -> dict[str, str]:
+    """Ours without any credential (the apiKeyHelper's key never enters os.environ), plus CLAUDE_PROJECT_DIR."""
+    env = without_secrets(os.environ)
+    env["CLAUDE_PROJECT_DIR"] = str(project_dir)
+    return env
+
+
+def run_command(hook: HookCommand, payload: str, cwd: Path, env: dict[str, str]) -> HookRun:
+    """One hook to its end or its timeout; in a session of its own so a timeout kills everything it started."""
+    try:
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", hook.command], cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
+        )  # fmt: skip
+    except OSError as e:
+        return HookRun(hook, None, stderr=e.strerror or str(e))
+    try:
+        out, err = proc.communicate(payload, timeout=hook.timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        try:
+            out, err = proc.communicate(timeout=KILL_GRACE)
+        except subprocess.TimeoutExpired:  # a grandchild left the group and holds the pipes: stop reading
+            out, err = "", ""
+        return HookRun(hook, None, out, err, timed_out=True)
+    return HookRun(hook, proc.returncode, out, err)
+
+
+class HookRunner:
+    """The configured hooks of one agent session and the fields every payload carries."""
+
+    def __init__(
+        self, settings: Settings, *, cwd: Path, session_id: str, transcript_path: str,
+        permission_mode: Callable[[], str], secrets: Sequence[str | None] = (),
+        warn: Callable[[str], None] | None = None,
+    ) -> None:  # fmt: skip
+        self.hooks, problems = configured(settings)
+        self.cwd = cwd
+        self.session_id = session_id
+        self.transcript_path = transcript_path
+        self.permission_mode = permission_mode
+        self.secrets = [s for s in secrets if s]
+        self.warn = warn or (lambda line: diagnostics.warning("%s", line))
+        self._later: list[threading.Thread] = []
+        # the person's prompt the agent works on: every payload after it names it, as the real 2.1.330's do
+        # (a teammate, which gets messages and never a person's prompt, sends none)
+        self.prompt_id: str | None = None
+        for p in problems:
+            self.warn(p)
+
+    def active(self, event: str) -> bool:
+        return any(h.event == event for h in self.hooks)
+
+    def new_prompt(self) -> None:
+        self.prompt_id = str(uuid.uuid4())
+
+    def payload(self, event: str, fields: dict[str, Any]) -> dict[str, Any]:
+        common: dict[str, Any] = {
+            "session_id": self.session_id, "transcript_path": self.transcript_path, "cwd": str(self.cwd),
+        }  # fmt: skip
+        if self.prompt_id is not None:
+            common["prompt_id"] = self.prompt_id
+        if event not in NO_PERMISSION_MODE:
+            common["permission_mode"] = self.permission_mode()
+        return {**common, "hook_event_name": event, **fields}
+
+    def fire(self, event: str, fields: dict[str, Any], match: str | None = None) -> Outcome:
+        """Run the event's matching hooks (in parallel) and say what they decided; no hooks, no effect."""
+        chosen = selected(self.hooks, event, match)
+        if not chosen:
+            return Outcome()
+        text = self._redact(json.dumps(self.payload(event, fields), ensure_ascii=False, default=str))
+        env = hook_env(self.cwd)
+        if len(chosen) == 1:
+            runs = [run_command(chosen[0], text, self.cwd, env)]
+        else:
+            with ThreadPoolExecutor(max_workers=min(8, len(chosen))) as pool:
+                runs = list(pool.map(lambda h: run_command(h, text, self.cwd, env), chosen))
+        outcome = interpret(event, runs)
+        for line in [*outcome.warnings, *outcome.messages]:
+            self.warn(line)
+        return outcome
+
+    def fire_later(self, event: str, fields: dict[str, Any], match: str | None = None) -> None:
+        """Fire on a thread of its own (events nothing waits on: a teammate spawned or died, a team deleted);
+        `drain` waits for them before the process ends."""
+        if not selected(self.hooks, event, match):
+            return
+        thread = threading.Thread(target=self.fire, args=(event, fields, match), name=f"hook-{event}", daemon=True)
+        self._later = [t for t in self._later if t.is_alive()] + [thread]
+        thread.start()
+
+    def drain(self) -> None:
+        for thread in list(self._later):
+            thread.join()
+
+    def _redact(self, text: str) -> str:
+        """A secret never reaches a hook, even when the model wrote it into a tool's input."""
+        for secret in self.secrets:
+            text = text.replace(secret, "***")
+        return text

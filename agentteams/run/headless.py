@@ -1,0 +1,291 @@
+"""Headless runs (`-p`): build the session, run one prompt, print text, json or stream-json."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import typer
+
+from agentteams.errors import AgentTeamsError
+
+FORMATS = ("text", "json", "stream-json")
+INPUT_FORMATS = ("text", "stream-json")
+SETTLE_SECONDS = 1.0  # a team must stay settled this long before a -p run ends
+POLL_SECONDS = 0.1  # how often a team's files are looked at meanwhile
+SUBTYPES = {"end_turn": "success", "exit_requested": "success", "max_turns": "error_max_turns",
+            "interrupted": "error_interrupted", "max_tokens": "error_max_tokens",
+            "max_budget_usd": "error_max_budget_usd"}  # fmt: skip
+
+
+NO_INPUT = "input must be provided either through stdin or as a prompt argument when using --print"
+BLANK = "input contained only whitespace: give a prompt with text, through stdin or as an argument to --print"
+
+
+@dataclass(frozen=True)
+class Flags:
+    """The flags that shape a headless run's input and output, checked together as Claude Code does."""
+
+    print_mode: bool
+    output_format: str
+    input_format: str
+    verbose: bool
+    session_id: str | None
+
+
+def check_flags(flags: Flags) -> None:
+    """One clear error for a combination Claude Code refuses (its checks, its order)."""
+    if flags.output_format not in FORMATS:
+        raise AgentTeamsError(f"--output-format must be one of {', '.join(FORMATS)}, got {flags.output_format!r}")
+    if flags.input_format not in INPUT_FORMATS:
+        raise AgentTeamsError(f"--input-format must be one of {', '.join(INPUT_FORMATS)}, got {flags.input_format!r}")
+    if flags.session_id is not None and not _is_uuid(flags.session_id):
+        raise AgentTeamsError(f"invalid session ID {flags.session_id!r}: it must be a valid UUID")
+    if flags.print_mode and flags.output_format == "stream-json" and not flags.verbose:
+        raise AgentTeamsError("when using --print, --output-format=stream-json requires --verbose")
+    if flags.input_format == "stream-json" and flags.output_format != "stream-json":
+        raise AgentTeamsError("--input-format=stream-json requires --output-format=stream-json")
+
+
+def _is_uuid(text: str) -> bool:
+    import uuid
+
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return len(text) == 36  # the hyphenated form only, as Claude Code writes it in paths
+
+
+def prompt_text(prompt: str | None) -> str:
+    """The -p prompt: the argument, else stdin; refused in one line when there is none or only whitespace."""
+    text = prompt or ""
+    if not text and sys.stdin is not None and not sys.stdin.isatty():
+        text = sys.stdin.read()
+    if not text:
+        raise AgentTeamsError(NO_INPUT)
+    if not text.strip():
+        raise AgentTeamsError(BLANK)
+    return text.strip()
+
+
+_EMIT = threading.Lock()
+
+
+def emit(obj: dict[str, Any]) -> None:
+    """One JSON line on stdout, whole: the turn's thread and stdin's (control replies) both write."""
+    line = json.dumps(obj, ensure_ascii=False)
+    with _EMIT:
+        typer.echo(line)
+
+
+def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "auto",
+        teammate_command: str | None = None, seed: Any = None) -> int:  # fmt: skip
+    """Run `prompt` to the end (a team it starts is shut down first) and print the outcome; the exit code."""
+    from agentteams.agent.loop import AgentEvent
+    from agentteams.model.aliases import resolve_model
+    from agentteams.run.lead_setup import build_lead
+
+    resolve_model(options.model)  # an unknown alias fails before anything else
+    streaming = output_format == "stream-json"
+    turns: list[Any] = []
+
+    lines = StreamLines(options)
+
+    def on_event(event: AgentEvent) -> None:
+        if streaming:
+            for line in lines(event):
+                emit(line)
+
+    parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
+                       on_event=on_event, on_turn_end=turns.append, seed=seed)  # fmt: skip
+    prompt = seed.first_prompt(prompt) if seed is not None else prompt  # a team file's (cli/commands/launch.py)
+    runtime = parts.runtime
+    session = runtime.session
+    if streaming:
+        emit(init_line(session, options))
+    start = time.monotonic()
+    try:
+        compact = compact_instructions(prompt)
+        if compact is not None:
+            return compacted(session, compact, options.session_id, output_format, start)
+        runtime.submit(*custom_command(prompt, options.cwd))
+        wait_settled(runtime)
+    finally:
+        parts.close(team_down=True)
+    from agentteams.store import write_failures as writefail
+
+    done = [r for r in turns if r is not None]
+    if not done:
+        failed = writefail.summary()  # what the disk refused may be why
+        why = "the run ended before the model answered" + (f"; {failed}" if failed else "")
+        raise runtime.last_error or AgentTeamsError(why)
+    code = report(done, session, options.session_id, output_format, time.monotonic() - start)
+    if (failed := writefail.summary_unless_last()) is not None:  # the last line says what was not saved
+        from agentteams import diagnostics
+
+        diagnostics.warning("%s", failed)
+    return code
+
+
+class StreamLines:
+    """The lead's events as Claude Code's stream-json lines: one `assistant` line per block of an answer, one `user`
+    line per tool result with the tool's structured result, each with a uuid and a timestamp."""
+
+    def __init__(self, options: Any) -> None:
+        self.options = options  # its session id is read per line: a fork or /clear changes it
+        self._details: dict[str, Any] = {}
+
+    def __call__(self, event: Any) -> list[dict[str, Any]]:
+        from agentteams.agent.journal import answer_meta, tool_detail
+        from agentteams.store.transcripts.writer import block_message
+
+        if event.kind == "tool_end" and event.result is not None:
+            self._details[event.tool_use_id] = tool_detail(event.result)
+        if event.kind == "compacted":
+            return [boundary_line(event, self.options.session_id)]
+        if event.message is None or event.kind not in ("assistant", "tool_results"):
+            return []
+        blocks = [b for b in event.message.get("content") or [] if isinstance(b, dict)]
+        if event.kind == "assistant":
+            meta = answer_meta(event, "")
+            return [self._line("assistant", block_message(b, meta), request_id=meta.request_id) for b in blocks]
+        details = [self._details.pop(str(b.get("tool_use_id")), None) for b in blocks]
+        return [
+            self._line("user", {"role": "user", "content": [b]}, tool_use_result=d)
+            for b, d in zip(blocks, details, strict=True)
+        ]
+
+    def _line(self, kind: str, message: dict[str, Any], **extra: Any) -> dict[str, Any]:
+        import uuid
+
+        from agentteams.store.atomic_json import now_iso
+
+        return {"type": kind, "message": message, "parent_tool_use_id": None, "session_id": self.options.session_id,
+                "uuid": str(uuid.uuid4()), "timestamp": now_iso(), **extra}  # fmt: skip
+
+
+def boundary_line(event: Any, session_id: str) -> dict[str, Any]:
+    """The stream-json `system` `compact_boundary` line the Agent SDK reads after a compaction."""
+    import uuid
+
+    metadata = {"trigger": event.text, "pre_tokens": event.input.get("pre_tokens")}
+    return {"type": "system", "subtype": "compact_boundary", "session_id": session_id, "uuid": str(uuid.uuid4()),
+            "compact_metadata": metadata}  # fmt: skip
+
+
+def init_line(session: Any, options: Any) -> dict[str, Any]:
+    """The stream-json `system` `init` line that opens each turn."""
+    import uuid
+
+    return {"type": "system", "subtype": "init", "session_id": options.session_id, "model": session.model,
+            "cwd": str(options.cwd), "permissionMode": session.policy.mode, "tools": [t.name for t in session.tools],
+            "additional_directories": [str(d) for d in options.add_dirs], "uuid": str(uuid.uuid4())}  # fmt: skip
+
+
+def compact_instructions(prompt: str) -> str | None:
+    """The instructions of a `/compact [instructions]` prompt ("" for none); None for any other prompt."""
+    word, _, rest = prompt.strip().partition(" ")
+    return rest.strip() if word == "/compact" else None
+
+
+def compacted(session: Any, instructions: str, session_id: str, output_format: str, start: float) -> int:
+    """`-p "/compact [instructions]"` (with -c or -r: the session resumed) compacts and sends no prompt, as Claude
+    Code 2.1.330's -p does: its result is empty, or the refusal ("Not enough messages to compact.", a PreCompact
+    hook's block), a successful local command either way (exit 0)."""
+    from agentteams.agent.compaction import CompactError
+    from agentteams.agent.loop import TurnResult
+    from agentteams.model.types import Usage
+
+    try:
+        session.compact(instructions)
+        said = ""
+    except CompactError as e:
+        said = str(e)
+    done = [TurnResult(said, "end_turn", 0, Usage())]
+    return report(done, session, session_id, output_format, time.monotonic() - start)
+
+
+def custom_command(prompt: str, cwd: Any) -> tuple[str, Any]:
+    """(prompt, turn extras): a `/name args` prompt naming a custom command becomes its expanded body with its front
+    matter, as Claude Code's -p does; anything else is sent as given (commands are read only for a leading /)."""
+    if not prompt.lstrip().startswith("/"):
+        return prompt, None
+    from agentteams.agent.session import command_extras
+    from agentteams.settings.commands import invocation, load_commands
+    from agentteams.store.paths import config_root
+
+    found = invocation(prompt, load_commands(cwd, config_root()))
+    if found is None:
+        return prompt, None
+    command, args = found
+    return command.prompt(args), command_extras(command)
+
+
+def wait_settled(runtime: Any) -> None:
+    """Until nothing will happen without the user. With no team, that is as soon as the lead is idle. Teammates at
+    work start further turns with their messages, and settled must hold for a moment, since a teammate that just
+    went idle may be claiming its next task; their files are looked at every POLL_SECONDS, sleeping in between."""
+    quiet_since: float | None = None
+    while True:
+        runtime.wait_idle()  # a real wait: it returns when no turn runs and nothing is queued
+        if not runtime.team and not runtime.members():
+            return
+        now = time.monotonic()
+        if not runtime.settled():
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = now
+        elif now - quiet_since >= SETTLE_SECONDS:
+            return
+        runtime.wait_change(POLL_SECONDS)
+
+
+def report(done: list[Any], session: Any, session_id: str, output_format: str, seconds: float) -> int:
+    """Print the last turn's outcome as text, json or a stream-json result line; the exit code."""
+    import uuid
+
+    result = done[-1]
+    subtype = SUBTYPES.get(result.stop_reason, "error_during_execution")
+    total = session.ledger.total()
+    summary = {
+        "type": "result", "subtype": subtype, "is_error": subtype != "success", "result": result.text,
+        "session_id": session_id, "num_turns": sum(r.model_calls for r in done),
+        "duration_ms": int(seconds * 1000), "total_cost_usd": round(total.cost_usd, 6),
+        "usage": total.usage.to_json(), "model": session.model, "stop_reason": result.stop_reason,
+        "permission_denials": [], "uuid": str(uuid.uuid4()),
+    }  # fmt: skip
+    if result.stop_reason == "max_budget_usd":  # as Claude Code words it
+        summary["errors"] = [f"Reached maximum budget (${budget_text(session.options.max_budget_usd)})"]
+    if output_format == "text":
+        typer.echo(result.text)
+        if subtype != "success":
+            why = summary["errors"][0] if "errors" in summary else f"the run ended early ({result.stop_reason})"
+            typer.echo(f"agentteams: error: {why}", err=True)
+    elif output_format == "stream-json":
+        emit(summary)
+    else:
+        typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+    return 0 if subtype == "success" else 1
+
+
+def max_budget(raw: str | None) -> float | None:
+    """`--max-budget-usd`: a number greater than 0 (Claude Code's rule and words), else one clear error."""
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not value > 0 or value == float("inf"):
+        raise AgentTeamsError("--max-budget-usd must be a number greater than 0")
+    return value
+
+
+def budget_text(value: float | None) -> str:
+    """A budget as Claude Code prints it: `1`, `0.5`."""
+    return "" if value is None else (str(int(value)) if value == int(value) else repr(value))

@@ -1,0 +1,120 @@
+"""Composition of a lead: model client, session, teammate spawner (tmux + fork server, or in-process), runtime.
+
+Shared by the interactive REPL and headless `-p`; the caller owns the terminal.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk
+from agentteams.backends.tmux import inside_tmux
+from agentteams.errors import AgentTeamsError
+from agentteams.model.types import ModelClient
+from agentteams.team.delivery import TeamEvent
+from agentteams.team.lead.permission_relay import PermissionJudge
+from agentteams.team.lead.runtime import LeadRuntime
+from agentteams.team.nodes.spawner import NodeSpawner
+
+if TYPE_CHECKING:
+    from agentteams.team.teamfile.seeding import TeamSeed
+
+
+@dataclass
+class LeadParts:
+    runtime: LeadRuntime
+    backend: str
+    stoppers: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self, *, team_down: bool = True, timeout: float = 20.0) -> None:
+        """Stop the runtime; with `team_down`, a team still standing is shut down first (nothing orphaned).
+        SessionEnd hooks run last, after the TeamDeleted ones."""
+        hooks = self.runtime.session.hooks
+        try:
+            team = self.runtime.team
+            if team_down and team:
+                self.runtime.shutdown_team(timeout=timeout)
+                hooks.team_deleted(team)
+        finally:
+            self.runtime.close()
+            for stop in self.stoppers:
+                stop()
+            hooks.session_end("other")
+
+
+def use_tmux(mode: str, command: list[str] | None) -> bool:
+    if mode == "in-process":
+        if command:
+            raise AgentTeamsError("--teammate-command starts processes: it needs --teammate-mode tmux or auto")
+        return False
+    return mode == "tmux" or inside_tmux() or bool(command)
+
+
+def build_lead(
+    options: Any, *, teammate_mode: str = "auto", teammate_command: str | None = None,
+    on_event: Callable[[AgentEvent], None] | None = None, on_team_event: Callable[[TeamEvent], None] | None = None,
+    on_teammate_event: Callable[[str, AgentEvent], None] | None = None,
+    ask: Callable[[PermissionAsk], Answer] | None = None, judge: PermissionJudge | None = None,
+    on_turn_end: Callable[[Any], None] | None = None, seed: TeamSeed | None = None,
+) -> LeadParts:  # fmt: skip
+    """Everything a lead needs, started; the model client is built (and the key checked) first. A `seed` (a team
+    file's) makes the team and its tasks before the runtime starts and spawns its roles right after."""
+    from agentteams.agent.session import Session
+    from agentteams.model.anthropic_client import AnthropicClient
+    from agentteams.model.config import ModelConfig
+    from agentteams.settings.keyhelper import credentials_env
+    from agentteams.store.opener import open_store
+    from agentteams.store.paths import Layout
+    from agentteams.team.spawn.spawners import InProcessSpawner, TmuxSpawner
+
+    if options.resume is not None:  # a resumed lead has a request to make at once: the SDK loads beside the set-up
+        from agentteams.model.anthropic_client import warm_up
+
+        threading.Thread(target=warm_up, name="sdk-warm-up", daemon=True).start()
+    config = ModelConfig.from_env(credentials_env(options.settings.api_key_helper, options.cwd))
+    client: ModelClient = AnthropicClient(config)
+    if options.fallback_model:
+        from agentteams.model.aliases import resolve_model
+        from agentteams.model.fallback import FallbackClient
+
+        client = FallbackClient(client, resolve_model(options.fallback_model))
+    secrets = tuple(config.secrets())
+    layout = Layout.from_env()
+    store = open_store(layout)
+    command = shlex.split(teammate_command) if teammate_command else None
+    stoppers: list[Callable[[], None]] = []
+    spawner: Any
+    if use_tmux(teammate_mode, command) and command is None:  # ours start from a warm, pre-imported process
+        from agentteams.procs.fork.client import ForkServer
+        from agentteams.team.spawn.prestart import PrestartingSpawner
+
+        server = ForkServer.start()
+        stoppers.append(server.stop)
+        spawner = PrestartingSpawner(store, server.prestart, extra_env=server.env, launcher=server.launcher_argv())
+    elif use_tmux(teammate_mode, command):
+        spawner = TmuxSpawner(store, command=command)
+    else:
+        spawner = InProcessSpawner(layout, client, store=store, secrets=secrets, on_event=on_teammate_event,
+                                   on_team_event=on_team_event)  # fmt: skip
+    spawner = NodeSpawner(store, spawner)  # on a registered node (`agentteams node`) if any, else as above
+    session = Session(options, client, layout=layout, store=store, on_event=on_event, ask=ask, secrets=secrets)
+    runtime = LeadRuntime(session, spawner, on_team_event=on_team_event, judge=judge, on_turn_end=on_turn_end)
+    if options.resume is not None and not options.fork_session:  # a resumed lead leads its team again
+        from agentteams.team.lead.adopt import resume_team
+
+        resume_team(runtime)
+    parts = LeadParts(runtime, spawner.backend, stoppers)
+    try:
+        if seed is not None:
+            seed.create(runtime)
+        runtime.start()
+        if seed is not None:
+            seed.spawn(runtime)
+    except BaseException:
+        parts.close(team_down=True)  # a role that cannot start leaves no half team behind
+        raise
+    return parts

@@ -1,0 +1,216 @@
+"""Session transcripts in Claude Code's JSONL schema: one file per session under `projects/<cwd-slug>/`, every
+entry chained by `uuid`/`parentUuid`, secrets redacted (schema: tests/golden-2.1.330/transcripts/README.md).
+
+Reading one back into a conversation is `transcript_read`'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import threading
+import uuid as uuidlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from agentteams import __version__
+from agentteams.errors import UnsafePathError
+from agentteams.store import safe_fs as safefs
+from agentteams.store import write_failures as writefail
+from agentteams.store.atomic_json import encode, now_iso
+
+REDACTED = "<redacted>"
+MAIN = "main"  # the thread of the session's own conversation; every other thread is a subagent's sidechain
+Entrypoint = Literal["cli", "sdk-cli"]
+CompactTrigger = Literal["manual", "auto"]
+
+
+@dataclass(frozen=True)
+class AssistantMeta:
+    """What the API said about one answer besides its content: kept on each of its entries as Claude Code does."""
+
+    message_id: str
+    model: str
+    stop_reason: str | None
+    usage: dict[str, Any]
+    request_id: str | None = None
+
+
+class Transcript:
+    """Appends entries to one session file, keeping the chain's leaf per thread; safe across threads of a process.
+
+    `leaf` continues an existing chain (a resumed session appends to its own file, chained onto its old leaf).
+    Our own extra keys (`agent`, `team`) sit beside Claude Code's, which its reader ignores.
+    """
+
+    def __init__(
+        self, path: Path, session_id: str, *, cwd: str, secrets: Sequence[str | None] = (), team: str | None = None,
+        entrypoint: Entrypoint = "sdk-cli", leaf: str | None = None,
+    ) -> None:  # fmt: skip
+        self.path = path
+        self.session_id = session_id
+        self.cwd = cwd
+        self.team = team  # a teammate's team: how `agentteams logs` finds its transcript after it has exited
+        self.entrypoint: Entrypoint = entrypoint
+        self.git_branch = git_branch(Path(cwd))
+        self._secrets = sorted({s for s in secrets if s and len(s) >= 8}, key=len, reverse=True)
+        self._lock = threading.Lock()
+        self._leaves: dict[str, str | None] = {MAIN: leaf}
+        self._agent_ids: dict[str, str] = {}
+        self._tool_uses: dict[str, str] = {}  # tool_use id -> uuid of the assistant entry that holds it
+        self._prompt_ids: dict[str, str] = {}
+
+    @property
+    def leaf(self) -> str | None:
+        """The newest entry of the main conversation: where the next one (and a resume) chains on."""
+        return self._leaves.get(MAIN)
+
+    # -- chained entries ---------------------------------------------------------------------------------
+
+    def prompt(self, agent: str, content: str | list[Any], *, thread: str = MAIN, mode: str | None = None,
+               meta: bool = False) -> str:  # fmt: skip
+        """A user message that starts (or, `meta`, feeds) a turn: what the person typed, a delivered message."""
+        self._prompt_ids[thread] = str(uuidlib.uuid4())
+        own: dict[str, Any] = {"promptId": self._prompt_ids[thread], "type": "user"}
+        own["message"] = {"role": "user", "content": content}
+        if meta:
+            own["isMeta"] = True
+        if mode is not None:
+            own["permissionMode"] = mode
+        return self._chained(agent, thread, own)
+
+    def assistant(self, agent: str, content: list[dict[str, Any]], meta: AssistantMeta, *, thread: str = MAIN) -> None:
+        """One API answer as Claude Code writes it: one entry per content block, each with the whole message's
+        id, stop reason and usage (the reader joins them back by id)."""
+        for block in content or [{"type": "text", "text": ""}]:
+            own: dict[str, Any] = {"message": block_message(block, meta), "type": "assistant"}
+            if meta.request_id:
+                own["requestId"] = meta.request_id
+            entry_uuid = self._chained(agent, thread, own)
+            if block.get("type") == "tool_use":
+                self._tool_uses[str(block.get("id"))] = entry_uuid
+
+    def tool_result(self, agent: str, block: dict[str, Any], detail: Any, *, thread: str = MAIN) -> None:
+        """One tool result: a user entry of its own, linked to the assistant entry that asked for it."""
+        own: dict[str, Any] = {"promptId": self._prompt_ids.get(thread), "type": "user"}
+        own["message"] = {"role": "user", "content": [block]}
+        own["toolUseResult"] = detail
+        source = self._tool_uses.pop(str(block.get("tool_use_id")), None)
+        if source is not None:
+            own["sourceToolAssistantUUID"] = source
+        self._chained(agent, thread, own)
+
+    def compacted(self, agent: str, summary: str, *, trigger: CompactTrigger, pre_tokens: int,
+                  post_tokens: int | None = None, duration_ms: int | None = None) -> str:  # fmt: skip
+        """A compaction: a boundary that starts a new chain (naming the old leaf), then the summary the
+        conversation goes on from. The summary entry's uuid (the new leaf)."""
+        old_leaf = self.leaf
+        self._leaves[MAIN] = None
+        metadata: dict[str, Any] = {"trigger": trigger, "preTokens": pre_tokens}
+        if post_tokens is not None:
+            metadata["postTokens"] = post_tokens
+        if duration_ms is not None:
+            metadata["durationMs"] = duration_ms
+        boundary = {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
+                    "isMeta": False, "level": "info", "compactMetadata": metadata}  # fmt: skip
+        self._chained(agent, MAIN, boundary, logical_parent=old_leaf)
+        own: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": summary}}
+        own.update(isVisibleInTranscriptOnly=True, isCompactSummary=True)
+        return self._chained(agent, MAIN, own)
+
+    # -- bookkeeping (not on the chain) --------------------------------------------------------------------
+
+    def last_prompt(self, text: str | None) -> None:
+        """Where the session ends for now (its leaf) and its newest prompt: what `-c`/`-r` and the picker read."""
+        entry: dict[str, Any] = {"type": "last-prompt"}
+        if text:
+            entry["lastPrompt"] = text
+        self._append({**entry, "leafUuid": self.leaf, "sessionId": self.session_id})
+
+    def remember(self, tool: str, target: str | None, kind: str | None) -> None:
+        """An "always" answer of the person for this session: replayed when it is resumed. A type of ours;
+        Claude Code's reader skips types it does not know."""
+        allow = {"tool": tool, "target": target, "kind": kind}
+        self._append({"type": "agentteams-permission", "allow": allow, "sessionId": self.session_id})
+
+    # -- writing -------------------------------------------------------------------------------------------
+
+    def _chained(self, agent: str, thread: str, own: dict[str, Any], logical_parent: str | None = None) -> str:
+        with self._lock:
+            entry_uuid = str(uuidlib.uuid4())
+            sidechain = thread != MAIN
+            entry: dict[str, Any] = {"parentUuid": self._leaves.get(thread)}
+            if own.get("subtype") == "compact_boundary":
+                entry["logicalParentUuid"] = logical_parent
+            entry["isSidechain"] = sidechain
+            if sidechain:
+                entry["agentId"] = self._agent_ids.setdefault(thread, uuidlib.uuid4().hex[:17])
+            entry.update(own)
+            entry.update(uuid=entry_uuid, timestamp=now_iso(), userType="external", entrypoint=self.entrypoint)
+            entry.update(cwd=self.cwd, sessionId=self.session_id, version=__version__, gitBranch=self.git_branch)
+            entry["agent"] = agent
+            if self.team:
+                entry["team"] = self.team
+            self._leaves[thread] = entry_uuid
+            self._write(entry)
+            return entry_uuid
+
+    def _append(self, entry: dict[str, Any]) -> None:
+        with self._lock:
+            self._write(entry)
+
+    def _write(self, entry: dict[str, Any]) -> None:
+        line = json.dumps(entry, ensure_ascii=False, default=str)
+        for secret in self._secrets:
+            line = line.replace(secret, REDACTED)
+        try:
+            safefs.make_dir(self.path.parent, parents=True)
+            fd = safefs.open_fd(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            try:
+                _write_line(fd, encode(line) + b"\n")
+            finally:
+                os.close(fd)
+        except (OSError, UnsafePathError) as e:  # a full or read-only disk, a planted link: the record is lost,
+            # never the session (one warning)
+            writefail.failed("transcript", self.path, e)
+        else:
+            writefail.succeeded("transcript")
+
+
+def _write_line(fd: int, data: bytes) -> None:
+    """One write of a whole line, so a crash never leaves half an entry; a short write (the disk filled up) is
+    cut back, so the next entry starts on a line of its own."""
+    start = os.lseek(fd, 0, os.SEEK_END)
+    try:
+        view = memoryview(data)
+        while view:  # a short write is followed by one that says why (ENOSPC, EFBIG)
+            view = view[os.write(fd, view) :]
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start)
+        raise
+
+
+def block_message(block: dict[str, Any], meta: AssistantMeta) -> dict[str, Any]:
+    """One block of an answer as Claude Code writes (and streams) it: the API message around that block alone."""
+    return {"id": meta.message_id, "type": "message", "role": "assistant", "model": meta.model, "content": [block],
+            "stop_reason": meta.stop_reason, "stop_sequence": None, "usage": meta.usage}  # fmt: skip
+
+
+def git_branch(cwd: Path) -> str:
+    """The checked-out branch of the repository holding `cwd`, read from `.git/HEAD` (no git process); "HEAD"
+    when detached or outside a repository, as Claude Code records it."""
+    for folder in (cwd, *cwd.parents):
+        dot_git = folder / ".git"
+        try:
+            if dot_git.is_file():  # a worktree: `gitdir: <path>`
+                dot_git = (folder / dot_git.read_text().partition("gitdir:")[2].strip()).resolve()
+            if dot_git.is_dir():
+                head = (dot_git / "HEAD").read_text().strip()
+                return head.removeprefix("ref: refs/heads/") if head.startswith("ref: refs/heads/") else "HEAD"
+        except OSError:
+            return "HEAD"
+    return "HEAD"

@@ -1,0 +1,391 @@
+"""Lead runtime: runs the lead's turns, delivers its inbox, spawns teammates and sees them leave or die.
+User prompts and teammate messages that arrive while a turn runs go in at its next tool result (else they start the
+next turn); idle notices only update the team view, unless the whole team has gone idle."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from agentteams import diagnostics
+from agentteams.agent.loop import AgentEvent, TurnResult
+from agentteams.agent.session import Session, TurnExtras
+from agentteams.backends.tmux import current_pane
+from agentteams.errors import AgentTeamsError
+from agentteams.model.types import Block
+from agentteams.store import signing
+from agentteams.store import write_failures as writefail
+from agentteams.store.paths import LEAD_NAME
+from agentteams.store.presence import State
+from agentteams.store.protocol import (
+    IdleNotification,
+    PermissionRequest,
+    PlanApprovalRequest,
+    ShutdownApproved,
+    ShutdownRejected,
+    parse_message,
+    plan_digest,
+)
+from agentteams.store.records import Envelope
+from agentteams.team import heartbeat
+from agentteams.team.budget import BudgetLead, BudgetWatch
+from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
+from agentteams.team.lead import live_changes as livechange
+from agentteams.team.lead import permission_relay as relay
+from agentteams.team.lead import team_wait as teamwait
+from agentteams.team.lead.disband import disband
+from agentteams.team.lead.permission_relay import PermissionJudge
+from agentteams.team.lead.revive import HINT, revive
+from agentteams.team.lease_keeper import LeaseKeeper
+from agentteams.team.spawn.base import Handle, Spawner
+from agentteams.team.spawn.member import spawn_member
+from agentteams.team.spawn.roster import Roster, release_member
+from agentteams.team.steering import Carried, Turn, lead_blocks, take_plain
+from agentteams.team.team_hooks import LeadHooks
+from agentteams.team.trust import LeadPromises, Trust
+from agentteams.tools.base import ToolInputError
+
+CHECK_EVERY = 0.5  # seconds between the team thread's looks; 4x that while pidfds watch all teammates (teamwait.py)
+
+
+class LeadRuntime:
+    """Owns the lead's worker thread (turns) and team thread (inbox, liveness)."""
+
+    def __init__(
+        self, session: Session, spawner: Spawner, *, on_team_event: Callable[[TeamEvent], None] | None = None,
+        judge: PermissionJudge | None = None, on_turn_end: Callable[[TurnResult | None], None] | None = None,
+    ) -> None:  # fmt: skip
+        self.session = session
+        self.ctx = session.ctx
+        self.store = session.store
+        self.spawner = spawner
+        self.mailbox = self.store.mail
+        self.teams = self.store.teams
+        self.tasks = self.store.tasks
+        self._team_event = self.hooks = LeadHooks(session, on_team_event)  # events reach the UI, then hooks
+        self._on_turn_end = on_turn_end or (lambda _r: None)
+        self.judge = judge
+        self.handles: dict[str, Handle] = {}
+        self.roster = Roster(self.store, spawner, self.handles)  # spawns check and reserve names through it
+        self._cond = threading.Condition()
+        self._prompts: list[tuple[str, TurnExtras | None]] = []  # (prompt, what its turn alone gets)
+        self._envs: list[Envelope] = []  # teammate messages for the model, not yet delivered
+        self._notices: list[str] = []  # things the runtime tells the model (a teammate left, died, ...)
+        self._idle: list[Envelope] = []  # idle notices the model has not seen yet
+        self._seen: set[tuple[str, ...]] = set()
+        self._carried = Carried(self.mailbox, LEAD_NAME, lambda: self.team)  # teammates' messages the model has
+        self._busy = False
+        self._closing = False
+        self.last_error: AgentTeamsError | None = None
+        self._threads: list[threading.Thread] = []
+        self.team_thread: threading.Thread | None = None
+        pane = current_pane() or ""
+        self._presence = heartbeat.LeadPresence(self.store, self.ctx.session_id, pane)  # beaten by the team thread
+        self._leases = LeaseKeeper(self.tasks, LEAD_NAME)  # its own renewed, its team's swept, by the team thread
+        self._inbox_lock = threading.RLock()  # the team thread and shutdown_team both read the inbox
+        self.muted = False  # while shutting the team down, departures are not news for the model
+        self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
+        self.promises = LeadPromises()
+        gone = functools.partial(self.member_gone, died=True)  # past its budget's grace: stopped as a dead one
+        self.chores: list[Callable[[str], None]] = [livechange.install(self)]  # team/lead/rekey.py, `agentteams set`
+        self._budget = BudgetWatch(self.store, session.options.settings, BudgetLead(self.tell, self.promises, gone))
+        self.ctx.hooks.spawn_teammate = self.spawn_teammate
+        self.ctx.hooks.shutdown_sent = self.promises.shutdown_sent
+        self.ctx.hooks.plan_digest = self.promises.plan_digest
+        session.listen(self._on_agent_event)
+        session.listen(self._carried.heard)  # marked read once a model request has carried them
+        session.agent.steer = self._steer
+
+    # -- public -------------------------------------------------------------------------------------
+
+    @property
+    def team(self) -> str | None:
+        return self.ctx.team_name
+
+    @property
+    def busy(self) -> bool:
+        with self._cond:
+            return self._busy or bool(self._prompts)
+
+    def start(self) -> None:
+        signing.warm_up_soon()  # off the spawn path
+        worker = threading.Thread(target=self._work, name="lead-turns", daemon=True)
+        worker.start()
+        self._threads.append(worker)
+        if self.team:
+            self._start_team_thread()
+
+    def submit(self, prompt: str, extras: TurnExtras | None = None) -> None:
+        """Queue a user prompt (`extras` hold for its turn); it starts a turn at once when the lead is idle."""
+        with self._cond:
+            self._prompts.append((prompt, extras))
+            self._cond.notify_all()
+
+    def between_turns(self, command: str, change: Callable[[], str]) -> str:
+        """Change the conversation (/clear, /resume) with the team kept; refused while a turn runs."""
+        with self._cond:  # the worker takes no turn meanwhile
+            if self._busy or self._prompts:
+                raise AgentTeamsError(f"a turn is under way: wait for it to end (or press Ctrl-C), then {command}")
+            return change()
+
+    def interrupt(self) -> None:
+        self.ctx.interrupt.set()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Wait until no turn runs and nothing is queued for the model."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            while self._busy or self._prompts or self._model_work_pending():
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._cond.wait(left)
+            return True
+
+    def wait_change(self, timeout: float) -> None:
+        """Sleep until the runtime's state changes (a turn ends, a message or notice arrives) or `timeout` passes."""
+        with self._cond:
+            self._cond.wait(timeout)
+
+    def members(self) -> list[str]:
+        return list(self.handles)
+
+    def settled(self) -> bool:
+        """Nothing will happen without the user: no turn, nothing queued, every teammate idle or gone."""
+        with self._cond:
+            if self._busy or self._prompts or self._model_work_pending():
+                return False
+            idle = team_idle(self.teams, self.team, self.handles, self.mailbox)  # and nobody has a message waiting
+            return idle and not self.promises.awaiting(list(self.handles))  # nor a stop request to answer yet
+
+    def shutdown_team(self, timeout: float = 60.0) -> list[str]:
+        """Ask every teammate to stop, wait for each to leave (forcing stragglers), then delete the team."""
+        return disband(self, timeout)
+
+    def close(self) -> None:
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        self.ctx.interrupt.set()
+        for t in self._threads:
+            if t is not threading.current_thread():
+                t.join(timeout=5)
+        for name, handle in list(self.handles.items()):
+            with contextlib.suppress(Exception):
+                self.spawner.stop(handle)
+            self.handles.pop(name, None)
+
+    # -- spawning -----------------------------------------------------------------------------------
+
+    def spawn_teammate(self, args: dict[str, Any]) -> str:
+        """The Task tool with `name`: register the member, queue its prompt, start its process or thread."""
+        if not self.team:
+            raise ToolInputError("There is no team yet: create one with TeamCreate before spawning teammates.")
+        if args.get("resume") is True:  # a teammate that died, with its own conversation (team/lead/revive.py)
+            return revive(self, self.team, args)
+        spawned = spawn_member(self.session, self.spawner, self.team, args, self.roster)
+        if spawned.handle is not None:  # else a retried or repeated call, answered with the live member: no news
+            self._team_event(
+                TeamEvent("joined", spawned.member.name, str(self.spawner.backend), color=spawned.member.color)
+            )
+        return spawned.tool_result(self.team)
+
+    # -- the worker: one turn at a time -------------------------------------------------------------
+
+    def _model_work_pending(self) -> bool:
+        return bool(self._envs or self._notices or (self._idle and team_idle(self.teams, self.team, self.handles)))
+
+    def _work(self) -> None:
+        while True:
+            with self._cond:
+                while not self._closing and not self._prompts and not self._model_work_pending():
+                    self._cond.wait()
+                if self._closing:
+                    return
+                prompt, extras = self._prompts.pop(0) if self._prompts else (None, None)
+                turn = Turn(prompt, self._envs, self._notices, extras)
+                idle, self._envs, self._notices, self._idle = self._idle, [], [], []
+                self._busy = True
+            result: TurnResult | None = None
+            text, blocked = self.hooks.turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt)
+            self.last_error = AgentTeamsError(blocked) if blocked else None
+            self._write_presence("working")
+            self._carried.envs = list(turn.envs or [])
+            try:
+                result = self.session.run(text, turn.extras) if text is not None else None
+            except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
+                self.last_error = e
+            except Exception as e:  # a bug must not kill the worker silently: the lead would never answer again
+                self.last_error = AgentTeamsError(f"the turn failed: {type(e).__name__}: {e}")
+                diagnostics.warning("the lead's turn failed: %s: %s", type(e).__name__, e)
+            finally:
+                self._carried.mark()
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()
+                self._write_presence("idle")
+                self._on_turn_end(result)
+
+    def _steer(self) -> list[Block]:
+        """At a tool result of a running turn: what came meanwhile goes in after the results (team/steering.py)."""
+        with self._cond:
+            prompts, envs, notices = take_plain(self._prompts), self._envs, self._notices
+            self._envs, self._notices = [], []
+        return lead_blocks(self.hooks, self._carried, notices, envs, prompts)
+
+    def _on_agent_event(self, event: AgentEvent) -> None:
+        self._presence.saw(event)
+        if event.kind == "tool_end" and event.tool == "TeamCreate" and event.result and not event.result.is_error:
+            self._start_team_thread()
+
+    # -- the team thread: inbox and liveness --------------------------------------------------------
+
+    def _start_team_thread(self) -> None:
+        if self.team_thread is not None and self.team_thread.is_alive():
+            return
+        team = self.team
+        assert team is not None
+        record = functools.partial(self._record_key, team)  # on the team thread, or before a first send if sooner
+        self.store.keyring.adopt(team, LEAD_NAME, record)
+        self._write_presence("working" if self._busy else "idle")
+        self.team_thread = threading.Thread(target=self._watch_team, args=(team,), name="lead-team", daemon=True)
+        self.team_thread.start()
+        self._threads.append(self.team_thread)
+
+    def _write_presence(self, state: State) -> None:
+        self._presence.write(
+            self.team, state, self.ctx.session_id, self.session.ledger.total(), self.session.context_use()
+        )
+
+    def _record_key(self, team: str, public: str) -> None:
+        with contextlib.suppress(AgentTeamsError):
+            self.teams.set_member_fields(team, LEAD_NAME, verify_key=public)
+
+    def _watch_team(self, team: str) -> None:
+        self.store.keyring.recorded(team, LEAD_NAME)
+        with self.store.watch(team, LEAD_NAME) as files, teamwait.TeamWait(files, self.handles) as watcher:
+            while not self._closing and self.team == team:
+                try:
+                    self.process_inbox()
+                    self.check_liveness()
+                    self._budget.tick(team, list(self.handles))
+                    for event in [*self._presence.beat(team, list(self.handles)), *self._leases.tick(team)]:
+                        self._team_event(event)
+                    for chore in self.chores:
+                        chore(team)
+                except AgentTeamsError as e:
+                    if self.team != team or not self.teams.exists(team):
+                        break  # TeamDelete removed it while this round ran: nothing to warn about
+                    diagnostics.warning("team %s: %s", team, e)
+                except OSError as e:  # a full or read-only disk: one warning, and the lead keeps answering
+                    writefail.failed("team files", f"of team {team}", e)
+                watcher.wait(CHECK_EVERY, stretch=not self._budget.watching)
+        self.store.presence.remove(team, LEAD_NAME)
+
+    def process_inbox(self) -> None:
+        team = self.team
+        if not team:
+            return
+        with self._inbox_lock:
+            handled: list[Envelope] = []
+            config = None
+            for env in self.mailbox.unread(team, LEAD_NAME):
+                if env.identity in self._seen:
+                    continue
+                self._seen.add(env.identity)
+                if config is None:
+                    with contextlib.suppress(AgentTeamsError):
+                        config = self.teams.read(team)
+                if self._handle(env, self.trust.judge(env, config) == "forged"):
+                    handled.append(env)
+            if handled:
+                mark_read(self.mailbox, team, LEAD_NAME, handled)
+                self.trust.delivered(handled)
+
+    def _handle(self, env: Envelope, forged: bool) -> bool:
+        """React to one message; True when it is dealt with here (not for the model). A forged one only goes to
+        the model, marked: it answers, approves and reports nothing."""
+        msg = None if forged else parse_message(env.text)
+        who = env.sender
+        if isinstance(msg, ShutdownRejected):
+            self.promises.answered(who, msg.request_id)
+        if isinstance(msg, ShutdownApproved):
+            with self._cond:  # taken and gone in one step: `settled` never sees an approval without its departure
+                if not self.promises.take_approval(who, msg.request_id):
+                    diagnostics.warning("%s approved a shutdown never asked of it (%s); ignored", who, msg.request_id)
+                    return True
+                self.member_gone(who, "shut down (approved the shutdown request)")
+                return self._for_model(env, forged)  # the notice and the approval in the same turn
+        if isinstance(msg, PlanApprovalRequest):
+            self.promises.plan_seen(msg.request_id, plan_digest(msg.plan_content))
+        if isinstance(msg, IdleNotification):
+            if not self.roster.present(who):  # a teammate that has left (e.g. a real CLI's notice after approving)
+                return True
+            with self._cond:
+                self._idle = add_idle_notice(self._idle, env, msg)
+                self._cond.notify_all()
+            self._team_event(TeamEvent("idle", who, msg.summary or msg.result or "", color=env.color))
+            return True
+        if isinstance(msg, PermissionRequest):
+            allow = relay.answer(self.session, self.judge, self.team or "", msg, who)
+            self._team_event(TeamEvent("permission", who, f"{msg.tool_name}: {'allowed' if allow else 'denied'}"))
+            return True
+        return self._for_model(env, forged)
+
+    def _for_model(self, env: Envelope, forged: bool) -> bool:
+        who = env.sender
+        with self._cond:  # reentrant: a shutdown approval's caller holds it already
+            shown = f"[unverified: not signed by {who}] {env.text}" if forged else env.text  # the person sees it too
+            self._team_event(TeamEvent("message", who, shown, color=env.color, summary=env.summary))
+            if self.muted:
+                return True
+            self._envs.append(env)
+            self._cond.notify_all()
+        return False
+
+    def check_liveness(self) -> None:
+        team = self.team
+        if not team:
+            return
+        with self._inbox_lock:
+            dead = [n for n, h in list(self.handles.items()) if not self.spawner.alive(h, team)]
+            if dead:
+                self.process_inbox()  # an approval written just before exiting is not a death
+            for name in dead:
+                if name in self.handles:
+                    self.member_gone(name, "stopped unexpectedly (its process or pane is gone)", died=True)
+
+    def tell(self, event: TeamEvent) -> None:
+        """Something the person and the lead's model both hear of (a budget warning, a resume's news)."""
+        with self._cond:  # the model's notice first: once the person sees it, the lead's turn is due
+            self._notices.append(event.text)
+            self._cond.notify_all()
+        self._team_event(event)
+
+    def member_gone(self, name: str, how: str, *, died: bool = False) -> None:
+        """Unassign its tasks, drop it from the team, close its pane, and tell the model."""
+        team = self.team
+        handle = self.handles.pop(name, None)
+        self._presence.forget(name)
+        self.promises.forget(name)
+        if team:
+            self.store.keyring.drop_lead_key(team, name)
+        if handle is not None:
+            with contextlib.suppress(Exception):
+                self.spawner.stop(handle)
+        if not team:
+            return
+        moved = release_member(self.store, team, name, died=died, hooks=self.session.hooks)  # and its worktree
+        notice = f"Teammate {name} {how}." + (f" {HINT}" if died else "") + moved.note
+        if moved.tasks:
+            notice += " Its unfinished tasks are pending again: " + ", ".join(f"#{t.id}" for t in moved.tasks)
+        self._team_event(TeamEvent("died" if died else "left", name, notice))
+        with self._cond:
+            self._idle = [e for e in self._idle if e.sender != name]
+            if not self.muted:
+                self._notices.append(notice)
+            self._cond.notify_all()

@@ -1,0 +1,447 @@
+"""Teammate runtime: turn → idle notice to the lead → wait on the inbox → wake → next turn, until shut down.
+Wakes on shutdown requests first, then the lead's messages, then peers', else claims the next open task."""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from agentteams import diagnostics
+from agentteams.agent import workers
+from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk, TurnResult
+from agentteams.agent.permissions.policy import parse_mode
+from agentteams.agent.prompts import claim_prompt
+from agentteams.agent.session import Session, SessionOptions
+from agentteams.errors import AgentTeamsError, NotFoundError
+from agentteams.model.types import Block, ModelClient
+from agentteams.store import write_failures as writefail
+from agentteams.store.api import Store
+from agentteams.store.atomic_json import now_iso
+from agentteams.store.paths import LEAD_NAME, Layout
+from agentteams.store.presence import Presence, State
+from agentteams.store.protocol import (
+    CompactRequest,
+    IdleNotification,
+    ModelSetRequest,
+    ModeSetRequest,
+    PermissionRequest,
+    PermissionResponse,
+    PlanApprovalResponse,
+    ShutdownRequest,
+    parse_message,
+)
+from agentteams.store.records import Envelope, TeamConfig
+from agentteams.store.signing import LeadVerifyKey
+from agentteams.store.watch import WakeEvent, wait_in_slices
+from agentteams.team import heartbeat
+from agentteams.team.budget import held
+from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
+from agentteams.team.lease_keeper import LeaseKeeper
+from agentteams.team.steering import steerable, teammate_blocks
+from agentteams.team.team_hooks import idle_gate
+from agentteams.team.teammate.lead_watch import LeadWatch
+from agentteams.team.teammate.next_turn import TurnNotes, Work
+from agentteams.team.teammate.plan_verdict import answer_plan, pending_plan
+from agentteams.team.trust import Trust
+from agentteams.tools.runtime_hooks import PERMISSION_MODES
+from agentteams.tools.team.team_tools import parse_send
+
+WAIT_SLICE = 0.5  # seconds between checks of a plain stop flag while waiting; the inbox itself wakes at once
+IDLE_SLICES = 20  # unwoken, an idle teammate re-reads the team's files every 10 s (its stop flag wakes it at once)
+PERMISSION_TIMEOUT = 600.0
+MARK_AFTER = 0.05  # seconds, at most, a message turn's state writes wait for its request to leave (off its path)
+
+
+class TeammateRuntime:
+    """Runs one teammate until a shutdown is approved, its team goes away, or `stop` is set."""
+
+    def __init__(
+        self,
+        options: SessionOptions,
+        client: ModelClient,
+        *,
+        layout: Layout,
+        store: Store | None = None,
+        backend: str,
+        pane_id: str = "",
+        stop: threading.Event | None = None,
+        on_event: Callable[[AgentEvent], None] | None = None,
+        on_team_event: Callable[[TeamEvent], None] | None = None,
+        secrets: tuple[str | None, ...] = (),
+        permission_timeout: float = PERMISSION_TIMEOUT,
+        lead_key: LeadVerifyKey | None = None,
+    ) -> None:
+        if options.identity is None:
+            raise AgentTeamsError("a teammate needs --agent-name and --team-name")
+        self.me = options.identity
+        self.team, self.name = options.identity.team, options.identity.name
+        self.stop = stop or WakeEvent()  # setting it ends an idle wait at once (store/watch.py)
+        self.permission_timeout = permission_timeout  # seconds a permission request waits for the lead
+        self._outer = on_event or (lambda _e: None)
+        self._team_event = on_team_event or (lambda _e: None)
+        self.session = Session(
+            options, client, layout=layout, store=store, on_event=self._on_agent_event, secrets=secrets
+        )
+        self.store = self.session.store
+        self.mailbox = self.store.mail
+        self.teams = self.store.teams
+        self.tasks = self.store.tasks
+        self.session.agent.ask, self.session.agent.steer = self._ask_lead, self._steer  # steer: team/steering.py
+        self.ctx = self.session.ctx
+        # with a key from the lead, only its signed messages carry its authority (Claude Code 2.1.330's rule)
+        self.trust = Trust(role="teammate", lead_key=lead_key)
+        self._shutdowns: set[str] = set()  # ids of the shutdown requests our lead really sent
+        self.ctx.hooks.shutdown_requested = self._shutdowns.__contains__
+        # everything we write is signed; the key is recorded at the first turn, or before a first send if sooner
+        self.store.keyring.adopt(self.team, self.name, self._record_key)
+        self._held = False  # has a budget of its own (team/budget.py): its spending is written at once
+        # after plan approval a plan-mode teammate works in the mode it was started with (never plan again)
+        self.mode_after_plan = "default" if options.permission_mode == "plan" else options.permission_mode
+        if options.plan_mode_required:
+            self.session.policy.mode = "plan"
+        record = Presence(pid=os.getpid(), session_id=options.session_id, backend=backend, pane_id=pane_id)
+        if options.resume is not None and (asked := pending_plan(self.mailbox, self.team, self.name, LEAD_NAME)):
+            self.ctx.signals.awaiting_plan_approval, self.ctx.signals.plan_digest = asked  # restarted while it waited
+            record.state = "awaiting_plan_approval"
+        self._own = heartbeat.OwnPresence(functools.partial(self.store.presence.write, self.team, self.name), record)
+        self._leases = LeaseKeeper(self.tasks, self.name)  # its tasks' leases ride on its beats
+        self.presence = self._own.record
+        self._notes = TurnNotes()
+        self._pending: list[Envelope] = []
+        self._unmarked: set[tuple[str, ...]] = set()  # delivered, but the disk would not take the read marks
+        self._answering = threading.Event()  # the turn's first answer began: its request is out
+        self._lead = LeadWatch(self.store, self.team)  # a dead lead may be resumed: we wait for it a while
+
+    # -- the loop -----------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Serve turns until told to stop; the exit code is 0 after an approved shutdown."""
+        announced = False  # the first presence write waits until there is nothing to do: off the spawn path
+        stop_beating = heartbeat.HEARTBEAT.add(self._leases.riding(self._own.beat, self.team))
+        try:
+            with self.store.watch(self.team, self.name, tasks=True) as watcher:
+                while not self.stop.is_set():
+                    self._own.came_round()
+                    config = self._config()
+                    diagnostics.stamp("config")
+                    if config is None or config.member(self.name) is None:
+                        diagnostics.debug("%s: no longer in team %s; stopping", self.name, self.team)
+                        return 0
+                    if self._lead.state(config) == "over":  # it finished its turn and waited the grace period
+                        diagnostics.warning("%s: the lead of team %s did not come back; stopping", self.name, self.team)
+                        return 0
+                    self._held = held(config.member(self.name))
+                    work = self._next_work(config)
+                    if work is None:
+                        if not announced:
+                            self._set_state(self.presence.state if self.presence.state != "starting" else "idle")
+                            announced = True
+                        wait_in_slices(watcher, self.stop, WAIT_SLICE, IDLE_SLICES)
+                        continue
+                    announced = True
+                    if self._turn(work):
+                        return 0
+            return 0
+        finally:
+            stop_beating()
+            self._own.write(state="exited")  # `status` shows it gone, not idle
+            self.session.end("other")
+
+    def pane_attached(self, pane_id: str) -> None:
+        """Started before its pane: the pane's id, in the presence record at once (from the launcher's thread)."""
+        self._own.update(pane_id=pane_id)
+
+    def _config(self) -> TeamConfig | None:
+        try:
+            return self.teams.peek(self.team)  # looked at only: a wake-up parses the config only when it changed
+        except NotFoundError:
+            return None
+
+    def _next_work(self, config: TeamConfig) -> Work | None:
+        unread = [e for e in self.mailbox.unread(self.team, self.name) if e.identity not in self._unmarked]
+        diagnostics.stamp("inbox")
+        if unread:
+            rendered = [
+                (e, self._render(e, config)) for e in wake_order(self._judged(unread, config), config.lead_name)
+            ]
+            dropped = [e for e, text in rendered if text is None]
+            if dropped:  # frames nothing here can take (a stray plan verdict): delivered, never shown
+                self._pending = dropped
+                self._deliver()
+            kept = [(e, text) for e, text in rendered if text is not None]
+            if kept:
+                return Work("\n\n".join(text for _, text in kept), [e for e, _ in kept])
+        if self.ctx.signals.awaiting_plan_approval:
+            return None  # no new work until the lead has answered the plan
+        try:
+            self._leases.sweep(self.team)  # a task whose owner stopped renewing is claimable again
+            claim = self.tasks.claim_next(self.team, self.name, check_busy=True)
+        except OSError as e:  # a full or read-only disk: no task can be taken now; messages still can
+            writefail.failed("team files", f"of team {self.team}", e)
+            return None
+        if claim.success and claim.task is not None:
+            t = claim.task
+            self._leases.renew(self.team)  # its lease starts with the claim, not at the next beat
+            self._team_event(TeamEvent("claimed", self.name, f"#{t.id} {t.subject}", color=self.me.color))
+            return Work(claim_prompt(t.id, t.subject, t.description), task_id=t.id)
+        return None
+
+    def _steer(self) -> list[Block]:
+        """Messages that came during the turn, after this tool result (team/steering.py); `_deliver` marks them."""
+        inbox = self.mailbox.unread(self.team, self.name)
+        self.modes_mid_turn(inbox)  # a mode change applies at once
+        unread = steerable(inbox, self._pending, self._unmarked)
+        config = self._config() if unread else None
+        envs = wake_order(self._judged(unread, config), config.lead_name) if config is not None else []
+        self._pending.extend(envs)
+        return teammate_blocks(envs, self._team_event, self.name, self.me.color)
+
+    def _judged(self, unread: list[Envelope], config: TeamConfig) -> list[Envelope]:
+        """Each message judged (a forged one is marked); a copy of one already in this batch is left out."""
+        seen: set[str] = set()
+        out = []
+        for env in unread:
+            if env.msg_id is not None and env.msg_id in seen:
+                continue
+            seen.add(env.msg_id or "")
+            verdict = self.trust.judge(env, config)
+            if self.take_change(env, verdict, config.lead_name):  # a mode or model change, taken (or refused) now
+                continue
+            msg = parse_message(env.text)
+            if isinstance(msg, ShutdownRequest) and env.sender == config.lead_name and verdict != "forged":
+                self._shutdowns.add(msg.request_id)
+            out.append(env)
+        return out
+
+    def _render(self, env: Envelope, config: TeamConfig) -> str | None:
+        """The message as the model reads it; None for a frame with no effect to show."""
+        msg = parse_message(env.text)
+        if isinstance(msg, PlanApprovalResponse) and env.sender == config.lead_name:
+            return answer_plan(self, env, msg)
+        if isinstance(msg, CompactRequest) and env.sender == config.lead_name and not env.unverified:
+            self._compact(msg.instructions or "")
+            return None
+        return message_block(env)
+
+    def _compact(self, instructions: str) -> None:
+        """The lead asked for a compaction: done now, between turns; the teammate stays in its team either way."""
+        try:
+            self.session.compact(instructions)
+            self._set_state(self.presence.state)  # with its context's new size
+        except AgentTeamsError as e:
+            diagnostics.warning("%s: could not compact its conversation: %s", self.name, e)
+
+    def _turn(self, work: Work) -> bool:
+        """One turn; True when the teammate approved its shutdown and must exit."""
+        diagnostics.stamp("turn")
+        self._notes = TurnNotes()
+        self._pending = work.envs
+        self._own.in_turn = True
+        # the durable state writes (~10 ms with fsync) run once the model request has left (after the first turn)
+        self._answering.clear()
+        marking = workers.started(f"{self.name}-state", functools.partial(self._mark_working, work))
+        reason, failure, final = "available", None, None
+        try:
+            result = self._until_idle_allowed(self.session.run(work.prompt))
+            final = result.text or None
+            if result.stop_reason == "interrupted":
+                reason = "interrupted"
+        except AgentTeamsError as e:  # the model is unreachable: tell the lead, keep serving
+            reason, failure = "failed", str(e)
+            diagnostics.warning("%s: the turn failed: %s", self.name, e)
+        finally:
+            self._answering.set()
+            marking.wait()
+            self._own.in_turn = False
+            self._deliver()  # even a failed turn consumed them: redelivering would fail the same way
+        if self.ctx.signals.exit_requested:
+            self._set_state("stopping")
+            return True
+        self._set_active(False)
+        self._set_state("awaiting_plan_approval" if self.ctx.signals.awaiting_plan_approval else "idle")
+        self._send_idle(reason, failure, final)
+        return False
+
+    def _until_idle_allowed(self, result: TurnResult) -> TurnResult:
+        """Turn-end hooks (teamhooks.idle_gate): a block keeps this teammate working with the feedback as its next
+        prompt, until they let it go idle; `continue: false` stops the teammate."""
+        while result.stop_reason == "end_turn" and not self.stop.is_set() and not self.ctx.signals.exit_requested:
+            feedback, stop = idle_gate(self.session, self.team, self.name)
+            if stop:  # the hook's stopReason is already a warning line
+                self.stop.set()
+            if feedback is None or stop:
+                break
+            result = self.session.run(feedback)
+        return result
+
+    def _mark_working(self, work: Work) -> None:
+        # at once on the first turn, with the first isActive write: our public key (team/trust.py)
+        if not self.store.keyring.recorded(self.team, self.name):
+            if work.envs:  # a claimed task's turn has no unread message keeping its lead from taking the team for idle
+                self._answering.wait(MARK_AFTER)  # off the delivery path: once the request has left
+            self._set_active(True)
+        self._set_state("working", current_task=work.task_id or self.presence.current_task)
+
+    def _record_key(self, public: str) -> None:
+        """Our public key in our member entry, with the session id a resumed lead relaunches us with."""
+        fields = {"is_active": self._own.in_turn, "verify_key": public, "session_id": self.ctx.session_id}
+        try:
+            self.teams.set_member_fields(self.team, self.name, **fields)
+        except NotFoundError as e:  # removed from the team: the loop notices and stops
+            diagnostics.debug("%s: could not record its key: %s", self.name, e)
+        except AgentTeamsError as e:
+            diagnostics.warning("%s: could not record its key (its messages will show as unverified): %s", self.name, e)
+        except OSError as e:  # a full or read-only disk
+            writefail.failed("team files", f"of team {self.team}", e)
+
+    def _deliver(self) -> None:
+        if self._pending:
+            if not mark_read(self.mailbox, self.team, self.name, self._pending):
+                self._unmarked.update(e.identity for e in self._pending)  # a full disk: never served twice
+            self.trust.delivered(self._pending)
+            self._pending = []
+
+    def _send_idle(self, reason: str, failure: str | None, final: str | None) -> None:
+        """The idle notice, with the turn's final text as `result` (as Claude Code 2.1.330 sends it)."""
+        notes = self._notes
+        msg = IdleNotification(
+            sender=self.name, timestamp=now_iso(), idle_reason=reason, summary=notes.peer_dm,
+            completed_task_id=notes.completed_task, completed_status="resolved" if notes.completed_task else None,
+            failure_reason=failure, result=final,
+        )  # fmt: skip
+        self._send_lead(msg.to_text())
+
+    def _send_lead(self, text: str) -> None:
+        try:
+            self.mailbox.send(self.team, self._lead_name(), text, sender=self.name, color=self.me.color)
+        except AgentTeamsError as e:
+            diagnostics.warning("%s: could not reach the lead: %s", self.name, e)
+
+    def _lead_name(self) -> str:
+        try:
+            return self.teams.read(self.team).lead_name
+        except AgentTeamsError:
+            return self.me.lead
+
+    # -- what the agent does ------------------------------------------------------------------------
+
+    def _on_agent_event(self, event: AgentEvent) -> None:
+        if event.kind in ("answering", "assistant"):
+            self._answering.set()
+        if event.kind == "assistant":
+            self._deliver()  # the messages reached the model: now they count as delivered
+            if event.usage is not None:
+                cost = self.session.ledger.account(self.name).cost_usd
+                self._own.spent(event.usage, cost, self.session.context_use(), now=self._held)
+        elif event.kind == "tool_end" and event.result is not None and not event.result.is_error:
+            self._note_tool(event.tool, event.input)
+        self._own.saw(event)  # the tool it runs now, for `status`
+        self._outer(event)
+
+    def _note_tool(self, tool: str, args: dict[str, Any]) -> None:
+        if tool == "SendMessage":
+            out = parse_send(args)
+            if out.kind == "message" and out.to and out.to != self._lead_name():
+                first = (out.content or "").strip().splitlines()
+                about = out.summary or (first[0] if first else "")
+                self._notes.peer_dm = f"[to {out.to}] {about[:80]}"
+                self._set_state(self.presence.state, last_message=self._notes.peer_dm)
+        elif tool == "TaskUpdate" and args.get("status") == "completed":
+            self._notes.completed_task = str(args.get("taskId") or args.get("task_id") or "") or None
+            self._set_state(self.presence.state, current_task=None)
+
+    def _ask_lead(self, ask: PermissionAsk) -> Answer:
+        """A tool needs approval: ask the lead by message and wait for its answer (deny on timeout)."""
+        request_id = f"perm-{uuid.uuid4().hex[:12]}"
+        msg = PermissionRequest(request_id=request_id, agent_id=f"{self.name}@{self.team}", tool_name=ask.tool,
+                                description=ask.reason, input=ask.input, permission_suggestions=[])  # fmt: skip
+        self._send_lead(msg.to_text())
+        self._own.write(asking=True)  # a resumed lead restarts it now, with a key whose answers it can verify
+        try:
+            return self._answer_to(request_id, ask.tool)
+        finally:
+            self._own.write(asking=False)
+
+    def _answer_to(self, request_id: str, tool: str) -> Answer:
+        deadline = time.monotonic() + self.permission_timeout  # wall clock: other messages do not extend it
+        with self.store.watch(self.team, self.name) as watcher:
+            while not self.stop.is_set() and not self.ctx.interrupt.is_set():
+                for env in self.mailbox.unread(self.team, self.name):
+                    answer = parse_message(env.text)
+                    if isinstance(answer, PermissionResponse) and answer.request_id == request_id:
+                        self.mailbox.mark_delivered(self.team, self.name, [env])
+                        if self.trust.judge(env, self._config()) == "forged":
+                            diagnostics.warning("%s: an unverified answer to %s; denied", self.name, tool)
+                            return "deny"
+                        self.trust.delivered([env])
+                        return "allow" if answer.subtype == "success" else "deny"
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                watcher.wait(min(WAIT_SLICE, left))
+        return "deny"
+
+    def _set_active(self, active: bool) -> None:
+        try:
+            self.teams.set_active(self.team, self.name, active)
+        except AgentTeamsError as e:  # removed from the team: the loop notices and stops
+            diagnostics.debug("%s: could not set isActive: %s", self.name, e)
+        except OSError as e:  # a full or read-only disk: the lead sees less, the teammate goes on
+            writefail.failed("team files", f"of team {self.team}", e)
+
+    def _set_state(self, state: State, **fields: Any) -> None:
+        tokens, window = self.session.context_use()  # how full its conversation is: `status` shows the %
+        self._own.write(state=state, context_tokens=tokens, context_window=window, **fields)
+        self._team_event(TeamEvent("state", self.name, state, color=self.me.color))
+
+    # -- live changes from the lead (its half: team/lead/live_changes.py) ----------------------------------
+
+    def take_change(self, env: Envelope, verdict: str, lead: str) -> bool:
+        """A mode or model change, for each message it reads: True when `env` was a change (now applied, or ignored
+        because the lead's signature is not on it), which then never reaches the model."""
+        msg = parse_message(env.text)
+        if not isinstance(msg, (ModeSetRequest, ModelSetRequest)):
+            return False
+        if not mark_read(self.mailbox, self.team, self.name, [env]):
+            self._unmarked.add(env.identity)  # a full disk: never taken twice
+        self.trust.delivered([env])
+        if verdict != "verified" or env.sender != lead:  # with no key from the lead nothing can prove it its word
+            diagnostics.warning(
+                "%s: a %s from %s without the lead's signature: ignored", self.name, msg.TYPE, env.sender
+            )
+            return True
+        if isinstance(msg, ModeSetRequest):
+            self._set_mode(msg.mode)
+        else:
+            try:
+                self.session.set_model(msg.model)
+                self.teams.set_member_fields(self.team, self.name, model=self.session.model)
+            except AgentTeamsError as e:
+                diagnostics.warning("%s: cannot use model %s: %s", self.name, msg.model, e)
+        return True
+
+    def modes_mid_turn(self, inbox: list[Envelope]) -> None:
+        """At a tool result in a turn: a mode change applies at once (the next tool call obeys it); a model change
+        waits for the next turn, as other frames do."""
+        frames = [
+            e for e in inbox if e.identity not in self._unmarked and isinstance(parse_message(e.text), ModeSetRequest)
+        ]
+        if frames:
+            config = self._config()
+            for env in frames:
+                self.take_change(env, self.trust.judge(env, config), config.lead_name if config else LEAD_NAME)
+
+    def _set_mode(self, mode: str) -> None:
+        started = self.session.options.permission_mode
+        if mode not in PERMISSION_MODES or (mode == "bypassPermissions" and started != mode):
+            diagnostics.warning("%s: refusing a change to permission mode %r", self.name, mode)
+            return
+        now = self.session.policy.mode
+        self.mode_after_plan = (now if now != "plan" else self.mode_after_plan) if mode == "plan" else mode
+        self.session.policy.mode = parse_mode(mode)
+        self.teams.set_mode(self.team, self.name, mode)

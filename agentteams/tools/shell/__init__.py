@@ -1,0 +1,1 @@
+"""The shell tools: Bash, background shells (BashOutput, KillShell) and the process groups they run in."""

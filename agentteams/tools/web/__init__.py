@@ -1,0 +1,1 @@
+"""WebFetch and WebSearch, as Claude Code's."""
