@@ -1,4 +1,4 @@
-"""The README's ACL recipe on a real redis-server: a user per team whose key pattern is the team's hash tag
+"""The ACL recipe of docs/stores.md on a real redis-server: a user per team whose key pattern is the team's hash tag
 (`~at:{team}:*`, plus the shared list of team names) runs that team end to end (the teams issue's scenario, every
 command the lead and its teammates use) and cannot read or write another team's keys."""
 
@@ -24,7 +24,7 @@ OTHER = "other"
 
 
 def recipe(team: str, secret: str) -> list[str]:
-    """The README's `ACL SETUSER` line for one team, as words."""
+    """docs/stores.md's `ACL SETUSER` line for one team, as words."""
     return ["ACL", "SETUSER", f"team-{team}", "on", f">{secret}", "resetkeys", f"~at:{{{team}}}:*", "%RW~at:teams",
             "resetchannels", "+@all", "-@dangerous"]  # fmt: skip
 

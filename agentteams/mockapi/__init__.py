@@ -1,6 +1,6 @@
 """The project's scripted Anthropic Messages API server (SSE and JSON), for tests, the demo and interop runs.
 
-Script format: README.md, "Scripted Messages API server"; `script.py` validates it. Imports only the leaves.
+Script format: docs/mock-api.md; `script.py` validates it. Imports only the leaves.
 """
 
 from agentteams.mockapi.script import ScriptError, load_script

@@ -1,6 +1,6 @@
 """The mock server's JSON script: parsing and validating routes, turns and errors into frozen dataclasses.
 
-A bad script is a `ScriptError` (one line, says where); README "Scripted Messages API server" has the format.
+A bad script is a `ScriptError` (one line, says where); docs/mock-api.md has the format.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ def mock_api(
 ) -> None:
     """Serve a scripted Messages API offline.
 
-    Point ANTHROPIC_BASE_URL at the printed address; the script format is in README.md.
+    Point ANTHROPIC_BASE_URL at the printed address; the script format is in docs/mock-api.md.
     """
     from agentteams.mockapi import MockServer  # imported here so the rest of the CLI starts fast
 

@@ -78,7 +78,7 @@ def password() -> str | None:
 
 
 def user() -> str | None:
-    """The ACL user to log in as (a team's own, see the README's recipe); None: the server's default user."""
+    """The ACL user to log in as (a team's own, see docs/stores.md); None: the server's default user."""
     return _configured((USER_VAR,))
 
 

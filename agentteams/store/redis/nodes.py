@@ -50,7 +50,7 @@ class RedisNodes:
     def read(self, name: str) -> NodeRecord | None:
         try:
             data = json_object(self.client.get(_record_key(name)))
-        except no_permission_error():  # a user without the node keys (a team's own, README): no node for it
+        except no_permission_error():  # a user without the node keys (a team's own, docs/stores.md): no node for it
             return None
         return None if data is None else NodeRecord.from_json(data)
 
