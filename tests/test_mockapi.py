@@ -333,9 +333,9 @@ def test_bad_scripts_are_refused_with_one_line(tmp_path: Path) -> None:
         assert "\n" not in str(info.value)
 
 
-def test_the_readme_example_script_loads() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Scripted Messages API server") :]
+def test_the_documented_example_script_loads() -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "mock-api.md").read_text(encoding="utf-8")
+    section = page[page.index("## The script") :]
     example = section[section.index("```json\n") + 8 : section.index("```", section.index("```json\n") + 8)]
     script = load_script(json.loads(example))
     assert [len(r.turns) for r in script.routes] == [3]

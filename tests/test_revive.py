@@ -9,7 +9,7 @@ import pytest
 
 from agentteams.store.file.teams import TeamStore
 from agentteams.store.paths import LEAD_NAME, Layout
-from agentteams.team.lead.revive import HINT
+from agentteams.team.lead.restarts import HINT
 from agentteams.tools.base import ToolInputError
 from tests.support.fake_model import FakeModel, text
 from tests.support.runtime import TEAM, WAIT, quick_polls, running_lead

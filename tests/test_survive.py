@@ -152,7 +152,7 @@ def test_a_live_teammate_is_restarted_with_a_new_key_at_its_next_pause(tmp_path:
 
 def test_a_teammate_asking_the_dead_lead_is_restarted_and_asked_to_carry_on(tmp_path: Path, layout: Layout) -> None:
     from agentteams.store.protocol import PermissionRequest
-    from agentteams.team.lead.rekey import CARRY_ON
+    from agentteams.team.lead.restarts import CARRY_ON
 
     store = open_store(layout)
     bob = live_teammate(store, tmp_path, "working")
@@ -286,7 +286,7 @@ def test_a_plan_the_dead_lead_read_can_be_approved_by_the_resumed_one(tmp_path: 
 def test_a_dead_teammate_that_was_asking_is_relaunched_and_asked_to_carry_on(tmp_path: Path, layout: Layout) -> None:
     from agentteams.store.api import NewMember
     from agentteams.store.protocol import PermissionRequest
-    from agentteams.team.lead.rekey import CARRY_ON
+    from agentteams.team.lead.restarts import CARRY_ON
 
     store = open_store(layout)
     store.teams.create(TEAM, lead_session_id="lead-s", cwd=str(tmp_path))

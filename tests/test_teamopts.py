@@ -114,7 +114,7 @@ def test_the_lead_restarts_a_real_2_1_330_teammate_to_change_its_mode(
 ) -> None:
     """2.1.330 takes a mode only at its start: the lead restarts it at its pause (idle, nothing unread) in the new
     mode with its own session resumed and a new key; older ones get the frame; a model change restarts any claude."""
-    from agentteams.team.lead import mode_restarts as moderestart
+    from agentteams.team.lead import restarts as moderestart
 
     monkeypatch.setattr(moderestart, "WAIT_NOW", 0.3)
     with running_lead(layout, tmp_path, FakeModel([]), "carol") as rig:

@@ -1,5 +1,5 @@
 """A resumed lead takes its team back: found by `leadSessionId`, re-stamped with this process, its live
-teammates adopted as they run (ours restarted with a new key at their next pause: team/lead/rekey.py), its dead ones
+teammates adopted as they run (ours restarted with a new key at their next pause: team/lead/restarts.py), its dead ones
 relaunched with their own sessions resumed."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import PlanApprovalRequest, parse_message, plan_digest
 from agentteams.store.records import Member, TeamConfig
 from agentteams.team.delivery import TeamEvent
-from agentteams.team.lead.rekey import Rekeying, relaunch
+from agentteams.team.lead.restarts import Rekeying, relaunch
 from agentteams.team.spawn.base import Handle
 from agentteams.team.teammate.lead_watch import lead_running
 

@@ -13,7 +13,7 @@ from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import Message, ModelSetRequest, ModeSetRequest
 from agentteams.store.records import Member
 from agentteams.team.delivery import TeamEvent
-from agentteams.team.lead.mode_restarts import ModeRestarts
+from agentteams.team.lead.restarts import ModeRestarts
 from agentteams.tools.base import ToolInputError
 from agentteams.tools.runtime_hooks import PERMISSION_MODES
 

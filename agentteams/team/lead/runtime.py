@@ -15,7 +15,7 @@ from agentteams import diagnostics
 from agentteams.agent.loop import AgentEvent, TurnResult
 from agentteams.agent.session import Session, TurnExtras
 from agentteams.backends.tmux import current_pane
-from agentteams.errors import AgentTeamsError
+from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.model.types import Block
 from agentteams.store import signing
 from agentteams.store import write_failures as writefail
@@ -37,9 +37,8 @@ from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team
 from agentteams.team.lead import live_changes as livechange
 from agentteams.team.lead import permission_relay as relay
 from agentteams.team.lead import team_wait as teamwait
-from agentteams.team.lead.disband import disband
 from agentteams.team.lead.permission_relay import PermissionJudge
-from agentteams.team.lead.revive import HINT, revive
+from agentteams.team.lead.restarts import HINT, revive
 from agentteams.team.lease_keeper import LeaseKeeper
 from agentteams.team.spawn.base import Handle, Spawner
 from agentteams.team.spawn.member import spawn_member
@@ -49,6 +48,7 @@ from agentteams.team.team_hooks import LeadHooks
 from agentteams.team.trust import LeadPromises, Trust
 from agentteams.tools.base import ToolInputError
 
+JOIN_WAIT = 2.0  # seconds for the lead's team thread to end when the team is disbanded: four of its rounds
 CHECK_EVERY = 0.5  # seconds between the team thread's looks; 4x that while pidfds watch all teammates (teamwait.py)
 
 
@@ -91,7 +91,7 @@ class LeadRuntime:
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
         self.promises = LeadPromises()
         gone = functools.partial(self.member_gone, died=True)  # past its budget's grace: stopped as a dead one
-        self.chores: list[Callable[[str], None]] = [livechange.install(self)]  # team/lead/rekey.py, `agentteams set`
+        self.chores: list[Callable[[str], None]] = [livechange.install(self)]  # team/lead/restarts.py, `agentteams set`
         self._budget = BudgetWatch(self.store, session.options.settings, BudgetLead(self.tell, self.promises, gone))
         self.ctx.hooks.spawn_teammate = self.spawn_teammate
         self.ctx.hooks.shutdown_sent = self.promises.shutdown_sent
@@ -164,7 +164,31 @@ class LeadRuntime:
 
     def shutdown_team(self, timeout: float = 60.0) -> list[str]:
         """Ask every teammate to stop, wait for each to leave (forcing stragglers), then delete the team."""
-        return disband(self, timeout)
+        team = self.team
+        if not team:
+            return []
+        self.muted = True
+        for name in list(self.handles):
+            self.promises.ask_shutdown(self.mailbox, team, name, "The team's work is finished.")
+        deadline = time.monotonic() + timeout
+        while self.handles and time.monotonic() < deadline:
+            self.process_inbox()
+            self.check_liveness()
+            time.sleep(0.05)
+        for name in list(self.handles):
+            self.member_gone(name, "was stopped (it did not answer the shutdown request in time)")
+        self.ctx.team_name = None  # stops the team thread: it must not rewrite the inbox while the team goes
+        thread = self.team_thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=JOIN_WAIT)
+        warnings: list[str] = []
+        try:
+            warnings = self.teams.delete(team, force=True)
+        except NotFoundError:
+            pass
+        except OSError as e:  # the team is down; what is left on disk is `agentteams cleanup`'s job
+            warnings = [f"could not remove all of team {team}'s files: {e}"]
+        return warnings
 
     def close(self) -> None:
         with self._cond:
@@ -185,7 +209,7 @@ class LeadRuntime:
         """The Task tool with `name`: register the member, queue its prompt, start its process or thread."""
         if not self.team:
             raise ToolInputError("There is no team yet: create one with TeamCreate before spawning teammates.")
-        if args.get("resume") is True:  # a teammate that died, with its own conversation (team/lead/revive.py)
+        if args.get("resume") is True:  # a teammate that died, with its own conversation (team/lead/restarts.py)
             return revive(self, self.team, args)
         spawned = spawn_member(self.session, self.spawner, self.team, args, self.roster)
         if spawned.handle is not None:  # else a retried or repeated call, answered with the live member: no news
