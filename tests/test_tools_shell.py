@@ -253,3 +253,17 @@ def test_ctrl_c_in_the_agent_process_kills_the_running_command(tmp_path: Path) -
     finally:
         agent.kill()
         agent.wait()
+
+
+def test_a_ctrl_c_while_the_shell_starts_is_held_until_its_pid_is_known() -> None:
+    """A SIGINT that lands inside Popen (after the fork, before the pid is stored) would leave the command's group
+    running with nobody to kill it: it is raised once the block that starts the shell is over."""
+    from agentteams.tools.shell.process import sigint_deferred
+
+    reached_end_of_block = False
+    with pytest.raises(KeyboardInterrupt), sigint_deferred():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.05)  # the handler runs here: it must only record the signal
+        reached_end_of_block = True
+    assert reached_end_of_block
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

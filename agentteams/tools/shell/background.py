@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Literal, cast
 
-from agentteams.tools.shell.process import child_env, group_alive, kill_group
+from agentteams.tools.shell.process import child_env, group_alive, kill_group, sigint_deferred
 
 MAX_KEPT_CHARS = 1_000_000  # unread output kept per shell; beyond it the oldest unread output is dropped (counted)
 MAX_READ_CHARS = 30_000  # one read's answer: the newest part of the new output
@@ -171,11 +171,12 @@ class ShellRegistry:
             if self._closed:
                 raise OSError("the agent is ending: no new background commands")
             self._ensure_guard()
-            proc = subprocess.Popen(
-                ["bash", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, env=child_env(), start_new_session=True,
-            )  # fmt: skip
-            self._tell(f"+{proc.pid}")
+            with sigint_deferred():  # a Ctrl-C inside Popen would lose the pid: the guard would never hear of it
+                proc = subprocess.Popen(
+                    ["bash", "-c", command], cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT, env=child_env(), start_new_session=True,
+                )  # fmt: skip
+                self._tell(f"+{proc.pid}")
             shell_id = "b" + "".join(secrets.choice(ID_CHARS) for _ in range(8))
             shell = BackgroundShell(shell_id, command, proc, timeout_ms / 1000)
             self._shells[shell_id] = shell

@@ -11,11 +11,13 @@ from agentteams.tools.base import Tool, ToolContext, ToolResult, require_str
 from agentteams.tools.shell.background_tools import start_background
 from agentteams.tools.shell.process import (
     DRAIN_GRACE_S,
+    Outcome,
     OutputCapture,
     child_env,
     describe,
     kill_group,
     parse_timeout,
+    sigint_deferred,
     wait_for,
 )
 
@@ -57,34 +59,33 @@ class BashTool(Tool):
             return start_background(command, args, ctx)
         timeout_ms = parse_timeout(args)
         proc: subprocess.Popen[bytes] | None = None
+        started = False
         try:
-            proc = subprocess.Popen(
-                ["bash", "-c", command],
-                cwd=ctx.cwd,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                env=child_env(),
-                start_new_session=True,
-            )
+            with sigint_deferred():  # raised once `proc` is bound: the group it started is then killed below
+                proc = subprocess.Popen(
+                    ["bash", "-c", command],
+                    cwd=ctx.cwd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    env=child_env(),
+                    start_new_session=True,
+                )
+            started = True
             assert proc.stdout is not None
             capture = OutputCapture(proc.stdout)  # starts a thread: slow to be scheduled on a busy machine
-        except BaseException as exc:  # Ctrl-C before the wait began too: the command must not outlive the agent
+            outcome = wait_for(proc, timeout_ms / 1000, ctx.interrupt)
+        except BaseException as exc:  # Ctrl-C or shutdown of the agent itself: the command must not outlive it
             if proc is not None:
                 kill_group(proc)
-            if isinstance(exc, OSError):
+            if isinstance(exc, OSError) and not started:
                 return ToolResult.error(f"Could not start bash: {exc}")
             raise
-        return self._finish(proc, capture, timeout_ms, ctx)
+        return self._finish(proc, capture, outcome, timeout_ms)
 
     def _finish(
-        self, proc: subprocess.Popen[bytes], capture: OutputCapture, timeout_ms: int, ctx: ToolContext
+        self, proc: subprocess.Popen[bytes], capture: OutputCapture, outcome: Outcome, timeout_ms: int
     ) -> ToolResult:
-        try:
-            outcome = wait_for(proc, timeout_ms / 1000, ctx.interrupt)
-        except BaseException:  # Ctrl-C or shutdown of the agent itself: the command must not outlive it
-            kill_group(proc)
-            raise
         leftovers = escaped = False
         if outcome != "exited":
             kill_group(proc)

@@ -11,7 +11,9 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import IO, Any, Literal
 
 from agentteams.settings.keyhelper import without_secrets
@@ -96,6 +98,25 @@ class OutputCapture:
         if cut <= 0:
             return self._head + tail
         return f"{self._head}\n\n[... {cut} characters of output cut ...]\n\n{tail}"
+
+
+@contextlib.contextmanager
+def sigint_deferred() -> Iterator[None]:
+    """Hold a Ctrl-C back while a command's shell is started, then raise it: one that lands inside Popen, after the
+    fork but before the child's pid is stored, would leave its process group running with nobody to kill it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield  # only the main thread is interrupted by SIGINT
+        return
+    caught: list[tuple[int, FrameType | None]] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append((signum, frame)))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if caught and callable(previous):
+        previous(*caught[0])  # Python's own handler raises KeyboardInterrupt
+    elif caught and previous == signal.SIG_DFL:
+        raise KeyboardInterrupt
 
 
 def group_alive(pgid: int) -> bool:
