@@ -21,7 +21,7 @@ from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence, State
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import LEAD_DOMAIN, Keyring, verifies
-from agentteams.team.lead.adopt import resume_team, team_of
+from agentteams.team.lead.adopt import team_of
 from agentteams.team.lead.runtime import LeadRuntime
 from agentteams.team.spawn.base import Handle, SpawnRequest, teammate_argv
 from agentteams.team.teammate import lead_watch as leadwatch
@@ -129,7 +129,7 @@ def test_a_live_teammate_is_restarted_with_a_new_key_at_its_next_pause(tmp_path:
     bob = live_teammate(store, tmp_path, "working")
     spawner = PaneSpawner({"bob": bob})
     runtime = resumed_lead(store, layout, tmp_path, spawner)
-    adopted = resume_team(runtime)
+    adopted = runtime.resume_team()
     assert adopted is not None and adopted.rekeyed == ["bob"] and adopted.relaunched == []
     [_changes, chore] = runtime.chores  # `agentteams set` requests (team/lead/live_changes.py), then the rekeying
     chore(TEAM)  # still in its turn: left alone
@@ -165,7 +165,7 @@ def test_a_teammate_asking_the_dead_lead_is_restarted_and_asked_to_carry_on(tmp_
     store.presence.write(TEAM, "bob", record)
     spawner = PaneSpawner({"bob": bob})
     runtime = resumed_lead(store, layout, tmp_path, spawner)
-    resume_team(runtime)
+    runtime.resume_team()
     assert store.mail.unread(TEAM, LEAD_NAME) == [], "the old ask would be answered unsigned, and refused"
     runtime.chores[-1](TEAM)  # the rekeying, added last
     [req] = spawner.spawned
@@ -213,7 +213,7 @@ def test_a_resumed_lead_finds_its_team_and_relaunches_a_dead_teammate_as_it_was(
     spawner = RecordingSpawner()
     runtime = LeadRuntime(session, spawner)
     assert team_of(store, "old-lead-session") == TEAM and team_of(store, "another") is None
-    adopted = resume_team(runtime)
+    adopted = runtime.resume_team()
     assert adopted is not None and adopted.relaunched == ["bob"] and session.ctx.team_name == TEAM
     [req] = spawner.spawned
     assert (req.name, req.color, req.model, req.permission_mode, req.agent_type, req.resume) == (
@@ -249,7 +249,7 @@ def test_what_a_teammate_sent_its_dead_lead_long_ago_still_verifies_after_the_re
     runtime = LeadRuntime(Session(options, FakeModel([]), layout=layout, store=store), RecordingSpawner())
     assert runtime.trust.judge(env, store.teams.read(TEAM)) == "forged"  # ten minutes old, for a new process
     fresh = LeadRuntime(Session(options, FakeModel([]), layout=layout, store=store), RecordingSpawner())
-    resume_team(fresh)
+    fresh.resume_team()
     assert fresh.trust.judge(env, store.teams.read(TEAM)) == "verified"
 
 
@@ -261,7 +261,7 @@ def test_a_second_lead_does_not_take_a_team_whose_lead_still_runs(tmp_path: Path
     options = SessionOptions(cwd=tmp_path)
     options.session_id = "lead-s"  # `agentteams -c` in a second terminal
     runtime = LeadRuntime(Session(options, FakeModel([]), layout=layout, store=store), RecordingSpawner())
-    assert resume_team(runtime) is None
+    assert runtime.resume_team() is None
     assert runtime.team is None and store.teams.read(TEAM).lead_process is None
 
 
@@ -279,7 +279,7 @@ def test_a_plan_the_dead_lead_read_can_be_approved_by_the_resumed_one(tmp_path: 
     options.session_id = "lead-s"
     runtime = LeadRuntime(Session(options, FakeModel([]), layout=layout, store=store), RecordingSpawner())
     assert runtime.promises.plan_digest("plan-1") is None
-    resume_team(runtime)
+    runtime.resume_team()
     assert runtime.promises.plan_digest("plan-1") == plan_digest("PLAN: one step")
 
 
@@ -296,7 +296,7 @@ def test_a_dead_teammate_that_was_asking_is_relaunched_and_asked_to_carry_on(tmp
                             input={"file_path": "x"}, permission_suggestions=[])  # fmt: skip
     store.mail.send(TEAM, LEAD_NAME, ask.to_text(), sender="bob")  # then bob's process died with the lead's
     spawner = RecordingSpawner()
-    adopted = resume_team(resumed_lead(store, layout, tmp_path, spawner))
+    adopted = (resumed_lead(store, layout, tmp_path, spawner)).resume_team()
     assert adopted is not None and adopted.relaunched == ["bob"]
     assert store.mail.unread(TEAM, LEAD_NAME) == [], "an ask nobody waits for any more would reach the person"
     [note] = store.mail.unread(TEAM, "bob")

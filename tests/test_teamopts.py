@@ -299,7 +299,7 @@ def test_the_lead_knows_its_tmux_teammates_are_ours_before_they_say_so(
         assert spawner.runs_ours is ours
         # the lead's team thread checks liveness through its spawner: this one has no tmux server behind it
         spawner.alive = lambda handle, team: True  # type: ignore[method-assign]
-        rig.runtime.spawner = cast(Any, spawner)  # a Spawner: its takes_lead_key is a property
+        rig.runtime.restarts.spawner = cast(Any, spawner)  # a Spawner: its takes_lead_key is a property
         member = rig.teams.read(TEAM).member("bob")
         assert member is not None
-        assert LiveChanges(rig.runtime)._ours(TEAM, member) is ours
+        assert LiveChanges(rig.runtime.restarts, lambda: TEAM)._ours(TEAM, member) is ours

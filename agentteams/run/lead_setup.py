@@ -104,16 +104,14 @@ def build_lead(
     session = Session(options, client, layout=layout, store=store, on_event=on_event, ask=ask, secrets=secrets)
     runtime = LeadRuntime(session, spawner, on_team_event=on_team_event, judge=judge, on_turn_end=on_turn_end)
     if options.resume is not None and not options.fork_session:  # a resumed lead leads its team again
-        from agentteams.team.lead.adopt import resume_team
-
-        resume_team(runtime)
+        runtime.resume_team()
     parts = LeadParts(runtime, spawner.backend, stoppers)
     try:
         if seed is not None:
-            seed.create(runtime)
+            seed.create(runtime.session)
         runtime.start()
         if seed is not None:
-            seed.spawn(runtime)
+            seed.spawn(runtime.spawn_teammate, runtime.session.options.cwd)
     except BaseException:
         parts.close(team_down=True)  # a role that cannot start leaves no half team behind
         raise

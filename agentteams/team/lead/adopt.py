@@ -1,28 +1,24 @@
-"""A resumed lead takes its team back: found by `leadSessionId`, re-stamped with this process, its live
-teammates adopted as they run (ours restarted with a new key at their next pause: team/lead/restarts.py), its dead ones
+"""A resumed lead takes its team back (`LeadRuntime.resume_team`): found by `leadSessionId`, re-stamped with this
+process, its live teammates adopted as they run (ours restarted with a new key at their next pause), its dead ones
 relaunched with their own sessions resumed."""
 
 from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
 from agentteams.pids import LeadProcess
-from agentteams.store.api import Store
+from agentteams.store.api import Mail, Store
 from agentteams.store.atomic_json import epoch_ms
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import PlanApprovalRequest, parse_message, plan_digest
 from agentteams.store.records import Member, TeamConfig
-from agentteams.team.delivery import TeamEvent
-from agentteams.team.lead.restarts import Rekeying, relaunch
+from agentteams.team.lead.restarts import Rekeying, Restarts
 from agentteams.team.spawn.base import Handle
 from agentteams.team.teammate.lead_watch import lead_running
-
-if TYPE_CHECKING:
-    from agentteams.team.lead.runtime import LeadRuntime
+from agentteams.team.trust import LeadPromises
 
 
 @dataclass
@@ -58,15 +54,24 @@ def team_of(store: Store, session_id: str) -> str | None:
     return None
 
 
-def resume_team(runtime: LeadRuntime) -> Adopted | None:
-    """Before the runtime starts: lead the resumed session's team again; None when it led none."""
-    session, store = runtime.session, runtime.store
-    team = team_of(store, session.ctx.session_id)
+@dataclass(frozen=True)
+class Claimed:
+    """A dead lead's team, taken by this process: its config (re-stamped with this session) and when the dead lead
+    last wrote its presence (ms; 0: never)."""
+
+    config: TeamConfig
+    last_seen_ms: int
+
+
+def claim(store: Store, session_id: str) -> Claimed | None:
+    """Lead the team this session led again, re-stamped with this session and process; None when it led none, or
+    its lead still runs, or another process took it first (each said in a warning)."""
+    team = team_of(store, session_id)
     if team is None:
         return None
 
     def stamp(config: TeamConfig) -> TeamConfig:
-        config.lead_session_id = session.ctx.session_id
+        config.lead_session_id = session_id
         return config
 
     before, recorded = store.presence.read(team, LEAD_NAME), store.teams.read(team)
@@ -76,38 +81,25 @@ def resume_team(runtime: LeadRuntime) -> Adopted | None:
     if not store.teams.claim_lead(team, LeadProcess.for_this_process(epoch_ms()), expected=recorded.lead_process):
         diagnostics.warning("another process took the lead of team %s first: this session goes on without it", team)
         return None
-    if before is not None and before.updated_at:  # what was sent to the dead lead is as fresh as if it had lived
-        runtime.trust.started_ms = min(runtime.trust.started_ms, before.updated_at)
-    config = store.teams.update(team, stamp)
-    ctx = session.ctx
-    ctx.team_name, ctx.is_lead, ctx.agent_name = config.name, True, LEAD_NAME
-    done = Adopted(team)
-    rekeying = Rekeying(runtime, team)
-    for member in config.members:
-        if member.agent_id != config.lead_agent_id:
-            _take_back(runtime, team, member, done, rekeying)
-    _plans_seen(runtime, team)
-    rekeying.drop_asks(done.relaunched)
-    if rekeying.waiting:
-        runtime.chores.append(rekeying.tick)
-    runtime.tell(TeamEvent("notice", LEAD_NAME, done.news()))
-    return done
+    return Claimed(store.teams.update(team, stamp), before.updated_at if before is not None else 0)
 
 
-def _plans_seen(runtime: LeadRuntime, team: str) -> None:
+def plans_seen(mailbox: Mail, promises: LeadPromises, team: str) -> None:
     """Plans the dead lead's model read but did not answer are in its conversation: their digests are known
     again, so its approval names the plan the teammate waits on (unread ones come in with the inbox)."""
-    for env in runtime.mailbox.read_live(team, LEAD_NAME):
+    for env in mailbox.read_live(team, LEAD_NAME):
         msg = parse_message(env.text)
         if isinstance(msg, PlanApprovalRequest) and env.read:
-            runtime.promises.plan_seen(msg.request_id, plan_digest(msg.plan_content))
+            promises.plan_seen(msg.request_id, plan_digest(msg.plan_content))
 
 
-def _take_back(runtime: LeadRuntime, team: str, member: Member, done: Adopted, rekeying: Rekeying) -> None:
-    spawner = runtime.spawner
+def take_back(restarts: Restarts, team: str, member: Member, done: Adopted, rekeying: Rekeying) -> None:
+    """A member of the adopted team: kept as it runs (rekeyed at its next pause when it checks the dead lead's key),
+    or started again with its own conversation, its unfinished tasks pending again."""
+    spawner, store, handles = restarts.spawner, restarts.store, restarts.handles
     old = Handle(member.name, spawner.backend, pane_id=member.tmux_pane_id or "")
-    if spawner.backend == "tmux" and _running(runtime, team, old):
-        runtime.handles[member.name] = old  # it sees our presence record and carries on
+    if spawner.backend == "tmux" and _running(restarts, team, old):
+        handles[member.name] = old  # it sees our presence record and carries on
         if rekeying.wants(member):  # it checks the dead lead's key: this process never held it
             done.rekeyed.append(member.name)
         else:
@@ -115,22 +107,22 @@ def _take_back(runtime: LeadRuntime, team: str, member: Member, done: Adopted, r
         return
     with contextlib.suppress(Exception):
         spawner.stop(old)  # a pane left open by remain-on-exit
-    runtime.store.presence.remove(team, member.name)  # its old record says dead: not news about the new process
-    moved = runtime.tasks.unassign_all(team, member.name, member.agent_id)  # its turn died with it: open again
+    store.presence.remove(team, member.name)  # its old record says dead: not news about the new process
+    moved = store.tasks.unassign_all(team, member.name, member.agent_id)  # its turn died with it: open again
     done.reopened += [f"#{t.id}" for t in moved.tasks]
     try:
-        runtime.handles[member.name] = relaunch(runtime, team, member)
+        handles[member.name] = restarts.relaunch(team, member)
         done.relaunched.append(member.name)
     except (AgentTeamsError, OSError) as e:
         diagnostics.warning("could not restart teammate %s: %s", member.name, e)
-        runtime.handles[member.name] = old  # the liveness check reports it gone and frees its tasks
+        handles[member.name] = old  # the liveness check reports it gone and frees its tasks
         done.lost.append(member.name)
 
 
-def _running(runtime: LeadRuntime, team: str, old: Handle) -> bool:
+def _running(restarts: Restarts, team: str, old: Handle) -> bool:
     """Ours by its presence record (its pane may be on a tmux server this lead cannot see: never start a second
     one); a real `claude` teammate, which keeps no record, by its pane."""
-    presence = runtime.store.presence.read(team, old.name)
+    presence = restarts.store.presence.read(team, old.name)
     if presence is not None:
         return presence.liveness() not in ("exited", "dead")
-    return bool(old.pane_id) and runtime.spawner.alive(old, team)
+    return bool(old.pane_id) and restarts.spawner.alive(old, team)

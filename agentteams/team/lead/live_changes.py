@@ -13,38 +13,34 @@ from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import Message, ModelSetRequest, ModeSetRequest
 from agentteams.store.records import Member
 from agentteams.team.delivery import TeamEvent
-from agentteams.team.lead.restarts import ModeRestarts
+from agentteams.team.lead.restarts import ModeRestarts, Restarts
 from agentteams.tools.base import ToolInputError
 from agentteams.tools.runtime_hooks import PERMISSION_MODES
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from agentteams.team.lead.runtime import LeadRuntime
 
 What = Literal["mode", "model"]
-
-
-def install(runtime: LeadRuntime) -> Callable[[str], None]:
-    """Lend the lead's tools `set_teammate`; the chore that takes `agentteams set` requests on the team thread."""
-    changes = LiveChanges(runtime)
-    runtime.ctx.hooks.set_teammate = changes.change
-    return changes.chore
 
 
 class LiveChanges:
     """The lead's half: check a change, send it in the lead's (signed) voice, record it in the member entry."""
 
-    def __init__(self, runtime: LeadRuntime) -> None:
-        self.rt = runtime
-        self.restarts = ModeRestarts(runtime)
+    def __init__(self, restarts: Restarts, team: Callable[[], str | None]) -> None:
+        self.session, self.store, self.spawner = restarts.session, restarts.store, restarts.spawner
+        self.announce = restarts.announce
+        self.team = team  # the team the lead leads now (None before TeamCreate)
+        self.restarts = ModeRestarts(restarts)
+        session = restarts.session
+        session.ctx.hooks.set_teammate = self.change  # lent to the lead's tools
 
     def change(self, name: str, what: What, value: str) -> str:
         """What the lead's model (or `agentteams set`) is told; ToolInputError (one line) when it cannot be done."""
-        team = self.rt.team
+        team = self.team()
         if not team:
             raise ToolInputError("You lead no team: there is no teammate to change.")
-        config = self.rt.teams.read(team)
+        config = self.store.teams.read(team)
         member = config.member(name)
         if member is None or member.agent_id == config.lead_agent_id:
             raise ToolInputError(f"team {config.name} has no teammate {name!r}")
@@ -57,7 +53,7 @@ class LiveChanges:
         """Each round of the team thread: restart the teammates whose change waited for a pause; answer the
         `agentteams set` requests waiting in the store."""
         self.restarts.tick(team)
-        queue = self.rt.session.store.changes
+        queue = self.store.changes
         for request in queue.pending(team):
             said: list[str] = []  # what was done before a refusal is said with it: nothing is left unsaid
             try:
@@ -67,17 +63,17 @@ class LiveChanges:
                 queue.answer(team, request, False, " ".join([*said, str(e)]))
                 continue
             queue.answer(team, request, True, " ".join(said))
-            self.rt.hooks(TeamEvent("notice", request.agent, f"agentteams set: {' '.join(said)}"))  # the person sees it
+            self.announce(TeamEvent("notice", request.agent, f"agentteams set: {' '.join(said)}"))  # the person sees it
 
     def _mode(self, team: str, member: Member, mode: str, ours: bool) -> str:
         if mode not in PERMISSION_MODES:
             raise ToolInputError(f"unknown mode {mode!r}; use one of {', '.join(PERMISSION_MODES)}")
-        if mode == "bypassPermissions" and self.rt.session.policy.mode != "bypassPermissions":
+        if mode == "bypassPermissions" and self.session.policy.mode != "bypassPermissions":
             raise ToolInputError("A teammate cannot bypass permissions while you do not: choose another mode.")
-        if not ours and self.rt.spawner.takes_lead_key:  # a real claude from 2.1.330: it would drop the frame
+        if not ours and self.spawner.takes_lead_key:  # a real claude from 2.1.330: it would drop the frame
             return self.restarts.ask(team, member, mode=mode)
         self._send(team, member.name, ModeSetRequest(mode=mode, sender=LEAD_NAME))
-        self.rt.teams.set_mode(team, member.name, mode)
+        self.store.teams.set_mode(team, member.name, mode)
         return f"{member.name}'s permission mode is now {mode}, from its next tool call."
 
     def _model(self, team: str, member: Member, name: str, ours: bool) -> str:
@@ -88,11 +84,11 @@ class LiveChanges:
         if not ours:  # no Claude Code teammate takes a model from its inbox
             return self.restarts.ask(team, member, model=model)
         self._send(team, member.name, ModelSetRequest(model=model, sender=LEAD_NAME, timestamp=now_iso()))
-        self.rt.teams.set_member_fields(team, member.name, model=model)
+        self.store.teams.set_member_fields(team, member.name, model=model)
         return f"{member.name} uses {model} from its next turn on, with its conversation kept."
 
     def _send(self, team: str, name: str, msg: Message) -> None:
-        self.rt.mailbox.send(team, name, msg.to_text(), sender=LEAD_NAME)  # signed: the lead holds its key
+        self.store.mail.send(team, name, msg.to_text(), sender=LEAD_NAME)  # signed: the lead holds its key
 
     def _ours(self, team: str, member: Member) -> bool:
         """An agentteams teammate rather than a real `claude`: in-process, started by a spawner that runs ours, or
@@ -102,7 +98,7 @@ class LiveChanges:
 
         if member.backend_type == "in-process" or member.verify_key:
             return True
-        spawner = self.rt.spawner.local if isinstance(self.rt.spawner, NodeSpawner) else self.rt.spawner
+        spawner = self.spawner.local if isinstance(self.spawner, NodeSpawner) else self.spawner
         if isinstance(spawner, TmuxSpawner) and spawner.runs_ours:
             return True
-        return self.rt.store.presence.read(team, member.name) is not None
+        return self.store.presence.read(team, member.name) is not None

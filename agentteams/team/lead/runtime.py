@@ -34,11 +34,12 @@ from agentteams.store.records import Envelope
 from agentteams.team import heartbeat
 from agentteams.team.budget import BudgetLead, BudgetWatch
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
-from agentteams.team.lead import live_changes as livechange
+from agentteams.team.lead import adopt
 from agentteams.team.lead import permission_relay as relay
 from agentteams.team.lead import team_wait as teamwait
+from agentteams.team.lead.live_changes import LiveChanges
 from agentteams.team.lead.permission_relay import PermissionJudge
-from agentteams.team.lead.restarts import HINT, revive
+from agentteams.team.lead.restarts import HINT, Rekeying, Restarts
 from agentteams.team.lease_keeper import LeaseKeeper
 from agentteams.team.spawn.base import Handle, Spawner
 from agentteams.team.spawn.member import spawn_member
@@ -71,6 +72,7 @@ class LeadRuntime:
         self.judge = judge
         self.handles: dict[str, Handle] = {}
         self.roster = Roster(self.store, spawner, self.handles)  # spawns check and reserve names through it
+        self.restarts = Restarts(session, spawner, self.handles, self.hooks, self.on_team_thread)
         self._cond = threading.Condition()
         self._prompts: list[tuple[str, TurnExtras | None]] = []  # (prompt, what its turn alone gets)
         self._envs: list[Envelope] = []  # teammate messages for the model, not yet delivered
@@ -91,7 +93,8 @@ class LeadRuntime:
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
         self.promises = LeadPromises()
         gone = functools.partial(self.member_gone, died=True)  # past its budget's grace: stopped as a dead one
-        self.chores: list[Callable[[str], None]] = [livechange.install(self)]  # team/lead/restarts.py, `agentteams set`
+        self.changes = LiveChanges(self.restarts, lambda: self.team)  # the model's and `agentteams set`'s
+        self.chores: list[Callable[[str], None]] = [self.changes.chore]
         self._budget = BudgetWatch(self.store, session.options.settings, BudgetLead(self.tell, self.promises, gone))
         self.ctx.hooks.spawn_teammate = self.spawn_teammate
         self.ctx.hooks.shutdown_sent = self.promises.shutdown_sent
@@ -110,6 +113,28 @@ class LeadRuntime:
     def busy(self) -> bool:
         with self._cond:
             return self._busy or bool(self._prompts)
+
+    def resume_team(self) -> adopt.Adopted | None:
+        """Before the runtime starts: lead the resumed session's team again (its live teammates adopted, its dead
+        ones started again with their conversations); None when it led none."""
+        claimed = adopt.claim(self.store, self.ctx.session_id)
+        if claimed is None:
+            return None
+        if claimed.last_seen_ms:  # what was sent to the dead lead is as fresh as if it had lived
+            self.trust.started_ms = min(self.trust.started_ms, claimed.last_seen_ms)
+        config = claimed.config
+        self.ctx.team_name, self.ctx.is_lead, self.ctx.agent_name = config.name, True, LEAD_NAME
+        done = adopt.Adopted(config.name)
+        rekeying = Rekeying(self.restarts, config.name)
+        for member in config.members:
+            if member.agent_id != config.lead_agent_id:
+                adopt.take_back(self.restarts, config.name, member, done, rekeying)
+        adopt.plans_seen(self.mailbox, self.promises, config.name)
+        rekeying.drop_asks(done.relaunched)
+        if rekeying.waiting:
+            self.chores.append(rekeying.tick)
+        self.tell(TeamEvent("notice", LEAD_NAME, done.news()))
+        return done
 
     def start(self) -> None:
         signing.warm_up_soon()  # off the spawn path
@@ -131,6 +156,9 @@ class LeadRuntime:
             if self._busy or self._prompts:
                 raise AgentTeamsError(f"a turn is under way: wait for it to end (or press Ctrl-C), then {command}")
             return change()
+
+    def on_team_thread(self) -> bool:
+        return threading.current_thread() is self.team_thread
 
     def interrupt(self) -> None:
         self.ctx.interrupt.set()
@@ -210,7 +238,7 @@ class LeadRuntime:
         if not self.team:
             raise ToolInputError("There is no team yet: create one with TeamCreate before spawning teammates.")
         if args.get("resume") is True:  # a teammate that died, with its own conversation (team/lead/restarts.py)
-            return revive(self, self.team, args)
+            return self.restarts.revive(self.team, args)
         spawned = spawn_member(self.session, self.spawner, self.team, args, self.roster)
         if spawned.handle is not None:  # else a retried or repeated call, answered with the live member: no news
             self._team_event(

@@ -13,8 +13,11 @@ from agentteams.tools.team.task_tools import TaskCreateTool, TaskUpdateTool
 from agentteams.tools.team.team_tools import TeamCreateTool
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from agentteams.agent.session import Session
     from agentteams.store.records import TeamConfig
-    from agentteams.team.lead.runtime import LeadRuntime
     from agentteams.team.teamfile.schema import Role, TeamFile
 
 LAUNCH_KEY = "agentteamsLaunch"  # ours, in the team config: what its team file said that no member entry holds
@@ -48,15 +51,15 @@ class TeamSeed:
         self.team = ""  # the team's name once made (a taken name gets -2, as with TeamCreate)
         self.task_ids: dict[str, str] = {}  # the file's task id -> the task list's
 
-    def create(self, runtime: LeadRuntime) -> None:
+    def create(self, session: Session) -> None:
         """The team, then its tasks, then their dependencies and owners (an owner set notifies it, as TaskUpdate's)."""
-        spec, ctx = self.spec, runtime.session.ctx
+        spec, ctx = self.spec, session.ctx
         for role in spec.roles:  # custom types live in the project: known only now, still before anything is made
-            if role.agent_type and role.agent_type not in runtime.session.agents.names():
+            if role.agent_type and role.agent_type not in session.agents.names():
                 raise AgentTeamsError(f"role {role.name!r}: unknown agent_type {role.agent_type!r}")
         made = _done(TeamCreateTool().run({"team_name": spec.name, "description": spec.description}, ctx), "team")
         self.team = str((made.data or {}).get("team_name") or spec.name)
-        runtime.teams.update(self.team, self._record)
+        session.store.teams.update(self.team, self._record)
         for task in spec.tasks:
             args = {"subject": task.subject, "description": task.description}
             created = _done(TaskCreateTool().run(args, ctx), f"task {task.id!r}")
@@ -74,12 +77,11 @@ class TeamSeed:
         """What `team export` needs that no member entry holds."""
         config.extra[LAUNCH_KEY] = {"instructions": self.spec.instructions}
 
-    def spawn(self, runtime: LeadRuntime) -> None:
-        """Every role, in the file's order, through the Task tool's spawn path (`LeadRuntime.spawn_teammate`)."""
-        cwd = runtime.session.options.cwd
+    def spawn(self, spawn_teammate: Callable[[dict[str, Any]], str], cwd: Path) -> None:
+        """Every role, in the file's order, through the Task tool's spawn path (the lead's `spawn_teammate`)."""
         for role in self.spec.roles:
             try:
-                runtime.spawn_teammate(spawn_args(role, self.team, cwd, self.spec.isolation))
+                spawn_teammate(spawn_args(role, self.team, cwd, self.spec.isolation))
             except ToolInputError as e:
                 raise AgentTeamsError(f"could not start role {role.name!r}: {e}") from None
 

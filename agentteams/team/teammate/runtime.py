@@ -46,7 +46,7 @@ from agentteams.team.steering import steerable, teammate_blocks
 from agentteams.team.team_hooks import idle_gate
 from agentteams.team.teammate.lead_watch import LeadWatch
 from agentteams.team.teammate.next_turn import TurnNotes, Work
-from agentteams.team.teammate.plan_verdict import answer_plan, pending_plan
+from agentteams.team.teammate.plan_verdict import pending_plan
 from agentteams.team.trust import Trust
 from agentteams.tools.runtime_hooks import PERMISSION_MODES
 from agentteams.tools.team.team_tools import parse_send
@@ -222,7 +222,7 @@ class TeammateRuntime:
         """The message as the model reads it; None for a frame with no effect to show."""
         msg = parse_message(env.text)
         if isinstance(msg, PlanApprovalResponse) and env.sender == config.lead_name:
-            return answer_plan(self, env, msg)
+            return self.answer_plan(env, msg)
         if isinstance(msg, CompactRequest) and env.sender == config.lead_name and not env.unverified:
             self._compact(msg.instructions or "")
             return None
@@ -398,6 +398,33 @@ class TeammateRuntime:
         tokens, window = self.session.context_use()  # how full its conversation is: `status` shows the %
         self._own.write(state=state, context_tokens=tokens, context_window=window, **fields)
         self._team_event(TeamEvent("state", self.name, state, color=self.me.color))
+
+    # -- the lead's verdict on a plan ------------------------------------------------------------------------------
+
+    def answer_plan(self, env: Envelope, msg: PlanApprovalResponse) -> str | None:
+        """Leave plan mode on approval; either way the model reads the verdict as plain words."""
+        signals = self.ctx.signals
+        if env.unverified:  # no authority: a plan it answers is resolved as rejected, its text shown marked
+            if signals.awaiting_plan_approval:
+                signals.awaiting_plan_approval = signals.plan_digest = None
+            return message_block(env)
+        if msg.request_id != signals.awaiting_plan_approval:
+            diagnostics.debug("%s: a plan verdict for %s answers no plan of ours", self.name, msg.request_id)
+            return None
+        digest = msg.plan_digest
+        if self.trust.lead_key is not None and msg.approved and digest != signals.plan_digest:
+            diagnostics.warning("%s: a plan approval names another plan (digest %s); ignored", self.name, digest)
+            return None
+        signals.awaiting_plan_approval = signals.plan_digest = None
+        if msg.approved:
+            wanted = msg.permission_mode  # a mode we do not know (a newer CLI's) falls back like no mode at all
+            mode = wanted if wanted in PERMISSION_MODES and wanted != "plan" else self.mode_after_plan
+            self.session.policy.mode = parse_mode(mode)
+            self.teams.set_mode(self.team, self.name, mode)
+            text = "[Plan Approved] Your plan was approved by the team lead: you may now make changes."
+        else:
+            text = f"[Plan Rejected] The team lead rejected your plan. Feedback: {msg.feedback or '(none)'}"
+        return message_block(Envelope(sender=env.sender, text=text, timestamp=env.timestamp, color=env.color))
 
     # -- live changes from the lead (its half: team/lead/live_changes.py) ----------------------------------
 
