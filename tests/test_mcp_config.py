@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agentteams.agent.permissions.policy import PermissionPolicy, parse_rules
-from agentteams.cli.commands.agent import mcp_flags
+from agentteams.run.agent import mcp_flags
 from agentteams.team.spawn.base import SpawnRequest, teammate_argv
 from agentteams.tools.mcp.config import McpConfigError, McpFlags, Pending, ServerConfig, discover, expand
 from agentteams.tools.mcp.hub import McpHub, describe

@@ -1,17 +1,10 @@
 """`agentteams [PROMPT] [-p] ...`: the agent itself, as Claude Code's command line runs it."""
 
-import os
-from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from agentteams import __version__, diagnostics
-from agentteams.errors import AgentTeamsError
-
-if TYPE_CHECKING:
-    from agentteams.settings.types import Settings
-    from agentteams.tools.mcp.config import McpFlags
+from agentteams import __version__
 
 EPILOG = (
     "Teams: agentteams launch team.toml | status | watch | attach TEAM AGENT | logs TEAM AGENT | cleanup | doctor | "
@@ -23,10 +16,6 @@ EPILOG = (
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 RULES_HELP = "Tool rules, e.g. 'Bash(git:*) Edit' (repeatable)."
 TEAMMATE = "Teammate (set by the lead when it spawns one)"
-MODES = ("auto", "tmux", "in-process")
-# Claude Code's "auto" mode approves routine work itself; ours has no classifier, so edits pass and anything
-# riskier asks. "bubble" (2.1.330) sends a teammate's questions up to its lead: what our teammates always do.
-PERMISSION_ALIASES = {"auto": "acceptEdits", "bubble": "default"}
 # Options Claude Code's lead may pass its teammates (2.1.330) that this version takes and does not act on yet
 LATER = "Accepted, as Claude Code's lead passes it; not acted on yet."
 
@@ -35,17 +24,6 @@ def _version(value: bool) -> None:
     if value:
         typer.echo(f"agentteams {__version__}")
         raise typer.Exit()
-
-
-def mcp_flags(values: list[str] | None, strict: bool, cwd: Path) -> "McpFlags":
-    """The MCP options, each --mcp-config value read now: a bad one is one line and an exit, before anything runs."""
-    from agentteams.tools.mcp.config import McpFlags, parse_server, read_flag
-
-    flags = McpFlags(tuple(values or ()), strict)
-    for value in flags.configs:
-        for name, entry in read_flag(value, cwd).items():
-            parse_server(str(name), entry, "flag", os.environ)
-    return flags
 
 
 @app.command(epilog=EPILOG)
@@ -133,77 +111,18 @@ def run(
     ] = False,
 ) -> None:
     """A Claude-Code-compatible coding agent whose headline feature is agent teams."""
-    from agentteams.agent.session import SessionOptions
-    from agentteams.run import headless
-    from agentteams.settings.load import load_settings
+    from agentteams.run.agent import AgentFlags, start
 
-    headless.check_flags(headless.Flags(print_mode, output_format, input_format, verbose, session_id))
-    budget = headless.max_budget(max_budget_usd)
-    if teammate_mode is not None and teammate_mode not in MODES:
-        raise AgentTeamsError(f"--teammate-mode must be one of {', '.join(MODES)}, got {teammate_mode!r}")
-    cwd = Path.cwd()
-    found = load_settings(cwd, flag=settings)
-    for problem in found.problems:
-        diagnostics.warning("%s", problem)
-    if teammate_isolation is not None:  # the team-wide default, as the settings' teammateIsolation
-        found = _with_isolation(found, teammate_isolation)
-    os.environ.update(found.env)  # as Claude Code: the settings' env is the process's, so tools see it
-    # command-line flags last: each wins over the settings, which win over our defaults
-    teammate_mode = teammate_mode or found.teammate_mode or "auto"
-    wanted = permission_mode or found.permissions.default_mode or "default"
-    mode = "bypassPermissions" if skip_permissions else PERMISSION_ALIASES.get(wanted, wanted)
-    chosen = model or os.environ.get("ANTHROPIC_MODEL", "").strip() or found.model or "default"  # Claude Code's order
-    options = SessionOptions(
-        cwd=cwd, model=chosen, permission_mode=mode, allowed_tools=allowed_tools or [],
-        disallowed_tools=disallowed_tools or [], append_system_prompt=append_system_prompt, max_turns=max_turns,
-        interactive=not print_mode, settings=found, system_prompt=system_prompt,
-        add_dirs=[Path(d).expanduser().resolve() for d in add_dir or []], fallback_model=fallback_model,
-        max_budget_usd=budget if print_mode else None,  # as Claude Code: it only works with --print
-        mcp=mcp_flags(mcp_config, strict_mcp_config, cwd),
+    flags = AgentFlags(
+        prompt=prompt, print_mode=print_mode, output_format=output_format, input_format=input_format, verbose=verbose,
+        max_turns=max_turns, max_budget_usd=max_budget_usd, model=model, append_system_prompt=append_system_prompt,
+        system_prompt=system_prompt, add_dir=add_dir or [], fallback_model=fallback_model,
+        permission_mode=permission_mode, skip_permissions=skip_permissions, allowed_tools=allowed_tools or [],
+        disallowed_tools=disallowed_tools or [], session_id=session_id, cont=cont, resume=resume,
+        fork_session=fork_session, teammate_mode=teammate_mode, teammate_isolation=teammate_isolation,
+        teammate_command=teammate_command, settings=settings, mcp_config=mcp_config or [],
+        strict_mcp_config=strict_mcp_config, agent_id=agent_id, agent_name=agent_name, team_name=team_name,
+        agent_color=agent_color, parent_session_id=parent_session_id, agent_type=agent_type,
+        plan_mode_required=plan_mode_required, lead_verify_key=lead_verify_key,
     )  # fmt: skip
-    if session_id:
-        options.session_id = session_id
-    from agentteams.run import session_choice as resume_flags
-    from agentteams.store.paths import Layout
-
-    asked = resume_flags.ResumeFlags(cont, resume, fork_session, session_id)
-    options.resume = resume_flags.resolve(asked, Layout.from_env(), cwd, interactive=not print_mode)
-    options.fork_session = fork_session
-    if options.resume is not None and options.resume.model and model is None:  # it goes on on its own model
-        options.model = options.resume.model
-    if agent_name or agent_id or team_name:
-        from agentteams.run import teammate as teammate_run
-
-        who = teammate_run.TeammateFlags(
-            agent_id,
-            agent_name,
-            team_name,
-            agent_color,
-            parent_session_id,
-            agent_type,
-            plan_mode_required,
-            lead_verify_key,
-            model_given=model is not None,
-        )
-        raise typer.Exit(teammate_run.run(options, who, prompt))
-    command = teammate_command or os.environ.get("CLAUDE_CODE_TEAMMATE_COMMAND") or None
-    if not print_mode:
-        from agentteams.run import interactive
-
-        raise typer.Exit(interactive.run(prompt, options, teammate_mode=teammate_mode, teammate_command=command))
-    options.interactive = False
-    if input_format == "stream-json":
-        from agentteams.run import stream_json as streamin
-
-        raise typer.Exit(streamin.run(options, output_format, teammate_mode=teammate_mode, teammate_command=command))
-    text = headless.prompt_text(prompt)
-    raise typer.Exit(headless.run(text, options, output_format, teammate_mode=teammate_mode, teammate_command=command))
-
-
-def _with_isolation(found: "Settings", isolation: str) -> "Settings":
-    """The settings with `teammateIsolation` as the command line says (it wins over the files)."""
-    import dataclasses
-
-    if isolation not in ("worktree", "none"):
-        raise AgentTeamsError(f"--teammate-isolation must be worktree or none, got {isolation!r}")
-    return dataclasses.replace(found, merged={**found.merged, "teammateIsolation": isolation})
+    raise typer.Exit(start(flags))

@@ -1,0 +1,150 @@
+"""`agentteams [PROMPT] [-p] ...` composed: the flags checked, the settings loaded (their `env` applied), each
+value chosen by precedence (run/precedence.py), the session to go on with found, then the run this command line
+asks for: a teammate, the interactive lead, `-p` with stream-json input, or `-p`."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from agentteams import diagnostics
+from agentteams.errors import AgentTeamsError
+from agentteams.run.precedence import Asked, Configured, choose
+
+if TYPE_CHECKING:
+    from agentteams.agent.session import SessionOptions
+    from agentteams.settings.types import Settings
+    from agentteams.tools.mcp.config import McpFlags
+
+
+@dataclass(frozen=True)
+class AgentFlags:
+    """The agent command's options as given (None or empty: not given)."""
+
+    prompt: str | None = None
+    print_mode: bool = False
+    output_format: str = "text"
+    input_format: str = "text"
+    verbose: bool = False
+    max_turns: int | None = None
+    max_budget_usd: str | None = None
+    model: str | None = None
+    append_system_prompt: str | None = None
+    system_prompt: str | None = None
+    add_dir: list[str] = field(default_factory=list)
+    fallback_model: str | None = None
+    permission_mode: str | None = None
+    skip_permissions: bool = False
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+    session_id: str | None = None
+    cont: bool = False
+    resume: str | None = None
+    fork_session: bool = False
+    teammate_mode: str | None = None
+    teammate_isolation: str | None = None
+    teammate_command: str | None = None
+    settings: str | None = None
+    mcp_config: list[str] = field(default_factory=list)
+    strict_mcp_config: bool = False
+    # a teammate's, set by the lead that spawns it
+    agent_id: str | None = None
+    agent_name: str | None = None
+    team_name: str | None = None
+    agent_color: str | None = None
+    parent_session_id: str | None = None
+    agent_type: str | None = None
+    plan_mode_required: bool = False
+    lead_verify_key: str | None = None
+
+
+def mcp_flags(values: list[str], strict: bool, cwd: Path) -> McpFlags:
+    """The MCP options, each --mcp-config value read now: a bad one is one line and an exit, before anything runs."""
+    from agentteams.tools.mcp.config import McpFlags, parse_server, read_flag
+
+    flags = McpFlags(tuple(values), strict)
+    for value in flags.configs:
+        for name, entry in read_flag(value, cwd).items():
+            parse_server(str(name), entry, "flag", os.environ)
+    return flags
+
+
+def load_settings_here(cwd: Path, flag: str | None = None, isolation: str | None = None) -> Settings:
+    """The merged settings of `cwd` (each problem a warning), `--teammate-isolation` over the files' value, and their
+    `env` made this process's, as Claude Code does: tools and teammates see it."""
+    from agentteams.settings.load import load_settings
+
+    found = load_settings(cwd, flag=flag)
+    for problem in found.problems:
+        diagnostics.warning("%s", problem)
+    if isolation is not None:  # the team-wide default, as the settings' teammateIsolation
+        if isolation not in ("worktree", "none"):
+            raise AgentTeamsError(f"--teammate-isolation must be worktree or none, got {isolation!r}")
+        found = dataclasses.replace(found, merged={**found.merged, "teammateIsolation": isolation})
+    os.environ.update(found.env)
+    return found
+
+
+def configured(found: Settings) -> Configured:
+    return Configured(found.model, found.permissions.default_mode, found.teammate_mode)
+
+
+def start(flags: AgentFlags) -> int:
+    """Run what the command line asks for; its exit code."""
+    from agentteams.agent.session import SessionOptions
+    from agentteams.run import headless, session_choice
+    from agentteams.store.paths import Layout
+
+    headless.check_flags(
+        headless.Flags(flags.print_mode, flags.output_format, flags.input_format, flags.verbose, flags.session_id)
+    )
+    budget = headless.max_budget(flags.max_budget_usd)
+    cwd = Path.cwd()
+    found = load_settings_here(cwd, flags.settings, flags.teammate_isolation)
+    asked = Asked(
+        flags.model, flags.permission_mode, flags.skip_permissions, flags.teammate_mode, flags.teammate_command
+    )
+    chosen = choose(asked, configured(found), os.environ)
+    options = SessionOptions(
+        cwd=cwd, model=chosen.model, permission_mode=chosen.permission_mode, allowed_tools=flags.allowed_tools,
+        disallowed_tools=flags.disallowed_tools, append_system_prompt=flags.append_system_prompt,
+        max_turns=flags.max_turns, interactive=not flags.print_mode, settings=found, system_prompt=flags.system_prompt,
+        add_dirs=[Path(d).expanduser().resolve() for d in flags.add_dir], fallback_model=flags.fallback_model,
+        max_budget_usd=budget if flags.print_mode else None,  # as Claude Code: it only works with --print
+        mcp=mcp_flags(flags.mcp_config, flags.strict_mcp_config, cwd),
+    )  # fmt: skip
+    if flags.session_id:
+        options.session_id = flags.session_id
+    wanted = session_choice.ResumeFlags(flags.cont, flags.resume, flags.fork_session, flags.session_id)
+    options.resume = session_choice.resolve(wanted, Layout.from_env(), cwd, interactive=not flags.print_mode)
+    options.fork_session = flags.fork_session
+    if options.resume is not None and options.resume.model and flags.model is None:  # it goes on on its own model
+        options.model = options.resume.model
+    return _dispatch(flags, options, chosen.teammate_mode, chosen.teammate_command)
+
+
+def _dispatch(flags: AgentFlags, options: SessionOptions, where: str, command: str | None) -> int:
+    from agentteams.run import headless
+
+    if flags.agent_name or flags.agent_id or flags.team_name:
+        from agentteams.run import teammate
+
+        who = teammate.TeammateFlags(
+            flags.agent_id, flags.agent_name, flags.team_name, flags.agent_color, flags.parent_session_id,
+            flags.agent_type, flags.plan_mode_required, flags.lead_verify_key, model_given=flags.model is not None,
+        )  # fmt: skip
+        return teammate.run(options, who, flags.prompt)
+    if not flags.print_mode:
+        from agentteams.run import interactive
+
+        return interactive.run(flags.prompt, options, teammate_mode=where, teammate_command=command)
+    options.interactive = False
+    if flags.input_format == "stream-json":
+        from agentteams.run import stream_json
+
+        return stream_json.run(options, flags.output_format, teammate_mode=where, teammate_command=command)
+    text = headless.prompt_text(flags.prompt)
+    return headless.run(text, options, flags.output_format, teammate_mode=where, teammate_command=command)
