@@ -116,26 +116,29 @@ def test_cleanup_on_redis_removes_a_dead_member_then_a_dead_team(
     from agentteams.store.api import NewMember
     from agentteams.store.presence import Presence
 
+    # a name no other test's agents use: cleanup counts any process on this machine whose --agent-id is alice@team
+    # as alice running (other tests run teammates named alice in team proj at the same time)
+    team = f"cleanup{os.getpid()}"
     store = on_redis
-    store.teams.create(TEAM, cwd="/")
-    store.teams.add_member(TEAM, NewMember(name="alice", cwd="/", backend_type="tmux", tmux_pane_id="%999"))
-    store.tasks.claim(TEAM, store.tasks.create(TEAM, "Parse").id, "alice")
-    store.presence.write(TEAM, "team-lead", Presence(os.getpid(), "s-l", "process", "idle"))
-    store.presence.write(TEAM, "alice", Presence(dead_pid(), "s-a", "tmux", "working", pane_id="%999"))
+    store.teams.create(team, cwd="/")
+    store.teams.add_member(team, NewMember(name="alice", cwd="/", backend_type="tmux", tmux_pane_id="%999"))
+    store.tasks.claim(team, store.tasks.create(team, "Parse").id, "alice")
+    store.presence.write(team, "team-lead", Presence(os.getpid(), "s-l", "process", "idle"))
+    store.presence.write(team, "alice", Presence(dead_pid(), "s-a", "tmux", "working", pane_id="%999"))
     env = {**cli.env(), "AGENTTEAMS_TMUX_SOCKET": str(layout.root / "no-tmux")}
-    dry = cli("--store", redis_server.url, "cleanup", TEAM, "--dry-run", env=env)
+    dry = cli("--store", redis_server.url, "cleanup", team, "--dry-run", env=env)
     assert dry.returncode == 0, dry.stderr
     assert "would remove member alice from team" in dry.stdout and "1 unfinished task(s)" in dry.stdout, dry.stdout
-    assert store.teams.read(TEAM).member("alice") is not None
-    done = cli("--store", redis_server.url, "cleanup", TEAM, env=env)
+    assert store.teams.read(team).member("alice") is not None
+    done = cli("--store", redis_server.url, "cleanup", team, env=env)
     assert done.returncode == 0 and "removed member alice" in done.stdout and "unassigned #1" in done.stdout, done
-    assert store.teams.read(TEAM).member("alice") is None and store.presence.read(TEAM, "alice") is None
-    task = store.tasks.get(TEAM, "1")
+    assert store.teams.read(team).member("alice") is None and store.presence.read(team, "alice") is None
+    task = store.tasks.get(team, "1")
     assert (task.owner, task.status) == (None, "pending")
-    store.presence.write(TEAM, "team-lead", Presence(dead_pid(), "s-l", "process", "idle"))
+    store.presence.write(team, "team-lead", Presence(dead_pid(), "s-l", "process", "idle"))
     gone = cli("--store", redis_server.url, "cleanup", env=env)
-    assert gone.returncode == 0 and f"removed team {TEAM}" in gone.stdout, gone
-    assert not store.teams.present(TEAM)
+    assert gone.returncode == 0 and f"removed team {team}" in gone.stdout, gone
+    assert not store.teams.present(team)
     assert not layout.teams_dir.exists()
 
 
