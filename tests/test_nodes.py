@@ -17,7 +17,7 @@ from agentteams.errors import AgentTeamsError
 from agentteams.settings.types import Settings
 from agentteams.store.api import NewMember
 from agentteams.store.file.store import FileStore
-from agentteams.store.nodes import NodeOrder, NodeRecord
+from agentteams.store.node_records import NodeOrder, NodeRecord
 from agentteams.store.signing import Keyring
 from agentteams.team.nodes.node_loop import NodeRunner
 from agentteams.team.nodes.placement import Placement, PlacementError, choose

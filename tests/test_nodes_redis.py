@@ -119,7 +119,7 @@ def test_eight_processes_on_two_machines_claim_200_tasks_each_once(redis_server:
 
 def test_a_node_outlives_a_redis_restart(cli: Cli, redis_server: RedisServer, tmp_path: Path) -> None:
     """kill -9 and restart of the server (AOF replay): the node goes on beating and answering orders by itself."""
-    from agentteams.store.nodes import NodeOrder
+    from agentteams.store.node_records import NodeOrder
 
     home, env = machine(tmp_path, "machine-a")
     node = cli.popen("node", "--store", redis_server.url, "--name", "n1", "--workdir", str(home), "--heartbeat",
@@ -147,7 +147,7 @@ def test_node_keys_under_a_teams_own_acl_user(redis_server: RedisServer, monkeyp
     its lead, as without nodes) instead of failing on NOPERM."""
     import redis
 
-    from agentteams.store.nodes import NodeOrder, NodeRecord, NodeReply
+    from agentteams.store.node_records import NodeOrder, NodeRecord, NodeReply
     from tests.test_redis_acl import recipe
 
     admin = redis.Redis(host="127.0.0.1", port=redis_server.port, decode_responses=True)

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 import pytest
 
-from agentteams.store.changes import FileChanges
+from agentteams.store.file.changes import FileChanges
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ModelSetRequest, ModeSetRequest

@@ -18,9 +18,9 @@ from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateRe
 
 if TYPE_CHECKING:  # kept out of start-up: `task list` must not load the protocol module
     from agentteams.errors import CorruptFileError
-    from agentteams.store.changes import ChangeRequest
+    from agentteams.store.change_requests import ChangeRequest
     from agentteams.store.leases import TakenBack
-    from agentteams.store.nodes import Nodes
+    from agentteams.store.node_records import Nodes
     from agentteams.store.presence import Presence
     from agentteams.store.protocol import Message
     from agentteams.store.signing import Keyring

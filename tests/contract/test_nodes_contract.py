@@ -7,7 +7,7 @@ import threading
 import time
 
 from agentteams.store.api import Store
-from agentteams.store.nodes import NodeOrder, NodeRecord, NodeReply
+from agentteams.store.node_records import NodeOrder, NodeRecord, NodeReply
 from tests.support.wait import wait_until
 
 

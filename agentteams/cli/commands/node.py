@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from agentteams.store.nodes import NodeMode, NodeRecord
+    from agentteams.store.node_records import NodeMode, NodeRecord
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 MODES = ("in-process", "tmux")
@@ -76,7 +76,7 @@ def _record(store: Any, name: str | None, slots: int, mode: str, heartbeat: floa
     """This node's record; refused while a live node holds the name (two nodes must not take one queue's orders)."""
     from agentteams import __version__
     from agentteams.errors import AgentTeamsError
-    from agentteams.store.nodes import NodeRecord
+    from agentteams.store.node_records import NodeRecord
     from agentteams.store.paths import path_part
 
     me = path_part(name or socket.gethostname(), "node")

@@ -10,12 +10,12 @@ from agentteams.store import safe_fs as safefs
 from agentteams.store.paths import Layout, team_dir_name
 
 if TYPE_CHECKING:
-    from agentteams.store.changes import FileChanges
+    from agentteams.store.file.changes import FileChanges
     from agentteams.store.file.mailbox import Mailbox
+    from agentteams.store.file.nodes import FileNodes
     from agentteams.store.file.tasks import TaskStore
     from agentteams.store.file.team_watch import FileTeamsWatcher
     from agentteams.store.file.teams import TeamStore
-    from agentteams.store.nodes import FileNodes
     from agentteams.store.presence import Presence
     from agentteams.store.signing import Keyring
     from agentteams.store.watch import FileWatcher
@@ -90,7 +90,7 @@ class FileStore:
 
     @property
     def changes(self) -> FileChanges:
-        from agentteams.store.changes import FileChanges
+        from agentteams.store.file.changes import FileChanges
 
         return FileChanges(self.layout)
 
@@ -100,7 +100,7 @@ class FileStore:
 
     @property
     def nodes(self) -> FileNodes:
-        from agentteams.store.nodes import FileNodes
+        from agentteams.store.file.nodes import FileNodes
 
         return FileNodes(self.layout)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from agentteams import diagnostics
-from agentteams.store.changes import ChangeRequest, new_request, parse_request
+from agentteams.store.change_requests import ChangeRequest, new_request, parse_request
 from agentteams.store.paths import team_dir_name
 from agentteams.store.redis.connection import Client, Keys
 

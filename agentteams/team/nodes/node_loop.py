@@ -15,7 +15,7 @@ from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
 from agentteams.settings.load import load_settings
 from agentteams.store.api import Store
-from agentteams.store.nodes import NodeOrder, NodeRecord, NodeReply
+from agentteams.store.node_records import NodeOrder, NodeRecord, NodeReply
 from agentteams.store.paths import Layout, path_part
 from agentteams.store.signing import LeadVerifyKey
 from agentteams.team.nodes.logs import LogShipper

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentteams.errors import AgentTeamsError
-from agentteams.store.nodes import NodeRecord
+from agentteams.store.node_records import NodeRecord
 
 LOCAL = "local"  # `node: "local"`: on the lead's own machine, whatever nodes there are
 

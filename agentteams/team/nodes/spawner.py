@@ -9,7 +9,7 @@ from typing import Any
 
 from agentteams.errors import AgentTeamsError
 from agentteams.store.api import Store
-from agentteams.store.nodes import NodeOrder, NodeRecord
+from agentteams.store.node_records import NodeOrder, NodeRecord
 from agentteams.team.nodes.placement import choose
 from agentteams.team.spawn.base import Handle, Spawner, SpawnRequest
 
