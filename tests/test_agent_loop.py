@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -13,42 +12,10 @@ import pytest
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, PermissionAsk
 from agentteams.store.files import FileStore
 from agentteams.store.paths import Layout
-from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult, require_str
+from agentteams.tools.base import ToolContext, ToolInputError, ToolKind, ToolResult
 from tests.support.fake_model import FakeModel, text, tool
+from tests.support.loop_parts import Echo, Policy, results_of
 from tests.support.wait import wait_until
-
-
-@dataclass
-class Verdict:
-    behavior: str
-    reason: str = ""
-
-
-class Policy:
-    def __init__(self, verdicts: dict[str, str] | None = None) -> None:
-        self.verdicts = verdicts or {}
-        self.remembered: list[tuple[str, str | None]] = []
-
-    def decide(self, tool_name: str, kind: ToolKind, target: str | None) -> Verdict:
-        if (tool_name, target) in self.remembered:
-            return Verdict("allow")
-        return Verdict(self.verdicts.get(tool_name, "allow"), f"{tool_name} needs approval")
-
-    def remember(self, tool_name: str, target: str | None) -> None:
-        self.remembered.append((tool_name, target))
-
-    def ruled(self, tool_name: str, kind: ToolKind, target: str | None) -> Verdict | None:
-        return None
-
-
-class Echo(Tool):
-    name = "Echo"
-    description = "Echo the text."
-    input_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {"text": {"type": "string"}}}
-    kind: ClassVar[ToolKind] = "read"
-
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return ToolResult(f"echo: {require_str(args, 'text')}")
 
 
 class Slow(Echo):
@@ -90,12 +57,6 @@ def make(model: FakeModel, tmp_path: Path, policy: Policy | None = None, **kw: A
         on_event=events.append,
     )  # fmt: skip
     return agent, events
-
-
-def results_of(agent: Agent, index: int) -> list[dict[str, Any]]:
-    content = agent.messages[index]["content"]
-    assert isinstance(content, list)
-    return content
 
 
 def test_tool_round_trip_and_final_text(tmp_path: Path) -> None:

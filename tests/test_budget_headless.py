@@ -13,7 +13,7 @@ import pytest
 from agentteams.mockapi import MockServer
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
-from tests.test_e2e_headless import KEY, agentteams, tool
+from tests.support.headless import KEY, agentteams, tool
 
 EXPENSIVE = {"input_tokens": 100_000, "output_tokens": 1000}  # about $0.32 a call at sonnet's prices
 

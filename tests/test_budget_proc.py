@@ -13,9 +13,9 @@ from typing import Any
 from agentteams.mockapi import MockServer
 from tests.support.cli import Cli
 from tests.support.live_team import members
+from tests.support.team_run import lead_env
 from tests.support.team_script import REQUEST_ID, TEAM, say, tool, waiting
 from tests.support.wait import wait_until
-from tests.test_team_e2e import lead_env
 
 ME = "Your name is alice"
 WARNING = "Teammate alice has spent 85% of its budget (1700 of 2000 tokens)."

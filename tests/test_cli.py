@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,23 +17,9 @@ from agentteams.store.tasks import TaskStore
 from agentteams.store.teams import TeamStore
 from tests.support.builders import team_with_members
 from tests.support.cli import Cli
+from tests.support.cli_result import Result, error, one_line_failure, run
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
-
-
-@dataclass(frozen=True)
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
-
-
-def run(cli: Cli, *args: str) -> Result:
-    proc = cli(*args)
-    return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
 def ok(cli: Cli, *args: str) -> Result:
@@ -42,25 +27,6 @@ def ok(cli: Cli, *args: str) -> Result:
     assert result.code == 0, result
     assert result.err == "", result
     return result
-
-
-def one_line_failure(result: Result) -> str:
-    """Exit 1, and exactly one non-empty line on stderr; returns that line."""
-    assert result.code == 1, result
-    lines = result.err.splitlines()
-    assert len(lines) == 1, result
-    assert lines[0].strip(), result
-    assert result.err == lines[0] + "\n", result
-    return lines[0]
-
-
-def error(cli: Cli, *args: str) -> str:
-    """A command that must fail with `agentteams: error: <one line>` and print nothing on stdout."""
-    result = run(cli, *args)
-    line = one_line_failure(result)
-    assert line.startswith("agentteams: error: "), line
-    assert result.out == "", result
-    return line
 
 
 def inbox_json(layout: Layout, team: str, agent: str) -> list[dict[str, Any]]:

@@ -24,10 +24,10 @@ from agentteams.store.transcript_read import load, read_entries
 from agentteams.tools.base import ToolContext
 from agentteams.tools.team_tools import SendMessageTool
 from tests.support.fake_model import FakeModel, last_user_text, text, tool
+from tests.support.hooks import settings_with
 from tests.support.runtime import TEAM, WAIT, quick_polls, running_teammate, teammate_rig
 from tests.support.transcript_checks import faults
 from tests.support.wait import wait_until
-from tests.test_hooks_unit import settings_with
 
 SUMMARY = "SUMMARY: the user asked for two answers and got them."
 

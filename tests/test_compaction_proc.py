@@ -10,19 +10,25 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentteams.agent.compaction import INSTRUCTION_MARK, NOTHING_TO_COMPACT, policy_for
 from agentteams.mockapi import MockServer
 from agentteams.mockapi.usage import strip_cache_control
 from agentteams.store.transcript_read import read_entries
 from tests.support.cli import Cli
+from tests.support.headless import KEY, agentteams, notes_work, serve
+from tests.support.stream_json import STREAM_ARGS, sdk_user_line
 from tests.support.transcript_checks import faults
-from tests.test_e2e_headless import KEY, agentteams, serve, server_factory, work
-from tests.test_headless_flags import STREAM_ARGS, sdk_user_line
 
-__all__ = ["server_factory", "work"]  # fixtures, used by name
 TURNS = 40
 STEP = 5_000  # each answer reports 5k more input tokens: past the default threshold (178 808) after turn 36
 SUMMARY = "MOCKSUMMARY of the forty turns"
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    return notes_work(tmp_path)  # notes.txt in draft (tests/support/headless.py), not the conftest's empty dir
 
 
 def forty_turns() -> dict[str, Any]:
@@ -46,9 +52,9 @@ def marked(block_or_item: Any) -> bool:
 
 
 def test_a_forty_turn_conversation_compacts_once_and_goes_on(
-    cli: Cli, work: Path, config_root: Path, server_factory: list[MockServer]
+    cli: Cli, work: Path, config_root: Path, servers: list[MockServer]
 ) -> None:
-    server = serve(server_factory, forty_turns())
+    server = serve(servers, forty_turns())
     env = {
         **cli.env(),
         "ANTHROPIC_API_KEY": KEY,
@@ -97,9 +103,9 @@ def test_a_forty_turn_conversation_compacts_once_and_goes_on(
 
 
 def test_print_compact_compacts_the_continued_session(
-    cli: Cli, work: Path, config_root: Path, server_factory: list[MockServer]
+    cli: Cli, work: Path, config_root: Path, servers: list[MockServer]
 ) -> None:
-    server = serve(server_factory, {"routes": [
+    server = serve(servers, {"routes": [
         {"name": "summary", "match": {"last_prompt": INSTRUCTION_MARK}, "turns": [{"text": SUMMARY}]},
         {"name": "main", "match": {"tools": True}, "turns": [{"text": "Before answer."}, {"text": "After answer."}]},
     ]})  # fmt: skip

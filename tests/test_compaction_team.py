@@ -13,12 +13,10 @@ from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from agentteams.store.transcript_read import read_entries
 from tests.support.cli import Cli
+from tests.support.team_run import assert_nothing_left, finish, lead_env, lead_in_tmux
 from tests.support.team_script import REQUEST_ID, TEAM, say, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.transcript_checks import faults
-from tests.test_team_e2e import assert_nothing_left, finish, lead_env, lead_in_tmux, work
-
-__all__ = ["work"]  # a fixture, used by name
 
 
 def scenario() -> dict[str, Any]:

@@ -3,33 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from agentteams.mockapi import MockServer
 from tests.support.cli import Cli
-
-KEY = "test-key-e2e-0123456789abcdef"
-
-
-def tool(name: str, **args: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "name": name, "input": args}
-
-
-def turns(*blocks: dict[str, Any] | str) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for b in blocks:
-        out.append({"content": [{"type": "text", "text": b}]} if isinstance(b, str) else {"content": [b]})
-    return out
-
-
-def script(*blocks: dict[str, Any] | str) -> dict[str, Any]:
-    return {"routes": [{"name": "main", "match": {"tools": True}, "turns": turns(*blocks)}]}
-
+from tests.support.headless import KEY, agentteams, notes_work, result_text, script, serve, tool, tool_results, turns
 
 CODING_SESSION = script(
     tool("Read", file_path="notes.txt"),
@@ -43,57 +23,7 @@ CODING_SESSION = script(
 
 @pytest.fixture
 def work(tmp_path: Path) -> Path:
-    d = tmp_path / "work"
-    d.mkdir()
-    (d / "notes.txt").write_text("status: draft\n")
-    return d
-
-
-@pytest.fixture
-def server_factory() -> Iterator[list[MockServer]]:
-    servers: list[MockServer] = []
-    yield servers
-    for s in servers:
-        s.stop()
-
-
-def serve(servers: list[MockServer], spec: dict[str, Any]) -> MockServer:
-    server = MockServer(spec).start()
-    servers.append(server)
-    return server
-
-
-def agentteams(
-    cli: Cli, cwd: Path, *args: str, base_url: str | None, key: str | None = KEY, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    env = cli.env()
-    env.pop("ANTHROPIC_API_KEY", None)
-    env.pop("ANTHROPIC_AUTH_TOKEN", None)
-    if key:
-        env["ANTHROPIC_API_KEY"] = key
-    if base_url:
-        env["ANTHROPIC_BASE_URL"] = base_url
-    env["CLAUDE_CODE_MAX_RETRIES"] = "2"
-    proc = cli(*args, env=env, cwd=cwd, timeout=120, input=stdin)
-    assert KEY not in proc.stderr + proc.stdout
-    return proc
-
-
-def tool_results(server: MockServer) -> list[dict[str, Any]]:
-    """Every tool_result block the agent sent back, in order."""
-    out = []
-    for req in server.requests:
-        if req["path"].startswith("/v1/messages") and isinstance(req.get("body"), dict):
-            last = req["body"]["messages"][-1]
-            if isinstance(last["content"], list):
-                out += [b for b in last["content"] if b.get("type") == "tool_result"]
-    seen: dict[str, dict[str, Any]] = {b["tool_use_id"]: b for b in out}
-    return list(seen.values())
-
-
-def result_text(block: dict[str, Any]) -> str:
-    content = block["content"]
-    return content if isinstance(content, str) else "".join(c.get("text", "") for c in content)
+    return notes_work(tmp_path)  # notes.txt in draft (tests/support/headless.py), not the conftest's empty dir
 
 
 def check_coding_session(config_root: Path, work: Path, server: MockServer) -> None:
@@ -109,8 +39,8 @@ def check_coding_session(config_root: Path, work: Path, server: MockServer) -> N
     assert "COMMAND-RAN" in text and KEY not in text
 
 
-def test_text_output(cli: Cli, config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
-    server = serve(server_factory, CODING_SESSION)
+def test_text_output(cli: Cli, config_root: Path, work: Path, servers: list[MockServer]) -> None:
+    server = serve(servers, CODING_SESSION)
     proc = agentteams(cli, work, "-p", "finalise the notes", "--dangerously-skip-permissions",
                       base_url=server.base_url)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -118,8 +48,8 @@ def test_text_output(cli: Cli, config_root: Path, work: Path, server_factory: li
     check_coding_session(config_root, work, server)
 
 
-def test_json_output(cli: Cli, config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
-    server = serve(server_factory, CODING_SESSION)
+def test_json_output(cli: Cli, config_root: Path, work: Path, servers: list[MockServer]) -> None:
+    server = serve(servers, CODING_SESSION)
     proc = agentteams(
         cli, work, "-p", "finalise the notes", "--output-format", "json", "--permission-mode", "acceptEdits",
         "--allowedTools", "Bash(cat:*) Bash(echo:*)", base_url=server.base_url,
@@ -133,8 +63,8 @@ def test_json_output(cli: Cli, config_root: Path, work: Path, server_factory: li
     check_coding_session(config_root, work, server)
 
 
-def test_stream_json_output(cli: Cli, config_root: Path, work: Path, server_factory: list[MockServer]) -> None:
-    server = serve(server_factory, CODING_SESSION)
+def test_stream_json_output(cli: Cli, config_root: Path, work: Path, servers: list[MockServer]) -> None:
+    server = serve(servers, CODING_SESSION)
     proc = agentteams(cli, work, "-p", "finalise the notes", "--output-format", "stream-json", "--verbose",
                       "--dangerously-skip-permissions", base_url=server.base_url)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -145,8 +75,8 @@ def test_stream_json_output(cli: Cli, config_root: Path, work: Path, server_fact
     check_coding_session(config_root, work, server)
 
 
-def test_plan_mode_refuses_write(cli: Cli, work: Path, server_factory: list[MockServer]) -> None:
-    server = serve(server_factory, script(tool("Write", file_path="new.txt", content="x"), "ok"))
+def test_plan_mode_refuses_write(cli: Cli, work: Path, servers: list[MockServer]) -> None:
+    server = serve(servers, script(tool("Write", file_path="new.txt", content="x"), "ok"))
     proc = agentteams(cli, work, "-p", "go", "--permission-mode", "plan", base_url=server.base_url)
     assert proc.returncode == 0, proc.stderr
     [res] = tool_results(server)
@@ -154,8 +84,8 @@ def test_plan_mode_refuses_write(cli: Cli, work: Path, server_factory: list[Mock
     assert not (work / "new.txt").exists()
 
 
-def test_disallowed_rm_is_refused_but_ls_runs(cli: Cli, work: Path, server_factory: list[MockServer]) -> None:
-    server = serve(server_factory, script(tool("Bash", command="rm notes.txt"), tool("Bash", command="ls"), "ok"))
+def test_disallowed_rm_is_refused_but_ls_runs(cli: Cli, work: Path, servers: list[MockServer]) -> None:
+    server = serve(servers, script(tool("Bash", command="rm notes.txt"), tool("Bash", command="ls"), "ok"))
     proc = agentteams(cli, work, "-p", "go", "--dangerously-skip-permissions", "--disallowedTools",
                       "Bash(rm:*)", base_url=server.base_url)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -165,8 +95,8 @@ def test_disallowed_rm_is_refused_but_ls_runs(cli: Cli, work: Path, server_facto
     assert (work / "notes.txt").exists()
 
 
-def test_delegate_mode_offers_only_coordination_tools(cli: Cli, work: Path, server_factory: list[MockServer]) -> None:
-    server = serve(server_factory, script("ok"))
+def test_delegate_mode_offers_only_coordination_tools(cli: Cli, work: Path, servers: list[MockServer]) -> None:
+    server = serve(servers, script("ok"))
     proc = agentteams(cli, work, "-p", "go", "--permission-mode", "delegate", base_url=server.base_url)
     assert proc.returncode == 0, proc.stderr
     [req] = [r for r in server.requests if r["path"].startswith("/v1/messages")]
@@ -185,21 +115,21 @@ def test_delegate_mode_offers_only_coordination_tools(cli: Cli, work: Path, serv
     assert not names & {"Bash", "Edit", "Write", "Read"}
 
 
-def test_overloaded_twice_then_success(cli: Cli, work: Path, server_factory: list[MockServer]) -> None:
+def test_overloaded_twice_then_success(cli: Cli, work: Path, servers: list[MockServer]) -> None:
     error = {"error": {"status": 529, "type": "overloaded_error", "message": "Overloaded", "retry_after": 0},
              "repeat": 2}  # fmt: skip
     spec = {"routes": [{"name": "main", "match": {"tools": True}, "turns": [error, {"content": [
         {"type": "text", "text": "made it"}]}]}]}  # fmt: skip
-    server = serve(server_factory, spec)
+    server = serve(servers, spec)
     proc = agentteams(cli, work, "-p", "go", base_url=server.base_url)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "made it"
     assert [r["status"] for r in server.requests if r["path"].startswith("/v1/messages")] == [529, 529, 200]
 
 
-def test_a_400_is_one_clear_error(cli: Cli, work: Path, server_factory: list[MockServer]) -> None:
+def test_a_400_is_one_clear_error(cli: Cli, work: Path, servers: list[MockServer]) -> None:
     bad = {"error": {"status": 400, "type": "invalid_request_error", "message": "prompt is too long"}}
-    server = serve(server_factory, {"routes": [{"name": "main", "turns": [bad]}]})
+    server = serve(servers, {"routes": [{"name": "main", "turns": [bad]}]})
     proc = agentteams(cli, work, "-p", "go", base_url=server.base_url)
     assert proc.returncode == 1
     [line] = proc.stderr.strip().splitlines()
@@ -226,7 +156,7 @@ def test_setup_errors_are_one_line(
     assert line.startswith("agentteams: error:") and expect in line, line
 
 
-def test_an_explore_subagent_reports_back(cli: Cli, work: Path, server_factory: list[MockServer]) -> None:
+def test_an_explore_subagent_reports_back(cli: Cli, work: Path, servers: list[MockServer]) -> None:
     spec = {"routes": [
         {"name": "sub", "match": {"system": "You are a subagent"}, "turns": turns(
             tool("Read", file_path="notes.txt"), "SUBAGENT-REPORT: the notes say draft")},
@@ -234,7 +164,7 @@ def test_an_explore_subagent_reports_back(cli: Cli, work: Path, server_factory: 
             tool("Task", description="look at notes", prompt="What do the notes say?", subagent_type="Explore"),
             "The subagent says the notes are a draft.")},
     ]}  # fmt: skip
-    server = serve(server_factory, spec)
+    server = serve(servers, spec)
     proc = agentteams(cli, work, "-p", "go", "--output-format", "json", base_url=server.base_url)
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)

@@ -16,9 +16,9 @@ import pytest
 from agentteams.mockapi import MockServer
 from agentteams.model.aliases import resolve_model
 from tests.support.cli import Cli
+from tests.support.headless import result_text, script, tool, tool_results, turns
 from tests.support.team_script import REQUEST_ID
 from tests.support.team_script import tool as tool_turn
-from tests.test_e2e_headless import result_text, script, tool, tool_results, turns
 
 HELPER_KEY = "sk-from-helper-0123456789abcdef"
 MEMORY_MARK, IMPORTED_MARK = "PROJECT-MEMORY-E2E", "IMPORTED-MEMORY-E2E"

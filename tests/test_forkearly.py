@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,9 +26,9 @@ from agentteams.store.paths import Layout
 from agentteams.team.prestart import FIRST_REQUEST_WAIT, PrestartingSpawner
 from agentteams.team.spawning import SpawnRequest, teammate_argv
 from tests.support.cli import Cli
+from tests.support.forkserver_lab import SERVER_KEY, TEAMMATE
 from tests.support.procs import child_env, pid_alive
 from tests.support.wait import wait_until
-from tests.test_forkserver import SERVER_KEY, TEAMMATE, _short_private_dir, _start
 
 HOOK = f"{__name__}:"
 
@@ -70,15 +68,6 @@ def hook_wait() -> None:
 
 
 # -- helpers -------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ForkServer]:
-    directory = _short_private_dir()
-    fs = _start(directory)
-    yield fs
-    fs.stop()
-    shutil.rmtree(directory, ignore_errors=True)
 
 
 def _lead_env(config_root: Path, hook: str, mark: Path, **extra: str) -> dict[str, str]:

@@ -7,27 +7,32 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 
 from agentteams.mockapi import MockServer
 from tests.support.cli import Cli
-from tests.support.wait import wait_until
-from tests.test_e2e_headless import (
+from tests.support.headless import (
     KEY,
     agentteams,
+    notes_work,
+    overloaded,
     result_text,
     script,
     serve,
-    server_factory,
     tool,
     tool_results,
-    work,
 )
+from tests.support.stream_json import STREAM_ARGS, handshake, read_turn, sdk_user_line
+from tests.support.wait import wait_until
 
-__all__ = ["server_factory", "work"]  # fixtures, used by name
 OPUS = "claude-opus-4-1-20250805"
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    return notes_work(tmp_path)  # notes.txt in draft (tests/support/headless.py), not the conftest's empty dir
 
 
 def messages(server: MockServer) -> list[dict[str, Any]]:
@@ -39,10 +44,8 @@ def system_text(body: dict[str, Any]) -> str:
     return system if isinstance(system, str) else "".join(b["text"] for b in system)
 
 
-def test_system_prompt_replaces_ours_and_the_append_follows(
-    cli: Cli, work: Path, server_factory: list[MockServer]
-) -> None:
-    server = serve(server_factory, script("ok"))
+def test_system_prompt_replaces_ours_and_the_append_follows(cli: Cli, work: Path, servers: list[MockServer]) -> None:
+    server = serve(servers, script("ok"))
     proc = agentteams(cli, work, "-p", "hi", "--system-prompt", "SYS-REPLACED", "--append-system-prompt",
                       "SYS-APPENDED", base_url=server.base_url)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -55,12 +58,12 @@ def test_system_prompt_replaces_ours_and_the_append_follows(
 
 @pytest.mark.parametrize("added", [False, True])
 def test_add_dir_makes_another_working_directory(
-    cli: Cli, work: Path, tmp_path: Path, server_factory: list[MockServer], added: bool
+    cli: Cli, work: Path, tmp_path: Path, servers: list[MockServer], added: bool
 ) -> None:
     other = tmp_path / "other"
     other.mkdir()
     (other / "data.txt").write_text("OUTSIDE-DATA\n")
-    server = serve(server_factory, script(tool("Read", file_path=str(other / "data.txt")), "read"))
+    server = serve(servers, script(tool("Read", file_path=str(other / "data.txt")), "read"))
     extra = ("--add-dir", str(other)) if added else ()
     proc = agentteams(cli, work, "-p", "read it", *extra, base_url=server.base_url)
     assert proc.returncode == 0, proc.stderr
@@ -71,17 +74,10 @@ def test_add_dir_makes_another_working_directory(
         assert res.get("is_error") and "OUTSIDE-DATA" not in result_text(res)
 
 
-def overloaded(times: int) -> dict[str, Any]:
-    error = {"type": "overloaded_error", "message": "Overloaded", "retry_after": 0}
-    answer = {"content": [{"type": "text", "text": "FELL"}]}
-    turns = [{"error": error, "repeat": times}, answer]
-    return {"routes": [{"name": "main", "match": {"tools": True}, "turns": turns}]}
-
-
 def test_fallback_model_answers_when_the_model_stays_overloaded(
-    cli: Cli, work: Path, server_factory: list[MockServer]
+    cli: Cli, work: Path, servers: list[MockServer]
 ) -> None:
-    server = serve(server_factory, overloaded(3))  # 1 try + CLAUDE_CODE_MAX_RETRIES=2, all overloaded
+    server = serve(servers, overloaded(3))  # 1 try + CLAUDE_CODE_MAX_RETRIES=2, all overloaded
     proc = agentteams(cli, work, "-p", "hi", "--model", "sonnet", "--fallback-model", "opus",
                       base_url=server.base_url)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -90,10 +86,8 @@ def test_fallback_model_answers_when_the_model_stays_overloaded(
     assert len(models) == 4 and len(set(models[:3])) == 1 and "sonnet" in models[0] and "opus" in models[3]
 
 
-def test_without_a_fallback_model_overload_fails_the_run(
-    cli: Cli, work: Path, server_factory: list[MockServer]
-) -> None:
-    server = serve(server_factory, overloaded(3))
+def test_without_a_fallback_model_overload_fails_the_run(cli: Cli, work: Path, servers: list[MockServer]) -> None:
+    server = serve(servers, overloaded(3))
     proc = agentteams(cli, work, "-p", "hi", base_url=server.base_url)
     assert proc.returncode == 1 and "FELL" not in proc.stdout
     assert "overloaded" in proc.stderr.lower() and len(messages(server)) == 3
@@ -129,8 +123,8 @@ def test_misused_headless_flags_are_refused_in_one_line(
     assert expected in one_error(proc)
 
 
-def test_a_uuid_session_id_and_verbose_are_taken(cli: Cli, work: Path, server_factory: list[MockServer]) -> None:
-    server = serve(server_factory, script("ok"))
+def test_a_uuid_session_id_and_verbose_are_taken(cli: Cli, work: Path, servers: list[MockServer]) -> None:
+    server = serve(servers, script("ok"))
     sid = "3f2b8a9e-5c1d-4e7f-9a0b-1c2d3e4f5a6b"
     proc = agentteams(cli, work, "-p", "hi", "--session-id", sid, "--verbose", "--output-format", "json",
                       base_url=server.base_url)  # fmt: skip
@@ -141,32 +135,12 @@ def test_a_uuid_session_id_and_verbose_are_taken(cli: Cli, work: Path, server_fa
 # -- --input-format stream-json, driven as the Agent SDK's subprocess transport drives Claude Code ---------------
 
 
-def sdk_user_line(text: str) -> str:
-    """One stdin line as the SDK's transport writes a user message."""
-    message = {"type": "user", "message": {"role": "user", "content": text}, "parent_tool_use_id": None,
-               "session_id": "default"}  # fmt: skip
-    return json.dumps(message) + "\n"
-
-
-def read_turn(out: IO[str]) -> list[dict[str, Any]]:
-    """The stream-json lines of one turn, up to and with its `result` (the SDK reads until a result too)."""
-    lines: list[dict[str, Any]] = []
-    while not lines or lines[-1]["type"] != "result":
-        line = out.readline()
-        assert line, f"stdout closed before a result: {lines}"
-        lines.append(json.loads(line))
-    return lines
-
-
-STREAM_ARGS = ("-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
-
-
 def two_turns() -> dict[str, Any]:
     return script("FIRST-ANSWER", "SECOND-ANSWER")
 
 
-def test_two_turn_conversation_over_one_process(cli: Cli, work: Path, server_factory: list[MockServer]) -> None:
-    server = serve(server_factory, two_turns())
+def test_two_turn_conversation_over_one_process(cli: Cli, work: Path, servers: list[MockServer]) -> None:
+    server = serve(servers, two_turns())
     env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
     proc = cli.popen(*STREAM_ARGS, env=env, cwd=work, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE)  # fmt: skip
@@ -188,10 +162,8 @@ def test_two_turn_conversation_over_one_process(cli: Cli, work: Path, server_fac
     assert proc.stdout.read() == ""
 
 
-def test_stream_json_input_skips_a_bad_line_in_one_warning(
-    cli: Cli, work: Path, server_factory: list[MockServer]
-) -> None:
-    server = serve(server_factory, two_turns())
+def test_stream_json_input_skips_a_bad_line_in_one_warning(cli: Cli, work: Path, servers: list[MockServer]) -> None:
+    server = serve(servers, two_turns())
     stdin = "not json\n" + sdk_user_line("first question")
     proc = agentteams(cli, work, *STREAM_ARGS, base_url=server.base_url, stdin=stdin)
     assert proc.returncode == 0, proc.stderr
@@ -200,26 +172,8 @@ def test_stream_json_input_skips_a_bad_line_in_one_warning(
     assert json.loads(proc.stdout.splitlines()[-1])["result"] == "FIRST-ANSWER"
 
 
-def control_line(request_id: str, subtype: str) -> str:
-    """A control request as the SDK writes one (its `initialize` handshake comes before any message)."""
-    return json.dumps({"type": "control_request", "request_id": request_id, "request": {"subtype": subtype}}) + "\n"
-
-
-def handshake(stdin: IO[str], stdout: IO[str]) -> None:
-    """The SDK's initialize request and the reply it waits for; an unknown subtype gets an error reply."""
-    stdin.write(control_line("req_1_init", "initialize") + control_line("req_2_odd", "no_such_request"))
-    stdin.flush()
-    ok, refused = json.loads(stdout.readline()), json.loads(stdout.readline())
-    assert ok["type"] == refused["type"] == "control_response"
-    assert (ok["response"]["subtype"], ok["response"]["request_id"]) == ("success", "req_1_init")
-    assert (refused["response"]["subtype"], refused["response"]["request_id"]) == ("error", "req_2_odd")
-    assert "no_such_request" in refused["response"]["error"]
-
-
-def test_the_sdk_handshake_is_answered_before_the_conversation(
-    cli: Cli, work: Path, server_factory: list[MockServer]
-) -> None:
-    server = serve(server_factory, two_turns())
+def test_the_sdk_handshake_is_answered_before_the_conversation(cli: Cli, work: Path, servers: list[MockServer]) -> None:
+    server = serve(servers, two_turns())
     env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
     proc = cli.popen(*STREAM_ARGS, env=env, cwd=work, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE)  # fmt: skip
@@ -237,10 +191,10 @@ def control(request_id: str, subtype: str, **fields: Any) -> str:
 
 
 def test_the_sdk_s_model_and_mode_changes_and_interrupt_are_obeyed(
-    cli: Cli, work: Path, server_factory: list[MockServer]
+    cli: Cli, work: Path, servers: list[MockServer]
 ) -> None:
     slow = {"text": "SLOW-" + "x" * 400, "chunk": 2, "delta_delay_ms": 50}  # ~10 s unless interrupted
-    server = serve(server_factory, {"routes": [{"name": "main", "match": {"tools": True}, "turns": [
+    server = serve(servers, {"routes": [{"name": "main", "match": {"tools": True}, "turns": [
         {"content": [{"type": "text", "text": "FIRST-ANSWER"}]}, slow,
         {"content": [{"type": "text", "text": "AFTER-INTERRUPT"}]}]}]})  # fmt: skip
     env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}

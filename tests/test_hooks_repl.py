@@ -8,12 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tests.support.hooks import check_payload
 from tests.support.hookscript import HookLab
+from tests.support.lead_pane import START, lead_route, model_calls, tool_turn
 from tests.support.wait import wait_until
-from tests.test_hooks_e2e import check_payload
-from tests.test_repl import START, lead_route, model_calls, start_lead, tool_turn
-
-__all__ = ["start_lead"]  # the fixture, shared with test_repl
 
 
 def test_notification_and_a_blocked_prompt_in_the_repl(start_lead: Callable[..., Any], tmp_path: Path) -> None:

@@ -12,27 +12,18 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
 from tests.support.cli import Cli
+from tests.support.hooks import check_payload, configure
 from tests.support.hookscript import HookLab
+from tests.support.team_run import assert_nothing_left, finish, in_her_pane, kill_scenario, lead_env, lead_in_tmux
 from tests.support.team_script import REQUEST_ID, TEAM, say, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
-from tests.test_hooks_e2e import check_payload
-from tests.test_team_e2e import assert_nothing_left, finish, in_her_pane, kill_scenario, lead_env, lead_in_tmux
 
 ME = "Your name is alice"
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    d = tmp_path / "work"
-    d.mkdir()
-    return d
 
 
 def team_hooks_scenario() -> dict[str, Any]:
@@ -75,12 +66,6 @@ def results_by_tool(bodies: list[dict[str, Any]]) -> list[tuple[str, str, bool]]
             if b.get("type") == "tool_result":
                 out.append((names[b["tool_use_id"]], json.dumps(b["content"]), bool(b.get("is_error"))))
     return out
-
-
-def configure(work: Path, lab: HookLab, events: tuple[str, ...]) -> None:
-    (work / ".claude").mkdir(exist_ok=True)
-    hooks = lab.settings(dict.fromkeys(events, ""))
-    (work / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
 
 
 def test_team_hooks_steer_a_teammate_and_its_tasks(

@@ -26,14 +26,14 @@ from agentteams.agent.hookspec import (
 from agentteams.agent.hookspec import selected as select_hooks
 from agentteams.agent.loop import Agent, AgentSettings, PermissionAsk
 from agentteams.settings.load import typed
-from agentteams.settings.types import Settings, Source
 from agentteams.store.files import FileStore
 from agentteams.store.paths import Layout
 from agentteams.tools.base import ToolContext
 from tests.support.fake_model import FakeModel, text, tool
+from tests.support.hooks import settings_with
+from tests.support.loop_parts import Echo, Policy, results_of
 from tests.support.procs import pid_alive
 from tests.support.wait import wait_until
-from tests.test_agent_loop import Echo, Policy, results_of
 
 
 @pytest.mark.parametrize(
@@ -47,11 +47,6 @@ from tests.test_agent_loop import Echo, Policy, results_of
 )  # fmt: skip
 def test_matchers(matcher: str, value: str, hit: bool) -> None:
     assert matches(matcher, value) is hit
-
-
-def settings_with(hooks: dict[str, object], path: str = "/p/.claude/settings.json") -> Settings:
-    origins = {f"hooks.{e}[{i}]": Source("project", path) for e, gs in hooks.items() for i in range(len(gs))}  # type: ignore[arg-type]
-    return typed({"hooks": hooks}, origins)
 
 
 def test_config_shape_problems_and_describe() -> None:

@@ -18,10 +18,10 @@ from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
+from tests.support.interop_team import routed, teammate_blocks, user_texts, watch
 from tests.support.procs import cmdline, pid_alive
 from tests.support.team_script import say, tool, waiting
 from tests.support.tmuxlab import Tmux
-from tests.test_interop import routed, teammate_blocks, user_texts, watch
 
 pytestmark = pytest.mark.timeout(90)
 

@@ -16,10 +16,15 @@ from agentteams.store.paths import Layout
 from agentteams.store.transcript_read import newest
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
-from tests.test_e2e_headless import agentteams, work
+from tests.support.headless import agentteams, notes_work
 
 __all__ = ["work"]  # a fixture, used by name
 SUMMARY = "MOCKSUMMARY written for agentteams"
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    return notes_work(tmp_path)  # notes.txt in draft (tests/support/headless.py), not the conftest's empty dir
 
 
 def test_the_real_cli_resumes_our_compacted_session_from_the_summary(

@@ -13,8 +13,8 @@ import pytest
 from agentteams.mockapi import MockServer
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
-from tests.test_e2e_headless import KEY
-from tests.test_headless_flags import STREAM_ARGS, handshake, read_turn, sdk_user_line
+from tests.support.headless import KEY
+from tests.support.stream_json import STREAM_ARGS, handshake, read_turn, sdk_user_line
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -132,7 +132,7 @@ def test_both_refuse_the_same_misuse_in_one_line(
 def test_both_fall_back_once_after_the_retries_on_overload(
     claude: Path, cli: Cli, tmp_path: Path, servers: list[MockServer]
 ) -> None:
-    from tests.test_headless_flags import overloaded
+    from tests.support.headless import overloaded
 
     cwd = tmp_path / "proj"
     cwd.mkdir()

@@ -22,11 +22,11 @@ from agentteams.store.tasks import TaskStore
 from agentteams.store.teams import NewMember, TeamStore
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
+from tests.support.headless import KEY, agentteams
+from tests.support.hooks import DOCUMENTED
 from tests.support.hookscript import HookLab
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
-from tests.test_e2e_headless import KEY, agentteams
-from tests.test_hooks_e2e import DOCUMENTED
 
 pytestmark = pytest.mark.timeout(120)
 

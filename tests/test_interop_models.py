@@ -14,7 +14,7 @@ from agentteams.mockapi import MockServer
 from agentteams.model.aliases import LONG_BETA
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
-from tests.test_e2e_headless import KEY
+from tests.support.headless import KEY
 
 NAMES = ("sonnet", "opus", "haiku", "default", "sonnet[1m]", "claude-sonnet-4-6[1m]", "claude-opus-5-5[1m]")
 

@@ -14,10 +14,9 @@ from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
+from tests.support.interop_team import TEAM, our_lead_scenario, routed, watch
 from tests.support.tmuxlab import Tmux
-from tests.test_interop import TEAM, our_lead_scenario, proj, routed, watch
 
-__all__ = ["proj"]  # a fixture, used by name
 pytestmark = pytest.mark.timeout(90)
 
 

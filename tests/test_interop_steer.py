@@ -19,10 +19,10 @@ from agentteams.store.paths import Layout
 from tests.support import realclaude as rc
 from tests.support.cli import AGENTTEAMS, Cli
 from tests.support.procs import processes_with_env
+from tests.support.steering import release
 from tests.support.team_script import say, shutdown_route, tool
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
-from tests.test_steer_e2e import release
 
 pytestmark = pytest.mark.timeout(150)
 

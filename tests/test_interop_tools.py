@@ -14,8 +14,8 @@ import pytest
 from tests.support import toolshape as ts
 from tests.support.cli import Cli
 from tests.support.notebooks import make_notebook, reread
+from tests.support.web_search import search_turn
 from tests.support.webserver import WebSite, serve
-from tests.test_tools_websearch import search_turn
 
 pytestmark = pytest.mark.timeout(300)
 

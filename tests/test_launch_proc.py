@@ -18,9 +18,9 @@ from agentteams.team.teamfile import parse
 from tests.support.cli import Cli
 from tests.support.launch_scenario import GATE, TEAM_FILE, scenario
 from tests.support.procs import processes_with_env
+from tests.support.team_run import lead_env
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
-from tests.test_team_e2e import lead_env
 
 PROMPT = "Extend calc.py with multiply() and divide(), with tests."
 MEANINGFUL = ("name", "agentType", "model", "prompt", "planModeRequired", "mode", "agentteamsBudgetTokens")

@@ -13,9 +13,9 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from tests.support.cli import Cli
+from tests.support.headless import result_text, script, tool, tool_results
 from tests.support.mcp_lab import config, http_server, stdio_entry, wait_ready_command
-from tests.test_e2e_headless import result_text, script, tool, tool_results
-from tests.test_team_e2e import lead_env
+from tests.support.team_run import lead_env
 
 
 @pytest.fixture

@@ -16,10 +16,10 @@ from agentteams.store.paths import Layout
 from tests.support.cli import Cli
 from tests.support.mcp_lab import config, stdio_entry, wait_ready_command
 from tests.support.procs import processes_with_env
+from tests.support.team_run import finish, lead_env, lead_in_tmux
 from tests.support.team_script import TEAM, say, shutdown_route, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
-from tests.test_team_e2e import finish, lead_env, lead_in_tmux
 
 ME = "Your name is alice"
 

@@ -23,11 +23,11 @@ from agentteams.team.lead import LeadRuntime
 from agentteams.team.nodespawn import NodeSpawner
 from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel
+from tests.support.nodes_lab import NODE_KEYS, Machines, start_node, stop_node
 from tests.support.procs import process_tree
 from tests.support.runtime import Events, RecordingSpawner
 from tests.support.team_script import TASK_ID, TEAM, say, tool
 from tests.support.wait import wait_until
-from tests.test_nodes_e2e import NODE_KEYS, Machines, start_node, stop_node
 
 REPLY_DELAY_MS = 6000  # alice's claimed task's answer: long enough to be cut off while it waits for it
 

@@ -148,7 +148,7 @@ def test_node_keys_under_a_teams_own_acl_user(redis_server: RedisServer, monkeyp
     import redis
 
     from agentteams.store.nodes import NodeOrder, NodeRecord, NodeReply
-    from tests.test_redis_acl import recipe
+    from tests.support.redislab import recipe
 
     admin = redis.Redis(host="127.0.0.1", port=redis_server.port, decode_responses=True)
     admin.execute_command(*recipe("proj", "pw-proj-0123456789"), *NODE_KEYS_ACL)  # type: ignore[no-untyped-call]

@@ -19,11 +19,9 @@ from agentteams.store.files import open_store
 from agentteams.store.paths import Layout
 from agentteams.team.spawning import SpawnRequest, TmuxSpawner, teammate_argv
 from tests.support.cli import AGENTTEAMS, Cli
-from tests.support.procs import child_env
 
-# the launcher tests of test_forkserver, run here once more with the pane launcher as `cli` (and its `server`)
-from tests.test_forkserver import (  # noqa: F401
-    server,
+# the launcher's contract (as in test_forkserver), run here once more with the pane launcher as `cli`
+from tests.support.launcher_contract import (  # noqa: F401 (collected here: a test module runs what it holds)
     test_a_launchers_own_key_wins,
     test_child_killed_makes_the_launcher_exit_nonzero,
     test_child_runs_warm_on_the_launchers_stdio,
@@ -37,6 +35,7 @@ from tests.test_forkserver import (  # noqa: F401
     test_sigint_reaches_the_child_as_keyboard_interrupt,
     test_unreachable_server_falls_back_to_a_cold_start,
 )
+from tests.support.procs import child_env
 
 
 class PaneCli(Cli):

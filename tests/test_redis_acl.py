@@ -15,18 +15,12 @@ from agentteams.store.paths import Layout
 from agentteams.store.redis_conn import parse_url
 from agentteams.store.redis_store import RedisStore
 from tests.support.cli import Cli
-from tests.support.redislab import RedisServer
+from tests.support.redislab import RedisServer, recipe
+from tests.support.team_run import assert_nothing_left, check_team_run, finish, lead_env, lead_in_tmux
 from tests.support.team_script import TEAM, team_scenario
 from tests.support.tmuxlab import Tmux
-from tests.test_team_e2e import assert_nothing_left, check_team_run, finish, lead_env, lead_in_tmux
 
 OTHER = "other"
-
-
-def recipe(team: str, secret: str) -> list[str]:
-    """The README's `ACL SETUSER` line for one team, as words."""
-    return ["ACL", "SETUSER", f"team-{team}", "on", f">{secret}", "resetkeys", f"~at:{{{team}}}:*", "%RW~at:teams",
-            "resetchannels", "+@all", "-@dangerous"]  # fmt: skip
 
 
 @pytest.fixture

@@ -18,10 +18,10 @@ from tests.support import redislab
 from tests.support.cli import Cli
 from tests.support.procs import cmdline, processes_with_env
 from tests.support.redislab import RedisServer
+from tests.support.team_run import assert_nothing_left, finish, lead_env, lead_in_tmux
 from tests.support.team_script import TEAM, say, shutdown_route, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
-from tests.test_team_e2e import assert_nothing_left, finish, lead_env, lead_in_tmux
 
 PASSWORD = "s3cret-redis-pw-0123456789"
 

@@ -11,7 +11,7 @@ import json
 import re
 import shutil
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,66 +28,14 @@ from agentteams.ui.questions import Questions, yes_no
 from agentteams.ui.render import Renderer, make_console
 from agentteams.ui.terminal import LoopWriter
 from tests.support.cli import Cli
+from tests.support.lead_pane import API_KEY, START, approve_shutdown, input_line, lead_route, model_calls, tool_turn
 from tests.support.procs import child_env
-from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
-API_KEY = "sk-ant-test-repl-key"
 SESSION = "5e551010-0000-4000-8000-0000000000aa"
-IDLE = "/help for commands · Ctrl-D to leave"  # the toolbar while no turn runs: the prompt is back
-START = 60.0  # seconds for a cold start (the anthropic SDK import alone is ~2.6 s of CPU)
-STEP = 20.0  # seconds for anything after that
 ESC = re.compile(r"\x1b")
-
-
-class LeadPane:
-    """`agentteams` running interactively in the only pane of a tmux server of our own."""
-
-    def __init__(self, tmux: Tmux, cli: Cli, env: dict[str, str], cwd: Path, args: list[str]) -> None:
-        self.tmux = tmux
-        argv = cli.argv("--teammate-mode", "in-process", *args)
-        options = {"remain-on-exit": "on", "history-limit": "10000"}
-        self.pane = tmux.start(env, cwd, argv, size=(160, 50), options=options)
-
-    def screen(self) -> str:
-        """Everything the pane has shown, scrollback included, wrapped lines joined."""
-        return self.tmux.capture(self.pane, scrollback=True)
-
-    def type(self, text: str) -> None:
-        self.tmux.send(self.pane, text, literal=True)
-
-    def press(self, *keys: str) -> None:
-        self.tmux.send(self.pane, *keys)
-
-    def submit(self, text: str) -> None:
-        """Type a line, wait until the input line shows it, press Enter."""
-        self.type(text)
-        self.wait(lambda s: input_line(s) == text, f"{text!r} on the input line")
-        self.press("Enter")
-
-    def wait(self, cond: Callable[[str], bool], what: str, timeout: float = STEP) -> float:
-        last = [""]
-
-        def check() -> bool:
-            last[0] = self.screen()
-            return cond(last[0])
-
-        return wait_until(check, timeout, what, interval=0.05, explain=lambda: f"--- pane ---\n{last[0]}")
-
-    def wait_text(self, text: str, count: int = 1, timeout: float = STEP) -> float:
-        return self.wait(lambda s: s.count(text) >= count, f"{text!r} ×{count}", timeout)
-
-    def idle(self, timeout: float = STEP) -> float:
-        return self.wait(lambda s: IDLE in s, "the prompt to be back", timeout)
-
-    def exit_status(self) -> int | None:
-        """The process's exit status once it has ended, else None."""
-        return self.tmux.exit_status(self.pane)
-
-
-PROMPT = re.compile(r"^(>|allow\? \[[yna/]+\]|Shut down the team .*\[Y/n\])(.*)$")  # the lead's, or a question's
 
 
 def wait_for(cond: Callable[[], bool], timeout: float) -> bool:
@@ -100,54 +48,10 @@ def wait_for(cond: Callable[[], bool], timeout: float) -> bool:
     return cond()
 
 
-def input_line(screen: str) -> str:
-    """The text after the last prompt on the screen (the line being edited)."""
-    found = [m.group(2) for m in map(PROMPT.match, screen.splitlines()) if m]
-    return found[-1].strip() if found else ""
-
-
 def assert_no_stray_prompt(screen: str) -> None:
     """Output printed while the prompt (re)draws itself must not leave an empty prompt behind (only the live one,
     which is hidden for an instant while something is written above it)."""
     assert len([ln for ln in screen.splitlines() if ln.rstrip() == ">"]) <= 1, screen
-
-
-@pytest.fixture
-def start_lead(
-    tmux: Tmux, cli: Cli, tmp_path: Path, config_root: Path
-) -> Iterator[Callable[..., tuple[LeadPane, MockServer, Path]]]:
-    """Start the interactive lead (once per test) in `tmux` against a scripted server on `script`."""
-    servers: list[MockServer] = []
-
-    def start(script: dict[str, Any], *args: str) -> tuple[LeadPane, MockServer, Path]:
-        assert not servers, "one interactive lead per test"
-        server = MockServer(script).start()
-        servers.append(server)
-        work = tmp_path / "work"
-        work.mkdir(exist_ok=True)
-        env = child_env(config_root)
-        env.pop("CLAUDE_CODE_TEAMMATE_COMMAND", None)
-        env.update({"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": API_KEY, "LANG": "C.UTF-8",
-                    "TERM": "xterm-256color"})  # fmt: skip
-        return LeadPane(tmux, cli, env, work, list(args)), server, work
-
-    yield start
-    tmux.stop()
-    for server in servers:
-        server.stop()
-
-
-def lead_route(*turns: Any) -> dict[str, Any]:
-    return {"name": "lead", "match": {"tools": True}, "turns": list(turns), "idle": "IDLE-ANSWER"}
-
-
-def model_calls(server: MockServer) -> list[dict[str, Any]]:
-    """The request bodies of every Messages API call so far."""
-    return [r["body"] for r in server.requests if r["method"] == "POST" and r["path"].split("?")[0] == "/v1/messages"]
-
-
-def tool_turn(tool: str, **args: Any) -> dict[str, Any]:
-    return {"content": [{"type": "tool_use", "name": tool, "input": args}]}
 
 
 # -- in a terminal -----------------------------------------------------------------------------------
@@ -312,12 +216,6 @@ def test_ctrl_d_says_how_to_resume_and_the_picker_resumes(
     pane.wait(lambda _s: pane.exit_status() is not None, "the process to end")
     assert pane.exit_status() == 0 and f"Resume this session with: agentteams --resume {SESSION}" in pane.screen()
     assert "going on" in earlier.path.read_text()  # appended to the same session
-
-
-def approve_shutdown() -> dict[str, Any]:
-    """A teammate turn, once a shutdown_request arrives: SendMessage a shutdown_response approving it."""
-    answer = {"type": "shutdown_response", "request_id": r'{{re:requestId\W+([^\s"\\]+)}}', "approve": True}
-    return {"wait_for_last": "shutdown_request", **tool_turn("SendMessage", to="team-lead", message=answer)}
 
 
 def team_lead_route(marker: str) -> dict[str, Any]:

@@ -9,9 +9,7 @@ import json
 import re
 import shutil
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,60 +19,29 @@ from agentteams.model.pricing import cost_usd
 from agentteams.model.types import Usage
 from agentteams.store.paths import Layout
 from tests.support.cli import Cli
+from tests.support.lead_pane import (
+    API_KEY,
+    START,
+    STEP,
+    Start,
+    approve_shutdown,
+    lead_route,
+    model_calls,
+    run,
+    tool_turn,
+)
 from tests.support.procs import child_env
-from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
-from tests.test_repl import API_KEY, START, STEP, LeadPane, approve_shutdown, lead_route, model_calls, tool_turn
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
-Start = Callable[..., tuple[LeadPane, MockServer]]
 SESSION_ID = re.compile(r"new session ([0-9a-f-]{36})")
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    d = tmp_path / "work"
-    d.mkdir()
-    return d
-
-
-@pytest.fixture
-def start_repl(tmux: Tmux, cli: Cli, work: Path, config_root: Path) -> Iterator[Start]:
-    """Start the interactive lead in `work` (once per test) against a scripted server."""
-    servers: list[MockServer] = []
-
-    def start(script: dict[str, Any], *args: str) -> tuple[LeadPane, MockServer]:
-        assert not servers, "one interactive lead per test"
-        server = MockServer(script).start()
-        servers.append(server)
-        env = child_env(config_root)
-        env.pop("CLAUDE_CODE_TEAMMATE_COMMAND", None)
-        env.update({"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": API_KEY, "LANG": "C.UTF-8",
-                    "TERM": "xterm-256color"})  # fmt: skip
-        return LeadPane(tmux, cli, env, work, list(args)), server
-
-    yield start
-    tmux.stop()
-    for server in servers:
-        server.stop()
 
 
 def write(path: Path, content: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(content, encoding="utf-8")
     return path
-
-
-def run(pane: LeadPane, command: str, shows: str) -> str:
-    """Type a command, wait for `shows` to appear once more and the prompt to be back; the screen from the
-    command's line on."""
-    before = pane.screen().count(shows)
-    pane.submit(command)
-    pane.wait(lambda s: s.count(shows) > before, f"{command}: {shows!r}")
-    pane.idle()
-    screen = pane.screen()
-    return screen[screen.rfind(f"> {command}") :]
 
 
 def served(server: MockServer, route: str) -> tuple[int, Usage, float]:

@@ -10,7 +10,7 @@ from agentteams.store.files import open_store
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence
 from tests.support.cli import Cli
-from tests.test_cli import error
+from tests.support.cli_result import error
 
 TEAM = "crew"
 

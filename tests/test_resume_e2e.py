@@ -12,10 +12,14 @@ import pytest
 from agentteams.mockapi import MockServer
 from agentteams.store.transcript_read import read_entries
 from tests.support.cli import Cli
-from tests.test_e2e_headless import agentteams, script, serve, server_factory, tool, work
+from tests.support.headless import agentteams, notes_work, script, serve, tool
 
 SKIP = "--dangerously-skip-permissions"
-__all__ = ["server_factory", "work"]  # fixtures
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    return notes_work(tmp_path)  # notes.txt in draft (tests/support/headless.py), not the conftest's empty dir
 
 
 def main_requests(server: MockServer) -> list[dict[str, Any]]:
@@ -31,9 +35,9 @@ def sessions_of(config_root: Path) -> list[Path]:
 
 
 @pytest.fixture
-def first(cli: Cli, config_root: Path, work: Path, server_factory: list[MockServer]) -> tuple[MockServer, Path]:
+def first(cli: Cli, config_root: Path, work: Path, servers: list[MockServer]) -> tuple[MockServer, Path]:
     """A first session: a Bash tool call (its output in the conversation), then an answer."""
-    server = serve(server_factory, script(tool("Bash", command="echo TOOL-OUT-1"), "FIRST-ANSWER",
+    server = serve(servers, script(tool("Bash", command="echo TOOL-OUT-1"), "FIRST-ANSWER",
                                           "SECOND-ANSWER", "THIRD-ANSWER"))  # fmt: skip
     proc = agentteams(cli, work, "-p", "FIRST-PROMPT", SKIP, "--model", "opus", base_url=server.base_url)
     assert proc.returncode == 0 and proc.stdout.strip() == "FIRST-ANSWER", proc.stderr

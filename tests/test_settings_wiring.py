@@ -116,7 +116,7 @@ def test_a_teammate_gets_the_lead_settings_but_not_env_on_its_command_line(tmp_p
 def test_spawned_teammates_get_the_lead_settings(tmp_path: Path, layout: Layout) -> None:
     from agentteams.store.teams import TeamStore
     from agentteams.team.spawning import InProcessSpawner, spawn_member
-    from tests.test_spawn_keys import KeptSpawner
+    from tests.support.spawn_fakes import KeptSpawner
 
     s = settings(deny=["Bash(rm:*)"], ask=["Bash(git push:*)"])
     lead = session(tmp_path, layout, s)

@@ -12,19 +12,13 @@ from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.signing import LEAD_DOMAIN, LEAD_SIG, Keyring, LeadVerifyKey, verifies
 from agentteams.store.teams import NewMember, TeamStore
-from agentteams.team.spawning import Handle, SpawnRequest, spawn_member, teammate_argv
+from agentteams.team.spawning import SpawnRequest, spawn_member, teammate_argv
 from agentteams.team.versionprobe import VersionProbe
 from agentteams.tools.base import ToolInputError
 from tests.support.fake_model import FakeModel
+from tests.support.spawn_fakes import FailingSpawner, KeptSpawner, fake_program
 
 TEAM = "keys"
-
-
-def fake_program(tmp_path: Path, version_line: str) -> list[str]:
-    path = tmp_path / "teammate-program"
-    path.write_text(f"#!/bin/sh\necho '{version_line}'\n", encoding="utf-8")
-    path.chmod(0o755)
-    return [str(path)]
 
 
 @pytest.mark.parametrize(
@@ -48,29 +42,6 @@ def test_the_key_is_on_the_command_line_as_claude_code_passes_it(tmp_path: Path)
     assert argv[argv.index("--lead-verify-key") + 1] == key.argument()
     assert argv.index("--lead-verify-key") == argv.index("--parent-session-id") + 2  # where Claude Code puts it
     assert LeadVerifyKey.parse(key.argument()) == key
-
-
-class FailingSpawner:
-    backend = "tmux"
-    takes_lead_key = True
-
-    def spawn(self, req: SpawnRequest) -> Handle:
-        raise OSError("no pane")
-
-    def alive(self, handle: Handle, team: str) -> bool:
-        return False
-
-    def stop(self, handle: Handle) -> None:
-        pass
-
-
-class KeptSpawner(FailingSpawner):
-    def __init__(self) -> None:
-        self.requests: list[SpawnRequest] = []
-
-    def spawn(self, req: SpawnRequest) -> Handle:
-        self.requests.append(req)
-        return Handle(req.name, "tmux", pane_id="%9")
 
 
 def test_the_prompt_is_signed_with_the_key_the_teammate_gets_and_a_failed_spawn_drops_it(

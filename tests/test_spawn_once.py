@@ -24,11 +24,11 @@ from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel, text
 from tests.support.procs import cmdline, pid_alive, processes_with_env
 from tests.support.runtime import TEAM, WAIT, RecordingSpawner, quick_polls, running_lead
+from tests.support.team_run import assert_nothing_left, finish, lead_env, lead_in_tmux
 from tests.support.team_script import REQUEST_ID, say
 from tests.support.team_script import tool as tool_use
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
-from tests.test_team_e2e import assert_nothing_left, finish, lead_env, lead_in_tmux
 
 DEAD_PID = 2**22 + 12345  # above pid_max's default: never a live process
 

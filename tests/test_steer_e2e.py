@@ -6,8 +6,6 @@ Each side is held at a named pipe its Bash call reads, so the order is exact wit
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import json
 import os
 from collections.abc import Callable
@@ -20,50 +18,12 @@ from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from agentteams.ui.repl import QUEUED
 from tests.support.cli import Cli
-from tests.support.team_script import TEAM, say, shutdown_route, tool
+from tests.support.lead_pane import START, lead_route, model_calls, tool_turn
+from tests.support.steering import STEER, arrivals_on, release, scenario
+from tests.support.team_run import assert_nothing_left, finish, lead_env, lead_in_tmux
+from tests.support.team_script import TEAM
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
-from tests.test_repl import START, lead_route, model_calls, start_lead, tool_turn  # noqa: F401 (a fixture)
-from tests.test_team_e2e import assert_nothing_left, finish, lead_env, lead_in_tmux
-
-STEER = "STEER-E2E use the second plan"
-
-
-def scenario(gates: Path) -> dict[str, Any]:
-    bash = [tool("Bash", command=f"echo call-{i}") for i in range(1, 7)]
-    bash[1] = tool("Bash", command=f"cat {gates / 'alice-2'}")  # held until the message is in her inbox
-    bash[2] = tool("Bash", command=f"cat {gates / 'alice-3'}")  # held until the test has seen the read mark
-    lead = [
-        tool("TeamCreate", team_name=TEAM, description="steer test"),
-        tool("Task", name="alice", team_name=TEAM, description="worker", prompt="You are alice. START-alice"),
-        tool("Bash", command=f"cat {gates / 'lead'}"),  # held until alice is inside her 2nd call
-        tool("SendMessage", to="alice", message=STEER, summary="change of plan"),
-        say("Sent. LEAD-DONE"),
-    ]
-    me = "Your name is alice"
-    return {"routes": [
-        shutdown_route("alice"),
-        {"name": "alice", "match": {"system": me}, "turns": [*bash, say("ALICE-DONE")], "idle": "Noted."},
-        {"name": "lead", "match": {"system": "You lead a team", "tools": True}, "turns": lead, "idle": "Noted."},
-    ]}  # fmt: skip
-
-
-def release(gate: Path) -> None:
-    """Let the Bash call reading `gate` finish, once it has opened it (a writer cannot open a pipe without a reader)."""
-    fd: list[int] = []
-
-    def opened() -> bool:
-        try:
-            fd.append(os.open(gate, os.O_WRONLY | os.O_NONBLOCK))
-        except OSError as e:
-            if e.errno != errno.ENXIO:
-                raise
-            return False
-        return True
-
-    wait_until(opened, 60, f"a reader at {gate.name}")
-    with contextlib.closing(os.fdopen(fd[0], "w")) as f:
-        f.write("go\n")
 
 
 def read_mark(layout: Layout) -> bool | None:
@@ -88,11 +48,11 @@ def test_a_busy_teammate_gets_the_leads_message_at_the_next_tool_result(
     with MockServer(scenario(gates)) as server:
         _pane, rc = lead_in_tmux(tmux, cli, lead_env(config_root, server), work, tmp_path, "--teammate-mode", mode)
         wait_until(lambda: os.path.exists(gates / "alice-2") and read_mark(layout) is None, 1, "no message yet")
-        wait_until(lambda: _routed(server, "alice") >= 2, 60, "alice to reach her 2nd call")
+        wait_until(lambda: arrivals_on(server, "alice") >= 2, 60, "alice to reach her 2nd call")
         release(gates / "lead")  # the lead's model now sends the message, while alice's 2nd call runs
         wait_until(lambda: read_mark(layout) is not None, 30, "the message in alice's inbox")
         assert read_mark(layout) is False, "unread while no request has carried it"
-        assert _routed(server, "alice") == 2, "alice is still inside her 2nd call"
+        assert arrivals_on(server, "alice") == 2, "alice is still inside her 2nd call"
         release(gates / "alice-2")
         release(gates / "alice-3")  # alice is in her 3rd call: the request that carried the message was answered
         assert read_mark(layout) is True, "read once the request carrying it was answered"
@@ -109,12 +69,8 @@ def test_a_busy_teammate_gets_the_leads_message_at_the_next_tool_result(
     assert_nothing_left(layout, config_root, tmux)  # the lead ran in a pane either way
 
 
-def _routed(server: MockServer, route: str) -> int:
-    return sum(r.get("route") == route for r in server.arrivals)
-
-
 def test_a_line_typed_to_the_busy_lead_is_queued_then_goes_in_at_the_next_tool_result(
-    start_lead: Callable[..., Any],  # noqa: F811 (the fixture imported above)
+    start_lead: Callable[..., Any],
     tmp_path: Path,
 ) -> None:
     gate = tmp_path / "lead-2"

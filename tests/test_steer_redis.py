@@ -18,11 +18,11 @@ from agentteams.store.redis_store import RedisStore
 from tests.support.cli import Cli
 from tests.support.procs import pid_alive
 from tests.support.redislab import RedisServer
+from tests.support.steering import STEER, arrivals_on, release, scenario
+from tests.support.team_run import finish, lead_env, lead_in_tmux
 from tests.support.team_script import TEAM
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
-from tests.test_steer_e2e import STEER, _routed, release, scenario
-from tests.test_team_e2e import finish, lead_env, lead_in_tmux
 
 
 def read_mark(store: RedisStore) -> bool | None:
@@ -49,7 +49,7 @@ def start(tmux: Tmux, cli: Cli, config_root: Path, tmp: Path, server: MockServer
     env = {**lead_env(config_root, server), "AGENTTEAMS_STORE": redis.url}
     _pane, rc = lead_in_tmux(tmux, cli, env, work, tmp, "--teammate-mode", mode)
     store = RedisStore(parse_url(redis.url))
-    wait_until(lambda: _routed(server, "alice") >= 2, 60, "alice to reach her 2nd call")
+    wait_until(lambda: arrivals_on(server, "alice") >= 2, 60, "alice to reach her 2nd call")
     release(gates / "lead")  # the lead's model now sends the message, while alice's 2nd call runs
     wait_until(lambda: read_mark(store) is not None, 30, "the message in alice's inbox stream")
     return store, gates, rc
@@ -62,7 +62,7 @@ def test_acknowledged_only_once_a_model_request_carried_it(
     with MockServer(scenario(tmp_path / "gates")) as server:
         store, gates, rc = start(tmux, cli, config_root, tmp_path, server, redis_server, mode)
         assert read_mark(store) is False, "acknowledged while no request has carried it"
-        assert _routed(server, "alice") == 2, "alice is still inside her 2nd call"
+        assert arrivals_on(server, "alice") == 2, "alice is still inside her 2nd call"
         release(gates / "alice-2")
         release(gates / "alice-3")  # alice is in her 3rd call: the request that carried the message was answered
         assert read_mark(store) is True, "acknowledged once the request carrying it was answered"

@@ -22,10 +22,10 @@ from agentteams.store.teams import TeamStore
 from tests.support.cli import Cli
 from tests.support.live_team import inside, status_json
 from tests.support.procs import pid_alive
+from tests.support.team_run import assert_nothing_left, finish, lead_env
 from tests.support.team_script import REQUEST_ID, TASK_ID, TEAM, say, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
-from tests.test_team_e2e import assert_nothing_left, finish, lead_env
 
 NAMES = ("alice", "bob", "carol")
 OLD = "OLD-CONVERSATION-MARK"

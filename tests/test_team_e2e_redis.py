@@ -12,9 +12,9 @@ from agentteams.store.redis_conn import parse_url
 from agentteams.store.redis_store import RedisStore
 from tests.support.cli import Cli
 from tests.support.redislab import RedisServer
+from tests.support.team_run import Run, assert_nothing_left, check_team_run, finish, lead_env, lead_in_tmux
 from tests.support.team_script import TEAM, team_scenario
 from tests.support.tmuxlab import Tmux
-from tests.test_team_e2e import Run, assert_nothing_left, check_team_run, finish, lead_env, lead_in_tmux
 
 
 def redis_env(config_root: Path, server: MockServer, redis: RedisServer) -> dict[str, str]:
@@ -105,11 +105,10 @@ def test_redis_team_hooks_and_events_of_a_killed_teammate(
     import signal
     import time
 
+    from tests.support.hooks import check_payload, configure
     from tests.support.hookscript import HookLab
+    from tests.support.team_run import in_her_pane, kill_scenario
     from tests.support.wait import wait_until
-    from tests.test_hooks_e2e import check_payload
-    from tests.test_hooks_team_e2e import configure
-    from tests.test_team_e2e import in_her_pane, kill_scenario
 
     work = tmp_path / "work"
     work.mkdir()

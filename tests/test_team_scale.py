@@ -11,8 +11,6 @@ import json
 import time
 from pathlib import Path
 
-import pytest
-
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from tests.support.big_team import big_team_scenario, done_mark, names
@@ -57,13 +55,6 @@ def assert_nothing_left(layout: Layout, config_root: Path, exclude: frozenset[in
     assert not layout.task_dir(TEAM).exists(), "the task dir is left behind"
     left = processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=exclude)
     assert left == [], f"processes left behind: {[(p, cmdline(p)) for p in left]}"
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    d = tmp_path / "work"
-    d.mkdir()
-    return d
 
 
 def test_sixteen_teammates_in_tmux(

@@ -290,7 +290,7 @@ def test_the_lead_knows_its_tmux_teammates_are_ours_before_they_say_so(
     from agentteams.store.files import open_store
     from agentteams.team.livechange import LiveChanges
     from agentteams.team.spawning import TmuxSpawner
-    from tests.test_spawn_keys import fake_program
+    from tests.support.spawn_fakes import fake_program
 
     with running_lead(layout, tmp_path, FakeModel([]), "bob") as rig:
         rig.teams.set_member_fields(TEAM, "bob", backend_type="tmux")

@@ -15,12 +15,11 @@ from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import Layout
 from agentteams.store.teams import TeamStore
 from tests.support.cli import Cli
+from tests.support.team_run import finish, lead_env, lead_in_tmux
 from tests.support.team_script import TEAM, say, shutdown_route, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
-from tests.test_team_e2e import finish, lead_env, lead_in_tmux, work
 
-__all__ = ["work"]  # a fixture, used by name
 BOB = "Your name is bob"
 
 

@@ -26,8 +26,8 @@ from agentteams.tools.bg_tools import BashOutputTool, KillShellTool
 from agentteams.tools.shell import BashTool
 from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel, text, tool
+from tests.support.pgroups import find_process, live_members, wait_group_gone
 from tests.support.wait import wait_until
-from tests.test_tools_shell import find_process, live_members, wait_group_gone
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="process checks read /proc")
 

@@ -11,11 +11,11 @@ from typing import Any
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from tests.support.cli import Cli
+from tests.support.pgroups import find_process
+from tests.support.team_run import assert_nothing_left, finish, lead_env, lead_in_tmux
 from tests.support.team_script import TEAM, say, shutdown_route, tool, waiting
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
-from tests.test_team_e2e import assert_nothing_left, finish, lead_env, lead_in_tmux
-from tests.test_tools_shell import find_process
 
 TODOS = [
     {"content": "Write the parser", "status": "in_progress", "activeForm": "Writing the parser"},

@@ -19,8 +19,7 @@ from agentteams.tools.base import ToolContext, ToolInputError, ToolResult
 from agentteams.tools.todos import TodoList, TodoWriteTool, parse_todos
 from agentteams.ui.render import Renderer, make_console
 from tests.support.fake_model import FakeModel, text, tool
-from tests.test_repl import START, lead_route, tool_turn
-from tests.test_repl_commands import Start, run, start_repl, work
+from tests.support.lead_pane import START, Start, lead_route, run, tool_turn
 
 TODOS = [
     {"content": "Write tests", "status": "in_progress", "activeForm": "Writing tests"},
@@ -124,6 +123,3 @@ def test_todos_survive_continue_and_show_in_the_repl(start_repl: Start, cli: Any
     screen = pane.screen()
     assert "☒ Write tests" in screen and "◐ Shipping it" in screen, screen
     assert "☒ Write tests" in run(pane, "/todos", "◐ Shipping it")  # /todos shows the list as it is now
-
-
-__all__ = ["start_repl", "work"]  # fixtures

@@ -15,9 +15,9 @@ import pytest
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from tests.support.cli import Cli
+from tests.support.team_run import Run, assert_nothing_left, finish, lead_env, lead_in_tmux
 from tests.support.team_script import REQUEST_ID, TEAM, say, tool, waiting
 from tests.support.tmuxlab import Tmux
-from tests.test_team_e2e import Run, assert_nothing_left, finish, lead_env, lead_in_tmux
 
 BASE = "line1\nbase\nline3\n"
 

@@ -18,8 +18,8 @@ from agentteams.store.tasks import TaskStore
 from agentteams.store.teams import NewMember, TeamStore
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.leasekeeper import LeaseKeeper
-from tests.faults.conftest import FaultLedger
 from tests.support.cli import Cli
+from tests.support.fault_ledger import FaultLedger
 from tests.support.team_script import say, tool
 from tests.support.wait import wait_until
 

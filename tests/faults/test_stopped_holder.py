@@ -16,9 +16,9 @@ from agentteams.store.mailbox import Mailbox
 from agentteams.store.paths import Layout
 from agentteams.store.tasks import TaskStore
 from agentteams.store.teams import NewMember, TeamStore
-from tests.faults.conftest import FaultLedger
 from tests.support import ccref
 from tests.support.cli import Cli
+from tests.support.fault_ledger import FaultLedger
 from tests.support.wait import wait_until
 from tests.support.workers import Pool, Worker
 
