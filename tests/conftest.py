@@ -5,7 +5,6 @@ without the mark that starts one anyway fails."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -14,12 +13,10 @@ from typing import Any
 
 import pytest
 
-from agentteams.cli.forkclient import ForkServer
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from tests.support import realclaude, redislab
 from tests.support.cli import Cli
-from tests.support.forkserver_lab import short_private_dir, start_server
 from tests.support.lead_pane import API_KEY, LeadPane, Start
 from tests.support.live_team import LiveTeam, running_team
 from tests.support.procs import child_env
@@ -68,7 +65,8 @@ def config_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     monkeypatch.delenv("TMUX", raising=False)
     monkeypatch.delenv("TMUX_PANE", raising=False)
     monkeypatch.delenv("AGENTTEAMS_TMUX_SOCKET", raising=False)
-    # every `-p` child runs cold: no warm server outlives a test (tests/test_warm.py turns it on, in a dir of its own)
+    # every `-p` child runs cold: no warm server outlives a test (tests/procs/test_warm.py turns it on, in a dir of
+    # its own)
     monkeypatch.setenv("AGENTTEAMS_NO_WARM", "1")
     yield root
 
@@ -84,13 +82,6 @@ def work(tmp_path: Path) -> Path:
     d = tmp_path / "work"
     d.mkdir()
     return d
-
-
-@pytest.fixture
-def proj(tmp_path: Path) -> Path:
-    path = tmp_path / "proj"
-    path.mkdir()
-    return path
 
 
 @pytest.fixture
@@ -265,13 +256,3 @@ def start_repl(tmux: Tmux, cli: Cli, work: Path, config_root: Path) -> Iterator[
     tmux.stop()
     for server in servers:
         server.stop()
-
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[ForkServer]:
-    """A fork server for the module's tests (tests/support/forkserver_lab.py), stopped after its last one."""
-    directory = short_private_dir()
-    fs = start_server(directory)
-    yield fs
-    fs.stop()
-    shutil.rmtree(directory, ignore_errors=True)

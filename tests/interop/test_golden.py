@@ -15,8 +15,9 @@ from agentteams.store.protocol import IdleNotification, ShutdownApproved, Shutdo
 from agentteams.store.records import Envelope, Task, TeamConfig
 from agentteams.store.tasks import TaskStore
 from agentteams.store.teams import NewMember, TeamStore
+from tests.support.repo import TESTS
 
-GOLDEN = Path(__file__).resolve().parent / "golden"  # copied verbatim from shared/interop/golden
+GOLDEN = TESTS / "golden"  # copied verbatim from shared/interop/golden
 TEAM = "session-59a7c56e"
 CWD = "/home/user/proj"
 

@@ -20,6 +20,7 @@ from anthropic.types import MessageParam, TextBlock, ToolUseBlock
 
 from agentteams.mockapi import MockServer, ScriptError, load_script
 from tests.support.cli import Cli
+from tests.support.repo import ROOT
 
 MODEL = "claude-test-model"
 HI: list[MessageParam] = [{"role": "user", "content": "hi"}]
@@ -334,7 +335,7 @@ def test_bad_scripts_are_refused_with_one_line(tmp_path: Path) -> None:
 
 
 def test_the_readme_example_script_loads() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Scripted Messages API server") :]
     example = section[section.index("```json\n") + 8 : section.index("```", section.index("```json\n") + 8)]
     script = load_script(json.loads(example))

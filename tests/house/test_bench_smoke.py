@@ -15,10 +15,11 @@ import pytest
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.procs import child_env
+from tests.support.repo import ROOT
 
 pytestmark = pytest.mark.proc
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_store.py"
+SCRIPT = ROOT / "scripts" / "bench_store.py"
 
 
 def test_bench_store_quick_run(tmp_path: Path, config_root: Path) -> None:

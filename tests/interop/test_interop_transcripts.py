@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from agentteams.store.paths import Layout, project_slug
+from tests.support.repo import TESTS
 from tests.support.transcript_checks import entries, faults
 from tests.support.transcript_rec import SCENARIOS, Scenario, normalised, record
 
 pytestmark = pytest.mark.timeout(120)
 
-TESTS = Path(__file__).resolve().parent
 CORE = ("user", "assistant")  # the conversation entries a resuming CLI reads back
 
 

@@ -34,13 +34,6 @@ pytestmark = pytest.mark.timeout(90)
 TEAMMATE_MODEL = "claude-sonnet-4-6"
 
 
-@pytest.fixture
-def proj(tmp_path: Path) -> Path:
-    path = tmp_path / "proj"
-    path.mkdir()
-    return path
-
-
 def start_mock(servers: list[MockServer], script: dict[str, Any], log: Path) -> MockServer:
     server = MockServer(script, log_path=log).start()
     servers.append(server)

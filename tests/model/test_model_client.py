@@ -265,7 +265,7 @@ def test_bad_base_url_is_one_line_naming_the_url() -> None:
 def test_model_aliases(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("ANTHROPIC_DEFAULT_SONNET_MODEL", "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_DEFAULT_HAIKU_MODEL"):
         monkeypatch.delenv(name, raising=False)
-    assert resolve_model("sonnet") == "claude-sonnet-5-5"  # Claude Code 2.1.330's (tests/test_interop_models.py)
+    assert resolve_model("sonnet") == "claude-sonnet-5-5"  # Claude Code 2.1.330's (interop/test_interop_models.py)
     assert resolve_model("Opus") == resolve_model("default") == "claude-opus-5-5"
     assert resolve_model("haiku") == "claude-haiku-5-5"
     assert (

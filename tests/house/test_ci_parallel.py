@@ -13,8 +13,7 @@ import pytest
 
 from tests.support import redislab
 from tests.support.redislab import RedisServer
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.repo import ROOT
 
 FAULTS = ["tests/faults/test_ledger.py", "tests/faults/test_name_collisions.py"]
 

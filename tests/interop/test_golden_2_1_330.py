@@ -19,9 +19,10 @@ from agentteams.store.protocol import IdleNotification, TaskAssignment, UnknownM
 from agentteams.store.records import Envelope, Task, TeamConfig
 from agentteams.store.tasks import TaskStore
 from agentteams.store.teams import NewMember, TeamStore
+from tests.support.repo import TESTS
 from tests.support.schema330 import inbox_faults
 
-GOLDEN = Path(__file__).resolve().parent / "golden-2.1.330"
+GOLDEN = TESTS / "golden-2.1.330"
 TEAM = "session-3d7f09ec"
 LEAD_PROCESS = {"pid": 25734, "pidSpace": "vm#pid:[4026531836]", "claimedAt": 1795433868257, "procStart": "148847"}
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from agentteams.store.paths import Layout, project_slug
+from tests.support.repo import TESTS
 from tests.support.transcript_checks import entries, faults, session_files
 
-TESTS = Path(__file__).resolve().parent
 VERSIONS = ("2.1.197", "2.1.330")
 SCENARIOS = ("plain", "tools", "tool_error", "two_turns", "continue", "resume", "fork", "session_id", "compact",
              "auto_compact", "long_cwd")  # fmt: skip

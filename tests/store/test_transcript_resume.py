@@ -18,9 +18,9 @@ from agentteams.store.paths import Layout
 from agentteams.store.transcript_read import fork, load, newest, read_entries, sessions
 from agentteams.store.transcripts import AssistantMeta, Transcript, git_branch
 from tests.support.fake_model import FakeModel, text, tool
+from tests.support.repo import TESTS
 from tests.support.transcript_checks import faults
 
-TESTS = Path(__file__).resolve().parent
 ENVELOPE = {"parentUuid", "isSidechain", "uuid", "timestamp", "userType", "entrypoint", "cwd", "sessionId",
             "version", "gitBranch", "type"}  # fmt: skip
 

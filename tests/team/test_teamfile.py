@@ -14,6 +14,7 @@ from agentteams.team.seeding import LAUNCH_KEY, TYPE_ONLY_PROMPT, spawn_args
 from agentteams.team.teamfile import Role, TeamFileError, parse
 from agentteams.team.tomllines import key_lines, line_of
 from tests.support.launch_scenario import TEAM_FILE
+from tests.support.repo import ROOT
 
 GOOD = """\
 [team]
@@ -105,7 +106,7 @@ def test_a_malformed_file_names_the_line_and_the_reason(text: str, expected: str
 
 
 def test_the_readmes_example_is_a_good_team_file() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("### A team file", 1)[1]
     example = section.split("```toml\n", 1)[1].split("```", 1)[0]
     spec = parse(example, "README.md")

@@ -40,13 +40,14 @@ from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.procs import cmdline, find_process, pid_alive
+from tests.support.repo import TESTS
 from tests.support.team_script import say, tool
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 
-GOLDEN_330 = Path(__file__).resolve().parent / "golden-2.1.330"  # what the real 2.1.330 wrote
+GOLDEN_330 = TESTS / "golden-2.1.330"  # what the real 2.1.330 wrote
 REAL_TEAMMATE_SYSTEM = "# Agent Teammate Communication"  # a section only a real teammate's system prompt has
 PROMPT = "FMT-PROMPT You are bob. Say hi, then wait for the lead."
 TASK_SUBJECT = "FMT-TASK-SUBJECT write the parser"

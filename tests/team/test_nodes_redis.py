@@ -17,9 +17,8 @@ from agentteams.store.redis_conn import parse_url
 from agentteams.store.redis_store import RedisStore
 from tests.support.cli import Cli
 from tests.support.redislab import RedisServer
+from tests.support.repo import ROOT
 from tests.support.wait import wait_until
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def machine(tmp_path: Path, name: str) -> tuple[Path, dict[str, str]]:

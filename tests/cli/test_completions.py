@@ -17,8 +17,8 @@ import pytest
 from agentteams.store.paths import Layout
 from tests.support.builders import team_with_members
 from tests.support.procs import child_env
+from tests.support.repo import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 COMPLETIONS = ROOT / "completions"
 
 

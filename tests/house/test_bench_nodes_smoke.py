@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from tests.support.procs import child_env
+from tests.support.repo import ROOT
 
 pytestmark = [pytest.mark.proc, pytest.mark.redis]
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_nodes.py"
+SCRIPT = ROOT / "scripts" / "bench_nodes.py"
 ROWS = ("local spawn returns", "local first request", "node spawn returns", "node first request",
         "node cut off: last beat -> gone")  # fmt: skip
 

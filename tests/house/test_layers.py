@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "agentteams"
+from tests.support.repo import ROOT
+
+PACKAGE = ROOT / "agentteams"
 
 LAYERS: dict[str, int] = {
     "__init__": 0, "errors": 0, "diagnostics": 0, "pids": 0,
@@ -69,7 +71,7 @@ SOURCES = sorted(PACKAGE.rglob("*.py"))
 
 def test_every_package_and_leaf_has_a_layer() -> None:
     unknown = sorted({top_unit(p) for p in SOURCES} - set(LAYERS))
-    assert not unknown, f"add these to a layer in tests/test_layers.py (and the README): {unknown}"
+    assert not unknown, f"add these to a layer in tests/house/test_layers.py (and the README): {unknown}"
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))

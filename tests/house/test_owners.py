@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from agentteams.pids import pid_alive
+from tests.support.repo import ROOT
 
-PACKAGE = Path(__file__).resolve().parent.parent / "agentteams"
+PACKAGE = ROOT / "agentteams"
 SOURCES = sorted(PACKAGE.rglob("*.py"))
 TMUX_ENV = frozenset({"TMUX", "TMUX_PANE", "AGENTTEAMS_TMUX_SOCKET"})
 # rule -> the package paths (relative to agentteams/, a trailing "/" for a whole package) allowed to do it

@@ -14,11 +14,12 @@ import pytest
 from agentteams.mockapi import MockServer
 from tests.support.cli import Cli
 from tests.support.procs import child_env
+from tests.support.repo import ROOT
 from tests.support.team_script import REQUEST_ID, say, tool, waiting
 
 pytestmark = pytest.mark.proc  # every test runs our CLI, or a benchmark script that does
 
-SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+SCRIPTS = ROOT / "scripts"
 KEY = "test-key-memory-0123456789abcdef"
 MARKS = ["USER-MEMORY-0", "PROJECT-MEMORY-1", "IMPORTED-MEMORY-2", "DOTCLAUDE-MEMORY-3", "LOCAL-MEMORY-4"]
 

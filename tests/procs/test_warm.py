@@ -24,9 +24,9 @@ from agentteams.cli import launch, warm
 from agentteams.mockapi import MockServer
 from tests.support.cli import Cli
 from tests.support.procs import child_env, cmdline, pid_alive
+from tests.support.repo import ROOT
 from tests.support.wait import wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-ant-test-warm-0123456789"
 HOOK = f"{__name__}:"
 
