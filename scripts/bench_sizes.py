@@ -7,7 +7,7 @@ so it stays up while the whole team idles. Then: CPU (every thread's schedstat r
 process of the team over IDLE_WINDOW seconds; VmRSS and Pss summed over them; then `messages` pings, round-robin
 over the teammates, each sent at a random phase once the previous one's recipient is idle again, timed from the send
 to the request carrying it. Then the lab is closed (tmux server and processes killed): the scale tests
-(tests/test_team_scale.py) are where a 16-member team shuts down on request.
+(tests/team/test_team_scale.py) are where a 16-member team shuts down on request.
 """
 
 from __future__ import annotations

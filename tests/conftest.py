@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from tests.support import realclaude, redislab
 from tests.support.cli import Cli
+from tests.support.lead_pane import API_KEY, LeadPane, Start
 from tests.support.live_team import LiveTeam, running_team
 from tests.support.procs import child_env
 from tests.support.redislab import RedisServer
@@ -64,7 +65,8 @@ def config_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
     monkeypatch.delenv("TMUX", raising=False)
     monkeypatch.delenv("TMUX_PANE", raising=False)
     monkeypatch.delenv("AGENTTEAMS_TMUX_SOCKET", raising=False)
-    # every `-p` child runs cold: no warm server outlives a test (tests/test_warm.py turns it on, in a dir of its own)
+    # every `-p` child runs cold: no warm server outlives a test (tests/procs/test_warm.py turns it on, in a dir of
+    # its own)
     monkeypatch.setenv("AGENTTEAMS_NO_WARM", "1")
     yield root
 
@@ -72,6 +74,14 @@ def config_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pat
 @pytest.fixture
 def layout(config_root: Path) -> Layout:
     return Layout(config_root)
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    """An empty working directory for the processes a test starts (a module that needs more in it has its own)."""
+    d = tmp_path / "work"
+    d.mkdir()
+    return d
 
 
 @pytest.fixture
@@ -195,4 +205,54 @@ def servers() -> Iterator[list[MockServer]]:
     started: list[MockServer] = []
     yield started
     for server in started:
+        server.stop()
+
+
+# -- the interactive lead in a pane (tests/support/lead_pane.py): the REPL's tests and those of hooks, steering
+# and TodoWrite in it
+
+
+@pytest.fixture
+def start_lead(
+    tmux: Tmux, cli: Cli, tmp_path: Path, config_root: Path
+) -> Iterator[Callable[..., tuple[LeadPane, MockServer, Path]]]:
+    """Start the interactive lead (once per test) in `tmux` against a scripted server on `script`."""
+    servers: list[MockServer] = []
+
+    def start(script: dict[str, Any], *args: str) -> tuple[LeadPane, MockServer, Path]:
+        assert not servers, "one interactive lead per test"
+        server = MockServer(script).start()
+        servers.append(server)
+        work = tmp_path / "work"
+        work.mkdir(exist_ok=True)
+        env = child_env(config_root)
+        env.pop("CLAUDE_CODE_TEAMMATE_COMMAND", None)
+        env.update({"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": API_KEY, "LANG": "C.UTF-8",
+                    "TERM": "xterm-256color"})  # fmt: skip
+        return LeadPane(tmux, cli, env, work, list(args)), server, work
+
+    yield start
+    tmux.stop()
+    for server in servers:
+        server.stop()
+
+
+@pytest.fixture
+def start_repl(tmux: Tmux, cli: Cli, work: Path, config_root: Path) -> Iterator[Start]:
+    """Start the interactive lead in `work` (once per test) against a scripted server."""
+    servers: list[MockServer] = []
+
+    def start(script: dict[str, Any], *args: str) -> tuple[LeadPane, MockServer]:
+        assert not servers, "one interactive lead per test"
+        server = MockServer(script).start()
+        servers.append(server)
+        env = child_env(config_root)
+        env.pop("CLAUDE_CODE_TEAMMATE_COMMAND", None)
+        env.update({"ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": API_KEY, "LANG": "C.UTF-8",
+                    "TERM": "xterm-256color"})  # fmt: skip
+        return LeadPane(tmux, cli, env, work, list(args)), server
+
+    yield start
+    tmux.stop()
+    for server in servers:
         server.stop()

@@ -14,7 +14,7 @@ from agentteams.errors import AgentTeamsError
 from agentteams.model.providers import selected
 
 # alias -> (current model id, environment variable that overrides it): what Claude Code 2.1.330 sends, seen against
-# the scripted server (tests/test_interop_models.py)
+# the scripted server (tests/interop/test_interop_models.py)
 MODEL_ALIASES: dict[str, tuple[str, str]] = {
     "sonnet": ("claude-sonnet-5-5", "ANTHROPIC_DEFAULT_SONNET_MODEL"),
     "opus": ("claude-opus-5-5", "ANTHROPIC_DEFAULT_OPUS_MODEL"),
@@ -26,7 +26,7 @@ LONG_BETA = "context-1m-2025-08-07"
 # models whose window is 1M tokens already: a `[1m]` on them asks for nothing more (2.1.330 sends no beta)
 NATIVE_LONG = ("claude-opus-4-8", "claude-opus-5", "claude-sonnet-5", "claude-haiku-5")
 # On Bedrock and Vertex the aliases name older models (a provider offers a model later), as the real Claude Code
-# 2.1.197 resolves them there, seen against the scripted server (tests/test_interop_providers.py)
+# 2.1.197 resolves them there, seen against the scripted server (tests/interop/test_interop_providers.py)
 PROVIDER_ALIASES = {"sonnet": "claude-sonnet-4-5", "opus": "claude-opus-4-6", "haiku": "claude-haiku-4-5"}
 
 # A full id: `claude-…`, a Bedrock id (`anthropic.claude-…`, `us.anthropic.claude-…`), an ARN,

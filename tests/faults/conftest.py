@@ -5,29 +5,15 @@ with one table of those counts (lost, duplicates and outside must be 0 in every 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from tests.faults.table import LEDGER_PROPERTY
+from tests.support.fault_ledger import FaultLedger
 
 HERE = Path(__file__).resolve().parent
-
-
-@dataclass
-class FaultLedger:
-    """What one fault test did and what came of it; its assertions use the same numbers."""
-
-    test: str
-    faults: int = 0  # faults injected: signals, planted links, broken locks, full disks, bad bytes
-    writes: int = 0  # sends / writes attempted under the fault
-    lost: int = 0  # messages or writes reported as done that did not land
-    duplicates: int = 0  # messages delivered more than once
-    outside: int = 0  # files outside the config root created, written, truncated or read
-
-    def check(self) -> None:
-        assert (self.lost, self.duplicates, self.outside) == (0, 0, 0), self
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -16,8 +16,8 @@ from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence, read_presence
-from tests.faults.conftest import FaultLedger
 from tests.support.cli import Cli
+from tests.support.fault_ledger import FaultLedger
 from tests.support.team_script import say
 from tests.support.wait import wait_until
 

@@ -18,8 +18,8 @@ from agentteams.store.leases import Lease
 from agentteams.store.paths import Layout
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.lease_keeper import LeaseKeeper
-from tests.faults.conftest import FaultLedger
 from tests.support.cli import Cli
+from tests.support.fault_ledger import FaultLedger
 from tests.support.team_script import say, tool
 from tests.support.wait import wait_until
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.faults.conftest import FaultLedger
+from tests.support.fault_ledger import FaultLedger
 
 
 def test_a_ledger_with_a_lost_message_fails() -> None:

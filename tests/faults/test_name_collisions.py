@@ -16,9 +16,9 @@ from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.tools.base import ToolContext, ToolInputError
 from agentteams.tools.team.team_tools import SendMessageTool
-from tests.faults.conftest import FaultLedger
 from tests.support.cli import Cli
 from tests.support.fake_model import FakeModel
+from tests.support.fault_ledger import FaultLedger
 from tests.support.runtime import running_lead
 
 CONTROL = ["a\nb", "a\tb", "a\0b", "a\x7fb", "a\rb", "trailing\n"]

@@ -18,8 +18,8 @@ from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence
 from agentteams.store.transcripts.writer import Transcript
-from tests.faults.conftest import FaultLedger
 from tests.support.cli import Cli
+from tests.support.fault_ledger import FaultLedger
 
 SECRET = "SECRET-outside-the-root"
 OLD = 1_600_000_000_000_000_000  # the outside files' mtime: any write moves it

@@ -16,8 +16,8 @@ from agentteams.store.locking import FileLock, lock_dir_for
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence
 from agentteams.store.transcripts.writer import Transcript
-from tests.faults.conftest import FaultLedger
 from tests.support.cli import Cli
+from tests.support.fault_ledger import FaultLedger
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ from pathlib import Path
 
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.paths import Layout
-from tests.faults.conftest import FaultLedger
 from tests.support.builders import team_with_members
 from tests.support.cli import Cli
+from tests.support.fault_ledger import FaultLedger
 
 BROKEN = b'{\n    "from": "mallory",\n    "text": "cut \xff off,\n    "timestamp": 7\n  }'
 

@@ -12,13 +12,13 @@ from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from agentteams.store.redis.connection import parse_url
 from agentteams.store.redis.store import RedisStore
-from tests.faults.conftest import FaultLedger
 from tests.support.cli import Cli
+from tests.support.fault_ledger import FaultLedger
 from tests.support.redislab import RedisServer
+from tests.support.team_run import assert_nothing_left, check_team_run, finish, lead_env, lead_in_tmux
 from tests.support.team_script import TEAM, team_scenario
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
-from tests.test_team_e2e import assert_nothing_left, check_team_run, finish, lead_env, lead_in_tmux
 
 
 def gated_scenario(gate: Path) -> dict[str, Any]:

@@ -9,10 +9,10 @@ from pathlib import Path
 
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.paths import Layout
-from tests.faults.conftest import FaultLedger
 from tests.faults.disks import file_size_limit, fill, read_only, small_tmpfs
 from tests.support.builders import team_with_members
 from tests.support.cli import Cli
+from tests.support.fault_ledger import FaultLedger
 
 TEAM = "t"
 EARLIER = 3  # messages already in the inbox: its rewrite needs more room than one spooled record

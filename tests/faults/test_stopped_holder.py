@@ -16,9 +16,9 @@ from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.locking import STALE_SECONDS, lock_dir_for
 from agentteams.store.paths import Layout
-from tests.faults.conftest import FaultLedger
 from tests.support import ccref
 from tests.support.cli import Cli
+from tests.support.fault_ledger import FaultLedger
 from tests.support.wait import wait_until
 from tests.support.workers import Pool, Worker
 

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentteams.mockapi import MockServer
-from tests.faults.conftest import FaultLedger
 from tests.faults.disks import file_size_limit, fill, read_only, small_tmpfs
 from tests.support.cli import Cli
+from tests.support.fault_ledger import FaultLedger
+from tests.support.team_run import Run, check_team_run, lead_env
 from tests.support.team_script import say, team_scenario, tool
-from tests.test_team_e2e import Run, check_team_run, lead_env
 
 ANSWER = "All done despite the disk."
 SCRIPT = {"routes": [{"name": "main", "match": {}, "turns": [

@@ -1,5 +1,6 @@
 """A private `redis-server` for one test: a free loopback port, its own directory, AOF on (every write fsynced, as
-a team that must lose no acknowledged message would run it), started and stopped by the `redis_server` fixture."""
+a team that must lose no acknowledged message would run it), started and stopped by the `redis_server` fixture; and
+the ACL recipe of docs/stores.md for one team's user."""
 
 from __future__ import annotations
 
@@ -125,3 +126,9 @@ def _await(server: RedisServer) -> bool:
     if "Address already in use" in _log(server):
         return False
     raise AssertionError(f"redis-server exited with {server.proc.returncode}:\n{_log(server)}")
+
+
+def recipe(team: str, secret: str) -> list[str]:
+    """docs/stores.md's `ACL SETUSER` line for one team, as words."""
+    return ["ACL", "SETUSER", f"team-{team}", "on", f">{secret}", "resetkeys", f"~at:{{{team}}}:*", "%RW~at:teams",
+            "resetchannels", "+@all", "-@dangerous"]  # fmt: skip

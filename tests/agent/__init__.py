@@ -1,0 +1,1 @@
+"""The agent: its loop, permissions, hooks, memory, compaction and plan mode."""

@@ -1,0 +1,1 @@
+"""The backends: tmux against a real server on a private socket."""

@@ -1,0 +1,281 @@
+"""The house rules of the package: packages are the layers (a module imports only from its own or a lower layer,
+nothing imports `cli`, no relative import), folders keep their own rules, and no import circle of any kind exists.
+The layer table is docs/architecture.md's; this test reads it from there."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support.repo import ROOT
+
+PACKAGE = ROOT / "agentteams"
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+# a runtime class may be one module past the size cap when splitting it would make satellites (each with a reason)
+LONG_MODULES = {
+    "team/lead/runtime.py": "one class: the lead's turns, inbox and liveness share one condition and its state",
+    "team/teammate/runtime.py": "one class: the teammate's turn loop, wake order and live changes share its state",
+}
+MAX_LINES = 400
+
+# folders that may not import each other, or other units (besides the layer order)
+FORBIDDEN = [
+    ("store/file", "store/redis", "the two stores share rules through store's top, never each other"),
+    ("store/redis", "store/file", "the two stores share rules through store's top, never each other"),
+    ("procs", "team", "the process machinery is handed what its children run"),
+    ("procs", "run", "the process machinery is handed what its children run"),
+    ("procs", "cli", "the process machinery is handed what its children run"),
+    ("team/teammate", "team/lead", "a teammate never runs the lead's code"),
+    ("store", "settings", "the store is below the settings: it is lent what it needs of them"),
+]
+
+
+def read_layers(text: str) -> dict[str, int]:
+    """The layer table: rows `| L<n> | `pkg/`, `leaf` | ... |` give each unit its layer."""
+    layers: dict[str, int] = {"__init__": 0, "__main__": 8}
+    for row in text.splitlines():
+        cells = [c.strip() for c in row.strip().strip("|").split("|")]
+        if len(cells) < 2 or not re.fullmatch(r"L\d+", cells[0]):
+            continue
+        for name in re.findall(r"`([\w]+)/?`", cells[1]):
+            layers[name] = int(cells[0][1:])
+    return layers
+
+
+LAYERS = read_layers(ARCHITECTURE.read_text(encoding="utf-8"))
+SOURCES = sorted(PACKAGE.rglob("*.py"))
+
+
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One import: who imports what, where, and how (module level, inside a function, or for type checking)."""
+
+    source: str
+    target: str
+    line: int
+    kind: str  # "module" | "local" | "typing"
+
+
+def _typing_nodes(tree: ast.Module) -> set[ast.AST]:
+    found: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                found |= set(ast.walk(child))
+    return found
+
+
+def _local_nodes(tree: ast.Module) -> set[ast.AST]:
+    found: set[ast.AST] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for child in node.body:
+                found |= set(ast.walk(child))
+    return found
+
+
+def imports_of(path: Path, modules: set[str], package: Path = PACKAGE) -> list[Edge]:
+    """Every import of a module of the package that `path` makes: `from a.b import c` is an edge to `a.b.c` when
+    that is a module, else to `a.b`."""
+    source = module_name(path, package)
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing, local = _typing_nodes(tree), _local_nodes(tree)
+    edges: list[Edge] = []
+    for node in ast.walk(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                       for a in node.names]  # fmt: skip
+        kind = "typing" if node in typing else "local" if node in local else "module"
+        for name in targets:
+            target = name
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != source:
+                edges.append(Edge(source, target, node.lineno, kind))  # type: ignore[attr-defined]
+    return edges
+
+
+def folder(module: str) -> str:
+    return module.rpartition(".")[0]
+
+
+def counted(edge: Edge) -> bool:
+    """A type-checking import back into its own folder is the one import allowed to close a circle."""
+    return not (edge.kind == "typing" and folder(edge.source) == folder(edge.target))
+
+
+def cycles(edges: list[Edge]) -> list[list[str]]:
+    """The import circles (strongly connected components of two or more modules), by Tarjan's algorithm."""
+    graph: dict[str, set[str]] = {}
+    for e in edges:
+        if counted(e):
+            graph.setdefault(e.source, set()).add(e.target)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def all_edges(package: Path = PACKAGE) -> list[Edge]:
+    sources = sorted(package.rglob("*.py"))
+    modules = {module_name(p, package) for p in sources}
+    return [e for p in sources for e in imports_of(p, modules, package)]
+
+
+def unit(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def in_folder(module: str, where: str) -> bool:
+    return module == "agentteams." + where.replace("/", ".") or module.startswith(
+        "agentteams." + where.replace("/", ".") + "."
+    )
+
+
+def violations(edges: list[Edge], layers: dict[str, int]) -> list[str]:
+    found: list[str] = []
+    for e in edges:
+        own, dep = unit(e.source), unit(e.target)
+        if dep == own:
+            pass
+        elif dep == "cli" and own != "__main__":
+            found.append(f"{e.source}:{e.line} imports {e.target}: nothing may import cli")
+        elif dep not in layers or own not in layers:
+            found.append(f"{e.source}:{e.line} imports {e.target}: {dep if dep not in layers else own} has no layer")
+        elif layers[dep] > layers[own]:
+            found.append(f"{e.source}:{e.line}: {own} (L{layers[own]}) imports {dep} (L{layers[dep]})")
+        for src, dst, why in FORBIDDEN:
+            if in_folder(e.source, src) and in_folder(e.target, dst):
+                found.append(f"{e.source}:{e.line} imports {e.target}: {why}")
+    return found
+
+
+EDGES = all_edges()
+
+
+def test_every_package_and_leaf_has_a_layer() -> None:
+    unknown = sorted({unit(module_name(p)) for p in SOURCES} - set(LAYERS))
+    assert not unknown, f"add these to the layer table in docs/architecture.md: {unknown}"
+
+
+def test_imports_respect_layers_and_folders() -> None:
+    assert violations(EDGES, LAYERS) == []
+
+
+def test_no_import_circle() -> None:
+    assert cycles(EDGES) == []
+
+
+def test_no_relative_import() -> None:
+    relative = [
+        f"{p.relative_to(PACKAGE)}:{node.lineno}"
+        for p in SOURCES
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.level > 0
+    ]
+    assert relative == []
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_module_docstring_and_size(path: Path) -> None:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    doc = ast.get_docstring(tree)
+    assert doc, f"{path} needs a 1-3 line docstring saying what it owns"
+    assert len([ln for ln in doc.splitlines() if ln.strip()]) <= 3, f"{path}: module docstring longer than 3 lines"
+    rel = str(path.relative_to(PACKAGE))
+    if rel not in LONG_MODULES:
+        assert len(path.read_text(encoding="utf-8").splitlines()) <= MAX_LINES, f"{path} is over {MAX_LINES} lines"
+
+
+def test_the_long_module_list_names_real_modules() -> None:
+    assert [m for m in LONG_MODULES if not (PACKAGE / m).is_file()] == []
+
+
+def _plant(root: Path, files: dict[str, str]) -> Path:
+    package = root / "agentteams"
+    for name, text in files.items():
+        path = package / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'"""planted."""\n{text}')
+    for d in [package, *[p for p in package.rglob("*") if p.is_dir()]]:
+        (d / "__init__.py").touch()
+    return package
+
+
+@pytest.mark.parametrize(
+    "kind, files",
+    [
+        ("module", {"a/x.py": "import agentteams.a.y\n", "a/y.py": "from agentteams.a import x\n"}),
+        ("local", {"a/x.py": "import agentteams.a.y\n", "a/y.py": "def f():\n    from agentteams.a.x import g\n"}),
+        (
+            "typing across folders",
+            {"a/x.py": "import agentteams.b.y\n",
+             "b/y.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from agentteams.a.x import X\n"},
+        ),
+    ],
+)  # fmt: skip
+def test_a_planted_cycle_of_each_kind_is_caught(tmp_path: Path, kind: str, files: dict[str, str]) -> None:
+    assert cycles(all_edges(_plant(tmp_path, files))) != [], kind
+
+
+def test_a_typing_back_reference_inside_one_folder_is_allowed(tmp_path: Path) -> None:
+    back = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from agentteams.a.x import X\n"
+    files = {"a/x.py": "import agentteams.a.y\n", "a/y.py": back}
+    assert cycles(all_edges(_plant(tmp_path, files))) == []
+
+
+def test_planted_layer_and_folder_violations_are_caught(tmp_path: Path) -> None:
+    package = _plant(
+        tmp_path,
+        {"store/file/teams.py": "from agentteams.store.redis import teams\n",
+         "store/redis/teams.py": "def f():\n    import agentteams.store.file.teams\n",
+         "store/paths.py": "from agentteams.team import lead\nfrom agentteams.cli import main\n",
+         "team/lead.py": "", "cli/main.py": "", "procs/fork.py": "import agentteams.run.x\n", "run/x.py": ""},
+    )  # fmt: skip
+    found = violations(all_edges(package), {"store": 1, "team": 5, "cli": 8, "procs": 3, "run": 7})
+    assert any("store.file.teams:2 imports agentteams.store.redis.teams" in f for f in found)
+    assert any("store.redis.teams:3 imports agentteams.store.file.teams" in f for f in found)
+    assert any("store (L1) imports team (L5)" in f for f in found)
+    assert any("nothing may import cli" in f for f in found)
+    assert any("procs.fork:2 imports agentteams.run.x" in f for f in found)

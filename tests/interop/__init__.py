@@ -1,0 +1,1 @@
+"""Claude Code compatibility: tests that run the real CLI, and what it wrote (golden files) or decided."""

@@ -1,0 +1,182 @@
+"""Interop tier, headless flags: the real Claude Code CLI and ours fed the same stream-json input, as the Agent SDK's
+transport feeds it, print the same shape of output (event types in order, and their keys); and both refuse the same
+misused flags, each in one line with exit 1."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentteams.mockapi import MockServer
+from tests.support import realclaude as rc
+from tests.support.cli import Cli
+from tests.support.headless import KEY
+from tests.support.stream_json import STREAM_ARGS, handshake, read_turn, sdk_user_line
+
+pytestmark = pytest.mark.timeout(120)
+
+# keys every event of each kind carries in both CLIs: what an SDK reads
+CORE = {
+    "system": {"type", "subtype", "session_id", "model", "cwd", "tools", "permissionMode", "uuid"},
+    "assistant": {"type", "message", "parent_tool_use_id", "session_id", "uuid"},
+    "user": {"type", "message", "parent_tool_use_id", "session_id", "uuid", "tool_use_result"},
+    "result": {"type", "subtype", "is_error", "result", "session_id", "num_turns", "duration_ms", "total_cost_usd",
+               "usage", "stop_reason", "permission_denials", "uuid"},
+}  # fmt: skip
+# our result names the model it used (Claude Code's gives a per-model usage map instead); our init lists the
+# --add-dir directories, as 2.1.330's does and 2.1.197's does not
+OURS_ONLY = {"model", "additional_directories"}
+# what 2.1.330 added to its message events, and ours carry: 2.1.197 lacks them
+SINCE_330 = {"assistant": {"timestamp", "request_id"}, "user": {"timestamp"}}
+
+
+def script() -> dict[str, Any]:
+    answers: list[dict[str, Any]] = [
+        {"content": [{"type": "text", "text": t}]} for t in ("FIRST-ANSWER", "SECOND-ANSWER")
+    ]
+    bash = {"content": [{"type": "text", "text": "Running."}, {"type": "tool_use", "name": "Bash",
+                                                                "input": {"command": "echo TOOL-RAN"}}]}  # fmt: skip
+    answers.insert(1, bash)  # the second turn: an answer of two blocks, a tool result, then the answer
+    other = {"content": [{"type": "text", "text": "x"}], "repeat": 50}  # the real CLI's side requests
+    return {"routes": [{"name": "main", "match": {"tools": True}, "turns": answers},
+                       {"name": "other", "turns": [other]}]}  # fmt: skip
+
+
+def blocks(event: dict[str, Any]) -> list[dict[str, Any]]:
+    """An event's content blocks without what differs by nature (ids) or by habit (`is_error: false`)."""
+    drop = {"id", "tool_use_id"}
+    return [{k: v for k, v in b.items() if k not in drop and (k, v) != ("is_error", False)}
+            for b in event["message"]["content"]]  # fmt: skip
+
+
+def converse(argv: list[str], env: dict[str, str], cwd: Path) -> list[list[dict[str, Any]]]:
+    """Two turns over one process, each message written after the previous answer's result: the turns' events."""
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        handshake(proc.stdin, proc.stdout)  # both answer the SDK's initialize, and refuse an unknown request
+        turns = []
+        for text in ("first question", "second question"):
+            proc.stdin.write(sdk_user_line(text))
+            proc.stdin.flush()
+            turns.append(read_turn(proc.stdout))
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
+    return turns
+
+
+def test_stream_json_conversation_has_the_real_clis_shape(
+    claude: Path, claude_version: str, cli: Cli, tmp_path: Path, servers: list[MockServer]
+) -> None:
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    real_server, our_server = MockServer(script()).start(), MockServer(script()).start()
+    servers += [real_server, our_server]
+    config = tmp_path / "real-config"
+    rc.seed_home(config, [cwd], rc.DEFAULT)
+    real = converse([str(claude), *STREAM_ARGS], rc.claude_env(config, real_server.base_url), cwd)
+    env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": our_server.base_url}
+    ours = converse(cli.argv(*STREAM_ARGS), env, cwd)
+    shapes = (["system", "assistant", "result"], ["system", "assistant", "assistant", "user", "assistant", "result"])
+    for real_turn, our_turn, answer, shape in zip(real, ours, ("FIRST-ANSWER", "SECOND-ANSWER"), shapes, strict=True):
+        assert [e["type"] for e in real_turn] == [e["type"] for e in our_turn] == shape
+        for theirs, mine in zip(real_turn, our_turn, strict=True):
+            kind = mine["type"]
+            newer = SINCE_330.get(kind, set())
+            assert CORE[kind] <= set(theirs) and CORE[kind] | newer <= set(mine), kind
+            assert set(mine) - set(theirs) <= OURS_ONLY | (newer if claude_version == "2.1.197" else set()), kind
+            assert theirs.get("subtype") == mine.get("subtype")
+        assert real_turn[-1]["result"] == our_turn[-1]["result"] == answer
+        for theirs, mine in zip(real_turn[1:-1], our_turn[1:-1], strict=True):  # block by block, result by result
+            assert blocks(mine) == blocks(theirs)
+        user = [e for e in our_turn if e["type"] == "user"]
+        assert all(e["tool_use_result"] is not None for e in user)
+    for turns in (real, ours):  # one conversation: one session id throughout
+        assert len({e["session_id"] for turn in turns for e in turn}) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin"),
+    [
+        (("-p", "hi", "--session-id", "nope"), None),
+        (("-p", ""), ""),
+        (("-p", "   "), ""),
+        (("-p",), ""),
+        (("-p", "hi", "--output-format", "stream-json"), None),
+    ],
+)
+def test_both_refuse_the_same_misuse_in_one_line(
+    claude: Path, cli: Cli, tmp_path: Path, args: tuple[str, ...], stdin: str | None
+) -> None:
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    config = tmp_path / "real-config"
+    rc.seed_home(config, [cwd], rc.DEFAULT)
+    unreachable = "http://127.0.0.1:9"
+    env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": unreachable}
+    for argv, run_env in (([str(claude), *args], rc.claude_env(config, unreachable)), (cli.argv(*args), env)):
+        proc = subprocess.run(argv, env=run_env, cwd=cwd, input=stdin or "", capture_output=True, text=True,
+                              timeout=60, check=False)  # fmt: skip
+        assert proc.returncode == 1 and proc.stdout == "", (argv[0], proc)
+        assert len(proc.stderr.strip().splitlines()) == 1, (argv[0], proc.stderr)
+
+
+def test_both_fall_back_once_after_the_retries_on_overload(
+    claude: Path, cli: Cli, tmp_path: Path, servers: list[MockServer]
+) -> None:
+    from tests.support.headless import overloaded
+
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    config = tmp_path / "real-config"
+    rc.seed_home(config, [cwd], rc.DEFAULT)
+    args = ("-p", "hi", "--model", "sonnet", "--fallback-model", "opus")
+    retries = {"CLAUDE_CODE_MAX_RETRIES": "2"}
+    for name in ("real", "ours"):
+        spec = overloaded(3)
+        spec["routes"].append({"name": "other", "turns": [{"content": [{"type": "text", "text": "x"}], "repeat": 50}]})
+        server = MockServer(spec).start()
+        servers.append(server)
+        if name == "real":
+            argv, env = [str(claude), *args], rc.claude_env(config, server.base_url, extra=retries)
+        else:
+            argv = cli.argv(*args)
+            env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url, **retries}
+        proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=90, check=False)
+        assert (proc.returncode, proc.stdout.strip()) == (0, "FELL"), (name, proc.stderr)
+        models = [r["body"]["model"] for r in server.requests
+                  if r["path"].startswith("/v1/messages") and r["body"].get("tools")]  # fmt: skip
+        assert len(models) == 4 and len(set(models[:3])) == 1, (name, models)  # 1 try + 2 retries, then once more
+        assert "sonnet" in models[0] and "opus" in models[3], (name, models)
+
+
+def test_system_prompt_and_its_append_reach_the_model_as_the_real_cli_sends_them(
+    claude: Path, cli: Cli, tmp_path: Path, servers: list[MockServer]
+) -> None:
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    config = tmp_path / "real-config"
+    rc.seed_home(config, [cwd], rc.DEFAULT)
+    args = ("-p", "hi", "--system-prompt", "SYS-REPLACED", "--append-system-prompt", "SYS-APPENDED")
+    systems = []
+    for real in (True, False):
+        server = MockServer(script()).start()
+        servers.append(server)
+        if real:
+            argv, env = [str(claude), *args], rc.claude_env(config, server.base_url)
+        else:
+            argv, env = cli.argv(*args), {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
+        proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=90, check=False)
+        assert proc.returncode == 0, proc.stderr
+        [body] = [r["body"] for r in server.requests if r["path"].startswith("/v1/messages") and r["body"].get("tools")]
+        system = body["system"]
+        systems.append(system if isinstance(system, str) else system[-1]["text"])  # the real CLI's own last block
+    assert systems[0] == systems[1] == "SYS-REPLACED\n\nSYS-APPENDED"

@@ -1,0 +1,1 @@
+"""Tests of run/: composing a run from the command line (precedence, dispatch)."""

@@ -1,0 +1,21 @@
+"""What one fault test did and what came of it (tests/faults/): the counts its `ledger` fixture keeps for the run's
+table (tests/faults/table.py), and the check that nothing was lost, duplicated or touched outside the root."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class FaultLedger:
+    """What one fault test did and what came of it; its assertions use the same numbers."""
+
+    test: str
+    faults: int = 0  # faults injected: signals, planted links, broken locks, full disks, bad bytes
+    writes: int = 0  # sends / writes attempted under the fault
+    lost: int = 0  # messages or writes reported as done that did not land
+    duplicates: int = 0  # messages delivered more than once
+    outside: int = 0  # files outside the config root created, written, truncated or read
+
+    def check(self) -> None:
+        assert (self.lost, self.duplicates, self.outside) == (0, 0, 0), self
