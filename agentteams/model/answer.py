@@ -20,7 +20,8 @@ class BadToolInput(ValueError):
 
 class Answer:
     """One answer's message as its events arrive (`feed`), then `response()`. Follows the SDK's accumulation rule by
-    rule (tests/model/test_model_answer.py holds the SDK's own result beside ours), so a response is the same either way."""
+    rule (tests/model/test_model_answer.py holds the SDK's own result beside ours): a response is the same either
+    way."""
 
     def __init__(self, on_text: Callable[[str], None] | None = None) -> None:
         self.on_text = on_text
