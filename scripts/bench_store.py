@@ -41,11 +41,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agentteams.store import locking  # noqa: E402
 from agentteams.store.api import new_envelope  # noqa: E402
-from agentteams.store.atomic_json import dump_compact, dump_json, encode  # noqa: E402
 from agentteams.store.file.mailbox import KEEP_DELIVERED, Mailbox  # noqa: E402
 from agentteams.store.file.teams import NewMember, TeamStore  # noqa: E402
+from agentteams.store.fs import locking  # noqa: E402
+from agentteams.store.fs.atomic_json import dump_compact, dump_json, encode  # noqa: E402
 from agentteams.store.paths import Layout  # noqa: E402
 from tests.support import ccref  # noqa: E402
 
@@ -193,7 +193,7 @@ def bench_lock_checks(sends: int) -> float:
     """Milliseconds per uncontended send of what makes a broken lock safe: the held lock dir pinned (open, fstat,
     close), four ownership checks (spool take, inbox rename, in-flight unlink, release: a stat each), and the
     spool taken by link + unlink rather than a rename (timed as the difference); the calls a send adds, alone."""
-    from agentteams.store.locking import FileLock
+    from agentteams.store.fs.locking import FileLock
 
     with fresh_case() as case:
         target, spool, taken = case.root / "target.json", case.root / "spool", case.root / "taken"

@@ -110,7 +110,7 @@ MIB = 1024.0
 POLLER = """
 import http.client, json, sys, time
 from pathlib import Path
-from agentteams.store.atomic_json import now_iso
+from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import IdleNotification

@@ -27,13 +27,13 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from agentteams.store.watch import FileWatcher, Mode  # noqa: E402
+from agentteams.store.fs.watch import FileWatcher, Mode  # noqa: E402
 
 # Reads "seq delay" lines; after `delay` seconds writes an inbox whose one message carries seq and the time.
 WRITER = """
 import json, sys, time
 from pathlib import Path
-from agentteams.store.atomic_json import atomic_write_bytes, dump_json, encode, now_iso
+from agentteams.store.fs.atomic_json import atomic_write_bytes, dump_json, encode, now_iso
 inbox = Path(sys.argv[1])
 for line in sys.stdin:
     seq, delay = line.split()

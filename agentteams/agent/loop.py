@@ -31,7 +31,7 @@ from agentteams.agent.turn_types import (
 )
 from agentteams.errors import AgentTeamsError
 from agentteams.model.types import Block, Message, ModelClient, ModelRequest, ModelResponse, StreamCallbacks, Usage
-from agentteams.store.watch import WakeEvent, interrupted_first
+from agentteams.store.fs.watch import WakeEvent, interrupted_first
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolResult
 
 SEND_WAIT = 0.05  # seconds the turn's prompt waits for its request to leave before it is recorded anyway

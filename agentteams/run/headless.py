@@ -163,7 +163,7 @@ class StreamLines:
     def _line(self, kind: str, message: dict[str, Any], **extra: Any) -> dict[str, Any]:
         import uuid
 
-        from agentteams.store.atomic_json import now_iso
+        from agentteams.store.fs.atomic_json import now_iso
 
         return {"type": kind, "message": message, "parent_tool_use_id": None, "session_id": self.options.session_id,
                 "uuid": str(uuid.uuid4()), "timestamp": now_iso(), **extra}  # fmt: skip

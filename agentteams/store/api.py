@@ -11,7 +11,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from agentteams.pids import LeadProcess
-from agentteams.store.atomic_json import now_iso
+from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.records import Envelope, Member, Task, TaskStatus, TeamConfig
 from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateResult

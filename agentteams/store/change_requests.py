@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from agentteams import diagnostics
-from agentteams.store.atomic_json import epoch_ms
+from agentteams.store.fs.atomic_json import epoch_ms
 
 
 @dataclass(frozen=True)

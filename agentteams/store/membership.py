@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from agentteams.errors import ConflictError, NotFoundError
 from agentteams.pids import LeadProcess
 from agentteams.store.api import NewMember
-from agentteams.store.atomic_json import epoch_ms
+from agentteams.store.fs.atomic_json import epoch_ms
 from agentteams.store.paths import LEAD_NAME, agent_id, agent_name, inbox_key, team_dir_name, unique_name
 from agentteams.store.records import COLORS, MAX_DEPARTED, Member, TeamConfig
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError, CorruptFileError
 from agentteams.store.api import Store
-from agentteams.store.atomic_json import atomic_write_bytes, dump_json, encode, read_bytes
+from agentteams.store.fs.atomic_json import atomic_write_bytes, dump_json, encode, read_bytes
 from agentteams.store.paths import Layout
 from agentteams.store.records import TeamConfig
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, Literal, Protocol, TypeVar
 
-from agentteams.store.atomic_json import epoch_ms
+from agentteams.store.fs.atomic_json import epoch_ms
 
 OrderKind = Literal["spawn", "stop"]
 NodeMode = Literal["in-process", "tmux"]

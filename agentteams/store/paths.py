@@ -1,7 +1,7 @@
 """The config root and every on-disk path and name rule shared with Claude Code.
 
 The only module that reads the environment for locations. No name can address a path outside the root, nor reach
-a directory of ours through a planted link (`safefs` opens the files themselves without following one).
+a directory of ours through a planted link (`fs.safe_paths` opens the files themselves without following one).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from agentteams.errors import InvalidNameError
-from agentteams.store.safe_fs import check_dirs
+from agentteams.store.fs.safe_paths import check_dirs
 
 LEAD_NAME = "team-lead"
 MAX_NAME_LEN = 128

@@ -11,9 +11,9 @@ from typing import Any, Literal
 from agentteams import diagnostics
 from agentteams.errors import CorruptFileError, UnsafePathError
 from agentteams.pids import pid_alive, pid_space
-from agentteams.store import safe_fs as safefs
 from agentteams.store import write_failures as writefail
-from agentteams.store.atomic_json import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
+from agentteams.store.fs import safe_paths
+from agentteams.store.fs.atomic_json import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.paths import Layout
 
 State = Literal["starting", "working", "idle", "awaiting_plan_approval", "stopping", "exited"]
@@ -83,7 +83,7 @@ def write_presence(layout: Layout, team: str, agent: str, presence: Presence) ->
     if not presence.started_at:
         presence.started_at = presence.updated_at
     try:
-        safefs.make_dir(path.parent)
+        safe_paths.make_dir(path.parent)
         atomic_write_json(path, presence.to_json())
     except FileNotFoundError:  # the team was deleted under us: nothing to describe
         return

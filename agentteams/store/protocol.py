@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from agentteams.store.atomic_json import dump_compact, epoch_ms, now_iso
+from agentteams.store.fs.atomic_json import dump_compact, epoch_ms, now_iso
 from agentteams.store.records import Record, ShapeError, key
 
 

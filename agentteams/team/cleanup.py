@@ -17,10 +17,10 @@ from typing import Any, Literal
 
 from agentteams.backends.tmux import PaneRecord, TmuxBackend
 from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError, UnsafePathError
-from agentteams.store import safe_fs as safefs
 from agentteams.store.api import Store
 from agentteams.store.file.store import FileStore
-from agentteams.store.locking import STALE_SECONDS, queue_file_for
+from agentteams.store.fs import safe_paths
+from agentteams.store.fs.locking import STALE_SECONDS, queue_file_for
 from agentteams.store.opener import open_store
 from agentteams.store.paths import Layout, team_dir_name
 from agentteams.store.records import Member, TeamConfig
@@ -170,7 +170,7 @@ class TeamCleanup:
         task_dir = self.layout.task_dir(team)
         for path in task_dir.glob("*.json") if task_dir.is_dir() else ():
             with contextlib.suppress(OSError, ValueError, UnsafePathError):
-                task = json.loads(safefs.read_bytes(path) or b"null")
+                task = json.loads(safe_paths.read_bytes(path) or b"null")
                 owned = isinstance(task, dict) and task.get("owner") in (member.name, member.agent_id)
                 count += owned and task.get("status") not in ("completed", "deleted")
         return count
@@ -361,7 +361,7 @@ def _queue_probe(queue: Path) -> Iterator[None]:
 
     A plain non-blocking flock: locking's portalocker calls block, and portalocker takes this same flock."""
     try:
-        fd = safefs.open_fd(queue, os.O_RDWR)  # never a planted link
+        fd = safe_paths.open_fd(queue, os.O_RDWR)  # never a planted link
     except FileNotFoundError:  # no process of ours ever queued here
         yield
         return

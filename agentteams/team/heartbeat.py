@@ -15,7 +15,7 @@ from agentteams.agent.loop import AgentEvent
 from agentteams.model.pricing import AgentAccount
 from agentteams.model.types import Usage
 from agentteams.store.api import Store
-from agentteams.store.atomic_json import epoch_ms
+from agentteams.store.fs.atomic_json import epoch_ms
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import Presence, State
 from agentteams.team.delivery import TeamEvent

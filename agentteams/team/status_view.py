@@ -14,8 +14,8 @@ from typing import Any
 
 from agentteams.backends.tmux import PaneRecord, TmuxBackend
 from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError, UnsafePathError
-from agentteams.store import safe_fs as safefs
 from agentteams.store.api import Store
+from agentteams.store.fs import safe_paths
 from agentteams.store.paths import LEAD_NAME, Layout, team_dir_name
 from agentteams.store.presence import Presence
 from agentteams.store.protocol import (
@@ -308,7 +308,7 @@ HEAD_LINES = 16  # Claude Code opens a transcript with a few bookkeeping entries
 def _first_entry(path: Path) -> dict[str, Any]:
     """The first entry naming its agent, as ours name it (`agent`, `team`): ours begin with one; Claude Code names
     the agent and team in each message entry (`agentName`, `teamName`), after a few bookkeeping lines."""
-    with contextlib.suppress(OSError, ValueError, UnsafePathError), safefs.open_file(path, "rb") as f:
+    with contextlib.suppress(OSError, ValueError, UnsafePathError), safe_paths.open_file(path, "rb") as f:
         for line in itertools.islice(f, HEAD_LINES):
             entry = json.loads(line)
             if not isinstance(entry, dict):

@@ -9,7 +9,7 @@ from typing import Literal
 
 from agentteams.errors import AgentTeamsError
 from agentteams.store.api import Mail
-from agentteams.store.atomic_json import epoch_ms, now_iso
+from agentteams.store.fs.atomic_json import epoch_ms, now_iso
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import ShutdownRequest, parse_message
 from agentteams.store.records import Envelope, TeamConfig

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from agentteams.model.types import ToolSpec
 from agentteams.store.api import Store
-from agentteams.store.watch import WakeEvent
+from agentteams.store.fs.watch import WakeEvent
 from agentteams.tools.errors import ToolInputError
 from agentteams.tools.runtime_hooks import RuntimeHooks, TurnSignals
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from agentteams.errors import AgentTeamsError, UnsafePathError
-from agentteams.store import safe_fs as safefs
-from agentteams.store.atomic_json import epoch_ms, now_iso
+from agentteams.store.fs import safe_paths
+from agentteams.store.fs.atomic_json import epoch_ms, now_iso
 from agentteams.store.protocol import PlanApprovalRequest, plan_digest
 from agentteams.tools.base import Tool, ToolContext, ToolKind, ToolResult
 
@@ -22,7 +22,7 @@ def _read_plan(args: dict[str, Any], ctx: ToolContext) -> str | None:
     """The plan file's text when it has some, else the `plan` argument."""
     if ctx.plan_file is not None:
         try:  # never through a planted link: what it points at is not the plan
-            text = (safefs.read_bytes(ctx.plan_file) or b"").decode("utf-8")
+            text = (safe_paths.read_bytes(ctx.plan_file) or b"").decode("utf-8")
         except (OSError, UnicodeDecodeError, UnsafePathError):
             text = ""
         if text.strip():

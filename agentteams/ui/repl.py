@@ -154,12 +154,12 @@ class Repl:
         from prompt_toolkit.history import FileHistory
         from prompt_toolkit.patch_stdout import patch_stdout
 
-        from agentteams.store import safe_fs as safefs
+        from agentteams.store.fs import safe_paths
 
         # private (what the person typed), and made here so FileHistory, which follows links, never meets one
-        safefs.make_dir(self.history.parent, parents=True)
-        if not safefs.create_new(self.history, b"") and self.history.is_symlink():
-            raise safefs.refused(self.history)
+        safe_paths.make_dir(self.history.parent, parents=True)
+        if not safe_paths.create_new(self.history, b"") and self.history.is_symlink():
+            raise safe_paths.refused(self.history)
         session: PromptSession[str] = PromptSession(
             history=FileHistory(str(self.history)), multiline=True, key_bindings=_bindings(),
             prompt_continuation=lambda width, _n, _soft: " " * min(width, 2), bottom_toolbar=self._toolbar,

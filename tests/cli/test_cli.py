@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from agentteams import __version__
-from agentteams.store.atomic_json import dump_compact
 from agentteams.store.file.mailbox import KEEP_DELIVERED, Mailbox
 from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import TeamStore
+from agentteams.store.fs.atomic_json import dump_compact
 from agentteams.store.paths import Layout
 from tests.support.builders import team_with_members
 from tests.support.cli import Cli

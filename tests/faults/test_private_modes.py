@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from agentteams.store.file.store import FileStore
-from agentteams.store.locking import FileLock, lock_dir_for
+from agentteams.store.fs.locking import FileLock, lock_dir_for
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence
 from agentteams.store.transcripts.writer import Transcript

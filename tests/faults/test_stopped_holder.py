@@ -14,7 +14,7 @@ import pytest
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import NewMember, TeamStore
-from agentteams.store.locking import STALE_SECONDS, lock_dir_for
+from agentteams.store.fs.locking import STALE_SECONDS, lock_dir_for
 from agentteams.store.paths import Layout
 from tests.support import ccref
 from tests.support.cli import Cli

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from agentteams.store.atomic_json import dump_json
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import NewMember, TeamStore
+from agentteams.store.fs.atomic_json import dump_json
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import IdleNotification, ShutdownApproved, ShutdownRequest, parse_message
 from agentteams.store.records import Envelope, Task, TeamConfig

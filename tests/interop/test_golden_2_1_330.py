@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from agentteams.pids import LeadProcess
-from agentteams.store.atomic_json import dump_compact, dump_json
 from agentteams.store.file.inbox_file import append_to_array
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import NewMember, TeamStore
+from agentteams.store.fs.atomic_json import dump_compact, dump_json
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import IdleNotification, TaskAssignment, UnknownMessage, parse_message
 from agentteams.store.records import Envelope, Task, TeamConfig

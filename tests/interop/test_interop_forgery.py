@@ -17,9 +17,9 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from agentteams.mockapi.reqtext import content_text
-from agentteams.store.atomic_json import now_iso
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.teams import TeamStore
+from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ShutdownRequest
 from agentteams.store.signing import LeadVerifyKey

@@ -18,10 +18,10 @@ import pytest
 
 from agentteams.backends.tmux import TmuxBackend
 from agentteams.mockapi import MockServer
-from agentteams.store.atomic_json import atomic_write_json, now_iso
 from agentteams.store.file.mailbox import Mailbox, Sealer
 from agentteams.store.file.teams import NewMember, TeamStore
-from agentteams.store.locking import locked
+from agentteams.store.fs.atomic_json import atomic_write_json, now_iso
+from agentteams.store.fs.locking import locked
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ShutdownApproved, ShutdownRequest, parse_message
 from agentteams.store.records import Envelope

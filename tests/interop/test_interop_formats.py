@@ -30,10 +30,10 @@ import pytest
 from agentteams.mockapi import MockServer
 from agentteams.mockapi.reqtext import content_text
 from agentteams.pids import LeadProcess
-from agentteams.store.atomic_json import epoch_ms, now_iso
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import NewMember, TeamStore
+from agentteams.store.fs.atomic_json import epoch_ms, now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ShutdownApproved, ShutdownRequest, parse_message
 from tests.support import ccversions as ccv

@@ -14,10 +14,10 @@ import pytest
 
 from agentteams.backends.tmux import TmuxBackend
 from agentteams.mockapi import MockServer
-from agentteams.store.atomic_json import now_iso
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import NewMember, TeamStore
+from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import ShutdownRequest
 from tests.support import realclaude as rc

@@ -289,7 +289,7 @@ def test_a_watcher_needs_no_ldconfig(tmp_path: Path) -> None:
         "ctypes.util.find_library = refuse\n"
         "import inotify_simple\n"
         "inotify_simple.find_library = refuse\n"
-        "from agentteams.store.watch import FileWatcher\n"
+        "from agentteams.store.fs.watch import FileWatcher\n"
         f"w = FileWatcher([__import__('pathlib').Path({str(tmp_path)!r}) / 'f'])\n"
         "print(w.mode)\n"
     )

@@ -16,11 +16,11 @@ import pytest
 
 from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError
 from agentteams.store.api import MAX_TEXT_CHARS
-from agentteams.store.atomic_json import dump_json
 from agentteams.store.file.inbox_file import spool_file
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import NewMember, TeamStore
+from agentteams.store.fs.atomic_json import dump_json
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import TaskAssignment, UnknownMessage, parse_message
 from tests.support.cli import Cli

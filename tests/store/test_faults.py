@@ -17,7 +17,7 @@ from agentteams.errors import LockTimeoutError
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import NewMember, TeamStore
-from agentteams.store.locking import (
+from agentteams.store.fs.locking import (
     LOCK_DIR_MODE,
     REFRESH_SECONDS,
     STALE_SECONDS,

@@ -14,9 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentteams.store.api import new_envelope
-from agentteams.store.atomic_json import dump_json
 from agentteams.store.file.inbox_file import rejected_file
 from agentteams.store.file.mailbox import FULL_CHECK_BYTES, Mailbox
+from agentteams.store.fs.atomic_json import dump_json
 from agentteams.store.paths import Layout
 from agentteams.store.records import Envelope, ShapeError
 from tests.support.builders import team_with_members

@@ -16,8 +16,8 @@ import pytest
 
 from agentteams import pids
 from agentteams.pids import LeadProcess, pid_space, proc_start
-from agentteams.store.atomic_json import dump_json, epoch_ms
 from agentteams.store.file.teams import NewMember, TeamStore
+from agentteams.store.fs.atomic_json import dump_json, epoch_ms
 from agentteams.store.paths import Layout
 from tests.support.wait import wait_until
 

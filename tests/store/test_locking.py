@@ -14,12 +14,12 @@ from typing import IO, Any
 import pytest
 
 from agentteams.errors import LockLostError, LockTimeoutError
-from agentteams.store import atomic_json as atomicjson
-from agentteams.store import lock_queue as lockqueue
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import NewMember, TeamStore
-from agentteams.store.locking import (
+from agentteams.store.fs import atomic_json as atomicjson
+from agentteams.store.fs import lock_queue as lockqueue
+from agentteams.store.fs.locking import (
     LOCK_DIR_MODE,
     STALE_SECONDS,
     FileLock,

@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from agentteams.errors import NotFoundError
 from agentteams.store.api import new_envelope
-from agentteams.store.atomic_json import dump_json
 from agentteams.store.file.inbox_file import append_to_array, in_flight_file, spool_file
 from agentteams.store.file.mailbox import FULL_CHECK_BYTES, KEEP_DELIVERED, Mailbox
+from agentteams.store.fs.atomic_json import dump_json
 from agentteams.store.paths import Layout
 from tests.support import ccref
 from tests.support.builders import team_with_members

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agentteams.store.atomic_json import dump_compact
+from agentteams.store.fs.atomic_json import dump_compact
 from agentteams.store.protocol import (
     IdleNotification,
     PermissionResponse,

@@ -1,4 +1,4 @@
-"""A JSON array that does not parse whole, salvaged element by element (store/salvage.py): each broken element
+"""A JSON array that does not parse whole, salvaged element by element (store/fs/salvage.py): each broken element
 costs only its own exact bytes; the elements around it are kept, in Claude Code's layout and in a compact one."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from agentteams.store.file.mailbox import FULL_CHECK_BYTES, Mailbox
+from agentteams.store.fs.salvage import salvage_array
 from agentteams.store.paths import Layout
-from agentteams.store.salvage import salvage_array
 from tests.support.builders import team_with_members
 
 A = {"from": "bob", "text": "before", "timestamp": "2030-01-01T00:00:00.000Z", "read": False}

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.store import safe_fs as safefs
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.teams import NewMember, TeamStore
-from agentteams.store.locking import FileLock
+from agentteams.store.fs import safe_paths
+from agentteams.store.fs.locking import FileLock
 from agentteams.store.paths import Layout
 from tests.support.wait import wait_until
 
@@ -64,13 +64,13 @@ def test_a_sender_whose_message_another_committed_waits_for_the_directory_sync(
     inbox = mailbox.inbox_path(TEAM, "bob")
     mailbox.send(TEAM, "bob", "first", sender="team-lead")  # the inbox exists
     synced: list[str] = []
-    real_sync = safefs.sync_dir
+    real_sync = safe_paths.sync_dir
 
     def sync_dir(path: Path) -> None:
         synced.append(threading.current_thread().name)
         real_sync(path)
 
-    monkeypatch.setattr(safefs, "sync_dir", sync_dir)
+    monkeypatch.setattr(safe_paths, "sync_dir", sync_dir)
     commits: list[str] = []
     real_flush = Mailbox._flush_spool
 
@@ -107,7 +107,7 @@ def test_a_directory_that_will_not_sync_is_reported_and_the_message_stays_delive
     def broken(path: Path) -> None:
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(safefs, "sync_dir", broken)
+    monkeypatch.setattr(safe_paths, "sync_dir", broken)
     mailbox.send(TEAM, "bob", "hello", sender="team-lead")
     assert [m.text for m in mailbox.read_live(TEAM, "bob")] == ["hello"]
     assert "the message is delivered, not yet on disk" in caplog.text
@@ -120,5 +120,5 @@ def test_a_store_read_leaves_the_access_time_alone(tmp_path: Path) -> None:
     inbox.write_bytes(b"[]")
     st = inbox.stat()
     os.utime(inbox, ns=(st.st_mtime_ns - 10**11, st.st_mtime_ns))  # accessed before it was modified
-    assert safefs.read_bytes(inbox) == b"[]"
+    assert safe_paths.read_bytes(inbox) == b"[]"
     assert inbox.stat().st_atime_ns == st.st_mtime_ns - 10**11

@@ -10,11 +10,11 @@ import pytest
 
 from agentteams.errors import AgentTeamsError
 from agentteams.store.api import new_envelope
-from agentteams.store.atomic_json import dump_compact, encode
 from agentteams.store.file import spool as spool_module
 from agentteams.store.file.inbox_file import in_flight_file, spool_file
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.withdraw import withdraw
+from agentteams.store.fs.atomic_json import dump_compact, encode
 from agentteams.store.paths import Layout
 from tests.support.builders import team_with_members
 

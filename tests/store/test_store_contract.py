@@ -13,8 +13,8 @@ import pytest
 from agentteams.errors import NotFoundError
 from agentteams.pids import LeadProcess
 from agentteams.store.api import NewMember, Store
-from agentteams.store.atomic_json import epoch_ms
 from agentteams.store.file.store import FileStore
+from agentteams.store.fs.atomic_json import epoch_ms
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence
 

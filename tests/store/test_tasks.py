@@ -8,10 +8,10 @@ import pytest
 
 from agentteams.errors import ConflictError, NotFoundError
 from agentteams.pids import LeadProcess
-from agentteams.store.atomic_json import epoch_ms
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import NewMember, TeamStore
+from agentteams.store.fs.atomic_json import epoch_ms
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import TaskAssignment, parse_message
 from tests.support.builders import team_with_members

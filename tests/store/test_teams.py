@@ -104,7 +104,7 @@ def test_a_read_that_catches_a_writer_mid_write_waits_for_its_lock(layout: Layou
     import json
     import threading
 
-    from agentteams.store.locking import locked
+    from agentteams.store.fs.locking import locked
 
     teams = TeamStore(layout)
     teams.create("t")

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 
 from agentteams.errors import AgentTeamsError
-from agentteams.store.atomic_json import atomic_write_bytes
-from agentteams.store.watch import FileWatcher, wait_for_change
+from agentteams.store.fs.atomic_json import atomic_write_bytes
+from agentteams.store.fs.watch import FileWatcher, wait_for_change
 
 # The child writes its own clock reading (CLOCK_MONOTONIC: shared by every process) just before the write.
 WRITER = """
 import sys, time
 from pathlib import Path
-from agentteams.store.atomic_json import atomic_write_bytes
+from agentteams.store.fs.atomic_json import atomic_write_bytes
 atomic_write_bytes(Path(sys.argv[1]), str(time.monotonic()).encode())
 """
 

@@ -17,8 +17,8 @@ from agentteams.agent.prompts import Identity
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import NotFoundError
 from agentteams.store.api import Mail, Tasks, Teams
-from agentteams.store.atomic_json import now_iso
 from agentteams.store.file.teams import NewMember, TeamStore
+from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import IdleNotification, Message, ShutdownApproved, parse_message
 from agentteams.store.records import Member

@@ -36,8 +36,8 @@ STANDIN_REPLY = "STANDIN-REPLY"
 def standin(log: Path, argv: list[str], deadline: float = 60.0) -> int:
     """A minimal teammate: log how it was started, answer the first plain message to the lead, report idle,
     approve a shutdown_request and exit 0. Uses our own mailbox; logs every step as one JSON line."""
-    from agentteams.store.atomic_json import now_iso
     from agentteams.store.file.mailbox import Mailbox
+    from agentteams.store.fs.atomic_json import now_iso
     from agentteams.store.paths import Layout
     from agentteams.store.protocol import IdleNotification, ShutdownApproved, ShutdownRequest, parse_message
 

@@ -41,7 +41,7 @@ def _orphaned() -> bool:
 
 
 def _ready_then_go(ready: str | None, go: str | None) -> None:
-    from agentteams.store import locking
+    from agentteams.store.fs import locking
 
     locking._portalocker()  # warm the lazy import so the first lock is as fast as the rest
     if ready:
@@ -223,7 +223,7 @@ def cmd_check(a: argparse.Namespace) -> None:
 def cmd_hold(a: argparse.Namespace) -> None:
     """Hold our lock on `target` for `seconds` (or until the `--release` file appears), with the ready file
     touched once it is held."""
-    from agentteams.store.locking import locked
+    from agentteams.store.fs.locking import locked
 
     release = Path(a.release) if a.release else None
     with locked(Path(a.target)):
@@ -240,7 +240,7 @@ def _stop_before_first_replace() -> None:
     Prints `stopping` just before."""
     import signal
 
-    from agentteams.store import atomic_json as atomicjson
+    from agentteams.store.fs import atomic_json as atomicjson
 
     stopped: list[bool] = []
 

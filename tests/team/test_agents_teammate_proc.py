@@ -11,9 +11,9 @@ from typing import Any
 
 from agentteams.mockapi import MockServer
 from agentteams.model.aliases import resolve_model
-from agentteams.store.atomic_json import now_iso
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.teams import NewMember, TeamStore
+from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import IdleNotification, ShutdownRequest, parse_message
 from tests.support.cli import Cli

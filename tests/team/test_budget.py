@@ -11,7 +11,7 @@ import pytest
 
 from agentteams.agent.loop import AgentEvent
 from agentteams.settings.types import Settings
-from agentteams.store.atomic_json import epoch_ms, now_iso
+from agentteams.store.fs.atomic_json import epoch_ms, now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence
 from agentteams.store.protocol import ShutdownApproved, ShutdownRequest, parse_message

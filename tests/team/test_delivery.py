@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentteams.store.atomic_json import now_iso
+from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.protocol import ShutdownRequest
 from agentteams.store.records import Envelope
 from agentteams.team.delivery import message_block, render_batch, wake_order

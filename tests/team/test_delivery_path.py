@@ -21,7 +21,7 @@ from agentteams.store.api import new_envelope
 from agentteams.store.file import spool
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.teams import NewMember, TeamStore
-from agentteams.store.locking import FileLock
+from agentteams.store.fs.locking import FileLock
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.team.teammate import runtime as teammate_module
 from tests.support.fake_model import FakeModel

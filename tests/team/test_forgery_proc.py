@@ -11,9 +11,9 @@ from pathlib import Path
 
 from agentteams.mockapi import MockServer
 from agentteams.mockapi.reqtext import content_text
-from agentteams.store.atomic_json import now_iso
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.teams import NewMember, TeamStore
+from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import IdleNotification, ShutdownApproved, ShutdownRequest, parse_message
 from agentteams.store.signing import Keyring

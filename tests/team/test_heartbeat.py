@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from agentteams.pids import pid_space
-from agentteams.store.atomic_json import atomic_write_json, epoch_ms
+from agentteams.store.fs.atomic_json import atomic_write_json, epoch_ms
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence, read_presence
 from agentteams.team import heartbeat

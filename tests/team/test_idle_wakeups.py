@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from agentteams.pids import proc_start
-from agentteams.store import watch
+from agentteams.store.fs import watch
+from agentteams.store.fs.watch import FileWatcher, WakeEvent, interrupted_first, wait_in_slices
 from agentteams.store.paths import Layout
-from agentteams.store.watch import FileWatcher, WakeEvent, interrupted_first, wait_in_slices
 from agentteams.team import heartbeat
 from agentteams.team.lead import team_wait as teamwait
 from agentteams.team.lead.team_wait import TeamWait

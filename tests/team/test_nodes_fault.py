@@ -17,7 +17,7 @@ import pytest
 
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.mockapi import MockServer
-from agentteams.store.lock_queue import STALE_SECONDS
+from agentteams.store.fs.lock_queue import STALE_SECONDS
 from agentteams.store.paths import Layout
 from agentteams.team.lead.runtime import LeadRuntime
 from agentteams.team.nodes.spawner import NodeSpawner

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentteams.pids import LeadProcess
-from agentteams.store.atomic_json import epoch_ms
+from agentteams.store.fs.atomic_json import epoch_ms
 from agentteams.store.paths import Layout
 from agentteams.store.redis.connection import Keys, parse_url
 from agentteams.store.redis.store import RedisStore

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from agentteams.pids import LeadProcess, pid_space
-from agentteams.store.atomic_json import epoch_ms, now_iso
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.teams import TeamStore
+from agentteams.store.fs.atomic_json import epoch_ms, now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import (
     IdleNotification,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.store.atomic_json import now_iso
+from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ShutdownRejected
 from tests.support.fake_model import FakeModel, text

@@ -14,7 +14,7 @@ import pytest
 
 from agentteams.agent.loop import Answer, PermissionAsk
 from agentteams.agent.prompts import claim_prompt
-from agentteams.store.atomic_json import now_iso
+from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import (
     PermissionRequest,

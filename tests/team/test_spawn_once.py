@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
-from agentteams.store.atomic_json import now_iso
 from agentteams.store.file.store import FileStore
 from agentteams.store.file.teams import NewMember, TeamStore
+from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence, read_presence
 from agentteams.store.protocol import IdleNotification

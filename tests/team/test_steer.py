@@ -13,7 +13,7 @@ import pytest
 
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.model.types import Block, ModelRequest
-from agentteams.store.atomic_json import now_iso
+from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.protocol import ShutdownRequest
 from agentteams.store.transcripts.reader import load

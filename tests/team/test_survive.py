@@ -15,7 +15,7 @@ import pytest
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.pids import pid_alive
 from agentteams.store.api import Store
-from agentteams.store.atomic_json import atomic_write_json, now_iso
+from agentteams.store.fs.atomic_json import atomic_write_json, now_iso
 from agentteams.store.opener import open_store
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence, State

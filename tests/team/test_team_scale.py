@@ -102,7 +102,7 @@ def test_an_idle_teammate_wait_ends_on_news_on_stop_or_after_its_slices() -> Non
     slices, else over after `slices` slices (then it looks at leases, its lead and the team again)."""
     import threading
 
-    from agentteams.store.watch import wait_in_slices
+    from agentteams.store.fs.watch import wait_in_slices
 
     class Watcher:
         def __init__(self, news_at: int | None) -> None:

@@ -271,8 +271,8 @@ def test_a_teammate_in_another_directory_takes_that_directory_s_agent_types(tmp_
 def test_set_gives_up_in_one_line_when_no_lead_of_ours_answers(cli: Cli, layout: Layout, tmp_path: Path) -> None:
     """A lead that runs but takes no requests (a real `claude`): nothing is left queued, nothing changed."""
     from agentteams.pids import LeadProcess
-    from agentteams.store.atomic_json import epoch_ms
     from agentteams.store.file.teams import NewMember, TeamStore
+    from agentteams.store.fs.atomic_json import epoch_ms
 
     TeamStore(layout).create(TEAM, cwd=str(tmp_path), lead_process=LeadProcess.for_this_process(epoch_ms()))
     TeamStore(layout).add_member(TEAM, NewMember(name="bob", cwd=str(tmp_path)))

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentteams.settings.types import Settings
-from agentteams.store.atomic_json import json_object
+from agentteams.store.fs.atomic_json import json_object
 
 # the events agentteams fires: Claude Code's, then ours (team lifecycle, in the same payload conventions); hooks
 # of any other event are kept (a newer file's) and listed as never fired

@@ -209,7 +209,7 @@ def check_claude() -> Check:
 def check_inotify() -> Check:
     import tempfile
 
-    from agentteams.store.watch import ENV_MODE, FileWatcher
+    from agentteams.store.fs.watch import ENV_MODE, FileWatcher
 
     with tempfile.TemporaryDirectory() as tmp, FileWatcher([Path(tmp) / "probe"]) as watcher:
         mode = watcher.mode

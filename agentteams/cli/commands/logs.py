@@ -49,7 +49,7 @@ def logs(
     if not follow:
         printer.print_new()
         return
-    from agentteams.store.watch import FileWatcher
+    from agentteams.store.fs.watch import FileWatcher
 
     try:
         with FileWatcher([path]) as watcher:  # watching before the first read: no entry slips between
@@ -105,10 +105,10 @@ class _Printer:
     def print_new(self) -> None:
         import json
 
-        from agentteams.store import safe_fs as safefs
+        from agentteams.store.fs import safe_paths
 
         try:
-            with safefs.open_file(self.path, "rb") as f:  # a planted link is refused, not printed
+            with safe_paths.open_file(self.path, "rb") as f:  # a planted link is refused, not printed
                 if f.seek(0, 2) < self.offset:  # rewritten shorter: start over
                     self.offset = 0
                 f.seek(self.offset)

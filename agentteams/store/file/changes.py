@@ -10,8 +10,8 @@ import time
 from pathlib import Path
 
 from agentteams import diagnostics
-from agentteams.store.atomic_json import atomic_write_json
 from agentteams.store.change_requests import ChangeRequest, new_request, parse_request
+from agentteams.store.fs.atomic_json import atomic_write_json
 from agentteams.store.paths import Layout
 
 QUEUE = "agentteams-changes"

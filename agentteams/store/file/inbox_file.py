@@ -10,10 +10,10 @@ from typing import Any
 
 from agentteams import diagnostics
 from agentteams.errors import CorruptFileError
-from agentteams.store import safe_fs as safefs
-from agentteams.store.atomic_json import dump_compact, dump_json, encode, now_iso, write_aside
+from agentteams.store.fs import safe_paths
+from agentteams.store.fs.atomic_json import dump_compact, dump_json, encode, now_iso, write_aside
+from agentteams.store.fs.salvage import BadElement, salvage_array
 from agentteams.store.records import Envelope, ShapeError
-from agentteams.store.salvage import BadElement, salvage_array
 
 
 def spool_file(inbox: Path) -> Path:
@@ -147,7 +147,7 @@ def set_aside(inbox: Path, found: InboxElements) -> None:
         encode(dump_compact({"rejectedAt": at, "index": r.index, "reason": r.reason, "element": r.element})) + b"\n"
         for r in rejected
     )
-    safefs.append_bytes(aside, lines)
+    safe_paths.append_bytes(aside, lines)
     for r in rejected:
         diagnostics.warning("%s; moved it out of the inbox to %s", r.reason, aside)
 
@@ -201,7 +201,7 @@ def array_prefix_end(path: Path, size: int, window: int = 512) -> int | None:
 
     Reads only the file's two ends (the caller holds the inbox lock, so the file cannot change).
     """
-    with safefs.open_file(path, "rb") as f:
+    with safe_paths.open_file(path, "rb") as f:
         head = f.read(window)
         f.seek(max(0, size - window))
         tail = f.read(window)

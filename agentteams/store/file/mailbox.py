@@ -12,9 +12,7 @@ from pathlib import Path
 
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError, CorruptFileError, LockLostError, LockTimeoutError, NotFoundError
-from agentteams.store import safe_fs as safefs
 from agentteams.store.api import MAX_TEXT_CHARS, new_envelope
-from agentteams.store.atomic_json import atomic_write_bytes, dump_compact, dump_json, encode, quarantine, read_bytes
 from agentteams.store.file import spool
 from agentteams.store.file.inbox_file import (
     array_bytes,
@@ -28,11 +26,9 @@ from agentteams.store.file.inbox_file import (
 from agentteams.store.file.spool import FULL_CHECK_BYTES
 from agentteams.store.file.teams import TeamStore
 from agentteams.store.file.withdraw import failure, withdraw
-from agentteams.store.locking import (
-    FileLock,
-    ensure_file,
-    run_locked,
-)
+from agentteams.store.fs import safe_paths
+from agentteams.store.fs.atomic_json import atomic_write_bytes, dump_compact, dump_json, encode, quarantine, read_bytes
+from agentteams.store.fs.locking import FileLock, ensure_file, run_locked
 from agentteams.store.paths import Layout, agent_name, path_part, refuse_control
 from agentteams.store.protocol import Message
 from agentteams.store.records import Envelope, TeamConfig
@@ -96,7 +92,7 @@ class Mailbox:
         lock = FileLock(inbox)
         held = done = False
         try:
-            safefs.make_dir(inbox.parent)
+            safe_paths.make_dir(inbox.parent)
             if held := lock.try_acquire():  # nobody holds or waits for the lock: ours goes in at once, unspooled
                 done = self._commit_held(inbox, [env])
                 if not done:
@@ -245,7 +241,7 @@ class Mailbox:
             return envs
         lines = b"".join(encode(dump_compact(envs[i].to_json())) + b"\n" for i in sorted(old))
         hist = self.layout.history_file(self.teams.canonical(team), agent)
-        safefs.append_bytes(hist, lines)
+        safe_paths.append_bytes(hist, lines)
         return [e for i, e in enumerate(envs) if i not in old]
 
     def remove_inbox(self, team: str, agent: str) -> None:

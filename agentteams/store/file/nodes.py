@@ -10,8 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from agentteams.store import safe_fs as safefs
-from agentteams.store.atomic_json import atomic_write_json, epoch_ms, json_object, read_bytes
+from agentteams.store.fs import safe_paths
+from agentteams.store.fs.atomic_json import atomic_write_json, epoch_ms, json_object, read_bytes
 from agentteams.store.node_records import NodeOrder, NodeRecord, NodeReply, R
 from agentteams.store.paths import Layout, path_part
 
@@ -32,7 +32,7 @@ class FileNodes:
     def register(self, record: NodeRecord) -> None:
         record.updated_at = epoch_ms()
         record.started_at = record.started_at or record.updated_at
-        safefs.make_dir(self.dir, parents=True)
+        safe_paths.make_dir(self.dir, parents=True)
         atomic_write_json(self._record_file(record.name), record.to_json())
 
     def read(self, name: str) -> NodeRecord | None:
@@ -49,12 +49,12 @@ class FileNodes:
 
     def order(self, node: str, order: NodeOrder) -> None:
         where = self._orders_dir(node)
-        safefs.make_dir(where, parents=True)
+        safe_paths.make_dir(where, parents=True)
         atomic_write_json(where / f"{time.time_ns():020d}-{order.order_id}.json", order.to_json())
 
     def take_orders(self, node: str, timeout: float) -> list[NodeOrder]:
         where = self._orders_dir(node)
-        safefs.make_dir(where, parents=True)
+        safe_paths.make_dir(where, parents=True)
         return _watched(where, lambda: self._take(node), timeout) or []
 
     def _take(self, node: str) -> list[NodeOrder]:
@@ -68,12 +68,12 @@ class FileNodes:
         return taken
 
     def reply(self, reply: NodeReply) -> None:
-        safefs.make_dir(self.dir / "replies", parents=True)
+        safe_paths.make_dir(self.dir / "replies", parents=True)
         atomic_write_json(self.dir / "replies" / f"{path_part(reply.order_id, 'order')}.json", reply.to_json())
 
     def await_reply(self, order_id: str, timeout: float) -> NodeReply | None:
         path = self.dir / "replies" / f"{path_part(order_id, 'order')}.json"
-        safefs.make_dir(path.parent, parents=True)
+        safe_paths.make_dir(path.parent, parents=True)
         found = _watched(path.parent, lambda: _load(path, NodeReply.from_json), timeout)
         if found is not None:
             with contextlib.suppress(FileNotFoundError):
@@ -95,7 +95,7 @@ class FileNodes:
 
 def _watched(directory: Path, look: Callable[[], R | None], timeout: float) -> R | None:
     """What `look` finds, looking again at each change in `directory` (inotify, no polling) until `timeout` s."""
-    from agentteams.store.watch import FileWatcher
+    from agentteams.store.fs.watch import FileWatcher
 
     deadline = time.monotonic() + timeout
     with FileWatcher([], dirs=[directory]) as watcher:  # watching before the first look: nothing slips between

@@ -10,8 +10,6 @@ from pathlib import Path
 
 from agentteams import diagnostics
 from agentteams.errors import CorruptFileError, LockLostError
-from agentteams.store import safe_fs as safefs
-from agentteams.store.atomic_json import atomic_write_bytes, atomic_write_spliced, encode, quarantine, read_bytes
 from agentteams.store.file.inbox_file import (
     append_to_array,
     array_bytes,
@@ -22,7 +20,9 @@ from agentteams.store.file.inbox_file import (
     set_aside,
     spool_file,
 )
-from agentteams.store.locking import FileLock, check_held, flock_exclusive, flock_release, flock_shared, lock_dir_for
+from agentteams.store.fs import safe_paths
+from agentteams.store.fs.atomic_json import atomic_write_bytes, atomic_write_spliced, encode, quarantine, read_bytes
+from agentteams.store.fs.locking import FileLock, check_held, flock_exclusive, flock_release, flock_shared, lock_dir_for
 from agentteams.store.records import Envelope
 
 FULL_CHECK_BYTES = 64 * 1024  # below this an inbox is fully parsed before an append
@@ -33,7 +33,7 @@ def durable(inbox: Path) -> None:
     rename, the directory entry is synced here, after the lock is released. The recipient saw the message at the
     rename already; a sender whose message another committed waits here for that commit's entry too."""
     try:
-        safefs.sync_dir(inbox.parent)
+        safe_paths.sync_dir(inbox.parent)
     except OSError as e:  # delivered (the recipient may have read it), but the disk would not confirm it
         diagnostics.warning("could not sync %s (%s): the message is delivered, not yet on disk", inbox.parent, e)
 
@@ -49,7 +49,7 @@ def release(lock: FileLock) -> None:
 def spool_append(inbox: Path, record: bytes) -> None:
     path = spool_file(inbox)
     while True:
-        with safefs.open_file(path, "ab") as spool:
+        with safe_paths.open_file(path, "ab") as spool:
             flock_shared(spool)
             try:
                 # a committer may have taken this spool (renamed it) while we waited: append to the new one
@@ -74,7 +74,7 @@ def committed(inbox: Path, mine: bytes) -> bool:
     if in_flight_file(inbox).exists():
         return False
     try:
-        with safefs.open_file(spool_file(inbox), "rb") as spool:
+        with safe_paths.open_file(spool_file(inbox), "rb") as spool:
             return mine not in spool.read()
     except FileNotFoundError:
         return True
@@ -115,7 +115,7 @@ def take_spool(inbox: Path) -> bool:
     """
     path = spool_file(inbox)
     try:
-        spool = safefs.open_file(path, "rb")  # locked below, closed in finally
+        spool = safe_paths.open_file(path, "rb")  # locked below, closed in finally
     except FileNotFoundError:
         return False
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agentteams.store import safe_fs as safefs
+from agentteams.store.fs import safe_paths
 from agentteams.store.paths import Layout, team_dir_name
 
 if TYPE_CHECKING:
@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from agentteams.store.file.tasks import TaskStore
     from agentteams.store.file.team_watch import FileTeamsWatcher
     from agentteams.store.file.teams import TeamStore
+    from agentteams.store.fs.watch import FileWatcher
     from agentteams.store.presence import Presence
     from agentteams.store.signing import Keyring
-    from agentteams.store.watch import FileWatcher
 
 
 class FilePresences:
@@ -109,14 +109,14 @@ class FileStore:
 
     def watch(self, team: str, agent: str, *, tasks: bool = False) -> FileWatcher:
         """Wakes on a change of the agent's inbox, and with `tasks` of any task file of the team."""
-        from agentteams.store.watch import FileWatcher
+        from agentteams.store.fs.watch import FileWatcher
 
         inbox = self.mail.inbox_path(team, agent)
-        safefs.make_dir(inbox.parent, parents=True)
+        safe_paths.make_dir(inbox.parent, parents=True)
         dirs = []
         if tasks:
             task_dir = self.layout.task_dir(self.teams.canonical(team))
-            safefs.make_dir(task_dir, parents=True)
+            safe_paths.make_dir(task_dir, parents=True)
             dirs.append(task_dir)
         return FileWatcher([inbox], dirs=dirs)
 

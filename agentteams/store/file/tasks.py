@@ -15,10 +15,16 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentteams import diagnostics
 from agentteams.errors import CorruptFileError, InvalidNameError, NotFoundError
 from agentteams.store import leases
-from agentteams.store import safe_fs as safefs
-from agentteams.store.atomic_json import atomic_write_bytes, atomic_write_json, parse_json_bytes, quarantine, read_bytes
+from agentteams.store.fs import safe_paths
+from agentteams.store.fs.atomic_json import (
+    atomic_write_bytes,
+    atomic_write_json,
+    parse_json_bytes,
+    quarantine,
+    read_bytes,
+)
+from agentteams.store.fs.locking import ensure_file, locked, run_locked
 from agentteams.store.leases import LeaseBook, TakenBack
-from agentteams.store.locking import ensure_file, locked, run_locked
 from agentteams.store.paths import LEAD_NAME, Layout, refuse_control, task_id_part
 from agentteams.store.records import LEAD_PROCESS, Task, TaskStatus
 from agentteams.store.task_graph import check_links
@@ -58,7 +64,7 @@ class TaskStore:
 
     def _list_target(self, team: str) -> Path:
         """The list lock's target; it and the task dir are made if missing (never through a link)."""
-        safefs.make_dir(self.layout.task_dir(team), parents=True)
+        safe_paths.make_dir(self.layout.task_dir(team), parents=True)
         ensure_file(self.layout.task_lock_target(team), b"")
         return self.layout.task_lock_target(team)
 

@@ -10,8 +10,8 @@ from types import TracebackType
 from typing import Self
 
 from agentteams.errors import AgentTeamsError
+from agentteams.store.fs.watch import FileWatcher
 from agentteams.store.paths import Layout
-from agentteams.store.watch import FileWatcher
 
 
 class FileTeamsWatcher:

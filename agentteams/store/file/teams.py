@@ -15,10 +15,10 @@ from typing import TypeVar
 
 from agentteams.errors import ConflictError, CorruptFileError, NotFoundError, UnsafePathError
 from agentteams.pids import LeadProcess
-from agentteams.store import safe_fs as safefs
 from agentteams.store.api import NewMember
-from agentteams.store.atomic_json import atomic_write_json, parse_json_bytes, read_bytes
-from agentteams.store.locking import ensure_file, locked, run_locked
+from agentteams.store.fs import safe_paths
+from agentteams.store.fs.atomic_json import atomic_write_json, parse_json_bytes, read_bytes
+from agentteams.store.fs.locking import ensure_file, locked, run_locked
 from agentteams.store.membership import Membership, new_config, next_color
 from agentteams.store.paths import LEAD_NAME, Layout, team_dir_name
 from agentteams.store.records import TeamConfig
@@ -64,23 +64,23 @@ class TeamStore(Membership):
         order; without, 2.1.197's.
         """
         base = team_dir_name(team)
-        safefs.make_dir(self.layout.teams_dir, parents=True)
+        safe_paths.make_dir(self.layout.teams_dir, parents=True)
         name, n = base, 1
         while True:
             try:
-                os.mkdir(self.layout.team_dir(name), safefs.DIR_MODE)
+                os.mkdir(self.layout.team_dir(name), safe_paths.DIR_MODE)
                 break
             except FileExistsError:
                 n += 1
                 name = f"{base}-{n}"
         config = new_config(name, description, lead_session_id, lead_model, lead_agent_type, cwd, lead_pane_id,
                             lead_backend_type, lead_process)  # fmt: skip
-        safefs.make_dir(self.layout.inbox_dir(name))
+        safe_paths.make_dir(self.layout.inbox_dir(name))
         run_locked(
             self.layout.config_file(name), lambda: atomic_write_json(self.layout.config_file(name), config.to_json())
         )
         task_dir = self.layout.task_dir(name)
-        safefs.make_dir(task_dir, parents=True)
+        safe_paths.make_dir(task_dir, parents=True)
         ensure_file(self.layout.task_lock_target(name), b"")
         return config
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Literal
 
 from agentteams.errors import AgentTeamsError
-from agentteams.store import safe_fs as safefs
 from agentteams.store.file.inbox_file import in_flight_file, spool_file
-from agentteams.store.locking import flock_exclusive, flock_release
+from agentteams.store.fs import safe_paths
+from agentteams.store.fs.locking import flock_exclusive, flock_release
 
 # delivered: it is in the inbox after all; withdrawn: taken back; absent: it never got anywhere (or only torn);
 # queued: a committer of another process holds it and will deliver it; stuck: it could not be taken back
@@ -66,7 +66,7 @@ def _drop_record(path: Path, mine: bytes, *, flock: bool) -> bool:
     with spaces needs no room on a full disk and moves no other sender's bytes: a crash midway leaves our line torn
     (dropped as torn), never theirs. `flock`: senders may be appending (the spool itself)."""
     try:
-        fd = safefs.open_fd(path, os.O_RDWR)  # never through a planted link
+        fd = safe_paths.open_fd(path, os.O_RDWR)  # never through a planted link
     except FileNotFoundError:
         return False
     with os.fdopen(fd, "r+b") as f:

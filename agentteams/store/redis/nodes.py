@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from agentteams.store.atomic_json import epoch_ms, json_object
+from agentteams.store.fs.atomic_json import epoch_ms, json_object
 from agentteams.store.node_records import NodeOrder, NodeRecord, NodeReply
 from agentteams.store.paths import team_dir_name
 from agentteams.store.redis.connection import Client, Keys, no_permission_error

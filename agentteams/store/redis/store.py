@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
-from agentteams.store.atomic_json import epoch_ms, json_object
+from agentteams.store.fs.atomic_json import epoch_ms, json_object
 from agentteams.store.paths import team_dir_name
 from agentteams.store.presence import UNRESPONSIVE_BEATS, Presence
 from agentteams.store.redis.changes import RedisChanges

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from agentteams.errors import UnsafePathError
-from agentteams.store import safe_fs as safefs
+from agentteams.store.fs import safe_paths
 from agentteams.store.paths import LEAD_NAME, Layout
 
 Message = dict[str, Any]
@@ -51,7 +51,7 @@ class SessionInfo:
 def read_entries(path: Path) -> list[dict[str, Any]]:
     """Every well-formed entry of a file; a torn last line (a crash mid-write) or a foreign line is skipped."""
     out = []
-    raw = safefs.read_bytes(path)  # a transcript is never read through a planted link
+    raw = safe_paths.read_bytes(path)  # a transcript is never read through a planted link
     if raw is None:
         raise FileNotFoundError(f"no transcript {path}")
     for line in raw.splitlines():
@@ -174,7 +174,7 @@ def sessions(layout: Layout, cwd: Path | str, limit: int = 50) -> list[SessionIn
 def _info(path: Path) -> SessionInfo | None:
     try:
         modified = path.stat().st_mtime
-        with safefs.open_file(path, "rb") as f:
+        with safe_paths.open_file(path, "rb") as f:
             head = [json.loads(line) for line in (f.readline() for _ in range(200)) if line.strip().startswith(b"{")]
     except (OSError, ValueError, UnsafePathError):
         return None
@@ -212,7 +212,7 @@ def fork(loaded: Loaded, path: Path, new_id: str) -> None:
         if entry["type"] == "assistant":
             copy["requestSessionId"] = loaded.session_id
         lines.append(json.dumps(copy, ensure_ascii=False) + "\n")
-    safefs.make_dir(path.parent, parents=True)
-    fd = safefs.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    safe_paths.make_dir(path.parent, parents=True)
+    fd = safe_paths.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         f.write("".join(lines))

@@ -18,9 +18,9 @@ from typing import Any, Literal
 
 from agentteams import __version__
 from agentteams.errors import UnsafePathError
-from agentteams.store import safe_fs as safefs
 from agentteams.store import write_failures as writefail
-from agentteams.store.atomic_json import encode, now_iso
+from agentteams.store.fs import safe_paths
+from agentteams.store.fs.atomic_json import encode, now_iso
 
 REDACTED = "<redacted>"
 MAIN = "main"  # the thread of the session's own conversation; every other thread is a subagent's sidechain
@@ -167,8 +167,8 @@ class Transcript:
         for secret in self._secrets:
             line = line.replace(secret, REDACTED)
         try:
-            safefs.make_dir(self.path.parent, parents=True)
-            fd = safefs.open_fd(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            safe_paths.make_dir(self.path.parent, parents=True)
+            fd = safe_paths.open_fd(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             try:
                 _write_line(fd, encode(line) + b"\n")
             finally:

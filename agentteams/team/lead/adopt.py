@@ -11,7 +11,7 @@ from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
 from agentteams.pids import LeadProcess
 from agentteams.store.api import Mail, Store
-from agentteams.store.atomic_json import epoch_ms
+from agentteams.store.fs.atomic_json import epoch_ms
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import PlanApprovalRequest, parse_message, plan_digest
 from agentteams.store.records import Member, TeamConfig

@@ -11,8 +11,8 @@ from pathlib import Path
 from agentteams.errors import AgentTeamsError, UnsafePathError
 from agentteams.model.pricing import AgentAccount, UsageLedger
 from agentteams.model.types import Usage
-from agentteams.store import safe_fs as safefs
 from agentteams.store.api import Store
+from agentteams.store.fs import safe_paths
 from agentteams.store.paths import Layout
 from agentteams.team.status_view import find_transcript
 
@@ -41,7 +41,7 @@ def transcript_ledger(path: Path, default_agent: str) -> UsageLedger:
     torn or foreign lines are skipped."""
     ledger, seen = UsageLedger(), set()
     try:
-        lines = (safefs.read_bytes(path) or b"").splitlines()  # never through a planted link
+        lines = (safe_paths.read_bytes(path) or b"").splitlines()  # never through a planted link
     except (OSError, UnsafePathError):
         return ledger
     for line in lines:

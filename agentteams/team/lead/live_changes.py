@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal
 
 from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import resolve_model
-from agentteams.store.atomic_json import now_iso
+from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import Message, ModelSetRequest, ModeSetRequest
 from agentteams.store.records import Member

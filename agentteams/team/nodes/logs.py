@@ -8,8 +8,8 @@ import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentteams.store import safe_fs as safefs
 from agentteams.store.api import Store
+from agentteams.store.fs import safe_paths
 from agentteams.store.paths import Layout
 
 MAX_SHIP = 1 << 20  # bytes read per teammate per beat: a huge backlog goes over several beats
@@ -38,7 +38,7 @@ class LogShipper:
                 return
             tail.path = self.layout.transcript_file(cwd, presence.session_id)
         try:
-            with safefs.open_file(tail.path, "rb") as f:
+            with safe_paths.open_file(tail.path, "rb") as f:
                 f.seek(tail.offset)
                 chunk = f.read(MAX_SHIP)
         except FileNotFoundError:

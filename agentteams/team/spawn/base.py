@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from agentteams.agent.mcp_servers import McpFlags
 from agentteams.model.providers import PROVIDER_ENV, VERTEX_REGION_PREFIX
 from agentteams.settings.types import Settings
+from agentteams.store.fs.watch import WakeEvent
 from agentteams.store.signing import LeadVerifyKey
-from agentteams.store.watch import WakeEvent
 from agentteams.team.nodes.placement import Placement
 
 if TYPE_CHECKING:

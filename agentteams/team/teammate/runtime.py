@@ -21,7 +21,8 @@ from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.model.types import Block, ModelClient
 from agentteams.store import write_failures as writefail
 from agentteams.store.api import Store
-from agentteams.store.atomic_json import now_iso
+from agentteams.store.fs.atomic_json import now_iso
+from agentteams.store.fs.watch import WakeEvent, wait_in_slices
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence, State
 from agentteams.store.protocol import (
@@ -37,7 +38,6 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.records import Envelope, TeamConfig
 from agentteams.store.signing import LeadVerifyKey
-from agentteams.store.watch import WakeEvent, wait_in_slices
 from agentteams.team import heartbeat
 from agentteams.team.budget import held
 from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
@@ -80,7 +80,7 @@ class TeammateRuntime:
             raise AgentTeamsError("a teammate needs --agent-name and --team-name")
         self.me = options.identity
         self.team, self.name = options.identity.team, options.identity.name
-        self.stop = stop or WakeEvent()  # setting it ends an idle wait at once (store/watch.py)
+        self.stop = stop or WakeEvent()  # setting it ends an idle wait at once (store/fs/watch.py)
         self.permission_timeout = permission_timeout  # seconds a permission request waits for the lead
         self._outer = on_event or (lambda _e: None)
         self._team_event = on_team_event or (lambda _e: None)

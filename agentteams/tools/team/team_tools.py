@@ -11,7 +11,7 @@ from typing import Any, ClassVar, Literal
 from agentteams.errors import InvalidNameError, NotFoundError
 from agentteams.pids import LeadProcess
 from agentteams.store.api import Mail
-from agentteams.store.atomic_json import dump_compact, epoch_ms, now_iso
+from agentteams.store.fs.atomic_json import dump_compact, epoch_ms, now_iso
 from agentteams.store.paths import LEAD_NAME, refuse_control
 from agentteams.store.protocol import (
     CompactRequest,

@@ -17,8 +17,8 @@ from typing import Any
 
 from agentteams import diagnostics
 from agentteams.errors import CorruptFileError
-from agentteams.store import safe_fs as safefs
-from agentteams.store.locking import check_held
+from agentteams.store.fs import safe_paths
+from agentteams.store.fs.locking import check_held
 
 
 def dump_json(obj: object) -> str:
@@ -51,7 +51,7 @@ def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
     Under a lock, the rename happens only while the lock is still ours (else LockLostError, nothing replaced).
     """
     tmp = path.with_name(f"{path.name}.tmp.{os.urandom(4).hex()}")
-    fd = safefs.open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)  # 0600; renaming over a link replaces the link
+    fd = safe_paths.open_fd(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)  # 0600; renaming over a link replaces the link
     try:
         try:
             fill(fd)
@@ -71,21 +71,21 @@ def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Replace `path` with `data`, atomically and durably."""
-    _atomic_write(path, lambda fd: safefs.write_all(fd, data))
+    _atomic_write(path, lambda fd: safe_paths.write_all(fd, data))
 
 
 def atomic_write_spliced(path: Path, keep: int, tail: bytes) -> None:
     """Replace `path` with its first `keep` bytes plus `tail`; the kernel copies the kept part."""
 
     def fill(fd: int) -> None:
-        with safefs.open_file(path, "rb") as src:
+        with safe_paths.open_file(path, "rb") as src:
             copied = 0
             while copied < keep:
                 n = os.copy_file_range(src.fileno(), fd, keep - copied, copied)
                 if n == 0:
                     raise OSError(f"{path} shrank while being copied")
                 copied += n
-        safefs.write_all(fd, tail)
+        safe_paths.write_all(fd, tail)
 
     _atomic_write(path, fill)
 
@@ -115,7 +115,7 @@ def parse_json_bytes(raw: bytes, path: Path) -> Any:
 
 def read_bytes(path: Path) -> bytes | None:
     """The file's bytes (never through a symbolic link); None when it does not exist."""
-    return safefs.read_bytes(path)
+    return safe_paths.read_bytes(path)
 
 
 def _aside_names(path: Path) -> Iterator[Path]:
@@ -138,11 +138,11 @@ def write_aside(path: Path, data: bytes) -> Path:
     """Keep `data` (a corrupt part of `path`) durably in a new `<name>.corrupt-<timestamp>` file; where it went."""
     for aside in _aside_names(path):
         try:
-            fd = safefs.open_fd(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL)  # 0600, never through a link
+            fd = safe_paths.open_fd(aside, os.O_WRONLY | os.O_CREAT | os.O_EXCL)  # 0600, never through a link
         except FileExistsError:
             continue
         try:
-            safefs.write_all(fd, data)
+            safe_paths.write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

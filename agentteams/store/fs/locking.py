@@ -16,9 +16,9 @@ from typing import IO, TypeVar
 
 from agentteams import diagnostics
 from agentteams.errors import LockLostError, NotFoundError
-from agentteams.store import lock_queue as lockqueue
-from agentteams.store import safe_fs as safefs
-from agentteams.store.lock_queue import (
+from agentteams.store.fs import lock_queue as lockqueue
+from agentteams.store.fs import safe_paths
+from agentteams.store.fs.lock_queue import (
     STALE_SECONDS,
     Queued,
     flock_exclusive,
@@ -145,7 +145,7 @@ class FileLock:
         """
         start = time.monotonic()
         try:
-            queue = safefs.open_file(queue_file_for(self.target), "a+b")  # held until release(); never a link
+            queue = safe_paths.open_file(queue_file_for(self.target), "a+b")  # held until release(); never a link
         except FileNotFoundError as e:
             raise NotFoundError(f"cannot lock {self.target}: its directory does not exist") from e
         try:
@@ -167,7 +167,7 @@ class FileLock:
         """Take the lock only if it is free now, nobody of ours queued for it and no lock dir in the way (a real
         `claude`'s, a dead holder's): True once held; False at once otherwise (the caller then waits its turn)."""
         try:
-            queue = safefs.open_file(queue_file_for(self.target), "a+b")  # held until release(); never a link
+            queue = safe_paths.open_file(queue_file_for(self.target), "a+b")  # held until release(); never a link
         except FileNotFoundError as e:
             raise NotFoundError(f"cannot lock {self.target}: its directory does not exist") from e
         try:
@@ -242,7 +242,7 @@ class FileLock:
         except FileNotFoundError:
             return True
         if stat.S_ISLNK(st.st_mode):
-            raise safefs.refused(self.lock_dir)
+            raise safe_paths.refused(self.lock_dir)
         orphan = False
         if queue is not None:
             queue.seek(0)
@@ -366,4 +366,4 @@ def run_locked(target: Path, work: Callable[[], T], *, deadline: float = DEFAULT
 
 def ensure_file(path: Path, initial: bytes) -> bool:
     """Create `path` with `initial` unless it exists (`wx`, as the CLI does); True if it was created."""
-    return safefs.create_new(path, initial)
+    return safe_paths.create_new(path, initial)
