@@ -117,15 +117,15 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
         wait_settled(runtime)
     finally:
         parts.close(team_down=True)
-    from agentteams.store import write_failures as writefail
+    from agentteams.store import write_failures
 
     done = [r for r in turns if r is not None]
     if not done:
-        failed = writefail.summary()  # what the disk refused may be why
+        failed = write_failures.summary()  # what the disk refused may be why
         why = "the run ended before the model answered" + (f"; {failed}" if failed else "")
         raise runtime.last_error or AgentTeamsError(why)
     code = report(done, session, options.session_id, output_format, time.monotonic() - start)
-    if (failed := writefail.summary_unless_last()) is not None:  # the last line says what was not saved
+    if (failed := write_failures.summary_unless_last()) is not None:  # the last line says what was not saved
         from agentteams import diagnostics
 
         diagnostics.warning("%s", failed)

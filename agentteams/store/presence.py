@@ -11,7 +11,7 @@ from typing import Any, Literal
 from agentteams import diagnostics
 from agentteams.errors import CorruptFileError, UnsafePathError
 from agentteams.pids import pid_alive, pid_space
-from agentteams.store import write_failures as writefail
+from agentteams.store import write_failures
 from agentteams.store.fs import safe_paths
 from agentteams.store.fs.atomic_json import atomic_write_json, epoch_ms, parse_json_bytes, read_bytes
 from agentteams.store.paths import Layout
@@ -88,9 +88,9 @@ def write_presence(layout: Layout, team: str, agent: str, presence: Presence) ->
     except FileNotFoundError:  # the team was deleted under us: nothing to describe
         return
     except (OSError, UnsafePathError) as e:  # a full or read-only disk, a planted link: the agent goes on
-        writefail.failed("presence", path, e)
+        write_failures.failed("presence", path, e)
     else:
-        writefail.succeeded("presence")
+        write_failures.succeeded("presence")
 
 
 def read_presence(layout: Layout, team: str, agent: str) -> Presence | None:

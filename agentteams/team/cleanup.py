@@ -24,7 +24,7 @@ from agentteams.store.fs.locking import STALE_SECONDS, queue_file_for
 from agentteams.store.opener import open_store
 from agentteams.store.paths import Layout, team_dir_name
 from agentteams.store.records import Member, TeamConfig
-from agentteams.tools.team import worktree_git as teamgit
+from agentteams.tools.team import worktree_git
 
 Kind = Literal["team", "member", "pane", "lock", "tmp"]
 Outcome = Literal["planned", "done", "skipped", "failed"]
@@ -295,7 +295,7 @@ class TeamCleanup:
         if self._team_dead(config, verdicts) is None:
             raise _Skip("it is alive again (a lead or member runs)")
         gone.panes.update(m.tmux_pane_id for m in config.members if m.tmux_pane_id and m.name in verdicts)
-        _done, kept = teamgit.close_team(self.teams, action.target, Path.cwd())  # clean worktrees go, dirty stay
+        _done, kept = worktree_git.close_team(self.teams, action.target, Path.cwd())  # clean worktrees go, dirty stay
         warnings = kept + self.teams.delete(action.target, force=True)
         gone.teams.add(action.target)
         return "; ".join(warnings)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agentteams.errors import AgentTeamsError
-from agentteams.store import write_failures as writefail
+from agentteams.store import write_failures
 from agentteams.store.api import Mail, Teams
 from agentteams.store.protocol import IdleNotification, ShutdownRequest, parse_message
 from agentteams.store.records import Envelope
@@ -111,9 +111,9 @@ def mark_read(mail: Mail, team: str, agent: str, envs: list[Envelope]) -> bool:
     try:
         mail.mark_delivered(team, agent, envs)
     except (OSError, AgentTeamsError) as e:
-        writefail.failed("inbox", f"read marks of {agent}@{team}", e)
+        write_failures.failed("inbox", f"read marks of {agent}@{team}", e)
         return False
-    writefail.succeeded("inbox")
+    write_failures.succeeded("inbox")
     return True
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from agentteams.errors import UnsafePathError
-from agentteams.store import write_failures as writefail
+from agentteams.store import write_failures
 from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
 from agentteams.store.presence import Presence
@@ -196,7 +196,7 @@ def test_presence_transcript_and_plan_never_follow_a_link(
     with caplog.at_level(logging.WARNING, logger="agentteams"):  # a write failure is a warning (item 7), and
         Transcript(transcript, "sess", cwd=str(tmp_path)).prompt("team-lead", "hi")  # nothing goes through
     assert "sess.jsonl: it is a symbolic link" in caplog.text and victim.read_bytes() == b"keep"
-    writefail.reset()
+    write_failures.reset()
 
     transcript.unlink()
     transcript.parent.rmdir()

@@ -18,7 +18,7 @@ import anthropic
 import pytest
 
 from agentteams.mockapi import MockServer
-from agentteams.model import wire_body as wirebody
+from agentteams.model import wire_body
 from agentteams.model.aliases import UnknownModelError, resolve_model, wire_model
 from agentteams.model.anthropic_client import AnthropicClient, ModelAPIError, build_params, parse_retry_after
 from agentteams.model.config import MissingCredentialsError, ModelConfig
@@ -164,14 +164,14 @@ def test_our_body_is_what_the_sdk_s_own_stream_sends_and_tools_are_encoded_once(
     assert list(ours["body"]) == list(theirs["body"])  # the same order of fields: bytes read in order meet the same
     assert list(ours["headers"].items()) == list(theirs["headers"].items())  # every header, in the same order
     tools = params["tools"]
-    first, again = wirebody.body({"tools": tools}), wirebody.body({"tools": [dict(t) for t in tools]})
+    first, again = wire_body.body({"tools": tools}), wire_body.body({"tools": [dict(t) for t in tools]})
     assert first == again and json.loads(first)["tools"] == tools
     renamed = [{**tools[0], "description": "Read one file"}, *tools[1:]]
-    assert json.loads(wirebody.body({"tools": renamed}))["tools"][0]["description"] == "Read one file"
+    assert json.loads(wire_body.body({"tools": renamed}))["tools"][0]["description"] == "Read one file"
     marked = [{**tools[0], "cache_control": {"type": "ephemeral"}}, *tools[1:]]
-    assert "cache_control" in json.loads(wirebody.body({"tools": marked}))["tools"][0]
+    assert "cache_control" in json.loads(wire_body.body({"tools": marked}))["tools"][0]
     other = [{**tools[0], "input_schema": {**tools[0]["input_schema"], "required": []}}]
-    assert json.loads(wirebody.body({"tools": other}))["tools"][0]["input_schema"]["required"] == []
+    assert json.loads(wire_body.body({"tools": other}))["tools"][0]["input_schema"]["required"] == []
 
 
 def test_529_twice_then_success_honours_retry_after(serve: Any) -> None:

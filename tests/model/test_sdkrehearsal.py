@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from agentteams.model import sdk_rehearsal as sdkrehearsal
+from agentteams.model import sdk_rehearsal
 
 
 def test_rehearsal_runs_on_the_installed_sdk_without_network_or_threads(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -18,10 +18,10 @@ def test_rehearsal_runs_on_the_installed_sdk_without_network_or_threads(monkeypa
 
     monkeypatch.setattr(socket.socket, "connect", no_network)
     before = threading.active_count()
-    sdkrehearsal.rehearse()
+    sdk_rehearsal.rehearse()
     assert threading.active_count() == before  # a fork server must stay single-threaded
 
 
 def test_an_sdk_without_its_http_library_is_a_clear_failure() -> None:
     with pytest.raises(ImportError, match="HTTP library"):
-        sdkrehearsal._http_module(type("NotAClient", (), {}))
+        sdk_rehearsal._http_module(type("NotAClient", (), {}))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.store import write_failures as writefail
+from agentteams.store import write_failures
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.paths import Layout
 from tests.support.fake_model import FakeModel, text
@@ -32,7 +32,7 @@ class Warnings:
 
 @pytest.fixture
 def warnings(caplog: pytest.LogCaptureFixture) -> Warnings:
-    writefail.reset()
+    write_failures.reset()
     return Warnings(caplog)
 
 

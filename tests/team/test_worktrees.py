@@ -16,7 +16,7 @@ from agentteams.settings.types import Settings
 from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
 from agentteams.tools.base import ToolInputError
-from agentteams.tools.team import worktree_git as teamgit
+from agentteams.tools.team import worktree_git
 from tests.support.fake_model import FakeModel, text
 from tests.support.hookscript import HookLab
 from tests.support.runtime import TEAM, running_lead
@@ -41,15 +41,15 @@ def repo(tmp_path: Path) -> Path:
     return work
 
 
-def branch_with(repo: Path, name: str, content: str, *, commit: bool = True) -> teamgit.TeammateTree:
+def branch_with(repo: Path, name: str, content: str, *, commit: bool = True) -> worktree_git.TeammateTree:
     """A teammate's tree as the lead makes it, with f.txt changed (and committed)."""
     path = repo / ".claude" / "worktrees" / TEAM / name
-    branch = teamgit.branch_for(TEAM, name)
+    branch = worktree_git.branch_for(TEAM, name)
     git.add_worktree(repo, path, branch, git.head(repo))
     (path / "f.txt").write_text(content)
     if commit:
         sh(path, "commit", "-qam", f"{name} edit")
-    return teamgit.TeammateTree(TEAM, name, repo, branch, path, git.branch_base(repo, branch))
+    return worktree_git.TeammateTree(TEAM, name, repo, branch, path, git.branch_base(repo, branch))
 
 
 def untouched(repo: Path, head: str) -> None:
@@ -62,11 +62,11 @@ def untouched(repo: Path, head: str) -> None:
 def test_a_conflicting_merge_is_aborted_and_the_tree_left_as_it_was(repo: Path, squash: bool) -> None:
     alice = branch_with(repo, "alice", "a\nALICE\nc\n")
     bob = branch_with(repo, "bob", "a\nBOB\nc\n")
-    said = teamgit.merge(alice, squash=squash)
+    said = worktree_git.merge(alice, squash=squash)
     assert said.startswith("squash-merged" if squash else "merged") and "into main" in said
     head = git.head(repo)
-    with pytest.raises(teamgit.MergeConflict) as caught:
-        teamgit.merge(bob, squash=squash)
+    with pytest.raises(worktree_git.MergeConflict) as caught:
+        worktree_git.merge(bob, squash=squash)
     assert caught.value.files == ["f.txt"] and "main is as it was" in str(caught.value)
     untouched(repo, head)
     assert (repo / "f.txt").read_text() == "a\nALICE\nc\n"
@@ -78,32 +78,32 @@ def test_merge_into_a_branch_no_checkout_has_leaves_the_lead_checkout_alone(repo
     sh(repo, "branch", "release")
     alice = branch_with(repo, "alice", "a\nALICE\nc\n")
     head = git.head(repo)
-    assert "into release" in teamgit.merge(alice, "release")
+    assert "into release" in worktree_git.merge(alice, "release")
     untouched(repo, head)
     assert sh(repo, "show", "release:f.txt") == "a\nALICE\nc\n"
     assert [b for _p, b in git.worktrees(repo)] == ["main", "proj/alice"]  # the scratch checkout is gone
-    assert "already has everything" in teamgit.merge(alice, "release")
+    assert "already has everything" in worktree_git.merge(alice, "release")
 
 
 def test_merge_refuses_a_target_with_uncommitted_changes_and_its_own_branch(repo: Path) -> None:
     alice = branch_with(repo, "alice", "a\nALICE\nc\n")
     (repo / "f.txt").write_text("local edit\n")
     with pytest.raises(AgentTeamsError, match=r"uncommitted changes \(f\.txt\)"):
-        teamgit.merge(alice)
+        worktree_git.merge(alice)
     assert (repo / "f.txt").read_text() == "local edit\n"
     with pytest.raises(AgentTeamsError, match="own branch"):
-        teamgit.merge(alice, "proj/alice")
+        worktree_git.merge(alice, "proj/alice")
 
 
 def test_release_removes_clean_worktrees_and_keeps_dirty_ones(repo: Path) -> None:
     worked = branch_with(repo, "alice", "a\nALICE\nc\n")
     idle = branch_with(repo, "bob", "a\nbase\nc\n", commit=False)  # the same content: clean, no commits
     dirty = branch_with(repo, "carol", "a\nCAROL\nc\n", commit=False)
-    line, kept = teamgit.release(worked)
+    line, kept = worktree_git.release(worked)
     assert not kept and "kept branch proj/alice (1 commit(s) to merge)" in line and not worked.path.exists()  # type: ignore[union-attr]
-    line, kept = teamgit.release(idle)
+    line, kept = worktree_git.release(idle)
     assert not kept and not git.branch_exists(repo, "proj/bob")
-    line, kept = teamgit.release(dirty)
+    line, kept = worktree_git.release(dirty)
     assert kept and "kept carol's worktree" in line and "f.txt" in line and dirty.path.exists()  # type: ignore[union-attr]
 
 
@@ -112,10 +112,10 @@ def test_team_trees_state_and_close(repo: Path, layout: Layout) -> None:
     store.teams.create(TEAM, cwd=str(repo))
     branch_with(repo, "alice", "a\nALICE\nc\n")
     dirty = branch_with(repo, "bob", "a\nBOB\nc\n", commit=False)
-    lines = {t.name: teamgit.state(t).line(t) for t in teamgit.team_trees(store.teams, TEAM, repo)}
+    lines = {t.name: worktree_git.state(t).line(t) for t in worktree_git.team_trees(store.teams, TEAM, repo)}
     assert lines["alice"].startswith("proj/alice: 1 commit(s) ahead, clean")
     assert lines["bob"].startswith("proj/bob: 0 commit(s) ahead, 1 dirty file(s): f.txt")
-    removed, kept = teamgit.close_team(store.teams, TEAM, repo)
+    removed, kept = worktree_git.close_team(store.teams, TEAM, repo)
     assert len(removed) == 1 and "alice" in removed[0] and len(kept) == 1 and "bob" in kept[0]
     assert dirty.path is not None and dirty.path.exists()
 

@@ -20,12 +20,12 @@ def diff(
 
     from agentteams.backends import git
     from agentteams.store.opener import open_store
-    from agentteams.tools.team import worktree_git as teamgit
+    from agentteams.tools.team import worktree_git
 
-    tree = teamgit.find_tree(open_store().teams, team, agent, Path.cwd())
+    tree = worktree_git.find_tree(open_store().teams, team, agent, Path.cwd())
     if stat:
         target = into or git.current_branch(tree.repo) or "HEAD"
         typer.echo(git.diff(tree.repo, target, tree.branch, stat=True).rstrip() or f"{tree.branch}: no changes")
-        typer.echo(teamgit.state(tree, target).line(tree))
+        typer.echo(worktree_git.state(tree, target).line(tree))
         return
-    typer.echo(teamgit.diff(tree, into), nl=False)
+    typer.echo(worktree_git.diff(tree, into), nl=False)

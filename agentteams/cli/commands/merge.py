@@ -19,12 +19,12 @@ def merge(
     from pathlib import Path
 
     from agentteams.store.opener import open_store
-    from agentteams.tools.team import worktree_git as teamgit
+    from agentteams.tools.team import worktree_git
 
-    tree = teamgit.find_tree(open_store().teams, team, agent, Path.cwd())
+    tree = worktree_git.find_tree(open_store().teams, team, agent, Path.cwd())
     try:
-        typer.echo(teamgit.merge(tree, into, squash=squash))
-    except teamgit.MergeConflict as e:
+        typer.echo(worktree_git.merge(tree, into, squash=squash))
+    except worktree_git.MergeConflict as e:
         typer.echo(f"agentteams: error: {e}", err=True)
         for name in e.files:
             typer.echo(f"conflict: {name}")

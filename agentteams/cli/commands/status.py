@@ -56,12 +56,12 @@ def _worktrees(store: "Store", team: str) -> list[str]:
     from pathlib import Path
 
     from agentteams.errors import AgentTeamsError
-    from agentteams.tools.team import worktree_git as teamgit
+    from agentteams.tools.team import worktree_git
 
     lines = []
-    for tree in teamgit.team_trees(store.teams, team, Path.cwd()):
+    for tree in worktree_git.team_trees(store.teams, team, Path.cwd()):
         try:
-            lines.append(f"{tree.name}  {teamgit.state(tree).line(tree)}")
+            lines.append(f"{tree.name}  {worktree_git.state(tree).line(tree)}")
         except AgentTeamsError as e:
             lines.append(f"{tree.name}  {tree.branch}: {e}")
     return lines

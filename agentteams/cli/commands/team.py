@@ -70,7 +70,7 @@ def delete(
 
     from agentteams.errors import CorruptFileError
     from agentteams.store.opener import open_store
-    from agentteams.tools.team import worktree_git as teamgit
+    from agentteams.tools.team import worktree_git
 
     store = open_store()
     removed: list[str] = []
@@ -83,7 +83,7 @@ def delete(
     else:
         if not force and any(m.agent_id != config.lead_agent_id for m in config.members):
             store.teams.delete(name)  # refuses (teammates remain), worktrees untouched
-        removed, kept = teamgit.close_team(store.teams, name, Path.cwd())
+        removed, kept = worktree_git.close_team(store.teams, name, Path.cwd())
     for line in removed:
         typer.echo(line)
     for warning in kept + store.teams.delete(name, force=force):

@@ -27,7 +27,7 @@ from typing import NoReturn
 
 from agentteams.model.providers import AWS_KEYS
 from agentteams.procs import launcher as launch
-from agentteams.procs import socket_dir as sockdir
+from agentteams.procs import socket_dir
 from agentteams.procs.fork import early as forkearly
 from agentteams.procs.fork.child import Launcher, run, shutdown, watch_launcher
 from agentteams.procs.fork.spare import Spare
@@ -125,7 +125,7 @@ class Server:
     def bind(self) -> None:
         if self.path.is_socket():  # our pid is in the name (or the warm server's lock is ours): a dead server's file
             self.path.unlink()
-        sockdir.sweep_dead(self.path.parent)  # killed servers' sockets: nothing else would ever remove them
+        socket_dir.sweep_dead(self.path.parent)  # killed servers' sockets: nothing else would ever remove them
         old = os.umask(0o077)
         try:
             self.listener.bind(str(self.path))

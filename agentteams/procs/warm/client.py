@@ -19,7 +19,7 @@ from pathlib import Path
 from agentteams.errors import AgentTeamsError
 from agentteams.pids import pid_alive
 from agentteams.procs import launcher as launch
-from agentteams.procs import socket_dir as sockdir
+from agentteams.procs import socket_dir
 
 DISABLE_VAR = "AGENTTEAMS_NO_WARM"  # set (non-empty): every `-p` run starts cold and no server is started
 IDLE_VAR = "AGENTTEAMS_WARM_IDLE"  # seconds the server waits for a next run before it exits
@@ -65,7 +65,7 @@ def run_if_print(argv: list[str], commands: Collection[str]) -> None:
     if os.environ.get(DISABLE_VAR) or not is_print_argv(argv, commands):
         return
     try:
-        directory = sockdir.private_dir()
+        directory = socket_dir.private_dir()
     except (OSError, AgentTeamsError):
         return
     try:

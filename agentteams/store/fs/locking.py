@@ -1,4 +1,4 @@
-"""Claude Code's lock protocol (proper-lockfile: `mkdir <target>.lock`), fronted by an OS queue (lockqueue.py)
+"""Claude Code's lock protocol (proper-lockfile: `mkdir <target>.lock`), fronted by an OS queue (lock_queue.py)
 that our processes sleep in, with a deadline, before taking the mkdir lock, which also excludes real `claude`.
 A holder replaces files only while the lock dir is still the one it made (`check_held`, `run_locked`)."""
 
@@ -16,8 +16,7 @@ from typing import IO, TypeVar
 
 from agentteams import diagnostics
 from agentteams.errors import LockLostError, NotFoundError
-from agentteams.store.fs import lock_queue as lockqueue
-from agentteams.store.fs import safe_paths
+from agentteams.store.fs import lock_queue, safe_paths
 from agentteams.store.fs.lock_queue import (
     STALE_SECONDS,
     Queued,
@@ -171,7 +170,7 @@ class FileLock:
         except FileNotFoundError as e:
             raise NotFoundError(f"cannot lock {self.target}: its directory does not exist") from e
         try:
-            if lockqueue.try_exclusive(queue):
+            if lock_queue.try_exclusive(queue):
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(self.lock_dir, LOCK_DIR_MODE)
                     if self._open_dir(queue):
@@ -199,7 +198,7 @@ class FileLock:
         if stale(self.lock_dir):
             return True
         record = _Record.decode(os.pread(queue.fileno(), 128, 0))
-        return record is not None and time.time_ns() - record.mtime_ns > lockqueue.STALE_SECONDS * 1e9
+        return record is not None and time.time_ns() - record.mtime_ns > lock_queue.STALE_SECONDS * 1e9
 
     def _take_dir(self, queue: IO[bytes], how: Queued, start: float) -> None:
         backoff = MIN_BACKOFF

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from agentteams import __version__
 from agentteams.errors import UnsafePathError
-from agentteams.store import write_failures as writefail
+from agentteams.store import write_failures
 from agentteams.store.fs import safe_paths
 from agentteams.store.fs.atomic_json import encode, now_iso
 
@@ -175,9 +175,9 @@ class Transcript:
                 os.close(fd)
         except (OSError, UnsafePathError) as e:  # a full or read-only disk, a planted link: the record is lost,
             # never the session (one warning)
-            writefail.failed("transcript", self.path, e)
+            write_failures.failed("transcript", self.path, e)
         else:
-            writefail.succeeded("transcript")
+            write_failures.succeeded("transcript")
 
 
 def _write_line(fd: int, data: bytes) -> None:

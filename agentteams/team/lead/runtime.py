@@ -17,8 +17,7 @@ from agentteams.agent.session import Session, TurnExtras
 from agentteams.backends.tmux import current_pane
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.model.types import Block
-from agentteams.store import signing
-from agentteams.store import write_failures as writefail
+from agentteams.store import signing, write_failures
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import State
 from agentteams.store.protocol import (
@@ -34,9 +33,7 @@ from agentteams.store.records import Envelope
 from agentteams.team import heartbeat
 from agentteams.team.budget import BudgetLead, BudgetWatch
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
-from agentteams.team.lead import adopt
-from agentteams.team.lead import permission_relay as relay
-from agentteams.team.lead import team_wait as teamwait
+from agentteams.team.lead import adopt, permission_relay, team_wait
 from agentteams.team.lead.live_changes import LiveChanges
 from agentteams.team.lead.permission_relay import PermissionJudge
 from agentteams.team.lead.restarts import HINT, Rekeying, Restarts
@@ -50,7 +47,7 @@ from agentteams.team.trust import LeadPromises, Trust
 from agentteams.tools.base import ToolInputError
 
 JOIN_WAIT = 2.0  # seconds for the lead's team thread to end when the team is disbanded: four of its rounds
-CHECK_EVERY = 0.5  # seconds between the team thread's looks; 4x that while pidfds watch all teammates (teamwait.py)
+CHECK_EVERY = 0.5  # seconds between the team thread's looks; 4x that while pidfds watch all teammates (team_wait.py)
 
 
 class LeadRuntime:
@@ -319,7 +316,7 @@ class LeadRuntime:
 
     def _watch_team(self, team: str) -> None:
         self.store.keyring.recorded(team, LEAD_NAME)
-        with self.store.watch(team, LEAD_NAME) as files, teamwait.TeamWait(files, self.handles) as watcher:
+        with self.store.watch(team, LEAD_NAME) as files, team_wait.TeamWait(files, self.handles) as watcher:
             while not self._closing and self.team == team:
                 try:
                     self.process_inbox()
@@ -334,7 +331,7 @@ class LeadRuntime:
                         break  # TeamDelete removed it while this round ran: nothing to warn about
                     diagnostics.warning("team %s: %s", team, e)
                 except OSError as e:  # a full or read-only disk: one warning, and the lead keeps answering
-                    writefail.failed("team files", f"of team {team}", e)
+                    write_failures.failed("team files", f"of team {team}", e)
                 watcher.wait(CHECK_EVERY, stretch=not self._budget.watching)
         self.store.presence.remove(team, LEAD_NAME)
 
@@ -383,7 +380,7 @@ class LeadRuntime:
             self._team_event(TeamEvent("idle", who, msg.summary or msg.result or "", color=env.color))
             return True
         if isinstance(msg, PermissionRequest):
-            allow = relay.answer(self.session, self.judge, self.team or "", msg, who)
+            allow = permission_relay.answer(self.session, self.judge, self.team or "", msg, who)
             self._team_event(TeamEvent("permission", who, f"{msg.tool_name}: {'allowed' if allow else 'denied'}"))
             return True
         return self._for_model(env, forged)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from agentteams.backends import git
 from agentteams.errors import AgentTeamsError
 from agentteams.tools.base import ToolInputError
-from agentteams.tools.team import worktree_git as teamgit
+from agentteams.tools.team import worktree_git
 
 if TYPE_CHECKING:
     from agentteams.agent.hooks.points import HookPoints
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 def wanted(args: dict[str, Any], merged: dict[str, Any]) -> bool:
     """Whether this spawn gets a worktree: the call's `isolation`, else the settings' team-wide default."""
-    asked = args.get("isolation", merged.get(teamgit.ISOLATION_KEY))
+    asked = args.get("isolation", merged.get(worktree_git.ISOLATION_KEY))
     if asked in (None, "", "none"):
         return False
     if asked != "worktree":
@@ -43,8 +43,8 @@ def make(session: Session, team: str, name: str) -> tuple[Path, Path]:
             if made is None:
                 raise ToolInputError(why)
             return (cwd / made).resolve(), (cwd / made).resolve()
-        path = teamgit.worktree_root(repo, session.options.settings) / team_subdir(team) / name
-        branch = teamgit.branch_for(team, name)
+        path = worktree_git.worktree_root(repo, session.options.settings) / team_subdir(team) / name
+        branch = worktree_git.branch_for(team, name)
         if path.exists() or git.branch_exists(repo, branch):
             raise ToolInputError(
                 f"{path} or branch {branch} is left from an earlier {name}: merge or remove it "
@@ -61,7 +61,7 @@ def make(session: Session, team: str, name: str) -> tuple[Path, Path]:
 
 
 def team_subdir(team: str) -> str:
-    return teamgit.branch_for(team, "").rstrip("/")
+    return worktree_git.branch_for(team, "").rstrip("/")
 
 
 def record(store: Store, team: str, name: str, tree: Path, start: Path) -> None:
@@ -76,13 +76,13 @@ def release(store: Store, hooks: HookPoints, team: str, member: Member | None) -
         return ""
     path = Path(member.worktree_path)
     try:
-        tree = teamgit.find_tree(store.teams, team, member.name, path)
+        tree = worktree_git.find_tree(store.teams, team, member.name, path)
     except AgentTeamsError:
         tree = None
     if tree is None or tree.path is None or tree.path.resolve() != path.resolve():
         return _release_hook_made(hooks, member.name, path)
     try:
-        line, _kept = teamgit.release(tree)
+        line, _kept = worktree_git.release(tree)
     except AgentTeamsError as e:
         return f" Could not remove its worktree {path}: {e}"
     return f" {line[0].upper()}{line[1:]}."
@@ -125,6 +125,6 @@ def own_worktree(session: Session, team: str, name: str, args: dict[str, Any], r
 def drop(session: Session, team: str, name: str) -> None:
     """A worktree made for a teammate that then failed to start: removed if clean (a retry can make it again)."""
     with contextlib.suppress(AgentTeamsError, OSError):
-        tree = teamgit.find_tree(session.store.teams, team, name, session.options.cwd)
+        tree = worktree_git.find_tree(session.store.teams, team, name, session.options.cwd)
         if tree.path is not None:
-            teamgit.release(tree)
+            worktree_git.release(tree)

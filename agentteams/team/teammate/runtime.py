@@ -19,7 +19,7 @@ from agentteams.agent.prompts import claim_prompt
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.model.types import Block, ModelClient
-from agentteams.store import write_failures as writefail
+from agentteams.store import write_failures
 from agentteams.store.api import Store
 from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.fs.watch import WakeEvent, wait_in_slices
@@ -182,7 +182,7 @@ class TeammateRuntime:
             self._leases.sweep(self.team)  # a task whose owner stopped renewing is claimable again
             claim = self.tasks.claim_next(self.team, self.name, check_busy=True)
         except OSError as e:  # a full or read-only disk: no task can be taken now; messages still can
-            writefail.failed("team files", f"of team {self.team}", e)
+            write_failures.failed("team files", f"of team {self.team}", e)
             return None
         if claim.success and claim.task is not None:
             t = claim.task
@@ -297,7 +297,7 @@ class TeammateRuntime:
         except AgentTeamsError as e:
             diagnostics.warning("%s: could not record its key (its messages will show as unverified): %s", self.name, e)
         except OSError as e:  # a full or read-only disk
-            writefail.failed("team files", f"of team {self.team}", e)
+            write_failures.failed("team files", f"of team {self.team}", e)
 
     def _deliver(self) -> None:
         if self._pending:
@@ -392,7 +392,7 @@ class TeammateRuntime:
         except AgentTeamsError as e:  # removed from the team: the loop notices and stops
             diagnostics.debug("%s: could not set isActive: %s", self.name, e)
         except OSError as e:  # a full or read-only disk: the lead sees less, the teammate goes on
-            writefail.failed("team files", f"of team {self.team}", e)
+            write_failures.failed("team files", f"of team {self.team}", e)
 
     def _set_state(self, state: State, **fields: Any) -> None:
         tokens, window = self.session.context_use()  # how full its conversation is: `status` shows the %

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from agentteams.tools.base import ToolContext, ToolResult, require_str
-from agentteams.tools.team import worktree_git as teamgit
+from agentteams.tools.team import worktree_git
 from agentteams.tools.team.task_tools import CoordinationTool
 
 DIFF_CHARS = 30_000  # a review longer than this is cut: the model reads the rest with git itself
@@ -37,16 +37,16 @@ class TeamMergeTool(CoordinationTool):
             return ToolResult.error("There is no team: TeamMerge merges a teammate's worktree branch.")
         if not ctx.is_lead:
             return ToolResult.error(f'Only the lead of team "{team}" merges teammates\' branches.')
-        tree = teamgit.find_tree(ctx.store.teams, team, require_str(args, "name"), ctx.cwd)
+        tree = worktree_git.find_tree(ctx.store.teams, team, require_str(args, "name"), ctx.cwd)
         into = args.get("into") if isinstance(args.get("into"), str) and args.get("into") else None
         if args.get("review") is True:
-            text = teamgit.diff(tree, into)
+            text = worktree_git.diff(tree, into)
             cut = f"\n... ({len(text) - DIFF_CHARS} more characters)" if len(text) > DIFF_CHARS else ""
             return ToolResult(text[:DIFF_CHARS] + cut, data={"branch": tree.branch})
         if ctx.hooks.permission_mode() == "plan":
             return ToolResult.error("Plan mode: nothing may change yet, so no merge. Review with review: true.")
         try:
-            said = teamgit.merge(tree, into, squash=args.get("squash") is True)
-        except teamgit.MergeConflict as e:
+            said = worktree_git.merge(tree, into, squash=args.get("squash") is True)
+        except worktree_git.MergeConflict as e:
             return ToolResult(str(e), is_error=True, data={"branch": tree.branch, "conflicts": e.files})
         return ToolResult(said, data={"branch": tree.branch})

@@ -98,9 +98,9 @@ class TeamDeleteTool(CoordinationTool):
                 f'Cannot delete team "{config.name}": {len(others)} teammate(s) still in it: {", ".join(others)}. '
                 "Send each a shutdown_request with SendMessage and wait for their approval first."
             )
-        from agentteams.tools.team import worktree_git as teamgit
+        from agentteams.tools.team import worktree_git
 
-        removed, kept = teamgit.close_team(store, config.name, ctx.cwd)  # a dirty worktree is kept, and said
+        removed, kept = worktree_git.close_team(store, config.name, ctx.cwd)  # a dirty worktree is kept, and said
         warnings = kept + store.delete(config.name)
         ctx.team_name = None
         data: dict[str, Any] = {
