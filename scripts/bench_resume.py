@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import shlex
+import shutil
 import signal
 import statistics
 import sys
@@ -66,12 +67,19 @@ def script() -> dict[str, Any]:
                                  "idle": "Noted."}]}  # fmt: skip
 
 
-def _await(cond: Callable[[], bool], what: str) -> None:
+def _await(cond: Callable[[], bool], what: str, log: Path | None = None) -> None:
     deadline = time.monotonic() + STEP
     while not cond():
         if time.monotonic() > deadline:
-            raise SystemExit(f"bench_resume: timed out after {STEP:g} s waiting for {what}")
+            said = log.read_text(errors="replace")[-3000:] if log is not None and log.exists() else ""
+            raise SystemExit(
+                f"bench_resume: timed out after {STEP:g} s waiting for {what}" + (f"; it said:\n{said}" if said else "")
+            )
         time.sleep(0.005)
+
+
+def _resumed(server: MockServer) -> bool:
+    return any("You were resumed" in json.dumps(r.get("body")) for r in server.arrivals)
 
 
 def _idle(layout: Layout) -> bool:
@@ -87,14 +95,19 @@ def one_round(root: Path, cold: bool) -> tuple[float, float]:
     env.pop("AGENTTEAMS_NO_WARM", None)
     if cold:
         env["AGENTTEAMS_NO_WARM"] = "1"
+    # a warm server of the round's own (ended with the round's processes below): under the per-user one, a bench
+    # running beside this one (bench_team's, in the test suite) had its resumed lead killed by this one's clean-up
+    runtime = Path(tempfile.mkdtemp(prefix="br-", dir="/tmp"))  # short: the socket's path must fit AF_UNIX
+    env["XDG_RUNTIME_DIR"] = str(runtime)
     tmux = Tmux(root / "tmux.sock")
     with MockServer(script()) as server:
         env.update(CLAUDE_CONFIG_DIR=str(config), ANTHROPIC_API_KEY="bench-key-0123456789abcdef",
                    ANTHROPIC_BASE_URL=server.base_url, CLAUDE_CODE_MAX_RETRIES="1")  # fmt: skip
-        flags = "--dangerously-skip-permissions --teammate-mode tmux > /dev/null 2>&1"
+        log = root / "resumed.log"  # what the resumed lead says, shown when it never asks the model
+        flags = "--dangerously-skip-permissions --teammate-mode tmux"
         pane = tmux.start(env, proj, options={"remain-on-exit": "on"})
         try:
-            tmux.respawn(pane, f"{shlex.quote(str(AGENTTEAMS))} -p go {flags}")
+            tmux.respawn(pane, f"{shlex.quote(str(AGENTTEAMS))} -p go {flags} > /dev/null 2>&1")
             _await(lambda: _idle(layout) and read_presence(layout, TEAM, "team-lead") is not None, "an idle team")
             lead = read_presence(layout, TEAM, "team-lead")
             assert lead is not None
@@ -102,8 +115,11 @@ def one_round(root: Path, cold: bool) -> tuple[float, float]:
             os.kill(lead.pid, signal.SIGKILL)
             _await(lambda: not pid_alive(lead.pid), "the lead to die")
             launched = time.time()
-            tmux.respawn(pane, f"{shlex.quote(str(AGENTTEAMS))} -p -c 'carry on' {flags}")
-            _await(lambda: any("You were resumed" in json.dumps(r.get("body")) for r in server.arrivals), "a request")
+            tmux.respawn(
+                pane, f"{shlex.quote(str(AGENTTEAMS))} -p -c 'carry on' {flags} > {shlex.quote(str(log))} 2>&1"
+            )
+            resumed = lambda: any("You were resumed" in json.dumps(r.get("body")) for r in server.arrivals)  # noqa: E731
+            _await(resumed, "the resumed lead's first request", log)
             ts = next(r["ts"] for r in server.arrivals if "You were resumed" in json.dumps(r.get("body")))
             return (ts - killed) * 1000, (ts - launched) * 1000
         finally:
@@ -112,6 +128,7 @@ def one_round(root: Path, cold: bool) -> tuple[float, float]:
             for pid in processes_with_env("CLAUDE_CONFIG_DIR", str(config)):
                 with contextlib.suppress(OSError):
                     os.kill(pid, signal.SIGKILL)
+            shutil.rmtree(runtime, ignore_errors=True)
 
 
 def measure(rounds: int = 3) -> Resume:
