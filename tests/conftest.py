@@ -37,6 +37,7 @@ TIERS = ("tmux", "proc", "interop")
 
 # the fault suite's table (here because the xdist controller, which prints it, loads only this conftest), and the
 # `solo` tests' turns under xdist
+LONGEST = frozenset({"test_bench_smoke.py", "test_bench_nodes_smoke.py"})  # test modules of minutes per test
 pytest_plugins = ("tests.faults.table", "tests.support.solo")
 
 
@@ -55,6 +56,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(tier)
         if "redis_server" in used:
             item.add_marker("redis")
+    # under xdist a solo test first waits for every running test to end: solo tests last, where the run drains
+    # anyway, and the longest ones (the benchmarks' smoke runs, minutes each) first, so no worker waits on them late
+    items.sort(key=lambda item: 2 if item.get_closest_marker("solo") else 0 if item.path.name in LONGEST else 1)
 
 
 @pytest.fixture(autouse=True)
