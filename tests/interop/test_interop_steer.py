@@ -115,6 +115,8 @@ def test_a_real_claude_teammates_message_reaches_our_busy_teammate_mid_turn(
     assert [b["type"] for b in last] == ["tool_result", "text"], last
     assert last[1]["text"].startswith('<teammate-message teammate_id="bob"'), last[1]
     assert len(bodies) == 7, "one turn: the message did not cost alice a turn"
-    left = processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=frozenset({tmux.server_pid()}))
-    assert left == [], "a teammate is left behind"
+    # our lead has exited; the real claude teammate whose pane it closed ends within moments, not at once
+    server_pid = tmux.server_pid()
+    wait_until(lambda: processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=frozenset({server_pid})) == [],
+               15, "every teammate process to be gone")  # fmt: skip
     print(f"\n[interop] alice's 3rd request carried: {last[1]['text'].splitlines()[0]}")
