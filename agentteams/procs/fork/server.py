@@ -43,7 +43,7 @@ PREIMPORTS = (
     "agentteams.ui.console",
 )
 OPTIONAL_PREIMPORTS = (
-    "agentteams.team.teammate.runtime", "agentteams.agent.session", "agentteams.run.headless",
+    "agentteams.team.teammate.runtime", "agentteams.agent.session", "agentteams.run.headless", "agentteams.run.agent",
     "agentteams.store.fs.watch",
     "agentteams.team.delivery", "agentteams.run.teammate", "agentteams.ui.pane", "agentteams.tools.registry",
     "agentteams.store.file.mailbox", "agentteams.store.file.tasks", "agentteams.store.presence",
