@@ -185,3 +185,26 @@ def test_a_starting_server_removes_the_sockets_of_dead_servers(tmp_path: Path) -
     assert sorted(p.name for p in directory.iterdir()) == sorted([f"fs-{os.getpid()}.sock", "fs-1.sock", "warm.sock"])
     for s in sockets:
         s.close()
+
+
+@pytest.mark.proc
+def test_a_teammate_or_warm_lead_imports_nothing_of_ours_past_the_preimports() -> None:
+    """Whatever of ours a forked teammate or warm `-p` lead would import after the fork is paid on its way to its first
+    request: the pre-import list covers both paths (a module moved or split must be named there again)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, importlib, contextlib\n"
+        "from agentteams.procs.fork import server\n"
+        "for n in server.PREIMPORTS: importlib.import_module(n)\n"
+        "for n in server.OPTIONAL_PREIMPORTS:\n"
+        "    with contextlib.suppress(Exception): importlib.import_module(n)\n"
+        "before = set(sys.modules)\n"
+        "for n in ('agentteams.run.agent', 'agentteams.run.teammate', 'agentteams.run.headless',\n"
+        "          'agentteams.run.lead_setup', 'agentteams.procs.fork.early', 'agentteams.procs.fork.child'):\n"
+        "    importlib.import_module(n)\n"
+        "print(sorted(m for m in set(sys.modules) - before if m.startswith('agentteams')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.strip() == "[]", done.stdout

@@ -44,6 +44,8 @@ PREIMPORTS = (
 )
 OPTIONAL_PREIMPORTS = (
     "agentteams.team.teammate.runtime", "agentteams.agent.session", "agentteams.run.headless", "agentteams.run.agent",
+    # a warm `-p` run's lead (the teammate runtime no longer drags the lead's modules in through an import circle)
+    "agentteams.run.lead_setup",
     "agentteams.store.fs.watch",
     "agentteams.team.delivery", "agentteams.run.teammate", "agentteams.ui.pane", "agentteams.tools.registry",
     "agentteams.store.file.mailbox", "agentteams.store.file.tasks", "agentteams.store.presence",
