@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from agentteams.errors import ConflictError, NotFoundError
+from agentteams.errors import ConflictError, CorruptFileError, NotFoundError
 from agentteams.pids import LeadProcess
 from agentteams.store.api import NewMember
 from agentteams.store.fs.atomic_json import epoch_ms
@@ -29,6 +29,23 @@ def next_color(config: TeamConfig) -> str:
 
 class Membership:
     """The member changes of a team store, over its `update` (a read-modify-write of one config, atomic)."""
+
+    def read(self, team: str) -> TeamConfig:
+        raise NotImplementedError
+
+    def refuse_delete(self, team: str, force: bool) -> None:
+        """A team is deleted only without members but its lead, or with `force` (which also takes a config that
+        does not read)."""
+        try:
+            config = self.read(team)
+            others = [m.name for m in config.members if m.agent_id != config.lead_agent_id]
+            if others and not force:
+                raise ConflictError(
+                    f"team {config.name!r} still has members: {', '.join(others)}; shut them down first or pass --force"
+                )
+        except (CorruptFileError, NotFoundError):
+            if not force:
+                raise
 
     def canonical(self, team: str) -> str:
         """The name a team is stored under (Claude Code's folder name for it)."""

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from agentteams.errors import ConflictError, CorruptFileError, NotFoundError, UnsafePathError
+from agentteams.errors import CorruptFileError, NotFoundError, UnsafePathError
 from agentteams.pids import LeadProcess
 from agentteams.store.api import NewMember
 from agentteams.store.fs import safe_paths
@@ -168,16 +168,7 @@ class TeamStore(Membership):
         team_dir = self.layout.team_dir(team)
         if not team_dir.is_dir():
             raise NotFoundError(f"no team named {team!r} (no {team_dir})")
-        try:
-            config = self.read(team)
-            others = [m.name for m in config.members if m.agent_id != config.lead_agent_id]
-            if others and not force:
-                raise ConflictError(
-                    f"team {config.name!r} still has members: {', '.join(others)}; shut them down first or pass --force"
-                )
-        except (CorruptFileError, NotFoundError):
-            if not force:
-                raise
+        self.refuse_delete(team, force)  # members left, or a config that does not read: only with force
         _remove_tree(team_dir)
         _remove_tree(self.layout.task_dir(team_dir.name))
         return []

@@ -121,16 +121,7 @@ class RedisTeams(Membership):
         name = self.canonical(team)
         if not self.present(name):
             raise NotFoundError(f"no team named {team!r} in {self.where}")
-        try:
-            config = self.read(name)
-            others = [m.name for m in config.members if m.agent_id != config.lead_agent_id]
-            if others and not force:
-                raise ConflictError(
-                    f"team {config.name!r} still has members: {', '.join(others)}; shut them down first or pass --force"
-                )
-        except (CorruptFileError, NotFoundError):
-            if not force:
-                raise
+        self.refuse_delete(name, force)  # members left, or a config that does not read: only with force
         keys = list(self.client.scan_iter(match=_glob_escape(Keys(name).prefix) + "*", count=500))
         if keys:
             self.client.delete(*keys)
