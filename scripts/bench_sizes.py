@@ -87,6 +87,7 @@ class Size:
     rss_kb: int = 0
     pss_kb: int = 0
     processes: int = 0
+    idle_window_s: float = IDLE_WINDOW  # how long its CPU was measured
 
 
 def _cpu_ns(pid: int) -> int:
@@ -123,14 +124,15 @@ def idle(layout: Any, names: list[str]) -> bool:
     return all(getattr(read_presence(layout, TEAM, n), "state", None) == "idle" for n in names)
 
 
-def measure_idle(size: Size, world: Any, lead_pid: int) -> None:
+def measure_idle(size: Size, world: Any, lead_pid: int, window: float = IDLE_WINDOW) -> None:
     from tests.support.procs import processes_with_env
 
     pids = [p for p in processes_with_env("CLAUDE_CONFIG_DIR", str(world.config)) if p != world.tmux.server_pid()]
     before = {p: _cpu_ns(p) for p in pids}
-    time.sleep(IDLE_WINDOW)
+    time.sleep(window)
     spent = {p: _cpu_ns(p) - before[p] for p in pids}
-    per_core = 1e9 * IDLE_WINDOW / 100  # ns of one core over the window, per percent
+    per_core = 1e9 * window / 100  # ns of one core over the window, per percent
+    size.idle_window_s = window
     if os.environ.get("BENCH_SIZES_DEBUG"):
         from tests.support.procs import cmdline
 
@@ -143,7 +145,7 @@ def measure_idle(size: Size, world: Any, lead_pid: int) -> None:
     size.processes = len(pids)
 
 
-def run_size(k: int, messages: int, root: Path, version: str) -> Size:
+def run_size(k: int, messages: int, root: Path, version: str, idle_window: float = IDLE_WINDOW) -> Size:
     import bench_team as bt
 
     from agentteams.store.file.mailbox import Mailbox
@@ -164,7 +166,7 @@ def run_size(k: int, messages: int, root: Path, version: str) -> Size:
         time.sleep(SETTLE)
         lead = read_presence(world.layout, TEAM, bt.LEAD)
         assert lead is not None, "the lead wrote no presence file"
-        measure_idle(size, world, lead.pid)
+        measure_idle(size, world, lead.pid, idle_window)
         for i in range(messages):
             j = i % k
             time.sleep(random.uniform(0, bt.PHASE))
@@ -181,11 +183,13 @@ def run_size(k: int, messages: int, root: Path, version: str) -> Size:
     return size
 
 
-def measure(messages: int, root: Path, version: str, sizes: tuple[int, ...] = SIZES) -> list[Size]:
+def measure(
+    messages: int, root: Path, version: str, sizes: tuple[int, ...] = SIZES, idle_window: float = IDLE_WINDOW
+) -> list[Size]:
     out = []
     for k in sizes:
         print(f"team size {k} ...", flush=True, file=sys.stderr)
-        out.append(run_size(k, messages, root / f"size-{k}", version))
+        out.append(run_size(k, messages, root / f"size-{k}", version, idle_window))
     return out
 
 
@@ -209,8 +213,8 @@ def print_rows(sizes: list[Size]) -> None:
           f" lead CPU at {big.k} idle: {big.lead_cpu_pct:.2f} % of a core, whole team {big.team_cpu_pct:.2f} %"
           f" (target < 1 %: lead {'MET' if big.lead_cpu_pct < 1 else 'MISSED'},"
           f" team {'MET' if big.team_cpu_pct < 1 else 'MISSED'})")  # fmt: skip
-    print(f"* CPU over {IDLE_WINDOW:g} s of idleness ({SETTLE:g} s after the last idle notice); the lead waits on a "
-          "held model answer; team = every process with the run's config root but the tmux server "
+    print(f"* CPU over {big.idle_window_s:g} s of idleness ({SETTLE:g} s after the last idle notice); the lead waits "
+          "on a held model answer; team = every process with the run's config root but the tmux server "
           "(lead, fork server, teammates, their pane launchers, the lead's shell)")  # fmt: skip
 
 

@@ -584,7 +584,9 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--messages", type=int, default=100, help="messages per delivery case")
     parser.add_argument("--spawns", type=int, default=5, help="teammates spawned per spawn case")
-    parser.add_argument("--quick", action="store_true", help="10 messages, 1 spawn each (the smoke test)")
+    parser.add_argument(
+        "--quick", action="store_true", help="10 messages, 1 spawn each, teams of 1 and 4 (the smoke test)"
+    )
     parser.add_argument("--claude-version", choices=rc.VERSIONS, default=rc.DEFAULT,
                         help="the real Claude Code to measure (default: %(default)s, today's)")  # fmt: skip
     parser.add_argument("--json", type=Path, help="also write every figure here")
@@ -615,7 +617,9 @@ def main() -> None:
         for kind in SPAWN:
             print(f"spawn: {kind} ...", file=sys.stderr, flush=True)
             spawn[kind] = run_spawn(kind, spawns, Path(tmp) / f"spawn-{kind}", version)
-        sizes = bench_sizes.measure(5 if args.quick else args.size_messages, Path(tmp) / "sizes", version)
+        # the smoke run (--quick) takes the two smallest teams and a short idle window: its figures are not judged
+        sized = (5, (1, 4), 5.0) if args.quick else (args.size_messages, bench_sizes.SIZES, bench_sizes.IDLE_WINDOW)
+        sizes = bench_sizes.measure(sized[0], Path(tmp) / "sizes", version, sized[1], sized[2])
         print("signing ...", file=sys.stderr, flush=True)
         signing = bench_signing.measure()  # in the same run as the spawns it adds to
         print("mid-turn delivery ...", file=sys.stderr, flush=True)

@@ -119,6 +119,8 @@ def test_bench_team_quick_run_reports_every_figure(
     assert steer["ours"]["calls"] == [1] and steer["ours"]["next_turn"] == [False], steer
     assert steer["real"]["next_turn"] == [True] and min(steer["ours"]["ms"] + steer["real"]["ms"]) > 0, steer
     assert all(v and min(v) > 0 for v in data["resume"]["kill_to_request_ms"].values()), data["resume"]
+    sizes = data["sizes"]  # the quick run's two smallest teams, each measured
+    assert [s["k"] for s in sizes] == [1, 4] and all(len(s["delivery_ms"]) == 5 and s["rss_kb"] > 0 for s in sizes)
     redis = data["redis_delivery"]  # ours with its team on a redis-server (the tests install one)
     assert redis["n"] == len(redis["samples_ms"]) == 10 and min(redis["samples_ms"]) > 0, redis
 
