@@ -44,6 +44,10 @@ if TYPE_CHECKING:
     from agentteams.settings.commands import CustomCommand
 
 
+# the tools --restricted takes away: those that run commands (and their background shells) and WebFetch
+RESTRICTED_AWAY = frozenset({"Bash", "BashOutput", "KillShell", "WebFetch"})
+
+
 @dataclass
 class SessionOptions:
     cwd: Path
@@ -67,6 +71,7 @@ class SessionOptions:
     resume: Loaded | None = None  # -c / -r: the session this one goes on with (its file, id and conversation)
     fork_session: bool = False  # with `resume`: go on under a new id in a copy, the original left untouched
     mcp: McpFlags = field(default_factory=McpFlags)  # --mcp-config / --strict-mcp-config (passed on to teammates)
+    restricted: bool = False  # --restricted: no tool that runs commands or fetches, file tools kept to the working dirs
 
 
 @dataclass(frozen=True)
@@ -129,6 +134,7 @@ class Session:
             additional_dirs=[
                 *(Path(d).expanduser() for d in settings.permissions.additional_directories), *options.add_dirs
             ],
+            confined=options.restricted,
         )  # fmt: skip
         # looked up per answer, not bound now: /clear and /resume change the transcript
         self.policy.on_remember = lambda *answer: self.transcript.remember(*answer)  # noqa: PLW0108
@@ -149,6 +155,8 @@ class Session:
                 diagnostics.warning("%s", problem)
         self.custom_type = own_type(self.agents, me)  # a teammate started as an agent type with a tool list
         self.tools: list[Tool] = offered_tools(all_tools(self.agents), mode, disallowed)
+        if options.restricted:  # as Claude Code's --restricted: nothing that runs commands or code, no WebFetch
+            self.tools = [t for t in self.tools if t.name not in RESTRICTED_AWAY]
         if self.custom_type is not None:  # enforced: a tool left out here cannot run, whatever the model sends
             keep = (*TEAMMATE_TOOLS, *(("ExitPlanMode",) if options.plan_mode_required else ()))
             self.tools = agent_tools(self.custom_type, self.tools, keep)

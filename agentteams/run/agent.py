@@ -59,6 +59,7 @@ class AgentFlags:
     agent_type: str | None = None
     plan_mode_required: bool = False
     lead_verify_key: str | None = None
+    restricted: bool = False
 
 
 def mcp_flags(values: list[str], strict: bool, cwd: Path) -> McpFlags:
@@ -72,12 +73,16 @@ def mcp_flags(values: list[str], strict: bool, cwd: Path) -> McpFlags:
     return flags
 
 
-def load_settings_here(cwd: Path, flag: str | None = None, isolation: str | None = None) -> Settings:
+def load_settings_here(
+    cwd: Path, flag: str | None = None, isolation: str | None = None, *, restricted: bool = False
+) -> Settings:
     """The merged settings of `cwd` (each problem a warning), `--teammate-isolation` over the files' value, and their
-    `env` made this process's, as Claude Code does: tools and teammates see it."""
+    `env` made this process's, as Claude Code does: tools and teammates see it. `--restricted` reads no user,
+    project or local file (`--settings` and the managed file still apply)."""
     from agentteams.settings.load import load_settings
+    from agentteams.settings.types import SCOPES
 
-    found = load_settings(cwd, flag=flag)
+    found = load_settings(cwd, flag=flag, scopes=("flag", "managed") if restricted else SCOPES)
     for problem in found.problems:
         diagnostics.warning("%s", problem)
     if isolation is not None:  # the team-wide default, as the settings' teammateIsolation
@@ -103,18 +108,20 @@ def start(flags: AgentFlags) -> int:
     )
     budget = headless.max_budget(flags.max_budget_usd)
     cwd = Path.cwd()
-    found = load_settings_here(cwd, flags.settings, flags.teammate_isolation)
+    found = load_settings_here(cwd, flags.settings, flags.teammate_isolation, restricted=flags.restricted)
     asked = Asked(
         flags.model, flags.permission_mode, flags.skip_permissions, flags.teammate_mode, flags.teammate_command
     )
     chosen = choose(asked, configured(found), os.environ)
+    if flags.restricted and chosen.permission_mode == "bypassPermissions":
+        raise AgentTeamsError("bypassPermissions is not supported in restricted mode (--restricted)")
     options = SessionOptions(
         cwd=cwd, model=chosen.model, permission_mode=chosen.permission_mode, allowed_tools=flags.allowed_tools,
         disallowed_tools=flags.disallowed_tools, append_system_prompt=flags.append_system_prompt,
         max_turns=flags.max_turns, interactive=not flags.print_mode, settings=found, system_prompt=flags.system_prompt,
         add_dirs=[Path(d).expanduser().resolve() for d in flags.add_dir], fallback_model=flags.fallback_model,
         max_budget_usd=budget if flags.print_mode else None,  # as Claude Code: it only works with --print
-        mcp=mcp_flags(flags.mcp_config, flags.strict_mcp_config, cwd),
+        mcp=mcp_flags(flags.mcp_config, flags.strict_mcp_config, cwd), restricted=flags.restricted,
     )  # fmt: skip
     if flags.session_id:
         options.session_id = flags.session_id

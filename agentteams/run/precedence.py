@@ -11,7 +11,8 @@ from agentteams.errors import AgentTeamsError
 TEAMMATE_MODES = ("auto", "tmux", "in-process")
 # Claude Code's "auto" mode approves routine work itself; ours has no classifier, so edits pass and anything
 # riskier asks. "bubble" (2.1.330) sends a teammate's questions up to its lead: what our teammates always do.
-PERMISSION_ALIASES = {"auto": "acceptEdits", "bubble": "default"}
+# "manual" is Claude Code's newer name (2.1.330) for the mode that asks: our "default".
+PERMISSION_ALIASES = {"auto": "acceptEdits", "bubble": "default", "manual": "default"}
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,13 @@ from agentteams.store.paths import config_root
 
 MANAGED_PATH = Path("/etc/claude-code/managed-settings.json")  # Claude Code's system-wide file on Linux
 RULE_LISTS = ("allow", "deny", "ask", "additionalDirectories")
+PERMISSION_KEYS = (*RULE_LISTS, "defaultMode", "disableBypassPermissionsMode", "disableAutoMode")
 IGNORED = "the file is ignored, as Claude Code does: fix it and start again"
+# what a file with a wrong value does not grant until it is fixed: Claude Code ignores such a file whole, so
+# applying these would let it allow more than Claude Code; its deny and ask rules still apply (safer than that)
+GRANTS = ("permissions.allow", "permissions.additionalDirectories", "permissions.defaultMode", "hooks", "env",
+          "apiKeyHelper", "enableAllProjectMcpServers", "enabledMcpjsonServers")  # fmt: skip
+STRICT_MODES = ("default", "manual", "plan", "dontAsk")  # a mode that asks at least as much as the default
 
 
 class SettingsError(AgentTeamsError):
@@ -37,17 +43,18 @@ def _kind(value: Any) -> str:
     return {dict: "object", list: "array", str: "string", int: "number", float: "number"}.get(type(value), "null")
 
 
-def validate(data: Any) -> list[str]:
-    """What is wrong with the keys we read (`path: expected X, got Y`); unknown keys are not checked."""
+def validate(data: Any) -> list[tuple[str, str]]:
+    """What is wrong with the keys we read, each as (dotted key, `expected X, got Y`); top-level keys we do not
+    read are not checked (Claude Code has many more, and a newer one is no error)."""
     if not isinstance(data, dict):
-        return [f"expected a JSON object, got {_kind(data)}"]
-    wrong: list[str] = []
+        return [("", f"expected a JSON object, got {_kind(data)}")]
+    wrong: list[tuple[str, str]] = []
 
     def expect(path: str, value: Any, kind: str, choices: tuple[str, ...] = ()) -> None:
         if _kind(value) != kind or (kind == "number" and not isinstance(value, int)):
-            wrong.append(f"{path}: expected {'an integer' if kind == 'number' else kind}, got {_kind(value)}")
+            wrong.append((path, f"expected {'an integer' if kind == 'number' else kind}, got {_kind(value)}"))
         elif choices and value not in choices:
-            wrong.append(f"{path}: expected one of {', '.join(choices)}, got {value!r}")
+            wrong.append((path, f"expected one of {', '.join(choices)}, got {value!r}"))
 
     for key, kind in (("model", "string"), ("apiKeyHelper", "string"), ("hooks", "object"), ("env", "object")):
         if key in data:
@@ -62,13 +69,23 @@ def validate(data: Any) -> list[str]:
     if "permissions" in data and not isinstance(perms, dict):
         expect("permissions", perms, "object")
     elif isinstance(perms, dict):
-        if "defaultMode" in perms:
-            expect("permissions.defaultMode", perms["defaultMode"], "string", DEFAULT_MODES)
-        for name in RULE_LISTS:
-            if name in perms:
-                expect(f"permissions.{name}", perms[name], "array")
-                for i, item in enumerate(perms[name] if isinstance(perms[name], list) else ()):
-                    expect(f"permissions.{name}[{i}]", item, "string")
+        wrong += _permission_problems(perms)
+    return wrong
+
+
+def _permission_problems(perms: dict[str, Any]) -> list[tuple[str, str]]:
+    wrong = [(f"permissions.{n}", "not a permissions setting this version knows") for n in perms
+             if n not in PERMISSION_KEYS]  # fmt: skip
+    mode = perms.get("defaultMode")
+    if "defaultMode" in perms and (not isinstance(mode, str) or mode not in DEFAULT_MODES):
+        got = repr(mode) if isinstance(mode, str) else _kind(mode)
+        wrong.append(("permissions.defaultMode", f"expected one of {', '.join(DEFAULT_MODES)}, got {got}"))
+    for name in (n for n in RULE_LISTS if n in perms):
+        if not isinstance(perms[name], list):
+            wrong.append((f"permissions.{name}", f"expected array, got {_kind(perms[name])}"))
+            continue
+        wrong += [(f"permissions.{name}[{i}]", f"expected string, got {_kind(item)}")
+                  for i, item in enumerate(perms[name]) if not isinstance(item, str)]  # fmt: skip
     return wrong
 
 
@@ -92,9 +109,50 @@ def parse_text(text: str, where: str, scope: Scope) -> tuple[dict[str, Any] | No
     except json.JSONDecodeError as e:
         return None, [f"{scope} settings {where}:{e.lineno}:{e.colno}: not valid JSON ({e.msg}); {IGNORED}"]
     wrong = validate(data)
-    if wrong:
-        return None, [f"{scope} settings {where} ({w}); {IGNORED}" for w in wrong]
-    return cast(dict[str, Any], data), []
+    if wrong and not isinstance(data, dict):
+        return None, [f"{scope} settings {where} ({wrong[0][1]}); {IGNORED}"]
+    return without_wrong(cast(dict[str, Any], data), wrong, f"{scope} settings {where}")
+
+
+def without_wrong(data: dict[str, Any], wrong: list[tuple[str, str]], where: str) -> tuple[dict[str, Any], list[str]]:
+    """The file with each wrong value left out, one warning line per key. A wrong entry of a rule list costs only
+    that entry (as Claude Code); any other wrong value also holds back what the file grants (GRANTS), which
+    Claude Code would not apply either, while its deny and ask rules stay in force."""
+    problems = [f"{where}: {path} ({why}) is ignored" for path, why in wrong]
+    unknown = {path for path, _ in wrong if path.startswith("permissions.") and path[12:] not in PERMISSION_KEYS}
+    entries = {path for path, _ in wrong if path.endswith("]")} | unknown
+    for path, _ in wrong:
+        if path not in entries:
+            _remove(data, path)
+    perms = data.get("permissions")
+    if entries and isinstance(perms, dict):
+        for name in RULE_LISTS:
+            if isinstance(perms.get(name), list):
+                perms[name] = [v for i, v in enumerate(perms[name]) if f"permissions.{name}[{i}]" not in entries]
+    if len(entries) < len(wrong):
+        held = [g for g in GRANTS if _held(data, g)]
+        for grant in held:
+            _remove(data, grant)
+        if held:
+            problems[-1] += f"; until it is fixed, so is what the file grants ({', '.join(held)}); its deny rules apply"
+    return data, problems
+
+
+def _held(data: dict[str, Any], dotted: str) -> bool:
+    """Whether the file sets this grant (a mode that asks at least as often as the default is no grant)."""
+    head, _, tail = dotted.partition(".")
+    value = data.get(head)
+    if tail:
+        value = value.get(tail) if isinstance(value, dict) else None
+    return value is not None and not (dotted == "permissions.defaultMode" and value in STRICT_MODES)
+
+
+def _remove(data: dict[str, Any], dotted: str) -> None:
+    head, _, tail = dotted.partition(".")
+    if not tail:
+        data.pop(head, None)
+    elif isinstance(data.get(head), dict):
+        data[head].pop(tail, None)
 
 
 def flag_layer(value: str) -> tuple[dict[str, Any] | None, Source, list[str]]:
@@ -107,9 +165,10 @@ def flag_layer(value: str) -> tuple[dict[str, Any] | None, Source, list[str]]:
         except json.JSONDecodeError as e:
             raise SettingsError(f"invalid JSON given to --settings (line {e.lineno}, column {e.colno}: {e.msg})") from e
         wrong = validate(data)
-        if wrong:
-            return None, source, [f"--settings JSON ({w}); it is ignored, as Claude Code does" for w in wrong]
-        return cast(dict[str, Any], data), source, []
+        if wrong and not isinstance(data, dict):
+            return None, source, [f"--settings JSON ({wrong[0][1]}); it is ignored, as Claude Code does"]
+        kept, problems = without_wrong(cast(dict[str, Any], data), wrong, "--settings JSON")
+        return kept, source, problems
     path = Path(value).expanduser()
     if not path.is_file():
         raise SettingsError(f"settings file not found: {value}")
@@ -130,14 +189,20 @@ def paths_for(cwd: Path, root: Path | None = None) -> dict[Scope, Path]:
 
 
 def load_settings(
-    cwd: Path, *, flag: str | None = None, root: Path | None = None, managed: Path | None = MANAGED_PATH
+    cwd: Path,
+    *,
+    flag: str | None = None,
+    root: Path | None = None,
+    managed: Path | None = MANAGED_PATH,
+    scopes: tuple[Scope, ...] = SCOPES,
 ) -> Settings:
-    """Every scope merged, lowest first: user, project, local, `--settings`, managed."""
+    """Every scope of `scopes` merged, lowest first: user, project, local, `--settings`, managed (`--restricted`
+    reads only the last two)."""
     files = paths_for(cwd, root)
     merged: dict[str, Any] = {}
     origins: dict[str, Source] = {}
     problems: list[str] = []
-    for scope in SCOPES:
+    for scope in (s for s in SCOPES if s in scopes):
         if scope == "flag":
             if flag is None:
                 continue

@@ -12,7 +12,17 @@ TeammateMode = Literal["auto", "tmux", "in-process"]
 SCOPES: tuple[Scope, ...] = ("user", "project", "local", "flag", "managed")
 TEAMMATE_MODES: tuple[TeammateMode, ...] = ("auto", "tmux", "in-process")
 # `permissions.defaultMode` values Claude Code takes (a lead may pass `bubble` to a teammate), plus ours (delegate)
-DEFAULT_MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto", "bubble", "delegate")
+DEFAULT_MODES = (
+    "default",
+    "manual",
+    "acceptEdits",
+    "plan",
+    "bypassPermissions",
+    "dontAsk",
+    "auto",
+    "bubble",
+    "delegate",
+)
 
 
 @dataclass(frozen=True)
@@ -49,7 +59,7 @@ class Settings:
     api_key_helper: str | None = None
     merged: dict[str, Any] = field(default_factory=dict)
     origins: dict[str, Source] = field(default_factory=dict)
-    problems: tuple[str, ...] = ()  # one line each: a file that did not load, and why
+    problems: tuple[str, ...] = ()  # one line each: a value or a file that was not applied, and why
 
     def for_teammate(self) -> str | None:
         """The JSON a lead passes as a teammate's `--settings`: the merged settings without `env`, whose values

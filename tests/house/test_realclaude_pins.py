@@ -17,9 +17,9 @@ def test_ci_installs_exactly_the_pinned_versions() -> None:
     script = CI.read_text(encoding="utf-8")
     lists = re.findall(r'^CLAUDE_CODE_VERSIONS="([^"]*)"$', script, re.M)
     assert len(lists) == 1, f".ci/run should set CLAUDE_CODE_VERSIONS once: {lists}"
-    assert tuple(lists[0].split()) == rc.VERSIONS
+    assert tuple(lists[0].split()) == rc.PINNED
     # and names no other version anywhere (a second, stale pin in a comment or an install line)
-    assert set(re.findall(r"\b\d+\.\d+\.\d+\b", script)) == set(rc.VERSIONS)
+    assert set(re.findall(r"\b\d+\.\d+\.\d+\b", script)) == set(rc.PINNED)
     # each goes into a prefix of its own, the one realclaude.py looks in
     assert 'prefix=".cache/claude-code/$version"' in script
     assert rc.prefix("2.1.330") == rc.ROOT / ".cache" / "claude-code" / "2.1.330"
@@ -29,6 +29,8 @@ def test_the_default_is_the_newest_pinned_version() -> None:
     as_tuple = [tuple(int(p) for p in v.split(".")) for v in rc.VERSIONS]
     assert as_tuple == sorted(as_tuple) and len(set(as_tuple)) == len(as_tuple)
     assert rc.VERSIONS[-1] == rc.DEFAULT
+    newest = tuple(int(p) for p in rc.NEWEST.split("."))
+    assert newest > as_tuple[-1] and (*rc.VERSIONS, rc.NEWEST) == rc.PINNED
 
 
 def test_a_per_version_override_names_the_executable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.agent.permissions.path_commands import is_file_command, is_read_only_command
+from agentteams.agent.permissions.path_commands import is_file_command, read_paths, written_paths
 from agentteams.agent.permissions.policy import PermissionPolicy, parse_rule, parse_rules
 from agentteams.agent.permissions.settings_rules import settings_rules
+from agentteams.agent.permissions.shell_syntax import read_line
 from agentteams.settings.load import load_settings
 
 
@@ -91,16 +92,13 @@ def test_accept_edits_runs_plain_file_commands_inside(tmp_path: Path) -> None:
 
 
 def test_the_command_checks_name_their_paths() -> None:
-    seen: list[str] = []
-
-    def inside(path: str) -> bool:
-        seen.append(path)
-        return True
-
-    assert is_file_command("cp -r a 'b c'", inside)
-    assert seen == ["a", "b c"]
-    assert not is_read_only_command("cat 'unclosed", lambda _p: True)
-    assert is_read_only_command("echo anything at all", lambda _p: False)  # echo's words are not paths
+    [copy] = read_line("cp -r a 'b c'", "/w").commands
+    assert is_file_command(copy)
+    assert [w.value for w in written_paths(copy) or []] == ["a", "b c"]
+    [echo] = read_line("echo anything at all", "/w").commands
+    assert read_paths(echo) == []  # echo's words are not paths
+    [grep] = read_line("grep -r pattern src docs", "/w").commands
+    assert [w.value for w in read_paths(grep) or []] == ["src", "docs"]
 
 
 @pytest.mark.parametrize("scope_file", ["settings.json", "settings.local.json"])

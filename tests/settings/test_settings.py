@@ -125,13 +125,41 @@ def test_malformed_json_is_one_line_with_file_line_and_column_and_the_rest_still
     assert s.model == "opus" and s.env == {"A": "1"} and s.permissions.allow == ()  # nothing of the bad file
 
 
-def test_a_wrong_type_drops_the_whole_file_with_one_line_per_problem(proj: Project) -> None:
-    bad = proj.write("local", {"permissions": {"allow": "Bash(ls)"}, "model": 5, "env": {"A": "ok"}})
+def test_a_wrong_value_costs_that_key_and_what_the_file_grants_never_its_deny_rules(proj: Project) -> None:
+    bad = proj.write("local", {"permissions": {"allow": "Bash(ls)", "deny": ["Read(./secret.txt)"]}, "model": 5,
+                               "env": {"A": "ok"}, "teammateMode": "tmux"})  # fmt: skip
     s = proj.load()
     assert len(s.problems) == 2 and all(str(bad) in p for p in s.problems)
     text = "\n".join(s.problems)
-    assert "(permissions.allow: expected array, got string)" in text and "(model: expected string, got number)" in text
-    assert s.model is None and s.env == {}
+    assert "permissions.allow (expected array, got string) is ignored" in text
+    assert "model (expected string, got number) is ignored" in text and "(env)" in text
+    # Claude Code ignores such a file whole: what it grants (env here) waits for the fix; its deny rules and its
+    # plain preferences apply
+    assert s.model is None and s.env == {} and s.permissions.deny == ("Read(./secret.txt)",)
+    assert s.teammate_mode == "tmux"
+
+
+@pytest.mark.parametrize("mode", ["manual", "default", "plan", "dontAsk"])
+def test_a_newer_mode_or_a_strict_one_keeps_the_whole_file(proj: Project, mode: str) -> None:
+    proj.write("project", {"permissions": {"defaultMode": mode, "deny": ["Read(./secret.txt)"], "allow": ["Bash(ls)"]}})
+    s = proj.load()
+    assert s.problems == () and s.permissions.default_mode == mode
+    assert s.permissions.deny == ("Read(./secret.txt)",) and s.permissions.allow == ("Bash(ls)",)
+
+
+def test_an_unknown_mode_is_one_line_and_the_deny_rules_stay(proj: Project) -> None:
+    bad = proj.write("project", {"permissions": {"defaultMode": "nonsense", "deny": ["Read(./s)"], "allow": ["Bash"]}})
+    s = proj.load()
+    [line] = s.problems
+    assert str(bad) in line and "permissions.defaultMode" in line and "'nonsense'" in line
+    assert s.permissions.default_mode is None and s.permissions.deny == ("Read(./s)",) and s.permissions.allow == ()
+
+
+def test_a_wrong_rule_entry_costs_only_that_entry(proj: Project) -> None:
+    proj.write("project", {"permissions": {"allow": ["Bash(ls)", 5], "frob": 1, "deny": ["Bash(rm:*)"]}})
+    s = proj.load()
+    assert len(s.problems) == 2 and {"permissions.allow[1]", "permissions.frob"} <= set(" ".join(s.problems).split())
+    assert s.permissions.allow == ("Bash(ls)",) and s.permissions.deny == ("Bash(rm:*)",)
 
 
 def test_unparseable_inline_settings_stop_the_run(proj: Project) -> None:
@@ -142,9 +170,9 @@ def test_unparseable_inline_settings_stop_the_run(proj: Project) -> None:
 def test_inline_settings_of_a_wrong_type_are_left_out_and_said(proj: Project) -> None:
     proj.write("user", {"model": "opus"})
     s = proj.load('{"model": "haiku", "permissions": []}')
-    assert s.model == "opus"
+    assert s.model == "haiku"  # the rest of the layer applies
     [line] = s.problems
-    assert "--settings JSON (permissions: expected object, got array)" in line
+    assert "--settings JSON: permissions (expected object, got array) is ignored" in line
 
 
 def test_settings_file_flag(proj: Project, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.realclaude import VERSIONS
+from tests.support.realclaude import PINNED, VERSIONS
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ assert tuple(TRAITS) == VERSIONS, "every pinned version needs its traits"
 
 def only(*versions: str) -> pytest.MarkDecorator:
     """For a test of what only these versions do: run it against them alone (`claude` follows `claude_version`)."""
-    unknown = set(versions) - set(VERSIONS)
+    unknown = set(versions) - set(PINNED)
     assert not unknown, f"not pinned: {unknown}"
     return pytest.mark.parametrize("claude_version", versions, ids=[f"cc{v}" for v in versions])
 

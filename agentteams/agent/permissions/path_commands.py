@@ -1,96 +1,150 @@
-"""Shell commands whose paths Claude Code checks: read-only ones (`cat`, `grep`, `git status`...) run unasked,
-and in acceptEdits `mkdir`, `touch`, `rm`, `rmdir`, `mv`, `cp`, `sed`, when their paths are inside the working
-directories; the protected directories (`.git`, `.claude`...) no file command or edit may write unasked."""
+"""What one simple command does to paths, as Claude Code judges it: the commands that only read (`cat`, `grep`,
+`git status`...) and the paths they read; the file commands acceptEdits lets through (`mkdir`, `touch`, `rm`,
+`rmdir`, `mv`, `cp`, `sed -i`) and every command's paths that it writes; and the protected places."""
 
 from __future__ import annotations
 
 import os
 import re
-import shlex
-from collections.abc import Callable
 
+from agentteams.agent.permissions.shell_commands import SimpleCommand, Word
+
+# directories no mode but bypassPermissions, and no allow rule, lets a tool write into unasked (as Claude Code 2.1.332;
+# any segment, compared in lower case: a case-insensitive disk has one `.git` however it is spelled)
+PROTECTED_DIRS = frozenset(
+    {".git", ".claude", ".vscode", ".idea", ".husky", ".cargo", ".devcontainer", ".yarn", ".mvn"}
+)
+PROTECTED_SUBDIRS = (".config/git",)
+# files that configure a shell, git, a package manager, a build or an agent: never written unasked, wherever they are
+# (Claude Code's list, and a few that hold credentials or run at a shell's start besides)
+PROTECTED_FILES = frozenset({
+    ".gitconfig", ".gitmodules", ".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile", ".zshenv", ".zlogin",
+    ".zlogout", ".bash_login", ".bash_aliases", ".bash_logout", ".envrc", ".ripgreprc", ".mcp.json", ".claude.json",
+    ".npmrc", ".yarnrc", ".yarnrc.yml", ".pnp.cjs", ".pnp.loader.mjs", ".pnp.js", ".pnp.data.json", ".pnpmfile.cjs",
+    "bunfig.toml", ".bunfig.toml", ".bazelrc", ".bazelversion", ".bazeliskrc", ".pre-commit-config.yaml",
+    "lefthook.yml", ".lefthook.yml", "lefthook.yaml", ".lefthook.yaml", "gradle-wrapper.properties",
+    "maven-wrapper.properties", ".devcontainer.json", "pyrightconfig.json",
+    ".kshrc", ".cshrc", ".tcshrc", ".inputrc", ".netrc", ".pypirc", ".curlrc", ".wgetrc",
+})  # fmt: skip
+# directories under the home that hold credentials or start-up code (ours: Claude Code asks only as for any path
+# outside the working directories)
+PROTECTED_HOME_DIRS = (".ssh", ".gnupg", ".aws", ".config/fish", ".docker", ".kube")
+
+# the commands acceptEdits runs unasked when every path they write is inside the working directories
 FILE_COMMANDS = frozenset({"mkdir", "touch", "rm", "rmdir", "mv", "cp", "sed"})
-# one plain substitution: no `w` (write a file) or `e` (run a command) flag can hide in it
-_SED_SCRIPT = re.compile(r"s(/)(?:[^/\\]|\\.)*/(?:[^/\\]|\\.)*/[gpI0-9]*")
-# anything that could run or redirect something else: such a line is never taken for a plain file command
-_SHELL_MAGIC = re.compile(r"[<>$`*?\[\]{}~\\]")
-
-
-def is_file_command(segment: str, inside: Callable[[str], bool]) -> bool:
-    """Whether one simple command is a file command all of whose paths `inside` accepts."""
-    words = _words(segment)
-    if not words or words[0] not in FILE_COMMANDS:
-        return False
-    args = [w for w in words[1:] if not w.startswith("-")]
-    if words[0] == "sed":
-        if not args or not _SED_SCRIPT.fullmatch(args[0]):
-            return False
-        args = args[1:]
-    return bool(args) and all(inside(os.path.expanduser(a)) for a in args)
-
-
+# other commands whose arguments (or some of them) are files they write
+_WRITERS = frozenset({"tee", "ln", "install", "truncate", "chmod", "chown", "chgrp", "dd", "unlink", "shred"})
 # commands that only read (or print) and run without asking when every path they name may be read
-READ_ONLY = frozenset({"cat", "head", "tail", "wc", "ls", "grep", "pwd", "echo", "stat", "file", "sort", "diff", "cut",
-                       "nl", "tac"})  # fmt: skip
-# options that write a file: `git diff --output=f`, `sort -o f` (also inside a cluster: `sort -ro f`)
-_WRITES = {"git": re.compile(r"--output"), "sort": re.compile(r"--output|-[A-Za-z]*o")}
-# redirections that write nothing anyone reads: dropped before a command is judged
-_HARMLESS = re.compile(r"\s(?:[12&]?>\s*/dev/null|2>&1)(?=\s|$)")
+READ_ONLY = frozenset({"cat", "head", "tail", "wc", "ls", "grep", "egrep", "fgrep", "rg", "pwd", "echo", "stat",
+                       "file", "sort", "diff", "cut", "nl", "tac", "tr", "uniq", "find", "sed", "true", "false",
+                       "cd", "git"})  # fmt: skip
+_NO_PATHS = frozenset({"pwd", "echo", "tr", "true", "false"})  # their words are text, not files
 READ_ONLY_GIT = frozenset({"status", "log", "diff", "show"})
-_NO_PATHS = frozenset({"pwd", "echo"})  # their words are text, not files
+# `find` expressions that run, delete or write something
+_FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})
+# a `sed` script that only prints: line addresses and `p`, `=`, `q`, `l`, `s///` without the `w` or `e` flags
+_ADDRESS = r"(?:\d+|\$|/(?:[^/\\]|\\.)*/)"
+_SED_READ = re.compile(
+    rf"^(?:{_ADDRESS}(?:,{_ADDRESS})?)?!?\s*[pql=dn]$|^(?:{_ADDRESS}(?:,{_ADDRESS})?)?s/(?:[^/\\]|\\.)*/(?:[^/\\]|\\.)*/[gpI0-9]*$"
+)
+_SED_SUBSTITUTION = re.compile(r"s(/)(?:[^/\\]|\\.)*/(?:[^/\\]|\\.)*/[gpI0-9]*")
+# options that write a file: `git diff --output=f`, `sort -o f` (also inside a cluster: `sort -ro f`)
+_WRITE_OPTIONS = {"git": re.compile(r"--output|-o$"), "sort": re.compile(r"--output|-[A-Za-z]*o")}
+NOWHERE = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 
 
-def is_read_only_command(segment: str, readable: Callable[[str], bool]) -> bool:
-    """Whether one simple command only reads, and every path it names is `readable`."""
-    segment = _HARMLESS.sub("", f" {segment}").strip()
-    if segment.startswith("echo ") and not re.search(r"[<>`]", segment):
-        return True  # it only prints: a `$VAR` in it is expanded, never run (`$(...)` is a command of its own)
-    words = _words(segment)
-    if not words or (words[0] not in READ_ONLY and words[0] != "git"):
-        return False
-    writes = _WRITES.get(words[0])
-    if writes is not None and any(writes.match(w) for w in words[1:]):
-        return False
-    if words[0] == "git":  # no global options
-        return len(words) > 1 and words[1] in READ_ONLY_GIT
-    if words[0] in _NO_PATHS:
-        return True
-    args = [w for w in words[1:] if not w.startswith("-")]
-    if words[0] == "grep":
-        args = args[1:]  # the pattern
-    return all(readable(os.path.expanduser(a)) for a in args)
+def _operands(command: SimpleCommand) -> list[Word]:
+    """The words after the program that are not options (everything after `--` is an operand)."""
+    out, options = [], True
+    for word in command.args():
+        value = word.value
+        if options and value == "--":
+            options = False
+        elif options and value is not None and value.startswith("-") and value != "-":
+            continue
+        else:
+            out.append(word)
+    return out
 
 
-def _words(segment: str) -> list[str]:
-    """The words of a plain command: none for one that redirects, expands or substitutes anything."""
-    if _SHELL_MAGIC.search(segment):
-        return []
-    try:
-        return shlex.split(segment)
-    except ValueError:
-        return []
-
-
-# directories no mode but bypassPermissions, and no allow rule, lets a tool write into unasked (as Claude Code)
-PROTECTED_DIRS = frozenset({".git", ".claude", ".vscode", ".idea", ".husky"})
-PATH_COMMANDS = FILE_COMMANDS | (READ_ONLY - _NO_PATHS)
-
-
-def named_paths(segment: str) -> tuple[str, list[str]] | None:
-    """The program and the paths one simple command names, for the commands whose words are paths (None for any
-    other). Expansions are kept as written (`$HOME/x`): the caller cannot know where they point."""
-    try:
-        words = shlex.split(segment)
-    except ValueError:
-        words = segment.split()
-    if not words or words[0] not in PATH_COMMANDS:
+def read_paths(command: SimpleCommand) -> list[Word] | None:
+    """The paths a command that only reads names (none for `echo`); None when the command may write or run
+    something, or is not one Claude Code knows to be read-only."""
+    program = command.program
+    if program not in READ_ONLY:
         return None
-    args = [w for w in words[1:] if not w.startswith("-")]
-    if words[0] in ("sed", "grep"):
-        args = args[1:]  # the script, the pattern
-    return words[0], args
+    words = [w.value or "" for w in command.args()]
+    if writes_by_option(command):
+        return None
+    if program in _NO_PATHS:
+        return []
+    operands = _operands(command)
+    if program == "git":
+        subcommand = next((w for w in words if not w.startswith("-")), None)
+        return [] if words and not words[0].startswith("-") and subcommand in READ_ONLY_GIT else None
+    if program == "sed":
+        if any(w.startswith(("-i", "--in-place")) for w in words) or not operands:
+            return None
+        if not (operands[0].value and _SED_READ.match(operands[0].value)):
+            return None
+        return operands[1:]
+    if program == "find":
+        if any(w in _FIND_ACTIONS for w in words):
+            return None
+        return [w for w in command.args() if w.value and not w.value.startswith(("-", "(", ")", "!"))][:1] or []
+    if program in ("grep", "egrep", "fgrep", "rg"):
+        given = any(w in ("-e", "-f", "--regexp", "--file") or w.startswith(("-e", "--regexp=")) for w in words)
+        return operands if given else operands[1:]
+    if program == "uniq" and len(operands) > 1:
+        return None  # `uniq in out` writes out
+    return operands
 
 
-def unknowable(path: str) -> bool:
-    """A path the shell would expand first: where it points is not known before the command runs."""
-    return any(c in path for c in "$`") or (path.startswith("~") and not path.startswith(("~/", "~" + os.sep)))
+def written_paths(command: SimpleCommand) -> list[Word] | None:
+    """The paths a file command writes (touch, mkdir, rm, mv, cp, `sed -i`, tee, ln...); None for a command
+    that writes no file it names."""
+    program = command.program
+    if program == "sed":
+        words = [w.value or "" for w in command.args()]
+        if not any(w.startswith(("-i", "--in-place")) for w in words):
+            return None
+        operands = _operands(command)
+        script = operands[0].value if operands else None
+        if script is None or not _SED_SUBSTITUTION.fullmatch(script):
+            return None  # a script that may hold `w file` or `e command`: not a plain edit
+        return operands[1:]
+    if program == "dd":
+        return [Word(w.written, w.value[3:] if w.value else None, w.certainty)
+                for w in command.args() if (w.value or "").startswith("of=")]  # fmt: skip
+    if program in FILE_COMMANDS or program in _WRITERS:
+        return _operands(command)
+    return None
+
+
+def writes_by_option(command: SimpleCommand) -> bool:
+    """An option that makes a reading command write a file (`git log -o f`, `git diff --output=f`, `sort -o f`)."""
+    writes = _WRITE_OPTIONS.get(command.program or "")
+    return writes is not None and any(writes.match(w.value or "") for w in command.args())
+
+
+def is_file_command(command: SimpleCommand) -> bool:
+    """One of the commands acceptEdits runs unasked (their paths checked by the caller)."""
+    return command.program in FILE_COMMANDS and written_paths(command) is not None
+
+
+def protected_reason(path: str, root: str, home: str) -> str | None:
+    """Why writing `path` (absolute, links resolved) needs a person whatever the rules say, or None;
+    `root` is the working directory it is in ("/" when outside them all)."""
+    relative = os.path.relpath(path, root).lower()
+    parts = relative.split(os.sep)
+    hit = next((part for part in parts if part.rstrip(". ") in PROTECTED_DIRS), None)
+    hit = hit or next((sub for sub in PROTECTED_SUBDIRS if f"/{sub}/" in f"/{relative}/"), None)
+    if hit is not None:
+        return f"{path} is a sensitive file (in a protected directory, {hit}): it is never written unasked"
+    if parts[-1].rstrip(". ") in PROTECTED_FILES:
+        return f"{path} is a sensitive file: it is never written unasked"
+    for sub in PROTECTED_HOME_DIRS:
+        guarded = os.path.join(home, sub)
+        if path == guarded or path.startswith(guarded + os.sep):
+            return f"{path} is a sensitive file (under ~/{sub}): it is never written unasked"
+    return None

@@ -12,15 +12,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal, Protocol, TypeVar, cast
 
-from agentteams.agent.permissions.bash_rules import command_covered, command_prefix, subcommands
-from agentteams.agent.permissions.path_commands import (
-    FILE_COMMANDS,
-    PROTECTED_DIRS,
-    is_file_command,
-    is_read_only_command,
-    named_paths,
-    unknowable,
-)
+from agentteams.agent.permissions import bash_judge
+from agentteams.agent.permissions.bash_judge import Places, line_of
+from agentteams.agent.permissions.bash_rules import command_covered, command_matches, command_prefix
+from agentteams.agent.permissions.path_commands import protected_reason
+from agentteams.agent.permissions.path_rules import absolute, path_covered
+from agentteams.agent.permissions.shell_commands import ShellLine
 from agentteams.agent.permissions.web_rules import domain_covered, domain_rule_pattern
 from agentteams.errors import AgentTeamsError
 from agentteams.tools.mcp.names import rule_names
@@ -79,9 +76,11 @@ class Rule:
             return True
         if target is None:
             return False
-        if kind in ("execute", "web"):  # a command; a host (`domain:…`)
-            return (command_covered if kind == "execute" else domain_covered)(self.pattern, target, deny=deny)
-        return _path_covered(self, target, cwd, deny=deny)
+        if kind == "execute":  # a command: a deny rule looks at every part; allowing is the policy's to judge
+            return command_covered(self.pattern, line_of(target, str(cwd)), deny=deny)
+        if kind == "web":  # a host (`domain:…`)
+            return domain_covered(self.pattern, target, deny=deny)
+        return path_covered(self, target, cwd, deny=deny)
 
 
 def parse_mode(value: str) -> PermissionMode:
@@ -137,69 +136,6 @@ def _parse_rule(token: str, origin: str = "") -> Rule:
 # -- commands ---------------------------------------------------------------------------------------------
 
 
-def _all_parts_allowed(tool_name: str, command: str, rules: list[Rule], cwd: Path) -> bool:
-    """A compound command (`a && b | c`) is allowed when each of its commands is allowed by some rule."""
-    parts = subcommands(command)
-    return len(parts) > 1 and all(any(r.covers(tool_name, "execute", p, cwd, deny=False) for r in rules) for p in parts)
-
-
-# -- paths ------------------------------------------------------------------------------------------------
-
-
-def _absolute(path: str, cwd: Path) -> str:
-    expanded = os.path.expanduser(path)
-    return os.path.normpath(expanded if os.path.isabs(expanded) else os.path.join(cwd, expanded))
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """`**` spans directories (`dir/**` also matches `dir`), `*` and `?` stay inside one name."""
-    out, i = "", 0
-    while i < len(pattern):
-        if pattern.startswith("/**", i) and i + 3 == len(pattern):
-            out, i = out + "(?:/.*)?", i + 3
-        elif pattern.startswith("**/", i):
-            out, i = out + "(?:.*/)?", i + 3
-        elif pattern.startswith("**", i):
-            out, i = out + ".*", i + 2
-        else:
-            out += {"*": "[^/]*", "?": "[^/]"}.get(pattern[i], re.escape(pattern[i]))
-            i += 1
-    return re.compile(out, re.DOTALL)
-
-
-def _rule_path(rule: Rule, cwd: Path) -> str:
-    """A rule's path pattern made absolute as Claude Code reads it: `//abs`, `~/home`, `/path` relative to
-    the settings file's project, anything else relative to cwd."""
-    assert rule.pattern is not None
-    pattern = rule.pattern
-    if rule.literal or pattern.startswith("~"):
-        return _absolute(pattern, cwd)
-    if pattern.startswith("//"):
-        return os.path.normpath(pattern[1:])
-    if pattern.startswith("/") and rule.root is not None:  # a flag's `/path` (no settings file) stays absolute
-        return os.path.normpath(os.path.join(rule.root, pattern[1:]))
-    return _absolute(pattern, cwd)
-
-
-def _pattern_spellings(rule: Rule, cwd: Path) -> list[re.Pattern[str]]:
-    """The rule's glob as written and with its fixed leading directories' symlinks resolved."""
-    absolute = _rule_path(rule, cwd)
-    if rule.literal:
-        return [re.compile(re.escape(p)) for p in dict.fromkeys([absolute, os.path.realpath(absolute)])]
-    parts = absolute.split("/")
-    fixed = next((n for n, part in enumerate(parts) if any(c in part for c in "*?")), len(parts))
-    base = "/".join(parts[:fixed]) or "/"
-    real = os.path.join(os.path.realpath(base), *parts[fixed:])
-    return [glob_regex(p) for p in dict.fromkeys([absolute, real])]
-
-
-def _path_covered(rule: Rule, target: str, cwd: Path, *, deny: bool) -> bool:
-    """Allow looks at the file that will really be touched; deny also at the path as written."""
-    written = _absolute(target, cwd)
-    candidates = [os.path.realpath(written), written] if deny else [os.path.realpath(written)]
-    return any(rx.fullmatch(c) for rx in _pattern_spellings(rule, cwd) for c in candidates)
-
-
 # -- the policy -------------------------------------------------------------------------------------------
 
 
@@ -215,6 +151,7 @@ class PermissionPolicy:
     on_remember: Callable[[str, str | None, str | None], None] | None = None  # the transcript keeps each one
     asked: list[Rule] = field(default_factory=list)  # settings' `ask`: always ask, whatever the mode
     additional_dirs: list[Path] = field(default_factory=list)  # working directories beside cwd
+    confined: bool = False  # --restricted: the file tools never reach outside the working directories
 
     def decide(self, tool_name: str, kind: str, target: str | None = None) -> Decision:
         """Deny rules, the hard limits of plan and delegate mode, ask rules, allow rules, then the mode:
@@ -223,15 +160,65 @@ class PermissionPolicy:
         if ruled is not None:
             return ruled
         rules = [*self.allowed, *self.session_rules]
-        if kind == "execute" and target and self._names_outside(target):  # only a bare `Bash` reaches out there
-            rules = [r for r in rules if r.pattern is None]
+        if kind == "execute" and target:
+            allowed, why = self._command_allowed(tool_name, target, rules)
+            return allowed or self._by_mode(tool_name, kind, target, why)
         for rule in rules:
             if rule.covers(tool_name, kind, target, self.cwd, deny=False):
-                source = "allowed for this session" if rule in self.session_rules else rule.origin or "--allowedTools"
-                return Decision("allow", f"{tool_name} is allowed by the rule {rule} ({source})")
-        if kind == "execute" and target and _all_parts_allowed(tool_name, target, rules, self.cwd):
-            return Decision("allow", f"every command in it is allowed by {', '.join(map(str, rules))}")
+                return Decision("allow", f"{tool_name} is allowed by the rule {rule} ({self._source(rule)})")
         return self._by_mode(tool_name, kind, target)
+
+    def _source(self, rule: Rule) -> str:
+        return "allowed for this session" if rule in self.session_rules else rule.origin or "--allowedTools"
+
+    def _command_allowed(self, tool_name: str, command: str, rules: list[Rule]) -> tuple[Decision | None, str | None]:
+        """A bare `Bash` rule allows any command; rules with patterns allow a line when every part of it is
+        allowed and nothing in it escapes them. Else the reason they fall short (the mode decides)."""
+        naming = [r for r in rules if r.names(tool_name, "execute")]
+        bare = next((r for r in naming if r.pattern is None), None)
+        if bare is not None:
+            return Decision("allow", f"{tool_name} is allowed by the rule {bare} ({self._source(bare)})"), None
+        patterns = [r for r in naming if r.pattern is not None]
+        if not patterns:
+            return None, None
+        line = line_of(command, str(self.cwd))
+        used: list[Rule] = []
+
+        def allowed(text: str) -> bool:
+            rule = next((r for r in patterns if command_matches(r.pattern or "", text)), None)
+            used.extend([rule] if rule is not None else [])
+            return rule is not None
+
+        why = bash_judge.why_rules_fall_short(line, allowed, self._places())
+        if why is not None:
+            return None, why
+        shown = ", ".join(f"{r} ({self._source(r)})" for r in dict.fromkeys(used)) or "the read-only commands"
+        return Decision("allow", f"every command in it is allowed: {shown}"), None
+
+    def _places(self) -> Places:
+        roots = tuple(os.path.realpath(absolute(str(d), self.cwd)) for d in [self.cwd, *self.additional_dirs])
+        refused = [*self.disallowed, *self.asked]
+
+        def readable(path: str) -> bool:
+            return not any(r.covers("Read", "read", path, self.cwd, deny=True) for r in refused)
+
+        def editable(path: str) -> bool:
+            allowing = [*self.allowed, *self.session_rules]
+            return any(r.pattern is not None and r.covers("Edit", "edit", path, self.cwd, deny=False) for r in allowing)
+
+        return Places(str(self.cwd), roots, os.path.expanduser("~"), readable, editable)
+
+    def _files_ruled(self, tool_name: str, command: str, rules: list[Rule]) -> str | None:
+        """A Read or Edit rule among `rules` that names a file the command reads or writes, as Claude Code
+        applies them to Bash too (`Edit(./dist/**)` denied: `touch dist/x` is too)."""
+        for kind, _cmd, path in bash_judge.paths_touched(line_of(command, str(self.cwd)), self._places()):
+            tools = ("Edit", "Write") if kind == "edit" else ("Read",)
+            for rule in rules:
+                if any(rule.covers(t, kind, path, self.cwd, deny=True) for t in tools):
+                    verb = "writes" if kind == "edit" else "reads"
+                    where = rule.origin or "settings"
+                    return f"{_call(tool_name, command)} {verb} {path}, which the rule {rule} ({where}) names"
+        return None
 
     def ruled(self, tool_name: str, kind: str, target: str | None = None) -> Decision | None:
         """What a deny rule, plan or delegate mode's limit, an ask rule or a protected directory says of this call,
@@ -240,14 +227,24 @@ class PermissionPolicy:
             if rule.covers(tool_name, kind, target, self.cwd, deny=True):
                 where = rule.origin or "--disallowedTools"
                 return Decision("deny", f"{_call(tool_name, target)} is denied by the rule {rule} ({where})")
+        if kind == "execute" and target and (named := self._files_ruled(tool_name, target, self.disallowed)):
+            return Decision("deny", f"Permission denied: {named}")
         if (hard := self._mode_limit(kind, target)) is not None:
             return Decision("deny", hard)
+        if self.confined and kind in ("read", "edit") and not self.in_working_dirs(target):
+            roots = ", ".join(str(d) for d in [self.cwd, *self.additional_dirs])
+            return Decision("deny", f"{target} is outside {roots}; --restricted keeps the file tools to the "
+                            "working directories")  # fmt: skip
         for rule in self.asked:  # looked at as hard as a deny rule: a spelling must not skip the question
             if rule.covers(tool_name, kind, target, self.cwd, deny=True):
                 why = f"{_call(tool_name, target)} asks first by the rule {rule} ({rule.origin or 'settings'})"
                 if self.interactive:
                     return Decision("ask", why)
                 return Decision("deny", f"{why}, and nobody can be asked in a non-interactive session")
+        if kind == "execute" and target and (named := self._files_ruled(tool_name, target, self.asked)):
+            return self._nobody_to_ask(named) if not self.interactive else Decision("ask", named)
+        if kind == "execute" and target and (hidden := self._hidden_from_rules(tool_name, target)) is not None:
+            return self._nobody_to_ask(hidden) if not self.interactive else Decision("ask", hidden)
         guard = self._protected_write(kind, target)  # a safety check no allow lifts (only bypassPermissions)
         if guard is not None:
             return self._nobody_to_ask(guard) if not self.interactive else Decision("ask", guard)
@@ -261,35 +258,26 @@ class PermissionPolicy:
             r.covers(tool_name, kind, target, self.cwd, deny=False) for r in [*self.allowed, *self.session_rules]
         )
 
+    def _hidden_from_rules(self, tool_name: str, command: str) -> str | None:
+        """Why a deny or ask rule for commands cannot be sure it does not apply: part of the line is known only
+        when it runs (`$CMD x`, `eval "$S"`, a line that does not parse)."""
+        hidden = line_of(command, str(self.cwd)).hidden
+        rules = [r for r in [*self.disallowed, *self.asked] if r.pattern is not None and r.names(tool_name, "execute")]
+        if not hidden or not rules:
+            return None
+        return f"{hidden[0]}, so the rule {rules[0]} ({rules[0].origin or 'settings'}) cannot be checked"
+
     def _protected_write(self, kind: str, target: str | None) -> str | None:
-        """Why this call needs a person whatever the rules say: it writes into .git, .claude and the like
-        (bypassPermissions alone skips that, as Claude Code)."""
+        """Why this call needs a person whatever the rules say: it writes into .git, .claude, a shell's start-up
+        file and the like (bypassPermissions alone skips that, as Claude Code)."""
         if self.mode == "bypassPermissions" or not target:
             return None
-        if kind == "edit":
-            paths = [target]
-        elif kind == "execute":
-            named = [n for n in map(named_paths, subcommands(target)) if n is not None and n[0] in FILE_COMMANDS]
-            paths = [p for _program, args in named for p in args]
-        else:
+        if kind == "execute":
+            return bash_judge.protected_write(line_of(target, str(self.cwd)), self._places())
+        if kind != "edit" or self._is_plan_file(target):
             return None
-        hit = next((p for p in paths if self._is_protected(p)), None)
-        if hit is None:
-            return None
-        return f"{hit} is in a protected directory ({', '.join(sorted(PROTECTED_DIRS))}): it is never written unasked"
-
-    def _is_protected(self, path: str) -> bool:
-        if self._is_plan_file(path):
-            return False
-        real = os.path.realpath(_absolute(os.path.expanduser(path), self.cwd))
-        roots = (os.path.realpath(_absolute(str(d), self.cwd)) for d in [self.cwd, *self.additional_dirs])
-        root = next((r for r in roots if os.path.commonpath([real, r]) == r), "/")
-        return any(part in PROTECTED_DIRS for part in os.path.relpath(real, root).split(os.sep))
-
-    def _names_outside(self, command: str) -> bool:
-        """Whether a path command in it (`touch`, `cat`...) names a path outside the working directories."""
-        named = [n for n in map(named_paths, subcommands(command)) if n is not None]
-        return any(unknowable(p) or not self.in_working_dirs(os.path.expanduser(p)) for _c, args in named for p in args)
+        real = os.path.realpath(absolute(target, self.cwd))
+        return protected_reason(real, self._places().root_of(real), os.path.expanduser("~"))
 
     def _nobody_to_ask(self, why: str) -> Decision:
         return Decision("deny", f"{why}; nobody can be asked in a non-interactive session")
@@ -306,65 +294,54 @@ class PermissionPolicy:
     def _is_plan_file(self, target: str | None) -> bool:
         if target is None or self.plan_file is None:
             return False
-        plan = _absolute(str(self.plan_file), self.cwd)
+        plan = absolute(str(self.plan_file), self.cwd)
         linked = os.path.islink(plan) or os.path.islink(os.path.dirname(plan))  # a planted link leads outside the root
-        return not linked and os.path.realpath(_absolute(target, self.cwd)) == os.path.realpath(plan)
+        return not linked and os.path.realpath(absolute(target, self.cwd)) == os.path.realpath(plan)
 
     def in_working_dirs(self, target: str | None) -> bool:
         """Whether a path is under cwd or an additional directory (no path: nothing to be outside of)."""
         if target is None:
             return True
-        real = os.path.realpath(_absolute(target, self.cwd))
+        real = os.path.realpath(absolute(target, self.cwd))
         roots = [self.cwd, *self.additional_dirs]
         return any(
-            os.path.commonpath([real, r]) == r for r in (os.path.realpath(_absolute(str(d), self.cwd)) for d in roots)
+            os.path.commonpath([real, r]) == r for r in (os.path.realpath(absolute(str(d), self.cwd)) for d in roots)
         )
 
-    def _by_mode(self, tool_name: str, kind: str, target: str | None) -> Decision:
+    def _by_mode(self, tool_name: str, kind: str, target: str | None, why: str | None = None) -> Decision:
         # reads are free inside the working directories (cwd and additionalDirectories) only, as Claude Code;
         # acceptEdits accepts edits, and plain file commands (touch, mkdir, mv...), there too
         inside = kind not in ("read", "edit") or self.in_working_dirs(target) or self._is_plan_file(target)
         free = {"coordinate", "plan", *(("read",) if inside else ())}
         if self.mode == "bypassPermissions" or kind in free:
             return Decision("allow", f"{self.mode} mode allows {kind} tools")
-        if kind == "execute" and target and self._reads_only(target):
+        line = line_of(target, str(self.cwd)) if kind == "execute" and target else None
+        if line is not None and bash_judge.only_reads(line, self._places()):
             return Decision("allow", "a command that only reads in the working directories runs unasked")
-        if self.mode == "acceptEdits" and self._accepts(kind, target, inside):
+        if self.mode == "acceptEdits" and self._accepts(kind, line, inside):
             return Decision("allow", f"acceptEdits mode allows {_ACTIONS.get(kind, kind)} in the working directories")
         if self.mode == "plan" and kind == "edit":  # `_mode_limit` let it through: it is the plan file
             return Decision("allow", "plan mode allows writing the plan file")
+        first = f"{why}; " if why else ""
         if self.mode == "dontAsk":
-            hint = self._hint(tool_name, kind, target)
-            return Decision("deny", f"dontAsk mode denies what is not pre-approved; allow it with {hint}")
+            hint = self._hint(tool_name, kind, line)
+            return Decision("deny", f"{first}dontAsk mode denies what is not pre-approved; allow it with {hint}")
         if not self.interactive:
             return Decision(
                 "deny",
-                f"{tool_name} needs permission and nobody can be asked in a non-interactive session; "
-                f"allow it with {self._hint(tool_name, kind, target)}",
+                f"{first}{tool_name} needs permission and nobody can be asked in a non-interactive session; "
+                f"allow it with {self._hint(tool_name, kind, line)}",
             )
-        return Decision("ask", f"{self.mode} mode asks before {_ACTIONS.get(kind, 'using ' + tool_name)}")
+        return Decision("ask", why or f"{self.mode} mode asks before {_ACTIONS.get(kind, 'using ' + tool_name)}")
 
-    def _reads_only(self, command: str) -> bool:
-        def readable(path: str) -> bool:
-            refused = [*self.disallowed, *self.asked]
-            return self.in_working_dirs(path) and not any(
-                r.covers("Read", "read", path, self.cwd, deny=True) for r in refused
-            )
-
-        parts = subcommands(command)
-        return bool(parts) and all(is_read_only_command(p, readable) for p in parts)
-
-    def _accepts(self, kind: str, target: str | None, inside: bool) -> bool:
+    def _accepts(self, kind: str, line: ShellLine | None, inside: bool) -> bool:
         if kind == "edit":
             return inside
-        if kind != "execute" or not target:
-            return False
-        parts = subcommands(target)
-        return bool(parts) and all(is_file_command(p, self.in_working_dirs) for p in parts)
+        return line is not None and bash_judge.accepts_edits(line, self._places())
 
-    def _hint(self, tool_name: str, kind: str, target: str | None) -> str:
-        if kind == "execute" and target and (parts := subcommands(target)):
-            rules = " ".join(f"{tool_name}({command_prefix(p)}:*)" for p in dict.fromkeys(parts))
+    def _hint(self, tool_name: str, kind: str, line: ShellLine | None) -> str:
+        if kind == "execute" and line is not None and (parts := bash_judge.top_level_texts(line)):
+            rules = " ".join(f"{tool_name}({command_prefix(p)}:*)" for p in parts)
             return f'--allowedTools "{rules}" or --permission-mode bypassPermissions'
         mode = "acceptEdits" if kind == "edit" else "bypassPermissions"
         return f'--allowedTools "{tool_name}" or --permission-mode {mode}'
@@ -376,9 +353,10 @@ class PermissionPolicy:
         if target is None:
             new = [Rule(tool_name)]
         elif (how := kind or {"Bash": "execute", "WebFetch": "web"}.get(tool_name, "path")) == "execute":
-            new = [Rule(tool_name, f"{command_prefix(p)}:*") for p in dict.fromkeys(subcommands(target))]
+            texts = bash_judge.top_level_texts(line_of(target, str(self.cwd))) or [target]
+            new = [Rule(tool_name, f"{command_prefix(p)}:*") for p in texts]
         else:
-            pattern = domain_rule_pattern(target) if how == "web" else _absolute(target, self.cwd)
+            pattern = domain_rule_pattern(target) if how == "web" else absolute(target, self.cwd)
             new = [Rule(tool_name, pattern, literal=how != "web")]
         self.session_rules += [r for r in new if r not in self.session_rules]
         if self.on_remember is not None:

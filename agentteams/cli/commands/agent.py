@@ -105,7 +105,12 @@ def run(
     effort: Annotated[str | None, typer.Option("--effort", help=LATER)] = None,
     include_unsupported_models: Annotated[bool, typer.Option("--include-unsupported-models", help=LATER)] = False,
     chrome: Annotated[bool | None, typer.Option("--chrome/--no-chrome", help=LATER)] = None,
-    restricted: Annotated[bool, typer.Option("--restricted", help=LATER)] = False,
+    restricted: Annotated[
+        bool,
+        typer.Option(
+            "--restricted", help="No Bash or WebFetch, no user/project/local settings files, file tools kept inside."
+        ),
+    ] = False,
     version: Annotated[
         bool, typer.Option("--version", "-v", callback=_version, is_eager=True, help="Print the version.")
     ] = False,
@@ -123,6 +128,6 @@ def run(
         teammate_command=teammate_command, settings=settings, mcp_config=mcp_config or [],
         strict_mcp_config=strict_mcp_config, agent_id=agent_id, agent_name=agent_name, team_name=team_name,
         agent_color=agent_color, parent_session_id=parent_session_id, agent_type=agent_type,
-        plan_mode_required=plan_mode_required, lead_verify_key=lead_verify_key,
+        plan_mode_required=plan_mode_required, lead_verify_key=lead_verify_key, restricted=restricted,
     )  # fmt: skip
     raise typer.Exit(start(flags))

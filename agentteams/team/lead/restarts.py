@@ -66,7 +66,7 @@ class Restarts:
             parent_session_id=session.ctx.session_id, model=member.model or session.model,
             permission_mode=member.mode or "default", plan_mode_required=bool(member.plan_mode_required),
             agent_type=member.agent_type, lead_key=lead_key, settings=session.options.settings,
-            resume=member.session_id,
+            resume=member.session_id, restricted=session.options.restricted,
             allowed_tools=list(member.allowed_tools or []), disallowed_tools=list(member.disallowed_tools or []),
         )  # fmt: skip
         req.settings = settings_for(session, req.cwd)  # another directory's teammate: that project's settings

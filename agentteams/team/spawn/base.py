@@ -57,6 +57,7 @@ class SpawnRequest:
     resume: str | None = None  # a relaunch after a crash: the session id it goes on with (`--resume`)
     mcp: McpFlags = field(default_factory=McpFlags)  # the lead's --mcp-config values, passed on as given
     placement: Placement = field(default_factory=Placement)  # a node asked for (team/nodespawn.py)
+    restricted: bool = False  # the lead runs with --restricted: so does its teammate (no Bash, settings files unread)
 
     @property
     def agent_id(self) -> str:
@@ -102,6 +103,8 @@ def teammate_argv(req: SpawnRequest, executable: list[str]) -> list[str]:
         argv += ["--agent-type", req.agent_type]
     if req.plan_mode_required:
         argv.append("--plan-mode-required")
+    if req.restricted:
+        argv.append("--restricted")
     inherited = req.settings.for_teammate()  # without `env`: see Settings.for_teammate
     if inherited is not None:
         argv.append(f"--settings={inherited}")  # JSON needs quoting: Claude Code's lead writes `--opt=<quoted>` then

@@ -76,7 +76,7 @@ def spawn_member(
         name=member.name, team=team, color=member.color or "blue", cwd=cwd, parent_session_id=opts.session_id,
         model=model, permission_mode=own.mode, plan_mode_required=own.plan_mode_required,
         agent_type=member.agent_type, settings=own.settings, allowed_tools=own.allowed_tools,
-        disallowed_tools=own.disallowed_tools, mcp=opts.mcp, placement=own.placement,
+        disallowed_tools=own.disallowed_tools, mcp=opts.mcp, placement=own.placement, restricted=opts.restricted,
     )  # fmt: skip
     try:
         handle = _start(session, spawner, req, prompt)

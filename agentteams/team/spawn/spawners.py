@@ -114,6 +114,7 @@ class InProcessSpawner:
             identity=Identity(req.name, req.team, agent_type=req.agent_type, color=req.color), settings=req.settings,
             resume=load(found) if found is not None else None,
             mcp=req.mcp,  # its own connections: each teammate starts the servers itself
+            restricted=req.restricted,
         )  # fmt: skip
 
     def spawn(self, req: SpawnRequest) -> Handle:
