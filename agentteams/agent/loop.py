@@ -369,10 +369,14 @@ class Agent:
         if decision.behavior == "ask" and self.ask is not None:
             if self.hooks is not None:
                 self.hooks.notify(f"Claude needs your permission to use {tool.name}")
-            answer = self.ask(PermissionAsk(tool.name, target, args, decision.reason))
+            asked = PermissionAsk(tool.name, target, args, decision.reason)
+            answer = self.ask(asked)
             if answer == "always":
                 self.permissions.remember(tool.name, target)
-            if answer in ("allow", "always"):
+            elif answer == "accept_edits":
+                self.permissions.accept_edits_from_now()
+            if answer in ("allow", "always", "accept_edits"):
                 return None
-            return ToolResult.error(f"The user denied permission to use {tool.name}.")
+            said = f" The user said: {asked.feedback}" if asked.feedback else ""
+            return ToolResult.error(f"The user denied permission to use {tool.name}.{said}")
         return ToolResult.error(f"Permission denied for {tool.name}: {decision.reason}")

@@ -21,6 +21,7 @@ from agentteams.agent.journal import Journal
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
 from agentteams.agent.mcp_servers import McpFlags, attach_mcp
 from agentteams.agent.memory import Memory, load_memory
+from agentteams.agent.permissions import live_changes
 from agentteams.agent.permissions.policy import PermissionPolicy, offered_tools, parse_mode, parse_rules
 from agentteams.agent.permissions.settings_rules import settings_rules
 from agentteams.agent.prompts import SUBAGENT_GUIDANCE, Identity, system_prompt
@@ -334,6 +335,10 @@ class Session:
     def _mode(self) -> PermissionMode:
         return self.policy.mode
 
+    def switch_mode(self, mode: str) -> str:
+        """The lead's permission mode from now on (Shift-Tab, `/permissions mode`): the next tool call obeys it."""
+        return live_changes.switch_mode(self.policy, mode, started=self.options.permission_mode)
+
     def _approve_plan(self, plan: str) -> bool:
         """ExitPlanMode of the lead or a solo agent: the person answers at the prompt ("always" also accepts
         edits from then on); headless, only an allow rule naming ExitPlanMode approves (then edits are
@@ -345,7 +350,7 @@ class Session:
             answer = self.agent.ask(PermissionAsk("ExitPlanMode", None, {"plan": plan}, reason))
             if answer == "deny":
                 return False
-            self.policy.mode = "acceptEdits" if answer == "always" else "default"
+            self.policy.mode = "acceptEdits" if answer in ("always", "accept_edits") else "default"
             return True
         if not self.policy.allows_by_rule("ExitPlanMode", "plan", None):
             return False

@@ -11,7 +11,8 @@ from agentteams.model.types import Message, ModelResponse, Usage
 from agentteams.tools.base import ToolKind, ToolResult
 
 StopReason = Literal["end_turn", "max_turns", "interrupted", "max_tokens", "exit_requested", "max_budget_usd"]
-Answer = Literal["allow", "deny", "always"]
+# always: don't ask again for this (a command prefix, a path); accept_edits: yes, and acceptEdits from now on
+Answer = Literal["allow", "deny", "always", "accept_edits"]
 INTERRUPTED_MARK = "[Request interrupted by user]"  # Claude Code's marker after an answer the person cut off
 
 
@@ -26,6 +27,7 @@ class Decision(Protocol):
 class Permissions(Protocol):
     def decide(self, tool_name: str, kind: ToolKind, target: str | None) -> Decision: ...
     def remember(self, tool_name: str, target: str | None) -> None: ...
+    def accept_edits_from_now(self) -> None: ...  # "yes, and don't ask again for edits" in the default mode
     # what a PreToolUse hook's "allow" cannot lift: a deny or ask rule, or plan/delegate mode's limit
     def ruled(self, tool_name: str, kind: ToolKind, target: str | None) -> Decision | None: ...
 
@@ -38,6 +40,7 @@ class PermissionAsk:
     target: str | None
     input: dict[str, Any]
     reason: str
+    feedback: str = ""  # set by whoever answers "no": what to do instead, told to the model
 
 
 @dataclass

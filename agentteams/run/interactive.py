@@ -18,9 +18,11 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
     from agentteams.store.paths import Layout
     from agentteams.store.protocol import PermissionRequest
     from agentteams.team.delivery import TeamEvent
+    from agentteams.team.lead.permission_relay import Verdict
     from agentteams.ui.commands import TeamView
-    from agentteams.ui.questions import Question, Questions, yes_no
-    from agentteams.ui.render import Renderer, describe_input, make_console
+    from agentteams.ui.permission_prompt import shown
+    from agentteams.ui.questions import Question, Questions, permission_question
+    from agentteams.ui.render import Renderer, make_console
     from agentteams.ui.repl import Repl
     from agentteams.ui.terminal import LoopWriter
 
@@ -30,23 +32,27 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
     renderer = Renderer(make_console(terminal, writer), hold_partial=terminal)
 
     def show_question(question: Question) -> None:
-        renderer.question(question.text)
+        renderer.question(question.text, question.detail, question.detail_syntax)
         renderer.on_change()
 
     questions = Questions(show_question)
     view = TeamView()
-    answers: dict[str, Answer] = {"allow": "allow", "always": "always", "deny": "deny"}
 
     def ask(request: PermissionAsk) -> Answer:
-        why = f" ({request.reason})" if request.reason else ""
-        text = f"The lead wants to run {request.tool}({describe_input(request.input)}){why}."
-        return answers.get(questions.ask(yes_no(text, always=True)), "deny")
+        what = shown("The lead", request.tool, request.input, request.reason, options.cwd)
+        question = permission_question(what.text, what.always, detail=what.detail, detail_syntax=what.syntax)
+        answer = questions.ask(question)
+        request.feedback = question.feedback
+        if answer == "always":
+            return "accept_edits" if what.accept_edits else "always"
+        return "allow" if answer == "allow" else "deny"
 
-    def judge(request: PermissionRequest, member: str) -> bool:
-        what = f"{request.tool_name}({describe_input(request.input)})"
-        about = f" — {request.description}" if request.description else ""
-        text = f"Teammate {member} asks to run {what}{about}."
-        return questions.ask(yes_no(text, always=False)) == "allow"
+    def judge(request: PermissionRequest, member: str) -> Verdict:
+        what = shown(f"Teammate {member}", request.tool_name, request.input, request.description or "", options.cwd)
+        always = "and don't ask again for the same from this teammate in this session"
+        question = permission_question(what.text, always, detail=what.detail, detail_syntax=what.syntax)
+        answer = questions.ask(question)
+        return "always" if answer == "always" else "allow" if answer == "allow" else "deny"
 
     def on_team_event(event: TeamEvent) -> None:
         view.update(event)

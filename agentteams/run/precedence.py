@@ -7,12 +7,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from agentteams.errors import AgentTeamsError
+from agentteams.tools.runtime_hooks import MODE_ALIASES
 
 TEAMMATE_MODES = ("auto", "tmux", "in-process")
-# Claude Code's "auto" mode approves routine work itself; ours has no classifier, so edits pass and anything
-# riskier asks. "bubble" (2.1.330) sends a teammate's questions up to its lead: what our teammates always do.
-# "manual" is Claude Code's newer name (2.1.330) for the mode that asks: our "default".
-PERMISSION_ALIASES = {"auto": "acceptEdits", "bubble": "default", "manual": "default"}
+PERMISSION_ALIASES = MODE_ALIASES  # Claude Code's modes taken as ours (tools/runtime_hooks.py says why)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,10 @@ from agentteams.model.types import ModelRequest, ModelResponse
 
 PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "delegate"]
 PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
+# Claude Code's modes taken as ours: "auto" approves routine work with a classifier (ours has none, so edits pass
+# and anything riskier asks); "bubble" (2.1.330) sends a teammate's questions up to its lead, as ours always do;
+# "manual" is 2.1.330's newer name for the mode that asks
+MODE_ALIASES = {"auto": "acceptEdits", "bubble": "default", "manual": "default"}
 
 # (subagent type, prompt, model or None) -> the subagent's final text
 SubagentRunner = Callable[[str, str, str | None], str]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from agentteams.agent.permissions import live_changes
 from agentteams.agent.session import TurnExtras, command_extras
 from agentteams.errors import AgentTeamsError
 from agentteams.settings.commands import COMMAND_NAME, CommandSet, CustomCommand, invocation, load_commands
@@ -171,6 +172,30 @@ def _resume(ctx: CommandContext, args: str) -> Outcome:
     return "done"
 
 
+def _permissions(ctx: CommandContext, args: str) -> Outcome:
+    """`/permissions`: the mode and rules; `allow|ask|deny RULE…` adds for this session, `remove RULE…` takes a rule
+    out (whatever its origin, for this session), `mode MODE` switches the mode (Shift-Tab cycles it)."""
+    verb, _, rest = args.strip().partition(" ")
+    if not verb:
+        ctx.show(reports.permission_lines(ctx.runtime))
+        return "done"
+    session = ctx.runtime.session
+    try:
+        if verb == "mode" and rest.strip():
+            ctx.renderer.notice(f"Permission mode: {session.switch_mode(rest.strip())} (for this session).")
+        elif verb in ("allow", "ask", "deny") and rest.strip():
+            added = live_changes.add_rules(session.policy, verb, rest)
+            ctx.renderer.notice(f"Added for this session ({verb}): {', '.join(map(str, added))}.")
+        elif verb == "remove" and rest.strip():
+            removed = live_changes.remove_rules(session.policy, rest)
+            ctx.renderer.notice(f"Removed for this session: {', '.join(map(str, removed))}.")
+        else:
+            ctx.renderer.warning("error", "usage: /permissions [allow|ask|deny RULE… | remove RULE… | mode MODE]")
+    except AgentTeamsError as e:
+        ctx.renderer.warning("error", str(e))
+    return "done"
+
+
 def _cost(ctx: CommandContext, _args: str) -> Outcome:
     ctx.show(reports.cost_lines(ctx.runtime, reports.teammate_names(ctx.runtime, ctx.view.joined())))
     return "done"
@@ -203,8 +228,8 @@ BUILTINS: tuple[Command, ...] = (
     Command("/cost", "tokens and dollars per agent: the lead, its subagents, every teammate", _cost),
     Command("/status", "version, model, session, permission mode, key source, settings, memory, team", _show(
         reports.status_lines)),
-    Command("/permissions", "the allow/ask/deny rules in effect and where each came from", _show(
-        reports.permission_lines)),
+    Command("/permissions", "the mode and the rules in effect; add, remove a rule, or change the mode for this session",
+            _permissions, args="[allow|ask|deny RULE… | remove RULE… | mode MODE]"),
     Command("/config", "the merged settings and where each value came from", _show(reports.config_lines)),
     Command("/memory", "the memory files (CLAUDE.md) this session loaded", _show(reports.memory_lines)),
     Command("/agents", "the agent types Task takes: built-in and custom (.claude/agents)", _show(reports.agent_lines)),

@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 YES = ("y", "yes")
 NO = ("n", "no")
 ALWAYS = ("a", "always")
+# a permission question's three choices, as Claude Code offers them: yes / yes and don't ask again / no (and what
+# to do instead, typed after the choice: `3 use the other file`)
+CHOICE_KEYS = {"allow": ("1", *YES), "always": ("2", *ALWAYS), "deny": ("3", *NO)}
 
 
 @dataclass
@@ -21,7 +24,10 @@ class Question:
     prompt: str  # the input line's prompt while it waits, e.g. "allow? [y/n/a] "
     choices: dict[str, str]  # what the person may type (lowercased) -> the answer
     fallback: str  # the answer when nobody can answer (the REPL is closing, the turn was interrupted)
+    detail: str = ""  # what is asked about, shown under the text: a file's content, a diff, a command
+    detail_syntax: str | None = None  # how to colour `detail` ("diff", "bash", a file's language), or plain
     answer: str | None = None
+    feedback: str = ""  # typed after a "no": what to do instead, passed on to the model
     done: threading.Event = field(default_factory=threading.Event)
 
     def settle(self, answer: str) -> None:
@@ -29,13 +35,11 @@ class Question:
         self.done.set()
 
 
-def yes_no(text: str, *, always: bool) -> Question:
-    """A permission question: y / n, and `a` (allow from now on) when `always`."""
-    choices = dict.fromkeys(YES, "allow") | dict.fromkeys(NO, "deny")
-    if always:
-        choices |= dict.fromkeys(ALWAYS, "always")
-    keys = "y/n/a" if always else "y/n"
-    return Question(text=text, prompt=f"allow? [{keys}] ", choices=choices, fallback="deny")
+def permission_question(text: str, always: str, *, detail: str = "", detail_syntax: str | None = None) -> Question:
+    """Claude Code's three choices: 1 yes, 2 yes and `always` (what "don't ask again" means for this call), 3 no."""
+    choices = {key: answer for answer, keys in CHOICE_KEYS.items() for key in keys}
+    prompt = f"1 yes · 2 yes, {always} · 3 no (add what to do instead) > "
+    return Question(text, prompt, choices, fallback="deny", detail=detail, detail_syntax=detail_syntax)
 
 
 class Questions:
@@ -69,9 +73,11 @@ class Questions:
             if not self._open:
                 return False
             question = self._open[0]
-            answer = question.choices.get(text.strip().lower())
+            first, _, rest = text.strip().partition(" ")
+            answer = question.choices.get(first.lower()) or question.choices.get(text.strip().lower())
             if answer is None:
                 return False
+            question.feedback = rest.strip() if answer == "deny" and first.lower() in question.choices else ""
             self._open.pop(0)
             following = self._open[0] if self._open else None
         question.settle(answer)

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any, cast
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.text import Text
 
 from agentteams.agent.loop import AgentEvent, TurnResult, tool_input_summary
@@ -112,7 +112,7 @@ class Renderer:
 
     # -- output primitives --------------------------------------------------------------------------
 
-    def _print(self, text: Text | str) -> None:
+    def _print(self, text: RenderableType) -> None:
         with self._lock:
             self._end_text()
             self.console.print(text)
@@ -255,8 +255,17 @@ class Renderer:
         """Echo a prompt the person did not type at the input line (the one given on the command line)."""
         self._print(Text("> " + text.replace("\n", "\n  "), style="bold"))
 
-    def question(self, text: str) -> None:
+    def question(self, text: str, detail: str = "", syntax: str | None = None) -> None:
+        """A permission question, and what it is about: a file's content, a diff, a command (coloured by `syntax`)."""
         self._print(Text(f"? {text}", style="bold yellow"))
+        if not detail:
+            return
+        if syntax is None:
+            self._print(Text(detail))
+            return
+        from rich.syntax import Syntax
+
+        self._print(Syntax(detail, syntax, theme="ansi_dark", background_color="default", word_wrap=True))
 
     def notice(self, text: str, style: str = "") -> None:
         self._print(Text(text, style=style))

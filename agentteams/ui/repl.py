@@ -5,9 +5,11 @@ input line), plain line reading otherwise; Ctrl-C interrupts, Ctrl-D leaves, the
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from agentteams.agent.permissions import live_changes
 from agentteams.agent.session import TurnExtras
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.team.lead.runtime import LeadRuntime
@@ -22,6 +24,9 @@ if TYPE_CHECKING:
     from prompt_toolkit.key_binding import KeyBindings
 
 IDLE_HINT = "Press Ctrl-D or type /exit to leave."
+MODE_SHOWN = {"default": "default mode", "acceptEdits": "⏵⏵ accept edits on", "plan": "⏸ plan mode on",
+              "bypassPermissions": "⏵⏵ bypass permissions on", "dontAsk": "don't ask mode",
+              "delegate": "delegate mode"}  # fmt: skip
 QUEUED = "⧗ queued: sent at the next tool result (or as the next prompt)"
 POLL = 0.05  # seconds between checks while plain mode waits for the lead to finish
 
@@ -161,7 +166,7 @@ class Repl:
         if not safe_paths.create_new(self.history, b"") and self.history.is_symlink():
             raise safe_paths.refused(self.history)
         session: PromptSession[str] = PromptSession(
-            history=FileHistory(str(self.history)), multiline=True, key_bindings=_bindings(),
+            history=FileHistory(str(self.history)), multiline=True, key_bindings=_bindings(self.cycle_mode),
             prompt_continuation=lambda width, _n, _soft: " " * min(width, 2), bottom_toolbar=self._toolbar,
             refresh_interval=0.5,
         )  # fmt: skip
@@ -217,9 +222,17 @@ class Repl:
             return " a question is waiting: answer it at the prompt (Ctrl-C denies)"
         team = self.runtime.team
         about = f" · team {team}: {teammate_count(len(self.runtime.members()))}" if team else ""
+        about += f" · {MODE_SHOWN.get(self.runtime.session.policy.mode, self.runtime.session.policy.mode)}"
+        about += " (shift+tab to cycle)"
         if self.runtime.busy:
             return f" ✻ working… (Ctrl-C to interrupt){about}"
         return f" /help for commands · Ctrl-D to leave{about}"
+
+    def cycle_mode(self) -> None:
+        """Shift-Tab: the next permission mode, as Claude Code cycles them (the toolbar shows it)."""
+        session = self.runtime.session
+        following = session.switch_mode(live_changes.next_mode(session.policy, session.options.permission_mode))
+        self.renderer.hint(f"Permission mode: {MODE_SHOWN.get(following, following)}")
 
     async def _confirm_leave(self) -> bool | None:
         """Whether to shut the team down on leaving (True when there is none); None: the person stayed."""
@@ -270,10 +283,14 @@ class Repl:
             self.runtime.wait_idle(timeout=POLL)
 
 
-def _bindings() -> KeyBindings:
+def _bindings(cycle_mode: Callable[[], None]) -> KeyBindings:
     from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
     kb = KeyBindings()
+
+    @kb.add("s-tab")
+    def _mode(_event: KeyPressEvent) -> None:
+        cycle_mode()
 
     @kb.add("enter")
     def _send(event: KeyPressEvent) -> None:

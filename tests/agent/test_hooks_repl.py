@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.support.hooks import check_payload
 from tests.support.hookscript import HookLab
-from tests.support.lead_pane import START, lead_route, model_calls, tool_turn
+from tests.support.lead_pane import QUESTION, START, lead_route, model_calls, tool_turn
 from tests.support.wait import wait_until
 
 
@@ -23,13 +23,13 @@ def test_notification_and_a_blocked_prompt_in_the_repl(start_lead: Callable[...,
     lab.answer({"event": "UserPromptSubmit", "when": "FORBIDDEN", "stderr": "NO-FORBIDDEN-PROMPTS", "exit": 2})
     script = {"routes": [lead_route(tool_turn("Write", file_path=str(work / "yes.txt"), content="yes"), "DONE")]}
     pane, server, _ = start_lead(script, "write yes.txt")
-    pane.wait(lambda s: "allow? [y/n/a]" in s, "the permission question", timeout=START)
+    pane.wait(lambda s: QUESTION in s, "the permission question", timeout=START)
     wait_until(lambda: bool(lab.entries("Notification")), 10, "the Notification hook")
     [notified] = lab.entries("Notification")
     payload = check_payload(notified, work)
     assert (payload["message"], payload["notification_type"]) == (
         "Claude needs your permission to use Write", "permission_prompt")  # fmt: skip
-    pane.submit("y")
+    pane.submit("1")
     pane.wait_text("⏺ DONE")
     pane.idle()
     calls = len(model_calls(server))

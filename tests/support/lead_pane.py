@@ -68,7 +68,9 @@ class LeadPane:
 # what `start_repl` gives a test: start the lead on a script (and arguments), get its pane and server
 Start = Callable[..., tuple[LeadPane, MockServer]]
 
-PROMPT = re.compile(r"^(>|allow\? \[[yna/]+\]|Shut down the team .*\[Y/n\])(.*)$")  # the lead's, or a question's
+# the lead's prompt, a permission question's (three choices), or the leave question's
+PROMPT = re.compile(r"^(>|1 yes · .*· 3 no \(add what to do instead\) >|Shut down the team .*\[Y/n\])(.*)$")
+QUESTION = "3 no (add what to do instead) >"  # the end of a permission question's prompt
 
 
 def input_line(screen: str) -> str:

@@ -29,6 +29,9 @@ class Policy:
     def remember(self, tool_name: str, target: str | None) -> None:
         self.remembered.append((tool_name, target))
 
+    def accept_edits_from_now(self) -> None:
+        self.verdicts = {name: "allow" if v == "ask" else v for name, v in self.verdicts.items()}
+
     def ruled(self, tool_name: str, kind: ToolKind, target: str | None) -> Verdict | None:
         return None
 

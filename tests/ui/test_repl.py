@@ -24,11 +24,20 @@ from agentteams.store.paths import Layout
 from agentteams.store.transcripts.writer import AssistantMeta, Transcript
 from agentteams.team.delivery import TeamEvent
 from agentteams.tools.base import ToolResult
-from agentteams.ui.questions import Questions, yes_no
+from agentteams.ui.questions import Questions, permission_question
 from agentteams.ui.render import Renderer, make_console
 from agentteams.ui.terminal import LoopWriter
 from tests.support.cli import Cli
-from tests.support.lead_pane import API_KEY, START, approve_shutdown, input_line, lead_route, model_calls, tool_turn
+from tests.support.lead_pane import (
+    API_KEY,
+    QUESTION,
+    START,
+    approve_shutdown,
+    input_line,
+    lead_route,
+    model_calls,
+    tool_turn,
+)
 from tests.support.procs import child_env
 from tests.support.wait import wait_until
 
@@ -156,28 +165,66 @@ def test_ctrl_c_mid_answer_keeps_the_partial_answer_once(start_lead: Callable[..
 def test_permission_ask_answered_at_the_prompt(start_lead: Callable[..., Any], tmp_path: Path) -> None:
     work = tmp_path / "work"
     script = {"routes": [lead_route(
-        tool_turn("Write", file_path=str(work / "yes.txt"), content="yes"), "FIRST-DONE",
+        tool_turn("Write", file_path=str(work / "yes.txt"), content="CONTENT-OF-YES"), "FIRST-DONE",
         tool_turn("Write", file_path=str(work / "no.txt"), content="no"), "SECOND-DONE",
     )]}  # fmt: skip
-    pane, _, _ = start_lead(script, "write yes.txt")
-    question = "The lead wants to run Write("
-    pane.wait_text(question, timeout=START)
-    pane.wait(lambda s: "allow? [y/n/a]" in s, "the question's prompt")
-    pane.submit("y")
+    pane, server, _ = start_lead(script, "write yes.txt")
+    pane.wait_text(f"The lead wants to create {work / 'yes.txt'}", timeout=START)
+    pane.wait(lambda s: QUESTION in s and "CONTENT-OF-YES" in s, "the question, the file's content under it")
+    pane.submit("1")
     pane.wait_text("⏺ FIRST-DONE")
-    assert (work / "yes.txt").read_text(encoding="utf-8") == "yes"
+    assert (work / "yes.txt").read_text(encoding="utf-8") == "CONTENT-OF-YES"
     pane.idle()
     pane.submit("now write no.txt")
-    pane.wait_text(question, count=2)
+    pane.wait_text("The lead wants to create", count=2)
     pane.submit("maybe")  # not an answer: asked again, nothing decided
-    pane.wait_text("Answer allow? [y/n/a]")
-    pane.submit("n")
+    pane.wait_text("Answer 1 yes")
+    pane.submit("3 write it to maybe.txt instead")  # no, and what to do instead: the model is told
     pane.wait_text("⏺ SECOND-DONE")
     assert not (work / "no.txt").exists()
     pane.idle()
     screen = pane.screen()
     assert "denied permission to use Write" in screen, screen
+    told = json.dumps(model_calls(server)[-1]["messages"][-1])
+    assert "The user said: write it to maybe.txt instead" in told, told
     assert_no_stray_prompt(screen)
+
+
+def test_an_edit_question_shows_the_diff_and_yes_always_accepts_edits_from_then_on(
+    start_lead: Callable[..., Any], tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    (work / "f.py").write_text("keep = 1\nold_line = 2\n", encoding="utf-8")
+    script = {"routes": [lead_route(
+        tool_turn("Read", file_path=str(work / "f.py")),  # an Edit needs the file read first (as Claude Code)
+        tool_turn("Edit", file_path=str(work / "f.py"), old_string="old_line = 2", new_string="new_line = 3"),
+        tool_turn("Write", file_path=str(work / "g.py"), content="g"), "EDITS-DONE",
+    )]}  # fmt: skip
+    pane, _, _ = start_lead(script, "edit f.py")
+    pane.wait_text(f"The lead wants to edit {work / 'f.py'}", timeout=START)
+    pane.wait(lambda s: "-old_line = 2" in s and "+new_line = 3" in s and QUESTION in s, "the diff under the question")
+    assert "accept edits for the rest of this session" in pane.screen()
+    pane.submit("2")
+    pane.wait_text("⏺ EDITS-DONE")  # the Write after it ran unasked: acceptEdits from the answer on
+    assert (work / "g.py").read_text(encoding="utf-8") == "g"
+    assert (work / "f.py").read_text(encoding="utf-8") == "keep = 1\nnew_line = 3\n"
+    pane.wait_text("⏵⏵ accept edits on")  # the toolbar says so
+    assert pane.screen().count("The lead wants to") == 1
+
+
+def test_shift_tab_cycles_the_modes_and_the_toolbar_shows_each(start_lead: Callable[..., Any]) -> None:
+    pane, _, _ = start_lead({"routes": [lead_route("HI")]})
+    pane.idle(timeout=START)
+    pane.wait_text("default mode (shift+tab to cycle)")
+    for shown in ("⏵⏵ accept edits on", "⏸ plan mode on", "default mode"):
+        before = pane.screen().count(f"Permission mode: {shown}")
+        pane.press("BTab")
+        pane.wait(lambda s, b=before, m=shown: s.count(f"Permission mode: {m}") > b, f"Shift-Tab to {shown}")
+    pane.submit("/permissions mode acceptEdits")
+    pane.wait_text("Permission mode: acceptEdits (for this session).")
+    pane.submit("/permissions")
+    pane.wait_text("Permission mode: acceptEdits\n")
 
 
 def test_ctrl_d_without_team_exits_0(start_lead: Callable[..., Any]) -> None:
@@ -264,9 +311,9 @@ def test_teammate_permission_request_is_answered_at_the_prompt(
                   tool_turn("SendMessage", to="team-lead", message="ALICE-WROTE", summary="wrote")],
     }  # fmt: skip
     pane, _, _ = start_lead({"routes": [alice, team_lead_route("ALICE-WROTE")]}, "build a team")  # default mode
-    pane.wait_text("Teammate alice asks to run Write(", timeout=START)
-    pane.wait(lambda s: input_line(s) == "" and "allow? [y/n]" in s, "the question's prompt")
-    pane.submit("y")
+    pane.wait_text(f"Teammate alice wants to create {target}", timeout=START)
+    pane.wait(lambda s: input_line(s) == "" and QUESTION in s, "the question's prompt")
+    pane.submit("1")
     pane.wait_text("✉ alice: ALICE-WROTE")
     assert target.read_text(encoding="utf-8") == "from alice"
     pane.wait_text("⏺ LEAD-GOT-REPORT")
@@ -360,21 +407,47 @@ def test_loop_writer_keeps_each_threads_order_and_writes_directly_once_stopped()
         assert [ln for ln in lines if ln.startswith(f"{n}:")] == [f"{n}:{i}" for i in range(50)]
 
 
+def test_yes_and_dont_ask_again_for_a_teammate_holds_for_its_next_same_call(
+    start_lead: Callable[..., Any], config_root: Path, tmp_path: Path
+) -> None:
+    first, second = tmp_path / "work" / "a1", tmp_path / "work" / "a2"
+    alice = {
+        "name": "alice", "match": {"system": "Your name is alice"}, "idle": "alice idle.",
+        "turns": [tool_turn("Bash", command=f"touch {first}"), tool_turn("Bash", command=f"touch {second}"),
+                  tool_turn("SendMessage", to="team-lead", message="ALICE-TOUCHED", summary="touched")],
+    }  # fmt: skip
+    pane, _, _ = start_lead({"routes": [alice, team_lead_route("ALICE-TOUCHED")]}, "build a team")
+    pane.wait_text("Teammate alice wants to run a command", timeout=START)
+    pane.wait(lambda s: input_line(s) == "" and QUESTION in s, "the question's prompt")
+    assert "don't ask again for the same from this teammate" in pane.screen()
+    pane.submit("2")
+    pane.wait_text("✉ alice: ALICE-TOUCHED")  # the second touch was not asked about: the lead remembered
+    assert first.exists() and second.exists()
+    assert pane.screen().count("Teammate alice wants to run a command") == 1
+
+
 def test_questions_hand_the_answer_back_and_deny_once_closed() -> None:
     import threading
 
     shown: list[str] = []
     questions = Questions(lambda q: shown.append(q.text))
     answers: list[str] = []
-    asker = threading.Thread(target=lambda: answers.append(questions.ask(yes_no("may I?", always=True))))
+    asker = threading.Thread(target=lambda: answers.append(questions.ask(permission_question("may I?", "always"))))
     asker.start()
     wait_until(lambda: questions.current() is not None, 5, "the question")
     assert not questions.answer("perhaps") and questions.current() is not None
-    assert questions.answer("A")
+    assert questions.answer("2")
     asker.join(5)
     assert answers == ["always"] and shown == ["may I?"]
+    no = permission_question("and this?", "always")
+    asker = threading.Thread(target=lambda: answers.append(questions.ask(no)))
+    asker.start()
+    wait_until(lambda: questions.current() is no, 5, "the second question")
+    assert questions.answer("3 do it another way")
+    asker.join(5)
+    assert answers[-1] == "deny" and no.feedback == "do it another way"
     questions.close()
-    assert questions.ask(yes_no("again?", always=False)) == "deny"
+    assert questions.ask(permission_question("again?", "always")) == "deny"
 
 
 def test_piped_session_is_plain_lines(cli: Cli, tmp_path: Path, config_root: Path) -> None:

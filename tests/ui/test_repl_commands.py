@@ -21,6 +21,7 @@ from agentteams.store.paths import Layout
 from tests.support.cli import Cli
 from tests.support.lead_pane import (
     API_KEY,
+    QUESTION,
     START,
     STEP,
     Start,
@@ -160,8 +161,9 @@ def test_status_permissions_config_memory_agents_and_hooks_show_their_sources(
     # touch, not echo: a read-only command runs without asking (as the real CLI runs it)
     script = {"routes": [lead_route(tool_turn("Bash", command="touch made"), "RAN-IT")]}
     pane, _server = start_repl(script, "--allowedTools", "Glob", "run touch")
-    pane.wait(lambda s: "allow? [y/n/a]" in s, "the permission question", timeout=START)
-    pane.submit("a")  # always: a rule for this session
+    pane.wait(lambda s: QUESTION in s, "the permission question", timeout=START)
+    assert "don't ask again for Bash(touch made:*) in this session" in pane.screen()
+    pane.submit("2")  # yes, and don't ask again: a rule for this session
     pane.wait_text("⏺ RAN-IT")
     pane.idle()
 

@@ -346,6 +346,12 @@ class PermissionPolicy:
         mode = "acceptEdits" if kind == "edit" else "bypassPermissions"
         return f'--allowedTools "{tool_name}" or --permission-mode {mode}'
 
+    def accept_edits_from_now(self) -> None:
+        """The person answered "yes, and don't ask again" to an edit: acceptEdits for the rest of the session
+        (from the default mode only: a stricter or looser mode the person chose stays)."""
+        if self.mode == "default":
+            self.mode = "acceptEdits"
+
     def remember(self, tool_name: str, target: str | None, kind: str | None = None) -> None:
         """Allow this tool again for the rest of the session: the same command prefix(es), or the same path.
         `kind` says how to read `target` (a command for "execute", else a path; by default a command

@@ -1,43 +1,95 @@
 """How a lead answers a teammate's permission request: by its judge (the person) or its own policy, written
-back as Claude Code's `permission_response`."""
+back as Claude Code's `permission_response`; what the person said "don't ask again" to, per teammate."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from typing import Any, Literal
 
+from agentteams.agent.permissions.policy import PermissionPolicy
 from agentteams.agent.session import Session
 from agentteams.errors import AgentTeamsError
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import PermissionRequest, PermissionResponse
 
-# (request, member name) -> approve?  Interactive: the person; headless: the lead's policy
-PermissionJudge = Callable[[PermissionRequest, str], bool]
+Verdict = Literal["allow", "deny", "always"]
+# (request, member name) -> the verdict (or True/False). Interactive: the person; headless: the lead's policy
+PermissionJudge = Callable[[PermissionRequest, str], Verdict | bool]
 
 
-def decide(session: Session, judge: PermissionJudge | None, msg: PermissionRequest, who: str) -> bool:
-    """The verdict: the judge's when there is one, else what the lead's own rules say of the same call."""
-    if judge is not None:
-        return judge(msg, who)
+class Remembered:
+    """The calls the person allowed a teammate for the rest of the session (a command prefix, a path): the same
+    teammate is not asked again for them. Kept by its lead, for our teammates and a real claude alike."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_member: dict[str, PermissionPolicy] = {}
+
+    def covers(self, session: Session, msg: PermissionRequest, member: str) -> bool:
+        tool, target = _target(session, msg)
+        with self._lock:
+            policy = self._by_member.get(member)
+            return bool(policy and tool and policy.allows_by_rule(tool, _kind(session, tool), target))
+
+    def add(self, session: Session, msg: PermissionRequest, member: str) -> list[dict[str, Any]]:
+        """Remember the call for `member`; the rules as Claude Code's `permission_updates` name them."""
+        tool, target = _target(session, msg)
+        if tool is None:
+            return []
+        with self._lock:
+            policy = self._by_member.setdefault(member, PermissionPolicy(cwd=session.options.cwd, interactive=False))
+            before = len(policy.session_rules)
+            policy.remember(tool, target, _kind(session, tool))
+            added = policy.session_rules[before:]
+        rules = [{"toolName": r.tool, **({"ruleContent": r.pattern} if r.pattern else {})} for r in added]
+        return [{"type": "addRules", "rules": rules, "behavior": "allow", "destination": "session"}] if rules else []
+
+
+def _target(session: Session, msg: PermissionRequest) -> tuple[str | None, str | None]:
     tool = session.tool(msg.tool_name)
     if tool is None:
-        return False
+        return None, None
     try:
-        target = tool.permission_target(msg.input, session.options.cwd)
+        return tool.name, tool.permission_target(msg.input, session.options.cwd)
     except AgentTeamsError:
-        target = None
-    return session.policy.decide(tool.name, tool.kind, target).behavior == "allow"
+        return tool.name, None
 
 
-def response(msg: PermissionRequest, allow: bool) -> PermissionResponse:
+def _kind(session: Session, tool_name: str) -> str:
+    tool = session.tool(tool_name)
+    return tool.kind if tool is not None else "other"
+
+
+def decide(session: Session, judge: PermissionJudge | None, msg: PermissionRequest, who: str) -> Verdict:
+    """The verdict: the judge's when there is one, else what the lead's own rules say of the same call."""
+    if judge is not None:
+        verdict = judge(msg, who)
+        return ("allow" if verdict else "deny") if isinstance(verdict, bool) else verdict
+    tool, target = _target(session, msg)
+    if tool is None:
+        return "deny"
+    return "allow" if session.policy.decide(tool, _kind(session, tool), target).behavior == "allow" else "deny"
+
+
+def response(msg: PermissionRequest, allow: bool, updates: list[dict[str, Any]] | None = None) -> PermissionResponse:
     return PermissionResponse(
         request_id=msg.request_id, subtype="success" if allow else "error",
-        response={"updated_input": msg.input, "permission_updates": []} if allow else None,
+        response={"updated_input": msg.input, "permission_updates": updates or []} if allow else None,
         error=None if allow else "The team lead denied this request.",
     )  # fmt: skip
 
 
-def answer(session: Session, judge: PermissionJudge | None, team: str, msg: PermissionRequest, who: str) -> bool:
-    """Decide and write the answer to `who`'s inbox; the verdict."""
-    allow = decide(session, judge, msg, who)
-    session.store.mail.send(team, who, response(msg, allow).to_text(), sender=LEAD_NAME)
+def answer(
+    session: Session, judge: PermissionJudge | None, team: str, msg: PermissionRequest, who: str,
+    remembered: Remembered | None = None,
+) -> bool:  # fmt: skip
+    """Decide (what was allowed for the session is not asked again) and write the answer to `who`'s inbox."""
+    if remembered is not None and remembered.covers(session, msg, who):
+        verdict: Verdict = "allow"
+    else:
+        verdict = decide(session, judge, msg, who)
+    updates = remembered.add(session, msg, who) if verdict == "always" and remembered is not None else []
+    allow = verdict in ("allow", "always")
+    session.store.mail.send(team, who, response(msg, allow, updates).to_text(), sender=LEAD_NAME)
     return allow

@@ -67,6 +67,7 @@ class LeadRuntime:
         self._team_event = self.hooks = LeadHooks(session, on_team_event)  # events reach the UI, then hooks
         self._on_turn_end = on_turn_end or (lambda _r: None)
         self.judge = judge
+        self.remembered = permission_relay.Remembered()  # "don't ask again" answers to teammates' questions
         self.handles: dict[str, Handle] = {}
         self.roster = Roster(self.store, spawner, self.handles)  # spawns check and reserve names through it
         self.restarts = Restarts(session, spawner, self.handles, self.hooks, self.on_team_thread)
@@ -380,7 +381,7 @@ class LeadRuntime:
             self._team_event(TeamEvent("idle", who, msg.summary or msg.result or "", color=env.color))
             return True
         if isinstance(msg, PermissionRequest):
-            allow = permission_relay.answer(self.session, self.judge, self.team or "", msg, who)
+            allow = permission_relay.answer(self.session, self.judge, self.team or "", msg, who, self.remembered)
             self._team_event(TeamEvent("permission", who, f"{msg.tool_name}: {'allowed' if allow else 'denied'}"))
             return True
         return self._for_model(env, forged)
