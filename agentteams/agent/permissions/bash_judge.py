@@ -209,7 +209,8 @@ def why_rules_fall_short(line: ShellLine, allowed: Callable[[str], bool], places
         return "a command that changes directory and then does more needs approval"
     for chain in chains(line):
         if not _chain_allowed(chain, allowed, places):
-            return f"`{chain[0].text}` is not allowed by a rule"
+            shown = f"{chain[-1].program} …" if len(chain[-1].words) > 1 else chain[-1].program
+            return f"the part `{shown}` is not allowed by a rule"  # its program: the words may hold anything
     return None
 
 
