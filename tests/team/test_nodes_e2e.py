@@ -6,6 +6,7 @@ two nodes') also has a config root of its own: they share nothing but the store 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -60,7 +61,10 @@ def test_two_teammates_on_two_nodes(
     assert not (work / "work.log").exists(), "a teammate worked in the lead's directory"
     assert "completedTaskId" in lead_bodies and ("[to alice]" in lead_bodies or "[to bob]" in lead_bodies)
     assert "name: alice\\nnode: n1\\n" in lead_bodies and "name: bob\\nnode: n2\\n" in lead_bodies  # the Task results
-    assert not store.teams.exists(TEAM), "TeamDelete left the team"
+    said = re.findall(r"(?:Cannot delete team|Cleaned up directories|already gone)[^\"]{0,200}", lead_bodies)
+    assert not store.teams.exists(TEAM), (
+        f"TeamDelete left the team: {said or lead.stdout[-2000:]} {lead.stderr[-2000:]}"
+    )
     assert store.nodes.live() == [], "a stopped node unregisters"
     stored = machines.stored()
     for key in (LEAD_KEY, *NODE_KEYS.values()):

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
 from agentteams.store.api import NewMember, Store, Teams
 from agentteams.store.records import Member, Task
@@ -86,8 +87,10 @@ def release_member(
     with contextlib.suppress(AgentTeamsError):
         member = store.teams.read(team).member(name)
     moved = store.tasks.unassign_all(team, name, member.agent_id if member else None)
-    with contextlib.suppress(AgentTeamsError):
+    try:
         store.teams.depart_member(team, name) if died else store.teams.remove_member(team, name)
+    except AgentTeamsError as e:  # said: a member left in the config keeps TeamDelete refusing, and why must show
+        diagnostics.warning("could not take %s out of team %s: %s", name, team, e)
     store.presence.remove(team, name)
     note = worktrees.release(store, hooks, team, member) if hooks is not None and not died else ""
     return Released(moved.tasks, note)
