@@ -82,3 +82,14 @@ def test_cd_then_a_write_asks_and_paths_after_it_are_judged_from_both_directorie
     reads = PermissionPolicy(cwd=cwd, interactive=False)
     assert reads.decide("Bash", "execute", "cd src && ls").behavior == "allow"
     assert reads.decide("Bash", "execute", "cd src && cat ../../outside").behavior == "deny"
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["PATH=/tmp/evil:$PATH; git status", "rg --pre sh pattern notes.txt", "sort --compress-program=sh notes.txt",
+     "[ -f notes.txt ] && cat notes.txt", "git diff --output=x.txt", "sed -n 'w out.txt' notes.txt"],
+)  # fmt: skip
+def test_what_only_looks_like_reading_is_asked(home: Path, command: str) -> None:
+    reads = PermissionPolicy(cwd=home.parent / "repo", interactive=False)
+    assert reads.decide("Bash", "execute", command).behavior == "deny"
+    assert reads.decide("Bash", "execute", "cat notes.txt | sort | head -1").behavior == "allow"

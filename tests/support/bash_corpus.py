@@ -141,6 +141,9 @@ UNDER_TOUCH = Arrangement(
         bash("exec touch w34", created("repo/w34"), "deny"),
         bash("touch w35 # a comment", created("repo/w35"), "allow"),
         bash("touch w36\ntouch w37", created("repo/w37"), "allow"),
+        bash("A=1; touch wa", created("repo/wa"), "allow"),
+        bash("[ -d src ] && touch wb", created("repo/wb"), "allow"),
+        bash("PATH=$PATH:/nowhere; touch wp", created("repo/wp"), "deny"),
     ),
 )
 
@@ -173,6 +176,8 @@ NO_RULES = Arrangement(
         bash("echo n1 | xargs touch", created("repo/n1"), "deny"),
         bash("timeout 5 touch n3", created("repo/n3"), "deny"),
         bash("git init -q n6", created("repo/n6"), "deny"),
+        bash("[ -f notes.txt ] && cat notes.txt", read_it, "deny"),
+        bash("PATH=/usr/bin:$PATH; cat notes.txt", read_it, "deny"),
     ),
 )
 

@@ -160,7 +160,7 @@ def protected_write(line: ShellLine, places: Places) -> str | None:
 def only_reads(line: ShellLine, places: Places) -> bool:
     """Claude Code's read-only commands, each reading only where it may, writing nothing, expanding nothing
     that runs: such a line runs unasked in every mode."""
-    if line.unclear or any(True for _ in redirect_targets(line)):
+    if line.unclear or line.beside or any(True for _ in redirect_targets(line)):
         return False
     return all(_plain(c) for c in line.commands) and all(_chain_reads(chain, places) for chain in chains(line))
 
@@ -171,7 +171,7 @@ def _chain_reads(chain: list[SimpleCommand], places: Places) -> bool:
 
 def accepts_edits(line: ShellLine, places: Places) -> bool:
     """acceptEdits: file commands and redirections writing inside the working directories, reads inside them."""
-    if line.unclear or _changes_directory(line) or not all(_plain(c) for c in line.commands):
+    if line.unclear or line.beside or _changes_directory(line) or not all(_plain(c) for c in line.commands):
         return False
     for command, word in redirect_targets(line):
         where = resolved(word, command, places)

@@ -50,6 +50,8 @@ _SED_READ = re.compile(
 _SED_SUBSTITUTION = re.compile(r"s(/)(?:[^/\\]|\\.)*/(?:[^/\\]|\\.)*/[gpI0-9]*")
 # options that write a file: `git diff --output=f`, `sort -o f` (also inside a cluster: `sort -ro f`)
 _WRITE_OPTIONS = {"git": re.compile(r"--output|-o$"), "sort": re.compile(r"--output|-[A-Za-z]*o")}
+# options that make a reading command run another program: `rg --pre CMD`, `sort --compress-program=CMD`
+_RUN_OPTIONS = {"rg": re.compile(r"--pre\b|--pre="), "sort": re.compile(r"--compress-program")}
 NOWHERE = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
 
 
@@ -74,7 +76,8 @@ def read_paths(command: SimpleCommand) -> list[Word] | None:
     if program not in READ_ONLY:
         return None
     words = [w.value or "" for w in command.args()]
-    if writes_by_option(command):
+    runs = _RUN_OPTIONS.get(program)
+    if writes_by_option(command) or (runs is not None and any(runs.match(w) for w in words)):
         return None
     if program in _NO_PATHS:
         return []

@@ -64,6 +64,8 @@ class ShellLine:
     commands: tuple[SimpleCommand, ...]
     unclear: tuple[str, ...] = ()
     hidden: tuple[str, ...] = ()
+    # what only a rule may let through, never the read-only check: `NAME=value` statements, tests (`[ -f x ]`)
+    beside: tuple[str, ...] = ()
 
     def writes(self) -> Iterator[tuple[SimpleCommand, Redirect]]:
         for command in self.commands:
@@ -76,6 +78,12 @@ class ShellLine:
 WRAPPERS = frozenset({"env", "sudo", "command", "builtin", "exec", "nohup", "time", "nice", "timeout", "stdbuf",
                       "xargs", "doas", "ionice", "chrt", "setsid", "watch", "caffeinate", "unbuffer"})  # fmt: skip
 SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "busybox"})
+# variables that change which program runs or what a shell does before it runs anything: setting one in a line is
+# never approved by a rule (`PATH=/tmp/x:$PATH; git status` runs another git)
+STEERING_VARIABLES = frozenset({"PATH", "IFS", "BASH_ENV", "ENV", "PROMPT_COMMAND", "PS4", "SHELLOPTS", "BASHOPTS",
+                                "CDPATH", "GLOBIGNORE", "HOME", "PYTHONPATH", "PYTHONSTARTUP", "NODE_OPTIONS",
+                                "PERL5OPT", "RUBYOPT", "GIT_DIR", "GIT_EXEC_PATH", "GIT_SSH", "GIT_SSH_COMMAND",
+                                "GIT_CONFIG_GLOBAL", "EDITOR", "VISUAL", "PAGER", "GIT_PAGER"})  # fmt: skip
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # options of a wrapper that take a value (`timeout -s KILL 5 cmd`, `nice -n 5 cmd`, `sudo -u root cmd`)
 _VALUED = {

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from agentteams.agent.permissions.shell_commands import (
     SHELLS,
+    STEERING_VARIABLES,
     WRAPPERS,
     Certainty,
     Redirect,
@@ -50,7 +51,12 @@ def read_line(command: str, cwd: str) -> ShellLine:
     if tree.root_node.has_error:
         reader.cannot_see("the command could not be parsed as Bash")
     reader.statements(tree.root_node, cwd, "", 0)
-    return ShellLine(tuple(reader.commands), tuple(dict.fromkeys(reader.unclear)), tuple(dict.fromkeys(reader.hidden)))
+    return ShellLine(
+        tuple(reader.commands),
+        tuple(dict.fromkeys(reader.unclear)),
+        tuple(dict.fromkeys(reader.hidden)),
+        tuple(reader.beside),
+    )
 
 
 @dataclass
@@ -59,6 +65,7 @@ class _Reader:
     commands: list[SimpleCommand] = field(default_factory=list)
     unclear: list[str] = field(default_factory=list)
     hidden: list[str] = field(default_factory=list)
+    beside: list[str] = field(default_factory=list)
 
     def cannot_judge(self, reason: str) -> None:
         self.unclear.append(reason)
@@ -106,6 +113,11 @@ class _Reader:
         """Assignments, `export`/`local`/`unset`, `[[ … ]]`, comments; anything else cannot be seen into."""
         kind = node.type
         if kind in ("variable_assignment", "variable_assignments"):
+            self.beside.append(self.text(node))
+            assigned = [node] if kind == "variable_assignment" else node.named_children
+            names = {self.text(n.child_by_field_name("name") or n).split("=")[0] for n in assigned}
+            if names & STEERING_VARIABLES:  # `PATH=/tmp/x:$PATH; git status` runs another git
+                self.cannot_judge(f"the assignment `{_short(self.text(node))}` changes what runs after it")
             self._assignment(node, cwd, depth)
         elif kind in ("declaration_command", "unset_command"):
             keyword = node.children[0]
@@ -113,6 +125,7 @@ class _Reader:
             words += [self._word(c, cwd, depth) for c in node.named_children]
             self.commands.append(SimpleCommand(tuple(words), cwd=cwd, via=via))
         elif kind == "test_command":
+            self.beside.append(self.text(node))
             self._expressions(node, cwd, depth)
         elif kind not in ("comment", "heredoc_body", "heredoc_start", "heredoc_end"):
             if kind == "function_definition" and (body := node.child_by_field_name("body")) is not None:
