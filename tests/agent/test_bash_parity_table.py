@@ -49,12 +49,21 @@ def decided(arr: Arrangement, case: Case, world: Path) -> str:
     return policy_for(arr, world).decide(case.tool, KINDS[case.tool], target).behavior
 
 
+@pytest.fixture(scope="module")
+def worlds() -> dict[str, Path]:
+    """One world per arrangement, built on first use: deciding reads it and changes nothing."""
+    return {}
+
+
 @pytest.mark.parametrize(("arr", "case"), ROWS, ids=[f"{a.name}: {c.row}"[:90] for a, c in ROWS])
 def test_each_row_is_decided_as_claude_code_decides_it(
-    arr: Arrangement, case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    world = tmp_path / "world"
-    build(world, arr, rc.NEWEST)
+    arr: Arrangement, case: Case, worlds: dict[str, Path], tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    if arr.name not in worlds:
+        worlds[arr.name] = tmp_path_factory.mktemp("world") / "world"
+        build(worlds[arr.name], arr, rc.NEWEST)
+    world = worlds[arr.name]
     monkeypatch.setenv("HOME", str(world / "home"))
     expected = case.expected(rc.NEWEST)
     ours = decided(arr, case, world)
