@@ -30,7 +30,8 @@ class Remembered:
         tool, target = _target(session, msg)
         with self._lock:
             policy = self._by_member.get(member)
-            return bool(policy and tool and policy.allows_by_rule(tool, _kind(session, tool), target))
+            # the whole decision, not the rule's words alone: `touch x > ~/.bashrc` is no `touch` a person allowed
+            return bool(policy and tool and policy.decide(tool, _kind(session, tool), target).behavior == "allow")
 
     def add(self, session: Session, msg: PermissionRequest, member: str) -> list[dict[str, Any]]:
         """Remember the call for `member`; the rules as Claude Code's `permission_updates` name them."""
