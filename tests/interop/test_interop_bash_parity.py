@@ -7,9 +7,6 @@ ours must never allow what it refuses, and may differ only in the rows listed in
 
 from __future__ import annotations
 
-import re
-import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,16 +15,9 @@ from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.bash_corpus import ARRANGEMENTS, STRICTER
 from tests.support.cli import Cli
-from tests.support.permworld import Arrangement, Observed, run_batch
+from tests.support.permworld import Arrangement, Observed, ids, launcher, run_batch
 
 pytestmark = pytest.mark.timeout(300)
-
-
-def _launcher(timeout: float) -> Callable[..., subprocess.CompletedProcess[str]]:
-    def launch(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
-
-    return launch
 
 
 def test_the_corpus_is_large_enough() -> None:
@@ -38,13 +28,13 @@ def test_the_corpus_is_large_enough() -> None:
 
 
 @ccv.only(rc.NEWEST)
-@pytest.mark.parametrize("arr", ARRANGEMENTS, ids=[re.sub(r"\W+", "-", a.name).strip("-") for a in ARRANGEMENTS])
+@pytest.mark.parametrize("arr", ARRANGEMENTS, ids=ids(ARRANGEMENTS))
 def test_ours_is_never_looser_than_the_real_cli(
     claude: Path, claude_version: str, cli: Cli, arr: Arrangement, tmp_path: Path
 ) -> None:
     world = tmp_path / "world"
-    real = run_batch(world, arr, claude_version, [str(claude)], _launcher(180))
-    ours = run_batch(world, arr, claude_version, cli.argv(), _launcher(180))
+    real = run_batch(world, arr, claude_version, [str(claude)], launcher(180))
+    ours = run_batch(world, arr, claude_version, cli.argv(), launcher(180))
     shown = _table(arr, real, ours)
     print("\n" + shown)
     assert [o.outcome for o in real] == [c.expected(claude_version) for c in arr.cases], shown

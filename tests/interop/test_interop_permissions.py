@@ -7,8 +7,6 @@ server got): the real CLI must match the table (the table documents Claude Code,
 
 from __future__ import annotations
 
-import re
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,6 +21,8 @@ from tests.support.permworld import (
     Outcome,
     any_of,
     created,
+    ids,
+    launcher,
     read_it,
     removed,
     run_batch,
@@ -257,13 +257,6 @@ ARRANGEMENTS = (
 )
 
 
-def launcher(timeout: float) -> Callable[..., subprocess.CompletedProcess[str]]:
-    def launch(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
-
-    return launch
-
-
 def table(arr: Arrangement, version: str, real: list[Observed], ours: list[Observed]) -> str:
     lines = [f"[{arr.name}, Claude Code {version}]"]
     for case, r, o in zip(arr.cases, real, ours, strict=True):
@@ -271,7 +264,7 @@ def table(arr: Arrangement, version: str, real: list[Observed], ours: list[Obser
     return "\n".join(lines)
 
 
-@pytest.mark.parametrize("arr", ARRANGEMENTS, ids=[re.sub(r"\W+", "-", a.name).strip("-") for a in ARRANGEMENTS])
+@pytest.mark.parametrize("arr", ARRANGEMENTS, ids=ids(ARRANGEMENTS))
 def test_both_clis_allow_and_deny_the_same_calls(
     claude: Path, claude_version: str, cli: Cli, arr: Arrangement, tmp_path: Path
 ) -> None:

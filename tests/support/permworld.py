@@ -4,6 +4,7 @@ directories beside it; one batch of scripted tool calls; and what really happene
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -180,3 +181,17 @@ def run_batch(
         return observe(world, arr, server)
     finally:
         server.stop()
+
+
+def launcher(timeout: float) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """How run_batch starts a CLI: a plain process with a hang guard."""
+
+    def launch(argv: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+
+    return launch
+
+
+def ids(arrangements: tuple[Arrangement, ...]) -> list[str]:
+    """Test ids from the arrangements' names."""
+    return [re.sub(r"\W+", "-", a.name).strip("-") for a in arrangements]
