@@ -1,10 +1,9 @@
-"""The model client on the anthropic SDK (imported lazily, on the first model call; `provider_sdk` builds the SDK's
-client for Anthropic's API, Bedrock or Vertex). Owns request building with prompt-cache breakpoints (`build_params`),
-streaming, and our own retry loop."""
+"""The model client: Anthropic's API as the anthropic SDK speaks it, without importing the SDK (model/first_party.py),
+or the SDK's own Bedrock and Vertex clients (model/provider_sdk.py). Owns request building with prompt-cache
+breakpoints (`build_params`), streaming, and our own retry loop."""
 
 from __future__ import annotations
 
-import importlib
 import random
 import sys
 import time
@@ -17,8 +16,9 @@ from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import wire_model
 from agentteams.model.answer import Answer
 from agentteams.model.config import NO_CREDENTIALS, MissingCredentialsError, ModelConfig
+from agentteams.model.first_party import FirstParty, StatusError, http_module, shared_ssl_context
 from agentteams.model.pricing import UsageLedger
-from agentteams.model.provider_sdk import Endpoint, SdkClients, shared_ssl_context, wire_for
+from agentteams.model.provider_sdk import Endpoint, SdkClients
 from agentteams.model.types import Block, Message, ModelRequest, ModelResponse, RetryNotice, StreamCallbacks, Usage
 
 MAX_BREAKPOINTS = 4
@@ -235,18 +235,11 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 # ---------------------------------------------------------------- the client
 
 
-SDK_MODULES = ("anthropic", "anthropic.lib.streaming")  # what `warm_up` imports
-
-
 def warm_up() -> None:
-    """Import the SDK (`SDK_MODULES`) and build, never use, a client: a fork server's children start warm."""
-    for name in SDK_MODULES:
-        importlib.import_module(name)
-    import anthropic
-
-    # building a client imports the HTTP stack (~50 ms more) and loads the CA store; no request is made
-    anthropic.Anthropic(api_key="warm-up", base_url="http://127.0.0.1:9").close()
-    shared_ssl_context()
+    """Load what the first request to Anthropic's API needs (its HTTP library, the CA store, the SDK's facts) and
+    nothing it does not: a fork server's children and an interactive lead's first answer start warm."""
+    http = http_module()
+    http.Client(verify=shared_ssl_context()).close()  # builds the transport stack (~50 ms) without a request
 
 
 class AnthropicClient:
@@ -306,12 +299,11 @@ class AnthropicClient:
     def _attempt(self, params: dict[str, Any], cb: StreamCallbacks) -> ModelResponse:
         sdk, model = self._sdks.for_model(params["model"])
         diagnostics.stamp("sdk")
-        wire = wire_for(sdk) if self.config.provider is None else None
         if self.before_send is not None:
             self.before_send()
-        if wire is not None:  # Anthropic's API: the request is ours, the answer read by us (model/answer.py)
+        if isinstance(sdk, FirstParty):  # Anthropic's API: the request is ours, the answer read by us (model/answer.py)
             answer = Answer(cb.on_text)
-            request_id = wire.answer({**params, "model": model}, cb.on_open, answer)
+            request_id = sdk.answer({**params, "model": model}, cb.on_open, answer)
             response = answer.response(request_id)
         else:  # Bedrock, Vertex: the SDK's own stream, which speaks their protocols
             with sdk.messages.stream(**{**params, "model": model}) as stream:
@@ -329,8 +321,8 @@ class AnthropicClient:
 
     def _classify(self, exc: Exception, attempt: int) -> _Failure | None:
         """A `_Failure` for SDK and transport errors; None for anything else (re-raised as is)."""
-        sdk = sys.modules.get("anthropic")
-        if sdk is not None and isinstance(exc, sdk.APIStatusError):
+        sdk = sys.modules.get("anthropic")  # loaded only if a provider's client (the SDK's own) was used
+        if isinstance(exc, StatusError) or (sdk is not None and isinstance(exc, sdk.APIStatusError)):
             return _status_failure(exc, attempt, self._sdks.endpoint())
         connection = sdk is not None and isinstance(exc, sdk.APIConnectionError)
         if connection or isinstance(exc, _transport_errors()):

@@ -1,27 +1,19 @@
-"""The SDK client each request goes through: `anthropic.Anthropic`, or the SDK's own `AnthropicBedrock` /
-`AnthropicVertex` (optional extras), one per region, built on first use; and where that client sends requests."""
+"""The client each request goes through: Anthropic's API without the SDK (model/first_party.py), or the SDK's own
+`AnthropicBedrock` / `AnthropicVertex` (optional extras), one per region, built on first use; and where that client
+sends requests."""
 
 from __future__ import annotations
 
 import importlib
-import json
 import threading
-import weakref
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from agentteams.errors import AgentTeamsError
-from agentteams.model import wire_body as wirebody
-from agentteams.model.answer import Answer
 from agentteams.model.config import ModelConfig
+from agentteams.model.first_party import APP_HEADERS, DEFAULT_BASE_URL, FirstParty, shared_ssl_context
 from agentteams.model.providers import ProviderConfig, ProviderError, missing_extra
 from agentteams.model.urls import display_url
-
-DEFAULT_BASE_URL = "https://api.anthropic.com"
-APP_HEADERS = {"x-app": "agentteams"}
-STREAM_HEADERS = {"x-stainless-helper-method": "stream", "x-stainless-stream-helper": "messages"}  # as the SDK's
-_SSL_CONTEXT: Any = None
 
 
 class ProviderAuthError(AgentTeamsError):
@@ -38,103 +30,9 @@ class Endpoint:
     auth_hint: str  # what to check when it refuses the credentials
 
 
-def shared_ssl_context() -> Any:
-    """One TLS context per process (loading the CA store costs ~30 ms per client); a fork server warms it,
-    so a forked teammate's first request does not pay for it."""
-    global _SSL_CONTEXT
-    if _SSL_CONTEXT is None:
-        import ssl
-
-        _SSL_CONTEXT = ssl.create_default_context()
-    return _SSL_CONTEXT
-
-
-def wire_for(sdk: Any) -> _Wire | None:
-    """How `sdk`'s Messages requests go when it is first-party (`first_party`); None for Bedrock and Vertex clients,
-    which rewrite the body and URL from its fields: their stream is the SDK's own (`messages.stream`)."""
-    return _WIRES.get(sdk)
-
-
-def first_party(sdk: Any, http: Any) -> Any:
-    """`sdk` (an `anthropic.Anthropic` built on the httpx client `http`), its Messages requests sent by `_Wire`."""
-    _WIRES[sdk] = _Wire(sdk, http)
-    return sdk
-
-
-class _Wire:
-    """A first-party Messages request as the SDK's own `post` makes it (the same headers, URL, timeout and httpx
-    client, its status errors), its answer read by us (model/answer.py). The body is JSON bytes of ours
-    (model/wire_body.py): the SDK's own path deep-copies the whole conversation and encodes the copy (~1.5 ms a request
-    at 20 KB), and merges, validates and parses its headers, URL and options anew each time (~0.5 ms more)."""
-
-    def __init__(self, sdk: Any, http: Any) -> None:
-        self.sdk, self.http = sdk, http
-        self._fixed: tuple[dict[str, str], str] | None = None  # headers, URL: built on the first request
-
-    def answer(self, params: dict[str, Any], on_open: Callable[[], None] | None, answer: Answer) -> str | None:
-        """Send `params`, feed the answer's events to `answer` as they arrive; the response's request id. An `error`
-        event is the SDK's own status error for it, as its stream raises."""
-        from anthropic._streaming import SSEDecoder
-
-        body = wirebody.body({k: v for k, v in params.items() if k != "extra_headers"})
-        response = self._send(body, params.get("extra_headers"))
-        try:
-            if on_open is not None:
-                on_open()
-            for sse in SSEDecoder().iter_bytes(response.iter_bytes()):
-                if sse.event is None or sse.event == "ping":
-                    continue
-                if sse.event == "error":
-                    raise self._error_event(sse.data, response)
-                if sse.data:
-                    answer.feed(json.loads(sse.data))
-        finally:
-            response.close()
-        return cast("str | None", response.headers.get("request-id"))
-
-    def _send(self, body: bytes, extra: dict[str, str] | None) -> Any:
-        headers, url = self._fixed or self._build()
-        request = self.http.build_request("POST", url, content=body, headers={**headers, **extra} if extra else headers,
-                                          timeout=self.sdk.timeout)  # fmt: skip
-        response = self.http.send(request, stream=True)
-        if response.status_code >= 400:
-            response.read()  # the SDK's error carries the body: read it before the response is closed
-            response.close()
-            raise self.sdk._make_status_error_from_response(response)  # the SDK's own error for each status
-        return response
-
-    def _error_event(self, data: str, response: Any) -> Exception:
-        body: Any = data
-        try:
-            body = json.loads(data)
-            message = f"{body}"
-        except ValueError:
-            message = data or f"Error code: {response.status_code}"
-        return cast(Exception, self.sdk._make_status_error(message, body=body, response=response))
-
-    def _build(self) -> tuple[dict[str, str], str]:
-        from anthropic import NOT_GIVEN
-
-        sdk = self.sdk
-        timeout = sdk.timeout
-        read = str(timeout.read if hasattr(timeout, "read") else timeout)
-        # as the SDK's `messages.stream` sends them: it gives no per-request timeout, and names that (NOT_GIVEN); our
-        # own retries resend with the count at 0, as the SDK's does with its own retries off
-        per_request = {"x-stainless-timeout": str(NOT_GIVEN), "x-stainless-retry-count": "0",
-                       "x-stainless-read-timeout": read}  # fmt: skip
-        # an Omit value (the SDK's "leave this header out") is not sent
-        headers = {
-            k: v for k, v in {**per_request, **sdk.default_headers, **STREAM_HEADERS}.items() if isinstance(v, str)
-        }
-        self._fixed = headers, str(sdk.base_url).rstrip("/") + "/v1/messages"
-        return self._fixed
-
-
-_WIRES: weakref.WeakKeyDictionary[Any, _Wire] = weakref.WeakKeyDictionary()
-
-
 class SdkClients:
-    """The SDK clients of one `ModelConfig`: which client (and which model id) a request for a model uses."""
+    """The clients of one `ModelConfig`: which client (and which model id) a request for a model uses: a `FirstParty`
+    for Anthropic's API, an SDK client for a provider's region."""
 
     def __init__(self, config: ModelConfig) -> None:
         self.config = config
@@ -143,7 +41,7 @@ class SdkClients:
         self._last: str | None = None  # the region of the latest request
 
     def for_model(self, model: str) -> tuple[Any, str]:
-        """(SDK client, model id to send) for a request for `model`."""
+        """(client, model id to send) for a request for `model`."""
         provider = self.config.provider
         region = None if provider is None else provider.region_for(model)
         with self._lock:
@@ -171,17 +69,13 @@ class SdkClients:
 
 
 def _build(cfg: ModelConfig, region: str | None) -> Any:
-    import anthropic  # the SDK costs ~2.6 s to import: only a real model call pays for it
-
-    http = anthropic.DefaultHttpxClient(verify=shared_ssl_context())
-    common: dict[str, Any] = {"timeout": cfg.timeout, "max_retries": 0, "http_client": http}
     provider = cfg.provider
     if provider is None or region is None:
-        credential = {"api_key": cfg.api_key} if cfg.api_key else {"auth_token": cfg.auth_token}
-        headers = _auth_headers(cfg, anthropic.Omit())
-        return first_party(
-            anthropic.Anthropic(**credential, base_url=cfg.base_url, default_headers=headers, **common), http
-        )
+        return FirstParty(cfg)  # no SDK import: its ~1 s is off every first answer's path
+    import anthropic  # a provider's client is the SDK's own: it signs (Bedrock) and authenticates (Vertex)
+
+    common: dict[str, Any] = {"timeout": cfg.timeout, "max_retries": 0,
+                              "http_client": anthropic.DefaultHttpxClient(verify=shared_ssl_context())}  # fmt: skip
     _import_extra(provider)
     if provider.kind == "bedrock":
         return _bedrock_class(provider)(**_bedrock_args(provider, region), default_headers=APP_HEADERS, **common)
@@ -191,14 +85,6 @@ def _build(cfg: ModelConfig, region: str | None) -> Any:
         region=region, project_id=provider.project_id, base_url=provider.base_url, default_headers=APP_HEADERS,
         **common,
     )  # fmt: skip
-
-
-def _auth_headers(cfg: ModelConfig, omit: Any) -> dict[str, Any]:
-    """Our headers; an API key goes in `x-api-key` (as Claude Code sends it, and as gateways expect) even
-    where the SDK would send it as `Authorization: Bearer`; an auth token stays a bearer token."""
-    if not cfg.api_key:
-        return dict(APP_HEADERS)
-    return {**APP_HEADERS, "x-api-key": cfg.api_key, "Authorization": omit}
 
 
 def _import_extra(provider: ProviderConfig) -> None:

@@ -105,6 +105,7 @@ class Renderer:
         self._line_open = False  # the current streamed line has content
         self._colors: dict[str, str] = {}  # agent -> team colour, remembered from earlier events
         self._last_idle: dict[str, str] = {}  # agent -> its idle line, while nothing else was shown about it
+        self._held: list[Text] = []  # team lines that came while an answer streamed: shown when it ends
 
     @property
     def partial(self) -> str:
@@ -134,10 +135,14 @@ class Renderer:
         self._line_open = False
 
     def _end_text(self) -> None:
-        """End a run of streamed text, so what follows starts on a line of its own."""
+        """End a run of streamed text, so what follows starts on a line of its own; then the team lines that came
+        while it streamed."""
         if self._line_open:
             self._finish_line()
         self._in_text = False
+        held, self._held = self._held, []
+        for line in held:
+            self.console.print(line)
 
     # -- the lead's own events ----------------------------------------------------------------------
 
@@ -216,7 +221,10 @@ class Renderer:
                 self._last_idle[event.agent] = line.plain
             else:
                 self._last_idle.pop(event.agent, None)
-            self._print(line)
+            if self._in_text:  # never inside an answer's words: after the answer, in the order they came
+                self._held.append(line)
+            else:
+                self._print(line)
 
     def _team_line(self, event: TeamEvent, name: Text, style: str) -> Text | None:
         kind, text = event.kind, event.text

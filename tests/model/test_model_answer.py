@@ -1,4 +1,4 @@
-"""Our reader of a streamed answer (model/answer.py, through provider_sdk's wire) against the SDK's own stream as the
+"""Our reader of a streamed answer (model/answer.py, through model/first_party.py) against the SDK's own stream as the
 oracle: the same events, sent over the same in-memory HTTP transport, give the same `ModelResponse`, the same text
 callbacks, and the same error for an `error` event."""
 
@@ -12,8 +12,8 @@ import pytest
 
 from agentteams.model.answer import Answer, BadToolInput
 from agentteams.model.anthropic_client import _to_response, build_params
-from agentteams.model.provider_sdk import first_party, wire_for
-from agentteams.model.sdk_rehearsal import _http_module
+from agentteams.model.config import ModelConfig
+from agentteams.model.first_party import FirstParty, StatusError, http_module
 from agentteams.model.types import ModelRequest, ModelResponse, ToolSpec
 
 Event = dict[str, Any]
@@ -100,18 +100,22 @@ def sse(events: list[Event]) -> bytes:
     return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
 
 
-def sdk_over(body: bytes, status: int = 200) -> Any:
-    """An SDK client whose every request is answered with `body`, in 7-byte pieces (frames split anywhere)."""
-    http = _http_module(anthropic.DefaultHttpxClient)
+def answering(body: bytes, status: int = 200) -> Any:
+    """An in-memory transport answering every request with `body`, in 7-byte pieces (frames split anywhere)."""
+    http = http_module()
 
     def respond(request: Any) -> Any:
         pieces = [body[i : i + 7] for i in range(0, len(body), 7)]
         headers = {"content-type": "text/event-stream", "request-id": "req_42"}
         return http.Response(status, headers=headers, stream=http.ByteStream(b"".join(pieces)))
 
-    client = anthropic.DefaultHttpxClient(transport=http.MockTransport(respond))
-    return first_party(anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9", max_retries=0,
-                                           http_client=client), client)  # fmt: skip
+    return http.MockTransport(respond)
+
+
+def sdk_over(body: bytes, status: int = 200) -> Any:
+    """An SDK client whose every request is answered with `body`."""
+    client = anthropic.DefaultHttpxClient(transport=answering(body, status))
+    return anthropic.Anthropic(api_key="k", base_url="http://127.0.0.1:9", max_retries=0, http_client=client)
 
 
 PARAMS = build_params(ModelRequest(model="claude-x", system="s", tools=[ToolSpec("Write", "w", {"type": "object"})],
@@ -130,9 +134,8 @@ def theirs(events: list[Event]) -> tuple[ModelResponse | None, list[str]]:
 
 def ours(events: list[Event]) -> tuple[ModelResponse | None, list[str]]:
     texts: list[str] = []
-    sdk = sdk_over(sse(events))
-    wire, answer = wire_for(sdk), Answer(texts.append)
-    assert wire is not None
+    wire = FirstParty(ModelConfig(api_key="k", base_url="http://127.0.0.1:9"), transport=answering(sse(events)))
+    answer = Answer(texts.append)
     request_id = wire.answer(PARAMS, None, answer)
     return answer.response(request_id), texts
 
@@ -156,17 +159,16 @@ def test_a_stream_without_its_stop_reason_is_no_response() -> None:
     assert theirs(cut)[0] is None
 
 
-def test_an_error_event_is_the_sdk_s_own_error() -> None:
+def test_an_error_event_is_the_sdk_s_error_in_all_we_read_of_it() -> None:
     events = [start(), *text(0, "par"),
               {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}]  # fmt: skip
-    caught: list[anthropic.APIStatusError] = []
-    for read in (ours, theirs):
-        with pytest.raises(anthropic.APIStatusError) as info:
-            read(events)
-        caught.append(info.value)
-    mine, expected = caught
-    assert type(mine) is type(expected)
-    assert (str(mine), mine.body, mine.status_code) == (str(expected), expected.body, expected.status_code)
+    with pytest.raises(StatusError) as ours_raised:
+        ours(events)
+    with pytest.raises(anthropic.APIStatusError) as theirs_raised:
+        theirs(events)
+    mine, expected = ours_raised.value, theirs_raised.value
+    fields = ("body", "status_code", "type", "api_message", "request_id")
+    assert (str(mine), *(getattr(mine, f) for f in fields)) == (str(expected), *(getattr(expected, f) for f in fields))
 
 
 def test_unparseable_tool_input_is_one_clear_error() -> None:

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from agentteams.model.anthropic_client import SDK_MODULES
 from agentteams.procs import launcher as launch
 from agentteams.procs.fork import server as forkserver
 from agentteams.procs.socket_dir import ForkServerError, ensure_private
@@ -139,8 +138,7 @@ def test_socket_directory_must_be_private(tmp_path: Path) -> None:
     assert proc.stderr.count("\n") == 1 and "refusing socket directory" in proc.stderr
 
 
-# the SDK's modules are pre-imported by anthropic_client.warm_up(), which the server calls
-@pytest.mark.parametrize("module", [*forkserver.PREIMPORTS, *SDK_MODULES, *forkserver.OPTIONAL_PREIMPORTS])
+@pytest.mark.parametrize("module", [*forkserver.PREIMPORTS, *forkserver.OPTIONAL_PREIMPORTS])
 def test_every_preimport_resolves(module: str) -> None:
     """The server swallows a failed optional pre-import, so a moved module would silently slow every spawn."""
     import importlib.util

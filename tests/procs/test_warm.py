@@ -21,9 +21,11 @@ from pathlib import Path
 import pytest
 
 from agentteams.mockapi import MockServer
+from agentteams.model import sdk_facts
 from agentteams.procs import launcher as launch
 from agentteams.procs.warm import client as warm
 from tests.support.cli import Cli
+from tests.support.forkserver_lab import http_library_loaded
 from tests.support.procs import child_env, cmdline, pid_alive
 from tests.support.repo import ROOT
 from tests.support.wait import wait_until
@@ -36,7 +38,7 @@ def hook_report() -> None:
     """What the forked run sees, as JSON on stdout (the child runs this instead of the CLI: launch.TEST_ENTRY_VAR)."""
     keys = ("CLAUDE_CONFIG_DIR", "WARM_TEST_MARK", "ANTHROPIC_API_KEY", warm.DISABLE_VAR)
     info = {"pid": os.getpid(), "ppid": os.getppid(), "cwd": os.getcwd(), "argv": sys.argv,
-            "env": {k: os.environ.get(k) for k in keys}, "anthropic": "anthropic" in sys.modules,
+            "env": {k: os.environ.get(k) for k in keys}, "warm_http": http_library_loaded(),
             "stdin": sys.stdin.read()}  # fmt: skip
     print(json.dumps(info), flush=True)
     sys.exit(int(os.environ.get("WARM_TEST_EXIT", "0")))
@@ -118,8 +120,12 @@ def _parent(pid: int) -> int:
 
 
 def _imported_sdk(stderr: str) -> bool:
-    """Under PYTHONPROFILEIMPORTTIME the launcher's own imports are listed: a cold run imports the SDK itself."""
-    return any(line.rstrip().endswith("| anthropic") for line in stderr.splitlines())
+    """Under PYTHONPROFILEIMPORTTIME the launcher's own imports are listed: a cold run imports the model client's HTTP
+    library itself."""
+    library = sdk_facts.installed()
+    assert library is not None
+    names = (line.rpartition("|")[2].strip() for line in stderr.splitlines())
+    return any(name.partition(".")[0] == library.http_library for name in names)
 
 
 def _run(
@@ -203,7 +209,7 @@ def test_each_run_brings_its_own_environment_cwd_stdin_and_key(cli: Cli, warmed:
                               capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
         assert proc.returncode == 3 + i, proc.stderr
         info = json.loads(proc.stdout)
-        assert info["ppid"] == server and info["anthropic"]  # forked by the warm server, the SDK already there
+        assert info["ppid"] == server and info["warm_http"]  # forked by the warm server, its HTTP stack there
         assert info["cwd"] == str(work) and info["stdin"] == f"prompt {i}"
         assert info["argv"][1:] == ["-p", "--model", f"m{i}"]
         assert info["env"] == {"CLAUDE_CONFIG_DIR": str(tmp_path / f"cfg{i}"), "WARM_TEST_MARK": str(i),

@@ -14,6 +14,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from agentteams.model import sdk_facts
 from agentteams.procs import launcher as launch
 from agentteams.procs.fork.client import ForkServer
 from tests.support.cli import Cli
@@ -26,6 +27,12 @@ SERVER_KEY = "sk-ant-test-server-only-0123456789"
 HOOK = f"{__name__}:"  # the child imports this module (PYTHONPATH=ROOT in the server's env) and runs a hook below
 
 
+def http_library_loaded() -> bool:
+    """Whether this process has imported the model client's HTTP library: a warmed fork server's child has."""
+    facts = sdk_facts.installed()
+    return facts is not None and facts.http_library in sys.modules
+
+
 # -- hooks the forked child runs instead of the CLI (launch.TEST_ENTRY_VAR) --------------------------------
 
 
@@ -34,7 +41,7 @@ def hook_report() -> None:
     line = sys.stdin.readline()
     info = {
         "pid": os.getpid(), "ppid": os.getppid(), "sid": os.getsid(0), "argv": sys.argv, "cwd": os.getcwd(),
-        "stdin": line, "anthropic": "anthropic" in sys.modules, "only": os.environ.get("FS_LAUNCHER_ONLY"),
+        "stdin": line, "warm_http": http_library_loaded(), "only": os.environ.get("FS_LAUNCHER_ONLY"),
         "key": os.environ.get("ANTHROPIC_API_KEY"), "forkserver": os.environ.get(launch.ENV_VAR),
         "cmdline": Path("/proc/self/cmdline").read_bytes().decode(errors="replace"),
         "sigint": signal.getsignal(signal.SIGINT) is signal.default_int_handler,

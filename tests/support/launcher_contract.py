@@ -46,7 +46,7 @@ def test_child_runs_warm_on_the_launchers_stdio(
     assert info["sid"] == info["pid"]  # its own session: it outlives neither, but takes no terminal signals
     assert info["argv"][-len(TEAMMATE) :] == TEAMMATE
     assert Path(info["cwd"]) == tmp_path
-    assert info["anthropic"], "the SDK should already be imported in a forked teammate"
+    assert info["warm_http"], "the model client's HTTP library should already be imported in a forked teammate"
     assert info["built"] == ["TyperCommand"], "the server should have built the teammate's click command"
     assert info["forkserver"] is None  # the child runs the CLI itself, never launches again
     assert info["sigint"]

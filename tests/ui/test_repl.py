@@ -371,7 +371,10 @@ def test_renderer_on_a_terminal_colours_team_events_and_holds_the_partial_line()
     renderer.text("ne\nnext")
     assert "half a line" in out.getvalue() and renderer.partial == "  next"
     renderer.team_event(TeamEvent("message", "bob", "hello", color="green"))
+    assert renderer.partial == "  next" and "hello" not in out.getvalue()  # not inside the answer
+    renderer.turn_end(None)
     assert renderer.partial == "" and ESC.search(out.getvalue())
+    assert out.getvalue().index("next") < out.getvalue().index("hello")
     assert changes
 
 

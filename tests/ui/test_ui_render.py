@@ -1,5 +1,5 @@
 """The REPL's rendering, on a plain console: tool output previews, protocol messages in words, idle lines that
-say nothing new shown once."""
+say nothing new shown once, team lines never inside a streamed answer."""
 
 from __future__ import annotations
 
@@ -52,3 +52,12 @@ def test_a_repeated_idle_line_is_shown_once_until_something_else_happens() -> No
     lines = rendered(idle, idle, TeamEvent("idle", "bob", ""), idle, said, idle, TeamEvent("idle", "alice", "x"))
     assert lines == ["· alice is idle", "· bob is idle", "✉ alice: done with #1", "· alice is idle",
                      "· alice is idle: x"]  # fmt: skip
+
+
+def test_team_lines_that_come_while_an_answer_streams_follow_it_whole() -> None:
+    text = [AgentEvent("text", text=piece) for piece in ("LEAD-GOT-", "REP", "ORT\nsecond ", "line")]
+    events = [*text[:2], TeamEvent("idle", "alice", "alice idle."), text[2],
+              TeamEvent("message", "bob", "hello"), text[3], AgentEvent("turn_end")]  # fmt: skip
+    assert rendered(*events) == ["⏺ LEAD-GOT-REPORT", "  second line", "· alice is idle: alice idle.", "✉ bob: hello"]
+    after = rendered(*text[:1], AgentEvent("tool_start", tool="Read", input={}), TeamEvent("idle", "alice", ""))
+    assert after == ["⏺ LEAD-GOT-", "⏺ Read({})", "· alice is idle"]  # once the answer ended, at once

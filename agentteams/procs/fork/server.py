@@ -86,7 +86,7 @@ def preimport() -> None:
         with contextlib.suppress(Exception):  # only a warm-up: a child imports a broken module itself, and says so
             importlib.import_module(name)
     from agentteams.model.anthropic_client import warm_up
-    from agentteams.model.sdk_rehearsal import rehearse
+    from agentteams.model.rehearsal import rehearse
     from agentteams.store.signing import warm_up as warm_signing
 
     module, _, function = WARM_UP.partition(":")

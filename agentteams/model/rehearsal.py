@@ -1,16 +1,16 @@
 """One streamed Messages call as `AnthropicClient` makes it, against an in-memory transport: a fork server's
-rehearsal, so each forked teammate's first real request and answer skip the first-use costs of the SDK's client, its
-HTTP stack and our reader (each builds and caches what it needs on first use)."""
+rehearsal, so each forked teammate's first real request and answer skip the first-use costs of the HTTP stack, the
+request's headers and our reader (each builds and caches what it needs on first use)."""
 
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 from agentteams.model.answer import Answer
 from agentteams.model.anthropic_client import build_params
-from agentteams.model.provider_sdk import first_party, wire_for
+from agentteams.model.config import ModelConfig
+from agentteams.model.first_party import FirstParty, http_module
 from agentteams.model.types import ModelRequest, ToolSpec
 
 _USAGE = {"input_tokens": 1, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
@@ -30,37 +30,23 @@ _EVENTS: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
-def _http_module(client_class: type) -> Any:
-    """The httpx the SDK is built on (its name differs between SDK versions): the one whose Client it extends."""
-    for name in ("httpx2", "httpx"):
-        module = sys.modules.get(name)
-        if module is not None and issubclass(client_class, getattr(module, "Client", ())):
-            return module
-    raise ImportError("the anthropic SDK's HTTP library is not loaded")
-
-
 def rehearse() -> None:
     """Build, send and read back one request as `AnthropicClient` does, without a network: nothing leaves."""
-    import anthropic
-
-    http = _http_module(anthropic.DefaultHttpxClient)
+    http = http_module()
     body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in _EVENTS).encode()
 
     def respond(request: Any) -> Any:
         return http.Response(200, headers={"content-type": "text/event-stream"}, content=body)
 
-    transport = http.MockTransport(respond)
-    client = anthropic.DefaultHttpxClient(transport=transport)
-    sdk = first_party(anthropic.Anthropic(api_key="rehearsal", base_url="http://127.0.0.1:9", max_retries=0,
-                                          http_client=client), client)  # fmt: skip
+    wire = FirstParty(ModelConfig(api_key="rehearsal", base_url="http://127.0.0.1:9"),
+                      transport=http.MockTransport(respond))  # fmt: skip
     tool = ToolSpec("t", "rehearsal", {"type": "object", "properties": {}})
     params = build_params(ModelRequest(model="rehearsal", system="s", tools=[tool], max_tokens=8,
                                        messages=[{"role": "user", "content": "hi"}]))  # fmt: skip
-    wire, gathered = wire_for(sdk), Answer()
-    assert wire is not None
+    gathered = Answer()
     try:
         wire.answer(params, None, gathered)
         if gathered.response(None) is None:
             raise RuntimeError("the rehearsal's answer did not finish")
     finally:
-        sdk.close()
+        wire.close()
