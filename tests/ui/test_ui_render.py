@@ -56,7 +56,7 @@ def test_a_repeated_idle_line_is_shown_once_until_something_else_happens() -> No
 
 def test_team_lines_that_come_while_an_answer_streams_follow_it_whole() -> None:
     text = [AgentEvent("text", text=piece) for piece in ("LEAD-GOT-", "REP", "ORT\nsecond ", "line")]
-    events = [*text[:2], TeamEvent("idle", "alice", "alice idle."), text[2],
+    events: list[AgentEvent | TeamEvent] = [*text[:2], TeamEvent("idle", "alice", "alice idle."), text[2],
               TeamEvent("message", "bob", "hello"), text[3], AgentEvent("turn_end")]  # fmt: skip
     assert rendered(*events) == ["⏺ LEAD-GOT-REPORT", "  second line", "· alice is idle: alice idle.", "✉ bob: hello"]
     after = rendered(*text[:1], AgentEvent("tool_start", tool="Read", input={}), TeamEvent("idle", "alice", ""))
