@@ -43,7 +43,7 @@ _agentteams_options() {
         "attach") echo "--help" ;;
         "logs") echo "--follow -f --help" ;;
         "cleanup") echo "--dry-run --json --help" ;;
-        "doctor") echo "--json --help" ;;
+        "doctor") echo "--json --stop-warm --help" ;;
         "demo") echo "--attach --speed --help" ;;
         "config") echo "--settings --json --help" ;;
         "resume") echo "--help" ;;

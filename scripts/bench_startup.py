@@ -37,7 +37,7 @@ NO_SETTINGS, WITH_SETTINGS, EVERY_FILE = "-p, no settings files", "-p, 3 setting
 VERSION, VERSION_EVERY = "agentteams --version", "--version, every user file"
 REAL_P = "claude -p hi (real CLI)"  # the real Claude Code, against the same scripted server, in the same run
 WARM_P = "-p hi, warm server"  # ours, handed to the per-user warm server (running, checked before and after)
-FIRST_P = "-p hi, first run"  # ours with no server yet: it starts one and hands itself to it (its server stopped)
+FIRST_P = "-p hi, first run"  # ours with no server yet: it runs cold at once and starts one (stopped after)
 VS_REAL_TARGET = 0.5  # issue 13: our warm `-p` run at most half the real CLI's wall time (--check'd)
 
 
@@ -130,9 +130,10 @@ class _WarmServer:
         from agentteams.procs.warm import client as warm
 
         self.runtime = Path(tempfile.mkdtemp(prefix="bw-", dir="/tmp"))  # short enough for an AF_UNIX path
-        self.lock = self.runtime / "agentteams" / warm.LOCK
-        self.sock = self.runtime / "agentteams" / warm.SOCKET
         self.env = {k: v for k, v in env.items() if k != warm.DISABLE_VAR} | {"XDG_RUNTIME_DIR": str(self.runtime)}
+        key = warm.install_key(self.env)  # the console script's: this interpreter, this source, this environment
+        self.lock = warm.lock_path(self.runtime / "agentteams", key)
+        self.sock = warm.socket_path(self.runtime / "agentteams", key)
         self.pid = 0
 
     def _holder(self) -> int:
@@ -142,7 +143,7 @@ class _WarmServer:
             return 0
 
     def start(self, cli: str, cwd: Path) -> tuple[float, int]:
-        """A first run, which starts the server (and hands itself to it), then the server awaited; its timing."""
+        """A first run, which runs cold and starts the server, then the server awaited; the run's timing."""
         import socket
 
         first = _run_once([cli, "-p", "hi"], self.env, cwd)

@@ -11,6 +11,7 @@ import binascii
 import json
 import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -31,6 +32,8 @@ _VERIFY_KEY_ARG = re.compile(r"^(\d+)\.([A-Za-z0-9_-]+)$")  # `--lead-verify-key
 _SURROGATE = re.compile("[\ud800-\udfff]")
 Domain = Literal["claude-team-lead-entry-v1", "agentteams-member-entry-v1"]
 LEAD_DOMAIN: Domain = "claude-team-lead-entry-v1"
+HELD_WAIT = 30.0  # seconds a lead's message waits for its held recipient's restart with a new key (`Keyring.hold`)
+HELD_POLL = 0.1  # how often that wait asks whether the recipient has paused
 MEMBER_DOMAIN: Domain = "agentteams-member-entry-v1"
 
 
@@ -166,7 +169,9 @@ class Keyring:
         self._members: dict[tuple[str, str], SigningKey | None] = {}  # (team, member) -> its key, once made
         self._leads: dict[tuple[str, str], SigningKey] = {}  # (team, recipient lowercased) -> lead key
         self._records: dict[tuple[str, str], _Record] = {}  # (team, member) -> how its public key is recorded
+        self._held: dict[tuple[str, str], Callable[[], None]] = {}  # (team, recipient) -> what restarts it soonest
         self._lock = threading.Lock()
+        self._rekeyed = threading.Condition(self._lock)
 
     def adopt(self, team: str, name: str, record: Callable[[str], None] | None = None) -> None:
         """From now on every envelope `name` writes is signed (its key is made when first needed): cheap, so a
@@ -202,7 +207,37 @@ class Keyring:
         key = SigningKey.generate()
         with self._lock:
             self._leads[(team, recipient.lower())] = key
+            self._held.pop((team, recipient.lower()), None)
+            self._rekeyed.notify_all()
         return LeadVerifyKey(epoch_ms(), VerifyKey(key.public, key.public_raw))
+
+    def hold(self, team: str, recipient: str, pump: Callable[[], None]) -> None:
+        """`recipient` runs with a key this process never held (a resumed lead's adopted teammate) and is restarted
+        with a new one at its next pause: what the lead writes to it waits for that (`pump` restarts it now if it
+        has paused), since the old process would judge it forged and drop it."""
+        with self._lock:
+            self._held[(team, recipient.lower())] = pump
+
+    def release(self, team: str, recipient: str) -> None:
+        """No new key is coming for `recipient` (it is gone, or its restart failed): writes to it go as they are."""
+        with self._lock:
+            self._held.pop((team, recipient.lower()), None)
+            self._rekeyed.notify_all()
+
+    def _await_new_key(self, team: str, recipient: str) -> None:
+        """Until a held recipient has its new key, or HELD_WAIT seconds (then the message goes unsigned)."""
+        deadline = time.monotonic() + HELD_WAIT
+        while (pump := self._held.get((team, recipient.lower()))) is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            self._lock.release()  # the pump takes locks of its own (the restart spawns, the spawner records keys)
+            try:
+                pump()
+            finally:
+                self._lock.acquire()
+            if (team, recipient.lower()) in self._held:
+                self._rekeyed.wait(min(left, HELD_POLL))
 
     def drop_lead_key(self, team: str, recipient: str) -> None:
         with self._lock:
@@ -212,6 +247,8 @@ class Keyring:
         """Sign an envelope about to be written: `lead_sig` (the last key, as Claude Code writes it) when a lead
         writes to a teammate it holds a key for, else the sender's own signature if this process speaks for it."""
         with self._lock:
+            if env.sender in PROTECTED_SENDERS and (team, recipient.lower()) in self._held:
+                self._await_new_key(team, recipient)
             mine = self._member_key(team, env.sender) if (team, env.sender) in self._members else None
             lead = self._leads.get((team, recipient.lower())) if env.sender in PROTECTED_SENDERS else None
         if lead is None and mine is not None:

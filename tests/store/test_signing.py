@@ -91,6 +91,43 @@ def test_the_keyring_signs_the_sender_s_voice_and_the_lead_s_last() -> None:
     assert "private" not in repr(keyring.member_key(TEAM, "team-lead")).lower()
 
 
+def test_a_lead_s_message_to_a_held_teammate_waits_for_its_new_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resumed lead's adopted teammate checks a key that died with the old lead: the new lead's words to it wait
+    until it is restarted with a new key (`pump` restarts it once it pauses), never reaching the old process."""
+    keyring = Keyring()
+    keyring.adopt(TEAM, "team-lead")
+    pumped: list[str] = []
+    paused = threading.Event()
+
+    def pump() -> None:  # what Rekeying does: restart it (a new key) once it has paused
+        pumped.append("asked")
+        if paused.is_set() and len(pumped) < 1000:
+            keyring.new_lead_key(TEAM, "alice")
+
+    keyring.hold(TEAM, "Alice", pump)
+    to_bob = new_envelope("team-lead", "not held")
+    keyring.seal(TEAM, "bob", to_bob)  # another teammate: at once
+    assert MEMBER_SIG in to_bob.extra and not pumped
+    env = new_envelope("team-lead", "shutdown")
+    sealing = threading.Thread(target=keyring.seal, args=(TEAM, "alice", env))
+    sealing.start()
+    sealing.join(0.3)
+    assert sealing.is_alive() and pumped  # held: asking whether she has paused
+    paused.set()
+    sealing.join(5)
+    assert not sealing.is_alive() and LEAD_SIG in env.extra  # signed with her new key, as her new process checks
+    keyring.hold(TEAM, "carol", lambda: None)
+    keyring.release(TEAM, "carol")  # gone, or her restart failed: no new key is coming
+    to_carol = new_envelope("team-lead", "hi")
+    keyring.seal(TEAM, "carol", to_carol)
+    assert LEAD_SIG not in to_carol.extra
+    monkeypatch.setattr("agentteams.store.signing.HELD_WAIT", 0.2)
+    keyring.hold(TEAM, "dave", lambda: None)  # never pauses: the message goes unsigned after the wait
+    to_dave = new_envelope("team-lead", "hi")
+    keyring.seal(TEAM, "dave", to_dave)
+    assert LEAD_SIG not in to_dave.extra and MEMBER_SIG in to_dave.extra
+
+
 def _config(*members: Member) -> TeamConfig:
     lead = Member(agent_id=f"team-lead@{TEAM}", name="team-lead", joined_at=1)
     return TeamConfig(name=TEAM, created_at=1, lead_agent_id=lead.agent_id, members=[lead, *members])

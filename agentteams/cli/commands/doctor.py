@@ -1,4 +1,5 @@
-"""`agentteams doctor`: one line per thing agent teams need (tmux, config dir, settings, key, API, claude, inotify).
+"""`agentteams doctor`: one line per thing agent teams need (tmux, config dir, settings, key, API, claude, inotify) and
+the warm `-p` server; `--stop-warm` stops this user's warm servers.
 
 Each check says ok / info / warn / fail and, when not ok, the fix; no key or any part of one is ever printed.
 """
@@ -222,6 +223,25 @@ def check_inotify() -> Check:
     return Check("inotify", "warn", "inotify unavailable: agents poll for inbox changes (slower wake-ups)", fix)
 
 
+def check_warm() -> Check:
+    from agentteams.procs.warm import client as warm
+
+    off = "set AGENTTEAMS_NO_WARM=1 to run every -p cold and start none; `agentteams doctor --stop-warm` stops it"
+    if os.environ.get(warm.DISABLE_VAR):
+        return Check("warm -p", "info", f"off ({warm.DISABLE_VAR} is set): every -p run starts cold")
+    try:
+        servers = warm.running()
+    except Exception as e:  # the private socket directory is unusable: runs stay cold
+        return Check("warm -p", "warn", f"no warm -p server possible: {e}", "see the socket directory's message")
+    ours = [s for s in servers if s.ours]
+    others = f"; {len(servers) - len(ours)} of other installs" if len(servers) > len(ours) else ""
+    if not ours:
+        return Check("warm -p", "info", f"no server for this install yet: the next -p run starts one{others}", off)
+    idle = f"{warm.IDLE_VAR}, {warm.IDLE_DEFAULT:.0f}s by default"
+    return Check("warm -p", "info", f"server pid {ours[0].pid} serves this install's -p runs until idle ({idle})"
+                 f"{others}", off)  # fmt: skip
+
+
 def run_checks() -> list[Check]:
     """Every check, in display order; the network one runs meanwhile in a thread, bounded so it never hangs."""
     result: list[Check] = []
@@ -230,7 +250,7 @@ def run_checks() -> list[Check]:
     local = [check_tmux(), check_session(), check_config_dir(), check_settings(), check_key()]
     net.join(NET_TIMEOUT + 1.0)  # DNS lookups ignore the socket timeout: never wait on them past this
     url = result[0] if result else Check("api url", "fail", "no answer within 3s", "check the network or proxy")
-    return [*local, url, check_claude(), check_inotify()]
+    return [*local, url, check_claude(), check_inotify(), check_warm()]
 
 
 def _scrubbed(check: Check) -> Check:
@@ -251,8 +271,19 @@ def _line(check: Check, color: bool) -> str:
 
 
 @app.command()
-def doctor(as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+def doctor(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    stop_warm: Annotated[
+        bool, typer.Option("--stop-warm", help="Stop this user's warm -p servers (every install's) and exit.")
+    ] = False,
+) -> None:
     """Check what agent teams need here; one line per check, with the fix. Exit status 1 if any check fails."""
+    if stop_warm:
+        from agentteams.procs.warm import client as warm
+
+        stopped = warm.stop_all()
+        typer.echo(f"stopped {len(stopped)} warm -p server(s)" + "".join(f"; pid {s.pid}" for s in stopped))
+        return
     checks = [_scrubbed(c) for c in run_checks()]
     failed = any(c.status == "fail" for c in checks)
     if as_json:

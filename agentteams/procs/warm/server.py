@@ -1,5 +1,5 @@
-"""The per-user warm `-p` server: the fork server's loop (SDK imported, a child per run) run detached, one per user
-(a lock), until idle or until a launcher of another build stops it. Launcher side: `agentteams.procs.warm.client`."""
+"""The warm `-p` server: the fork server's loop (warmed, a child per run) run detached, one per user and install (a
+lock), until idle or until a launcher of a newer build stops it. Launcher side: `agentteams.procs.warm.client`."""
 
 from __future__ import annotations
 
@@ -49,20 +49,22 @@ def idle_seconds(env: dict[str, str] | None = None) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """`python -m agentteams.procs.warm.server --dir DIR`: lock, pre-import, listen on DIR/warm.sock until idle."""
+    """`python -m agentteams.procs.warm.server --dir DIR --key KEY`: lock, pre-import, listen on DIR/warm-KEY.sock
+    until idle."""
     parser = argparse.ArgumentParser(prog="python -m agentteams.procs.warm.server")
     parser.add_argument("--dir", required=True, help="the private socket directory")
+    parser.add_argument("--key", required=True, help="the install it serves (warm.client.install_key)")
     args = parser.parse_args(argv)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # detached: SIGTERM, idleness or a newer build stop us
     os.chdir("/")  # hold no user directory busy
     directory = ensure_private(Path(args.dir))
-    lock = take_lock(directory / warm.LOCK, LOCK_WAIT)
+    lock = take_lock(warm.lock_path(directory, args.key), LOCK_WAIT)
     if lock is None:
         sys.exit(0)  # another launcher's server won the race: one per user
     stamp = warm.stamp()  # before the imports: code changed while importing makes us stale, never wrongly current
     forkserver.preimport()
     policy = forkserver.ChildPolicy(stamp=stamp, lend_secrets=False, entry="agentteams.cli:run")
-    server = forkserver.Server(directory / warm.SOCKET, policy, idle_seconds())
+    server = forkserver.Server(warm.socket_path(directory, args.key), policy, idle_seconds())
     server.private_fds.append(lock)
     server.bind()  # a socket file there is a dead server's: we hold the lock
     gc.collect()

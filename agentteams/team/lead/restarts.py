@@ -124,9 +124,11 @@ class Rekeying:
     restarts: Restarts
     team: str
     waiting: dict[str, Member] = field(default_factory=dict)
+    _turn: threading.RLock = field(default_factory=threading.RLock)  # one restart at a time, from either caller
 
     def wants(self, member: Member) -> bool:
-        """Ours (it keeps a presence record) under a spawner that hands out keys: it is waited for; True if so."""
+        """Ours (it keeps a presence record) under a spawner that hands out keys: it is waited for, and what this lead
+        writes to it waits for its restart (`Keyring.hold`); True if so."""
         if (
             not self.restarts.spawner.takes_lead_key
             or self.restarts.store.presence.read(self.team, member.name) is None
@@ -135,6 +137,7 @@ class Rekeying:
         if not member.session_id:
             diagnostics.warning("teammate %s recorded no session: it restarts without its conversation", member.name)
         self.waiting[member.name] = member
+        self.restarts.store.keyring.hold(self.team, member.name, lambda: self._restart_if_paused(member.name))
         return True
 
     def drop_asks(self, relaunched: list[str]) -> None:
@@ -153,17 +156,28 @@ class Rekeying:
 
     def tick(self, team: str) -> None:
         """Restart each waiting teammate that has paused; forget one that has gone (the lead's check reports it)."""
-        for name, member in list(self.waiting.items()):
-            presence = self.restarts.store.presence.read(team, name)
+        for name in list(self.waiting):
+            self._restart_if_paused(name)
+
+    def _restart_if_paused(self, name: str) -> None:
+        """Restart `name` if it waits for its new key and has paused; called by the team thread's round and by a
+        message to it that waits (`Keyring.hold`): one of them restarts it, once."""
+        with self._turn:
+            member = self.waiting.get(name)
+            if member is None:
+                return
+            presence = self.restarts.store.presence.read(self.team, name)
             if presence is None or presence.liveness() in ("exited", "dead") or name not in self.restarts.handles:
                 del self.waiting[name]
+                self.restarts.store.keyring.release(self.team, name)
             elif presence.state in PAUSED or presence.asking:
                 del self.waiting[name]
-                self._restart(team, member, presence.pid, asking=presence.asking)
+                self._restart(self.team, member, presence.pid, asking=presence.asking)
 
     def _restart(self, team: str, member: Member, pid: int, *, asking: bool) -> None:
         name = member.name
         if not self.restarts.restart(team, member, pid):
+            self.restarts.store.keyring.release(team, name)
             return
         if asking:  # signed with its new key: the note starts its turn, and its tool asks again
             self.restarts.store.mail.send(team, name, CARRY_ON, sender=LEAD_NAME)
