@@ -393,7 +393,7 @@ def test_only_print_runs_of_the_agent_go_warm() -> None:
 def test_doctor_shows_this_install_s_server_and_stops_it(cli: Cli, warmed: Warm, tmp_path: Path) -> None:
     def warm_check() -> str:
         shown = json.loads(cli("doctor", "--json", env=warmed.env, cwd=tmp_path).stdout)
-        return next(c["detail"] for c in shown["checks"] if c["name"] == "warm -p")
+        return str(next(c["detail"] for c in shown["checks"] if c["name"] == "warm -p"))
 
     assert "no server for this install yet" in warm_check()
     cli("-p", "hi", env=warmed.env, cwd=tmp_path)
