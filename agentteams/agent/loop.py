@@ -340,7 +340,7 @@ class Agent:
             target = tool.permission_target(args, self.ctx.cwd)
         except ToolInputError as e:
             return ToolResult.error(str(e)), args, False
-        refusal = self._permission(tool, target, args, hook)
+        refusal, args = self._permission(tool, target, args, hook, use_id)
         if refusal is not None:
             return refusal, args, False
         try:
@@ -351,32 +351,35 @@ class Agent:
             return ToolResult.error(f"{name} failed: {type(e).__name__}: {e}"), args, True
 
     def _permission(
-        self, tool: Tool, target: str | None, args: dict[str, Any], hook: Permission | None = None
-    ) -> ToolResult | None:
-        """The rules and the mode decide; a PreToolUse hook's allow skips the question (never a deny or ask
-        rule), its ask asks even where the mode would allow."""
+        self, tool: Tool, target: str | None, args: dict[str, Any], hook: Permission | None = None, use_id: str = ""
+    ) -> tuple[ToolResult | None, dict[str, Any]]:
+        """The refusal, if any, and the input the call runs with: the rules and the mode decide; a PreToolUse hook's
+        allow skips the question (never a deny or ask rule), its ask asks even where the mode would allow; whoever
+        answers a question may change the input (an SDK program's `updatedInput`)."""
         decision = self.permissions.decide(tool.name, tool.kind, target)
         if hook is not None:
             ruled = self.permissions.ruled(tool.name, tool.kind, target)
             if ruled is not None:
                 decision = ruled
             elif hook == "allow":
-                return None
+                return None, args
             else:
                 decision = _Asked("ask", f"a PreToolUse hook asks before {tool.name} runs")
         if decision.behavior == "allow":
-            return None
+            return None, args
         if decision.behavior == "ask" and self.ask is not None:
             if self.hooks is not None:
                 self.hooks.notify(f"Claude needs your permission to use {tool.name}")
-            asked = PermissionAsk(tool.name, target, args, decision.reason)
+            asked = PermissionAsk(tool.name, target, args, decision.reason, tool_use_id=use_id)
             answer = self.ask(asked)
             if answer == "always":
                 self.permissions.remember(tool.name, target)
             elif answer == "accept_edits":
                 self.permissions.accept_edits_from_now()
             if answer in ("allow", "always", "accept_edits"):
-                return None
+                return None, asked.updated_input if asked.updated_input is not None else args
+            if asked.stop_turn:
+                self.ctx.interrupt.set()  # the answer ends the turn too: no further call runs
             said = f" The user said: {asked.feedback}" if asked.feedback else ""
-            return ToolResult.error(f"The user denied permission to use {tool.name}.{said}")
-        return ToolResult.error(f"Permission denied for {tool.name}: {decision.reason}")
+            return ToolResult.error(f"The user denied permission to use {tool.name}.{said}"), args
+        return ToolResult.error(f"Permission denied for {tool.name}: {decision.reason}"), args

@@ -42,6 +42,7 @@ from agentteams.tools.registry import agent_tools, all_tools, subagent_tools
 from agentteams.tools.runtime_hooks import PermissionMode, RuntimeHooks
 
 if TYPE_CHECKING:
+    from agentteams.agent.hooks.spec import HookCommand
     from agentteams.settings.commands import CustomCommand
 
 
@@ -231,6 +232,15 @@ class Session:
         """(tokens the conversation takes now, the model's window): what `status` shows as a percentage."""
         return self.compactor.context_tokens(), self.compact_policy().window
 
+    def add_hooks(self, hooks: list[HookCommand]) -> None:
+        """An SDK program's hooks (its `initialize`), fired from the next event on beside the settings' own."""
+        from agentteams.agent.hooks.runner import HookRunner
+
+        self.hooks.add(hooks, lambda: HookRunner(
+            self.options.settings, cwd=self.options.cwd, session_id=self.options.session_id,
+            transcript_path=str(self.transcript.path), permission_mode=self._mode, secrets=self._secrets))  # fmt: skip
+        self.agent.hooks = self.hooks
+
     def set_model(self, name: str) -> str:
         """Use `name` (alias or full id; UnknownModelError otherwise) from the next request on: this agent, its
         subagents and teammates spawned later. The system prompt names the model, so it is rebuilt; the full id."""
@@ -326,7 +336,7 @@ class Session:
             model = model_of() if model_of else self.model  # a subagent may run on a model of its own
             journal(event, model)
             if event.kind in ("assistant", "compacted") and event.usage is not None:  # a summary costs too
-                self.ledger.record(agent, model, event.usage)
+                self.ledger.record(agent, model, event.usage, event.response.api_ms if event.response else 0)
             if agent == self.name:
                 self._outer(event)
 

@@ -34,13 +34,16 @@ class Permissions(Protocol):
 
 @dataclass
 class PermissionAsk:
-    """A question for the person: may this tool call run?"""
+    """A question for the person (or an SDK program's `can_use_tool`): may this tool call run?"""
 
     tool: str
     target: str | None
     input: dict[str, Any]
     reason: str
+    tool_use_id: str = ""
     feedback: str = ""  # set by whoever answers "no": what to do instead, told to the model
+    updated_input: dict[str, Any] | None = None  # set by whoever answers "yes" with other input: the call runs with it
+    stop_turn: bool = False  # set with a "no" that also ends the turn (the SDK's deny with `interrupt`)
 
 
 @dataclass

@@ -273,6 +273,7 @@ class AnthropicClient:
         attempt = 0
         while True:
             attempt += 1
+            sent = time.monotonic()
             try:
                 response = self._attempt(params, cb)
             except Exception as exc:
@@ -280,8 +281,9 @@ class AnthropicClient:
                 if failure is None:
                     raise
             else:
+                response.api_ms = int((time.monotonic() - sent) * 1000)
                 if self.ledger is not None:
-                    self.ledger.record(request.agent, response.model, response.usage)
+                    self.ledger.record(request.agent, response.model, response.usage, response.api_ms)
                 return response
             if not failure.retryable or attempt > self.config.max_retries:
                 raise ModelAPIError(self._scrub(failure.final), status=failure.status, error_type=failure.error_type)

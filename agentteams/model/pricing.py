@@ -85,6 +85,7 @@ class AgentAccount:
     cost_usd: float = 0.0
     requests: int = 0
     models: set[str] = field(default_factory=set)
+    api_ms: int = 0  # time spent waiting on the model's answers (the SDK's `duration_api_ms`)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -101,9 +102,10 @@ class UsageLedger:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._accounts: dict[str, AgentAccount] = {}
+        self._by_model: dict[str, AgentAccount] = {}  # the same calls again, by the model that answered
 
-    def record(self, agent: str, model: str, usage: Usage) -> float:
-        """Add one call's usage to `agent`'s account; return that call's cost in dollars."""
+    def record(self, agent: str, model: str, usage: Usage, api_ms: int = 0) -> float:
+        """Add one call's usage (and the milliseconds its answer took) to `agent`'s account; that call's cost."""
         cost = cost_usd(model, usage)
         with self._lock:
             account = self._accounts.setdefault(agent, AgentAccount())
@@ -111,7 +113,17 @@ class UsageLedger:
             account.cost_usd += cost
             account.requests += 1
             account.models.add(model)
+            account.api_ms += api_ms
+            spent = self._by_model.setdefault(model, AgentAccount(models={model}))
+            spent.usage.add(usage)
+            spent.cost_usd += cost
+            spent.requests += 1
         return cost
+
+    def by_model(self) -> dict[str, AgentAccount]:
+        """What each model's answers cost, every agent together."""
+        with self._lock:
+            return {model: _copy(account) for model, account in self._by_model.items()}
 
     def account(self, agent: str) -> AgentAccount:
         """A copy of one agent's account (empty when it has made no call)."""
@@ -132,6 +144,7 @@ class UsageLedger:
                 total.cost_usd += account.cost_usd
                 total.requests += account.requests
                 total.models |= account.models
+                total.api_ms += account.api_ms
             return total
 
     def to_json(self) -> dict[str, Any]:
@@ -144,4 +157,5 @@ class UsageLedger:
 def _copy(account: AgentAccount) -> AgentAccount:
     usage = Usage()
     usage.add(account.usage)
-    return AgentAccount(usage=usage, cost_usd=account.cost_usd, requests=account.requests, models=set(account.models))
+    return AgentAccount(usage=usage, cost_usd=account.cost_usd, requests=account.requests, models=set(account.models),
+                        api_ms=account.api_ms)  # fmt: skip

@@ -64,6 +64,7 @@ class ModelResponse:
     model: str
     request_id: str | None = None
     message_id: str | None = None  # the API's `msg_...` id: a transcript's entries of one answer share it
+    api_ms: int = 0  # from sending the request to the answer's end (the SDK's `duration_api_ms` adds these up)
 
 
 @dataclass

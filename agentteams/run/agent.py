@@ -1,6 +1,6 @@
 """`agentteams [PROMPT] [-p] ...` composed: the flags checked, the settings loaded (their `env` applied), each
 value chosen by precedence (run/precedence.py), the session to go on with found, then the run this command line
-asks for: a teammate, the interactive lead, `-p` with stream-json input, or `-p`."""
+asks for: a teammate, a session a program drives (stream-json input), the interactive lead, or `-p`."""
 
 from __future__ import annotations
 
@@ -60,6 +60,7 @@ class AgentFlags:
     plan_mode_required: bool = False
     lead_verify_key: str | None = None
     restricted: bool = False
+    permission_prompt_tool: str | None = None  # "stdio": questions go to the driving program (`can_use_tool`)
 
 
 def mcp_flags(values: list[str], strict: bool, cwd: Path) -> McpFlags:
@@ -144,14 +145,16 @@ def _dispatch(flags: AgentFlags, options: SessionOptions, where: str, command: s
             flags.agent_type, flags.plan_mode_required, flags.lead_verify_key, model_given=flags.model is not None,
         )  # fmt: skip
         return teammate.run(options, who, flags.prompt)
+    if flags.input_format == "stream-json":  # a program drives it (the Agent SDKs pass no -p)
+        from agentteams.run.sdk import session as driven
+
+        options.interactive = False
+        sdk = driven.SdkFlags(flags.output_format, flags.permission_prompt_tool)
+        return driven.run(options, sdk, teammate_mode=where, teammate_command=command)
     if not flags.print_mode:
         from agentteams.run import interactive
 
         return interactive.run(flags.prompt, options, teammate_mode=where, teammate_command=command)
     options.interactive = False
-    if flags.input_format == "stream-json":
-        from agentteams.run import stream_json
-
-        return stream_json.run(options, flags.output_format, teammate_mode=where, teammate_command=command)
     text = headless.prompt_text(flags.prompt)
     return headless.run(text, options, flags.output_format, teammate_mode=where, teammate_command=command)

@@ -20,6 +20,8 @@ POLL_SECONDS = 0.1  # how often a team's files are looked at meanwhile
 SUBTYPES = {"end_turn": "success", "exit_requested": "success", "max_turns": "error_max_turns",
             "interrupted": "error_interrupted", "max_tokens": "error_max_tokens",
             "max_budget_usd": "error_max_budget_usd"}  # fmt: skip
+TERMINAL = {"end_turn": "completed", "exit_requested": "completed", "max_turns": "max_turns",
+            "interrupted": "aborted", "max_tokens": "max_tokens", "max_budget_usd": "max_budget"}  # fmt: skip
 
 
 NO_INPUT = "input must be provided either through stdin or as a prompt argument when using --print"
@@ -182,9 +184,25 @@ def init_line(session: Any, options: Any) -> dict[str, Any]:
     """The stream-json `system` `init` line that opens each turn."""
     import uuid
 
+    from agentteams import CLAUDE_CODE_COMPAT, __version__
+
     return {"type": "system", "subtype": "init", "session_id": options.session_id, "model": session.model,
             "cwd": str(options.cwd), "permissionMode": session.policy.mode, "tools": [t.name for t in session.tools],
+            "mcp_servers": mcp_servers(session), "apiKeySource": _key_source(),
+            "claude_code_version": CLAUDE_CODE_COMPAT, "agentteams_version": __version__, "output_style": "default",
             "additional_directories": [str(d) for d in options.add_dirs], "uuid": str(uuid.uuid4())}  # fmt: skip
+
+
+def mcp_servers(session: Any) -> list[dict[str, str]]:
+    """Each MCP server of the session: its name and its state (pending, connected, failed, needs approval)."""
+    hub = session.mcp.hub
+    return [] if hub is None else [{"name": line.name, "status": line.status} for line in hub.lines()]
+
+
+def _key_source() -> str:
+    import os
+
+    return next((n for n in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(n)), "none")
 
 
 def compact_instructions(prompt: str) -> str | None:
@@ -255,9 +273,10 @@ def report(done: list[Any], session: Any, session_id: str, output_format: str, s
     summary = {
         "type": "result", "subtype": subtype, "is_error": subtype != "success", "result": result.text,
         "session_id": session_id, "num_turns": sum(r.model_calls for r in done),
-        "duration_ms": int(seconds * 1000), "total_cost_usd": round(total.cost_usd, 6),
-        "usage": total.usage.to_json(), "model": session.model, "stop_reason": result.stop_reason,
-        "permission_denials": [], "uuid": str(uuid.uuid4()),
+        "duration_ms": int(seconds * 1000), "duration_api_ms": total.api_ms, "total_cost_usd": round(total.cost_usd, 6),
+        "usage": total.usage.to_json(), "modelUsage": model_usage(session), "model": session.model,
+        "stop_reason": result.stop_reason, "terminal_reason": TERMINAL.get(result.stop_reason, "error"),
+        "api_error_status": None, "permission_denials": [], "uuid": str(uuid.uuid4()),
     }  # fmt: skip
     if result.stop_reason == "max_budget_usd":  # as Claude Code words it
         summary["errors"] = [f"Reached maximum budget (${budget_text(session.options.max_budget_usd)})"]
@@ -271,6 +290,17 @@ def report(done: list[Any], session: Any, session_id: str, output_format: str, s
     else:
         typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
     return 0 if subtype == "success" else 1
+
+
+def model_usage(session: Any) -> dict[str, dict[str, Any]]:
+    """The result's `modelUsage`: each model's tokens and cost, in the SDK's names."""
+    return {
+        model: {"inputTokens": spent.usage.input_tokens, "outputTokens": spent.usage.output_tokens,
+                "cacheReadInputTokens": spent.usage.cache_read_input_tokens,
+                "cacheCreationInputTokens": spent.usage.cache_creation_input_tokens, "webSearchRequests": 0,
+                "costUSD": round(spent.cost_usd, 6)}
+        for model, spent in session.ledger.by_model().items()
+    }  # fmt: skip
 
 
 def max_budget(raw: str | None) -> float | None:

@@ -26,9 +26,9 @@ CORE = {
     "result": {"type", "subtype", "is_error", "result", "session_id", "num_turns", "duration_ms", "total_cost_usd",
                "usage", "stop_reason", "permission_denials", "uuid"},
 }  # fmt: skip
-# our result names the model it used (Claude Code's gives a per-model usage map instead); our init lists the
-# --add-dir directories, as 2.1.330's does and 2.1.197's does not
-OURS_ONLY = {"model", "additional_directories"}
+# our result names the model it used (beside the per-model usage map); our init lists the --add-dir directories,
+# as 2.1.330's does and 2.1.197's does not, and says our own version beside the Claude Code one it matches
+OURS_ONLY = {"model", "additional_directories", "agentteams_version"}
 # what 2.1.330 added to its message events, and ours carry: 2.1.197 lacks them
 SINCE_330 = {"assistant": {"timestamp", "request_id"}, "user": {"timestamp"}}
 

@@ -35,7 +35,8 @@ def handshake(stdin: IO[str], stdout: IO[str]) -> None:
     """The SDK's initialize request and the reply it waits for; an unknown subtype gets an error reply."""
     stdin.write(control_line("req_1_init", "initialize") + control_line("req_2_odd", "no_such_request"))
     stdin.flush()
-    ok, refused = json.loads(stdout.readline()), json.loads(stdout.readline())
+    replies = {r["response"]["request_id"]: r for r in (json.loads(stdout.readline()) for _ in range(2))}
+    ok, refused = replies["req_1_init"], replies["req_2_odd"]  # matched by id, as the SDK matches them
     assert ok["type"] == refused["type"] == "control_response"
     assert (ok["response"]["subtype"], ok["response"]["request_id"]) == ("success", "req_1_init")
     assert (refused["response"]["subtype"], refused["response"]["request_id"]) == ("error", "req_2_odd")

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from agentteams.agent.hooks.runner import HookRunner
-    from agentteams.agent.hooks.spec import Outcome
+    from agentteams.agent.hooks.spec import HookCommand, Outcome
 
 SessionSource = Literal["startup", "resume", "clear", "compact"]
 EndReason = Literal["clear", "logout", "prompt_input_exit", "other"]
@@ -46,6 +46,12 @@ class HookPoints:
 
     def active(self, event: str) -> bool:
         return self.runner is not None and self.runner.active(event)
+
+    def add(self, hooks: Sequence[HookCommand], runner: Callable[[], HookRunner]) -> None:
+        """An SDK program's hooks from now on (`runner` makes one when no settings file configured any)."""
+        if self.runner is None:
+            self.runner = runner()
+        self.runner.add(hooks)
 
     def for_subagent(self, agent_id: str, agent_type: str) -> HookPoints | None:
         """A subagent's hook points (SubagentStop for Stop), or None when no hook is configured."""

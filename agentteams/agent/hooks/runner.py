@@ -19,6 +19,7 @@ from typing import Any
 
 from agentteams import diagnostics
 from agentteams.agent.hooks.spec import HookCommand, HookRun, Outcome, configured, interpret, selected
+from agentteams.errors import AgentTeamsError
 from agentteams.settings.keyhelper import without_secrets
 from agentteams.settings.types import Settings
 
@@ -35,7 +36,10 @@ def hook_env(project_dir: Path) -> dict[str, str]:
 
 
 def run_command(hook: HookCommand, payload: str, cwd: Path, env: dict[str, str]) -> HookRun:
-    """One hook to its end or its timeout; in a session of its own so a timeout kills everything it started."""
+    """One hook to its end or its timeout; in a session of its own so a timeout kills everything it started. An SDK
+    program's hook is its callback, whose JSON answer is read as a command's JSON output."""
+    if hook.callback is not None:
+        return _call_back(hook, payload)
     try:
         proc = subprocess.Popen(
             ["/bin/sh", "-c", hook.command], cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -54,6 +58,17 @@ def run_command(hook: HookCommand, payload: str, cwd: Path, env: dict[str, str])
             out, err = "", ""
         return HookRun(hook, None, out, err, timed_out=True)
     return HookRun(hook, proc.returncode, out, err)
+
+
+def _call_back(hook: HookCommand, payload: str) -> HookRun:
+    """An SDK program's hook: its answer as output, its failure (an error reply, no reply in time) as a non-blocking
+    error, as a command's exit 1 is, or as a block (exit 2) when the program set `onFailure: block`."""
+    assert hook.callback is not None
+    try:
+        answer = hook.callback(json.loads(payload), hook.timeout)
+    except AgentTeamsError as e:
+        return HookRun(hook, 2 if hook.fail_closed else 1, stderr=str(e))
+    return HookRun(hook, 0, json.dumps(answer))
 
 
 class HookRunner:
@@ -80,6 +95,10 @@ class HookRunner:
 
     def active(self, event: str) -> bool:
         return any(h.event == event for h in self.hooks)
+
+    def add(self, hooks: Sequence[HookCommand]) -> None:
+        """More hooks from now on (an SDK program's, from its `initialize`), after the settings' own."""
+        self.hooks = [*self.hooks, *hooks]
 
     def new_prompt(self) -> None:
         self.prompt_id = str(uuid.uuid4())

@@ -5,7 +5,7 @@ the typed `HookCommand` list, matchers, `describe` for `/hooks`, and `interpret`
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -31,13 +31,17 @@ _PLAIN_MATCHER = re.compile(r"[A-Za-z0-9_|]+")
 
 @dataclass(frozen=True)
 class HookCommand:
-    """One configured command hook: the event, its group's matcher, the shell command, timeout, source file."""
+    """One configured hook: the event, its group's matcher, the shell command, timeout, source file. An SDK program's
+    hook (registered by its `initialize`) has `callback` instead: it takes the payload and answers the hook's JSON
+    output; `command` then names its callback id."""
 
     event: str
     matcher: str
     command: str
     timeout: float = DEFAULT_TIMEOUT
     source: str = ""
+    callback: Callable[[dict[str, Any], float], dict[str, Any]] | None = field(default=None, compare=False)
+    fail_closed: bool = False  # a callback that fails (no answer, an error) blocks, as the program asked
 
 
 def configured(settings: Settings) -> tuple[list[HookCommand], list[str]]:

@@ -105,6 +105,10 @@ def run(
     effort: Annotated[str | None, typer.Option("--effort", help=LATER)] = None,
     include_unsupported_models: Annotated[bool, typer.Option("--include-unsupported-models", help=LATER)] = False,
     chrome: Annotated[bool | None, typer.Option("--chrome/--no-chrome", help=LATER)] = None,
+    permission_prompt_tool: Annotated[
+        str | None,
+        typer.Option("--permission-prompt-tool", help="stdio: permission questions go to the driving program."),
+    ] = None,
     restricted: Annotated[
         bool,
         typer.Option(
@@ -129,5 +133,6 @@ def run(
         strict_mcp_config=strict_mcp_config, agent_id=agent_id, agent_name=agent_name, team_name=team_name,
         agent_color=agent_color, parent_session_id=parent_session_id, agent_type=agent_type,
         plan_mode_required=plan_mode_required, lead_verify_key=lead_verify_key, restricted=restricted,
+        permission_prompt_tool=permission_prompt_tool,
     )  # fmt: skip
     raise typer.Exit(start(flags))

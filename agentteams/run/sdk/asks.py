@@ -1,0 +1,124 @@
+"""What the agent asks an SDK program: `can_use_tool` for a permission question (`--permission-prompt-tool stdio`),
+its answer applied (allow with `updatedInput` and `updatedPermissions`, deny with a message, deny that ends the turn),
+and `hook_callback` for each hook the program registered in its `initialize`. No answer is never an allow."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from agentteams import diagnostics
+from agentteams.agent.hooks.spec import DEFAULT_TIMEOUT, HookCommand
+from agentteams.agent.turn_types import Answer, PermissionAsk
+from agentteams.errors import AgentTeamsError
+from agentteams.run.sdk.channel import ControlChannel
+
+EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
+
+
+class ToolAsks:
+    """`ask` for the agent loop: each question goes to the program as `can_use_tool`; the session's policy takes the
+    permission updates the program sends with an allow."""
+
+    def __init__(self, channel: ControlChannel, session: Any) -> None:
+        self.channel, self.session = channel, session
+
+    def __call__(self, ask: PermissionAsk) -> Answer:
+        request: dict[str, Any] = {"tool_name": ask.tool, "display_name": ask.tool, "input": ask.input,
+                                   "permission_suggestions": suggestions(ask, self.session.options.cwd),
+                                   "tool_use_id": ask.tool_use_id}  # fmt: skip
+        described = ask.input.get("description") if ask.tool == "Bash" else ask.target
+        if isinstance(described, str) and described:
+            request["description"] = described
+        if ask.reason:
+            request["decision_reason"] = ask.reason
+        if ask.target and ask.tool in (*EDIT_TOOLS, "Bash", "Read"):
+            request["blocked_path"] = _absolute(ask.target, self.session.options.cwd) if ask.tool != "Bash" else None
+            if request["blocked_path"] is None:
+                del request["blocked_path"]
+        try:
+            answer = self.channel.request("can_use_tool", request)
+        except AgentTeamsError as e:
+            diagnostics.warning("%s: %s; the call is denied", ask.tool, e)
+            ask.feedback = "the permission prompt did not answer"
+            return "deny"
+        if answer.get("behavior") == "allow":
+            updated = answer.get("updatedInput")
+            if isinstance(updated, dict):
+                ask.updated_input = updated
+            self._apply(answer.get("updatedPermissions"))
+            return "allow"
+        message = answer.get("message")
+        ask.feedback = message if isinstance(message, str) else ""
+        ask.stop_turn = answer.get("interrupt") is True
+        return "deny"
+
+    def _apply(self, updates: object) -> None:
+        """The permission updates sent with an allow, for the rest of this session (a rule, a mode, a directory);
+        one it cannot read is a warning and nothing more."""
+        from agentteams.agent.permissions import live_changes
+        from agentteams.agent.permissions.policy import parse_mode
+
+        policy = self.session.policy
+        for update in updates if isinstance(updates, list) else []:
+            kind = update.get("type") if isinstance(update, dict) else None
+            try:
+                if kind in ("addRules", "replaceRules") and update.get("behavior") in ("allow", "ask", "deny"):
+                    for rule in update.get("rules") or []:
+                        text = rule["toolName"] + (f"({rule['ruleContent']})" if rule.get("ruleContent") else "")
+                        live_changes.add_rules(policy, update["behavior"], text)
+                elif kind == "setMode":
+                    policy.mode = parse_mode(str(update.get("mode")))
+                elif kind == "addDirectories":
+                    policy.additional_dirs += [Path(str(d)) for d in update.get("directories") or []]
+                else:
+                    diagnostics.warning("a permission update of type %r is not applied", kind)
+            except (AgentTeamsError, KeyError, TypeError) as e:
+                diagnostics.warning("a permission update was not applied: %s", e)
+
+
+def suggestions(ask: PermissionAsk, cwd: Any) -> list[dict[str, Any]]:
+    """What the program may offer to allow from now on, as Claude Code suggests it: the command for Bash, a path's
+    directory for a file outside the project, accept-edits for an edit."""
+    out: list[dict[str, Any]] = []
+    if ask.tool == "Bash" and ask.target:
+        out.append({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": ask.target}],
+                    "behavior": "allow", "destination": "localSettings"})  # fmt: skip
+    if ask.tool in EDIT_TOOLS or ask.tool == "Bash":
+        out.append({"type": "setMode", "mode": "acceptEdits", "destination": "session"})
+    if ask.tool != "Bash" and ask.target:
+        path = _absolute(ask.target, cwd)
+        if not path.startswith(str(cwd).rstrip("/") + "/"):
+            out.append({"type": "addDirectories", "directories": [os.path.dirname(path)], "destination": "session"})
+    return out
+
+
+def _absolute(target: str, cwd: Any) -> str:
+    return os.path.normpath(os.path.join(str(cwd), os.path.expanduser(target)))
+
+
+def sdk_hooks(channel: ControlChannel, config: object) -> list[HookCommand]:
+    """The hooks an `initialize` registers (`{event: [{matcher, hookCallbackIds, timeout}]}`), each a callback that
+    sends `hook_callback` and takes the program's answer as the hook's JSON output."""
+    out: list[HookCommand] = []
+    for event, matchers in config.items() if isinstance(config, dict) else ():
+        for group in matchers if isinstance(matchers, list) else ():
+            if not isinstance(group, dict):
+                continue
+            timeout = group.get("timeout")
+            seconds = float(timeout) if isinstance(timeout, int | float) and timeout > 0 else DEFAULT_TIMEOUT
+            closed = group.get("onFailure", "continue") != "continue"  # an unknown value blocks, as in claude
+            for callback_id in group.get("hookCallbackIds") or []:
+                call = _hook_call(channel, str(callback_id))
+                out.append(HookCommand(str(event), str(group.get("matcher") or ""), f"sdk:{callback_id}", seconds,
+                                       "the SDK program", callback=call, fail_closed=closed))  # fmt: skip
+    return out
+
+
+def _hook_call(channel: ControlChannel, callback_id: str) -> Any:
+    def call(payload: dict[str, Any], timeout: float) -> dict[str, Any]:
+        body = {"callback_id": callback_id, "input": payload, "tool_use_id": payload.get("tool_use_id")}
+        return channel.request("hook_callback", body, timeout)
+
+    return call

@@ -1,0 +1,135 @@
+"""The Agent SDKs' control protocol over stdin/stdout: stdin read on a thread of its own (the program's user messages
+queued in order, its control requests answered as they come, the answers to ours matched by request id), and our
+own requests to the program (`can_use_tool`, `hook_callback`, `mcp_message`) sent and awaited with a deadline."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import queue
+import secrets
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from agentteams import diagnostics
+from agentteams.errors import AgentTeamsError
+
+Emit = Callable[[dict[str, Any]], None]
+REQUEST_TIMEOUT = 600.0  # seconds an answer from the program may take (a person may be asked there)
+
+
+class ControlError(AgentTeamsError):
+    """The program answered our request with an error, never answered it in time, or its input ended first."""
+
+
+@dataclass
+class _Pending:
+    done: threading.Event = field(default_factory=threading.Event)
+    response: dict[str, Any] | None = None
+    error: str | None = None
+
+
+def parse(line: str) -> dict[str, Any] | None:
+    """One stdin line as a JSON object (None for a blank line); ValueError when it is not one."""
+    obj = json.loads(line) if line.strip() else None
+    if obj is not None and not isinstance(obj, dict):
+        raise ValueError("not a JSON object")
+    return obj
+
+
+class ControlChannel:
+    """One program on the other end of stdin/stdout. `answer(request)` (the program's control requests) runs on a
+    thread of its own per request, so a slow one (initialize starting MCP servers) never holds up an interrupt."""
+
+    def __init__(self, stream: Any, emit: Emit, answer: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+        self._stream, self._emit, self._answer = stream, emit, answer
+        self._messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._pending: dict[str, _Pending] = {}
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._closed = False
+        self._reader = threading.Thread(target=self._read, name="sdk-stdin", daemon=True)
+
+    def start(self) -> None:
+        self._reader.start()
+
+    def messages(self) -> Iterator[dict[str, Any]]:
+        """The program's `user` messages (and anything else that is not control traffic), in order, until its input
+        ends."""
+        while (obj := self._messages.get()) is not None:
+            yield obj
+
+    def request(self, subtype: str, body: dict[str, Any], timeout: float = REQUEST_TIMEOUT) -> dict[str, Any]:
+        """Send a control request to the program and wait for its answer's `response`; ControlError otherwise."""
+        request_id = f"req_{next(self._ids)}_{secrets.token_hex(4)}"
+        pending = _Pending()
+        with self._lock:
+            if self._closed:
+                raise ControlError(f"the program's input ended: no answer to {subtype}")
+            self._pending[request_id] = pending
+        self._emit({"type": "control_request", "request_id": request_id, "request": {"subtype": subtype, **body}})
+        try:
+            if not pending.done.wait(timeout):
+                self._emit({"type": "control_cancel_request", "request_id": request_id})
+                raise ControlError(f"the program did not answer {subtype} within {timeout:g}s")
+        finally:
+            with self._lock:
+                self._pending.pop(request_id, None)
+        if pending.error is not None:
+            raise ControlError(f"the program answered {subtype} with an error: {pending.error}")
+        return pending.response or {}
+
+    # -- stdin ----------------------------------------------------------------------------------------
+
+    def _read(self) -> None:
+        try:
+            for number, line in enumerate(self._stream, start=1):
+                try:
+                    obj = parse(line)
+                except ValueError as e:
+                    diagnostics.warning("stdin line %d is not JSON (%s): skipped", number, e)
+                    continue
+                if obj is not None:
+                    self._take(obj)
+        finally:
+            self._close()
+
+    def _take(self, obj: dict[str, Any]) -> None:
+        kind = obj.get("type")
+        if kind == "control_request":
+            threading.Thread(target=self._serve, args=(obj,), name="sdk-control", daemon=True).start()
+        elif kind == "control_response":
+            response = obj.get("response")
+            self._answered(response if isinstance(response, dict) else {})
+        elif kind == "control_cancel_request":
+            pass  # the program gives up on a request of its own: each of ours ends with its reply anyway
+        elif kind == "keep_alive":
+            pass
+        else:
+            self._messages.put(obj)
+
+    def _serve(self, obj: dict[str, Any]) -> None:
+        self._emit(self._answer(obj))
+
+    def _answered(self, response: dict[str, Any]) -> None:
+        with self._lock:
+            pending = self._pending.get(str(response.get("request_id")))
+        if pending is None:
+            return  # an answer to a request already given up on
+        if response.get("subtype") == "error":
+            pending.error = str(response.get("error") or "error")
+        else:
+            body = response.get("response")
+            pending.response = body if isinstance(body, dict) else {}
+        pending.done.set()
+
+    def _close(self) -> None:
+        with self._lock:
+            self._closed = True
+            waiting = list(self._pending.values())
+        for pending in waiting:
+            pending.error = "the program's input ended"
+            pending.done.set()
+        self._messages.put(None)

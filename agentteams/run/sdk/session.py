@@ -1,0 +1,96 @@
+"""`--input-format stream-json --output-format stream-json` (with or without `-p`, as the Agent SDKs start the CLI):
+the program's user messages read from stdin, each one turn of a single conversation answered with stream-json lines
+and a result; its control requests answered meanwhile, and, with `--permission-prompt-tool stdio`, the agent's
+permission questions put to it."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from agentteams.errors import AgentTeamsError
+from agentteams.run import headless
+from agentteams.run.sdk.asks import ToolAsks
+from agentteams.run.sdk.channel import ControlChannel
+from agentteams.run.sdk.control import ControlAnswers
+
+PROMPT_TOOL_STDIO = "stdio"  # `--permission-prompt-tool stdio`: questions go to the program as `can_use_tool`
+
+
+@dataclass(frozen=True)
+class SdkFlags:
+    """The flags that shape a driven session."""
+
+    output_format: str = "stream-json"
+    permission_prompt_tool: str | None = None
+
+
+def user_text(obj: dict[str, Any]) -> str | None:
+    """A `user` message's prompt: string content, or its text blocks joined (None for another kind)."""
+    message = obj.get("message") if obj.get("type") == "user" else None
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        return "\n\n".join(t for t in texts if t)
+    return None
+
+
+def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_command: str | None = None) -> int:
+    """One conversation over stdin's messages: init, the turn's messages and a result line per message; the exit
+    code of the last turn (0 when stdin held no message, as nothing failed)."""
+    from agentteams.agent.loop import AgentEvent
+    from agentteams.model.aliases import resolve_model
+    from agentteams.run.lead_setup import build_lead
+
+    resolve_model(options.model)
+    turns: list[Any] = []
+    lines = headless.StreamLines(options)
+
+    def on_event(event: AgentEvent) -> None:
+        for line in lines(event):
+            headless.emit(line)
+
+    asks: list[ToolAsks] = []  # made once the channel is: the lead is built first, its questions asked later
+
+    def ask(request: Any) -> Any:
+        return asks[0](request)
+
+    stdio = flags.permission_prompt_tool == PROMPT_TOOL_STDIO
+    if flags.permission_prompt_tool is not None and not stdio:
+        raise AgentTeamsError(f"--permission-prompt-tool {flags.permission_prompt_tool}: only stdio is supported")
+    parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
+                       on_event=on_event, on_turn_end=turns.append, ask=ask if stdio else None)  # fmt: skip
+    runtime, code = parts.runtime, 0
+    runtime.session.policy.interactive = stdio  # a question has someone to go to: the program
+    answers = ControlAnswers(runtime, options)
+    channel = ControlChannel(sys.stdin, headless.emit, answers.answer)
+    answers.channel = channel
+    asks.append(ToolAsks(channel, runtime.session))
+    channel.start()
+    try:
+        for message in channel.messages():
+            prompt = user_text(message)
+            if prompt is None or not prompt.strip():
+                continue
+            code = _turn(runtime, options, flags.output_format, prompt, turns)
+    finally:
+        parts.close(team_down=True)
+    return code
+
+
+def _turn(runtime: Any, options: Any, output_format: str, prompt: str, turns: list[Any]) -> int:
+    headless.emit(headless.init_line(runtime.session, options))
+    start, before = time.monotonic(), len(turns)
+    compact = headless.compact_instructions(prompt)
+    if compact is not None:  # between turns, as in -p: nothing is sent but the summary request
+        return headless.compacted(runtime.session, compact, options.session_id, output_format, start)
+    runtime.submit(*headless.custom_command(prompt, options.cwd))
+    headless.wait_settled(runtime)
+    done = [r for r in turns[before:] if r is not None]
+    if not done:
+        raise runtime.last_error or AgentTeamsError("the run ended before the model answered")
+    return headless.report(done, runtime.session, options.session_id, output_format, time.monotonic() - start)

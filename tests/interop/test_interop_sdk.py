@@ -1,0 +1,45 @@
+"""Interop tier, the Agent SDK: programs written with the real Python `claude-agent-sdk` (tests/support/sdk_programs.py)
+run against the newest real `claude` and against ours, each against its own scripted server, and observe the same:
+the messages they get, what their callbacks are asked, the files the agent leaves, what the model is told."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentteams.mockapi import MockServer
+from tests.support import ccversions as ccv
+from tests.support import realclaude as rc
+from tests.support import sdk_programs as sdk
+from tests.support.cli import Cli
+
+pytestmark = pytest.mark.timeout(300)
+MARKERS = ("DENIED-BY-PROGRAM", "HOOK-SAID-NO")  # words a program gives that the model must be told
+
+
+def _outcome(seen: sdk.Seen) -> dict[str, object]:
+    told = [[m for m in MARKERS if m in text] for text in seen.tool_results]
+    return {"kinds": seen.kinds, "results": seen.results, "asked": seen.asked, "hooks": seen.hooks,
+            "files": seen.files, "told": told}  # fmt: skip
+
+
+def _drive(name: str, cli: Path, env: dict[str, str], work: Path) -> sdk.Seen:
+    with MockServer(sdk.SCRIPTS[name]) as server:
+        return sdk.run(name, sdk.Where(cli, {**env, "ANTHROPIC_BASE_URL": server.base_url}, work, server))
+
+
+@ccv.only(rc.NEWEST)
+@pytest.mark.parametrize("name", list(sdk.PROGRAMS))
+def test_an_sdk_program_sees_the_same_with_ours_as_with_the_real_cli(
+    claude: Path, claude_version: str, cli: Cli, tmp_path: Path, name: str
+) -> None:
+    real_work, our_work = tmp_path / "real" / "work", tmp_path / "ours" / "work"
+    real_work.mkdir(parents=True)
+    our_work.mkdir(parents=True)
+    rc.seed_home(tmp_path / "real" / "cfg", [real_work], claude_version)
+    real_env = rc.claude_env(tmp_path / "real" / "cfg", "unused")
+    our_env = {**rc.claude_env(tmp_path / "ours" / "cfg", "unused"), "PYTHONPATH": str(rc.ROOT)}
+    real = _drive(name, claude, real_env, real_work)
+    ours = _drive(name, Path(cli.argv()[0]), our_env, our_work)
+    assert _outcome(ours) == _outcome(real), f"ours: {ours}\nreal: {real}"

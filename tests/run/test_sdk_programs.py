@@ -1,0 +1,56 @@
+"""Programs written with the real Python Agent SDK drive ours (`cli_path` set to agentteams) against the scripted
+server, each checked for what its author sees (the same programs run against the real CLI in the interop tier)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agentteams.mockapi import MockServer
+from tests.support import sdk_programs as sdk
+from tests.support.cli import Cli
+from tests.support.procs import child_env
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def drive(name: str, cli: Cli, config_root: Path, work: Path) -> sdk.Seen:
+    with MockServer(sdk.SCRIPTS[name]) as server:
+        env = {**child_env(config_root), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-t"}
+        return sdk.run(name, sdk.Where(Path(cli.argv()[0]), env, work, server))
+
+
+def test_a_one_shot_query_gets_init_the_answer_and_a_result_the_sdk_parses(
+    cli: Cli, config_root: Path, work: Path
+) -> None:
+    seen = drive("one-shot query", cli, config_root, work)
+    assert seen.kinds == ["SystemMessage", "AssistantMessage", "ResultMessage"]
+    assert seen.results == [{"subtype": "success", "is_error": False, "result": "HELLO-FROM-MODEL", "num_turns": 1,
+                             "api_ms_is_int": True}]  # fmt: skip
+
+
+def test_can_use_tool_is_asked_and_its_new_input_runs(cli: Cli, config_root: Path, work: Path) -> None:
+    seen = drive("can_use_tool allows with new input", cli, config_root, work)
+    assert seen.asked == [("Bash", {"command": "touch hi.txt", "description": "run"})]
+    assert seen.files == ["changed.txt"]  # the program's input ran, not the model's
+    assert seen.results[-1]["result"] == "DONE"
+
+
+def test_a_deny_from_can_use_tool_runs_nothing_and_tells_the_model(cli: Cli, config_root: Path, work: Path) -> None:
+    seen = drive("can_use_tool denies", cli, config_root, work)
+    assert [tool for tool, _ in seen.asked] == ["Bash"] and seen.files == []
+    assert any("DENIED-BY-PROGRAM" in text for text in seen.tool_results)
+
+
+def test_a_hook_registered_by_initialize_is_called_back_and_its_deny_holds(
+    cli: Cli, config_root: Path, work: Path
+) -> None:
+    seen = drive("a PreToolUse hook denies", cli, config_root, work)
+    assert seen.hooks == [("PreToolUse", "Bash")] and seen.files == []  # even in bypassPermissions
+    assert any("HOOK-SAID-NO" in text for text in seen.tool_results)
+
+
+def test_a_client_keeps_one_conversation_over_two_queries(cli: Cli, config_root: Path, work: Path) -> None:
+    seen = drive("two turns with a client", cli, config_root, work)
+    assert [r["result"] for r in seen.results] == ["ANSWER-ONE", "ANSWER-TWO"]

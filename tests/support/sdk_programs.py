@@ -1,0 +1,180 @@
+"""Programs written with the real Python Agent SDK (`claude-agent-sdk`), each run against a CLI (`cli_path`: ours or
+the real `claude`) and a scripted Messages API server, each reduced to what its author can observe: the messages it
+got, what its callbacks were asked, the files the agent left, what reached the model. The SDK tests compare these
+outcomes between the two CLIs, and check ours alone where the real one is not needed."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from claude_agent_sdk import (
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    HookMatcher,
+    PermissionResultAllow,
+    PermissionResultDeny,
+    ResultMessage,
+    query,
+)
+
+from agentteams.mockapi import MockServer
+
+DEADLINE = 90.0  # seconds a program may run against either CLI
+
+
+@dataclass
+class Where:
+    """One CLI to drive: its path, the environment and working directory it runs with, the scripted server."""
+
+    cli: Path
+    env: dict[str, str]
+    cwd: Path
+    server: MockServer
+
+
+@dataclass
+class Seen:
+    """What one program observed."""
+
+    kinds: list[str] = field(default_factory=list)  # message classes in order (SystemMessage init only once)
+    results: list[dict[str, Any]] = field(default_factory=list)
+    asked: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # can_use_tool (tool, input)
+    hooks: list[tuple[str, str]] = field(default_factory=list)  # (event, tool or "")
+    files: list[str] = field(default_factory=list)
+    tool_results: list[str] = field(default_factory=list)  # what the model was told of each tool call
+
+
+def bash_turn(command: str, use_id: str = "toolu_sdk_1") -> dict[str, Any]:
+    call = {"type": "tool_use", "id": use_id, "name": "Bash", "input": {"command": command, "description": "run"}}
+    return {"content": [call]}
+
+
+def script(*turns: Any) -> dict[str, Any]:
+    """The main conversation's turns; the real CLI's side requests (titles, summaries) answered by a second route."""
+    side = {"content": [{"type": "text", "text": "side"}], "repeat": 50}
+    return {"routes": [{"name": "main", "match": {"tools": True}, "turns": list(turns)},
+                       {"name": "side", "turns": [side]}]}  # fmt: skip
+
+
+def _result(m: ResultMessage) -> dict[str, Any]:
+    return {"subtype": m.subtype, "is_error": m.is_error, "result": m.result, "num_turns": m.num_turns,
+            "api_ms_is_int": isinstance(m.duration_api_ms, int)}  # fmt: skip
+
+
+async def _collect(messages: Any, seen: Seen) -> None:
+    async for m in messages:
+        kind = type(m).__name__
+        if kind == "SystemMessage" and getattr(m, "subtype", "") != "init":
+            continue  # state changes and the like: the real CLI sends more of them
+        if not seen.kinds or seen.kinds[-1] != kind or kind != "SystemMessage":
+            seen.kinds.append(kind)
+        if isinstance(m, ResultMessage):
+            seen.results.append(_result(m))
+
+
+def _finish(where: Where, seen: Seen) -> Seen:
+    seen.files = sorted(p.name for p in where.cwd.iterdir() if not p.name.startswith("."))
+    for record in where.server.requests:
+        if record.get("route") != "main":
+            continue
+        for message in record["body"].get("messages") or []:
+            for block in message.get("content") if isinstance(message.get("content"), list) else []:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    text = block.get("content")
+                    text = text if isinstance(text, str) else json.dumps(text)
+                    if text not in seen.tool_results:
+                        seen.tool_results.append(text)
+    return seen
+
+
+def _options(where: Where, **more: Any) -> ClaudeAgentOptions:
+    return ClaudeAgentOptions(cli_path=str(where.cli), cwd=str(where.cwd), env=where.env, **more)
+
+
+async def _one(prompt: str) -> Any:
+    yield {"type": "user", "message": {"role": "user", "content": prompt}}
+
+
+# -- the programs ----------------------------------------------------------------------------------------------
+
+
+async def one_shot(where: Where) -> Seen:
+    seen = Seen()
+    await _collect(query(prompt="hi", options=_options(where)), seen)
+    return _finish(where, seen)
+
+
+async def can_use_tool_allows_with_new_input(where: Where) -> Seen:
+    seen = Seen()
+
+    async def decide(tool: str, given: dict[str, Any], _context: Any) -> Any:
+        seen.asked.append((tool, given))
+        return PermissionResultAllow(updated_input={**given, "command": "touch changed.txt"})
+
+    await _collect(query(prompt=_one("go"), options=_options(where, can_use_tool=decide)), seen)
+    return _finish(where, seen)
+
+
+async def can_use_tool_denies(where: Where) -> Seen:
+    seen = Seen()
+
+    async def decide(tool: str, given: dict[str, Any], _context: Any) -> Any:
+        seen.asked.append((tool, given))
+        return PermissionResultDeny(message="DENIED-BY-PROGRAM")
+
+    await _collect(query(prompt=_one("go"), options=_options(where, can_use_tool=decide)), seen)
+    return _finish(where, seen)
+
+
+async def pre_tool_hook_denies(where: Where) -> Seen:
+    seen = Seen()
+
+    async def guard(payload: Any, _use_id: str | None, _context: Any) -> Any:
+        seen.hooks.append((payload["hook_event_name"], payload.get("tool_name", "")))
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
+                                       "permissionDecisionReason": "HOOK-SAID-NO"}}  # fmt: skip
+
+    hooks: Any = {"PreToolUse": [HookMatcher(matcher="Bash", hooks=[guard])]}
+    await _collect(query(prompt=_one("go"), options=_options(where, hooks=hooks, permission_mode="bypassPermissions")),
+                   seen)  # fmt: skip
+    return _finish(where, seen)
+
+
+async def two_turns_with_a_client(where: Where) -> Seen:
+    seen = Seen()
+    async with ClaudeSDKClient(options=_options(where)) as client:
+        for prompt in ("first", "second"):
+            await client.query(prompt)
+            await _collect(client.receive_response(), seen)
+    return _finish(where, seen)
+
+
+PROGRAMS: dict[str, Callable[[Where], Awaitable[Seen]]] = {
+    "one-shot query": one_shot,
+    "can_use_tool allows with new input": can_use_tool_allows_with_new_input,
+    "can_use_tool denies": can_use_tool_denies,
+    "a PreToolUse hook denies": pre_tool_hook_denies,
+    "two turns with a client": two_turns_with_a_client,
+}
+SCRIPTS: dict[str, dict[str, Any]] = {
+    "one-shot query": script("HELLO-FROM-MODEL"),
+    "can_use_tool allows with new input": script(bash_turn("touch hi.txt"), "DONE"),
+    "can_use_tool denies": script(bash_turn("touch hi.txt"), "DONE"),
+    "a PreToolUse hook denies": script(bash_turn("touch hi.txt"), "DONE"),
+    "two turns with a client": script("ANSWER-ONE", "ANSWER-TWO"),
+}
+
+
+def run(name: str, where: Where) -> Seen:
+    """Run program `name` to its end (DEADLINE at most)."""
+
+    async def bounded() -> Seen:
+        with anyio.fail_after(DEADLINE):
+            return await PROGRAMS[name](where)
+
+    return anyio.run(bounded)
