@@ -1,7 +1,6 @@
-"""`--input-format stream-json --output-format stream-json` (with or without `-p`, as the Agent SDKs start the CLI):
-the program's user messages read from stdin, each one turn of a single conversation answered with stream-json lines
-and a result; its control requests answered meanwhile, and, with `--permission-prompt-tool stdio`, the agent's
-permission questions put to it."""
+"""`--input-format stream-json` (with or without `-p`, as the Agent SDKs start the CLI): the program's user messages,
+each one turn of one conversation answered with stream-json lines and a result; its control requests answered
+meanwhile; with `--permission-prompt-tool stdio` the agent's permission questions put to it."""
 
 from __future__ import annotations
 
