@@ -277,8 +277,14 @@ class Agent:
             self.emit(AgentEvent("answering"))  # the turn's prompt first, if it still waits
             opened.set()
 
+        def on_event(event: dict[str, Any]) -> None:
+            self.emit(AgentEvent("stream_event", input=event))
+
         return StreamCallbacks(
-            on_text=on_text, on_open=on_open, on_retry=lambda n: self.emit(AgentEvent("retry", text=n.reason))
+            on_text=on_text,
+            on_open=on_open,
+            on_retry=lambda n: self.emit(AgentEvent("retry", text=n.reason)),
+            on_event=on_event if self.settings.stream_events else None,
         )
 
     def _run_tools(self, uses: list[Block]) -> list[Block]:

@@ -84,6 +84,7 @@ class AgentSettings:
     name: str = "main"
     context: str | None = None  # memory files: a block before the first user message, where Claude Code puts it
     restriction: str | None = None  # why tools are missing (an agent type's list): said when one is called anyway
+    stream_events: bool = False  # each raw stream event as an AgentEvent too (`--include-partial-messages`)
 
 
 def tool_input_summary(args: dict[str, Any], limit: int = 80) -> str:

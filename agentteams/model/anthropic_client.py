@@ -38,10 +38,13 @@ MIN_SCRUB_CHARS = 8
 class ModelAPIError(AgentTeamsError):
     """A model call that failed for good: a refused request, or a transient failure that outlasted the retries."""
 
-    def __init__(self, message: str, *, status: int | None = None, error_type: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, error_type: str | None = None, api_message: str = ""
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.error_type = error_type
+        self.api_message = api_message  # the API's own words, as an SDK program is shown them ("API Error: 400 ...")
 
 
 # ---------------------------------------------------------------- request building (pure)
@@ -138,6 +141,7 @@ class _Failure:
     retry_after: float | None = None
     status: int | None = None
     error_type: str | None = None
+    api_message: str = ""
 
 
 class _IncompleteStream(Exception):
@@ -203,6 +207,7 @@ def _status_failure(exc: Any, attempts: int, endpoint: Endpoint) -> _Failure:
         retry_after=parse_retry_after(getattr(response, "headers", None)),
         status=status or None,
         error_type=etype,
+        api_message=one_line(message),
     )
 
 
@@ -286,7 +291,8 @@ class AnthropicClient:
                     self.ledger.record(request.agent, response.model, response.usage, response.api_ms)
                 return response
             if not failure.retryable or attempt > self.config.max_retries:
-                raise ModelAPIError(self._scrub(failure.final), status=failure.status, error_type=failure.error_type)
+                raise ModelAPIError(self._scrub(failure.final), status=failure.status, error_type=failure.error_type,
+                                    api_message=self._scrub(failure.api_message))  # fmt: skip
             delay = self._delay(attempt, failure.retry_after)
             if cb.on_retry is not None:
                 cb.on_retry(RetryNotice(attempt=attempt, delay=delay, reason=self._scrub(failure.reason)))
@@ -305,7 +311,7 @@ class AnthropicClient:
             self.before_send()
         if isinstance(sdk, FirstParty):  # Anthropic's API: the request is ours, the answer read by us (model/answer.py)
             answer = Answer(cb.on_text)
-            request_id = sdk.answer({**params, "model": model}, cb.on_open, answer)
+            request_id = sdk.answer({**params, "model": model}, cb.on_open, answer, cb.on_event)
             response = answer.response(request_id)
         else:  # Bedrock, Vertex: the SDK's own stream, which speaks their protocols
             with sdk.messages.stream(**{**params, "model": model}) as stream:

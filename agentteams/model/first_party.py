@@ -89,21 +89,27 @@ class FirstParty:
         self._http: Any = None
         self._fixed: tuple[dict[str, str], str] | None = None
 
-    def answer(self, params: dict[str, Any], on_open: Callable[[], None] | None, answer: Answer) -> str | None:
-        """Send `params`, feed the answer's events to `answer` as they arrive; the response's request id. An `error`
-        event raises `StatusError`, as the SDK's stream raises its own."""
+    def answer(
+        self, params: dict[str, Any], on_open: Callable[[], None] | None, answer: Answer,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
+    ) -> str | None:  # fmt: skip
+        """Send `params`, feed the answer's events to `answer` (and `on_event`) as they arrive; the response's request
+        id. An `error` event raises `StatusError`, as the SDK's stream raises its own."""
         body = wirebody.body({k: v for k, v in params.items() if k != "extra_headers"})
         response = self._send(body, params.get("extra_headers"))
         try:
             if on_open is not None:
                 on_open()
-            for event, data in server_sent_events(response.iter_lines()):
-                if event is None or event == "ping":
+            for name, data in server_sent_events(response.iter_lines()):
+                if name is None or name == "ping":
                     continue
-                if event == "error":
+                if name == "error":
                     raise _error_event(data, response)
                 if data:
-                    answer.feed(json.loads(data))
+                    event = json.loads(data)
+                    if on_event is not None:
+                        on_event(event)
+                    answer.feed(event)
         finally:
             response.close()
         return cast("str | None", response.headers.get("request-id"))

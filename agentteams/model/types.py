@@ -81,6 +81,7 @@ class StreamCallbacks:
     on_text: Callable[[str], None] | None = None
     on_open: Callable[[], None] | None = None  # the answer's stream opened: the request has reached the model
     on_retry: Callable[[RetryNotice], None] | None = None
+    on_event: Callable[[dict[str, Any]], None] | None = None  # each raw stream event, as the API sent it
     extra: dict[str, Any] = field(default_factory=dict)
 
 

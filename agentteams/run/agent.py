@@ -61,6 +61,7 @@ class AgentFlags:
     lead_verify_key: str | None = None
     restricted: bool = False
     permission_prompt_tool: str | None = None  # "stdio": questions go to the driving program (`can_use_tool`)
+    partial_messages: bool = False  # `--include-partial-messages`
 
 
 def mcp_flags(values: list[str], strict: bool, cwd: Path) -> McpFlags:
@@ -149,7 +150,7 @@ def _dispatch(flags: AgentFlags, options: SessionOptions, where: str, command: s
         from agentteams.run.sdk import session as driven
 
         options.interactive = False
-        sdk = driven.SdkFlags(flags.output_format, flags.permission_prompt_tool)
+        sdk = driven.SdkFlags(flags.output_format, flags.permission_prompt_tool, flags.partial_messages)
         return driven.run(options, sdk, teammate_mode=where, teammate_command=command)
     if not flags.print_mode:
         from agentteams.run import interactive
@@ -157,4 +158,5 @@ def _dispatch(flags: AgentFlags, options: SessionOptions, where: str, command: s
         return interactive.run(flags.prompt, options, teammate_mode=where, teammate_command=command)
     options.interactive = False
     text = headless.prompt_text(flags.prompt)
-    return headless.run(text, options, flags.output_format, teammate_mode=where, teammate_command=command)
+    return headless.run(text, options, flags.output_format, teammate_mode=where, teammate_command=command,
+                        partial_messages=flags.partial_messages)  # fmt: skip

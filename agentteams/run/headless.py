@@ -21,7 +21,7 @@ SUBTYPES = {"end_turn": "success", "exit_requested": "success", "max_turns": "er
             "interrupted": "error_interrupted", "max_tokens": "error_max_tokens",
             "max_budget_usd": "error_max_budget_usd"}  # fmt: skip
 TERMINAL = {"end_turn": "completed", "exit_requested": "completed", "max_turns": "max_turns",
-            "interrupted": "aborted", "max_tokens": "max_tokens", "max_budget_usd": "max_budget"}  # fmt: skip
+            "interrupted": "aborted", "max_tokens": "max_tokens", "max_budget_usd": "budget_exhausted"}  # fmt: skip
 
 
 NO_INPUT = "input must be provided either through stdin or as a prompt argument when using --print"
@@ -86,7 +86,7 @@ def emit(obj: dict[str, Any]) -> None:
 
 
 def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "auto",
-        teammate_command: str | None = None, seed: Any = None) -> int:  # fmt: skip
+        teammate_command: str | None = None, seed: Any = None, partial_messages: bool = False) -> int:  # fmt: skip
     """Run `prompt` to the end (a team it starts is shut down first) and print the outcome; the exit code."""
     from agentteams.agent.loop import AgentEvent
     from agentteams.model.aliases import resolve_model
@@ -108,6 +108,7 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     prompt = seed.first_prompt(prompt) if seed is not None else prompt  # a team file's (cli/commands/launch.py)
     runtime = parts.runtime
     session = runtime.session
+    session.agent.settings.stream_events = streaming and partial_messages
     if streaming:
         emit(init_line(session, options))
     start = time.monotonic()
@@ -141,11 +142,14 @@ class StreamLines:
     def __init__(self, options: Any) -> None:
         self.options = options  # its session id is read per line: a fork or /clear changes it
         self._details: dict[str, Any] = {}
+        self._message_id: str | None = None  # the answer whose raw events are streaming (`stream_event` lines)
 
     def __call__(self, event: Any) -> list[dict[str, Any]]:
         from agentteams.agent.journal import answer_meta, tool_detail
         from agentteams.store.transcripts.writer import block_message
 
+        if event.kind == "stream_event":  # --include-partial-messages: the API's own event, wrapped
+            return [self._stream_event(event.input)]
         if event.kind == "tool_end" and event.result is not None:
             self._details[event.tool_use_id] = tool_detail(event.result)
         if event.kind == "compacted":
@@ -161,6 +165,15 @@ class StreamLines:
             self._line("user", {"role": "user", "content": [b]}, tool_use_result=d)
             for b, d in zip(blocks, details, strict=True)
         ]
+
+    def _stream_event(self, raw: dict[str, Any]) -> dict[str, Any]:
+        import uuid
+
+        started = raw.get("message") if raw.get("type") == "message_start" else None
+        if isinstance(started, dict) and isinstance(started.get("id"), str):
+            self._message_id = started["id"]
+        return {"type": "stream_event", "event": raw, "session_id": self.options.session_id,
+                "parent_tool_use_id": None, "uuid": str(uuid.uuid4()), "api_message_id": self._message_id}  # fmt: skip
 
     def _line(self, kind: str, message: dict[str, Any], **extra: Any) -> dict[str, Any]:
         import uuid
@@ -270,9 +283,10 @@ def report(done: list[Any], session: Any, session_id: str, output_format: str, s
     result = done[-1]
     subtype = SUBTYPES.get(result.stop_reason, "error_during_execution")
     total = session.ledger.total()
+    cut_short = 1 if result.stop_reason == "max_turns" else 0  # Claude Code counts the turn the limit stopped
     summary = {
         "type": "result", "subtype": subtype, "is_error": subtype != "success", "result": result.text,
-        "session_id": session_id, "num_turns": sum(r.model_calls for r in done),
+        "session_id": session_id, "num_turns": sum(r.model_calls for r in done) + cut_short,
         "duration_ms": int(seconds * 1000), "duration_api_ms": total.api_ms, "total_cost_usd": round(total.cost_usd, 6),
         "usage": total.usage.to_json(), "modelUsage": model_usage(session), "model": session.model,
         "stop_reason": result.stop_reason, "terminal_reason": TERMINAL.get(result.stop_reason, "error"),
@@ -280,6 +294,8 @@ def report(done: list[Any], session: Any, session_id: str, output_format: str, s
     }  # fmt: skip
     if result.stop_reason == "max_budget_usd":  # as Claude Code words it
         summary["errors"] = [f"Reached maximum budget (${budget_text(session.options.max_budget_usd)})"]
+    elif result.stop_reason == "max_turns":
+        summary["errors"] = [f"Reached maximum number of turns ({session.options.max_turns})"]
     if output_format == "text":
         typer.echo(result.text)
         if subtype != "success":
@@ -290,6 +306,33 @@ def report(done: list[Any], session: Any, session_id: str, output_format: str, s
     else:
         typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
     return 0 if subtype == "success" else 1
+
+
+def api_error_lines(error: Any, session: Any, session_id: str, seconds: float) -> list[dict[str, Any]]:
+    """The stream-json lines of a turn the API refused for good, as Claude Code writes them: an answer of its own
+    saying so, and a `success` result that is an error, with the API's status and error type."""
+    import uuid
+
+    from agentteams.store.fs.atomic_json import now_iso
+
+    total = session.ledger.total()
+    status, kind = getattr(error, "status", None), getattr(error, "error_type", None)
+    said = f"API Error: {status} {error.api_message}" if status and getattr(error, "api_message", "") else f"{error}"
+    said = said if said.startswith("API Error") else f"API Error: {said}"
+    api = {"api_error_status": status, "api_error_type": kind}
+    zero = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    answer = {"id": str(uuid.uuid4()), "type": "message", "role": "assistant", "model": "<synthetic>",
+              "content": [{"type": "text", "text": said}], "stop_reason": "stop_sequence", "stop_sequence": "",
+              "usage": zero}  # fmt: skip
+    return [
+        {"type": "assistant", "message": answer, "parent_tool_use_id": None, "session_id": session_id,
+         "uuid": str(uuid.uuid4()), "timestamp": now_iso(), "error": "unknown", "is_api_error_message": True, **api},
+        {"type": "result", "subtype": "success", "is_error": True, "result": said, "session_id": session_id,
+         "num_turns": 1, "duration_ms": int(seconds * 1000), "duration_api_ms": total.api_ms,
+         "total_cost_usd": round(total.cost_usd, 6), "usage": total.usage.to_json(), "modelUsage": model_usage(session),
+         "stop_reason": "stop_sequence", "terminal_reason": "api_error", **api, "permission_denials": [],
+         "uuid": str(uuid.uuid4())},
+    ]  # fmt: skip
 
 
 def model_usage(session: Any) -> dict[str, dict[str, Any]]:

@@ -21,7 +21,8 @@ MARKERS = ("DENIED-BY-PROGRAM", "HOOK-SAID-NO")  # words a program gives that th
 def _outcome(seen: sdk.Seen) -> dict[str, object]:
     told = [[m for m in MARKERS if m in text] for text in seen.tool_results]
     return {"kinds": seen.kinds, "results": seen.results, "asked": seen.asked, "hooks": seen.hooks,
-            "files": seen.files, "told": told}  # fmt: skip
+            "files": seen.files, "told": told, "raised": seen.raised, "streamed": seen.streamed,
+            "stream_types": seen.stream_types}  # fmt: skip
 
 
 def _drive(name: str, cli: Path, env: dict[str, str], work: Path) -> sdk.Seen:

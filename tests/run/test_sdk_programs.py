@@ -54,3 +54,22 @@ def test_a_hook_registered_by_initialize_is_called_back_and_its_deny_holds(
 def test_a_client_keeps_one_conversation_over_two_queries(cli: Cli, config_root: Path, work: Path) -> None:
     seen = drive("two turns with a client", cli, config_root, work)
     assert [r["result"] for r in seen.results] == ["ANSWER-ONE", "ANSWER-TWO"]
+
+
+def test_partial_messages_stream_the_api_s_events(cli: Cli, config_root: Path, work: Path) -> None:
+    seen = drive("partial messages", cli, config_root, work)
+    assert seen.streamed == "STREAMED-IN-PIECES" and seen.results[-1]["result"] == "STREAMED-IN-PIECES"
+    assert {"message_start", "content_block_delta", "message_stop"} <= seen.stream_types
+
+
+def test_max_turns_ends_in_its_error_result(cli: Cli, config_root: Path, work: Path) -> None:
+    seen = drive("max turns", cli, config_root, work)
+    assert seen.results[-1]["subtype"] == "error_max_turns" and seen.results[-1]["is_error"] is True
+    assert seen.results[-1]["errors"] == ["Reached maximum number of turns (1)"] and seen.raised == "ResultError"
+
+
+def test_an_api_error_is_an_error_result_with_its_status(cli: Cli, config_root: Path, work: Path) -> None:
+    seen = drive("an API error", cli, config_root, work)
+    assert seen.results == [{"subtype": "success", "is_error": True, "result": None, "num_turns": 1,
+                             "api_ms_is_int": True, "errors": None, "api_error_status": 400}]  # fmt: skip
+    assert seen.raised == "ResultError"

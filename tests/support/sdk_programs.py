@@ -47,6 +47,9 @@ class Seen:
     hooks: list[tuple[str, str]] = field(default_factory=list)  # (event, tool or "")
     files: list[str] = field(default_factory=list)
     tool_results: list[str] = field(default_factory=list)  # what the model was told of each tool call
+    raised: str = ""  # the SDK's exception at the end (after an error result it raises one)
+    streamed: str = ""  # the text deltas of `stream_event` messages, joined
+    stream_types: set[str] = field(default_factory=set)  # the raw event types they carried
 
 
 def bash_turn(command: str, use_id: str = "toolu_sdk_1") -> dict[str, Any]:
@@ -62,13 +65,28 @@ def script(*turns: Any) -> dict[str, Any]:
 
 
 def _result(m: ResultMessage) -> dict[str, Any]:
-    return {"subtype": m.subtype, "is_error": m.is_error, "result": m.result, "num_turns": m.num_turns,
-            "api_ms_is_int": isinstance(m.duration_api_ms, int)}  # fmt: skip
+    out = {"subtype": m.subtype, "is_error": m.is_error, "result": m.result, "num_turns": m.num_turns,
+           "api_ms_is_int": isinstance(m.duration_api_ms, int)}  # fmt: skip
+    if m.is_error:  # what a program branches on: the error lines, the API's status (the wording is each CLI's own)
+        out.update(result=None, errors=m.errors, api_error_status=m.api_error_status)
+    return out
 
 
 async def _collect(messages: Any, seen: Seen) -> None:
+    try:
+        await _read(messages, seen)
+    except Exception as e:
+        seen.raised = type(e).__name__
+
+
+async def _read(messages: Any, seen: Seen) -> None:
     async for m in messages:
         kind = type(m).__name__
+        if kind == "StreamEvent":  # interleaved with the assistant lines differently by each CLI: not in `kinds`
+            seen.stream_types.add(m.event.get("type"))
+            delta = m.event.get("delta") or {}
+            seen.streamed += delta.get("text", "") if delta.get("type") == "text_delta" else ""
+            continue
         if kind == "SystemMessage" and getattr(m, "subtype", "") != "init":
             continue  # state changes and the like: the real CLI sends more of them
         if not seen.kinds or seen.kinds[-1] != kind or kind != "SystemMessage":
@@ -154,12 +172,34 @@ async def two_turns_with_a_client(where: Where) -> Seen:
     return _finish(where, seen)
 
 
+async def partial_messages(where: Where) -> Seen:
+    seen = Seen()
+    await _collect(query(prompt="hi", options=_options(where, include_partial_messages=True)), seen)
+    return _finish(where, seen)
+
+
+async def max_turns(where: Where) -> Seen:
+    seen = Seen()
+    options = _options(where, max_turns=1, permission_mode="bypassPermissions")
+    await _collect(query(prompt="go", options=options), seen)
+    return _finish(where, seen)
+
+
+async def api_error(where: Where) -> Seen:
+    seen = Seen()
+    await _collect(query(prompt="hi", options=_options(where)), seen)
+    return _finish(where, seen)
+
+
 PROGRAMS: dict[str, Callable[[Where], Awaitable[Seen]]] = {
     "one-shot query": one_shot,
     "can_use_tool allows with new input": can_use_tool_allows_with_new_input,
     "can_use_tool denies": can_use_tool_denies,
     "a PreToolUse hook denies": pre_tool_hook_denies,
     "two turns with a client": two_turns_with_a_client,
+    "partial messages": partial_messages,
+    "max turns": max_turns,
+    "an API error": api_error,
 }
 SCRIPTS: dict[str, dict[str, Any]] = {
     "one-shot query": script("HELLO-FROM-MODEL"),
@@ -167,6 +207,11 @@ SCRIPTS: dict[str, dict[str, Any]] = {
     "can_use_tool denies": script(bash_turn("touch hi.txt"), "DONE"),
     "a PreToolUse hook denies": script(bash_turn("touch hi.txt"), "DONE"),
     "two turns with a client": script("ANSWER-ONE", "ANSWER-TWO"),
+    "partial messages": script({"text": "STREAMED-IN-PIECES", "chunk": 4}),
+    "max turns": script(bash_turn("echo one", "toolu_a"), bash_turn("echo two", "toolu_b"), "NEVER"),
+    "an API error": script(
+        {"error": {"status": 400, "type": "invalid_request_error", "message": "BAD-REQUEST"}, "repeat": 10}
+    ),
 }
 
 

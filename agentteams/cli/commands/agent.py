@@ -109,6 +109,9 @@ def run(
         str | None,
         typer.Option("--permission-prompt-tool", help="stdio: permission questions go to the driving program."),
     ] = None,
+    include_partial_messages: Annotated[
+        bool, typer.Option("--include-partial-messages", help="With stream-json: each raw stream event as it comes.")
+    ] = False,
     restricted: Annotated[
         bool,
         typer.Option(
@@ -133,6 +136,6 @@ def run(
         strict_mcp_config=strict_mcp_config, agent_id=agent_id, agent_name=agent_name, team_name=team_name,
         agent_color=agent_color, parent_session_id=parent_session_id, agent_type=agent_type,
         plan_mode_required=plan_mode_required, lead_verify_key=lead_verify_key, restricted=restricted,
-        permission_prompt_tool=permission_prompt_tool,
+        permission_prompt_tool=permission_prompt_tool, partial_messages=include_partial_messages,
     )  # fmt: skip
     raise typer.Exit(start(flags))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentteams.errors import AgentTeamsError
+from agentteams.model.anthropic_client import ModelAPIError
 from agentteams.run import headless
 from agentteams.run.sdk.asks import ToolAsks
 from agentteams.run.sdk.channel import ControlChannel
@@ -24,6 +25,7 @@ class SdkFlags:
 
     output_format: str = "stream-json"
     permission_prompt_tool: str | None = None
+    partial_messages: bool = False  # `--include-partial-messages`: each raw stream event as a `stream_event` line
 
 
 def user_text(obj: dict[str, Any]) -> str | None:
@@ -65,6 +67,7 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
                        on_event=on_event, on_turn_end=turns.append, ask=ask if stdio else None)  # fmt: skip
     runtime, code = parts.runtime, 0
     runtime.session.policy.interactive = stdio  # a question has someone to go to: the program
+    runtime.session.agent.settings.stream_events = flags.partial_messages
     answers = ControlAnswers(runtime, options)
     channel = ControlChannel(sys.stdin, headless.emit, answers.answer)
     answers.channel = channel
@@ -90,6 +93,13 @@ def _turn(runtime: Any, options: Any, output_format: str, prompt: str, turns: li
     runtime.submit(*headless.custom_command(prompt, options.cwd))
     headless.wait_settled(runtime)
     done = [r for r in turns[before:] if r is not None]
+    if not done and isinstance(
+        runtime.last_error, ModelAPIError
+    ):  # a result the program reads, and the session goes on
+        for line in headless.api_error_lines(runtime.last_error, runtime.session, options.session_id,
+                                             time.monotonic() - start):  # fmt: skip
+            headless.emit(line)
+        return 1
     if not done:
         raise runtime.last_error or AgentTeamsError("the run ended before the model answered")
     return headless.report(done, runtime.session, options.session_id, output_format, time.monotonic() - start)
