@@ -62,6 +62,7 @@ class AgentFlags:
     restricted: bool = False
     permission_prompt_tool: str | None = None  # "stdio": questions go to the driving program (`can_use_tool`)
     partial_messages: bool = False  # `--include-partial-messages`
+    allow_bypass: bool = False  # `--allow-dangerously-skip-permissions`: bypassPermissions may be switched to later
 
 
 def mcp_flags(values: list[str], strict: bool, cwd: Path) -> McpFlags:
@@ -150,7 +151,8 @@ def _dispatch(flags: AgentFlags, options: SessionOptions, where: str, command: s
         from agentteams.run.sdk import session as driven
 
         options.interactive = False
-        sdk = driven.SdkFlags(flags.output_format, flags.permission_prompt_tool, flags.partial_messages)
+        sdk = driven.SdkFlags(flags.output_format, flags.permission_prompt_tool, flags.partial_messages,
+                              may_bypass=flags.skip_permissions or flags.allow_bypass)  # fmt: skip
         return driven.run(options, sdk, teammate_mode=where, teammate_command=command)
     if not flags.print_mode:
         from agentteams.run import interactive

@@ -19,14 +19,16 @@ MARKERS = ("DENIED-BY-PROGRAM", "HOOK-SAID-NO")  # words a program gives that th
 
 
 def _outcome(seen: sdk.Seen) -> dict[str, object]:
+    """What the program's author sees. The models asked for count once each: the real CLI retries a 400 five times,
+    ours does not retry a request the API refused as malformed."""
     told = [[m for m in MARKERS if m in text] for text in seen.tool_results]
     return {"kinds": seen.kinds, "results": seen.results, "asked": seen.asked, "hooks": seen.hooks,
-            "files": seen.files, "told": told, "raised": seen.raised, "streamed": seen.streamed,
-            "stream_types": seen.stream_types}  # fmt: skip
+            "files": seen.files, "told": told, "raised": seen.raised, "models": list(dict.fromkeys(seen.models)),
+            "streamed": seen.streamed, "stream_types": seen.stream_types}  # fmt: skip
 
 
 def _drive(name: str, cli: Path, env: dict[str, str], work: Path) -> sdk.Seen:
-    with MockServer(sdk.SCRIPTS[name]) as server:
+    with MockServer(sdk.script_for(name, work)) as server:
         return sdk.run(name, sdk.Where(cli, {**env, "ANTHROPIC_BASE_URL": server.base_url}, work, server))
 
 

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.timeout(120)
 
 
 def drive(name: str, cli: Cli, config_root: Path, work: Path) -> sdk.Seen:
-    with MockServer(sdk.SCRIPTS[name]) as server:
+    with MockServer(sdk.script_for(name, work)) as server:
         env = {**child_env(config_root), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-t"}
         return sdk.run(name, sdk.Where(Path(cli.argv()[0]), env, work, server))
 
@@ -73,3 +73,9 @@ def test_an_api_error_is_an_error_result_with_its_status(cli: Cli, config_root: 
     assert seen.results == [{"subtype": "success", "is_error": True, "result": None, "num_turns": 1,
                              "api_ms_is_int": True, "errors": None, "api_error_status": 400}]  # fmt: skip
     assert seen.raised == "ResultError"
+
+
+def test_a_client_sets_the_mode_and_the_model_mid_session(cli: Cli, config_root: Path, work: Path) -> None:
+    seen = drive("mode and model set by a client", cli, config_root, work)
+    assert seen.files == ["notes.txt"] and [r["result"] for r in seen.results] == ["WROTE-IT", "ON-HAIKU"]
+    assert seen.models[-1] == "claude-haiku-4-5" and seen.models[0] != "claude-haiku-4-5"

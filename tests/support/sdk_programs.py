@@ -48,6 +48,7 @@ class Seen:
     files: list[str] = field(default_factory=list)
     tool_results: list[str] = field(default_factory=list)  # what the model was told of each tool call
     raised: str = ""  # the SDK's exception at the end (after an error result it raises one)
+    models: list[str] = field(default_factory=list)  # the model each main-conversation request asked for
     streamed: str = ""  # the text deltas of `stream_event` messages, joined
     stream_types: set[str] = field(default_factory=set)  # the raw event types they carried
 
@@ -100,6 +101,7 @@ def _finish(where: Where, seen: Seen) -> Seen:
     for record in where.server.requests:
         if record.get("route") != "main":
             continue
+        seen.models.append(str(record["body"].get("model")))
         for message in record["body"].get("messages") or []:
             for block in message.get("content") if isinstance(message.get("content"), list) else []:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
@@ -191,6 +193,19 @@ async def api_error(where: Where) -> Seen:
     return _finish(where, seen)
 
 
+async def client_controls(where: Where) -> Seen:
+    """A mode change lets an edit run unasked; a model change reaches the next request."""
+    seen = Seen()
+    async with ClaudeSDKClient(options=_options(where)) as client:
+        await client.set_permission_mode("acceptEdits")
+        await client.query("write it")
+        await _collect(client.receive_response(), seen)
+        await client.set_model("claude-haiku-4-5")
+        await client.query("and now")
+        await _collect(client.receive_response(), seen)
+    return _finish(where, seen)
+
+
 PROGRAMS: dict[str, Callable[[Where], Awaitable[Seen]]] = {
     "one-shot query": one_shot,
     "can_use_tool allows with new input": can_use_tool_allows_with_new_input,
@@ -200,6 +215,7 @@ PROGRAMS: dict[str, Callable[[Where], Awaitable[Seen]]] = {
     "partial messages": partial_messages,
     "max turns": max_turns,
     "an API error": api_error,
+    "mode and model set by a client": client_controls,
 }
 SCRIPTS: dict[str, dict[str, Any]] = {
     "one-shot query": script("HELLO-FROM-MODEL"),
@@ -213,6 +229,15 @@ SCRIPTS: dict[str, dict[str, Any]] = {
         {"error": {"status": 400, "type": "invalid_request_error", "message": "BAD-REQUEST"}, "repeat": 10}
     ),
 }
+
+
+def script_for(name: str, cwd: Path) -> dict[str, Any]:
+    """The scripted model's turns for program `name` in working directory `cwd`."""
+    if name == "mode and model set by a client":
+        call = {"type": "tool_use", "id": "toolu_write", "name": "Write",
+                "input": {"file_path": str(cwd / "notes.txt"), "content": "written\n"}}  # fmt: skip
+        return script({"content": [call]}, "WROTE-IT", "ON-HAIKU")
+    return SCRIPTS[name]
 
 
 def run(name: str, where: Where) -> Seen:

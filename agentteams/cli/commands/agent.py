@@ -109,6 +109,13 @@ def run(
         str | None,
         typer.Option("--permission-prompt-tool", help="stdio: permission questions go to the driving program."),
     ] = None,
+    allow_skip_permissions: Annotated[
+        bool,
+        typer.Option(
+            "--allow-dangerously-skip-permissions",
+            help="Let the session be switched to bypassPermissions later (it starts in its own mode).",
+        ),
+    ] = False,
     include_partial_messages: Annotated[
         bool, typer.Option("--include-partial-messages", help="With stream-json: each raw stream event as it comes.")
     ] = False,
@@ -137,5 +144,6 @@ def run(
         agent_color=agent_color, parent_session_id=parent_session_id, agent_type=agent_type,
         plan_mode_required=plan_mode_required, lead_verify_key=lead_verify_key, restricted=restricted,
         permission_prompt_tool=permission_prompt_tool, partial_messages=include_partial_messages,
+        allow_bypass=allow_skip_permissions,
     )  # fmt: skip
     raise typer.Exit(start(flags))

@@ -41,9 +41,10 @@ def parse(line: str) -> dict[str, Any] | None:
 
 class ControlChannel:
     """One program on the other end of stdin/stdout. `answer(request)` (the program's control requests) runs on a
-    thread of its own per request, so a slow one (initialize starting MCP servers) never holds up an interrupt."""
+    thread of its own per request, so a slow one (initialize starting MCP servers) never holds up an interrupt; it
+    gives the lines to write, its reply among them (a line may go before or after it)."""
 
-    def __init__(self, stream: Any, emit: Emit, answer: Callable[[dict[str, Any]], dict[str, Any]]) -> None:
+    def __init__(self, stream: Any, emit: Emit, answer: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> None:
         self._stream, self._emit, self._answer = stream, emit, answer
         self._messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._pending: dict[str, _Pending] = {}
@@ -111,7 +112,8 @@ class ControlChannel:
             self._messages.put(obj)
 
     def _serve(self, obj: dict[str, Any]) -> None:
-        self._emit(self._answer(obj))
+        for line in self._answer(obj):
+            self._emit(line)
 
     def _answered(self, response: dict[str, Any]) -> None:
         with self._lock:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import threading
+import uuid
 from typing import Any
 
 from agentteams import CLAUDE_CODE_COMPAT, __version__
@@ -14,51 +15,91 @@ from agentteams.errors import AgentTeamsError
 from agentteams.run import headless
 from agentteams.run.sdk.asks import sdk_hooks
 from agentteams.run.sdk.channel import ControlChannel
+from agentteams.tools.runtime_hooks import MODE_ALIASES
 
 MODELS = (("default", "Default (recommended)"), ("sonnet", "Sonnet"), ("opus", "Opus"), ("haiku", "Haiku"))
 
 
-class Unsupported(AgentTeamsError):
-    """A control request subtype this CLI does not answer."""
+class ControlRefused(AgentTeamsError):
+    """A control request refused, with the error code Claude Code gives it."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+MODES = ("acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan")
 
 
 class ControlAnswers:
     """Answers for one session's program (`answer` is the channel's handler); `initialize` registers the program's
     hooks on its first call only."""
 
-    def __init__(self, runtime: Any, options: Any) -> None:
+    def __init__(self, runtime: Any, options: Any, *, may_bypass: bool = False) -> None:
         self.runtime, self.options = runtime, options
+        # bypassPermissions only for a session started with it, --dangerously-skip-permissions or
+        # --allow-dangerously-skip-permissions: a program never switches its safety off on its own
+        self.may_bypass = may_bypass or options.permission_mode == "bypassPermissions"
         self.channel: ControlChannel | None = None  # set once the channel exists (it needs this to answer)
         self._initialized = False
         self._lock = threading.Lock()
 
-    def answer(self, obj: dict[str, Any]) -> dict[str, Any]:
+    def answer(self, obj: dict[str, Any]) -> list[dict[str, Any]]:
+        """The lines a control request is answered with: its reply, with what Claude Code writes before or after it
+        (the replayed `/model` line before a model change, the status line after a mode change)."""
         request: dict[str, Any] = obj["request"] if isinstance(obj.get("request"), dict) else {}
         subtype = request.get("subtype")
         reply: dict[str, Any] = {"request_id": obj.get("request_id")}
+        before: list[dict[str, Any]] = []
         try:
-            body = self._answer(str(subtype), request)
+            body = self._answer(str(subtype), request, before)
         except AgentTeamsError as e:
             error = {"subtype": "error", "error": str(e)}
-            return {"type": "control_response", "response": reply | error}
-        return {"type": "control_response", "response": reply | {"subtype": "success", "response": body}}
+            if isinstance(e, ControlRefused):
+                error["error_code"] = e.code
+            return [{"type": "control_response", "response": reply | error}]
+        after = [self._status()] if subtype == "set_permission_mode" else []
+        return [*before, {"type": "control_response", "response": reply | {"subtype": "success", "response": body}},
+                *after]  # fmt: skip
 
-    def _answer(self, subtype: str, request: dict[str, Any]) -> dict[str, Any]:
+    def _answer(self, subtype: str, request: dict[str, Any], before: list[dict[str, Any]]) -> dict[str, Any]:
         session = self.runtime.session
         if subtype == "initialize":
             return self._initialize(request)
         if subtype == "interrupt":
             self.runtime.interrupt()
-            return {}
+            return {"still_queued": []}
         if subtype == "set_model":
             session.set_model(str(request.get("model") or self.options.model))
-            return {}
+            before.append(
+                self._replayed(f"<local-command-stdout>Set model to `{session.model}`</local-command-stdout>")
+            )
+            return {"model": session.model}
         if subtype == "set_permission_mode":
-            session.policy.mode = parse_mode(str(request.get("mode")))
-            return {}
+            mode = str(request.get("mode"))
+            if mode not in MODES:
+                raise ControlRefused(f"Cannot set permission mode: must be one of {', '.join(MODES)}", "invalid_mode")
+            if mode == "bypassPermissions" and not self.may_bypass:
+                raise ControlRefused("Cannot set permission mode to bypassPermissions: the session was not started "
+                                     "with --dangerously-skip-permissions or --allow-dangerously-skip-permissions",
+                                     "invalid_mode")  # fmt: skip
+            session.policy.mode = parse_mode(MODE_ALIASES.get(mode, mode))
+            return {"mode": mode}
         if subtype == "mcp_status":
             return {"mcpServers": headless.mcp_servers(session)}
-        raise Unsupported(f"Unsupported control request subtype: {subtype}")
+        raise ControlRefused(f"Unsupported control request subtype: {subtype}", "unsupported_request")
+
+    def _replayed(self, text: str) -> dict[str, Any]:
+        from agentteams.store.fs.atomic_json import now_iso
+
+        return {"type": "user", "message": {"role": "user", "content": text}, "session_id": self.options.session_id,
+                "parent_tool_use_id": None, "uuid": str(uuid.uuid4()), "timestamp": now_iso(),
+                "isReplay": True}  # fmt: skip
+
+    def _status(self) -> dict[str, Any]:
+        mode = self.runtime.session.policy.mode
+        return {"type": "system", "subtype": "status", "status": None, "permissionMode": mode,
+                "uuid": str(uuid.uuid4()), "session_id": self.options.session_id}  # fmt: skip
 
     def _initialize(self, request: dict[str, Any]) -> dict[str, Any]:
         with self._lock:

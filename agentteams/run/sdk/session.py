@@ -26,6 +26,7 @@ class SdkFlags:
     output_format: str = "stream-json"
     permission_prompt_tool: str | None = None
     partial_messages: bool = False  # `--include-partial-messages`: each raw stream event as a `stream_event` line
+    may_bypass: bool = False  # bypassPermissions may be switched to (`set_permission_mode`)
 
 
 def user_text(obj: dict[str, Any]) -> str | None:
@@ -68,7 +69,7 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     runtime, code = parts.runtime, 0
     runtime.session.policy.interactive = stdio  # a question has someone to go to: the program
     runtime.session.agent.settings.stream_events = flags.partial_messages
-    answers = ControlAnswers(runtime, options)
+    answers = ControlAnswers(runtime, options, may_bypass=flags.may_bypass)
     channel = ControlChannel(sys.stdin, headless.emit, answers.answer)
     answers.channel = channel
     asks.append(ToolAsks(channel, runtime.session))
