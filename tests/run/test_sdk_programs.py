@@ -3,6 +3,7 @@ server, each checked for what its author sees (the same programs run against the
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,12 @@ def test_a_client_sets_the_mode_and_the_model_mid_session(cli: Cli, config_root:
     seen = drive("mode and model set by a client", cli, config_root, work)
     assert seen.files == ["notes.txt"] and [r["result"] for r in seen.results] == ["WROTE-IT", "ON-HAIKU"]
     assert seen.models[-1] == "claude-haiku-4-5" and seen.models[0] != "claude-haiku-4-5"
+
+
+def test_an_allow_that_keeps_a_rule_saves_it_and_is_not_asked_again(cli: Cli, config_root: Path, work: Path) -> None:
+    (work / ".claude").mkdir()
+    (work / ".claude" / "settings.local.json").write_text('{"env": {"KEPT": "1"}, "permissions": {"allow": ["Read"]}}')
+    seen = drive("can_use_tool saves a rule", cli, config_root, work)
+    assert len(seen.asked) == 1 and seen.files == ["a.txt"]
+    assert seen.saved == ["Read", "Bash(touch a.txt)"]
+    assert json.loads((work / ".claude" / "settings.local.json").read_text())["env"] == {"KEPT": "1"}

@@ -18,9 +18,11 @@ from claude_agent_sdk import (
     HookMatcher,
     PermissionResultAllow,
     PermissionResultDeny,
+    PermissionUpdate,
     ResultMessage,
     query,
 )
+from claude_agent_sdk.types import PermissionRuleValue
 
 from agentteams.mockapi import MockServer
 
@@ -49,6 +51,7 @@ class Seen:
     tool_results: list[str] = field(default_factory=list)  # what the model was told of each tool call
     raised: str = ""  # the SDK's exception at the end (after an error result it raises one)
     models: list[str] = field(default_factory=list)  # the model each main-conversation request asked for
+    saved: list[str] = field(default_factory=list)  # permissions.allow of the project's .claude/settings.local.json
     streamed: str = ""  # the text deltas of `stream_event` messages, joined
     stream_types: set[str] = field(default_factory=set)  # the raw event types they carried
 
@@ -98,6 +101,9 @@ async def _read(messages: Any, seen: Seen) -> None:
 
 def _finish(where: Where, seen: Seen) -> Seen:
     seen.files = sorted(p.name for p in where.cwd.iterdir() if not p.name.startswith("."))
+    local = where.cwd / ".claude" / "settings.local.json"
+    if local.is_file():
+        seen.saved = json.loads(local.read_text()).get("permissions", {}).get("allow", [])
     for record in where.server.requests:
         if record.get("route") != "main":
             continue
@@ -193,6 +199,20 @@ async def api_error(where: Where) -> Seen:
     return _finish(where, seen)
 
 
+async def can_use_tool_saves_a_rule(where: Where) -> Seen:
+    """An allow that keeps a rule in the project's local settings: the same call again is not asked."""
+    seen = Seen()
+
+    async def decide(tool: str, given: dict[str, Any], _context: Any) -> Any:
+        seen.asked.append((tool, given))
+        rule = PermissionRuleValue(tool_name="Bash", rule_content=given["command"])
+        keep = PermissionUpdate(type="addRules", rules=[rule], behavior="allow", destination="localSettings")
+        return PermissionResultAllow(updated_permissions=[keep])
+
+    await _collect(query(prompt=_one("go"), options=_options(where, can_use_tool=decide)), seen)
+    return _finish(where, seen)
+
+
 async def client_controls(where: Where) -> Seen:
     """A mode change lets an edit run unasked; a model change reaches the next request."""
     seen = Seen()
@@ -216,6 +236,7 @@ PROGRAMS: dict[str, Callable[[Where], Awaitable[Seen]]] = {
     "max turns": max_turns,
     "an API error": api_error,
     "mode and model set by a client": client_controls,
+    "can_use_tool saves a rule": can_use_tool_saves_a_rule,
 }
 SCRIPTS: dict[str, dict[str, Any]] = {
     "one-shot query": script("HELLO-FROM-MODEL"),
@@ -227,6 +248,9 @@ SCRIPTS: dict[str, dict[str, Any]] = {
     "max turns": script(bash_turn("echo one", "toolu_a"), bash_turn("echo two", "toolu_b"), "NEVER"),
     "an API error": script(
         {"error": {"status": 400, "type": "invalid_request_error", "message": "BAD-REQUEST"}, "repeat": 10}
+    ),
+    "can_use_tool saves a rule": script(
+        bash_turn("touch a.txt", "toolu_a"), bash_turn("touch a.txt", "toolu_b"), "DONE"
     ),
 }
 

@@ -59,15 +59,19 @@ class ToolAsks:
         one it cannot read is a warning and nothing more."""
         from agentteams.agent.permissions import live_changes
         from agentteams.agent.permissions.policy import parse_mode
+        from agentteams.settings import edit
 
         policy = self.session.policy
         for update in updates if isinstance(updates, list) else []:
             kind = update.get("type") if isinstance(update, dict) else None
             try:
                 if kind in ("addRules", "replaceRules") and update.get("behavior") in ("allow", "ask", "deny"):
-                    for rule in update.get("rules") or []:
-                        text = rule["toolName"] + (f"({rule['ruleContent']})" if rule.get("ruleContent") else "")
+                    texts = [r["toolName"] + (f"({r['ruleContent']})" if r.get("ruleContent") else "")
+                             for r in update.get("rules") or []]  # fmt: skip
+                    for text in texts:
                         live_changes.add_rules(policy, update["behavior"], text)
+                    if update.get("destination") in edit.SCOPE_OF:  # kept for later sessions too, as claude keeps it
+                        edit.add_rules(self.session.options.cwd, update["destination"], update["behavior"], texts)
                 elif kind == "setMode":
                     policy.mode = parse_mode(str(update.get("mode")))
                 elif kind == "addDirectories":
