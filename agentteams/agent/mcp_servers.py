@@ -30,6 +30,13 @@ class McpLink:
         if self.hub is not None:
             self.hub.close()
 
+    def start_now(self, timeout: float) -> None:
+        """Start the servers now and wait (up to `timeout` s) until each has connected or failed: a session a program
+        drives offers their tools from its first request, as claude does."""
+        if self.hub is not None:
+            self.hub.start()
+            self.hub.wait_settled(timeout)
+
 
 def attach_mcp(session: Session) -> McpLink:
     """Start the session's servers on their own thread and have the agent offer their tools as they come."""

@@ -15,7 +15,7 @@ from tests.support import sdk_programs as sdk
 from tests.support.cli import Cli
 
 pytestmark = pytest.mark.timeout(300)
-MARKERS = ("DENIED-BY-PROGRAM", "HOOK-SAID-NO")  # words a program gives that the model must be told
+MARKERS = ("DENIED-BY-PROGRAM", "HOOK-SAID-NO", "SUM=5")  # words a program gives that the model must be told
 
 
 def _outcome(seen: sdk.Seen) -> dict[str, object]:

@@ -20,7 +20,9 @@ from claude_agent_sdk import (
     PermissionResultDeny,
     PermissionUpdate,
     ResultMessage,
+    create_sdk_mcp_server,
     query,
+    tool,
 )
 from claude_agent_sdk.types import PermissionRuleValue
 
@@ -213,6 +215,21 @@ async def can_use_tool_saves_a_rule(where: Where) -> Seen:
     return _finish(where, seen)
 
 
+async def sdk_mcp_server(where: Where) -> Seen:
+    """The program's own MCP server, in its process: its tool offered to the model and called through the program."""
+    seen = Seen()
+
+    @tool("add", "Add two numbers", {"a": float, "b": float})
+    async def add(args: dict[str, Any]) -> dict[str, Any]:
+        seen.hooks.append(("add", json.dumps(args, sort_keys=True)))
+        return {"content": [{"type": "text", "text": f"SUM={args['a'] + args['b']:g}"}]}
+
+    calc = create_sdk_mcp_server("calc", "1.2.3", tools=[add])
+    options = _options(where, mcp_servers={"calc": calc}, allowed_tools=["mcp__calc__add"])
+    await _collect(query(prompt=_one("add them"), options=options), seen)
+    return _finish(where, seen)
+
+
 async def client_controls(where: Where) -> Seen:
     """A mode change lets an edit run unasked; a model change reaches the next request."""
     seen = Seen()
@@ -237,6 +254,7 @@ PROGRAMS: dict[str, Callable[[Where], Awaitable[Seen]]] = {
     "an API error": api_error,
     "mode and model set by a client": client_controls,
     "can_use_tool saves a rule": can_use_tool_saves_a_rule,
+    "an in-process SDK MCP server": sdk_mcp_server,
 }
 SCRIPTS: dict[str, dict[str, Any]] = {
     "one-shot query": script("HELLO-FROM-MODEL"),
@@ -251,6 +269,10 @@ SCRIPTS: dict[str, dict[str, Any]] = {
     ),
     "can_use_tool saves a rule": script(
         bash_turn("touch a.txt", "toolu_a"), bash_turn("touch a.txt", "toolu_b"), "DONE"
+    ),
+    "an in-process SDK MCP server": script(
+        {"content": [{"type": "tool_use", "id": "toolu_mcp", "name": "mcp__calc__add", "input": {"a": 2, "b": 3}}]},
+        "ADDED",
     ),
 }
 

@@ -15,8 +15,10 @@ from agentteams.run import headless
 from agentteams.run.sdk.asks import ToolAsks
 from agentteams.run.sdk.channel import ControlChannel
 from agentteams.run.sdk.control import ControlAnswers
+from agentteams.tools.mcp import program_servers
 
 PROMPT_TOOL_STDIO = "stdio"  # `--permission-prompt-tool stdio`: questions go to the program as `can_use_tool`
+MCP_START_WAIT = 30.0  # seconds the first turn waits for the session's MCP servers to connect or fail
 
 
 @dataclass(frozen=True)
@@ -61,6 +63,14 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     def ask(request: Any) -> Any:
         return asks[0](request)
 
+    channels: list[ControlChannel] = []  # its own servers (`type: sdk`) are reached through the program
+
+    def relay(server: str, message: dict[str, Any]) -> dict[str, Any] | None:
+        answer = channels[0].request("mcp_message", {"server_name": server, "message": message})
+        found = answer.get("mcp_response")
+        return found if isinstance(found, dict) else None
+
+    program_servers.set_relay(relay)
     stdio = flags.permission_prompt_tool == PROMPT_TOOL_STDIO
     if flags.permission_prompt_tool is not None and not stdio:
         raise AgentTeamsError(f"--permission-prompt-tool {flags.permission_prompt_tool}: only stdio is supported")
@@ -73,7 +83,9 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     channel = ControlChannel(sys.stdin, headless.emit, answers.answer)
     answers.channel = channel
     asks.append(ToolAsks(channel, runtime.session))
+    channels.append(channel)
     channel.start()
+    runtime.session.mcp.start_now(MCP_START_WAIT)
     try:
         for message in channel.messages():
             prompt = user_text(message)

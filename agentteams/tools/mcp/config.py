@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from agentteams.errors import AgentTeamsError
 
-Transport = Literal["stdio", "http"]
+Transport = Literal["stdio", "http", "sdk"]  # sdk: a driving program's own server (tools/mcp/program_servers.py)
 Origin = Literal["flag", "project", "user", "local", "settings"]
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -92,6 +92,8 @@ def parse_server(name: str, raw: object, origin: Origin, env: Mapping[str, str])
         if not isinstance(url, str) or not url:
             raise McpConfigError(f"MCP server {name!r}: `url` is required for an http server")
         return ServerConfig(name, "http", origin, url=expand(url, env), headers=_mapping(name, raw, "headers", env))
+    if kind == "sdk":  # an Agent SDK program's in-process server: reached through the program, never started here
+        return ServerConfig(name, "sdk", origin)
     raise McpConfigError(f"MCP server {name!r}: transport type {kind!r} is not supported (use stdio or http)")
 
 

@@ -1,5 +1,6 @@
-"""One MCP server's connection through the `mcp` SDK: start it (a stdio subprocess or a streamable HTTP session),
-list its tools, watch it while it lives, call its tools; runs on the hub's event loop."""
+"""One MCP server's connection through the `mcp` SDK: start it (a stdio subprocess, a streamable HTTP session, or a
+driving program's own server reached through it), list its tools, watch it while it lives, call its tools; runs on
+the hub's event loop."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentteams.settings.keyhelper import without_secrets
+from agentteams.tools.mcp import program_servers
 from agentteams.tools.mcp.config import ServerConfig
 
 Status = Literal["pending", "connected", "failed"]
@@ -69,7 +71,9 @@ class Connection:
     async def _open(self, stack: contextlib.AsyncExitStack) -> Any:
         from mcp import ClientSession
 
-        if self.config.transport == "stdio":
+        if self.config.transport == "sdk":
+            read, write = await stack.enter_async_context(_through_program(self.config.name))
+        elif self.config.transport == "stdio":
             from mcp import StdioServerParameters, stdio_client
 
             env = without_secrets(os.environ) | dict(self.config.env)
@@ -86,6 +90,9 @@ class Connection:
 
     async def _watch(self, session: Any, on_lost: Any) -> None:
         assert self.closing is not None
+        if self.config.transport == "sdk":  # lives as long as the program that runs it: nothing to ping
+            await self.closing.wait()
+            return
         while True:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.closing.wait(), WATCH_EVERY)
@@ -118,6 +125,36 @@ class Connection:
                 return CallOutcome(f"MCP server {self.config.name!r} stopped: {self.error}", True, lost=True)
             return CallOutcome(f"MCP error: {e}", is_error=True)
         return CallOutcome(result_text(result), bool(result.is_error))
+
+
+@contextlib.asynccontextmanager
+async def _through_program(name: str) -> Any:
+    """The stream pair of a server the driving program runs: each message goes to the program as `mcp_message`
+    (a blocking wait, on a worker thread), and each answer to a request comes back as the server's."""
+    import anyio
+    from mcp.shared.message import SessionMessage
+    from mcp.types import JSONRPCError, JSONRPCResponse
+
+    relay = program_servers.relay()
+    if relay is None:
+        raise RuntimeError(program_servers.NO_PROGRAM)
+    to_program, outgoing = anyio.create_memory_object_stream[Any](32)
+    incoming, from_program = anyio.create_memory_object_stream[Any](32)
+
+    async def pump() -> None:
+        async for sent in outgoing:
+            message = sent.message.model_dump(by_alias=True, mode="json", exclude_none=True)
+            answer = await anyio.to_thread.run_sync(relay, name, message)
+            if "id" in message and "method" in message and isinstance(answer, dict):  # a request's answer
+                kind = JSONRPCError if "error" in answer else JSONRPCResponse
+                await incoming.send(SessionMessage(kind.model_validate(answer)))
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(pump)
+        try:
+            yield from_program, to_program
+        finally:
+            tasks.cancel_scope.cancel()
 
 
 def _remote(tool: Any) -> RemoteTool:
