@@ -107,6 +107,7 @@ complete -c agentteams -n '__agentteams_at' -l include-unsupported-models -d 'Ac
 complete -c agentteams -n '__agentteams_at' -l chrome -l no-chrome -d 'Accepted, as Claude Code\'s lead passes it; not acted on yet.'
 complete -c agentteams -n '__agentteams_at' -l permission-prompt-tool -r -d 'stdio: permission questions go to the driving program.'
 complete -c agentteams -n '__agentteams_at' -l allow-dangerously-skip-permissions -d 'Let the session be switched to bypassPermissions later (it starts in its own...'
+complete -c agentteams -n '__agentteams_at' -l agents -r -d 'Agent types as JSON: {"name": {"description", "prompt", ...}}.'
 complete -c agentteams -n '__agentteams_at' -l include-partial-messages -d 'With stream-json: each raw stream event as it comes.'
 complete -c agentteams -n '__agentteams_at' -l restricted -d 'No Bash or WebFetch, no user/project/local settings files, file tools kept in...'
 complete -c agentteams -n '__agentteams_at' -l version -s v -d 'Print the version.'

@@ -16,6 +16,7 @@ from agentteams.run.precedence import Asked, Configured, choose
 
 if TYPE_CHECKING:
     from agentteams.agent.session import SessionOptions
+    from agentteams.settings.agents import AgentCatalog
     from agentteams.settings.types import Settings
     from agentteams.tools.mcp.config import McpFlags
 
@@ -63,6 +64,7 @@ class AgentFlags:
     permission_prompt_tool: str | None = None  # "stdio": questions go to the driving program (`can_use_tool`)
     partial_messages: bool = False  # `--include-partial-messages`
     allow_bypass: bool = False  # `--allow-dangerously-skip-permissions`: bypassPermissions may be switched to later
+    agents_json: str | None = None  # `--agents`: agent types as JSON, beside the files'
 
 
 def mcp_flags(values: list[str], strict: bool, cwd: Path) -> McpFlags:
@@ -96,6 +98,28 @@ def load_settings_here(
     return found
 
 
+def agents_with(text: str, cwd: Path) -> AgentCatalog:
+    """The agent types of `cwd`'s files and of `--agents` JSON (`{name: {description, prompt, ...}}`; its own win a
+    name); JSON that is not an object is one clear error."""
+    import json
+
+    from agentteams.settings.agents import load_agents, program_agents
+    from agentteams.store.paths import config_root
+
+    try:
+        defined = json.loads(text)
+    except ValueError as e:
+        raise AgentTeamsError(f"--agents must be a JSON object of agent types: {e}") from None
+    if not isinstance(defined, dict):
+        raise AgentTeamsError("--agents must be a JSON object of agent types ({name: {description, prompt}})")
+    catalog = load_agents(cwd, config_root())
+    found, problems = program_agents(defined)
+    for problem in problems:
+        diagnostics.warning("%s", problem)
+    catalog.agents.update({a.name: a for a in found})
+    return catalog
+
+
 def configured(found: Settings) -> Configured:
     return Configured(found.model, found.permissions.default_mode, found.teammate_mode)
 
@@ -126,6 +150,8 @@ def start(flags: AgentFlags) -> int:
         max_budget_usd=budget if flags.print_mode else None,  # as Claude Code: it only works with --print
         mcp=mcp_flags(flags.mcp_config, flags.strict_mcp_config, cwd), restricted=flags.restricted,
     )  # fmt: skip
+    if flags.agents_json:
+        options.agents = agents_with(flags.agents_json, cwd)
     if flags.session_id:
         options.session_id = flags.session_id
     wanted = session_choice.ResumeFlags(flags.cont, flags.resume, flags.fork_session, flags.session_id)

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from agentteams.errors import AgentTeamsError
 
-AgentSource = Literal["built-in", "project", "user"]
+AgentSource = Literal["built-in", "project", "user", "program"]  # program: `--agents` JSON, an SDK's initialize
 # the built-in subagent types and their tools (None: every tool but Task itself)
 BUILT_IN_TOOLS: dict[str, tuple[str, ...] | None] = {
     "general-purpose": None,
@@ -118,6 +118,32 @@ def parse_agent(path: Path, source: AgentSource) -> AgentDef:
         path=path, tools=tools, disallowed_tools=tool_names(denied, "disallowedTools") or () if denied else (),
         model=doc.text("model"), color=doc.text("color"), max_turns=max_turns,
     )  # fmt: skip
+
+
+def program_agents(defined: object) -> tuple[list[AgentDef], list[str]]:
+    """Agent types given as JSON (`--agents`, an Agent SDK's `initialize`): `{name: {description, prompt, tools?,
+    disallowedTools?, model?, maxTurns?}}`; one line per entry that is not one (skipped)."""
+    found: list[AgentDef] = []
+    problems: list[str] = []
+    for name, spec in defined.items() if isinstance(defined, dict) else ():
+        description, prompt = (spec.get(k) if isinstance(spec, dict) else None for k in ("description", "prompt"))
+        if not isinstance(description, str) or not isinstance(prompt, str) or not str(name).strip():
+            problems.append(f"agent {name!r}: needs a description and a prompt (strings); skipped")
+            continue
+        assert isinstance(spec, dict)
+        try:
+            tools = tool_names(spec["tools"], "tools") if spec.get("tools") is not None else None
+            denied = tool_names(spec.get("disallowedTools") or [], "disallowedTools") or ()
+        except ValueError as e:
+            problems.append(f"agent {name!r}: {e}; skipped")
+            continue
+        turns, model = spec.get("maxTurns"), spec.get("model")
+        found.append(AgentDef(
+            name=str(name).strip(), description=" ".join(description.split()), prompt=prompt.strip(), source="program",
+            tools=tools, disallowed_tools=denied, model=model if isinstance(model, str) else None,
+            max_turns=turns if isinstance(turns, int) and not isinstance(turns, bool) and turns > 0 else None,
+        ))  # fmt: skip
+    return found, problems
 
 
 def project_agent_dirs(cwd: Path) -> list[Path]:

@@ -225,3 +225,17 @@ def test_the_sdk_s_model_and_mode_changes_and_interrupt_are_obeyed(
     proc.stdin.close()
     assert read_turn(proc.stdout)[-1]["result"] == "AFTER-INTERRUPT"  # the conversation goes on
     assert proc.wait(timeout=60) == 0, proc.stderr.read()
+
+
+def test_agents_json_adds_agent_types_a_subagent_starts_as(cli: Cli, work: Path, servers: list[MockServer]) -> None:
+    task = tool("Task", subagent_type="reviewer", description="review", prompt="Review notes.txt")
+    server = serve(servers, {"routes": [
+        {"name": "reviewer", "match": {"system": "REVIEWER-INSTRUCTIONS"}, "turns": ["REVIEWED"]},
+        {"name": "main", "turns": [{"content": [task]}, "MAIN-DONE"]},
+    ]})  # fmt: skip
+    defined = {"reviewer": {"description": "Reviews code", "prompt": "REVIEWER-INSTRUCTIONS", "tools": ["Read"]}}
+    proc = agentteams(cli, work, "-p", "go", "--agents", json.dumps(defined), base_url=server.base_url)
+    assert proc.returncode == 0 and proc.stdout.strip() == "MAIN-DONE", proc.stderr
+    assert "reviewer" in [r.get("route") for r in server.requests]
+    bad = agentteams(cli, work, "-p", "go", "--agents", "[1]", base_url=server.base_url)
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "--agents" in bad.stderr

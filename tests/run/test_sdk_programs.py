@@ -95,3 +95,7 @@ def test_the_program_s_own_mcp_server_is_offered_and_called_through_it(cli: Cli,
     seen = drive("an in-process SDK MCP server", cli, config_root, work)
     assert seen.hooks == [("add", '{"a": 2, "b": 3}')]  # the tool ran in the program's process
     assert "SUM=5" in seen.tool_results and seen.results[-1]["result"] == "ADDED"
+
+
+def test_agent_types_defined_by_the_program_are_listed(cli: Cli, config_root: Path, work: Path) -> None:
+    assert drive("agents defined by the program", cli, config_root, work).agents == ["reviewer"]

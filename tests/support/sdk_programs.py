@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 from claude_agent_sdk import (
+    AgentDefinition,
     ClaudeAgentOptions,
     ClaudeSDKClient,
     HookMatcher,
@@ -54,6 +55,7 @@ class Seen:
     raised: str = ""  # the SDK's exception at the end (after an error result it raises one)
     models: list[str] = field(default_factory=list)  # the model each main-conversation request asked for
     saved: list[str] = field(default_factory=list)  # permissions.allow of the project's .claude/settings.local.json
+    agents: list[str] = field(default_factory=list)  # the program's agent types the CLI says it has
     streamed: str = ""  # the text deltas of `stream_event` messages, joined
     stream_types: set[str] = field(default_factory=set)  # the raw event types they carried
 
@@ -230,6 +232,17 @@ async def sdk_mcp_server(where: Where) -> Seen:
     return _finish(where, seen)
 
 
+async def programmatic_agents(where: Where) -> Seen:
+    """Agent types defined in the program: the CLI lists them in its answer to initialize, and the model may start
+    one as a subagent (its prompt becomes the subagent's instructions)."""
+    seen = Seen()
+    reviewer = AgentDefinition(description="Reviews code", prompt="REVIEWER-INSTRUCTIONS", tools=["Read"])
+    async with ClaudeSDKClient(options=_options(where, agents={"reviewer": reviewer})) as client:
+        info = await client.get_server_info() or {}
+        seen.agents = [a["name"] for a in info.get("agents", []) if a.get("name") == "reviewer"]
+    return _finish(where, seen)
+
+
 async def client_controls(where: Where) -> Seen:
     """A mode change lets an edit run unasked; a model change reaches the next request."""
     seen = Seen()
@@ -255,6 +268,7 @@ PROGRAMS: dict[str, Callable[[Where], Awaitable[Seen]]] = {
     "mode and model set by a client": client_controls,
     "can_use_tool saves a rule": can_use_tool_saves_a_rule,
     "an in-process SDK MCP server": sdk_mcp_server,
+    "agents defined by the program": programmatic_agents,
 }
 SCRIPTS: dict[str, dict[str, Any]] = {
     "one-shot query": script("HELLO-FROM-MODEL"),
@@ -274,6 +288,7 @@ SCRIPTS: dict[str, dict[str, Any]] = {
         {"content": [{"type": "tool_use", "id": "toolu_mcp", "name": "mcp__calc__add", "input": {"a": 2, "b": 3}}]},
         "ADDED",
     ),
+    "agents defined by the program": script("UNUSED"),
 }
 
 

@@ -116,6 +116,9 @@ def run(
             help="Let the session be switched to bypassPermissions later (it starts in its own mode).",
         ),
     ] = False,
+    agents: Annotated[
+        str | None, typer.Option("--agents", help='Agent types as JSON: {"name": {"description", "prompt", ...}}.')
+    ] = None,
     include_partial_messages: Annotated[
         bool, typer.Option("--include-partial-messages", help="With stream-json: each raw stream event as it comes.")
     ] = False,
@@ -144,6 +147,6 @@ def run(
         agent_color=agent_color, parent_session_id=parent_session_id, agent_type=agent_type,
         plan_mode_required=plan_mode_required, lead_verify_key=lead_verify_key, restricted=restricted,
         permission_prompt_tool=permission_prompt_tool, partial_messages=include_partial_messages,
-        allow_bypass=allow_skip_permissions,
+        allow_bypass=allow_skip_permissions, agents_json=agents,
     )  # fmt: skip
     raise typer.Exit(start(flags))

@@ -108,22 +108,31 @@ class ControlAnswers:
         if first and self.channel is not None and request.get("hooks"):
             self.runtime.session.add_hooks(sdk_hooks(self.channel, request["hooks"]))
             applied = True
+        if first and request.get("agents"):  # the program's agent types, beside the files' (theirs win a name)
+            from agentteams import diagnostics
+            from agentteams.settings.agents import program_agents
+
+            defined, problems = program_agents(request["agents"])
+            for problem in problems:
+                diagnostics.warning("%s", problem)
+            self.runtime.session.agents.agents.update({a.name: a for a in defined})
         return describe(self.runtime.session, self.options) | {"hooks_applied": applied or not request.get("hooks")}
 
 
 def describe(session: Any, options: Any) -> dict[str, Any]:
     """The session as `initialize`'s answer describes it: its commands, agents, models, account and mode."""
-    from agentteams.settings.agents import load_agents
     from agentteams.settings.commands import load_commands
     from agentteams.store.paths import config_root
 
     commands = load_commands(options.cwd, config_root())
-    agents = load_agents(options.cwd, config_root())
+    catalog = session.agents  # the files' types and the program's own, beside the built-in ones
+    agents = [catalog.agents.get(name) for name in catalog.names()]
     key_source = "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none"
     return {
         "commands": [{"name": c.name, "description": c.description or "", "argumentHint": c.argument_hint or ""}
                      for c in commands.commands.values()],
-        "agents": [{"name": a.name, "description": a.description} for a in agents.agents.values()],
+        "agents": [{"name": name, "description": a.description if a else "a built-in agent type"}
+                   for name, a in zip(catalog.names(), agents, strict=True)],
         "output_style": "default", "available_output_styles": ["default"],
         "models": [{"value": value, "displayName": shown, "description": shown} for value, shown in MODELS],
         "account": {"tokenSource": "none", "apiKeySource": key_source, "apiProvider": "firstParty"},
