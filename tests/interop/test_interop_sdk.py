@@ -24,7 +24,8 @@ def _outcome(seen: sdk.Seen) -> dict[str, object]:
     told = [[m for m in MARKERS if m in text] for text in seen.tool_results]
     return {"kinds": seen.kinds, "results": seen.results, "asked": seen.asked, "hooks": seen.hooks,
             "files": seen.files, "told": told, "raised": seen.raised, "models": list(dict.fromkeys(seen.models)),
-            "streamed": seen.streamed, "stream_types": seen.stream_types, "saved": seen.saved, "agents": seen.agents}  # fmt: skip
+            "streamed": seen.streamed, "stream_types": seen.stream_types, "saved": seen.saved,
+            "agents": seen.agents}  # fmt: skip
 
 
 def _drive(name: str, cli: Path, env: dict[str, str], work: Path) -> sdk.Seen:
