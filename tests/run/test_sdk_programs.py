@@ -99,3 +99,12 @@ def test_the_program_s_own_mcp_server_is_offered_and_called_through_it(cli: Cli,
 
 def test_agent_types_defined_by_the_program_are_listed(cli: Cli, config_root: Path, work: Path) -> None:
     assert drive("agents defined by the program", cli, config_root, work).agents == ["reviewer"]
+
+
+def test_a_team_behind_the_program_asks_it_for_a_teammate_and_ends_with_the_team(
+    cli: Cli, config_root: Path, work: Path
+) -> None:
+    seen = drive(sdk.TEAM_PROGRAM, cli, config_root, work)
+    assert [asked for asked, _ in seen.asked] == ["Bash by alice@crew"]
+    assert seen.files == ["alice.txt"] and seen.results[-1]["result"] == "TEAM-DONE", seen
+    assert not (config_root / "teams" / "crew").exists()  # deleted before the result

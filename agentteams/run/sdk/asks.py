@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from agentteams import diagnostics
 from agentteams.agent.hooks.spec import DEFAULT_TIMEOUT, HookCommand
 from agentteams.agent.turn_types import Answer, PermissionAsk
 from agentteams.errors import AgentTeamsError
 from agentteams.run.sdk.channel import ControlChannel
+from agentteams.store.protocol import PermissionRequest
 
 EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 
@@ -53,6 +54,21 @@ class ToolAsks:
         ask.feedback = message if isinstance(message, str) else ""
         ask.stop_turn = answer.get("interrupt") is True
         return "deny"
+
+    def judge(self, msg: PermissionRequest, who: str) -> Literal["allow", "deny"]:
+        """A teammate's permission request, put to the program as `can_use_tool` with the teammate's `agent_id` (what
+        Claude Code sends for a subagent's call); no answer is a deny."""
+        request: dict[str, Any] = {"tool_name": msg.tool_name, "display_name": msg.tool_name, "input": msg.input,
+                                   "tool_use_id": msg.tool_use_id, "agent_id": msg.agent_id or who,
+                                   "permission_suggestions": msg.permission_suggestions or []}  # fmt: skip
+        if msg.description:
+            request["description"] = msg.description
+        try:
+            answer = self.channel.request("can_use_tool", request)
+        except AgentTeamsError as e:
+            diagnostics.warning("%s's %s: %s; the call is denied", who, msg.tool_name, e)
+            return "deny"
+        return "allow" if answer.get("behavior") == "allow" else "deny"
 
     def _apply(self, updates: object) -> None:
         """The permission updates sent with an allow, for the rest of this session (a rule, a mode, a directory);

@@ -74,8 +74,12 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     stdio = flags.permission_prompt_tool == PROMPT_TOOL_STDIO
     if flags.permission_prompt_tool is not None and not stdio:
         raise AgentTeamsError(f"--permission-prompt-tool {flags.permission_prompt_tool}: only stdio is supported")
+    def judge(request: Any, who: str) -> Any:  # a teammate's question: the program answers it too
+        return asks[0].judge(request, who)
+
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
-                       on_event=on_event, on_turn_end=turns.append, ask=ask if stdio else None)  # fmt: skip
+                       on_event=on_event, on_turn_end=turns.append, ask=ask if stdio else None,
+                       judge=judge if stdio else None)  # fmt: skip
     runtime, code = parts.runtime, 0
     runtime.session.policy.interactive = stdio  # a question has someone to go to: the program
     runtime.session.agent.settings.stream_events = flags.partial_messages
