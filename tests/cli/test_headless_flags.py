@@ -204,9 +204,22 @@ def test_the_sdk_s_model_and_mode_changes_and_interrupt_are_obeyed(
     proc.stdin.write(control("r1", "set_model", model="haiku") + control("r2", "set_permission_mode", mode="plan")
                      + control("r3", "set_permission_mode", mode="sideways"))  # fmt: skip
     proc.stdin.flush()
-    replies = [json.loads(proc.stdout.readline())["response"] for _ in range(3)]
-    assert [(r["request_id"], r["subtype"]) for r in replies] == [("r1", "success"), ("r2", "success"), ("r3", "error")]
-    assert "unknown permission mode 'sideways'" in replies[2]["error"]
+    lines: list[dict[str, Any]] = []
+
+    def status_seen() -> bool:  # the mode change's status line follows its reply
+        return any(line["type"] == "system" and line.get("subtype") == "status" for line in lines)
+
+    while sum(1 for line in lines if line["type"] == "control_response") < 3 or not status_seen():
+        lines.append(json.loads(proc.stdout.readline()))  # each request is answered on a thread of its own
+    replies = {r["response"]["request_id"]: r["response"] for r in lines if r["type"] == "control_response"}
+    assert {k: r["subtype"] for k, r in replies.items()} == {"r1": "success", "r2": "success", "r3": "error"}
+    assert replies["r1"]["response"]["model"].startswith("claude-haiku") and replies["r2"]["response"] == {
+        "mode": "plan"
+    }
+    assert replies["r3"]["error_code"] == "invalid_mode" and "must be one of" in replies["r3"]["error"]
+    replayed = [line for line in lines if line["type"] == "user" and line.get("isReplay")]
+    assert len(replayed) == 1 and "Set model to `claude-haiku" in replayed[0]["message"]["content"]
+    assert [line["permissionMode"] for line in lines if line.get("subtype") == "status"] == ["plan"]
     proc.stdin.write(sdk_user_line("first question"))
     proc.stdin.flush()
     first = read_turn(proc.stdout)
