@@ -210,7 +210,7 @@ def test_the_sdk_s_model_and_mode_changes_and_interrupt_are_obeyed(
         return any(line["type"] == "system" and line.get("subtype") == "status" for line in lines)
 
     while sum(1 for line in lines if line["type"] == "control_response") < 3 or not status_seen():
-        lines.append(json.loads(proc.stdout.readline()))  # each request is answered on a thread of its own
+        lines.append(json.loads(proc.stdout.readline()))
     replies = {r["response"]["request_id"]: r["response"] for r in lines if r["type"] == "control_response"}
     assert {k: r["subtype"] for k, r in replies.items()} == {"r1": "success", "r2": "success", "r3": "error"}
     assert replies["r1"]["response"]["model"].startswith("claude-haiku") and replies["r2"]["response"] == {

@@ -40,9 +40,10 @@ def parse(line: str) -> dict[str, Any] | None:
 
 
 class ControlChannel:
-    """One program on the other end of stdin/stdout. `answer(request)` (the program's control requests) runs on a
-    thread of its own per request, so a slow one (initialize starting MCP servers) never holds up an interrupt; it
-    gives the lines to write, its reply among them (a line may go before or after it)."""
+    """One program on the other end of stdin/stdout. `answer(request)` gives the lines a control request of the
+    program's is answered with (its reply among them): an `interrupt` at once, on the reader's thread, the others in
+    the order they came on one thread of their own, so a slow one never holds up an interrupt nor reorders two mode
+    changes."""
 
     def __init__(self, stream: Any, emit: Emit, answer: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> None:
         self._stream, self._emit, self._answer = stream, emit, answer
@@ -52,8 +53,11 @@ class ControlChannel:
         self._ids = itertools.count(1)
         self._closed = False
         self._reader = threading.Thread(target=self._read, name="sdk-stdin", daemon=True)
+        self._requests: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._worker = threading.Thread(target=self._work, name="sdk-control", daemon=True)
 
     def start(self) -> None:
+        self._worker.start()
         self._reader.start()
 
     def messages(self) -> Iterator[dict[str, Any]]:
@@ -100,7 +104,11 @@ class ControlChannel:
     def _take(self, obj: dict[str, Any]) -> None:
         kind = obj.get("type")
         if kind == "control_request":
-            threading.Thread(target=self._serve, args=(obj,), name="sdk-control", daemon=True).start()
+            request = obj.get("request")
+            if isinstance(request, dict) and request.get("subtype") == "interrupt":
+                self._serve(obj)  # at once: the turn it stops may be what the other requests wait behind
+            else:
+                self._requests.put(obj)
         elif kind == "control_response":
             response = obj.get("response")
             self._answered(response if isinstance(response, dict) else {})
@@ -110,6 +118,10 @@ class ControlChannel:
             pass
         else:
             self._messages.put(obj)
+
+    def _work(self) -> None:
+        while (obj := self._requests.get()) is not None:
+            self._serve(obj)
 
     def _serve(self, obj: dict[str, Any]) -> None:
         for line in self._answer(obj):
@@ -134,4 +146,5 @@ class ControlChannel:
         for pending in waiting:
             pending.error = "the program's input ended"
             pending.done.set()
+        self._requests.put(None)
         self._messages.put(None)
