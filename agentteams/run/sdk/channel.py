@@ -18,6 +18,7 @@ from agentteams.errors import AgentTeamsError
 
 Emit = Callable[[dict[str, Any]], None]
 REQUEST_TIMEOUT = 600.0  # seconds an answer from the program may take (a person may be asked there)
+_ENDED = "\0ended"  # a pending request's error once the program's input ended
 
 
 class ControlError(AgentTeamsError):
@@ -82,6 +83,8 @@ class ControlChannel:
         finally:
             with self._lock:
                 self._pending.pop(request_id, None)
+        if pending.error == _ENDED:
+            raise ControlError(f"the program's input ended: no answer to {subtype}")
         if pending.error is not None:
             raise ControlError(f"the program answered {subtype} with an error: {pending.error}")
         return pending.response or {}
@@ -144,7 +147,7 @@ class ControlChannel:
             self._closed = True
             waiting = list(self._pending.values())
         for pending in waiting:
-            pending.error = "the program's input ended"
+            pending.error = _ENDED
             pending.done.set()
         self._requests.put(None)
         self._messages.put(None)

@@ -74,6 +74,7 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     stdio = flags.permission_prompt_tool == PROMPT_TOOL_STDIO
     if flags.permission_prompt_tool is not None and not stdio:
         raise AgentTeamsError(f"--permission-prompt-tool {flags.permission_prompt_tool}: only stdio is supported")
+
     def judge(request: Any, who: str) -> Any:  # a teammate's question: the program answers it too
         return asks[0].judge(request, who)
 
