@@ -19,7 +19,7 @@ _agentteams_subcommands() {
 
 _agentteams_options() {
     case "$1" in
-        "") echo "-p --print --output-format --max-turns --max-budget-usd --model --append-system-prompt --system-prompt --add-dir --fallback-model --input-format --verbose --permission-mode --dangerously-skip-permissions --allowedTools --allowed-tools --disallowedTools --disallowed-tools --session-id --continue -c --resume -r --fork-session --teammate-mode --teammate-isolation --teammate-command --agent-id --agent-name --team-name --agent-color --parent-session-id --agent-type --plan-mode-required --lead-verify-key --settings --plugin-dir --plugin-dir-no-mcp --plugin-url --managed-settings --project-config-root --mcp-config --strict-mcp-config --effort --include-unsupported-models --chrome --no-chrome --permission-prompt-tool --allow-dangerously-skip-permissions --agents --include-partial-messages --restricted --version -v --help" ;;
+        "") echo "-p --print --output-format --max-turns --max-budget-usd --model --append-system-prompt --system-prompt --add-dir --fallback-model --input-format --verbose --permission-mode --dangerously-skip-permissions --allowedTools --allowed-tools --disallowedTools --disallowed-tools --session-id --continue -c --resume -r --fork-session --teammate-mode --teammate-isolation --teammate-command --agent-id --agent-name --team-name --agent-color --parent-session-id --agent-type --plan-mode-required --lead-verify-key --settings --plugin-dir --plugin-dir-no-mcp --plugin-url --managed-settings --project-config-root --mcp-config --strict-mcp-config --effort --include-unsupported-models --chrome --no-chrome --permission-prompt-tool --allow-dangerously-skip-permissions --agents --setting-sources --tools --include-partial-messages --restricted --version -v --help" ;;
         "team") echo "--help" ;;
         "team create") echo "--description -d --json --help" ;;
         "team show") echo "--json --help" ;;
@@ -58,7 +58,7 @@ _agentteams_options() {
 
 _agentteams_value_options() {
     case "$1" in
-        "") echo "--output-format --max-turns --max-budget-usd --model --append-system-prompt --system-prompt --add-dir --fallback-model --input-format --permission-mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --session-id --resume -r --teammate-mode --teammate-isolation --teammate-command --agent-id --agent-name --team-name --agent-color --parent-session-id --agent-type --lead-verify-key --settings --plugin-dir --plugin-dir-no-mcp --plugin-url --managed-settings --project-config-root --mcp-config --effort --permission-prompt-tool --agents" ;;
+        "") echo "--output-format --max-turns --max-budget-usd --model --append-system-prompt --system-prompt --add-dir --fallback-model --input-format --permission-mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --session-id --resume -r --teammate-mode --teammate-isolation --teammate-command --agent-id --agent-name --team-name --agent-color --parent-session-id --agent-type --lead-verify-key --settings --plugin-dir --plugin-dir-no-mcp --plugin-url --managed-settings --project-config-root --mcp-config --effort --permission-prompt-tool --agents --setting-sources --tools" ;;
         "team create") echo "--description -d" ;;
         "task create") echo "--description -d --blocked-by" ;;
         "task update") echo "--status --owner --subject --description -d --add-blocked-by --add-blocks --from" ;;

@@ -108,6 +108,8 @@ complete -c agentteams -n '__agentteams_at' -l chrome -l no-chrome -d 'Accepted,
 complete -c agentteams -n '__agentteams_at' -l permission-prompt-tool -r -d 'stdio: permission questions go to the driving program.'
 complete -c agentteams -n '__agentteams_at' -l allow-dangerously-skip-permissions -d 'Let the session be switched to bypassPermissions later (it starts in its own...'
 complete -c agentteams -n '__agentteams_at' -l agents -r -d 'Agent types as JSON: {"name": {"description", "prompt", ...}}.'
+complete -c agentteams -n '__agentteams_at' -l setting-sources -r -d 'The settings files read: user,project,local (any of).'
+complete -c agentteams -n '__agentteams_at' -l tools -r -d 'The built-in tools offered: "" none, "default" all, or names.'
 complete -c agentteams -n '__agentteams_at' -l include-partial-messages -d 'With stream-json: each raw stream event as it comes.'
 complete -c agentteams -n '__agentteams_at' -l restricted -d 'No Bash or WebFetch, no user/project/local settings files, file tools kept in...'
 complete -c agentteams -n '__agentteams_at' -l version -s v -d 'Print the version.'

@@ -74,6 +74,7 @@ class SessionOptions:
     fork_session: bool = False  # with `resume`: go on under a new id in a copy, the original left untouched
     mcp: McpFlags = field(default_factory=McpFlags)  # --mcp-config / --strict-mcp-config (passed on to teammates)
     restricted: bool = False  # --restricted: no tool that runs commands or fetches, file tools kept to the working dirs
+    builtin_tools: tuple[str, ...] | None = None  # --tools: the built-in tools offered (None: all of them)
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,7 @@ class Session:
             for problem in self.agents.problems:
                 diagnostics.warning("%s", problem)
         self.custom_type = own_type(self.agents, me)  # a teammate started as an agent type with a tool list
-        self.tools: list[Tool] = offered_tools(all_tools(self.agents), mode, disallowed)
+        self.tools: list[Tool] = offered_tools(all_tools(self.agents, options.builtin_tools), mode, disallowed)
         if options.restricted:  # as Claude Code's --restricted: nothing that runs commands or code, no WebFetch
             self.tools = [t for t in self.tools if t.name not in RESTRICTED_AWAY]
         if self.custom_type is not None:  # enforced: a tool left out here cannot run, whatever the model sends

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from agentteams.tools.mcp.config import McpFlags
 
 
+FILE_SOURCES = ("user", "project", "local")  # what --setting-sources may name
+
+
 @dataclass(frozen=True)
 class AgentFlags:
     """The agent command's options as given (None or empty: not given)."""
@@ -65,6 +68,8 @@ class AgentFlags:
     partial_messages: bool = False  # `--include-partial-messages`
     allow_bypass: bool = False  # `--allow-dangerously-skip-permissions`: bypassPermissions may be switched to later
     agents_json: str | None = None  # `--agents`: agent types as JSON, beside the files'
+    setting_sources: str | None = None  # `--setting-sources user,project,local`: the settings files read
+    tools: str | None = None  # `--tools`: the built-in tools offered ("" none, "default" all, or names)
 
 
 def mcp_flags(values: list[str], strict: bool, cwd: Path) -> McpFlags:
@@ -79,15 +84,22 @@ def mcp_flags(values: list[str], strict: bool, cwd: Path) -> McpFlags:
 
 
 def load_settings_here(
-    cwd: Path, flag: str | None = None, isolation: str | None = None, *, restricted: bool = False
-) -> Settings:
+    cwd: Path, flag: str | None = None, isolation: str | None = None, *, restricted: bool = False,
+    sources: str | None = None,
+) -> Settings:  # fmt: skip
     """The merged settings of `cwd` (each problem a warning), `--teammate-isolation` over the files' value, and their
     `env` made this process's, as Claude Code does: tools and teammates see it. `--restricted` reads no user,
-    project or local file (`--settings` and the managed file still apply)."""
+    project or local file, `--setting-sources` only those it names (`--settings` and the managed file still apply)."""
     from agentteams.settings.load import load_settings
     from agentteams.settings.types import SCOPES
 
-    found = load_settings(cwd, flag=flag, scopes=("flag", "managed") if restricted else SCOPES)
+    scopes = ("flag", "managed") if restricted else SCOPES
+    if sources is not None:
+        named = [s.strip() for s in sources.split(",") if s.strip()]
+        if unknown := [s for s in named if s not in FILE_SOURCES]:
+            raise AgentTeamsError(f"--setting-sources: unknown source {unknown[0]!r} (user, project or local)")
+        scopes = tuple(s for s in scopes if s in ("flag", "managed") or s in named)
+    found = load_settings(cwd, flag=flag, scopes=scopes)
     for problem in found.problems:
         diagnostics.warning("%s", problem)
     if isolation is not None:  # the team-wide default, as the settings' teammateIsolation
@@ -120,6 +132,13 @@ def agents_with(text: str, cwd: Path) -> AgentCatalog:
     return catalog
 
 
+def builtin_tools(value: str | None) -> tuple[str, ...] | None:
+    """`--tools`: None for every built-in tool ("default", or not given), else the names offered ("": none)."""
+    if value is None or value.strip() == "default":
+        return None
+    return tuple(t.strip() for t in value.replace(" ", ",").split(",") if t.strip())
+
+
 def configured(found: Settings) -> Configured:
     return Configured(found.model, found.permissions.default_mode, found.teammate_mode)
 
@@ -135,7 +154,8 @@ def start(flags: AgentFlags) -> int:
     )
     budget = headless.max_budget(flags.max_budget_usd)
     cwd = Path.cwd()
-    found = load_settings_here(cwd, flags.settings, flags.teammate_isolation, restricted=flags.restricted)
+    found = load_settings_here(cwd, flags.settings, flags.teammate_isolation, restricted=flags.restricted,
+                               sources=flags.setting_sources)  # fmt: skip
     asked = Asked(
         flags.model, flags.permission_mode, flags.skip_permissions, flags.teammate_mode, flags.teammate_command
     )
@@ -149,6 +169,7 @@ def start(flags: AgentFlags) -> int:
         add_dirs=[Path(d).expanduser().resolve() for d in flags.add_dir], fallback_model=flags.fallback_model,
         max_budget_usd=budget if flags.print_mode else None,  # as Claude Code: it only works with --print
         mcp=mcp_flags(flags.mcp_config, flags.strict_mcp_config, cwd), restricted=flags.restricted,
+        builtin_tools=builtin_tools(flags.tools),
     )  # fmt: skip
     if flags.agents_json:
         options.agents = agents_with(flags.agents_json, cwd)

@@ -19,8 +19,12 @@ from agentteams.tools.web.fetch import WebFetchTool
 from agentteams.tools.web.search import WebSearchTool
 
 
-def all_tools(agents: AgentCatalog | None = None) -> list[Tool]:
-    """Every tool, in the order the model is shown them; `Task` offers the custom agent types of `agents`."""
+def all_tools(agents: AgentCatalog | None = None, only: tuple[str, ...] | None = None) -> list[Tool]:
+    """Every tool, in the order the model is shown them (`only`: those named, as `--tools` asks; `Agent` is `Task`);
+    `Task` offers the custom agent types of `agents`."""
+    if only is not None:
+        wanted = {"Task" if name == "Agent" else name for name in only}
+        return [t for t in all_tools(agents) if t.name in wanted]
     tools: list[Tool] = [BashTool(), ReadTool(), WriteTool(), EditTool(), GlobTool(), GrepTool()]
     # the rest of Claude Code's tool set, after the first six: a stable order keeps the prompt cache
     tools += [

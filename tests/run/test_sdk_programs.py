@@ -108,3 +108,11 @@ def test_a_team_behind_the_program_asks_it_for_a_teammate_and_ends_with_the_team
     assert [asked for asked, _ in seen.asked] == ["Bash by alice@crew"]
     assert seen.files == ["alice.txt"] and seen.results[-1]["result"] == "TEAM-DONE", seen
     assert not (config_root / "teams" / "crew").exists()  # deleted before the result
+
+
+def test_tools_limits_the_built_in_tools_offered(cli: Cli, config_root: Path, work: Path) -> None:
+    assert sorted(drive("only some built-in tools", cli, config_root, work).offered) == ["Glob", "Read"]
+
+
+def test_setting_sources_leaves_the_project_s_settings_unread(cli: Cli, config_root: Path, work: Path) -> None:
+    assert drive("project settings left out", cli, config_root, work).files == ["ran.txt"]

@@ -56,6 +56,7 @@ class Seen:
     models: list[str] = field(default_factory=list)  # the model each main-conversation request asked for
     saved: list[str] = field(default_factory=list)  # permissions.allow of the project's .claude/settings.local.json
     agents: list[str] = field(default_factory=list)  # the program's agent types the CLI says it has
+    offered: list[str] = field(default_factory=list)  # the tools the first init line lists
     streamed: str = ""  # the text deltas of `stream_event` messages, joined
     stream_types: set[str] = field(default_factory=set)  # the raw event types they carried
 
@@ -97,6 +98,8 @@ async def _read(messages: Any, seen: Seen) -> None:
             continue
         if kind == "SystemMessage" and getattr(m, "subtype", "") != "init":
             continue  # state changes and the like: the real CLI sends more of them
+        if kind == "SystemMessage" and not seen.offered:
+            seen.offered = list(m.data.get("tools") or [])
         if not seen.kinds or seen.kinds[-1] != kind or kind != "SystemMessage":
             seen.kinds.append(kind)
         if isinstance(m, ResultMessage):
@@ -277,6 +280,22 @@ def team_script() -> dict[str, Any]:
     ]}  # fmt: skip
 
 
+async def only_some_tools(where: Where) -> Seen:
+    seen = Seen()
+    await _collect(query(prompt="hi", options=_options(where, tools=["Read", "Glob"])), seen)
+    return _finish(where, seen)
+
+
+async def project_settings_left_out(where: Where) -> Seen:
+    """The project's settings deny Bash; with only the user's settings read, the call runs (in bypass mode)."""
+    (where.cwd / ".claude").mkdir(exist_ok=True)
+    (where.cwd / ".claude" / "settings.json").write_text(json.dumps({"permissions": {"deny": ["Bash"]}}))
+    seen = Seen()
+    options = _options(where, setting_sources=["user"], permission_mode="bypassPermissions")
+    await _collect(query(prompt=_one("go"), options=options), seen)
+    return _finish(where, seen)
+
+
 async def client_controls(where: Where) -> Seen:
     """A mode change lets an edit run unasked; a model change reaches the next request."""
     seen = Seen()
@@ -303,6 +322,8 @@ PROGRAMS: dict[str, Callable[[Where], Awaitable[Seen]]] = {
     "can_use_tool saves a rule": can_use_tool_saves_a_rule,
     "an in-process SDK MCP server": sdk_mcp_server,
     "agents defined by the program": programmatic_agents,
+    "only some built-in tools": only_some_tools,
+    "project settings left out": project_settings_left_out,
 }
 TEAM_PROGRAM = "a team behind the program"  # ours alone: Claude Code runs no team under a program
 SCRIPTS: dict[str, dict[str, Any]] = {
@@ -324,6 +345,8 @@ SCRIPTS: dict[str, dict[str, Any]] = {
         "ADDED",
     ),
     "agents defined by the program": script("UNUSED"),
+    "only some built-in tools": script("FEW-TOOLS"),
+    "project settings left out": script(bash_turn("touch ran.txt"), "DONE"),
 }
 
 

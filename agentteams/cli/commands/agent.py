@@ -119,6 +119,12 @@ def run(
     agents: Annotated[
         str | None, typer.Option("--agents", help='Agent types as JSON: {"name": {"description", "prompt", ...}}.')
     ] = None,
+    setting_sources: Annotated[
+        str | None, typer.Option("--setting-sources", help="The settings files read: user,project,local (any of).")
+    ] = None,
+    tools: Annotated[
+        str | None, typer.Option("--tools", help='The built-in tools offered: "" none, "default" all, or names.')
+    ] = None,
     include_partial_messages: Annotated[
         bool, typer.Option("--include-partial-messages", help="With stream-json: each raw stream event as it comes.")
     ] = False,
@@ -147,6 +153,6 @@ def run(
         agent_color=agent_color, parent_session_id=parent_session_id, agent_type=agent_type,
         plan_mode_required=plan_mode_required, lead_verify_key=lead_verify_key, restricted=restricted,
         permission_prompt_tool=permission_prompt_tool, partial_messages=include_partial_messages,
-        allow_bypass=allow_skip_permissions, agents_json=agents,
+        allow_bypass=allow_skip_permissions, agents_json=agents, setting_sources=setting_sources, tools=tools,
     )  # fmt: skip
     raise typer.Exit(start(flags))
