@@ -61,6 +61,7 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
     parts = build_lead(
         options, teammate_mode=teammate_mode, teammate_command=teammate_command, on_event=renderer.agent_event,
         on_team_event=on_team_event, ask=ask, judge=judge, on_turn_end=renderer.turn_end, seed=seed,
+        warm=prompt is None,  # the person types the first prompt: the HTTP stack loads meanwhile
     )  # fmt: skip
     prompt = seed.first_prompt(prompt) if seed is not None else prompt  # a team file's (cli/commands/launch.py)
     diagnostics.set_sink(renderer.warning)  # warnings print above the input line, never through the raw stream

@@ -59,10 +59,11 @@ def build_lead(
     on_event: Callable[[AgentEvent], None] | None = None, on_team_event: Callable[[TeamEvent], None] | None = None,
     on_teammate_event: Callable[[str, AgentEvent], None] | None = None,
     ask: Callable[[PermissionAsk], Answer] | None = None, judge: PermissionJudge | None = None,
-    on_turn_end: Callable[[Any], None] | None = None, seed: TeamSeed | None = None,
+    on_turn_end: Callable[[Any], None] | None = None, seed: TeamSeed | None = None, warm: bool = False,
 ) -> LeadParts:  # fmt: skip
     """Everything a lead needs, started; the model client is built (and the key checked) first. A `seed` (a team
-    file's) makes the team and its tasks before the runtime starts and spawns its roles right after."""
+    file's) makes the team and its tasks before the runtime starts and spawns its roles right after. `warm`: the
+    first prompt is still to come (a person types it, a program sends it): the HTTP stack loads meanwhile."""
     from agentteams.agent.session import Session
     from agentteams.model.anthropic_client import AnthropicClient
     from agentteams.model.config import ModelConfig
@@ -71,7 +72,7 @@ def build_lead(
     from agentteams.store.paths import Layout
     from agentteams.team.spawn.spawners import InProcessSpawner, TmuxSpawner
 
-    if options.resume is not None:  # a resumed lead has a request to make at once: the SDK loads beside the set-up
+    if options.resume is not None or warm:  # a resumed lead's request comes at once: its HTTP stack loads meanwhile
         from agentteams.model.anthropic_client import warm_up
 
         threading.Thread(target=warm_up, name="sdk-warm-up", daemon=True).start()

@@ -80,7 +80,7 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
 
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
                        on_event=on_event, on_turn_end=turns.append, ask=ask if stdio else None,
-                       judge=judge if stdio else None)  # fmt: skip
+                       judge=judge if stdio else None, warm=True)  # fmt: skip
     runtime, code = parts.runtime, 0
     runtime.session.policy.interactive = stdio  # a question has someone to go to: the program
     runtime.session.agent.settings.stream_events = flags.partial_messages
