@@ -47,3 +47,18 @@ def test_an_sdk_program_sees_the_same_with_ours_as_with_the_real_cli(
     real = _drive(name, claude, real_env, real_work)
     ours = _drive(name, Path(cli.argv()[0]), our_env, our_work)
     assert _outcome(ours) == _outcome(real), f"ours: {ours}\nreal: {real}"
+
+
+@ccv.only(rc.NEWEST)
+def test_the_sdk_benchmark_runs_one_round_of_each(claude: Path, claude_version: str, cli: Cli, tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "bench.json"
+    proc = subprocess.run([sys.executable, str(rc.ROOT / "scripts" / "bench_sdk.py"), "--rounds", "1", "--json",
+                           str(out)], capture_output=True, text=True, timeout=240, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    figures = json.loads(out.read_text())
+    assert set(figures["medians_ms"]) == {"agentteams (cold)", f"claude {claude_version}"}
+    assert all(ms > 0 for ms in figures["medians_ms"].values()) and "ours / real" in proc.stdout
