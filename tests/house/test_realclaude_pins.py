@@ -1,5 +1,5 @@
-"""The pinned Claude Code versions: CI installs exactly the ones the interop tests run against, and each version
-is found where the README says (its own npm prefix, or its own override variable). No process is started."""
+"""The pinned Claude Code versions (and the TypeScript Agent SDK's): CI installs exactly the ones the interop tests
+run against, and each version is found where the README says (its own npm prefix, or its own override variable)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import realclaude as rc
+from tests.support import ts_sdk
 
 CI = rc.ROOT / ".ci" / "run"
 
@@ -18,8 +19,9 @@ def test_ci_installs_exactly_the_pinned_versions() -> None:
     lists = re.findall(r'^CLAUDE_CODE_VERSIONS="([^"]*)"$', script, re.M)
     assert len(lists) == 1, f".ci/run should set CLAUDE_CODE_VERSIONS once: {lists}"
     assert tuple(lists[0].split()) == rc.PINNED
-    # and names no other version anywhere (a second, stale pin in a comment or an install line)
-    assert set(re.findall(r"\b\d+\.\d+\.\d+\b", script)) == set(rc.PINNED)
+    # and names no other version anywhere (a second, stale pin in a comment or an install line) but the TS SDK's
+    assert set(re.findall(r"\b\d+\.\d+\.\d+\b", script)) == {*rc.PINNED, ts_sdk.VERSION}
+    assert re.findall(r'^TS_SDK_VERSION="([^"]*)"$', script, re.M) == [ts_sdk.VERSION]
     # each goes into a prefix of its own, the one realclaude.py looks in
     assert 'prefix=".cache/claude-code/$version"' in script
     assert rc.prefix("2.1.330") == rc.ROOT / ".cache" / "claude-code" / "2.1.330"
