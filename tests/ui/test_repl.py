@@ -204,7 +204,7 @@ def test_an_edit_question_shows_the_diff_and_yes_always_accepts_edits_from_then_
     pane, _, _ = start_lead(script, "edit f.py")
     pane.wait_text(f"The lead wants to edit {work / 'f.py'}", timeout=START)
     pane.wait(lambda s: "-old_line = 2" in s and "+new_line = 3" in s and QUESTION in s, "the diff under the question")
-    assert "accept edits for the rest of this session" in pane.screen()
+    pane.wait_text("accept edits for the rest of this session")  # the choices follow the question: wait for them
     pane.submit("2")
     pane.wait_text("⏺ EDITS-DONE")  # the Write after it ran unasked: acceptEdits from the answer on
     assert (work / "g.py").read_text(encoding="utf-8") == "g"
@@ -422,7 +422,7 @@ def test_yes_and_dont_ask_again_for_a_teammate_holds_for_its_next_same_call(
     pane, _, _ = start_lead({"routes": [alice, team_lead_route("ALICE-TOUCHED")]}, "build a team")
     pane.wait_text("Teammate alice wants to run a command", timeout=START)
     pane.wait(lambda s: input_line(s) == "" and QUESTION in s, "the question's prompt")
-    assert "don't ask again for the same from this teammate" in pane.screen()
+    pane.wait_text("don't ask again for the same from this teammate")  # the choices follow the question
     pane.submit("2")
     pane.wait_text("✉ alice: ALICE-TOUCHED")  # the second touch was not asked about: the lead remembered
     assert first.exists() and second.exists()

@@ -162,7 +162,8 @@ def test_status_permissions_config_memory_agents_and_hooks_show_their_sources(
     script = {"routes": [lead_route(tool_turn("Bash", command="touch made"), "RAN-IT")]}
     pane, _server = start_repl(script, "--allowedTools", "Glob", "run touch")
     pane.wait(lambda s: QUESTION in s, "the permission question", timeout=START)
-    assert "don't ask again for Bash(touch made:*) in this session" in pane.screen()
+    # its choices are drawn after the question line: wait for the one taken, not a screen of the moment
+    pane.wait_text("don't ask again for Bash(touch made:*) in this session")
     pane.submit("2")  # yes, and don't ask again: a rule for this session
     pane.wait_text("⏺ RAN-IT")
     pane.idle()
