@@ -22,8 +22,9 @@ class ToolAsks:
     """`ask` for the agent loop: each question goes to the program as `can_use_tool`; the session's policy takes the
     permission updates the program sends with an allow."""
 
-    def __init__(self, channel: ControlChannel, session: Any) -> None:
-        self.channel, self.session = channel, session
+    def __init__(self, channel: ControlChannel, session: Any = None) -> None:
+        self.channel = channel
+        self.session: Any = session  # set once the lead is built: questions come only in its turns
 
     def __call__(self, ask: PermissionAsk) -> Answer:
         request: dict[str, Any] = {"tool_name": ask.tool, "display_name": ask.tool, "input": ask.input,

@@ -35,12 +35,13 @@ class ControlAnswers:
     """Answers for one session's program (`answer` is the channel's handler); `initialize` registers the program's
     hooks on its first call only."""
 
-    def __init__(self, runtime: Any, options: Any, *, may_bypass: bool = False) -> None:
-        self.runtime, self.options = runtime, options
+    def __init__(self, options: Any, *, may_bypass: bool = False) -> None:
+        self.options = options
+        self.runtime: Any = None  # set once the lead is built, before the channel starts
+        self.channel: ControlChannel | None = None  # the channel that asks this (it needs this to answer)
         # bypassPermissions only for a session started with it, --dangerously-skip-permissions or
         # --allow-dangerously-skip-permissions: a program never switches its safety off on its own
         self.may_bypass = may_bypass or options.permission_mode == "bypassPermissions"
-        self.channel: ControlChannel | None = None  # set once the channel exists (it needs this to answer)
         self._initialized = False
         self._lock = threading.Lock()
 

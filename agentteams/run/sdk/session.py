@@ -58,37 +58,22 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
         for line in lines(event):
             headless.emit(line)
 
-    asks: list[ToolAsks] = []  # made once the channel is: the lead is built first, its questions asked later
-
-    def ask(request: Any) -> Any:
-        return asks[0](request)
-
-    channels: list[ControlChannel] = []  # its own servers (`type: sdk`) are reached through the program
-
-    def relay(server: str, message: dict[str, Any]) -> dict[str, Any] | None:
-        answer = channels[0].request("mcp_message", {"server_name": server, "message": message})
-        found = answer.get("mcp_response")
-        return found if isinstance(found, dict) else None
-
-    program_servers.set_relay(relay)
     stdio = flags.permission_prompt_tool == PROMPT_TOOL_STDIO
     if flags.permission_prompt_tool is not None and not stdio:
         raise AgentTeamsError(f"--permission-prompt-tool {flags.permission_prompt_tool}: only stdio is supported")
-
-    def judge(request: Any, who: str) -> Any:  # a teammate's question: the program answers it too
-        return asks[0].judge(request, who)
-
+    # the channel first (started once the lead is built): the lead's questions, a teammate's, and the program's own
+    # MCP servers all go through it
+    answers = ControlAnswers(options, may_bypass=flags.may_bypass)
+    channel = answers.channel = ControlChannel(sys.stdin, headless.emit, answers.answer)
+    asks = ToolAsks(channel)
+    program_servers.set_relay(lambda server, message: _mcp_answer(channel, server, message))
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
-                       on_event=on_event, on_turn_end=turns.append, ask=ask if stdio else None,
-                       judge=judge if stdio else None, warm=True)  # fmt: skip
+                       on_event=on_event, on_turn_end=turns.append, ask=asks if stdio else None,
+                       judge=asks.judge if stdio else None, warm=True)  # fmt: skip
     runtime, code = parts.runtime, 0
     runtime.session.policy.interactive = stdio  # a question has someone to go to: the program
     runtime.session.agent.settings.stream_events = flags.partial_messages
-    answers = ControlAnswers(runtime, options, may_bypass=flags.may_bypass)
-    channel = ControlChannel(sys.stdin, headless.emit, answers.answer)
-    answers.channel = channel
-    asks.append(ToolAsks(channel, runtime.session))
-    channels.append(channel)
+    answers.runtime, asks.session = runtime, runtime.session
     channel.start()
     runtime.session.mcp.start_now(MCP_START_WAIT)
     try:
@@ -100,6 +85,12 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     finally:
         parts.close(team_down=True)
     return code
+
+
+def _mcp_answer(channel: ControlChannel, server: str, message: dict[str, Any]) -> dict[str, Any] | None:
+    """A message to one of the program's own MCP servers, through it; the server's answer, if it gives one."""
+    found = channel.request("mcp_message", {"server_name": server, "message": message}).get("mcp_response")
+    return found if isinstance(found, dict) else None
 
 
 def _turn(runtime: Any, options: Any, output_format: str, prompt: str, turns: list[Any]) -> int:
