@@ -14,6 +14,7 @@ from agentteams.agent.turn_types import Answer, PermissionAsk
 from agentteams.errors import AgentTeamsError
 from agentteams.run.sdk.channel import ControlChannel
 from agentteams.store.protocol import PermissionRequest
+from agentteams.tools.runtime_hooks import MODE_ALIASES
 
 EDIT_TOOLS = ("Write", "Edit", "MultiEdit", "NotebookEdit")
 
@@ -22,8 +23,8 @@ class ToolAsks:
     """`ask` for the agent loop: each question goes to the program as `can_use_tool`; the session's policy takes the
     permission updates the program sends with an allow."""
 
-    def __init__(self, channel: ControlChannel, session: Any = None) -> None:
-        self.channel = channel
+    def __init__(self, channel: ControlChannel, session: Any = None, *, may_bypass: bool = False) -> None:
+        self.channel, self.may_bypass = channel, may_bypass
         self.session: Any = session  # set once the lead is built: questions come only in its turns
 
     def __call__(self, ask: PermissionAsk) -> Answer:
@@ -90,7 +91,11 @@ class ToolAsks:
                     if update.get("destination") in edit.SCOPE_OF:  # kept for later sessions too, as claude keeps it
                         edit.add_rules(self.session.options.cwd, update["destination"], update["behavior"], texts)
                 elif kind == "setMode":
-                    policy.mode = parse_mode(str(update.get("mode")))
+                    mode = MODE_ALIASES.get(str(update.get("mode")), str(update.get("mode")))
+                    if mode == "bypassPermissions" and not self.may_bypass:  # as set_permission_mode refuses it
+                        raise AgentTeamsError("bypassPermissions needs a session started with it or with "
+                                              "--allow-dangerously-skip-permissions")  # fmt: skip
+                    policy.mode = parse_mode(mode)
                 elif kind == "addDirectories":
                     policy.additional_dirs += [Path(str(d)) for d in update.get("directories") or []]
                 else:

@@ -65,7 +65,7 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     # MCP servers all go through it
     answers = ControlAnswers(options, may_bypass=flags.may_bypass)
     channel = answers.channel = ControlChannel(sys.stdin, headless.emit, answers.answer)
-    asks = ToolAsks(channel)
+    asks = ToolAsks(channel, may_bypass=answers.may_bypass)
     program_servers.set_relay(lambda server, message: _mcp_answer(channel, server, message))
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
                        on_event=on_event, on_turn_end=turns.append, ask=asks if stdio else None,
