@@ -211,22 +211,20 @@ def server_sent_events(lines: Iterable[str]) -> Iterator[tuple[str | None, str]]
 
 def _status_error(response: Any) -> StatusError:
     """The error for a refused request, worded as the SDK's (`Error code: 429 - {body}`)."""
-    text = response.text.strip()
-    body: object = text
-    try:
-        body = json.loads(text)
-        message = f"Error code: {response.status_code} - {body}"
-    except ValueError:
-        message = text or f"Error code: {response.status_code}"
-    return StatusError(message, status_code=response.status_code, body=body, response=response)
+    return _refusal(response.text.strip(), response, prefix=f"Error code: {response.status_code} - ")
 
 
 def _error_event(data: str, response: Any) -> StatusError:
-    """An `error` event inside a 200 stream, as the SDK's stream raises it."""
-    body: object = data
+    """An `error` event inside a 200 stream, as the SDK's stream raises it (its body alone)."""
+    return _refusal(data, response, prefix="")
+
+
+def _refusal(text: str, response: Any, *, prefix: str) -> StatusError:
+    """The body parsed when it is JSON (the message then `prefix` + the body), else the text as it came."""
+    body: object = text
     try:
-        body = json.loads(data)
-        message = f"{body}"
+        body = json.loads(text)
+        message = f"{prefix}{body}"
     except ValueError:
-        message = data or f"Error code: {response.status_code}"
+        message = text or f"Error code: {response.status_code}"
     return StatusError(message, status_code=response.status_code, body=body, response=response)

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anthropic
 import pytest
@@ -51,6 +52,16 @@ def _theirs(cfg: ModelConfig) -> None:
     sdk.close()
 
 
+def _both(server: MockServer, cfg: ModelConfig) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Our request for `cfg`, then the SDK's own, as the server saw them."""
+    client = AnthropicClient(cfg)
+    client.complete(REQUEST)
+    client.close()
+    _theirs(cfg)
+    ours, theirs = server.requests
+    return ours, theirs
+
+
 @pytest.mark.parametrize("credential", ["api key", "auth token", "both"])
 @pytest.mark.parametrize("custom", [None, "X-Team: blue\nx-app: theirs\nnot a header"])
 def test_our_request_carries_the_sdk_s_headers_in_its_order(
@@ -62,12 +73,7 @@ def test_our_request_carries_the_sdk_s_headers_in_its_order(
         monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", custom)
     key = "sk-ant-key-0123456789" if credential != "auth token" else None
     token = "tok-0123456789" if credential != "api key" else None
-    cfg = ModelConfig(api_key=key, auth_token=token, base_url=server.base_url, max_retries=0)
-    client = AnthropicClient(cfg)
-    client.complete(REQUEST)
-    client.close()
-    _theirs(cfg)
-    ours, theirs = server.requests
+    ours, theirs = _both(server, ModelConfig(api_key=key, auth_token=token, base_url=server.base_url, max_retries=0))
     assert list(ours["headers"].items()) == list(theirs["headers"].items())
     assert ours["body"] == theirs["body"] and ours["path"] == theirs["path"]
     if custom is not None:
@@ -75,13 +81,8 @@ def test_our_request_carries_the_sdk_s_headers_in_its_order(
 
 
 def test_an_sdk_whose_files_say_nothing_is_asked_instead(server: MockServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    cfg = ModelConfig(api_key="sk-ant-key-0123456789", base_url=server.base_url, max_retries=0)
     monkeypatch.setattr(sdk_facts, "installed", lambda: None)
-    client = AnthropicClient(cfg)
-    client.complete(REQUEST)
-    client.close()
-    _theirs(cfg)
-    ours, theirs = server.requests
+    ours, theirs = _both(server, ModelConfig(api_key="sk-ant-key-0123456789", base_url=server.base_url, max_retries=0))
     assert list(ours["headers"].items()) == list(theirs["headers"].items())
 
 

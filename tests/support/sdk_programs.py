@@ -200,12 +200,6 @@ async def max_turns(where: Where) -> Seen:
     return _finish(where, seen)
 
 
-async def api_error(where: Where) -> Seen:
-    seen = Seen()
-    await _collect(query(prompt="hi", options=_options(where)), seen)
-    return _finish(where, seen)
-
-
 async def can_use_tool_saves_a_rule(where: Where) -> Seen:
     """An allow that keeps a rule in the project's local settings: the same call again is not asked."""
     seen = Seen()
@@ -317,7 +311,7 @@ PROGRAMS: dict[str, Callable[[Where], Awaitable[Seen]]] = {
     "two turns with a client": two_turns_with_a_client,
     "partial messages": partial_messages,
     "max turns": max_turns,
-    "an API error": api_error,
+    "an API error": one_shot,  # the same program, a server that refuses
     "mode and model set by a client": client_controls,
     "can_use_tool saves a rule": can_use_tool_saves_a_rule,
     "an in-process SDK MCP server": sdk_mcp_server,

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from agentteams import diagnostics
 from agentteams.agent.hooks.spec import DEFAULT_TIMEOUT, HookCommand
+from agentteams.agent.permissions.path_rules import absolute
 from agentteams.agent.turn_types import Answer, PermissionAsk
 from agentteams.errors import AgentTeamsError
 from agentteams.run.sdk.channel import ControlChannel
@@ -36,10 +37,8 @@ class ToolAsks:
             request["description"] = described
         if ask.reason:
             request["decision_reason"] = ask.reason
-        if ask.target and ask.tool in (*EDIT_TOOLS, "Bash", "Read"):
-            request["blocked_path"] = _absolute(ask.target, self.session.options.cwd) if ask.tool != "Bash" else None
-            if request["blocked_path"] is None:
-                del request["blocked_path"]
+        if ask.target and ask.tool in (*EDIT_TOOLS, "Read"):
+            request["blocked_path"] = absolute(ask.target, self.session.options.cwd)
         try:
             answer = self.channel.request("can_use_tool", request)
         except AgentTeamsError as e:
@@ -114,14 +113,10 @@ def suggestions(ask: PermissionAsk, cwd: Any) -> list[dict[str, Any]]:
     if ask.tool in EDIT_TOOLS or ask.tool == "Bash":
         out.append({"type": "setMode", "mode": "acceptEdits", "destination": "session"})
     if ask.tool != "Bash" and ask.target:
-        path = _absolute(ask.target, cwd)
+        path = absolute(ask.target, cwd)
         if not path.startswith(str(cwd).rstrip("/") + "/"):
             out.append({"type": "addDirectories", "directories": [os.path.dirname(path)], "destination": "session"})
     return out
-
-
-def _absolute(target: str, cwd: Any) -> str:
-    return os.path.normpath(os.path.join(str(cwd), os.path.expanduser(target)))
 
 
 def sdk_hooks(channel: ControlChannel, config: object) -> list[HookCommand]:
