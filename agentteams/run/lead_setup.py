@@ -110,6 +110,7 @@ def build_lead(
     try:
         if seed is not None:
             seed.create(runtime.session)
+            runtime.hold_until_first_prompt()  # the caller submits seed.first_prompt(...)
         runtime.start()
         if seed is not None:
             seed.spawn(runtime.spawn_teammate, runtime.session.options.cwd)

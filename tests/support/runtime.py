@@ -138,9 +138,10 @@ class LeadRig:
 
 @contextmanager
 def running_lead(
-    layout: Layout, cwd: Path, model: FakeModel, *teammates: str, events: Events | None = None
+    layout: Layout, cwd: Path, model: FakeModel, *teammates: str, events: Events | None = None, held: bool = False
 ) -> Iterator[LeadRig]:
-    """A lead session with TEAM and these teammates spawned (recorded, not started), its threads running."""
+    """A lead session with TEAM and these teammates spawned (recorded, not started), its threads running;
+    `held`: as a team file's lead, waiting for its first prompt before any turn."""
     session = Session(SessionOptions(cwd=cwd), model, layout=layout)
     session.store.teams.create(TEAM, lead_session_id=session.options.session_id, cwd=str(cwd))  # AGENTTEAMS_STORE's
     session.ctx.team_name = TEAM  # what TeamCreate does
@@ -148,6 +149,8 @@ def running_lead(
     runtime = LeadRuntime(session, spawner, on_team_event=events)
     for name in teammates:
         runtime.spawn_teammate({"name": name, "prompt": f"You are {name}."})
+    if held:
+        runtime.hold_until_first_prompt()
     runtime.start()
     try:
         yield LeadRig(runtime, model, spawner, layout)

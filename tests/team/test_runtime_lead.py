@@ -40,6 +40,21 @@ def test_idle_notices_wake_the_model_once_when_the_whole_team_is_idle(tmp_path: 
         assert "[to bob] the schema is ready" in woke
 
 
+def test_a_team_file_s_lead_reads_its_instructions_before_its_teammates_news(tmp_path: Path, layout: Layout) -> None:
+    model = FakeModel([[text("On it.")]])
+    events = Events()
+    with running_lead(layout, tmp_path, model, "alice", events=events, held=True) as lead:
+        lead.mailbox.send(lead.team, LEAD_NAME, "Task #1 done.", sender="alice")  # faster than the lead's REPL
+        wait_until(lambda: "message" in events.kinds("alice"), WAIT, "the lead to read alice's message")
+        assert not lead.runtime.wait_idle(0.2), "the message waits for the first prompt"
+        assert model.calls == 0
+        lead.runtime.submit('You lead team "proj". Keep the team on the task list.')
+        lead.settle()
+        assert model.calls == 1
+        first = model.user_text(0)
+        assert 'You lead team "proj"' in first and "Task #1 done." in first, first
+
+
 def test_an_idle_notice_from_a_teammate_that_has_left_does_not_wake_the_model(tmp_path: Path, layout: Layout) -> None:
     model = FakeModel([[text("bob has left; alice is idle.")]])
     with running_lead(layout, tmp_path, model, "alice", "bob") as lead:

@@ -80,6 +80,7 @@ class LeadRuntime:
         self._carried = Carried(self.mailbox, LEAD_NAME, lambda: self.team)  # teammates' messages the model has
         self._busy = False
         self._closing = False
+        self._held = False  # a team file's lead: teammates' news waits for its first prompt (the instructions)
         self.last_error: AgentTeamsError | None = None
         self._threads: list[threading.Thread] = []
         self.team_thread: threading.Thread | None = None
@@ -134,6 +135,11 @@ class LeadRuntime:
         self.tell(TeamEvent("notice", LEAD_NAME, done.news()))
         return done
 
+    def hold_until_first_prompt(self) -> None:
+        """Before `start`: no turn for teammates' messages until a prompt is submitted, so a team file's
+        instructions reach the model before the news of teammates already at work."""
+        self._held = True
+
     def start(self) -> None:
         signing.warm_up_soon()  # off the spawn path
         worker = threading.Thread(target=self._work, name="lead-turns", daemon=True)
@@ -146,6 +152,7 @@ class LeadRuntime:
         """Queue a user prompt (`extras` hold for its turn); it starts a turn at once when the lead is idle."""
         with self._cond:
             self._prompts.append((prompt, extras))
+            self._held = False
             self._cond.notify_all()
 
     def between_turns(self, command: str, change: Callable[[], str]) -> str:
@@ -252,7 +259,7 @@ class LeadRuntime:
     def _work(self) -> None:
         while True:
             with self._cond:
-                while not self._closing and not self._prompts and not self._model_work_pending():
+                while not self._closing and not self._prompts and (self._held or not self._model_work_pending()):
                     self._cond.wait()
                 if self._closing:
                     return
