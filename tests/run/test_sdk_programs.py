@@ -10,6 +10,7 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from tests.support import sdk_programs as sdk
+from tests.support import sdk_team_program as team
 from tests.support.cli import Cli
 from tests.support.procs import child_env
 
@@ -101,13 +102,19 @@ def test_agent_types_defined_by_the_program_are_listed(cli: Cli, config_root: Pa
     assert drive("agents defined by the program", cli, config_root, work).agents == ["reviewer"]
 
 
-def test_a_team_behind_the_program_asks_it_for_a_teammate_and_ends_with_the_team(
+def test_a_team_of_two_behind_the_program_asks_it_for_one_teammate_and_ends_with_the_team(
     cli: Cli, config_root: Path, work: Path
 ) -> None:
-    seen = drive(sdk.TEAM_PROGRAM, cli, config_root, work)
-    assert [asked for asked, _ in seen.asked] == ["Bash by alice@crew"]
-    assert seen.files == ["alice.txt"] and seen.results[-1]["result"] == "TEAM-DONE", seen
-    assert not (config_root / "teams" / "crew").exists()  # deleted before the result
+    with MockServer(team.team_script()) as server:
+        env = {**child_env(config_root), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-t"}
+        seen = sdk.run_program(team.a_team_behind_the_program, sdk.Where(Path(cli.argv()[0]), env, work, server))
+    # one question, from bob, with bob's agent id: the program allowed it by that id (anyone else it denies)
+    assert seen.asked == [("Bash by bob@crew", {"command": "touch bob.txt", "description": "touch"})], seen
+    assert seen.files == ["alice.txt", "bob.txt"] and seen.results[-1]["result"] == "TEAM-DONE", seen
+    # one result, the last message, once both teammates' work was done and the team deleted
+    assert [k for k in seen.kinds if k == "ResultMessage"] == ["ResultMessage"] and seen.kinds[-1] == "ResultMessage"
+    assert seen.files_at_result == ["alice.txt", "bob.txt"] and seen.team_at_result is False
+    assert seen.texts[-1] == "TEAM-DONE" and not (config_root / "teams" / "crew").exists()
 
 
 def test_tools_limits_the_built_in_tools_offered(cli: Cli, config_root: Path, work: Path) -> None:

@@ -9,7 +9,7 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 from claude_agent_sdk import (
@@ -30,6 +30,7 @@ from claude_agent_sdk.types import PermissionRuleValue
 from agentteams.mockapi import MockServer
 
 DEADLINE = 90.0  # seconds a program may run against either CLI
+S = TypeVar("S", bound="Seen")
 
 
 @dataclass
@@ -240,40 +241,6 @@ async def programmatic_agents(where: Where) -> Seen:
     return _finish(where, seen)
 
 
-async def a_team_behind_the_program(where: Where) -> Seen:
-    """Beyond Claude Code: the program's session leads a team; a teammate's permission question reaches the program's
-    `can_use_tool` with the teammate's agent id, and the result comes once the team is done."""
-    seen = Seen()
-
-    async def decide(tool_name: str, given: dict[str, Any], context: Any) -> Any:
-        seen.asked.append((f"{tool_name} by {context.agent_id}", given))
-        return PermissionResultAllow()
-
-    await _collect(query(prompt=_one("build a team"), options=_options(where, can_use_tool=decide)), seen)
-    return _finish(where, seen)
-
-
-def team_script() -> dict[str, Any]:
-    def use(tool_name: str, **args: Any) -> dict[str, Any]:
-        return {"content": [{"type": "tool_use", "name": tool_name, "input": args}]}
-
-    shutdown = {"type": "shutdown_request", "reason": "done"}
-    approve = {"type": "shutdown_response", "request_id": r'{{re:"requestId":"([^"]+)"}}', "approve": True}
-    lead = [use("TeamCreate", team_name="crew", description="sdk team"),
-            use("Task", name="alice", team_name="crew", description="worker", prompt="Touch alice.txt"),
-            "The team is at work.", {**use("SendMessage", to="alice", message=shutdown), "wait_for": "ALICE-DONE"},
-            {"content": [{"type": "text", "text": "Waiting."}], "passable": True},
-            {**use("TeamDelete"), "wait_for": "Teammate alice shut down"}, "TEAM-DONE"]  # fmt: skip
-    alice = [use("Bash", command="touch alice.txt", description="touch"),
-             use("SendMessage", to="team-lead", message="ALICE-DONE", summary="done"), "Done."]  # fmt: skip
-    return {"routes": [
-        {"name": "alice-shutdown", "match": {"system": "Your name is alice", "last_prompt": "shutdown_request"},
-         "turns": [{**use("SendMessage", to="team-lead", message=approve), "wait_for_last": "shutdown_request"}]},
-        {"name": "alice", "match": {"system": "Your name is alice"}, "turns": alice, "idle": "Idle."},
-        {"name": "main", "match": {"tools": True}, "turns": lead},
-    ]}  # fmt: skip
-
-
 async def only_some_tools(where: Where) -> Seen:
     seen = Seen()
     await _collect(query(prompt="hi", options=_options(where, tools=["Read", "Glob"])), seen)
@@ -319,7 +286,6 @@ PROGRAMS: dict[str, Callable[[Where], Awaitable[Seen]]] = {
     "only some built-in tools": only_some_tools,
     "project settings left out": project_settings_left_out,
 }
-TEAM_PROGRAM = "a team behind the program"  # ours alone: Claude Code runs no team under a program
 SCRIPTS: dict[str, dict[str, Any]] = {
     "one-shot query": script("HELLO-FROM-MODEL"),
     "can_use_tool allows with new input": script(bash_turn("touch hi.txt"), "DONE"),
@@ -346,8 +312,6 @@ SCRIPTS: dict[str, dict[str, Any]] = {
 
 def script_for(name: str, cwd: Path) -> dict[str, Any]:
     """The scripted model's turns for program `name` in working directory `cwd`."""
-    if name == TEAM_PROGRAM:
-        return team_script()
     if name == "mode and model set by a client":
         call = {"type": "tool_use", "id": "toolu_write", "name": "Write",
                 "input": {"file_path": str(cwd / "notes.txt"), "content": "written\n"}}  # fmt: skip
@@ -357,10 +321,13 @@ def script_for(name: str, cwd: Path) -> dict[str, Any]:
 
 def run(name: str, where: Where) -> Seen:
     """Run program `name` to its end (DEADLINE at most)."""
+    return run_program(PROGRAMS[name], where)
 
-    program = a_team_behind_the_program if name == TEAM_PROGRAM else PROGRAMS[name]
 
-    async def bounded() -> Seen:
+def run_program(program: Callable[[Where], Awaitable[S]], where: Where) -> S:
+    """Run `program` to its end (DEADLINE at most)."""
+
+    async def bounded() -> S:
         with anyio.fail_after(DEADLINE):
             return await program(where)
 
