@@ -13,10 +13,11 @@ from typing import Any
 
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
+from agentteams.model import http_wire, sdk_facts
 from agentteams.model.aliases import wire_model
 from agentteams.model.answer import Answer
 from agentteams.model.config import NO_CREDENTIALS, MissingCredentialsError, ModelConfig
-from agentteams.model.first_party import FirstParty, StatusError, http_module, shared_ssl_context
+from agentteams.model.first_party import FirstParty, StatusError, shared_ssl_context
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.provider_sdk import Endpoint, SdkClients
 from agentteams.model.types import Block, Message, ModelRequest, ModelResponse, RetryNotice, StreamCallbacks, Usage
@@ -229,7 +230,7 @@ def _root_cause(exc: BaseException) -> str:
 
 
 def _transport_errors() -> tuple[type[BaseException], ...]:
-    found: list[type[BaseException]] = [_IncompleteStream]
+    found: list[type[BaseException]] = [_IncompleteStream, http_wire.WireError]
     for name in ("httpx2", "httpx"):
         module = sys.modules.get(name)
         if module is not None and isinstance(getattr(module, "TransportError", None), type):
@@ -240,11 +241,13 @@ def _transport_errors() -> tuple[type[BaseException], ...]:
 # ---------------------------------------------------------------- the client
 
 
-def warm_up() -> None:
-    """Load what the first request to Anthropic's API needs (its HTTP library, the CA store, the SDK's facts) and
-    nothing it does not: a fork server's children and an interactive lead's first answer start warm."""
-    http = http_module()
-    http.Client(verify=shared_ssl_context()).close()  # builds the transport stack (~50 ms) without a request
+def warm_up(*, tls: bool = True) -> None:
+    """Load what the first request to Anthropic's API needs (the CA store unless `tls` is off: an http:// base URL,
+    the SDK's facts) and nothing it does not: a fork server's children and an interactive lead's first answer start
+    warm."""
+    sdk_facts.installed()
+    if tls:
+        shared_ssl_context()
 
 
 class AnthropicClient:

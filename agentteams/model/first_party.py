@@ -1,6 +1,6 @@
 """Anthropic's API without importing the SDK: a streamed Messages request with the headers, URL and timeout the SDK's
-`messages.stream` sends (read from its files: model/sdk_facts.py), over the HTTP library it is built on, the answer
-read by us (model/answer.py), refusals worded as its errors. Bedrock and Vertex use its clients (provider_sdk.py)."""
+`messages.stream` sends (read from its files: model/sdk_facts.py), over http.client (model/http_wire.py) or the SDK's
+HTTP library, the answer read by us (model/answer.py), refusals worded as its errors. Bedrock, Vertex: provider_sdk."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ import json
 import os
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
-from agentteams.model import sdk_facts
+from agentteams.model import http_wire, sdk_facts
 from agentteams.model import wire_body as wirebody
 from agentteams.model.answer import Answer
 from agentteams.model.config import ModelConfig
@@ -78,15 +78,41 @@ def http_module() -> Any:
     raise ImportError("the anthropic SDK's HTTP library was not found")
 
 
+class Wire(Protocol):
+    """What sends a request: http_wire.HttpWire, or the SDK's HTTP library (`LibraryWire`); both answer with a
+    response that has `status_code`, `headers`, `iter_lines`, `read`, `text` and `close`."""
+
+    def post(self, url: str, headers: dict[str, str], body: bytes, timeout: float) -> Any: ...
+
+    def close(self) -> None: ...
+
+
+class LibraryWire:
+    """The SDK's HTTP library (httpx2), as the SDK's DefaultHttpxClient is built: for what http_wire does not do
+    (a SOCKS proxy) and for an in-memory httpx transport."""
+
+    def __init__(self, transport: Any = None) -> None:
+        module = http_module()
+        extra = {"transport": transport} if transport is not None else {}
+        self._http = module.Client(verify=shared_ssl_context(), follow_redirects=True, **extra)
+
+    def post(self, url: str, headers: dict[str, str], body: bytes, timeout: float) -> Any:
+        request = self._http.build_request("POST", url, content=body, headers=headers, timeout=timeout)
+        return self._http.send(request, stream=True)
+
+    def close(self) -> None:
+        self._http.close()
+
+
 class FirstParty:
-    """Anthropic's API for one `ModelConfig`: its HTTP client (built on first use), and every request's fixed headers
+    """Anthropic's API for one `ModelConfig`: its wire (built on first use), and every request's fixed headers
     and URL, built once."""
 
-    def __init__(self, config: ModelConfig, *, transport: Any = None) -> None:
+    def __init__(self, config: ModelConfig, *, transport: Any = None, wire: Wire | None = None) -> None:
         self.config = config
-        self._transport = transport  # an in-memory transport: the fork server's rehearsal, tests
+        self._transport = transport  # an in-memory httpx transport (tests)
         self._lock = threading.Lock()
-        self._http: Any = None
+        self._http: Wire | None = wire  # given: the fork server's rehearsal, tests
         self._fixed: tuple[dict[str, str], str] | None = None
 
     def answer(
@@ -121,25 +147,29 @@ class FirstParty:
             http.close()
 
     def _send(self, body: bytes, extra: dict[str, str] | None) -> Any:
-        http = self._client()
         headers, url = self._fixed or self._build()
-        request = http.build_request("POST", url, content=body, headers={**headers, **extra} if extra else headers,
-                                     timeout=self.config.timeout)  # fmt: skip
-        response = http.send(request, stream=True)
+        wire = self._client(url)
+        response = wire.post(url, {**headers, **extra} if extra else headers, body, self.config.timeout)
         if response.status_code >= 400:
             response.read()  # the error carries the body: read it before the response is closed
             response.close()
             raise _status_error(response)
         return response
 
-    def _client(self) -> Any:
+    def _client(self, url: str) -> Wire:
         with self._lock:
             if self._http is None:
-                module = http_module()
-                # as the SDK's DefaultHttpxClient: redirects followed; the timeout is each request's own
-                extra = {"transport": self._transport} if self._transport is not None else {}
-                self._http = module.Client(verify=shared_ssl_context(), follow_redirects=True, **extra)
+                self._http = self._new_wire(url)
             return self._http
+
+    def _new_wire(self, url: str) -> Wire:
+        if self._transport is not None:
+            return LibraryWire(self._transport)
+        try:
+            http_wire.check_supported(url)
+        except http_wire.Unsupported:
+            return LibraryWire()
+        return http_wire.HttpWire(shared_ssl_context)
 
     def _build(self) -> tuple[dict[str, str], str]:
         cfg = self.config

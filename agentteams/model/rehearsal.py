@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from agentteams.model import http_wire
 from agentteams.model.answer import Answer
 from agentteams.model.anthropic_client import build_params
 from agentteams.model.config import ModelConfig
-from agentteams.model.first_party import FirstParty, http_module
+from agentteams.model.first_party import FirstParty
 from agentteams.model.types import ModelRequest, ToolSpec
 
 _USAGE = {"input_tokens": 1, "output_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
@@ -32,14 +33,16 @@ _EVENTS: list[dict[str, Any]] = [
 
 def rehearse() -> None:
     """Build, send and read back one request as `AnthropicClient` does, without a network: nothing leaves."""
-    http = http_module()
     body = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in _EVENTS).encode()
 
-    def respond(request: Any) -> Any:
-        return http.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+    class Canned:
+        def post(self, url: str, headers: dict[str, str], content: bytes, timeout: float) -> http_wire.WireResponse:
+            return http_wire.canned(200, {"content-type": "text/event-stream"}, body)
 
-    wire = FirstParty(ModelConfig(api_key="rehearsal", base_url="http://127.0.0.1:9"),
-                      transport=http.MockTransport(respond))  # fmt: skip
+        def close(self) -> None:
+            pass
+
+    wire = FirstParty(ModelConfig(api_key="rehearsal", base_url="http://127.0.0.1:9"), wire=Canned())
     tool = ToolSpec("t", "rehearsal", {"type": "object", "properties": {}})
     params = build_params(ModelRequest(model="rehearsal", system="s", tools=[tool], max_tokens=8,
                                        messages=[{"role": "user", "content": "hi"}]))  # fmt: skip

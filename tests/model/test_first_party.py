@@ -126,7 +126,7 @@ def test_a_refusal_is_worded_and_read_as_the_sdk_s(server: MockServer) -> None:
         expected.api_message)  # fmt: skip
 
 
-def test_a_call_to_anthropic_s_api_never_imports_the_sdk(server: MockServer) -> None:
+def test_a_call_to_anthropic_s_api_imports_neither_the_sdk_nor_its_http_library(server: MockServer) -> None:
     code = (
         "import sys\n"
         "from agentteams.model.anthropic_client import AnthropicClient\n"
@@ -136,5 +136,8 @@ def test_a_call_to_anthropic_s_api_never_imports_the_sdk(server: MockServer) -> 
         "r = client.complete(ModelRequest('m', 's', [], [{'role': 'user', 'content': 'hi'}]))\n"
         "assert r.content == [{'type': 'text', 'text': 'ok'}], r.content\n"
         "assert 'anthropic' not in sys.modules, 'the SDK was imported'\n"
+        "assert not {'httpx', 'httpx2'} & set(sys.modules), 'an HTTP library was imported'\n"
+        "from agentteams.model import first_party\n"
+        "assert first_party._SSL_CONTEXT is None, 'an http:// call loaded the CA store'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -21,7 +21,6 @@ from pathlib import Path
 import pytest
 
 from agentteams.mockapi import MockServer
-from agentteams.model import sdk_facts
 from agentteams.procs import launcher as launch
 from agentteams.procs.warm import client as warm
 from tests.support.cli import Cli
@@ -126,12 +125,9 @@ def _parent(pid: int) -> int:
 
 
 def _imported_sdk(stderr: str) -> bool:
-    """Under PYTHONPROFILEIMPORTTIME the launcher's own imports are listed: a cold run imports the model client's HTTP
-    library itself."""
-    library = sdk_facts.installed()
-    assert library is not None
-    names = (line.rpartition("|")[2].strip() for line in stderr.splitlines())
-    return any(name.partition(".")[0] == library.http_library for name in names)
+    """Under PYTHONPROFILEIMPORTTIME the launcher's own imports are listed: a cold run imports the model client's wire
+    itself."""
+    return any(line.rpartition("|")[2].strip() == "agentteams.model.http_wire" for line in stderr.splitlines())
 
 
 def _run(

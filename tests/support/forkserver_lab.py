@@ -14,7 +14,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from agentteams.model import sdk_facts
 from agentteams.procs import launcher as launch
 from agentteams.procs.fork.client import ForkServer
 from tests.support.cli import Cli
@@ -28,9 +27,10 @@ HOOK = f"{__name__}:"  # the child imports this module (PYTHONPATH=ROOT in the s
 
 
 def http_library_loaded() -> bool:
-    """Whether this process has imported the model client's HTTP library: a warmed fork server's child has."""
-    facts = sdk_facts.installed()
-    return facts is not None and facts.http_library in sys.modules
+    """Whether this process has the model client's wire loaded and its CA store read: a warmed fork server's child
+    has."""
+    first_party = sys.modules.get("agentteams.model.first_party")
+    return "agentteams.model.http_wire" in sys.modules and getattr(first_party, "_SSL_CONTEXT", None) is not None
 
 
 # -- hooks the forked child runs instead of the CLI (launch.TEST_ENTRY_VAR) --------------------------------

@@ -141,7 +141,6 @@ class LeadRuntime:
         self._held = True
 
     def start(self) -> None:
-        signing.warm_up_soon()  # off the spawn path
         worker = threading.Thread(target=self._work, name="lead-turns", daemon=True)
         worker.start()
         self._threads.append(worker)
@@ -306,6 +305,7 @@ class LeadRuntime:
             return
         team = self.team
         assert team is not None
+        signing.warm_up_soon()  # before the first spawn needs it; a session that leads no team never loads it
         record = functools.partial(self._record_key, team)  # on the team thread, or before a first send if sooner
         self.store.keyring.adopt(team, LEAD_NAME, record)
         self._write_presence("working" if self._busy else "idle")
