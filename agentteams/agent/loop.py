@@ -216,8 +216,9 @@ class Agent:
         if partial.strip():  # both recorded as they are kept: a resumed session has them too
             self.messages.append({"role": "assistant", "content": [{"type": "text", "text": partial}]})
             self.emit(AgentEvent("assistant", message=self.messages[-1]))
-            self.messages.append({"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARK}]})
-            self.emit(AgentEvent("user", message=self.messages[-1]))
+        # the marker even when nothing was said yet, as Claude Code writes it (the API joins adjacent user turns)
+        self.messages.append({"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARK}]})
+        self.emit(AgentEvent("user", message=self.messages[-1]))
         return partial
 
     def _with_context(self) -> list[Message]:

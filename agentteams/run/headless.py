@@ -18,7 +18,7 @@ INPUT_FORMATS = ("text", "stream-json")
 SETTLE_SECONDS = 1.0  # a team must stay settled this long before a -p run ends
 POLL_SECONDS = 0.1  # how often a team's files are looked at meanwhile
 SUBTYPES = {"end_turn": "success", "exit_requested": "success", "max_turns": "error_max_turns",
-            "interrupted": "error_interrupted", "max_tokens": "error_max_tokens",
+            "interrupted": "error_during_execution", "max_tokens": "error_max_tokens",
             "max_budget_usd": "error_max_budget_usd"}  # fmt: skip
 TERMINAL = {"end_turn": "completed", "exit_requested": "completed", "max_turns": "max_turns",
             "interrupted": "aborted", "max_tokens": "max_tokens", "max_budget_usd": "budget_exhausted"}  # fmt: skip
@@ -154,6 +154,8 @@ class StreamLines:
             self._details[event.tool_use_id] = tool_detail(event.result)
         if event.kind == "compacted":
             return [boundary_line(event, self.options.session_id)]
+        if event.kind == "user" and _interrupt_mark(event.message):  # claude writes its marker as a user line
+            return [self._line("user", event.message)]
         if event.message is None or event.kind not in ("assistant", "tool_results"):
             return []
         blocks = [b for b in event.message.get("content") or [] if isinstance(b, dict)]
@@ -182,6 +184,25 @@ class StreamLines:
 
         return {"type": kind, "message": message, "parent_tool_use_id": None, "session_id": self.options.session_id,
                 "uuid": str(uuid.uuid4()), "timestamp": now_iso(), **extra}  # fmt: skip
+
+
+def _interrupt_mark(message: Any) -> bool:
+    from agentteams.agent.turn_types import INTERRUPTED_MARK
+
+    content = message.get("content") if isinstance(message, dict) else None
+    return isinstance(content, list) and content == [{"type": "text", "text": INTERRUPTED_MARK}]
+
+
+def _interrupted_how(session: Any) -> tuple[str, str]:
+    """An interrupted turn's terminal reason and its diagnostic line, as Claude Code words them: cut off while the
+    answer streamed (its marker is the last message) or while tools ran."""
+    messages = session.agent.messages
+    last = messages[-1] if messages else {}
+    streaming = _interrupt_mark(last)
+    content = last.get("content")
+    kind = content[-1].get("type", "n/a") if isinstance(content, list) and content and not streaming else "n/a"
+    diagnostic = f"[ede_diagnostic] result_type={last.get('role', 'n/a')} last_content_type={kind} stop_reason=null"
+    return ("aborted_streaming" if streaming else "aborted_tools"), diagnostic
 
 
 def boundary_line(event: Any, session_id: str) -> dict[str, Any]:
@@ -296,6 +317,9 @@ def report(done: list[Any], session: Any, session_id: str, output_format: str, s
         summary["errors"] = [f"Reached maximum budget (${budget_text(session.options.max_budget_usd)})"]
     elif result.stop_reason == "max_turns":
         summary["errors"] = [f"Reached maximum number of turns ({session.options.max_turns})"]
+    elif result.stop_reason == "interrupted":
+        summary["terminal_reason"], diagnostic = _interrupted_how(session)
+        summary["errors"] = [diagnostic]
     if output_format == "text":
         typer.echo(result.text)
         if subtype != "success":

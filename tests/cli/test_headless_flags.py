@@ -233,7 +233,10 @@ def test_the_sdk_s_model_and_mode_changes_and_interrupt_are_obeyed(
     cut = read_turn(proc.stdout)
     reply = next(x for x in cut if x["type"] == "control_response")
     assert (reply["response"]["request_id"], reply["response"]["subtype"]) == ("r4", "success")
-    assert cut[-1]["subtype"] == "error_interrupted"
+    assert (cut[-1]["subtype"], cut[-1]["terminal_reason"]) == ("error_during_execution", "aborted_streaming")
+    assert cut[-1]["errors"] == ["[ede_diagnostic] result_type=user last_content_type=n/a stop_reason=null"]
+    marks = [x["message"]["content"] for x in cut if x["type"] == "user"]
+    assert marks == [[{"type": "text", "text": "[Request interrupted by user]"}]]  # its marker, as claude writes it
     proc.stdin.write(sdk_user_line("go on"))
     proc.stdin.close()
     assert read_turn(proc.stdout)[-1]["result"] == "AFTER-INTERRUPT"  # the conversation goes on
