@@ -122,3 +122,22 @@ def test_slash_mcp_lists_each_server_and_its_state() -> None:
         "MCP servers:\n  proj (-, project) needs approval: add it\n  srv (stdio, flag) pending"
     )
     assert describe([]).startswith("No MCP servers configured")
+
+
+def test_a_result_without_structured_content_reaches_the_model_as_its_blocks() -> None:
+    from mcp.types import CallToolResult, EmbeddedResource, ImageContent, TextContent, TextResourceContents
+
+    from agentteams.tools.mcp.connection import result_blocks
+
+    resource = TextResourceContents(uri="file:///notes.txt", text="notes")
+    plain = CallToolResult(content=[TextContent(type="text", text="15 + 27 = 42"),
+                                    ImageContent(type="image", data="iVBO", mime_type="image/png"),
+                                    EmbeddedResource(type="resource", resource=resource)])  # fmt: skip
+    assert result_blocks(plain) == [
+        {"type": "text", "text": "15 + 27 = 42"},
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBO"}},
+        {"type": "text", "text": "notes"},
+    ]
+    structured = CallToolResult(content=[TextContent(type="text", text="{}")], structured_content={"result": 42})
+    failed = CallToolResult(content=[TextContent(type="text", text="no")], is_error=True)
+    assert result_blocks(structured) is None and result_blocks(failed) is None  # the text goes, as claude sends it

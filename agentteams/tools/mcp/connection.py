@@ -34,6 +34,7 @@ class CallOutcome:
     text: str
     is_error: bool = False
     lost: bool = False  # the connection is gone: the server stopped
+    blocks: list[dict[str, Any]] | None = None  # what the model is given instead of `text` (result_blocks)
 
 
 @dataclass
@@ -124,7 +125,7 @@ class Connection:
                 self._failed(_reason(e, 0), on_lost)
                 return CallOutcome(f"MCP server {self.config.name!r} stopped: {self.error}", True, lost=True)
             return CallOutcome(f"MCP error: {e}", is_error=True)
-        return CallOutcome(result_text(result), bool(result.is_error))
+        return CallOutcome(result_text(result), bool(result.is_error), blocks=result_blocks(result))
 
 
 @contextlib.asynccontextmanager
@@ -179,6 +180,26 @@ def result_text(result: Any) -> str:
         else:
             parts.append(f"[{kind or 'unknown'} content]")
     return "\n".join(parts)
+
+
+def result_blocks(result: Any) -> list[dict[str, Any]] | None:
+    """A successful result without structured content goes to the model as its content blocks, as Claude Code 2.1.332
+    sends them (text and images; anything else as a line saying what it was); None: `result_text` is sent."""
+    if result.structured_content is not None or result.is_error:
+        return None
+    blocks: list[dict[str, Any]] = []
+    for block in result.content:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            blocks.append({"type": "text", "text": block.text})
+        elif kind == "image":
+            blocks.append({"type": "image", "source": {"type": "base64", "media_type": block.mime_type,
+                                                       "data": block.data}})  # fmt: skip
+        elif kind == "resource" and hasattr(block.resource, "text"):
+            blocks.append({"type": "text", "text": block.resource.text})
+        else:
+            blocks.append({"type": "text", "text": f"[{kind or 'unknown'} content]"})
+    return blocks
 
 
 def _reason(e: BaseException, timeout: float) -> str:

@@ -33,7 +33,8 @@ class McpTool(Tool):
         text = outcome.text
         if len(text) > MAX_OUTPUT:
             text = text[:MAX_OUTPUT] + f"\n[output truncated: {len(outcome.text) - MAX_OUTPUT} more characters]"
-        return ToolResult(text, is_error=outcome.is_error)
+            return ToolResult(text, is_error=outcome.is_error)  # too long: the text, cut, instead of the blocks
+        return ToolResult(text, is_error=outcome.is_error, blocks=outcome.blocks)
 
 
 def mcp_tool(hub: McpHub, server: str, remote: RemoteTool) -> Tool:
