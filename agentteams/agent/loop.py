@@ -91,7 +91,7 @@ class Agent:
         # polled at each tool-result boundary the turn goes on from: what arrived meanwhile (messages, a line the
         # person typed), appended after the results so the cached prefix stays valid; the caller knows what it gave
         self.steer: Callable[[], list[Block]] | None = None
-        self.over_budget: Callable[[], bool] | None = None  # --max-budget-usd: no model call once it says so
+        self.over_budget: Callable[[], bool] | None = None  # --max-budget-usd: no model call (nor tool) once it says so
         self._prompt: AgentEvent | None = None  # the turn's prompt, not yet emitted (run)
         self._emitting = threading.RLock()
 
@@ -149,6 +149,9 @@ class Agent:
             self._measured(response.usage)
             self.emit(AgentEvent("assistant", message=self.messages[-1], usage=response.usage, response=response))
             text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text") or text
+            if self.over_budget is not None and self.over_budget():  # as Claude Code: its tools are not run
+                stop = "max_budget_usd"
+                break
             uses = [b for b in response.content if b.get("type") == "tool_use"]
             if not uses:
                 stop = "max_tokens" if response.stop_reason == "max_tokens" else "end_turn"

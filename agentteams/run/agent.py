@@ -167,7 +167,8 @@ def start(flags: AgentFlags) -> int:
         disallowed_tools=flags.disallowed_tools, append_system_prompt=flags.append_system_prompt,
         max_turns=flags.max_turns, interactive=not flags.print_mode, settings=found, system_prompt=flags.system_prompt,
         add_dirs=[Path(d).expanduser().resolve() for d in flags.add_dir], fallback_model=flags.fallback_model,
-        max_budget_usd=budget if flags.print_mode else None,  # as Claude Code: it only works with --print
+        # as Claude Code: it only works with --print, or with a program driving (the Agent SDKs pass no -p)
+        max_budget_usd=budget if flags.print_mode or flags.input_format == "stream-json" else None,
         mcp=mcp_flags(flags.mcp_config, flags.strict_mcp_config, cwd), restricted=flags.restricted,
         builtin_tools=builtin_tools(flags.tools),
     )  # fmt: skip

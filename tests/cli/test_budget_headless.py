@@ -34,6 +34,18 @@ def test_the_run_stops_before_the_call_past_its_budget(cli: Cli, tmp_path: Path)
     assert 0.5 <= result["total_cost_usd"] < 1.0 and len(calls) == 2  # the third call was never made
 
 
+def test_the_answer_that_spends_the_budget_ends_the_run_and_its_tool_is_not_run(cli: Cli, tmp_path: Path) -> None:
+    touch = {"content": [tool("Bash", command="touch ran.txt", description="touch")], "usage": EXPENSIVE}
+    for answer, files in ((touch, []), ({"content": [{"type": "text", "text": "costly"}], "usage": EXPENSIVE}, [])):
+        spec = {"routes": [{"name": "main", "match": {"tools": True}, "turns": [answer, "never asked"]}]}
+        with MockServer(spec) as server:
+            proc = agentteams(cli, tmp_path, "-p", "go", "--max-budget-usd", "0.1", "--output-format", "json",
+                              "--dangerously-skip-permissions", base_url=server.base_url)  # fmt: skip
+        result = json.loads(proc.stdout)
+        assert (result["subtype"], result["num_turns"], proc.returncode) == ("error_max_budget_usd", 1, 1)
+        assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".txt") == files  # Bash never ran
+
+
 def test_a_bad_budget_is_one_clear_line(cli: Cli, tmp_path: Path) -> None:
     for bad in ("0", "-1", "lots"):
         proc = agentteams(cli, tmp_path, "-p", "hi", "--max-budget-usd", bad, base_url="http://127.0.0.1:9", key=KEY)
