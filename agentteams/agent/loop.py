@@ -315,6 +315,8 @@ class Agent:
 
     def _run_one(self, use: Block) -> Block:
         name, use_id = str(use.get("name")), str(use.get("id"))
+        if name == "Agent" and name not in self.tools and "Task" in self.tools:  # claude's newer name for it: one
+            name = "Task"  # tool, so one set of rules and hooks judges it
         args = use.get("input") if isinstance(use.get("input"), dict) else {}
         assert isinstance(args, dict)
         self.emit(AgentEvent("tool_start", tool=name, tool_use_id=use_id, input=args))

@@ -99,6 +99,8 @@ def command_extras(cmd: CustomCommand) -> TurnExtras | None:
 class Session:
     """Builds and holds the main agent; `run(prompt)` plays one user turn."""
 
+    on_subagent_event: Callable[[AgentEvent], None] | None = None  # a subagent's events (run/subagent_lines.py)
+
     def __init__(
         self,
         options: SessionOptions,
@@ -340,6 +342,8 @@ class Session:
                 self.ledger.record(agent, model, event.usage, event.response.api_ms if event.response else 0)
             if agent == self.name:
                 self._outer(event)
+            elif self.on_subagent_event is not None:  # a foreground subagent's: stream-json attributes some
+                self.on_subagent_event(event)
 
         return handle
 

@@ -110,6 +110,7 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     session = runtime.session
     session.agent.settings.stream_events = streaming and partial_messages
     if streaming:
+        session.on_subagent_event = lambda event: emit_all(lines.subagent(event))
         emit(init_line(session, options))
     start = time.monotonic()
     try:
@@ -140,9 +141,16 @@ class StreamLines:
     line per tool result with the tool's structured result, each with a uuid and a timestamp."""
 
     def __init__(self, options: Any) -> None:
+        from agentteams.run.subagent_lines import SubagentLines
+
         self.options = options  # its session id is read per line: a fork or /clear changes it
         self._details: dict[str, Any] = {}
         self._message_id: str | None = None  # the answer whose raw events are streaming (`stream_event` lines)
+        self.subagents = SubagentLines(lambda: self.options.session_id)
+
+    def subagent(self, event: Any) -> list[dict[str, Any]]:
+        """A foreground subagent's event: the lines Claude Code attributes to its Task call."""
+        return self.subagents.sub_event(event, self._line)
 
     def __call__(self, event: Any) -> list[dict[str, Any]]:
         from agentteams.agent.journal import answer_meta, tool_detail
@@ -152,6 +160,8 @@ class StreamLines:
             return [self._stream_event(event.input)]
         if event.kind == "tool_end" and event.result is not None:
             self._details[event.tool_use_id] = tool_detail(event.result)
+        if event.kind in ("tool_start", "tool_end"):
+            return self.subagents.main_event(event)
         if event.kind == "compacted":
             return [boundary_line(event, self.options.session_id)]
         if event.kind == "user" and _interrupt_mark(event.message):  # claude writes its marker as a user line
@@ -203,6 +213,11 @@ def _interrupted_how(session: Any) -> tuple[str, str]:
     kind = content[-1].get("type", "n/a") if isinstance(content, list) and content and not streaming else "n/a"
     diagnostic = f"[ede_diagnostic] result_type={last.get('role', 'n/a')} last_content_type={kind} stop_reason=null"
     return ("aborted_streaming" if streaming else "aborted_tools"), diagnostic
+
+
+def emit_all(lines: list[dict[str, Any]]) -> None:
+    for line in lines:
+        emit(line)
 
 
 def boundary_line(event: Any, session_id: str) -> dict[str, Any]:

@@ -290,3 +290,9 @@ def test_each_part_of_a_compound_command_may_be_allowed_by_a_different_rule(tmp_
     assert policy.decide("Bash", "execute", "cat a && echo done").behavior == "allow"
     assert policy.decide("Bash", "execute", "cat a && rm -rf b").behavior == "deny"
     assert policy.decide("Bash", "execute", "cat a | tee x").behavior == "deny"
+
+
+def test_a_rule_naming_the_agent_tool_holds_for_the_subagent_tool(tmp_path: Path) -> None:
+    policy = PermissionPolicy(mode="bypassPermissions", disallowed=parse_rules("Agent"), cwd=tmp_path)
+    assert policy.decide("Task", "execute", None).behavior == "deny"  # claude's two names of one tool
+    assert parse_rules("Agent(Explore)") == [Rule("Task", "Explore")]

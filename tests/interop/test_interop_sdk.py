@@ -12,6 +12,7 @@ from agentteams.mockapi import MockServer
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support import sdk_programs as sdk
+from tests.support import sdk_session_programs as sessions
 from tests.support.cli import Cli
 
 pytestmark = pytest.mark.timeout(300)
@@ -25,7 +26,8 @@ def _outcome(seen: sdk.Seen) -> dict[str, object]:
     return {"kinds": seen.kinds, "results": seen.results, "asked": seen.asked, "hooks": seen.hooks,
             "files": seen.files, "told": told, "raised": seen.raised, "models": list(dict.fromkeys(seen.models)),
             "streamed": seen.streamed, "stream_types": seen.stream_types, "saved": seen.saved,
-            "agents": seen.agents, "offered": sorted(seen.offered) if len(seen.offered) < 5 else "many"}  # fmt: skip
+            "agents": seen.agents, "attributed": seen.attributed,
+            "offered": sorted(seen.offered) if len(seen.offered) < 5 else "many"}  # fmt: skip
 
 
 def _drive(name: str, cli: Path, env: dict[str, str], work: Path) -> sdk.Seen:
@@ -47,6 +49,22 @@ def test_an_sdk_program_sees_the_same_with_ours_as_with_the_real_cli(
     real = _drive(name, claude, real_env, real_work)
     ours = _drive(name, Path(cli.argv()[0]), our_env, our_work)
     assert _outcome(ours) == _outcome(real), f"ours: {ours}\nreal: {real}"
+
+
+@ccv.only(rc.NEWEST)
+@pytest.mark.parametrize("name", list(sessions.PROGRAMS))
+def test_a_program_that_keeps_and_reopens_sessions_sees_the_same_with_ours(
+    claude: Path, claude_version: str, cli: Cli, tmp_path: Path, name: str
+) -> None:
+    seen = {}
+    for label, where in (("real", claude), ("ours", Path(cli.argv()[0]))):
+        work = tmp_path / label / "work"
+        work.mkdir(parents=True)
+        rc.seed_home(tmp_path / label / "cfg", [work], claude_version)
+        with MockServer(sessions.SCRIPTS[name]) as server:
+            env = {**rc.claude_env(tmp_path / label / "cfg", server.base_url), "PYTHONPATH": str(rc.ROOT)}
+            seen[label] = sdk.run_program(sessions.PROGRAMS[name], sdk.Where(where, env, work, server))
+    assert seen["ours"] == seen["real"]
 
 
 @ccv.only(rc.NEWEST)

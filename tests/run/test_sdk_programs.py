@@ -123,3 +123,13 @@ def test_tools_limits_the_built_in_tools_offered(cli: Cli, config_root: Path, wo
 
 def test_setting_sources_leaves_the_project_s_settings_unread(cli: Cli, config_root: Path, work: Path) -> None:
     assert drive("project settings left out", cli, config_root, work).files == ["ran.txt"]
+
+
+def test_a_subagent_s_lifecycle_prompt_and_forwarded_text_are_attributed_to_its_call(
+    cli: Cli, config_root: Path, work: Path
+) -> None:
+    seen = drive("a subagent forwarded", cli, config_root, work)
+    assert seen.kinds[:5] == ["SystemMessage", "AssistantMessage", "TaskStartedMessage", "TaskUpdatedMessage",
+                              "TaskNotificationMessage"], seen  # fmt: skip
+    assert seen.attributed == ["UserMessage:TextBlock", "AssistantMessage:TextBlock"]  # its prompt, its text
+    assert seen.results[-1]["result"] == "DONE" and seen.tool_results == ["HI-FROM-SUB"]

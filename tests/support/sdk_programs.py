@@ -60,6 +60,7 @@ class Seen:
     offered: list[str] = field(default_factory=list)  # the tools the first init line lists
     streamed: str = ""  # the text deltas of `stream_event` messages, joined
     stream_types: set[str] = field(default_factory=set)  # the raw event types they carried
+    attributed: list[str] = field(default_factory=list)  # messages attributed to a Task call: kind and block types
 
 
 def bash_turn(command: str, use_id: str = "toolu_sdk_1") -> dict[str, Any]:
@@ -96,6 +97,10 @@ async def _read(messages: Any, seen: Seen) -> None:
             seen.stream_types.add(m.event.get("type"))
             delta = m.event.get("delta") or {}
             seen.streamed += delta.get("text", "") if delta.get("type") == "text_delta" else ""
+            continue
+        if getattr(m, "parent_tool_use_id", None):  # a subagent's, attributed to its Task call
+            blocks = m.content if isinstance(m.content, list) else []
+            seen.attributed.append(":".join([kind, *(type(b).__name__ for b in blocks)]))
             continue
         if kind == "SystemMessage" and getattr(m, "subtype", "") != "init":
             continue  # state changes and the like: the real CLI sends more of them
@@ -241,6 +246,18 @@ async def programmatic_agents(where: Where) -> Seen:
     return _finish(where, seen)
 
 
+async def a_subagent_forwarded(where: Where) -> Seen:
+    """A foreground subagent called by its newer name (Agent): its lifecycle messages, its prompt and (asked for)
+    its text attributed to the call."""
+    seen = Seen()
+    greeter = AgentDefinition(
+        description="Greets.", prompt="GREETER-PROMPT: reply with one sentence.", background=False
+    )
+    options = _options(where, agents={"greeter": greeter}, forward_subagent_text=True, allowed_tools=["Agent"])
+    await _collect(query(prompt="greet", options=options), seen)
+    return _finish(where, seen)
+
+
 async def only_some_tools(where: Where) -> Seen:
     seen = Seen()
     await _collect(query(prompt="hi", options=_options(where, tools=["Read", "Glob"])), seen)
@@ -285,6 +302,7 @@ PROGRAMS: dict[str, Callable[[Where], Awaitable[Seen]]] = {
     "agents defined by the program": programmatic_agents,
     "only some built-in tools": only_some_tools,
     "project settings left out": project_settings_left_out,
+    "a subagent forwarded": a_subagent_forwarded,
 }
 SCRIPTS: dict[str, dict[str, Any]] = {
     "one-shot query": script("HELLO-FROM-MODEL"),
@@ -312,6 +330,13 @@ SCRIPTS: dict[str, dict[str, Any]] = {
 
 def script_for(name: str, cwd: Path) -> dict[str, Any]:
     """The scripted model's turns for program `name` in working directory `cwd`."""
+    if name == "a subagent forwarded":
+        call = {"type": "tool_use", "id": "toolu_agent", "name": "Agent",
+                "input": {"subagent_type": "greeter", "description": "Greet", "prompt": "say hi",
+                          "run_in_background": False}}  # fmt: skip
+        greeter = {"name": "greeter", "match": {"system": "GREETER-PROMPT"}, "turns": ["HI-FROM-SUB"]}
+        main = script({"content": [call]}, "DONE")
+        return {"routes": [greeter, *main["routes"]]}
     if name == "mode and model set by a client":
         call = {"type": "tool_use", "id": "toolu_write", "name": "Write",
                 "input": {"file_path": str(cwd / "notes.txt"), "content": "written\n"}}  # fmt: skip

@@ -98,6 +98,9 @@ def parse_rules(values: str | Iterable[str], origin: str = "") -> list[Rule]:
     return rules
 
 
+TOOL_ALIASES = {"Agent": "Task"}  # Claude Code's two names of its subagent tool (ours is named Task)
+
+
 def parse_rule(text: str, origin: str = "", root: Path | None = None) -> Rule:
     """One rule as a settings file holds it (`Bash(npm run test)`: spaces inside are the rule's own);
     `root` is the directory a `/path` pattern is relative to (the settings file's project)."""
@@ -129,6 +132,7 @@ def _parse_rule(token: str, origin: str = "") -> Rule:
     if match is None:
         raise PermissionRuleError(f"cannot read permission rule {token!r}; use e.g. Edit, Bash(git:*) or Read(~/**)")
     tool, pattern = match.group(1), match.group(2)
+    tool = TOOL_ALIASES.get(tool, tool)  # a rule for either name of the subagent tool holds for it
     pattern = pattern.strip() if pattern is not None else None
     return Rule(tool, None if pattern in (None, "", "*") else pattern, origin=origin)
 

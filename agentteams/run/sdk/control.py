@@ -38,6 +38,7 @@ class ControlAnswers:
     def __init__(self, options: Any, *, may_bypass: bool = False) -> None:
         self.options = options
         self.runtime: Any = None  # set once the lead is built, before the channel starts
+        self.lines: Any = None  # the session's stream-json lines (headless.StreamLines), set with the runtime
         self.channel: ControlChannel | None = None  # the channel that asks this (it needs this to answer)
         # bypassPermissions only for a session started with it, --dangerously-skip-permissions or
         # --allow-dangerously-skip-permissions: a program never switches its safety off on its own
@@ -117,6 +118,8 @@ class ControlAnswers:
             for problem in problems:
                 diagnostics.warning("%s", problem)
             self.runtime.session.agents.agents.update({a.name: a for a in defined})
+        if request.get("forwardSubagentText") is True and self.lines is not None:  # a subagent's text, attributed
+            self.lines.subagents.forward_text = True
         return describe(self.runtime.session, self.options) | {"hooks_applied": applied or not request.get("hooks")}
 
 

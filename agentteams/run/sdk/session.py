@@ -73,7 +73,8 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     runtime, code = parts.runtime, 0
     runtime.session.policy.interactive = stdio  # a question has someone to go to: the program
     runtime.session.agent.settings.stream_events = flags.partial_messages
-    answers.runtime, asks.session = runtime, runtime.session
+    runtime.session.on_subagent_event = lambda event: headless.emit_all(lines.subagent(event))
+    answers.runtime, asks.session, answers.lines = runtime, runtime.session, lines
     channel.start()
     runtime.session.mcp.start_now(MCP_START_WAIT)
     try:
