@@ -31,6 +31,7 @@ from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
 from agentteams.settings.agents import TEAMMATE_TOOLS, AgentCatalog, load_agents
+from agentteams.settings.plugins import Plugin
 from agentteams.settings.types import Settings
 from agentteams.store.api import Store
 from agentteams.store.opener import open_store
@@ -75,6 +76,7 @@ class SessionOptions:
     mcp: McpFlags = field(default_factory=McpFlags)  # --mcp-config / --strict-mcp-config (passed on to teammates)
     restricted: bool = False  # --restricted: no tool that runs commands or fetches, file tools kept to the working dirs
     builtin_tools: tuple[str, ...] | None = None  # --tools: the built-in tools offered (None: all of them)
+    plugins: tuple[Plugin, ...] = ()  # --plugin-dir: the plugins loaded (their commands are the session's)
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,7 @@ class Session:
             approve_plan=self._approve_plan if me is None else None,  # a teammate's plan goes to its lead
             task_created=self.hooks.task_created, task_completed=self.hooks.task_completed,
         )  # fmt: skip
-        self.agents = options.agents or load_agents(options.cwd, self.layout.root)
+        self.agents = options.agents or load_agents(options.cwd, self.layout.root, options.settings.sources)
         if me is None:  # a teammate's lead has reported the files already
             for problem in self.agents.problems:
                 diagnostics.warning("%s", problem)

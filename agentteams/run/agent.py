@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,6 +18,7 @@ from agentteams.run.precedence import Asked, Configured, choose
 if TYPE_CHECKING:
     from agentteams.agent.session import SessionOptions
     from agentteams.settings.agents import AgentCatalog
+    from agentteams.settings.plugins import Plugin
     from agentteams.settings.types import Settings
     from agentteams.tools.mcp.config import McpFlags
 
@@ -70,6 +72,7 @@ class AgentFlags:
     agents_json: str | None = None  # `--agents`: agent types as JSON, beside the files'
     setting_sources: str | None = None  # `--setting-sources user,project,local`: the settings files read
     tools: str | None = None  # `--tools`: the built-in tools offered ("" none, "default" all, or names)
+    plugin_dirs: list[str] = field(default_factory=list)  # `--plugin-dir`: plugins to load
 
 
 def mcp_flags(values: list[str], strict: bool, cwd: Path) -> McpFlags:
@@ -110,7 +113,7 @@ def load_settings_here(
     return found
 
 
-def agents_with(text: str, cwd: Path) -> AgentCatalog:
+def agents_with(text: str, cwd: Path, scopes: Collection[str] = FILE_SOURCES) -> AgentCatalog:
     """The agent types of `cwd`'s files and of `--agents` JSON (`{name: {description, prompt, ...}}`; its own win a
     name); JSON that is not an object is one clear error."""
     import json
@@ -124,12 +127,19 @@ def agents_with(text: str, cwd: Path) -> AgentCatalog:
         raise AgentTeamsError(f"--agents must be a JSON object of agent types: {e}") from None
     if not isinstance(defined, dict):
         raise AgentTeamsError("--agents must be a JSON object of agent types ({name: {description, prompt}})")
-    catalog = load_agents(cwd, config_root())
+    catalog = load_agents(cwd, config_root(), scopes)
     found, problems = program_agents(defined)
     for problem in problems:
         diagnostics.warning("%s", problem)
     catalog.agents.update({a.name: a for a in found})
     return catalog
+
+
+def plugins_at(dirs: list[str]) -> tuple[Plugin, ...]:
+    """`--plugin-dir`s, each read now: a directory that is not a plugin is one line and an exit."""
+    from agentteams.settings.plugins import load_plugin
+
+    return tuple(load_plugin(Path(d)) for d in dirs)
 
 
 def builtin_tools(value: str | None) -> tuple[str, ...] | None:
@@ -170,10 +180,10 @@ def start(flags: AgentFlags) -> int:
         # as Claude Code: it only works with --print, or with a program driving (the Agent SDKs pass no -p)
         max_budget_usd=budget if flags.print_mode or flags.input_format == "stream-json" else None,
         mcp=mcp_flags(flags.mcp_config, flags.strict_mcp_config, cwd), restricted=flags.restricted,
-        builtin_tools=builtin_tools(flags.tools),
+        builtin_tools=builtin_tools(flags.tools), plugins=plugins_at(flags.plugin_dirs),
     )  # fmt: skip
     if flags.agents_json:
-        options.agents = agents_with(flags.agents_json, cwd)
+        options.agents = agents_with(flags.agents_json, cwd, found.sources)
     if flags.session_id:
         options.session_id = flags.session_id
     wanted = session_choice.ResumeFlags(flags.cont, flags.resume, flags.fork_session, flags.session_id)

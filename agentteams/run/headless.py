@@ -117,7 +117,7 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
         compact = compact_instructions(prompt)
         if compact is not None:
             return compacted(session, compact, options.session_id, output_format, start)
-        runtime.submit(*custom_command(prompt, options.cwd))
+        runtime.submit(*custom_command(prompt, options))
         wait_settled(runtime)
     finally:
         parts.close(team_down=True)
@@ -230,28 +230,16 @@ def boundary_line(event: Any, session_id: str) -> dict[str, Any]:
 
 
 def init_line(session: Any, options: Any) -> dict[str, Any]:
-    """The stream-json `system` `init` line that opens each turn."""
-    import uuid
+    """The stream-json `system` `init` line that opens each turn (run/init_info.py)."""
+    from agentteams.run.init_info import init_line as line
 
-    from agentteams import CLAUDE_CODE_COMPAT, __version__
-
-    return {"type": "system", "subtype": "init", "session_id": options.session_id, "model": session.model,
-            "cwd": str(options.cwd), "permissionMode": session.policy.mode, "tools": [t.name for t in session.tools],
-            "mcp_servers": mcp_servers(session), "apiKeySource": _key_source(),
-            "claude_code_version": CLAUDE_CODE_COMPAT, "agentteams_version": __version__, "output_style": "default",
-            "additional_directories": [str(d) for d in options.add_dirs], "uuid": str(uuid.uuid4())}  # fmt: skip
+    return line(session, options)
 
 
 def mcp_servers(session: Any) -> list[dict[str, str]]:
     """Each MCP server of the session: its name and its state (pending, connected, failed, needs approval)."""
     hub = session.mcp.hub
     return [] if hub is None else [{"name": line.name, "status": line.status} for line in hub.lines()]
-
-
-def _key_source() -> str:
-    import os
-
-    return next((n for n in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(n)), "none")
 
 
 def compact_instructions(prompt: str) -> str | None:
@@ -277,16 +265,17 @@ def compacted(session: Any, instructions: str, session_id: str, output_format: s
     return report(done, session, session_id, output_format, time.monotonic() - start)
 
 
-def custom_command(prompt: str, cwd: Any) -> tuple[str, Any]:
-    """(prompt, turn extras): a `/name args` prompt naming a custom command becomes its expanded body with its front
-    matter, as Claude Code's -p does; anything else is sent as given (commands are read only for a leading /)."""
+def custom_command(prompt: str, options: Any) -> tuple[str, Any]:
+    """(prompt, turn extras): a `/name args` prompt naming one of the session's commands (its files', its plugins')
+    becomes its expanded body with its front matter, as Claude Code's -p does; anything else is sent as given
+    (commands are read only for a leading /)."""
     if not prompt.lstrip().startswith("/"):
         return prompt, None
     from agentteams.agent.session import command_extras
-    from agentteams.settings.commands import invocation, load_commands
-    from agentteams.store.paths import config_root
+    from agentteams.run.init_info import session_commands
+    from agentteams.settings.commands import invocation
 
-    found = invocation(prompt, load_commands(cwd, config_root()))
+    found = invocation(prompt, session_commands(options))
     if found is None:
         return prompt, None
     command, args = found

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -166,14 +166,16 @@ def _files(folder: Path) -> Iterator[Path]:
     yield from found
 
 
-def load_agents(cwd: Path, root: Path) -> AgentCatalog:
-    """Every custom agent `cwd` sees: its project's (nearest directory first), then the user's under `root`.
-    The first definition of a name wins; a file that cannot be used is one problem line and is skipped."""
+def load_agents(cwd: Path, root: Path, scopes: Collection[str] = ("user", "project")) -> AgentCatalog:
+    """Every custom agent `cwd` sees from the `scopes` read (as `--setting-sources` names them): its project's
+    (nearest directory first), then the user's under `root`. The first definition of a name wins; a file that
+    cannot be used is one problem line and is skipped."""
     agents: dict[str, AgentDef] = {}
     problems: list[str] = []
     user_dir = root / "agents"
-    places: list[tuple[Path, AgentSource]] = [(d, "project") for d in project_agent_dirs(cwd)]
-    places.append((user_dir, "user"))
+    places: list[tuple[Path, AgentSource]] = [(d, "project") for d in project_agent_dirs(cwd) if "project" in scopes]
+    if "user" in scopes:
+        places.append((user_dir, "user"))
     seen: set[Path] = set()
     for folder, source in places:
         if folder.resolve() in seen or (source == "project" and folder.resolve() == user_dir.resolve()):

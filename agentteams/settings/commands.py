@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 import re
 import shlex
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from agentteams.settings.frontmatter import FrontMatterError, MarkdownDoc, read_markdown
 
-CommandScope = Literal["user", "project"]
+CommandScope = Literal["user", "project", "plugin"]  # plugin: a `--plugin-dir` plugin's (settings/plugins.py)
 # `$ARGUMENTS[N]`, `$ARGUMENTS` and `$N` (N from 0: `$0` is the first argument), read in that order
 _PLACEHOLDER = re.compile(r"\$ARGUMENTS\[(\d+)\]|\$ARGUMENTS|\$(\d+)")
 # what may follow `/` for a line to be a command attempt (`/usr/bin/x` has a second `/`: a prompt)
@@ -37,7 +38,10 @@ class CustomCommand:
 
     @property
     def label(self) -> str:
-        """`(project)`, `(user)` or `(project:frontend)`, as Claude Code shows where a command comes from."""
+        """`(project)`, `(user)`, `(project:frontend)` or `(a-plugin)`, as Claude Code shows where a command comes
+        from."""
+        if self.scope == "plugin":
+            return f"({self.namespace})"
         return f"({self.scope}{':' + self.namespace if self.namespace else ''})"
 
     def summary(self) -> str:
@@ -116,14 +120,16 @@ def command_dirs(cwd: Path, root: Path) -> list[tuple[CommandScope, Path]]:
     return dirs
 
 
-def load_commands(cwd: Path, root: Path) -> CommandSet:
-    """Every custom command for a session at `cwd` with config root `root`. On a name defined twice the user's
-    wins, then the nearest project's (Claude Code 2.1.330 runs the user's). A file that cannot be read is one
-    line in `problems`; the others still load."""
+def load_commands(cwd: Path, root: Path, scopes: Collection[str] = ("user", "project")) -> CommandSet:
+    """Every custom command for a session at `cwd` with config root `root`, from the `scopes` read (as
+    `--setting-sources` names them). On a name defined twice the user's wins, then the nearest project's (Claude
+    Code 2.1.330 runs the user's). A file that cannot be read is one line in `problems`; the others still load."""
     found: dict[str, CustomCommand] = {}
     problems: list[str] = []
     for scope, directory in command_dirs(cwd, root):
-        for path, parts in _markdown_files(directory):
+        if scope not in scopes:
+            continue
+        for path, parts in markdown_files(directory):
             name = ":".join(parts)
             if name in found or not COMMAND_NAME.fullmatch(name):
                 continue
@@ -133,21 +139,29 @@ def load_commands(cwd: Path, root: Path) -> CommandSet:
                 reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
                 problems.append(f"custom command {path}: {reason}; skipped")
                 continue
-            found[name] = _command(doc, name, scope, ":".join(parts[:-1]))
+            found[name] = command_from(doc, name, scope, ":".join(parts[:-1]))
     return CommandSet(dict(sorted(found.items())), tuple(problems))
 
 
-def _command(doc: MarkdownDoc, name: str, scope: CommandScope, namespace: str) -> CustomCommand:
+def command_from(doc: MarkdownDoc, name: str, scope: CommandScope, namespace: str) -> CustomCommand:
     tools = doc.meta.get("allowed-tools")  # a YAML list, or rules in one string (split as --allowedTools is)
     listed = tools if isinstance(tools, list) else [tools] if tools else []
     return CustomCommand(
         name=name, scope=scope, path=doc.path, body=doc.body, namespace=namespace,
-        description=doc.text("description"), argument_hint=doc.text("argument-hint"), model=doc.text("model"),
+        description=doc.text("description"), argument_hint=_hint(doc), model=doc.text("model"),
         allowed_tools=tuple(str(t).strip() for t in listed if str(t).strip()),
     )  # fmt: skip
 
 
-def _markdown_files(directory: Path) -> list[tuple[Path, list[str]]]:
+def _hint(doc: MarkdownDoc) -> str | None:
+    """`argument-hint`: unquoted `[msg]` is a YAML list, whose words Claude Code 2.1.332 shows as `msg`."""
+    value = doc.meta.get("argument-hint")
+    if isinstance(value, list):
+        return " ".join(str(v) for v in value) or None
+    return doc.text("argument-hint")
+
+
+def markdown_files(directory: Path) -> list[tuple[Path, list[str]]]:
     """(file, name parts) for each `*.md` below `directory`, sorted; subdirectories give the leading parts."""
     out: list[tuple[Path, list[str]]] = []
     if not directory.is_dir():

@@ -5,6 +5,7 @@ Scalars: the higher scope wins key by key; objects merge; arrays concatenate (de
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any, cast
@@ -217,7 +218,7 @@ def load_settings(
         problems += found
         if loaded is not None:
             _merge(merged, loaded, source, origins, "")
-    return typed(merged, origins, tuple(problems))
+    return dataclasses.replace(typed(merged, origins, tuple(problems)), sources=tuple(scopes))
 
 
 def _drop_repo_bypass(data: dict[str, Any] | None, scope: Scope, path: Path) -> list[str]:

@@ -60,6 +60,9 @@ class Settings:
     merged: dict[str, Any] = field(default_factory=dict)
     origins: dict[str, Source] = field(default_factory=dict)
     problems: tuple[str, ...] = ()  # one line each: a value or a file that was not applied, and why
+    # the scopes read (`--setting-sources`, `--restricted`): the user's and the project's commands and agent files
+    # are read only when their scope is
+    sources: tuple[Scope, ...] = SCOPES
 
     def for_teammate(self) -> str | None:
         """The JSON a lead passes as a teammate's `--settings`: the merged settings without `env`, whose values

@@ -67,3 +67,15 @@ def test_a_deny_tells_its_message_and_no_answer_is_a_deny(tmp_path: Path) -> Non
     silent, _ = asks(tmp_path, Answering(error="the program's input ended: no answer to can_use_tool"))
     asked = bash("rm -rf x")
     assert silent(asked) == "deny" and not asked.stop_turn
+
+
+def test_acceptedits_is_offered_for_a_command_it_would_run_and_not_for_another(tmp_path: Path) -> None:
+    channel = Answering({"behavior": "deny", "message": "no"})
+    ask, _policy = asks(tmp_path, channel)
+    ask(bash("touch hi.txt"))
+    ask(bash("python3 hello.py"))
+    (_, touch), (_, run) = channel.sent
+    cwd = str(tmp_path.resolve())
+    assert [s["type"] for s in touch["permission_suggestions"]] == ["addRules", "addDirectories", "setMode"]
+    assert touch["permission_suggestions"][1]["directories"] == [cwd] and touch["blocked_path"] == f"{cwd}/hi.txt"
+    assert [s["type"] for s in run["permission_suggestions"]] == ["addRules"] and "blocked_path" not in run

@@ -15,7 +15,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 from agentteams.mockapi import MockServer
-from tests.support import sdk_example_script
+from tests.support import sdk_builtins, sdk_example_script
 from tests.support.sdk_cli_patch import CLI_VAR, TRACE_VAR
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -146,7 +146,8 @@ _MASKS = [
 def normalise(out: str, work: Path) -> list[str]:
     """stdout without what differs from run to run: the project path, uuids, costs, durations; a printed message
     object becomes its class (a StreamEvent its event type, a SystemMessage or ResultMessage its subtype), and system
-    messages other than init (each CLI sends its own status lines) are left out."""
+    messages other than init (each CLI sends its own status lines) are left out, and so are built-in entries of
+    printed lists."""
     lines = []
     for given in out.replace(str(work), "<WORK>").splitlines():
         line, found = given, _REPR.match(given)
@@ -159,7 +160,12 @@ def normalise(out: str, work: Path) -> list[str]:
             line = f"{kind}({sub.group(1) if keep and sub else ''})"
         for pattern, mask in _MASKS:
             line = pattern.sub(mask, line)
-        lines.append(line)
+        # the examples print the init's and get_server_info's lists whole: each CLI's built-in commands, agents,
+        # styles, plugins and tools are its own (we do not pretend to have claude's), so they are left out and only
+        # the project's own entries are compared (sdk_builtins.py)
+        kept = sdk_builtins.without_builtins(line)
+        if kept is not None:
+            lines.append(kept)
     return lines
 
 

@@ -91,7 +91,9 @@ def run(
     settings: Annotated[
         str | None, typer.Option("--settings", help="A settings file or JSON, over the user, project and local ones.")
     ] = None,
-    plugin_dir: Annotated[list[str] | None, typer.Option("--plugin-dir", help=LATER)] = None,
+    plugin_dir: Annotated[
+        list[str] | None, typer.Option("--plugin-dir", help="A plugin directory to load (its commands); repeatable.")
+    ] = None,
     plugin_dir_no_mcp: Annotated[list[str] | None, typer.Option("--plugin-dir-no-mcp", help=LATER)] = None,
     plugin_url: Annotated[list[str] | None, typer.Option("--plugin-url", help=LATER)] = None,
     managed_settings: Annotated[str | None, typer.Option("--managed-settings", help=LATER)] = None,
@@ -154,5 +156,6 @@ def run(
         plan_mode_required=plan_mode_required, lead_verify_key=lead_verify_key, restricted=restricted,
         permission_prompt_tool=permission_prompt_tool, partial_messages=include_partial_messages,
         allow_bypass=allow_skip_permissions, agents_json=agents, setting_sources=setting_sources, tools=tools,
+        plugin_dirs=plugin_dir or [],
     )  # fmt: skip
     raise typer.Exit(start(flags))

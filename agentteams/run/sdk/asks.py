@@ -39,6 +39,8 @@ class ToolAsks:
             request["decision_reason"] = ask.reason
         if ask.target and ask.tool in (*EDIT_TOOLS, "Read"):
             request["blocked_path"] = absolute(ask.target, self.session.options.cwd)
+        elif ask.tool == "Bash" and ask.target and (written := bash_edits(ask.target, self.session.options.cwd)):
+            request["blocked_path"] = written[0]
         try:
             answer = self.channel.request("can_use_tool", request)
         except AgentTeamsError as e:
@@ -103,6 +105,18 @@ class ToolAsks:
                 diagnostics.warning("a permission update was not applied: %s", e)
 
 
+def bash_edits(command: str, cwd: Any) -> list[str]:
+    """The files a command writes when it is one acceptEdits would run unasked (file commands and redirections inside
+    the working directory), else none: what Claude Code offers that mode for, and names as the blocked path."""
+    from agentteams.agent.permissions.bash_judge import Places, accepts_edits, line_of, paths_touched
+
+    places = Places(str(cwd), (os.path.realpath(cwd),), os.path.expanduser("~"), readable=lambda _path: True)
+    line = line_of(command, str(cwd))
+    if not accepts_edits(line, places):
+        return []
+    return [path for how, _command, path in paths_touched(line, places) if how == "edit"]
+
+
 def suggestions(ask: PermissionAsk, cwd: Any) -> list[dict[str, Any]]:
     """What the program may offer to allow from now on, as Claude Code suggests it: the command for Bash, a path's
     directory for a file outside the project, accept-edits for an edit."""
@@ -110,7 +124,13 @@ def suggestions(ask: PermissionAsk, cwd: Any) -> list[dict[str, Any]]:
     if ask.tool == "Bash" and ask.target:
         out.append({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": ask.target}],
                     "behavior": "allow", "destination": "localSettings"})  # fmt: skip
-    if ask.tool in EDIT_TOOLS or ask.tool == "Bash":
+        written = bash_edits(ask.target, cwd)
+        if written:  # a command acceptEdits would run: that mode, and the written file's directory, are offered
+            out.append(
+                {"type": "addDirectories", "directories": [os.path.dirname(written[0])], "destination": "session"}
+            )
+            out.append({"type": "setMode", "mode": "acceptEdits", "destination": "session"})
+    if ask.tool in EDIT_TOOLS:
         out.append({"type": "setMode", "mode": "acceptEdits", "destination": "session"})
     if ask.tool != "Bash" and ask.target:
         path = absolute(ask.target, cwd)

@@ -4,20 +4,17 @@ ignored: the program would wait for an answer)."""
 
 from __future__ import annotations
 
-import os
 import threading
 import uuid
 from typing import Any
 
-from agentteams import CLAUDE_CODE_COMPAT, __version__
 from agentteams.agent.permissions.policy import parse_mode
 from agentteams.errors import AgentTeamsError
 from agentteams.run import headless
+from agentteams.run.init_info import server_info
 from agentteams.run.sdk.asks import sdk_hooks
 from agentteams.run.sdk.channel import ControlChannel
 from agentteams.tools.runtime_hooks import MODE_ALIASES
-
-MODELS = (("default", "Default (recommended)"), ("sonnet", "Sonnet"), ("opus", "Opus"), ("haiku", "Haiku"))
 
 
 class ControlRefused(AgentTeamsError):
@@ -120,27 +117,4 @@ class ControlAnswers:
             self.runtime.session.agents.agents.update({a.name: a for a in defined})
         if request.get("forwardSubagentText") is True and self.lines is not None:  # a subagent's text, attributed
             self.lines.subagents.forward_text = True
-        return describe(self.runtime.session, self.options) | {"hooks_applied": applied or not request.get("hooks")}
-
-
-def describe(session: Any, options: Any) -> dict[str, Any]:
-    """The session as `initialize`'s answer describes it: its commands, agents, models, account and mode."""
-    from agentteams.settings.commands import load_commands
-    from agentteams.store.paths import config_root
-
-    commands = load_commands(options.cwd, config_root())
-    catalog = session.agents  # the files' types and the program's own, beside the built-in ones
-    agents = [catalog.agents.get(name) for name in catalog.names()]
-    key_source = "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none"
-    return {
-        "commands": [{"name": c.name, "description": c.description or "", "argumentHint": c.argument_hint or ""}
-                     for c in commands.commands.values()],
-        "agents": [{"name": name, "description": a.description if a else "a built-in agent type"}
-                   for name, a in zip(catalog.names(), agents, strict=True)],
-        "output_style": "default", "available_output_styles": ["default"],
-        "models": [{"value": value, "displayName": shown, "description": shown} for value, shown in MODELS],
-        "account": {"tokenSource": "none", "apiKeySource": key_source, "apiProvider": "firstParty"},
-        "pid": os.getpid(), "claude_code_version": CLAUDE_CODE_COMPAT, "agentteams_version": __version__,
-        "current_permission_mode": session.policy.mode, "hook_on_failure_supported": True, "session_state": "idle",
-        "capabilities": [],
-    }  # fmt: skip
+        return server_info(self.runtime.session, self.options) | {"hooks_applied": applied or not request.get("hooks")}

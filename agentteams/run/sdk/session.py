@@ -100,7 +100,7 @@ def _turn(runtime: Any, options: Any, output_format: str, prompt: str, turns: li
     compact = headless.compact_instructions(prompt)
     if compact is not None:  # between turns, as in -p: nothing is sent but the summary request
         return headless.compacted(runtime.session, compact, options.session_id, output_format, start)
-    runtime.submit(*headless.custom_command(prompt, options.cwd))
+    runtime.submit(*headless.custom_command(prompt, options))
     headless.wait_settled(runtime)
     done = [r for r in turns[before:] if r is not None]
     if not done and isinstance(
