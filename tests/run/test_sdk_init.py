@@ -43,8 +43,8 @@ def test_init_and_server_info_list_the_project_s_plugin_s_and_program_s_own(
         {"name": "commit", "description": "Commit it (project)", "argumentHint": "msg"},
         {"name": "demo-kit:greet", "description": "(demo-kit) Greet them", "argumentHint": ""},
     ]
-    assert seen["info_agents"] == [{"name": "fs-agent", "description": "From a file"},
-                                   {"name": "prog-agent", "description": "From the program", "model": "sonnet"}]  # fmt: skip
+    prog = {"name": "prog-agent", "description": "From the program", "model": "sonnet"}
+    assert seen["info_agents"] == [{"name": "fs-agent", "description": "From a file"}, prog]
     assert seen["keys"][:9] == ["type", "subtype", "cwd", "session_id", "tools", "mcp_servers", "model",
                                 "permissionMode", "slash_commands"]  # fmt: skip
 

@@ -163,6 +163,8 @@ NO_RULES = Arrangement(
         bash("cat ~/public.txt", read_it, "deny"),
         bash("echo $(cat notes.txt)", read_it, "deny"),
         bash("cat notes.txt | sort | head -1", read_it, "allow"),
+        bash("sleep 0.1 && cat notes.txt", read_it, "allow"),
+        bash("sleep $(cat notes.txt)", read_it, "deny"),
         bash("find . -name notes.txt", shows("./notes.txt"), "allow"),
         bash("sed -i s/notes/NOTES/ notes.txt", edited("repo/notes.txt", "NOTES"), "deny"),
         bash("find . -name junk.txt -delete", removed("repo/junk.txt"), "deny"),

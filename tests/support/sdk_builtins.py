@@ -9,11 +9,52 @@ import re
 
 # claude 2.1.332's built-in slash commands and skills (its initialize answer marks each `builtin`), by name only
 CLAUDE_COMMANDS = frozenset(
-    "deep-research dataviz update-config verify debug code-review simplify batch fewer-permission-prompts doctor loop "
-    "claude-api workflow-authoring run run-skill-generator plugin-authoring agents auto-mode-setup autocompact clear "
-    "color compact config output-style context effort fast focus heapdump init mcp model __remote-workflow "
-    "workflow-launch-exec reload-plugins reload-skills rename security-review usage insights recap goal list-agents "
-    "team-onboarding".split()
+    {
+        "deep-research",
+        "dataviz",
+        "update-config",
+        "verify",
+        "debug",
+        "code-review",
+        "simplify",
+        "batch",
+        "fewer-permission-prompts",
+        "doctor",
+        "loop",
+        "claude-api",
+        "workflow-authoring",
+        "run",
+        "run-skill-generator",
+        "plugin-authoring",
+        "agents",
+        "auto-mode-setup",
+        "autocompact",
+        "clear",
+        "color",
+        "compact",
+        "config",
+        "output-style",
+        "context",
+        "effort",
+        "fast",
+        "focus",
+        "heapdump",
+        "init",
+        "mcp",
+        "model",
+        "__remote-workflow",
+        "workflow-launch-exec",
+        "reload-plugins",
+        "reload-skills",
+        "rename",
+        "security-review",
+        "usage",
+        "insights",
+        "recap",
+        "goal",
+        "list-agents",
+        "team-onboarding",
+    }
 )
 OUR_COMMANDS = frozenset({"compact"})  # agentteams/run/init_info.py BUILTIN_COMMANDS
 # built-in agent types: claude's own two beside the three both have

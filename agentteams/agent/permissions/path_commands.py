@@ -37,8 +37,8 @@ _WRITERS = frozenset({"tee", "ln", "install", "truncate", "chmod", "chown", "chg
 # commands that only read (or print) and run without asking when every path they name may be read
 READ_ONLY = frozenset({"cat", "head", "tail", "wc", "ls", "grep", "egrep", "fgrep", "rg", "pwd", "echo", "stat",
                        "file", "sort", "diff", "cut", "nl", "tac", "tr", "uniq", "find", "sed", "true", "false",
-                       "cd", "git"})  # fmt: skip
-_NO_PATHS = frozenset({"pwd", "echo", "tr", "true", "false"})  # their words are text, not files
+                       "cd", "git", "sleep"})  # fmt: skip
+_NO_PATHS = frozenset({"pwd", "echo", "tr", "true", "false", "sleep"})  # their words are text, not files
 READ_ONLY_GIT = frozenset({"status", "log", "diff", "show"})
 # `find` expressions that run, delete or write something
 _FIND_ACTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"})
