@@ -95,7 +95,7 @@ complete -c agentteams -n '__agentteams_at' -l agent-type -r -d 'Teammate (set b
 complete -c agentteams -n '__agentteams_at' -l plan-mode-required -d 'Teammate (set by the lead when it spawns one).'
 complete -c agentteams -n '__agentteams_at' -l lead-verify-key -r -d 'Teammate (set by the lead when it spawns one): MS.KEY, the lead\'s Ed25519 pub...'
 complete -c agentteams -n '__agentteams_at' -l settings -r -d 'A settings file or JSON, over the user, project and local ones.'
-complete -c agentteams -n '__agentteams_at' -l plugin-dir -r -d 'Accepted, as Claude Code\'s lead passes it; not acted on yet.'
+complete -c agentteams -n '__agentteams_at' -l plugin-dir -r -d 'A plugin directory to load (its commands); repeatable.'
 complete -c agentteams -n '__agentteams_at' -l plugin-dir-no-mcp -r -d 'Accepted, as Claude Code\'s lead passes it; not acted on yet.'
 complete -c agentteams -n '__agentteams_at' -l plugin-url -r -d 'Accepted, as Claude Code\'s lead passes it; not acted on yet.'
 complete -c agentteams -n '__agentteams_at' -l managed-settings -r -d 'Accepted, as Claude Code\'s lead passes it; not acted on yet.'
