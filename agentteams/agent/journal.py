@@ -35,18 +35,22 @@ class Journal:
             if started and isinstance(content, str):
                 self._prompt = content
             mode = self._mode() if self._mode and started else None
-            transcript.prompt(self.agent, content if content is not None else "", thread=self.thread, mode=mode,
-                              meta=not started)  # fmt: skip
+            written = transcript.prompt(self.agent, content if content is not None else "", thread=self.thread,
+                                        mode=mode, meta=not started)  # fmt: skip
+            event.uuids = [written]
         elif event.kind == "assistant" and message is not None:
-            transcript.assistant(self.agent, list(message.get("content") or []), answer_meta(event, model),
-                                 thread=self.thread)  # fmt: skip
+            event.uuids = transcript.assistant(self.agent, list(message.get("content") or []),
+                                               answer_meta(event, model), thread=self.thread)  # fmt: skip
         elif event.kind == "tool_end" and event.result is not None:
             self._details[event.tool_use_id] = tool_detail(event.result)
         elif event.kind == "tool_results" and message is not None:
             blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
-            for block in (b for b in blocks if b.get("type") == "tool_result"):
-                detail = self._details.pop(str(block.get("tool_use_id")), None)
-                transcript.tool_result(self.agent, block, detail, thread=self.thread)
+            results = [b for b in blocks if b.get("type") == "tool_result"]
+            details = [self._details.pop(str(b.get("tool_use_id")), None) for b in results]
+            event.uuids = [
+                transcript.tool_result(self.agent, b, d, thread=self.thread)
+                for b, d in zip(results, details, strict=True)
+            ]
             steered = [b for b in blocks if b.get("type") != "tool_result"]  # what came mid-turn, after the results
             if steered:  # its own user entry: read back, it joins the results' message again
                 transcript.prompt(self.agent, steered, thread=self.thread, meta=True)

@@ -1,7 +1,6 @@
 """One agent session for the lead or a solo run: model client, tools, permissions, prompt, transcript.
 
-The composition the CLI (and later the team runtimes) start from; reports through callbacks, never prints.
-"""
+The composition the CLI (and later the team runtimes) start from; reports through callbacks, never prints."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentteams import diagnostics
 from agentteams.agent.agent_types import agent_model, own_type, subagent_restriction
@@ -44,6 +43,7 @@ from agentteams.tools.runtime_hooks import PermissionMode, RuntimeHooks
 
 if TYPE_CHECKING:
     from agentteams.agent.hooks.spec import HookCommand
+    from agentteams.agent.structured import StructuredOutput
     from agentteams.settings.commands import CustomCommand
 
 
@@ -64,6 +64,7 @@ class SessionOptions:
     fallback_model: str | None = None  # --fallback-model: an alias or id, asked once when the model is overloaded
     max_turns: int | None = None
     max_budget_usd: float | None = None  # -p's --max-budget-usd: the session's spending (subagents' too)
+    json_schema: dict[str, Any] | None = None  # --json-schema: the turn's answer through StructuredOutput
     interactive: bool = False
     session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
     team_role: Literal["lead", "teammate"] | None = "lead"
@@ -77,6 +78,7 @@ class SessionOptions:
     restricted: bool = False  # --restricted: no tool that runs commands or fetches, file tools kept to the working dirs
     builtin_tools: tuple[str, ...] | None = None  # --tools: the built-in tools offered (None: all of them)
     plugins: tuple[Plugin, ...] = ()  # --plugin-dir: the plugins loaded (their commands are the session's)
+    mirror: Callable[[Path, dict[str, Any]], None] | None = None  # --session-mirror: each transcript entry also here
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,7 @@ class Session:
     """Builds and holds the main agent; `run(prompt)` plays one user turn."""
 
     on_subagent_event: Callable[[AgentEvent], None] | None = None  # a subagent's events (run/subagent_lines.py)
+    structured: StructuredOutput | None = None  # --json-schema's tool and value (agent/structured.py: attach)
 
     def __init__(
         self,
@@ -293,10 +296,10 @@ class Session:
         return loaded.session_id
 
     def _new_transcript(self, session_id: str, leaf: str | None = None) -> Transcript:
-        cwd = str(self.options.cwd)
-        path = self.layout.transcript_file(cwd, session_id)
+        path = self.layout.transcript_file(str(self.options.cwd), session_id)
         entrypoint: Entrypoint = "cli" if self.options.interactive else "sdk-cli"
-        return Transcript(path, session_id, cwd=cwd, secrets=self._secrets, entrypoint=entrypoint, leaf=leaf)
+        return Transcript(path, session_id, cwd=str(self.options.cwd), secrets=self._secrets, entrypoint=entrypoint,
+                          leaf=leaf, mirror=self.options.mirror)  # fmt: skip
 
     def _open_transcript(self, options: SessionOptions) -> Transcript:
         """A new session's file; a resumed one's own (appended to); a fork's copy under its new id."""

@@ -10,7 +10,8 @@ from typing import Any, Literal, Protocol
 from agentteams.model.types import Message, ModelResponse, Usage
 from agentteams.tools.base import ToolKind, ToolResult
 
-StopReason = Literal["end_turn", "max_turns", "interrupted", "max_tokens", "exit_requested", "max_budget_usd"]
+StopReason = Literal["end_turn", "max_turns", "interrupted", "max_tokens", "exit_requested", "max_budget_usd",
+                     "structured_output", "structured_output_retries"]  # the last two: --json-schema
 # always: don't ask again for this (a command prefix, a path); accept_edits: yes, and acceptEdits from now on
 Answer = Literal["allow", "deny", "always", "accept_edits"]
 INTERRUPTED_MARK = "[Request interrupted by user]"  # Claude Code's marker after an answer the person cut off
@@ -61,6 +62,9 @@ class AgentEvent:
     message: Message | None = None
     usage: Usage | None = None
     response: ModelResponse | None = None  # an `assistant` event's answer: its id, model and stop reason
+    # the uuids of the transcript entries the journal wrote for it (one per block): its stream-json lines carry them,
+    # as Claude Code's do, so a program can name an entry (`--resume-session-at`)
+    uuids: list[str] = field(default_factory=list)
 
 
 @dataclass

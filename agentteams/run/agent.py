@@ -50,6 +50,9 @@ class AgentFlags:
     cont: bool = False
     resume: str | None = None
     fork_session: bool = False
+    resume_session_at: str | None = None  # `--resume-session-at`: the resumed conversation cut after this entry
+    resume_drops_turn: str | None = None  # `--resume-drops-turn`: the cut must drop exactly this prompt's turn
+    session_mirror: bool = False  # `--session-mirror`: transcript entries also as stdout lines (an SDK session store)
     teammate_mode: str | None = None
     teammate_isolation: str | None = None
     teammate_command: str | None = None
@@ -72,6 +75,7 @@ class AgentFlags:
     agents_json: str | None = None  # `--agents`: agent types as JSON, beside the files'
     setting_sources: str | None = None  # `--setting-sources user,project,local`: the settings files read
     tools: str | None = None  # `--tools`: the built-in tools offered ("" none, "default" all, or names)
+    json_schema: str | None = None  # `--json-schema`: the answer through StructuredOutput, fitting this schema
     plugin_dirs: list[str] = field(default_factory=list)  # `--plugin-dir`: plugins to load
 
 
@@ -156,6 +160,7 @@ def configured(found: Settings) -> Configured:
 def start(flags: AgentFlags) -> int:
     """Run what the command line asks for; its exit code."""
     from agentteams.agent.session import SessionOptions
+    from agentteams.agent.structured import parse_schema
     from agentteams.run import headless, session_choice
     from agentteams.store.paths import Layout
 
@@ -163,6 +168,7 @@ def start(flags: AgentFlags) -> int:
         headless.Flags(flags.print_mode, flags.output_format, flags.input_format, flags.verbose, flags.session_id)
     )
     budget = headless.max_budget(flags.max_budget_usd)
+    schema = parse_schema(flags.json_schema)
     cwd = Path.cwd()
     found = load_settings_here(cwd, flags.settings, flags.teammate_isolation, restricted=flags.restricted,
                                sources=flags.setting_sources)  # fmt: skip
@@ -180,14 +186,21 @@ def start(flags: AgentFlags) -> int:
         # as Claude Code: it only works with --print, or with a program driving (the Agent SDKs pass no -p)
         max_budget_usd=budget if flags.print_mode or flags.input_format == "stream-json" else None,
         mcp=mcp_flags(flags.mcp_config, flags.strict_mcp_config, cwd), restricted=flags.restricted,
-        builtin_tools=builtin_tools(flags.tools), plugins=plugins_at(flags.plugin_dirs),
+        builtin_tools=builtin_tools(flags.tools), json_schema=schema, plugins=plugins_at(flags.plugin_dirs),
     )  # fmt: skip
     if flags.agents_json:
         options.agents = agents_with(flags.agents_json, cwd, found.sources)
     if flags.session_id:
         options.session_id = flags.session_id
-    wanted = session_choice.ResumeFlags(flags.cont, flags.resume, flags.fork_session, flags.session_id)
-    options.resume = session_choice.resolve(wanted, Layout.from_env(), cwd, interactive=not flags.print_mode)
+    wanted = session_choice.ResumeFlags(flags.cont, flags.resume, flags.fork_session, flags.session_id,
+                                        flags.resume_session_at, flags.resume_drops_turn)  # fmt: skip
+    try:
+        options.resume = session_choice.resolve(wanted, Layout.from_env(), cwd, interactive=not flags.print_mode)
+    except AgentTeamsError as e:
+        if flags.output_format == "stream-json":  # a program reads why from a result line, as Claude Code's
+            same = flags.resume if flags.resume and not flags.fork_session else options.session_id
+            headless.emit(session_choice.refused_line(str(e), same))
+        raise
     options.fork_session = flags.fork_session
     if options.resume is not None and options.resume.model and flags.model is None:  # it goes on on its own model
         options.model = options.resume.model
@@ -205,6 +218,10 @@ def _dispatch(flags: AgentFlags, options: SessionOptions, where: str, command: s
             flags.agent_type, flags.plan_mode_required, flags.lead_verify_key, model_given=flags.model is not None,
         )  # fmt: skip
         return teammate.run(options, who, flags.prompt)
+    if flags.session_mirror and flags.output_format == "stream-json":  # a program keeps the session in a store
+        from agentteams.run.sdk.mirror import mirror_line
+
+        options.mirror = mirror_line
     if flags.input_format == "stream-json":  # a program drives it (the Agent SDKs pass no -p)
         from agentteams.run.sdk import session as driven
 

@@ -164,19 +164,22 @@ class StreamLines:
             return self.subagents.main_event(event)
         if event.kind == "compacted":
             return [boundary_line(event, self.options.session_id)]
-        if event.kind == "user" and _interrupt_mark(event.message):  # claude writes its marker as a user line
-            return [self._line("user", event.message)]
+        synthetic: dict[str, Any] = {"isSynthetic": True} if event.input.get("synthetic") else {}  # --json-schema's
+        if event.kind == "user" and (_interrupt_mark(event.message) or synthetic):  # claude's, as user lines
+            return [self._line("user", event.message, **synthetic)]
         if event.message is None or event.kind not in ("assistant", "tool_results"):
             return []
         blocks = [b for b in event.message.get("content") or [] if isinstance(b, dict)]
         if event.kind == "assistant":
             meta = answer_meta(event, "")
-            return [self._line("assistant", block_message(b, meta), request_id=meta.request_id) for b in blocks]
+            uuids = [*event.uuids, *[None] * len(blocks)]  # the journal's, one per block (none: no transcript)
+            return [self._line("assistant", block_message(b, meta), uuid=u, request_id=meta.request_id)
+                    for b, u in zip(blocks, uuids, strict=False)]  # fmt: skip
         details = [self._details.pop(str(b.get("tool_use_id")), None) for b in blocks]
-        return [
-            self._line("user", {"role": "user", "content": [b]}, tool_use_result=d)
-            for b, d in zip(blocks, details, strict=True)
-        ]
+        results = iter(event.uuids)  # the journal's: one per tool result, in order
+        return [self._line("user", {"role": "user", "content": [b]}, tool_use_result=d,
+                           uuid=next(results, None) if b.get("type") == "tool_result" else None)
+                for b, d in zip(blocks, details, strict=True)]  # fmt: skip
 
     def _stream_event(self, raw: dict[str, Any]) -> dict[str, Any]:
         import uuid
@@ -187,13 +190,14 @@ class StreamLines:
         return {"type": "stream_event", "event": raw, "session_id": self.options.session_id,
                 "parent_tool_use_id": None, "uuid": str(uuid.uuid4()), "api_message_id": self._message_id}  # fmt: skip
 
-    def _line(self, kind: str, message: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        import uuid
+    def _line(self, kind: str, message: dict[str, Any], uuid: str | None = None, **extra: Any) -> dict[str, Any]:
+        """One line; its uuid the transcript entry's when the journal wrote one (a program may resume at it)."""
+        import uuid as uuidlib
 
         from agentteams.store.fs.atomic_json import now_iso
 
         return {"type": kind, "message": message, "parent_tool_use_id": None, "session_id": self.options.session_id,
-                "uuid": str(uuid.uuid4()), "timestamp": now_iso(), **extra}  # fmt: skip
+                "uuid": uuid or str(uuidlib.uuid4()), "timestamp": now_iso(), **extra}  # fmt: skip
 
 
 def _interrupt_mark(message: Any) -> bool:
@@ -308,7 +312,8 @@ def report(done: list[Any], session: Any, session_id: str, output_format: str, s
     result = done[-1]
     subtype = SUBTYPES.get(result.stop_reason, "error_during_execution")
     total = session.ledger.total()
-    cut_short = 1 if result.stop_reason == "max_turns" else 0  # Claude Code counts the turn the limit stopped
+    # Claude Code counts the turn that was to follow the results: the one the limit stopped, or --json-schema's end
+    cut_short = 1 if result.stop_reason in ("max_turns", "structured_output", "structured_output_retries") else 0
     summary = {
         "type": "result", "subtype": subtype, "is_error": subtype != "success", "result": result.text,
         "session_id": session_id, "num_turns": sum(r.model_calls for r in done) + cut_short,
@@ -324,16 +329,18 @@ def report(done: list[Any], session: Any, session_id: str, output_format: str, s
     elif result.stop_reason == "interrupted":
         summary["terminal_reason"], diagnostic = _interrupted_how(session)
         summary["errors"] = [diagnostic]
+    if session.structured is not None:  # --json-schema: the value (its JSON the result), or why there is none
+        summary.update(session.structured.fields(result.stop_reason))
     if output_format == "text":
-        typer.echo(result.text)
-        if subtype != "success":
+        typer.echo(summary["result"])
+        if summary["subtype"] != "success":
             why = summary["errors"][0] if "errors" in summary else f"the run ended early ({result.stop_reason})"
             typer.echo(f"agentteams: error: {why}", err=True)
     elif output_format == "stream-json":
         emit(summary)
     else:
         typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
-    return 0 if subtype == "success" else 1
+    return 0 if summary["subtype"] == "success" else 1
 
 
 def api_error_lines(error: Any, session: Any, session_id: str, seconds: float) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from agentteams.errors import AgentTeamsError
 from agentteams.store.paths import Layout
@@ -24,6 +25,8 @@ class ResumeFlags:
     resume: str | None  # None: not given; PICK: the picker; a UUID; other words: the picker, filtered
     fork: bool
     session_id: str | None  # --session-id: with a fork, the new session's id
+    at: str | None = None  # --resume-session-at: the entry the resumed conversation ends with
+    drops: str | None = None  # --resume-drops-turn: the prompt of the one turn the cut may drop
 
 
 def optional_value(argv: list[str]) -> list[str]:
@@ -52,6 +55,10 @@ def check(flags: ResumeFlags) -> None:
         raise AgentTeamsError("--fork-session needs --continue or --resume")
     if flags.session_id and (flags.cont or flags.resume is not None) and not flags.fork:
         raise AgentTeamsError("--session-id can be used with --continue or --resume only together with --fork-session")
+    if flags.at is not None and flags.resume is None:  # not with -c either, as Claude Code
+        raise AgentTeamsError("--resume-session-at requires --resume")
+    if flags.drops is not None and flags.at is None:
+        raise AgentTeamsError("--resume-drops-turn requires --resume-session-at")
 
 
 def resolve(flags: ResumeFlags, layout: Layout, cwd: Path, *, interactive: bool,
@@ -74,7 +81,7 @@ def resolve(flags: ResumeFlags, layout: Layout, cwd: Path, *, interactive: bool,
         path = find(layout, cwd, flags.resume)
         if path is None:
             raise AgentTeamsError(f"no conversation found with session ID {flags.resume}")
-        return load(path)
+        return load(path) if flags.at is None else cut(path, flags.at, flags.drops)
     if not interactive:
         what = f"{flags.resume!r} is not a session ID" if flags.resume else "a session ID is needed"
         raise AgentTeamsError(f"--resume with -p: {what} (the picker is interactive only; -c takes the newest)")
@@ -85,6 +92,59 @@ def resolve(flags: ResumeFlags, layout: Layout, cwd: Path, *, interactive: bool,
         )
     chosen = (pick or ask_on_terminal)(found)
     return load(chosen.path) if chosen is not None else None
+
+
+def cut(path: Path, at: str, drops: str | None) -> Loaded:
+    """The conversation of `path` up to the entry `at` (the later ones stay in the file, off the chain a resume
+    goes on from). With `drops`, the cut is refused unless all it leaves out is that prompt's turn: a prompt
+    the program never saw (one queued mid-turn, a notification) must not vanish unnoticed."""
+    kept = load(path, at)
+    if drops is not None:
+        newest = load(path).entries
+        ends = next((i for i, e in enumerate(newest) if e.get("uuid") == at), len(newest) - 1)
+        why = _not_the_turn(newest[ends + 1 :], drops)
+        if why is not None:
+            raise AgentTeamsError(f"Resume rejected by --resume-drops-turn: resuming at {at} would discard entries "
+                                  f"not attributable to turn {drops}: {why}")  # fmt: skip
+    return kept
+
+
+def _not_the_turn(dropped: list[dict[str, Any]], drops: str) -> str | None:
+    """Why the entries a cut leaves out are not the one turn of prompt `drops` (None: they are). What comes
+    before the first prompt (context the kept turn ended with) may go; the first prompt must be `drops`'s, and no
+    other prompt may follow it."""
+    prompts = [(i, e) for i, e in enumerate(dropped) if _is_prompt(e)]
+    if not prompts:
+        return None
+    first_at, first = prompts[0]
+    if first.get("uuid") != drops:
+        return f"range does not start with the declared turn prompt; {_entry(first_at, first)}"
+    if len(prompts) > 1:
+        return f"range holds a prompt of another turn; {_entry(*prompts[1])}"
+    return None
+
+
+def _is_prompt(entry: dict[str, Any]) -> bool:
+    """A user entry that starts a turn: not a tool's result, a note fed mid-turn, or a compaction's summary."""
+    if entry.get("type") != "user" or entry.get("isMeta") or entry.get("isCompactSummary"):
+        return False
+    content = entry.get("message", {}).get("content") if isinstance(entry.get("message"), dict) else None
+    blocks = content if isinstance(content, list) else []
+    return not any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
+
+
+def _entry(index: int, entry: dict[str, Any]) -> str:
+    return f"first discarded entry {index} [type={entry.get('type')}, uuid={entry.get('uuid')}]"
+
+
+def refused_line(why: str, session_id: str) -> dict[str, Any]:
+    """The stream-json result a run refused before its first turn ends with (a program reads why from it), as
+    Claude Code's: an error, nothing spent."""
+    zero = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    return {"type": "result", "subtype": "error_during_execution", "duration_ms": 0, "duration_api_ms": 0,
+            "is_error": True, "num_turns": 0, "stop_reason": None, "session_id": session_id, "total_cost_usd": 0,
+            "usage": zero, "modelUsage": {}, "permission_denials": [], "uuid": str(uuid.uuid4()),
+            "errors": [why]}  # fmt: skip
 
 
 def ask_on_terminal(found: list[SessionInfo]) -> SessionInfo | None:

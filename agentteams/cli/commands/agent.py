@@ -67,6 +67,17 @@ def run(
     fork_session: Annotated[
         bool, typer.Option("--fork-session", help="With -c/-r: go on in a copy under a new session ID.")
     ] = False,
+    resume_session_at: Annotated[
+        str | None,
+        typer.Option("--resume-session-at", help="With -r: go on from this entry (its uuid), the later left out."),
+    ] = None,
+    resume_drops_turn: Annotated[
+        str | None,
+        typer.Option("--resume-drops-turn", help="With --resume-session-at: the prompt uuid of the one turn it drops."),
+    ] = None,
+    session_mirror: Annotated[
+        bool, typer.Option("--session-mirror", help="Also send each transcript entry on stdout (a session store).")
+    ] = False,
     teammate_mode: Annotated[
         str | None,
         typer.Option("--teammate-mode", help="Where teammates run: auto (tmux inside tmux), tmux, in-process."),
@@ -127,6 +138,10 @@ def run(
     tools: Annotated[
         str | None, typer.Option("--tools", help='The built-in tools offered: "" none, "default" all, or names.')
     ] = None,
+    json_schema: Annotated[
+        str | None,
+        typer.Option("--json-schema", help="A JSON Schema the answer must fit: the result's structured_output."),
+    ] = None,
     include_partial_messages: Annotated[
         bool, typer.Option("--include-partial-messages", help="With stream-json: each raw stream event as it comes.")
     ] = False,
@@ -149,13 +164,15 @@ def run(
         system_prompt=system_prompt, add_dir=add_dir or [], fallback_model=fallback_model,
         permission_mode=permission_mode, skip_permissions=skip_permissions, allowed_tools=allowed_tools or [],
         disallowed_tools=disallowed_tools or [], session_id=session_id, cont=cont, resume=resume,
-        fork_session=fork_session, teammate_mode=teammate_mode, teammate_isolation=teammate_isolation,
+        fork_session=fork_session, resume_session_at=resume_session_at, resume_drops_turn=resume_drops_turn,
+        session_mirror=session_mirror, teammate_mode=teammate_mode, teammate_isolation=teammate_isolation,
         teammate_command=teammate_command, settings=settings, mcp_config=mcp_config or [],
         strict_mcp_config=strict_mcp_config, agent_id=agent_id, agent_name=agent_name, team_name=team_name,
         agent_color=agent_color, parent_session_id=parent_session_id, agent_type=agent_type,
         plan_mode_required=plan_mode_required, lead_verify_key=lead_verify_key, restricted=restricted,
         permission_prompt_tool=permission_prompt_tool, partial_messages=include_partial_messages,
         allow_bypass=allow_skip_permissions, agents_json=agents, setting_sources=setting_sources, tools=tools,
+        json_schema=json_schema,
         plugin_dirs=plugin_dir or [],
     )  # fmt: skip
     raise typer.Exit(start(flags))

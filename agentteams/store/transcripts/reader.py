@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentteams.errors import UnsafePathError
+from agentteams.errors import AgentTeamsError, UnsafePathError
 from agentteams.store.fs import safe_paths
 from agentteams.store.paths import LEAD_NAME, Layout
 
@@ -64,14 +64,17 @@ def read_entries(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def load(path: Path) -> Loaded:
-    """The main conversation of a transcript, from its newest entry back along `parentUuid` to its start (or to
-    the last compaction's boundary, where the summary and the messages it kept begin)."""
+def load(path: Path, at: str | None = None) -> Loaded:
+    """The main conversation of a transcript, from its newest entry (or the entry `at`, `--resume-session-at`) back
+    along `parentUuid` to its start (or to the last compaction's boundary, where the summary and the messages it
+    kept begin)."""
     entries = read_entries(path)
     by_uuid = {e["uuid"]: e for e in entries if e["type"] in CHAINED and isinstance(e.get("uuid"), str)}
     main = [e for e in by_uuid.values() if not e.get("isSidechain")]
     chain: list[dict[str, Any]] = []
     node = main[-1] if main else None
+    if at is not None and (node := by_uuid.get(at)) is None:
+        raise AgentTeamsError(f"No message found with message.uuid of: {at}")  # Claude Code's words
     while node is not None:
         chain.append(node)
         if node.get("subtype") == "compact_boundary":

@@ -11,7 +11,7 @@ import json
 import os
 import threading
 import uuid as uuidlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -49,6 +49,7 @@ class Transcript:
     def __init__(
         self, path: Path, session_id: str, *, cwd: str, secrets: Sequence[str | None] = (), team: str | None = None,
         entrypoint: Entrypoint = "sdk-cli", leaf: str | None = None,
+        mirror: Callable[[Path, dict[str, Any]], None] | None = None,
     ) -> None:  # fmt: skip
         self.path = path
         self.session_id = session_id
@@ -62,6 +63,8 @@ class Transcript:
         self._agent_ids: dict[str, str] = {}
         self._tool_uses: dict[str, str] = {}  # tool_use id -> uuid of the assistant entry that holds it
         self._prompt_ids: dict[str, str] = {}
+        # `--session-mirror`: each entry also goes here as written (the Agent SDK's session store keeps a copy)
+        self.mirror = mirror
 
     @property
     def leaf(self) -> str | None:
@@ -82,26 +85,31 @@ class Transcript:
             own["permissionMode"] = mode
         return self._chained(agent, thread, own)
 
-    def assistant(self, agent: str, content: list[dict[str, Any]], meta: AssistantMeta, *, thread: str = MAIN) -> None:
+    def assistant(
+        self, agent: str, content: list[dict[str, Any]], meta: AssistantMeta, *, thread: str = MAIN
+    ) -> list[str]:
         """One API answer as Claude Code writes it: one entry per content block, each with the whole message's
-        id, stop reason and usage (the reader joins them back by id)."""
+        id, stop reason and usage (the reader joins them back by id). The entries' uuids."""
+        written = []
         for block in content or [{"type": "text", "text": ""}]:
             own: dict[str, Any] = {"message": block_message(block, meta), "type": "assistant"}
             if meta.request_id:
                 own["requestId"] = meta.request_id
             entry_uuid = self._chained(agent, thread, own)
+            written.append(entry_uuid)
             if block.get("type") == "tool_use":
                 self._tool_uses[str(block.get("id"))] = entry_uuid
+        return written
 
-    def tool_result(self, agent: str, block: dict[str, Any], detail: Any, *, thread: str = MAIN) -> None:
-        """One tool result: a user entry of its own, linked to the assistant entry that asked for it."""
+    def tool_result(self, agent: str, block: dict[str, Any], detail: Any, *, thread: str = MAIN) -> str:
+        """One tool result: a user entry of its own, linked to the assistant entry that asked for it; its uuid."""
         own: dict[str, Any] = {"promptId": self._prompt_ids.get(thread), "type": "user"}
         own["message"] = {"role": "user", "content": [block]}
         own["toolUseResult"] = detail
         source = self._tool_uses.pop(str(block.get("tool_use_id")), None)
         if source is not None:
             own["sourceToolAssistantUUID"] = source
-        self._chained(agent, thread, own)
+        return self._chained(agent, thread, own)
 
     def compacted(self, agent: str, summary: str, *, trigger: CompactTrigger, pre_tokens: int,
                   post_tokens: int | None = None, duration_ms: int | None = None) -> str:  # fmt: skip
@@ -178,6 +186,8 @@ class Transcript:
             write_failures.failed("transcript", self.path, e)
         else:
             write_failures.succeeded("transcript")
+        if self.mirror is not None:  # the redacted line, as the file holds it
+            self.mirror(self.path, json.loads(line))
 
 
 def _write_line(fd: int, data: bytes) -> None:
