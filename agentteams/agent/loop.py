@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentteams import diagnostics
 from agentteams.agent import workers
@@ -34,22 +34,15 @@ from agentteams.model.types import Block, Message, ModelClient, ModelRequest, Mo
 from agentteams.store.fs.watch import WakeEvent, interrupted_first
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolResult
 
+if TYPE_CHECKING:
+    from agentteams.agent.structured import StructuredOutput
+
 SEND_WAIT = 0.05  # seconds the turn's prompt waits for its request to leave before it is recorded anyway
 INTERRUPT_POLL = 0.05  # seconds between checks of the interrupt flag while the model call runs
 
 __all__ = [  # the boundary types live in turntypes.py; their users import them from here too
-    "INTERRUPTED_MARK",
-    "Agent",
-    "AgentEvent",
-    "AgentSettings",
-    "Answer",
-    "Decision",
-    "Interrupted",
-    "PermissionAsk",
-    "Permissions",
-    "StopReason",
-    "TurnResult",
-    "tool_input_summary",
+    "INTERRUPTED_MARK", "Agent", "AgentEvent", "AgentSettings", "Answer", "Decision", "Interrupted", "PermissionAsk",
+    "Permissions", "StopReason", "TurnResult", "tool_input_summary",
 ]  # fmt: skip
 
 
@@ -92,6 +85,7 @@ class Agent:
         # person typed), appended after the results so the cached prefix stays valid; the caller knows what it gave
         self.steer: Callable[[], list[Block]] | None = None
         self.over_budget: Callable[[], bool] | None = None  # --max-budget-usd: no model call (nor tool) once it says so
+        self.structured: StructuredOutput | None = None  # --json-schema: each turn ends with its value
         self._prompt: AgentEvent | None = None  # the turn's prompt, not yet emitted (run)
         self._emitting = threading.RLock()
 
@@ -123,15 +117,10 @@ class Agent:
         usage, calls, text = Usage(), 0, ""
         stop: StopReason = "end_turn"
         stop_hook_active = False  # a Stop hook already sent this turn on: hooks see it and may let it end
+        wanted = self.structured.begin() if self.structured is not None else None
         while True:
-            if self.ctx.interrupt.is_set():
-                stop = "interrupted"
-                break
-            if self.settings.max_turns is not None and calls >= self.settings.max_turns:
-                stop = "max_turns"
-                break
-            if self.over_budget is not None and self.over_budget():
-                stop = "max_budget_usd"
+            if (limit := self._limit(calls)) is not None:
+                stop = limit
                 break
             calls += 1
             if self.before_call is not None:
@@ -155,6 +144,8 @@ class Agent:
             uses = [b for b in response.content if b.get("type") == "tool_use"]
             if not uses:
                 stop = "max_tokens" if response.stop_reason == "max_tokens" else "end_turn"
+                if stop == "end_turn" and wanted is not None and wanted.nudge(self):
+                    continue
                 if stop == "end_turn" and self._stop_hook_feedback(text, stop_hook_active):
                     stop_hook_active = True
                     continue
@@ -165,12 +156,21 @@ class Agent:
             if self.hooks is not None and self.hooks.halted is not None:  # `continue: false` (the person was told)
                 self.hooks.halted = None
                 break
-            if self.ctx.signals.exit_requested:
-                stop = "exit_requested"
+            ended = "exit_requested" if self.ctx.signals.exit_requested else wanted.ended() if wanted else None
+            if ended is not None:
+                stop = ended
                 break
         result = TurnResult(text, stop, calls, usage)
         self.emit(AgentEvent("turn_end", text=text, usage=usage))
         return result
+
+    def _limit(self, calls: int) -> StopReason | None:
+        """What ends the turn before another model call: an interrupt, --max-turns, --max-budget-usd."""
+        if self.ctx.interrupt.is_set():
+            return "interrupted"
+        if self.settings.max_turns is not None and calls >= self.settings.max_turns:
+            return "max_turns"
+        return "max_budget_usd" if self.over_budget is not None and self.over_budget() else None
 
     def _steered(self, calls: int) -> list[Block]:
         """What to add after the results, asked only when another model call follows (so it reaches the model):

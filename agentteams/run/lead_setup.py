@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk
+from agentteams.agent.structured import attach
 from agentteams.backends.tmux import inside_tmux
 from agentteams.errors import AgentTeamsError
 from agentteams.model.types import ModelClient
@@ -104,7 +105,8 @@ def build_lead(
         spawner = InProcessSpawner(layout, client, store=store, secrets=secrets, on_event=on_teammate_event,
                                    on_team_event=on_team_event)  # fmt: skip
     spawner = NodeSpawner(store, spawner)  # on a registered node (`agentteams node`) if any, else as above
-    session = Session(options, client, layout=layout, store=store, on_event=on_event, ask=ask, secrets=secrets)
+    session = attach(Session(options, client, layout=layout, store=store, on_event=on_event, ask=ask, secrets=secrets),
+                     options.json_schema)  # --json-schema's StructuredOutput, if given  # fmt: skip
     runtime = LeadRuntime(session, spawner, on_team_event=on_team_event, judge=judge, on_turn_end=on_turn_end)
     if options.resume is not None and not options.fork_session:  # a resumed lead leads its team again
         runtime.resume_team()
