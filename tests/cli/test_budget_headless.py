@@ -46,6 +46,18 @@ def test_the_answer_that_spends_the_budget_ends_the_run_and_its_tool_is_not_run(
         assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".txt") == files  # Bash never ran
 
 
+def test_the_budget_holds_when_a_program_drives_without_p(cli: Cli, tmp_path: Path) -> None:
+    """The Agent SDKs start the CLI with --input-format stream-json and no -p: the budget holds there too."""
+    spec = {"routes": [{"name": "main", "match": {"tools": True}, "turns": [
+        {"content": [{"type": "text", "text": "costly"}], "usage": EXPENSIVE}]}]}  # fmt: skip
+    prompt = json.dumps({"type": "user", "message": {"role": "user", "content": "go"}, "parent_tool_use_id": None})
+    with MockServer(spec) as server:
+        proc = agentteams(cli, tmp_path, "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+                          "--max-budget-usd", "0.1", base_url=server.base_url, stdin=prompt + "\n")  # fmt: skip
+    result = [json.loads(line) for line in proc.stdout.splitlines() if '"result"' in line][-1]
+    assert (result["subtype"], result["errors"]) == ("error_max_budget_usd", ["Reached maximum budget ($0.1)"])
+
+
 def test_a_bad_budget_is_one_clear_line(cli: Cli, tmp_path: Path) -> None:
     for bad in ("0", "-1", "lots"):
         proc = agentteams(cli, tmp_path, "-p", "hi", "--max-budget-usd", bad, base_url="http://127.0.0.1:9", key=KEY)
