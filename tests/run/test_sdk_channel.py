@@ -124,3 +124,30 @@ def test_an_error_answer_no_answer_and_the_end_of_input_are_errors() -> None:
     ]  # fmt: skip
     with pytest.raises(ControlError, match="input ended"):
         channel.request("can_use_tool", {})
+
+
+def test_messages_that_came_before_a_moment_are_taken_together_and_later_ones_wait() -> None:
+    stdin, out = Pipe(), Out()
+    channel = ControlChannel(stdin.reader, out.emit, lambda obj: [])
+    channel.start()
+    reading = channel.messages()
+
+    def user(text: str) -> dict[str, Any]:
+        return {"type": "user", "message": {"role": "user", "content": text}}
+
+    stdin.send(user("first"))
+    first = next(reading)
+    assert not channel.came_before(first, 0.0)  # nothing ran before it: a turn of its own
+    for text in ("second", "third"):
+        stdin.send(user(text))
+    deadline = time.monotonic() + 5
+    while channel._messages.qsize() < 2:  # until the channel has read both
+        assert time.monotonic() < deadline, "the channel did not read the two messages"
+        time.sleep(0.01)
+    turn_ended = time.monotonic()
+    stdin.send(user("fourth"))  # after the turn: it waits for the next one
+    second = next(reading)
+    assert channel.came_before(second, turn_ended)
+    assert [m["message"]["content"] for m in channel.waiting_since(turn_ended)] == ["third"]
+    stdin.close()
+    assert [m["message"]["content"] for m in reading] == ["fourth"]

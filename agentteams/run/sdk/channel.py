@@ -9,6 +9,7 @@ import json
 import queue
 import secrets
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,6 +50,7 @@ class ControlChannel:
     def __init__(self, stream: Any, emit: Emit, answer: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> None:
         self._stream, self._emit, self._answer = stream, emit, answer
         self._messages: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._arrived: dict[int, float] = {}  # when each waiting message came (by id), for `came_before`
         self._pending: dict[str, _Pending] = {}
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
@@ -66,6 +68,23 @@ class ControlChannel:
         ends."""
         while (obj := self._messages.get()) is not None:
             yield obj
+
+    def came_before(self, message: dict[str, Any], moment: float) -> bool:
+        """Whether `message` (taken from `messages`) came before `moment` (a time.monotonic())."""
+        return self._arrived.pop(id(message), moment) < moment
+
+    def waiting_since(self, moment: float) -> list[dict[str, Any]]:
+        """The messages already waiting that came before `moment`, taken now (none blocks); the end of the input,
+        and anything that came later, stay for `messages`."""
+        taken: list[dict[str, Any]] = []
+        while True:
+            with self._messages.mutex:  # a peek: the oldest waiting one, if it is old enough
+                oldest = self._messages.queue[0] if self._messages.queue else None
+                if oldest is None or self._arrived.get(id(oldest), moment) >= moment:
+                    return taken
+                self._messages.queue.popleft()
+            self._arrived.pop(id(oldest), None)
+            taken.append(oldest)
 
     def request(self, subtype: str, body: dict[str, Any], timeout: float = REQUEST_TIMEOUT) -> dict[str, Any]:
         """Send a control request to the program and wait for its answer's `response`; ControlError otherwise."""
@@ -120,6 +139,7 @@ class ControlChannel:
         elif kind == "keep_alive":
             pass
         else:
+            self._arrived[id(obj)] = time.monotonic()
             self._messages.put(obj)
 
     def _work(self) -> None:

@@ -77,12 +77,16 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     answers.runtime, asks.session, answers.lines = runtime, runtime.session, lines
     channel.start()
     runtime.session.mcp.start_now(MCP_START_WAIT)
+    ended = 0.0  # when the last turn ended
     try:
         for message in channel.messages():
-            prompt = user_text(message)
-            if prompt is None or not prompt.strip():
+            # what came while the last turn ran goes in as one prompt, a line each, as Claude Code takes it in
+            came = [message, *channel.waiting_since(ended)] if channel.came_before(message, ended) else [message]
+            prompts = [p for p in map(user_text, came) if p is not None and p.strip()]
+            if not prompts:
                 continue
-            code = _turn(runtime, options, flags.output_format, prompt, turns)
+            code = _turn(runtime, options, flags.output_format, "\n".join(prompts), turns)
+            ended = time.monotonic()
     finally:
         parts.close(team_down=True)
     return code
