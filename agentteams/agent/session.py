@@ -7,10 +7,9 @@ from __future__ import annotations
 import contextlib
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
 
 from agentteams import diagnostics
 from agentteams.agent.agent_types import agent_model, own_type, subagent_restriction
@@ -18,20 +17,19 @@ from agentteams.agent.compaction import Compacted, Compactor, CompactPolicy, mea
 from agentteams.agent.hooks.points import EndReason, HookPoints
 from agentteams.agent.journal import Journal
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings, Answer, PermissionAsk, TurnResult
-from agentteams.agent.mcp_servers import McpFlags, attach_mcp
+from agentteams.agent.mcp_servers import attach_mcp
 from agentteams.agent.memory import Memory, load_memory
 from agentteams.agent.permissions import live_changes
 from agentteams.agent.permissions.policy import PermissionPolicy, offered_tools, parse_mode, parse_rules
 from agentteams.agent.permissions.settings_rules import settings_rules
-from agentteams.agent.prompts import SUBAGENT_GUIDANCE, Identity, system_prompt
+from agentteams.agent.prompts import SUBAGENT_GUIDANCE, system_prompt
+from agentteams.agent.session_options import SessionOptions, TurnExtras, command_extras
 from agentteams.agent.side_calls import side_caller
 from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
-from agentteams.settings.agents import TEAMMATE_TOOLS, AgentCatalog, load_agents
-from agentteams.settings.plugins import Plugin
-from agentteams.settings.types import Settings
+from agentteams.settings.agents import TEAMMATE_TOOLS, load_agents
 from agentteams.store.api import Store
 from agentteams.store.opener import open_store
 from agentteams.store.paths import LEAD_NAME, Layout
@@ -44,60 +42,12 @@ from agentteams.tools.runtime_hooks import PermissionMode, RuntimeHooks
 if TYPE_CHECKING:
     from agentteams.agent.hooks.spec import HookCommand
     from agentteams.agent.structured import StructuredOutput
-    from agentteams.settings.commands import CustomCommand
 
+
+__all__ = ["RESTRICTED_AWAY", "Session", "SessionOptions", "TurnExtras", "command_extras"]  # the options live beside
 
 # the tools --restricted takes away: those that run commands (and their background shells) and WebFetch
 RESTRICTED_AWAY = frozenset({"Bash", "BashOutput", "KillShell", "WebFetch"})
-
-
-@dataclass
-class SessionOptions:
-    cwd: Path
-    model: str = "default"  # Claude Code 2.1.330: opus with an API key (model/aliases.py)
-    permission_mode: str = "default"
-    allowed_tools: list[str] = field(default_factory=list)
-    disallowed_tools: list[str] = field(default_factory=list)
-    append_system_prompt: str | None = None
-    system_prompt: str | None = None  # --system-prompt: the whole prompt, ours replaced (the append still follows)
-    add_dirs: list[Path] = field(default_factory=list)  # --add-dir: as settings' additionalDirectories
-    fallback_model: str | None = None  # --fallback-model: an alias or id, asked once when the model is overloaded
-    max_turns: int | None = None
-    max_budget_usd: float | None = None  # -p's --max-budget-usd: the session's spending (subagents' too)
-    json_schema: dict[str, Any] | None = None  # --json-schema: the turn's answer through StructuredOutput
-    interactive: bool = False
-    session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-    team_role: Literal["lead", "teammate"] | None = "lead"
-    identity: Identity | None = None  # set for a teammate: its name, team, lead and colour
-    plan_mode_required: bool = False  # a teammate that must have its plan approved before changing anything
-    settings: Settings = field(default_factory=Settings)  # the merged settings files: rules, directories
-    agents: AgentCatalog | None = None  # the custom agent types, when already read (else read from `cwd`)
-    resume: Loaded | None = None  # -c / -r: the session this one goes on with (its file, id and conversation)
-    fork_session: bool = False  # with `resume`: go on under a new id in a copy, the original left untouched
-    mcp: McpFlags = field(default_factory=McpFlags)  # --mcp-config / --strict-mcp-config (passed on to teammates)
-    restricted: bool = False  # --restricted: no tool that runs commands or fetches, file tools kept to the working dirs
-    builtin_tools: tuple[str, ...] | None = None  # --tools: the built-in tools offered (None: all of them)
-    plugins: tuple[Plugin, ...] = ()  # --plugin-dir: the plugins loaded (their commands are the session's)
-    mirror: Callable[[Path, dict[str, Any]], None] | None = None  # --session-mirror: each transcript entry also here
-
-
-@dataclass(frozen=True)
-class TurnExtras:
-    """What a custom command's front matter gives the one turn it starts: a model, and tools allowed without asking
-    (`origin` names the command file, for /permissions and the allow reason)."""
-
-    model: str | None = None
-    allowed_tools: tuple[str, ...] = ()
-    origin: str = ""
-
-
-def command_extras(cmd: CustomCommand) -> TurnExtras | None:
-    """What a custom command's turn gets; checked now, so a bad model or rule is an error before anything is sent."""
-    if not cmd.model and not cmd.allowed_tools:
-        return None
-    origin = f"allowed-tools of /{cmd.name} ({cmd.path})"
-    parse_rules(cmd.allowed_tools, origin)
-    return TurnExtras(resolve_model(cmd.model) if cmd.model else None, cmd.allowed_tools, origin)
 
 
 class Session:

@@ -240,12 +240,6 @@ def init_line(session: Any, options: Any) -> dict[str, Any]:
     return line(session, options)
 
 
-def mcp_servers(session: Any) -> list[dict[str, str]]:
-    """Each MCP server of the session: its name and its state (pending, connected, failed, needs approval)."""
-    hub = session.mcp.hub
-    return [] if hub is None else [{"name": line.name, "status": line.status} for line in hub.lines()]
-
-
 def compact_instructions(prompt: str) -> str | None:
     """The instructions of a `/compact [instructions]` prompt ("" for none); None for any other prompt."""
     word, _, rest = prompt.strip().partition(" ")

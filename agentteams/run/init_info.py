@@ -94,7 +94,6 @@ def key_source() -> str:
 def init_line(session: Any, options: Any) -> dict[str, Any]:
     """The stream-json `system` `init` line that opens each turn. Keys we have nothing behind hold what is true
     of us (no sandbox, no terminal-only command, no auto-memory directory, no messaging socket, no fast mode)."""
-    from agentteams.run.headless import mcp_servers
 
     commands = session_commands(options)
     return {
@@ -137,3 +136,9 @@ def server_info(session: Any, options: Any) -> dict[str, Any]:
         "analytics_disabled": True, "sandbox_enabled": False, "fast_mode_state": "off",
         "fast_mode_disabled_reason": NO_FAST_MODE, "session_state": "idle", "capabilities": [],
     }  # fmt: skip
+
+
+def mcp_servers(session: Any) -> list[dict[str, str]]:
+    """Each MCP server of the session: its name and its state (pending, connected, failed, needs approval)."""
+    hub = session.mcp.hub
+    return [] if hub is None else [{"name": line.name, "status": line.status} for line in hub.lines()]

@@ -287,7 +287,7 @@ def test_anchors_follow_githubs_slugs() -> None:
 
 def test_an_unknown_option_or_command_is_caught() -> None:
     assert command_problems("agentteams status --no-such-option")
-    assert command_problems("$ agentteams -p hi --json-schema x")
+    assert command_problems("$ agentteams -p hi --no-such-option x")
     assert command_problems("FOO=1 agentteams task frobnicate TEAM")
     assert command_problems("git diff | agentteams update")
     assert command_problems("agentteams --store redis://h:6379/0 mirror --tem NAME")

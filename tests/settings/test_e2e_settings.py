@@ -138,9 +138,9 @@ def test_config_shows_each_value_and_its_file(cli: Cli, repo: Path, config_root:
 
 
 def test_version_does_not_import_the_settings_code() -> None:
-    code = ("import sys; sys.argv = ['agentteams', '--version']\nfrom agentteams import cli\n"
-            "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m for m in sys.modules if m.startswith('agentteams.settings')))")  # fmt: skip
+    code = ("import atexit, sys; sys.argv = ['agentteams', '--version']\nfrom agentteams import cli\n"
+            "atexit.register(lambda: print(sorted(m for m in sys.modules if m.startswith('agentteams.settings'))))\n"
+            "cli.main()\n")  # fmt: skip  # main() ends the process: what it imported is told at exit
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
 

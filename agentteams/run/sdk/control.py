@@ -10,8 +10,7 @@ from typing import Any
 
 from agentteams.agent.permissions.policy import parse_mode
 from agentteams.errors import AgentTeamsError
-from agentteams.run import headless
-from agentteams.run.init_info import server_info
+from agentteams.run.init_info import mcp_servers, server_info
 from agentteams.run.sdk.asks import sdk_hooks
 from agentteams.run.sdk.channel import ControlChannel
 from agentteams.tools.runtime_hooks import MODE_ALIASES
@@ -85,7 +84,7 @@ class ControlAnswers:
             session.policy.mode = parse_mode(MODE_ALIASES.get(mode, mode))
             return {"mode": mode}
         if subtype == "mcp_status":
-            return {"mcpServers": headless.mcp_servers(session)}
+            return {"mcpServers": mcp_servers(session)}
         raise ControlRefused(f"Unsupported control request subtype: {subtype}", "unsupported_request")
 
     def _replayed(self, text: str) -> dict[str, Any]:

@@ -1,0 +1,71 @@
+"""What a session is started with: its options (the command line's and the settings' choices), and what a custom
+command's front matter gives the one turn it starts."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from agentteams.agent.mcp_servers import McpFlags
+from agentteams.agent.permissions.policy import parse_rules
+from agentteams.agent.prompts import Identity
+from agentteams.model.aliases import resolve_model
+from agentteams.settings.agents import AgentCatalog
+from agentteams.settings.plugins import Plugin
+from agentteams.settings.types import Settings
+from agentteams.store.transcripts.reader import Loaded
+
+if TYPE_CHECKING:
+    from agentteams.settings.commands import CustomCommand
+
+
+@dataclass
+class SessionOptions:
+    cwd: Path
+    model: str = "default"  # Claude Code 2.1.330: opus with an API key (model/aliases.py)
+    permission_mode: str = "default"
+    allowed_tools: list[str] = field(default_factory=list)
+    disallowed_tools: list[str] = field(default_factory=list)
+    append_system_prompt: str | None = None
+    system_prompt: str | None = None  # --system-prompt: the whole prompt, ours replaced (the append still follows)
+    add_dirs: list[Path] = field(default_factory=list)  # --add-dir: as settings' additionalDirectories
+    fallback_model: str | None = None  # --fallback-model: an alias or id, asked once when the model is overloaded
+    max_turns: int | None = None
+    max_budget_usd: float | None = None  # -p's --max-budget-usd: the session's spending (subagents' too)
+    json_schema: dict[str, Any] | None = None  # --json-schema: the turn's answer through StructuredOutput
+    interactive: bool = False
+    session_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    team_role: Literal["lead", "teammate"] | None = "lead"
+    identity: Identity | None = None  # set for a teammate: its name, team, lead and colour
+    plan_mode_required: bool = False  # a teammate that must have its plan approved before changing anything
+    settings: Settings = field(default_factory=Settings)  # the merged settings files: rules, directories
+    agents: AgentCatalog | None = None  # the custom agent types, when already read (else read from `cwd`)
+    resume: Loaded | None = None  # -c / -r: the session this one goes on with (its file, id and conversation)
+    fork_session: bool = False  # with `resume`: go on under a new id in a copy, the original left untouched
+    mcp: McpFlags = field(default_factory=McpFlags)  # --mcp-config / --strict-mcp-config (passed on to teammates)
+    restricted: bool = False  # --restricted: no tool that runs commands or fetches, file tools kept to the working dirs
+    builtin_tools: tuple[str, ...] | None = None  # --tools: the built-in tools offered (None: all of them)
+    plugins: tuple[Plugin, ...] = ()  # --plugin-dir: the plugins loaded (their commands are the session's)
+    mirror: Callable[[Path, dict[str, Any]], None] | None = None  # --session-mirror: each transcript entry also here
+
+
+@dataclass(frozen=True)
+class TurnExtras:
+    """What a custom command's front matter gives the one turn it starts: a model, and tools allowed without asking
+    (`origin` names the command file, for /permissions and the allow reason)."""
+
+    model: str | None = None
+    allowed_tools: tuple[str, ...] = ()
+    origin: str = ""
+
+
+def command_extras(cmd: CustomCommand) -> TurnExtras | None:
+    """What a custom command's turn gets; checked now, so a bad model or rule is an error before anything is sent."""
+    if not cmd.model and not cmd.allowed_tools:
+        return None
+    origin = f"allowed-tools of /{cmd.name} ({cmd.path})"
+    parse_rules(cmd.allowed_tools, origin)
+    return TurnExtras(resolve_model(cmd.model) if cmd.model else None, cmd.allowed_tools, origin)
