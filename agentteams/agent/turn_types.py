@@ -10,8 +10,16 @@ from typing import Any, Literal, Protocol
 from agentteams.model.types import Message, ModelResponse, Usage
 from agentteams.tools.base import ToolKind, ToolResult
 
-StopReason = Literal["end_turn", "max_turns", "interrupted", "max_tokens", "exit_requested", "max_budget_usd",
-                     "structured_output", "structured_output_retries"]  # the last two: --json-schema
+StopReason = Literal[
+    "end_turn",
+    "max_turns",
+    "interrupted",
+    "max_tokens",
+    "exit_requested",
+    "max_budget_usd",
+    "structured_output",
+    "structured_output_retries",
+]  # the last two: --json-schema
 # always: don't ask again for this (a command prefix, a path); accept_edits: yes, and acceptEdits from now on
 Answer = Literal["allow", "deny", "always", "accept_edits"]
 INTERRUPTED_MARK = "[Request interrupted by user]"  # Claude Code's marker after an answer the person cut off
