@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,7 +37,11 @@ def test_the_run_stops_before_the_call_past_its_budget(cli: Cli, tmp_path: Path)
 
 def test_the_answer_that_spends_the_budget_ends_the_run_and_its_tool_is_not_run(cli: Cli, tmp_path: Path) -> None:
     touch = {"content": [tool("Bash", command="touch ran.txt", description="touch")], "usage": EXPENSIVE}
-    for answer, files in ((touch, []), ({"content": [{"type": "text", "text": "costly"}], "usage": EXPENSIVE}, [])):
+    cases: list[tuple[dict[str, Any], list[str]]] = [
+        (touch, []),
+        ({"content": [{"type": "text", "text": "costly"}], "usage": EXPENSIVE}, []),
+    ]
+    for answer, files in cases:
         spec = {"routes": [{"name": "main", "match": {"tools": True}, "turns": [answer, "never asked"]}]}
         with MockServer(spec) as server:
             proc = agentteams(cli, tmp_path, "-p", "go", "--max-budget-usd", "0.1", "--output-format", "json",

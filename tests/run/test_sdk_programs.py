@@ -95,7 +95,8 @@ def test_an_allow_that_keeps_a_rule_saves_it_and_is_not_asked_again(cli: Cli, co
 def test_the_program_s_own_mcp_server_is_offered_and_called_through_it(cli: Cli, config_root: Path, work: Path) -> None:
     seen = drive("an in-process SDK MCP server", cli, config_root, work)
     assert seen.hooks == [("add", '{"a": 2, "b": 3}')]  # the tool ran in the program's process
-    assert "SUM=5" in seen.tool_results and seen.results[-1]["result"] == "ADDED"
+    assert json.loads(seen.tool_results[0]) == [{"type": "text", "text": "SUM=5"}]  # its blocks, as claude sends them
+    assert seen.results[-1]["result"] == "ADDED"
 
 
 def test_agent_types_defined_by_the_program_are_listed(cli: Cli, config_root: Path, work: Path) -> None:

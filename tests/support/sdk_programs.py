@@ -30,7 +30,7 @@ from claude_agent_sdk.types import PermissionRuleValue
 from agentteams.mockapi import MockServer
 
 DEADLINE = 90.0  # seconds a program may run against either CLI
-S = TypeVar("S", bound="Seen")
+S = TypeVar("S")  # what a program reports: a Seen, or a program's own record
 
 
 @dataclass
