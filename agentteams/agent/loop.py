@@ -80,6 +80,7 @@ class Agent:
         # covered: what automatic compaction weighs, with an estimate of what came after
         self.context_tokens = 0
         self.context_measured_at = 0
+        self.last_usage: Usage | None = None  # the newest answer's own usage (an SDK program's context view shows it)
         self.before_call: Callable[[], None] | None = None  # before each model call: automatic compaction
         # polled at each tool-result boundary the turn goes on from: what arrived meanwhile (messages, a line the
         # person typed), appended after the results so the cached prefix stays valid; the caller knows what it gave
@@ -198,6 +199,7 @@ class Agent:
         return True
 
     def _measured(self, usage: Usage) -> None:
+        self.last_usage = usage
         self.context_tokens = (usage.input_tokens + usage.cache_creation_input_tokens
                                + usage.cache_read_input_tokens + usage.output_tokens)  # fmt: skip
         self.context_measured_at = len(self.messages)

@@ -4,6 +4,7 @@ for), their tools put after the built-ins before each request once ready, hidden
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,26 @@ class McpLink:
     """The session's hub (None: no server configured) and how to close it."""
 
     hub: McpHub | None = None
+    session: Session | None = None  # whose agent a hub made later is wired into
+    _refresh: Callable[[], None] | None = None
+
+    def ensure_hub(self) -> McpHub:
+        """The session's hub, made (empty, its tools offered like a configured one's) when it had none: a driving
+        program may add servers to a session that started without any (`mcp_set_servers`)."""
+        if self.hub is None:
+            from agentteams.tools.mcp.hub import McpHub
+
+            assert self.session is not None, "an McpLink made by attach_mcp"
+            hub = McpHub([])
+            self._refresh = _offer(self.session, hub, threading.Event())
+            self.hub = hub
+        return self.hub
+
+    def refresh(self) -> None:
+        """The agent's tool table as the servers are now, before a request would rebuild it (between turns only:
+        a program's `init` line lists what the coming turn offers)."""
+        if self._refresh is not None:
+            self._refresh()
 
     def close(self) -> None:
         if self.hub is not None:
@@ -45,25 +66,33 @@ def attach_mcp(session: Session) -> McpLink:
     for problem in found.problems:
         diagnostics.warning("%s", problem)
     if not found.servers and not found.pending:
-        return McpLink()
+        return McpLink(session=session)
     from agentteams.tools.mcp.hub import McpHub
 
     hub = McpHub.from_found(found)
-    began = _start_after_first_request(session, hub)
+    return McpLink(hub, session, _offer(session, hub, _start_after_first_request(session, hub)))
+
+
+def _offer(session: Session, hub: McpHub, began: threading.Event) -> Callable[[], None]:
+    """Before each model call: the hub's visible tools after the built-ins, rebuilt when its tools or the mode
+    changed; `began` set (the first call lets the servers start). Returns the rebuild alone (`McpLink.refresh`)."""
     agent, builtins = session.agent, dict(session.agent.tools)
     seen, before = [-1, ""], agent.before_call
 
-    def offer() -> None:  # on the agent's thread, between requests: its tool table is never changed under it
-        began.set()
+    def refresh() -> None:  # on the agent's thread, between requests: its tool table is never changed under it
         mode = session.policy.mode
         if seen != [hub.version, mode]:
             seen[:] = [hub.version, mode]
             agent.tools = {**builtins, **{t.name: t for t in _visible(session, hub)}}
+
+    def offer() -> None:
+        began.set()
+        refresh()
         if before is not None:
             before()
 
     agent.before_call = offer
-    return McpLink(hub)
+    return refresh
 
 
 def _start_after_first_request(session: Session, hub: McpHub) -> threading.Event:

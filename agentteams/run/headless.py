@@ -246,7 +246,8 @@ def compact_instructions(prompt: str) -> str | None:
     return rest.strip() if word == "/compact" else None
 
 
-def compacted(session: Any, instructions: str, session_id: str, output_format: str, start: float) -> int:
+def compacted(session: Any, instructions: str, session_id: str, output_format: str, start: float,
+              extra: dict[str, Any] | None = None) -> int:  # fmt: skip
     """`-p "/compact [instructions]"` (with -c or -r: the session resumed) compacts and sends no prompt, as Claude
     Code 2.1.330's -p does: its result is empty, or the refusal ("Not enough messages to compact.", a PreCompact
     hook's block), a successful local command either way (exit 0)."""
@@ -260,7 +261,7 @@ def compacted(session: Any, instructions: str, session_id: str, output_format: s
     except CompactError as e:
         said = str(e)
     done = [TurnResult(said, "end_turn", 0, Usage())]
-    return report(done, session, session_id, output_format, time.monotonic() - start)
+    return report(done, session, session_id, output_format, time.monotonic() - start, extra)
 
 
 def custom_command(prompt: str, options: Any) -> tuple[str, Any]:
@@ -299,8 +300,10 @@ def wait_settled(runtime: Any) -> None:
         runtime.wait_change(POLL_SECONDS)
 
 
-def report(done: list[Any], session: Any, session_id: str, output_format: str, seconds: float) -> int:
-    """Print the last turn's outcome as text, json or a stream-json result line; the exit code."""
+def report(done: list[Any], session: Any, session_id: str, output_format: str, seconds: float,
+           extra: dict[str, Any] | None = None) -> int:  # fmt: skip
+    """Print the last turn's outcome as text, json or a stream-json result line (`extra` fields added); the exit
+    code."""
     import uuid
 
     result = done[-1]
@@ -325,6 +328,7 @@ def report(done: list[Any], session: Any, session_id: str, output_format: str, s
         summary["errors"] = [diagnostic]
     if session.structured is not None:  # --json-schema: the value (its JSON the result), or why there is none
         summary.update(session.structured.fields(result.stop_reason))
+    summary.update(extra or {})
     if output_format == "text":
         typer.echo(summary["result"])
         if summary["subtype"] != "success":

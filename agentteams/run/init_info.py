@@ -79,7 +79,8 @@ def tool_names(session: Any) -> list[str]:
     it), then MCP servers' tools in their servers' order."""
     names = [t.name for t in session.tools]
     builtin = sorted((n for n in names if not n.startswith("mcp__")), key=lambda n: "Agent" if n == "Task" else n)
-    return [*builtin, *(n for n in names if n.startswith("mcp__"))]
+    offered = [n for n in session.agent.tools if n.startswith("mcp__")]  # the servers' tools the agent offers now
+    return [*builtin, *(offered or (n for n in names if n.startswith("mcp__")))]
 
 
 def plugins(options: Any) -> list[dict[str, str]]:

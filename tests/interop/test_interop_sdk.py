@@ -5,14 +5,17 @@ the messages they get, what their callbacks are asked, the files the agent leave
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agentteams.mockapi import MockServer
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
+from tests.support import sdk_control_programs as controls
 from tests.support import sdk_programs as sdk
 from tests.support import sdk_session_programs as sessions
+from tests.support import sdk_turn_programs as turns
 from tests.support.cli import Cli
 
 pytestmark = pytest.mark.timeout(300)
@@ -51,9 +54,41 @@ def test_an_sdk_program_sees_the_same_with_ours_as_with_the_real_cli(
     assert _outcome(ours) == _outcome(real), f"ours: {ours}\nreal: {real}"
 
 
+def _both(program: Any, script: dict[str, Any], claude: Path, version: str, cli: Cli, tmp_path: Path) -> dict[str, Any]:
+    """What a program returns, run against the real CLI and against ours (each with the script's server)."""
+    seen = {}
+    for label, where in (("real", claude), ("ours", Path(cli.argv()[0]))):
+        work = tmp_path / label / "work"
+        work.mkdir(parents=True)
+        rc.seed_home(tmp_path / label / "cfg", [work], version)
+        with MockServer(script) as server:
+            env = {**rc.claude_env(tmp_path / label / "cfg", server.base_url), "PYTHONPATH": str(rc.ROOT)}
+            seen[label] = sdk.run_program(program, sdk.Where(where, env, work, server))
+    return seen
+
+
 @ccv.only(rc.NEWEST)
 @pytest.mark.parametrize("name", list(sessions.PROGRAMS))
 def test_a_program_that_keeps_and_reopens_sessions_sees_the_same_with_ours(
+    claude: Path, claude_version: str, cli: Cli, tmp_path: Path, name: str
+) -> None:
+    seen = _both(sessions.PROGRAMS[name], sessions.SCRIPTS[name], claude, claude_version, cli, tmp_path)
+    assert seen["ours"] == seen["real"]
+
+
+@ccv.only(rc.NEWEST)
+@pytest.mark.parametrize("name", list(turns.PROGRAMS))
+def test_a_program_sees_the_same_turns_with_ours(
+    claude: Path, claude_version: str, cli: Cli, tmp_path: Path, name: str
+) -> None:
+    """A turn's origin echoed, which waiting prompts go in together, /clear's reset and new session."""
+    seen = _both(turns.PROGRAMS[name], turns.SCRIPTS[name], claude, claude_version, cli, tmp_path)
+    assert seen["ours"] == seen["real"]
+
+
+@ccv.only(rc.NEWEST)
+@pytest.mark.parametrize("name", list(controls.PROGRAMS))
+def test_a_program_s_control_requests_do_the_same_with_ours(
     claude: Path, claude_version: str, cli: Cli, tmp_path: Path, name: str
 ) -> None:
     seen = {}
@@ -61,9 +96,9 @@ def test_a_program_that_keeps_and_reopens_sessions_sees_the_same_with_ours(
         work = tmp_path / label / "work"
         work.mkdir(parents=True)
         rc.seed_home(tmp_path / label / "cfg", [work], claude_version)
-        with MockServer(sessions.SCRIPTS[name]) as server:
+        with MockServer(controls.SCRIPTS[name]) as server:
             env = {**rc.claude_env(tmp_path / label / "cfg", server.base_url), "PYTHONPATH": str(rc.ROOT)}
-            seen[label] = sdk.run_program(sessions.PROGRAMS[name], sdk.Where(where, env, work, server))
+            seen[label] = sdk.run_program(controls.PROGRAMS[name], sdk.Where(where, env, work, server))
     assert seen["ours"] == seen["real"]
 
 

@@ -148,6 +148,6 @@ def test_messages_that_came_before_a_moment_are_taken_together_and_later_ones_wa
     stdin.send(user("fourth"))  # after the turn: it waits for the next one
     second = next(reading)
     assert channel.came_before(second, turn_ended)
-    assert [m["message"]["content"] for m in channel.waiting_since(turn_ended)] == ["third"]
+    assert [m["message"]["content"] for m in channel.waiting_since(turn_ended, lambda m: True)] == ["third"]
     stdin.close()
     assert [m["message"]["content"] for m in reading] == ["fourth"]

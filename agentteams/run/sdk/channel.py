@@ -73,14 +73,14 @@ class ControlChannel:
         """Whether `message` (taken from `messages`) came before `moment` (a time.monotonic())."""
         return self._arrived.pop(id(message), moment) < moment
 
-    def waiting_since(self, moment: float) -> list[dict[str, Any]]:
-        """The messages already waiting that came before `moment`, taken now (none blocks); the end of the input,
-        and anything that came later, stay for `messages`."""
+    def waiting_since(self, moment: float, joins: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+        """The messages already waiting that came before `moment` and that `joins` takes, up to the first it does
+        not, taken now (none blocks); the end of the input, and anything after, stay for `messages`."""
         taken: list[dict[str, Any]] = []
         while True:
             with self._messages.mutex:  # a peek: the oldest waiting one, if it is old enough
                 oldest = self._messages.queue[0] if self._messages.queue else None
-                if oldest is None or self._arrived.get(id(oldest), moment) >= moment:
+                if oldest is None or self._arrived.get(id(oldest), moment) >= moment or not joins(oldest):
                     return taken
                 self._messages.queue.popleft()
             self._arrived.pop(id(oldest), None)

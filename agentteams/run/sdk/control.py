@@ -1,18 +1,22 @@
 """The answers to an SDK program's control requests: `initialize` (its hooks registered once, the session described),
-`interrupt`, `set_model`, `set_permission_mode`, `mcp_status`; any other subtype is an error reply naming it (never
-ignored: the program would wait for an answer)."""
+`interrupt`, `set_model`, `set_permission_mode`, `mcp_status` and the MCP changes, `get_context_usage`, `stop_task`,
+`rewind_files`; any other subtype is an error reply naming it (never ignored: the program would wait for an answer)."""
 
 from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from agentteams.agent.permissions.policy import parse_mode
 from agentteams.errors import AgentTeamsError
 from agentteams.run.init_info import mcp_servers, server_info
+from agentteams.run.sdk import mcp_control
 from agentteams.run.sdk.asks import sdk_hooks
 from agentteams.run.sdk.channel import ControlChannel
+from agentteams.run.sdk.context_usage import context_usage
+from agentteams.run.sdk.task_lines import BackgroundTasks
 from agentteams.tools.runtime_hooks import MODE_ALIASES
 
 
@@ -25,6 +29,26 @@ class ControlRefused(AgentTeamsError):
 
 
 MODES = ("acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan")
+NO_BODY = None  # Claude Code's success without a `response` (mcp_toggle, mcp_reconnect)
+# no file checkpoints are kept (Claude Code keeps them only when a program enables checkpointing): its answer then
+NO_REWIND = "File rewinding is not enabled."
+
+
+def _rewind(_session: Any, request: dict[str, Any]) -> dict[str, Any]:
+    if request.get("dry_run") is True:
+        return {"canRewind": False, "error": NO_REWIND}
+    raise AgentTeamsError(NO_REWIND)
+
+
+# the requests answered from the session alone: (session, request) -> the answer's body
+SESSION_ANSWERS: dict[str, Callable[[Any, dict[str, Any]], dict[str, Any] | None]] = {
+    "mcp_status": lambda session, _request: {"mcpServers": mcp_servers(session)},
+    "mcp_toggle": mcp_control.toggle,
+    "mcp_reconnect": mcp_control.reconnect,
+    "mcp_set_servers": mcp_control.set_servers,
+    "get_context_usage": lambda session, _request: context_usage(session),
+    "rewind_files": _rewind,
+}
 
 
 class ControlAnswers:
@@ -39,6 +63,7 @@ class ControlAnswers:
         # bypassPermissions only for a session started with it, --dangerously-skip-permissions or
         # --allow-dangerously-skip-permissions: a program never switches its safety off on its own
         self.may_bypass = may_bypass or options.permission_mode == "bypassPermissions"
+        self.tasks = BackgroundTasks(lambda: options.session_id)  # the commands `stop_task` may name
         self._initialized = False
         self._lock = threading.Lock()
 
@@ -57,10 +82,10 @@ class ControlAnswers:
                 error["error_code"] = e.code
             return [{"type": "control_response", "response": reply | error}]
         after = [self._status()] if subtype == "set_permission_mode" else []
-        return [*before, {"type": "control_response", "response": reply | {"subtype": "success", "response": body}},
-                *after]  # fmt: skip
+        success = reply | {"subtype": "success"} | ({} if body is NO_BODY else {"response": body})
+        return [*before, {"type": "control_response", "response": success}, *after]
 
-    def _answer(self, subtype: str, request: dict[str, Any], before: list[dict[str, Any]]) -> dict[str, Any]:
+    def _answer(self, subtype: str, request: dict[str, Any], before: list[dict[str, Any]]) -> dict[str, Any] | None:
         session = self.runtime.session
         if subtype == "initialize":
             return self._initialize(request)
@@ -83,9 +108,22 @@ class ControlAnswers:
                                      "invalid_mode")  # fmt: skip
             session.policy.mode = parse_mode(MODE_ALIASES.get(mode, mode))
             return {"mode": mode}
-        if subtype == "mcp_status":
-            return {"mcpServers": mcp_servers(session)}
+        if subtype in SESSION_ANSWERS:
+            return SESSION_ANSWERS[subtype](session, request)
+        if subtype == "stop_task":
+            before.extend(self._stopped(str(request.get("task_id") or "")))
+            return {}
         raise ControlRefused(f"Unsupported control request subtype: {subtype}", "unsupported_request")
+
+    def _stopped(self, task_id: str) -> list[dict[str, Any]]:
+        """Stop a background command by its id: the lines saying so, as Claude Code writes them before its answer
+        (none for an id it does not know, which it answers with success all the same)."""
+        shells = self.runtime.session.ctx.shells
+        shell = shells.get(task_id)
+        if shell is None or shell.status != "running":
+            return []
+        shells.kill(shell)
+        return self.tasks.stopped(task_id, shell.command, shell.take().text)
 
     def _replayed(self, text: str) -> dict[str, Any]:
         from agentteams.store.fs.atomic_json import now_iso

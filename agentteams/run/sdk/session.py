@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from agentteams.errors import AgentTeamsError
 from agentteams.model.anthropic_client import ModelAPIError
 from agentteams.run import headless
+from agentteams.run.sdk import reset
 from agentteams.run.sdk.asks import ToolAsks
 from agentteams.run.sdk.channel import ControlChannel
 from agentteams.run.sdk.control import ControlAnswers
@@ -55,7 +57,7 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     lines = headless.StreamLines(options)
 
     def on_event(event: AgentEvent) -> None:
-        for line in lines(event):
+        for line in [*answers.tasks.started(event), *lines(event)]:
             headless.emit(line)
 
     stdio = flags.permission_prompt_tool == PROMPT_TOOL_STDIO
@@ -81,15 +83,26 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     try:
         for message in channel.messages():
             # what came while the last turn ran goes in as one prompt, a line each, as Claude Code takes it in
-            came = [message, *channel.waiting_since(ended)] if channel.came_before(message, ended) else [message]
+            text = user_text(message)
+            came = [message]
+            if channel.came_before(message, ended):
+                came += channel.waiting_since(ended, _joining(message, text))
             prompts = [p for p in map(user_text, came) if p is not None and p.strip()]
             if not prompts:
                 continue
-            code = _turn(runtime, options, flags.output_format, "\n".join(prompts), turns)
+            if reset.is_clear(prompts[0]):  # a slash command goes alone (`joins`)
+                code = reset.clear(runtime, options, message)
+            else:
+                code = _turn(runtime, options, flags.output_format, "\n".join(prompts), turns, reset.origin(message))
             ended = time.monotonic()
     finally:
         parts.close(team_down=True)
     return code
+
+
+def _joining(first: dict[str, Any], text: str | None) -> Callable[[dict[str, Any]], bool]:
+    """Which waiting messages go into `first`'s turn (run/sdk/reset.py's `joins`)."""
+    return lambda other: reset.joins(first, text, other, user_text(other))
 
 
 def _mcp_answer(channel: ControlChannel, server: str, message: dict[str, Any]) -> dict[str, Any] | None:
@@ -98,12 +111,15 @@ def _mcp_answer(channel: ControlChannel, server: str, message: dict[str, Any]) -
     return found if isinstance(found, dict) else None
 
 
-def _turn(runtime: Any, options: Any, output_format: str, prompt: str, turns: list[Any]) -> int:
+def _turn(runtime: Any, options: Any, output_format: str, prompt: str, turns: list[Any],
+          origin: dict[str, Any] | None) -> int:  # fmt: skip
+    runtime.session.mcp.refresh()  # servers the program switched or set since the last turn: as this turn offers them
     headless.emit(headless.init_line(runtime.session, options))
     start, before = time.monotonic(), len(turns)
+    echo = {"origin": origin} if origin else {}  # the host's stamp, back on the turn's result
     compact = headless.compact_instructions(prompt)
     if compact is not None:  # between turns, as in -p: nothing is sent but the summary request
-        return headless.compacted(runtime.session, compact, options.session_id, output_format, start)
+        return headless.compacted(runtime.session, compact, options.session_id, output_format, start, echo)
     runtime.submit(*headless.custom_command(prompt, options))
     headless.wait_settled(runtime)
     done = [r for r in turns[before:] if r is not None]
@@ -112,8 +128,8 @@ def _turn(runtime: Any, options: Any, output_format: str, prompt: str, turns: li
     ):  # a result the program reads, and the session goes on
         for line in headless.api_error_lines(runtime.last_error, runtime.session, options.session_id,
                                              time.monotonic() - start):  # fmt: skip
-            headless.emit(line)
+            headless.emit({**line, **echo} if line["type"] == "result" else line)
         return 1
     if not done:
         raise runtime.last_error or AgentTeamsError("the run ended before the model answered")
-    return headless.report(done, runtime.session, options.session_id, output_format, time.monotonic() - start)
+    return headless.report(done, runtime.session, options.session_id, output_format, time.monotonic() - start, echo)

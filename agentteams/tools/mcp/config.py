@@ -14,7 +14,7 @@ from typing import Any, Literal
 from agentteams.errors import AgentTeamsError
 
 Transport = Literal["stdio", "http", "sdk"]  # sdk: a driving program's own server (tools/mcp/program_servers.py)
-Origin = Literal["flag", "project", "user", "local", "settings"]
+Origin = Literal["flag", "project", "user", "local", "settings", "program"]  # program: set by `mcp_set_servers`
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 

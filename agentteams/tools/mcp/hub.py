@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentteams import diagnostics
+from agentteams.errors import AgentTeamsError
 from agentteams.tools.mcp.config import Found, Pending, ServerConfig
 from agentteams.tools.mcp.connection import CallOutcome, Connection, RemoteTool
 from agentteams.tools.mcp.loopthread import LoopThread
@@ -29,12 +30,16 @@ def _seconds(var: str, default: float) -> float:
         return default
 
 
+class McpControlError(AgentTeamsError):
+    """A program's change to a server that cannot be made (no such server, or it is switched off)."""
+
+
 @dataclass(frozen=True)
 class ServerLine:
     """One row of /mcp."""
 
     name: str
-    status: str  # pending | connected | failed | needs approval | rejected
+    status: str  # pending | connected | failed | disabled | needs approval | rejected
     transport: str
     origin: str
     tools: int = 0
@@ -47,6 +52,8 @@ class McpHub:
 
     servers: Sequence[ServerConfig]
     pending: Sequence[Pending] = ()
+    disabled: frozenset[str] = frozenset()  # switched off by a driving program (`mcp_toggle`): no connection, no tools
+    added: tuple[str, ...] = ()  # the servers a program set (`mcp_set_servers`), in order: the only ones it replaces
     warn: Callable[[str], None] = field(default=lambda line: diagnostics.warning("%s", line))
     conns: dict[str, Connection] = field(default_factory=dict)
     _loop: LoopThread | None = None
@@ -65,14 +72,18 @@ class McpHub:
         with self._lock:
             if not self.servers or self._loop is not None or self._closed:
                 return self
-            loop, startup = LoopThread(name="mcp"), _seconds("MCP_TIMEOUT", DEFAULT_STARTUP)
-            conns = {config.name: Connection(config) for config in self.servers}
-            self.conns = conns  # one assignment: readers on other threads see all of them or none
-            for name, conn in conns.items():
-                self._tasks[name] = loop.submit(conn.serve(startup, self._ready, self._lost))
-            self._loop = loop
-        atexit.register(self.close)
+            self._start_loop()
         return self
+
+    def _start_loop(self) -> None:
+        """The loop and a connection for each server not switched off (under the lock)."""
+        loop, startup = LoopThread(name="mcp"), _seconds("MCP_TIMEOUT", DEFAULT_STARTUP)
+        conns = {config.name: Connection(config) for config in self.servers if config.name not in self.disabled}
+        self.conns = conns  # one assignment: readers on other threads see all of them or none
+        for name, conn in conns.items():
+            self._tasks[name] = loop.submit(conn.serve(startup, self._ready, self._lost))
+        self._loop = loop
+        atexit.register(self.close)
 
     def _ready(self, conn: Connection) -> None:
         with self._lock:
@@ -95,7 +106,7 @@ class McpHub:
 
     def remote_tools(self) -> list[tuple[str, RemoteTool]]:
         """(server, tool) of every server that listed its tools, in a stable order: by server, then tool."""
-        found = [(name, t) for name, c in self.conns.items() if c.tools for t in c.tools]
+        found = [(name, t) for name, c in self.conns.items() if c.tools and name not in self.disabled for t in c.tools]
         return sorted(found, key=lambda st: (st[0], st[1].name))
 
     def call(
@@ -136,6 +147,93 @@ class McpHub:
             pause.wait(POLL)
         return conn
 
+    # -- a driving program's changes (run/sdk/mcp_control.py): each waits for the servers it starts, as claude does
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        """Switch a server off (its connection closed, its tools no longer offered) or on again (started anew)."""
+        with self._lock:
+            config = self._config(name)
+            self.disabled = self.disabled - {name} if enabled else self.disabled | {name}
+            self._drop(name)
+            if enabled:
+                self._launch(config)
+            self._version += 1
+        if enabled:
+            self._settle([name])
+
+    def reconnect(self, name: str) -> Connection:
+        """A new connection in place of the server's current one, waited for; the new connection."""
+        with self._lock:
+            config = self._config(name)
+            if name in self.disabled:
+                raise McpControlError(
+                    f"MCP server {name} is disabled \u2014 enable it (mcp_toggle) before reconnecting"
+                )
+            self._drop(name)
+            conn = self._launch(config)
+            self._version += 1
+        self._settle([name])
+        return conn
+
+    def replace_added(self, configs: Sequence[ServerConfig]) -> tuple[list[str], list[str]]:
+        """The program's own set of servers becomes `configs` (the ones it set before and left out are closed;
+        the session's configured servers stay): (names added, names removed), once the added ones settled."""
+        wanted = {c.name: c for c in configs}
+        with self._lock:
+            if self._loop is None and not self._closed:
+                self._start_loop()
+            removed = [n for n in self.added if n not in wanted]
+            fresh = [c for c in configs if c.name not in self.conns and c.name not in self.disabled]
+            for name in removed:
+                self._drop(name)
+            self.servers = [s for s in self.servers if s.name not in removed] + fresh
+            self.disabled = self.disabled - set(removed)
+            self.added = (*(n for n in self.added if n not in removed), *(c.name for c in fresh))
+            for config in fresh:
+                self._launch(config)
+            self._version += 1
+        self._settle([c.name for c in fresh])
+        return [c.name for c in fresh], removed
+
+    def _config(self, name: str) -> ServerConfig:
+        found = [c for c in self.servers if c.name == name]
+        if not found:
+            raise McpControlError(f"Server not found: {name}")
+        return found[0]
+
+    def _launch(self, config: ServerConfig) -> Connection:
+        """Start one server's connection (under the lock, the loop running)."""
+        if self._loop is None and not self._closed:
+            self._start_loop()  # a hub not started yet: this starts all of its servers, this one among them
+            if config.name in self.conns:
+                return self.conns[config.name]
+        if self._loop is None:
+            raise McpControlError("the session's MCP servers are closed")
+        conn = Connection(config)
+        self.conns = {**self.conns, config.name: conn}  # a new dict: readers on other threads iterate the old one
+        self._tasks[config.name] = self._loop.submit(
+            conn.serve(_seconds("MCP_TIMEOUT", DEFAULT_STARTUP), self._ready, self._lost)
+        )
+        return conn
+
+    def _drop(self, name: str) -> None:
+        """Close one server's connection, if it has one (under the lock)."""
+        conn, task = self.conns.get(name), self._tasks.pop(name, None)
+        self.conns = {n: c for n, c in self.conns.items() if n != name}
+        if conn is None or task is None or self._loop is None:
+            return
+        if conn.status == "pending" or conn.closing is None:
+            task.cancel()
+        else:
+            self._loop.call(conn.closing.set)
+
+    def _settle(self, names: list[str]) -> None:
+        pause, startup = threading.Event(), _seconds("MCP_TIMEOUT", DEFAULT_STARTUP)
+        for _ in range(int(startup / POLL) + 1):
+            if all(c.status != "pending" for n, c in self.conns.items() if n in names):
+                return
+            pause.wait(POLL)
+
     def wait_settled(self, timeout: float) -> bool:
         """Until every server is connected or failed (tests and `/mcp` may wait; the agent never does)."""
         pause = threading.Event()
@@ -149,9 +247,8 @@ class McpHub:
         rows = []
         for config in self.servers:
             conn = self.conns.get(config.name) or Connection(config)
-            rows.append(
-                ServerLine(config.name, conn.status, config.transport, config.origin, len(conn.tools), conn.error)
-            )
+            state = "disabled" if config.name in self.disabled else conn.status
+            rows.append(ServerLine(config.name, state, config.transport, config.origin, len(conn.tools), conn.error))
         for p in self.pending:  # "needs approval: how to give it", or "rejected (...)"
             status, _, how = p.why.partition(": ")
             rows.append(ServerLine(p.name, status, "-", "project", detail=how))

@@ -1,0 +1,42 @@
+"""What a turn is, for a program driving ours with the real Agent SDK: the host's origin stamp echoed on its result,
+waiting prompts joined only when their origins agree, `/clear` a new session (the same programs run against the
+real CLI in the interop tier)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentteams.mockapi import MockServer
+from tests.support import sdk_programs as sdk
+from tests.support import sdk_turn_programs as turns
+from tests.support.cli import Cli
+from tests.support.procs import child_env
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def drive(name: str, cli: Cli, config_root: Path, work: Path) -> dict[str, Any]:
+    with MockServer(turns.SCRIPTS[name]) as server:
+        env = {**child_env(config_root), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-t"}
+        return sdk.run_program(turns.PROGRAMS[name], sdk.Where(Path(cli.argv()[0]), env, work, server))
+
+
+def test_only_a_human_stamp_comes_back_on_the_turn_s_result(cli: Cli, config_root: Path, work: Path) -> None:
+    seen = drive("origin round trip", cli, config_root, work)
+    assert seen == {"origins": [{"kind": "human"}, None, None, None]}  # its other keys dropped
+
+
+def test_waiting_prompts_join_only_with_the_same_origin_kind(cli: Cli, config_root: Path, work: Path) -> None:
+    seen = drive("joined by origin", cli, config_root, work)
+    assert seen["prompts"] == ["p0\np1", "p2\np3", "p4", "p5"]
+    assert seen["origins"] == [None, None, {"kind": "human"}, None, None]
+
+
+def test_clear_resets_the_conversation_under_a_new_session(cli: Cli, config_root: Path, work: Path) -> None:
+    seen = drive("/clear", cli, config_root, work)
+    assert seen["resets"] == [(True, True, True)] and seen["reset_first"] == "ConversationResetMessage"
+    assert seen["cleared"] == ("success", False, "", 0, 0) and seen["new_session"]
+    assert seen["history"] == [True, False]  # the prompt after /clear went without the one before
