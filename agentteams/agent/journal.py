@@ -8,21 +8,20 @@ from collections.abc import Callable
 from typing import Any
 
 from agentteams.agent.loop import AgentEvent
-from agentteams.store.transcripts.writer import MAIN, AssistantMeta, Transcript
+from agentteams.store.transcripts.writer import AssistantMeta, Transcript
 from agentteams.tools.base import ToolResult
 
 
 class Journal:
-    """Records one agent's events (the session's own, or a subagent's on a sidechain thread of its own).
+    """Records one agent's events: the session's own, or a subagent's in its own file (agent/subagent_run.py).
 
     The transcript is looked up per event: /clear and /resume swap the session's file under a running REPL.
     """
 
-    def __init__(self, transcript: Callable[[], Transcript], agent: str, *, thread: str = MAIN,
+    def __init__(self, transcript: Callable[[], Transcript], agent: str, *,
                  mode: Callable[[], str] | None = None) -> None:  # fmt: skip
         self._transcript = transcript
         self.agent = agent
-        self.thread = thread
         self._mode = mode
         self._details: dict[str, Any] = {}  # tool_use id -> what the tool reported, until its result is written
         self._prompt: str | None = None
@@ -35,29 +34,25 @@ class Journal:
             if started and isinstance(content, str):
                 self._prompt = content
             mode = self._mode() if self._mode and started else None
-            written = transcript.prompt(self.agent, content if content is not None else "", thread=self.thread,
-                                        mode=mode, meta=not started)  # fmt: skip
+            written = transcript.prompt(self.agent, content if content is not None else "", mode=mode,
+                                        meta=not started)  # fmt: skip
             event.uuids = [written]
         elif event.kind == "assistant" and message is not None:
             event.uuids = transcript.assistant(self.agent, list(message.get("content") or []),
-                                               answer_meta(event, model), thread=self.thread)  # fmt: skip
+                                               answer_meta(event, model))  # fmt: skip
         elif event.kind == "tool_end" and event.result is not None:
             self._details[event.tool_use_id] = tool_detail(event.result)
         elif event.kind == "tool_results" and message is not None:
             blocks = [b for b in message.get("content") or [] if isinstance(b, dict)]
             results = [b for b in blocks if b.get("type") == "tool_result"]
             details = [self._details.pop(str(b.get("tool_use_id")), None) for b in results]
-            event.uuids = [
-                transcript.tool_result(self.agent, b, d, thread=self.thread)
-                for b, d in zip(results, details, strict=True)
-            ]
+            event.uuids = [transcript.tool_result(self.agent, b, d) for b, d in zip(results, details, strict=True)]
             steered = [b for b in blocks if b.get("type") != "tool_result"]  # what came mid-turn, after the results
             if steered:  # its own user entry: read back, it joins the results' message again
-                transcript.prompt(self.agent, steered, thread=self.thread, meta=True)
-        elif event.kind == "turn_end" and self.thread == MAIN:
-            transcript.last_prompt(self._prompt)
-            self._prompt = None
+                transcript.prompt(self.agent, steered, meta=True)
         elif event.kind == "turn_end":
+            if transcript.agent_id is None:  # a subagent's file has no resume point of its own, as Claude Code's
+                transcript.last_prompt(self._prompt)
             self._prompt = None
 
 

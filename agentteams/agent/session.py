@@ -5,11 +5,12 @@ The composition the CLI (and later the team runtimes) start from; reports throug
 from __future__ import annotations
 
 import contextlib
+import functools
 import uuid
 from collections.abc import Callable
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentteams import diagnostics
 from agentteams.agent.agent_types import agent_model, own_type, subagent_restriction
@@ -25,6 +26,7 @@ from agentteams.agent.permissions.settings_rules import settings_rules
 from agentteams.agent.prompts import SUBAGENT_GUIDANCE, system_prompt
 from agentteams.agent.session_options import SessionOptions, TurnExtras, command_extras
 from agentteams.agent.side_calls import side_caller
+from agentteams.agent.subagent_run import SubagentCalls, SubagentRecord
 from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
@@ -34,7 +36,7 @@ from agentteams.store.api import Store
 from agentteams.store.opener import open_store
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.transcripts.reader import Loaded, fork
-from agentteams.store.transcripts.writer import MAIN, Entrypoint, Transcript
+from agentteams.store.transcripts.writer import Entrypoint, Transcript
 from agentteams.tools.base import Tool, ToolContext
 from agentteams.tools.registry import agent_tools, all_tools, subagent_tools
 from agentteams.tools.runtime_hooks import PermissionMode, RuntimeHooks
@@ -148,6 +150,11 @@ class Session:
             self.agent.over_budget = lambda: self.ledger.total().cost_usd >= budget
         if options.resume is not None:
             self.adopt(options.resume)
+
+    @functools.cached_property
+    def subagent_calls(self) -> SubagentCalls:
+        """The maker of the ids of the subagents its Task calls start."""
+        return SubagentCalls()
 
     def adopt(self, loaded: Loaded) -> None:
         """Go on with a session read back from its transcript: its conversation and its "always" answers (the
@@ -285,13 +292,20 @@ class Session:
         return next((t for t in self.tools if t.name == name), None)
 
     def _event_for(
-        self, agent: str, model_of: Callable[[], str] | None = None, thread: str = MAIN
+        self, agent: str, model_of: Callable[[], str] | None = None, sub: SubagentRecord | None = None
     ) -> Callable[[AgentEvent], None]:
-        journal = Journal(lambda: self.transcript, agent, thread=thread, mode=lambda: self.policy.mode)
+        journal = (
+            Journal(lambda: sub.transcript, agent) if sub else Journal(lambda: self.transcript, agent,
+                                                                       mode=lambda: self.policy.mode)
+        )  # fmt: skip
 
         def handle(event: AgentEvent) -> None:
             self.transcript.team = self.ctx.team_name  # `agentteams logs` finds a team's transcripts by it
             model = model_of() if model_of else self.model  # a subagent may run on a model of its own
+            if sub is not None:
+                sub.saw(event)
+            else:  # before anyone hears of a Task call: its subagent's id goes with it
+                self.subagent_calls.started(event)
             journal(event, model)
             if event.kind in ("assistant", "compacted") and event.usage is not None:  # a summary costs too
                 self.ledger.record(agent, model, event.usage, event.response.api_ms if event.response else 0)
@@ -327,9 +341,10 @@ class Session:
         self.policy.mode = "acceptEdits"
         return True
 
-    def _run_subagent(self, kind: str, prompt: str, model: str | None) -> str:
-        """Run a synchronous subagent with its own conversation and return its final text: a custom type runs on
-        its file's prompt, tools and model (the `model` argument still wins, as in Claude Code)."""
+    def _run_subagent(self, kind: str, prompt: str, model: str | None) -> tuple[str, dict[str, Any]]:
+        """Run a synchronous subagent with its own conversation (and transcript file); its final text and what the
+        Task call's result records. A custom type runs on its file's prompt, tools and model (the `model` argument
+        still wins, as in Claude Code)."""
         name = f"{self.name}/{kind}"
         custom = self.agents.get(kind)
         sub_model = resolve_model(model) if model else agent_model(custom, self.model)
@@ -347,11 +362,20 @@ class Session:
                 task_completed=self.hooks.task_completed,
             ),
         )  # fmt: skip
+        call = self.subagent_calls.take()
+        record = SubagentRecord.open(self.transcript, call, kind=kind, built_in=custom is None, model=sub_model,
+                                     named=model is not None, interactive=self.options.interactive,
+                                     secrets=self._secrets)  # fmt: skip
         sub = Agent(
             self.client, subagent_tools(kind, list(self.agent.tools.values()), custom), ctx, self.policy,
             AgentSettings(sub_model, system, (custom.max_turns if custom else None) or self.options.max_turns,
                           name=name, context=self.context, restriction=subagent_restriction(kind, custom)),
-            on_event=self._event_for(name, lambda: sub_model, thread=f"{name}-{uuid.uuid4().hex[:8]}"),
-            hooks=self.hooks.for_subagent(f"{name}-{uuid.uuid4().hex[:8]}", kind),
+            on_event=self._event_for(name, lambda: sub_model, record),
+            hooks=self.hooks.for_subagent(call.agent_id, kind, str(record.transcript.path)),
         )  # fmt: skip
-        return sub.run(prompt).text
+        answer = ""
+        try:
+            answer = sub.run(prompt).text
+        finally:  # finished however it ended, as Claude Code marks a subagent that failed
+            detail = record.finish(prompt, answer)
+        return answer, detail

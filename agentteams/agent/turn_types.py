@@ -73,6 +73,7 @@ class AgentEvent:
     # the uuids of the transcript entries the journal wrote for it (one per block): its stream-json lines carry them,
     # as Claude Code's do, so a program can name an entry (`--resume-session-at`)
     uuids: list[str] = field(default_factory=list)
+    agent_id: str = ""  # a Task call's tool_start: the id of the subagent it starts (agent/subagent_run.py makes it)
 
 
 @dataclass

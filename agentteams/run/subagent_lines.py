@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-SUBAGENT_TOOLS = ("Task", "Agent")
+from agentteams.agent.subagent_run import is_subagent_call, new_agent_id
+
 Line = dict[str, Any]
 
 
@@ -28,11 +29,6 @@ class _Running:
     started: float = field(default_factory=time.monotonic)
     tool_uses: int = 0
     tokens: int = 0
-
-
-def _is_subagent_call(event: Any) -> bool:
-    args = event.input or {}
-    return event.tool in SUBAGENT_TOOLS and not (args.get("name") and args.get("team_name"))
 
 
 def output_dir(session_id: str) -> Path:
@@ -51,7 +47,7 @@ class SubagentLines:
 
     def main_event(self, event: Any) -> list[Line]:
         """Lines for the lead's own events: a subagent's start and end."""
-        if event.kind == "tool_start" and _is_subagent_call(event):
+        if event.kind == "tool_start" and is_subagent_call(event.tool, event.input or {}):
             return self._started(event)
         if event.kind == "tool_end" and self._running is not None and event.tool_use_id == self._running.tool_use_id:
             return self._ended(event)
@@ -84,7 +80,9 @@ class SubagentLines:
     def _started(self, event: Any) -> list[Line]:
         args = event.input or {}
         kind, description = str(args.get("subagent_type") or "general-purpose"), str(args.get("description") or "")
-        running = _Running(event.tool_use_id, "a" + secrets.token_hex(8), _run_id(), kind, description)
+        # the id its transcript file has too (the session made it: agent/subagent_run.py)
+        task_id = event.agent_id or new_agent_id()
+        running = _Running(event.tool_use_id, task_id, _run_id(), kind, description)
         self._running = running
         prompt = str(args.get("prompt") or "")
         started = {"type": "system", "subtype": "task_started", "task_id": running.task_id, "run_id": running.run_id,

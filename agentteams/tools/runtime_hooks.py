@@ -16,8 +16,8 @@ PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)
 # "manual" is 2.1.330's newer name for the mode that asks
 MODE_ALIASES = {"auto": "acceptEdits", "bubble": "default", "manual": "default"}
 
-# (subagent type, prompt, model or None) -> the subagent's final text
-SubagentRunner = Callable[[str, str, str | None], str]
+# (subagent type, prompt, model or None) -> the subagent's final text, and the call's structured result
+SubagentRunner = Callable[[str, str, str | None], tuple[str, dict[str, Any]]]
 # the Task tool's arguments -> what the model is told about the new teammate
 TeammateSpawner = Callable[[dict[str, Any]], str]
 # (teammate, "mode" | "model", value) -> what the lead's model is told; ToolInputError when it cannot be done

@@ -118,5 +118,5 @@ class TaskTool(Tool):
         if runner is None:
             return ToolResult.error("subagents are not available in this session")
         model = args.get("model") if isinstance(args.get("model"), str) else None
-        answer = str(runner(str(kind), prompt, model))
-        return ToolResult(answer or "(the subagent returned no text)", data={"subagent_type": kind})
+        answer, detail = runner(str(kind), prompt, model)
+        return ToolResult(answer or "(the subagent returned no text)", data=detail)

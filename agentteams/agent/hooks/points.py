@@ -53,11 +53,13 @@ class HookPoints:
             self.runner = runner()
         self.runner.add(hooks)
 
-    def for_subagent(self, agent_id: str, agent_type: str) -> HookPoints | None:
-        """A subagent's hook points (SubagentStop for Stop), or None when no hook is configured."""
+    def for_subagent(self, agent_id: str, agent_type: str, transcript_path: str | None = None) -> HookPoints | None:
+        """A subagent's hook points (SubagentStop for Stop), or None when no hook is configured; `transcript_path`
+        its own file (the session's, when it has none)."""
         if self.runner is None:
             return None
-        ids = {"agent_id": agent_id, "agent_type": agent_type, "agent_transcript_path": self.runner.transcript_path}
+        path = transcript_path or self.runner.transcript_path
+        ids = {"agent_id": agent_id, "agent_type": agent_type, "agent_transcript_path": path}
         sub = HookPoints(self.runner, ids)
         sub.asks_person = self.asks_person
         return sub

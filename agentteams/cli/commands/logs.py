@@ -101,6 +101,7 @@ class _Printer:
         self.path = path
         self.offset = 0
         self.main_agent: str | None = None
+        self.subagents_shown: set[str] = set()
 
     def print_new(self) -> None:
         import json
@@ -141,7 +142,29 @@ class _Printer:
             out = [Text(f"  ({agent}) ", style="dim") + t for t in out]
         if role == "user" and isinstance(content, str):
             out.insert(0, Text(""))
-        return out
+        return [*self._subagent(entry), *out]
+
+    def _subagent(self, entry: dict[str, Any]) -> "list[Text]":
+        """A Task call's subagent, read from its own file (as Claude Code, ours keep one per subagent beside the
+        session's): its turn, before the call's result."""
+        import re
+
+        from agentteams.agent.subagent_run import subagent_file
+        from agentteams.errors import UnsafePathError
+        from agentteams.store.transcripts.reader import read_entries
+
+        detail = entry.get("toolUseResult")
+        agent_id = detail.get("agentId") if isinstance(detail, dict) else None
+        if not isinstance(agent_id, str) or not re.fullmatch(r"[A-Za-z0-9_-]+", agent_id) or not self.path.name:
+            return []  # an id that is no file name is never followed out of the session's directory
+        if agent_id in self.subagents_shown:  # once each, even if files name each other
+            return []
+        self.subagents_shown.add(agent_id)
+        try:
+            found = read_entries(subagent_file(self.path, agent_id))
+        except (OSError, UnsafePathError):
+            return []
+        return [t for e in found for t in self.render(e)]
 
 
 def block_text(block: dict[str, Any], role: str) -> "Text | None":

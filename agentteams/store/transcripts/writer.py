@@ -1,5 +1,5 @@
-"""Session transcripts in Claude Code's JSONL schema: one file per session under `projects/<cwd-slug>/`, every
-entry chained by `uuid`/`parentUuid`, secrets redacted (schema: tests/golden-2.1.330/transcripts/README.md).
+"""Session transcripts in Claude Code's JSONL schema: one file per session under `projects/<cwd-slug>/` (and one per
+subagent below it), every entry chained by `uuid`/`parentUuid`, secrets redacted (tests/golden-2.1.330/transcripts).
 
 Reading one back into a conversation is `transcript_read`'s.
 """
@@ -23,7 +23,6 @@ from agentteams.store.fs import safe_paths
 from agentteams.store.fs.atomic_json import encode, now_iso
 
 REDACTED = "<redacted>"
-MAIN = "main"  # the thread of the session's own conversation; every other thread is a subagent's sidechain
 Entrypoint = Literal["cli", "sdk-cli"]
 CompactTrigger = Literal["manual", "auto"]
 
@@ -40,16 +39,19 @@ class AssistantMeta:
 
 
 class Transcript:
-    """Appends entries to one session file, keeping the chain's leaf per thread; safe across threads of a process.
+    """Appends entries to one session file, keeping the chain's leaf; safe across threads of a process.
 
     `leaf` continues an existing chain (a resumed session appends to its own file, chained onto its old leaf).
-    Our own extra keys (`agent`, `team`) sit beside Claude Code's, which its reader ignores.
+    `agent_id` makes it a subagent's own file: every entry a sidechain naming that agent, its first prompt under
+    `prompt_id` (the parent's turn that started it). Our own extra keys (`agent`, `team`) sit beside Claude Code's,
+    which its reader ignores.
     """
 
     def __init__(
         self, path: Path, session_id: str, *, cwd: str, secrets: Sequence[str | None] = (), team: str | None = None,
         entrypoint: Entrypoint = "sdk-cli", leaf: str | None = None,
-        mirror: Callable[[Path, dict[str, Any]], None] | None = None,
+        mirror: Callable[[Path, dict[str, Any]], None] | None = None, agent_id: str | None = None,
+        prompt_id: str | None = None,
     ) -> None:  # fmt: skip
         self.path = path
         self.session_id = session_id
@@ -59,35 +61,34 @@ class Transcript:
         self.git_branch = git_branch(Path(cwd))
         self._secrets = sorted({s for s in secrets if s and len(s) >= 8}, key=len, reverse=True)
         self._lock = threading.Lock()
-        self._leaves: dict[str, str | None] = {MAIN: leaf}
-        self._agent_ids: dict[str, str] = {}
+        self._leaf = leaf
+        self.agent_id = agent_id
         self._tool_uses: dict[str, str] = {}  # tool_use id -> uuid of the assistant entry that holds it
-        self._prompt_ids: dict[str, str] = {}
+        self.prompt_id = prompt_id  # the turn's: its prompt and tool results carry it
+        self.attribution: str | None = None  # a subagent's type: each of its answers names it, as Claude Code's do
         # `--session-mirror`: each entry also goes here as written (the Agent SDK's session store keeps a copy)
         self.mirror = mirror
 
     @property
     def leaf(self) -> str | None:
-        """The newest entry of the main conversation: where the next one (and a resume) chains on."""
-        return self._leaves.get(MAIN)
+        """The newest entry of the conversation: where the next one (and a resume) chains on."""
+        return self._leaf
 
     # -- chained entries ---------------------------------------------------------------------------------
 
-    def prompt(self, agent: str, content: str | list[Any], *, thread: str = MAIN, mode: str | None = None,
-               meta: bool = False) -> str:  # fmt: skip
+    def prompt(self, agent: str, content: str | list[Any], *, mode: str | None = None, meta: bool = False) -> str:
         """A user message that starts (or, `meta`, feeds) a turn: what the person typed, a delivered message."""
-        self._prompt_ids[thread] = str(uuidlib.uuid4())
-        own: dict[str, Any] = {"promptId": self._prompt_ids[thread], "type": "user"}
+        if self.agent_id is None or self._leaf is not None or self.prompt_id is None:  # a subagent's first: inherited
+            self.prompt_id = str(uuidlib.uuid4())
+        own: dict[str, Any] = {"promptId": self.prompt_id, "type": "user"}
         own["message"] = {"role": "user", "content": content}
         if meta:
             own["isMeta"] = True
         if mode is not None:
             own["permissionMode"] = mode
-        return self._chained(agent, thread, own)
+        return self._chained(agent, own)
 
-    def assistant(
-        self, agent: str, content: list[dict[str, Any]], meta: AssistantMeta, *, thread: str = MAIN
-    ) -> list[str]:
+    def assistant(self, agent: str, content: list[dict[str, Any]], meta: AssistantMeta) -> list[str]:
         """One API answer as Claude Code writes it: one entry per content block, each with the whole message's
         id, stop reason and usage (the reader joins them back by id). The entries' uuids."""
         written = []
@@ -95,28 +96,30 @@ class Transcript:
             own: dict[str, Any] = {"message": block_message(block, meta), "type": "assistant"}
             if meta.request_id:
                 own["requestId"] = meta.request_id
-            entry_uuid = self._chained(agent, thread, own)
+            if self.attribution:
+                own["attributionAgent"] = self.attribution
+            entry_uuid = self._chained(agent, own)
             written.append(entry_uuid)
             if block.get("type") == "tool_use":
                 self._tool_uses[str(block.get("id"))] = entry_uuid
         return written
 
-    def tool_result(self, agent: str, block: dict[str, Any], detail: Any, *, thread: str = MAIN) -> str:
+    def tool_result(self, agent: str, block: dict[str, Any], detail: Any) -> str:
         """One tool result: a user entry of its own, linked to the assistant entry that asked for it; its uuid."""
-        own: dict[str, Any] = {"promptId": self._prompt_ids.get(thread), "type": "user"}
+        own: dict[str, Any] = {"promptId": self.prompt_id, "type": "user"}
         own["message"] = {"role": "user", "content": [block]}
         own["toolUseResult"] = detail
         source = self._tool_uses.pop(str(block.get("tool_use_id")), None)
         if source is not None:
             own["sourceToolAssistantUUID"] = source
-        return self._chained(agent, thread, own)
+        return self._chained(agent, own)
 
     def compacted(self, agent: str, summary: str, *, trigger: CompactTrigger, pre_tokens: int,
                   post_tokens: int | None = None, duration_ms: int | None = None) -> str:  # fmt: skip
         """A compaction: a boundary that starts a new chain (naming the old leaf), then the summary the
         conversation goes on from. The summary entry's uuid (the new leaf)."""
         old_leaf = self.leaf
-        self._leaves[MAIN] = None
+        self._leaf = None
         metadata: dict[str, Any] = {"trigger": trigger, "preTokens": pre_tokens}
         if post_tokens is not None:
             metadata["postTokens"] = post_tokens
@@ -124,10 +127,10 @@ class Transcript:
             metadata["durationMs"] = duration_ms
         boundary = {"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
                     "isMeta": False, "level": "info", "compactMetadata": metadata}  # fmt: skip
-        self._chained(agent, MAIN, boundary, logical_parent=old_leaf)
+        self._chained(agent, boundary, logical_parent=old_leaf)
         own: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": summary}}
         own.update(isVisibleInTranscriptOnly=True, isCompactSummary=True)
-        return self._chained(agent, MAIN, own)
+        return self._chained(agent, own)
 
     # -- bookkeeping (not on the chain) --------------------------------------------------------------------
 
@@ -146,23 +149,24 @@ class Transcript:
 
     # -- writing -------------------------------------------------------------------------------------------
 
-    def _chained(self, agent: str, thread: str, own: dict[str, Any], logical_parent: str | None = None) -> str:
+    def _chained(self, agent: str, own: dict[str, Any], logical_parent: str | None = None) -> str:
         with self._lock:
             entry_uuid = str(uuidlib.uuid4())
-            sidechain = thread != MAIN
-            entry: dict[str, Any] = {"parentUuid": self._leaves.get(thread)}
+            entry: dict[str, Any] = {"parentUuid": self._leaf}
             if own.get("subtype") == "compact_boundary":
                 entry["logicalParentUuid"] = logical_parent
-            entry["isSidechain"] = sidechain
-            if sidechain:
-                entry["agentId"] = self._agent_ids.setdefault(thread, uuidlib.uuid4().hex[:17])
+            entry["isSidechain"] = self.agent_id is not None
+            if self.agent_id is not None:  # after the prompt id, as Claude Code orders a subagent's keys
+                if "promptId" in own:
+                    entry["promptId"] = own["promptId"]
+                entry["agentId"] = self.agent_id
             entry.update(own)
             entry.update(uuid=entry_uuid, timestamp=now_iso(), userType="external", entrypoint=self.entrypoint)
             entry.update(cwd=self.cwd, sessionId=self.session_id, version=__version__, gitBranch=self.git_branch)
             entry["agent"] = agent
             if self.team:
                 entry["team"] = self.team
-            self._leaves[thread] = entry_uuid
+            self._leaf = entry_uuid
             self._write(entry)
             return entry_uuid
 
