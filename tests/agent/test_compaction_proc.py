@@ -63,12 +63,19 @@ def test_a_forty_turn_conversation_compacts_once_and_goes_on(
     }  # a 200k window (the default opus 5.5 has 1M)
     for name in ("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "DISABLE_AUTO_COMPACT", "CLAUDE_CODE_AUTO_COMPACT_WINDOW"):
         env.pop(name, None)
-    stdin = "".join(sdk_user_line(f"PROMPT-{i:02d}") for i in range(1, TURNS + 1))
     proc = cli.popen(*STREAM_ARGS, env=env, cwd=work, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE)  # fmt: skip
-    out, err = proc.communicate(stdin, timeout=240)
+    assert proc.stdin is not None and proc.stdout is not None
+    lines: list[dict[str, Any]] = []
+    for i in range(1, TURNS + 1):  # one at a time: prompts that wait while a turn runs go in together, as claude's
+        proc.stdin.write(sdk_user_line(f"PROMPT-{i:02d}"))
+        proc.stdin.flush()
+        while not lines or lines[-1]["type"] != "result" or sum(x["type"] == "result" for x in lines) < i:
+            line = proc.stdout.readline()
+            assert line, proc.stderr.read() if proc.stderr else "no more output"
+            lines.append(json.loads(line))
+    _out, err = proc.communicate(timeout=240)
     assert proc.returncode == 0, err
-    lines = [json.loads(line) for line in out.splitlines()]
     results = [x for x in lines if x["type"] == "result"]
     [boundary_line] = [x for x in lines if x.get("subtype") == "compact_boundary"]  # as the Agent SDK reads it
     assert boundary_line["compact_metadata"]["trigger"] == "auto"
