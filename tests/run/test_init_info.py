@@ -33,7 +33,7 @@ def _options(cwd: Path, sources: tuple[str, ...], plugins: tuple[Path, ...] = ()
 
 def test_tools_sort_by_name_with_task_as_agent_and_mcp_tools_last() -> None:
     tools = [SimpleNamespace(name=n) for n in ("Write", "mcp__z__b", "Read", "Task", "Bash", "mcp__a__a")]
-    offered = {n: None for n in ("mcp__z__b", "mcp__a__a")}  # the MCP tools the agent offers now, in its order
+    offered = dict.fromkeys(("mcp__z__b", "mcp__a__a"))  # the MCP tools the agent offers now, in its order
     session = SimpleNamespace(tools=tools, agent=SimpleNamespace(tools=offered))
     assert init_info.tool_names(session) == ["Task", "Bash", "Read", "Write", "mcp__z__b", "mcp__a__a"]
 
