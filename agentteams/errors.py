@@ -38,3 +38,11 @@ class LockLostError(AgentTeamsError):
     def __init__(self, message: str, lock_dir: str) -> None:
         super().__init__(message)
         self.lock_dir = lock_dir
+
+
+class HookAnswerError(AgentTeamsError):
+    """An SDK callback's hook answer Claude Code does not take (it named another event): the turn ends with it."""
+
+
+class PromptBlocked(AgentTeamsError):
+    """A UserPromptSubmit hook blocked the prompt (exit 2, a block, `continue: false`): the line saying why."""

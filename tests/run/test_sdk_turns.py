@@ -40,3 +40,14 @@ def test_clear_resets_the_conversation_under_a_new_session(cli: Cli, config_root
     assert seen["resets"] == [(True, True, True)] and seen["reset_first"] == "ConversationResetMessage"
     assert seen["cleared"] == ("success", False, "", 0, 0) and seen["new_session"]
     assert seen["history"] == [True, False]  # the prompt after /clear went without the one before
+
+
+def test_a_hook_callback_naming_another_event_ends_the_prompt_and_stops_the_call(
+    cli: Cli, config_root: Path, work: Path
+) -> None:
+    seen = drive("a hook names another event", cli, config_root, work)
+    prompt = seen["UserPromptSubmit"]  # an error result, and nothing before it: no init, nothing sent
+    assert (prompt["kinds"], prompt["init"], prompt["ran"]) == (["ResultMessage", "ResultError"], False, False)
+    assert prompt["results"] == [("error_during_execution", ["Hook returned incorrect event name"])]
+    assert not seen["PreToolUse"]["ran"] and seen["PreToolUse"]["results"] == [("success", [])]
+    assert seen["PostToolUse"]["ran"] and seen["PostToolUse"]["results"] == [("success", [])]

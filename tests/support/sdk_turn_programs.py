@@ -1,6 +1,6 @@
 """Agent SDK programs about what a turn is: the host's `origin` stamp echoed on its result, prompts sent while a turn
-runs joined only when their origins agree, and `/clear` resetting the conversation under a new session id. Each
-returns what its author observes, the same with either CLI (tests/support/sdk_programs.py runs them)."""
+runs joined only when their origins agree, `/clear` resetting the conversation under a new session id, a hook answer
+naming another event. Each returns what its author observes, the same with either CLI (sdk_programs.py runs them)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,16 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from claude_agent_sdk import ClaudeAgentOptions, ClaudeSDKClient, ConversationResetMessage, ResultMessage
+from claude_agent_sdk import (
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    ConversationResetMessage,
+    HookMatcher,
+    ResultMessage,
+    query,
+)
 
-from tests.support.sdk_programs import Where, script
+from tests.support.sdk_programs import Where, bash_turn, script
 
 
 def _options(where: Where) -> ClaudeAgentOptions:
@@ -80,9 +87,44 @@ async def clear_resets(where: Where) -> dict[str, Any]:
     }
 
 
-PROGRAMS = {"origin round trip": origin_round_trip, "joined by origin": joined_by_origin, "/clear": clear_resets}
+async def hook_names_another_event(where: Where) -> dict[str, Any]:
+    """A hook callback whose answer names another event: on UserPromptSubmit the turn ends in an error result before
+    anything else, on PreToolUse the call does not run and the model is told, on PostToolUse the turn goes on."""
+    seen: dict[str, Any] = {}
+    for event in ("UserPromptSubmit", "PreToolUse", "PostToolUse"):
+
+        async def answer(_payload: Any, _use_id: str | None, _context: Any) -> Any:
+            return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "CTX"}}
+
+        options = ClaudeAgentOptions(
+            cli_path=str(where.cli),
+            cwd=str(where.cwd),
+            env=where.env,
+            permission_mode="bypassPermissions",
+            hooks={event: [HookMatcher(matcher=None, hooks=[answer])]},
+        )
+        kinds, results = [], []
+        try:
+            async for m in query(prompt=_stamped(f"go {event}"), options=options):
+                kinds.append(type(m).__name__)
+                if isinstance(m, ResultMessage):
+                    results.append((m.subtype, [e.split(":")[0] for e in m.errors or []][:1]))
+        except Exception as e:  # the SDK raises after an error result
+            kinds.append(type(e).__name__)
+        ran = (where.cwd / "ran.txt").exists()
+        (where.cwd / "ran.txt").unlink(missing_ok=True)
+        seen[event] = {"kinds": [k for k in kinds if k != "SystemMessage"], "init": "SystemMessage" in kinds,
+                       "results": results, "ran": ran}  # fmt: skip
+    return seen
+
+
+PROGRAMS = {"origin round trip": origin_round_trip, "joined by origin": joined_by_origin, "/clear": clear_resets,
+            "a hook names another event": hook_names_another_event}  # fmt: skip
 SCRIPTS = {
     "origin round trip": script("A", "B", "C", "D"),
     "joined by origin": script({"text": "SLOW", "delay_ms": 2500}, "T2", "T3", "T4", "T5", "T6"),
     "/clear": script("ONE", "TWO"),
+    "a hook names another event": script(
+        bash_turn("touch ran.txt", "toolu_a"), "DONE-PRE", bash_turn("touch ran.txt", "toolu_b"), "DONE-POST"
+    ),
 }

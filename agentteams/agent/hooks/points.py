@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from agentteams.errors import HookAnswerError
 from agentteams.settings.types import Settings
 from agentteams.tools.base import ToolResult
 from agentteams.tools.runtime_hooks import TaskHookInfo
@@ -79,7 +80,10 @@ class HookPoints:
 
     def pre_tool(self, name: str, args: dict[str, Any], use_id: str) -> Outcome:
         fields = {"tool_name": name, "tool_input": args, "tool_use_id": use_id}
-        return self._fire("PreToolUse", fields, match=name)
+        outcome = self._fire("PreToolUse", fields, match=name)
+        if outcome.failed:  # no usable verdict: the call does not run (Claude Code fails closed here)
+            outcome.blocked, outcome.reason = True, "its answer named another hook event, so the call was not run"
+        return outcome
 
     def post_tool(self, name: str, args: dict[str, Any], use_id: str, result: ToolResult, ms: int) -> str | None:
         """What the model is told beside the tool's result: exit-2 stderr, a block reason, additional context."""
@@ -113,11 +117,14 @@ class HookPoints:
 
     def submitted(self, prompt: str) -> tuple[str | None, str | None]:
         """UserPromptSubmit: the prompt to send (any context after it), or None and the line saying why a hook
-        blocked it (shown to the person; the model never sees the prompt)."""
+        blocked it (shown to the person; the model never sees the prompt); HookAnswerError for a callback's answer
+        naming another event."""
         if self.runner is None:
             return prompt, None
         self.runner.new_prompt()
         outcome = self._fire("UserPromptSubmit", {"prompt": prompt})
+        if outcome.failed:  # Claude Code ends the turn on it, the prompt unsent
+            raise HookAnswerError(outcome.failed)
         if outcome.blocked or outcome.stop:
             why = "\n".join(outcome.said) or outcome.stop_reason or "no reason given"
             return None, f"a UserPromptSubmit hook blocked the prompt: {why}"

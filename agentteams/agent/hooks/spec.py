@@ -4,6 +4,7 @@ the typed `HookCommand` list, matchers, `describe` for `/hooks`, and `interpret`
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -147,6 +148,7 @@ class Outcome:
     updated_input: dict[str, Any] | None = None
     stop: bool = False  # `continue: false`: the agent stops after this
     stop_reason: str = ""
+    failed: str = ""  # an SDK callback's answer named another event (and did not block): Claude Code fails with it
     warnings: list[str] = field(default_factory=list)
     messages: list[str] = field(default_factory=list)
 
@@ -186,7 +188,37 @@ def _one(event: str, run: HookRun, out: Outcome) -> None:
         if text and (event in STDOUT_IS_CONTEXT or event in STDOUT_IS_ANSWER):
             out.context.append(text)
         return
-    _apply(event, data, out)
+    data = _named(event, run, data, out)
+    if data is not None:
+        _apply(event, data, out)
+
+
+def _named(event: str, run: HookRun, data: dict[str, Any], out: Outcome) -> dict[str, Any] | None:
+    """The output to apply, by its `hookSpecificOutput.hookEventName` as Claude Code checks it: none named, the whole
+    output is ignored; another event named, only a block still holds (without the specific part), else the whole
+    output is ignored (a command's) or fails the hook (a callback's, `failed`). None: nothing to apply."""
+    if "hookSpecificOutput" not in data:
+        return data
+    specific = data["hookSpecificOutput"]
+    name = specific.get("hookEventName") if isinstance(specific, dict) else None
+    if not isinstance(name, str):
+        out.warnings.append(f"{event} hook `{run.hook.command}` answered a hookSpecificOutput with no hookEventName: "
+                            "its output was ignored")  # fmt: skip
+        return None
+    if name == event:
+        return data
+    if data.get("decision") == "block":  # the block holds: a hook that meant to stop something is not overruled
+        out.warnings.append(f"{event} hook `{run.hook.command}` blocked; its hookSpecificOutput, naming {name}, was "
+                            "ignored")  # fmt: skip
+        return {k: v for k, v in data.items() if k != "hookSpecificOutput"}
+    wrong = f"Hook returned incorrect event name: expected '{event}' but got '{name}'. Full stdout: " + json.dumps(
+        data, indent=2, ensure_ascii=False
+    )
+    if run.hook.callback is not None:
+        out.failed = wrong
+    else:
+        out.warnings.append(wrong)
+    return None
 
 
 def _json_object(text: str) -> dict[str, Any] | None:
@@ -206,7 +238,7 @@ def _apply(event: str, data: dict[str, Any], out: Outcome) -> None:
     elif decision == "approve" and event == "PreToolUse":  # the older PreToolUse spelling of allow
         _permission(out, "allow", reason)
     specific = data.get("hookSpecificOutput")
-    if not isinstance(specific, dict) or specific.get("hookEventName", event) != event:
+    if not isinstance(specific, dict):  # `_named` let through only this event's
         return
     if isinstance(specific.get("additionalContext"), str) and specific["additionalContext"].strip():
         out.context.append(specific["additionalContext"].strip())

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from agentteams.errors import AgentTeamsError
+from agentteams.errors import AgentTeamsError, HookAnswerError, PromptBlocked
 from agentteams.model.anthropic_client import ModelAPIError
 from agentteams.run import headless
-from agentteams.run.sdk import reset
+from agentteams.run.sdk import reset, turn_open
 from agentteams.run.sdk.asks import ToolAsks
 from agentteams.run.sdk.channel import ControlChannel
 from agentteams.run.sdk.control import ControlAnswers
@@ -55,8 +55,10 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     resolve_model(options.model)
     turns: list[Any] = []
     lines = headless.StreamLines(options)
+    opener = turn_open.Opener()
 
     def on_event(event: AgentEvent) -> None:
+        opener.flush()
         for line in [*answers.tasks.started(event), *lines(event)]:
             headless.emit(line)
 
@@ -75,7 +77,7 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     runtime, code = parts.runtime, 0
     runtime.session.policy.interactive = stdio  # a question has someone to go to: the program
     runtime.session.agent.settings.stream_events = flags.partial_messages
-    runtime.session.on_subagent_event = lambda event: headless.emit_all(lines.subagent(event))
+    runtime.session.on_subagent_event = lambda event: headless.emit_all([*opener.take(), *lines.subagent(event)])
     answers.runtime, asks.session, answers.lines = runtime, runtime.session, lines
     channel.start()
     runtime.session.mcp.start_now(MCP_START_WAIT)
@@ -93,7 +95,8 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
             if reset.is_clear(prompts[0]):  # a slash command goes alone (`joins`)
                 code = reset.clear(runtime, options, message)
             else:
-                code = _turn(runtime, options, flags.output_format, "\n".join(prompts), turns, reset.origin(message))
+                echo = reset.origin(message)
+                code = _turn(runtime, options, flags.output_format, "\n".join(prompts), turns, echo, opener)
             ended = time.monotonic()
     finally:
         parts.close(team_down=True)
@@ -112,17 +115,27 @@ def _mcp_answer(channel: ControlChannel, server: str, message: dict[str, Any]) -
 
 
 def _turn(runtime: Any, options: Any, output_format: str, prompt: str, turns: list[Any],
-          origin: dict[str, Any] | None) -> int:  # fmt: skip
+          origin: dict[str, Any] | None, opener: turn_open.Opener) -> int:  # fmt: skip
     runtime.session.mcp.refresh()  # servers the program switched or set since the last turn: as this turn offers them
-    headless.emit(headless.init_line(runtime.session, options))
+    opener.hold(headless.init_line(runtime.session, options))
     start, before = time.monotonic(), len(turns)
     echo = {"origin": origin} if origin else {}  # the host's stamp, back on the turn's result
     compact = headless.compact_instructions(prompt)
     if compact is not None:  # between turns, as in -p: nothing is sent but the summary request
+        opener.flush()
         return headless.compacted(runtime.session, compact, options.session_id, output_format, start, echo)
     runtime.submit(*headless.custom_command(prompt, options))
     headless.wait_settled(runtime)
     done = [r for r in turns[before:] if r is not None]
+    failed, seconds = runtime.last_error, time.monotonic() - start
+    if not done and isinstance(failed, HookAnswerError):  # ended before it began: no init
+        opener.drop()
+        headless.emit({**turn_open.hook_failed(failed, runtime.session, options.session_id, seconds), **echo})
+        return 1
+    opener.flush()
+    if not done and isinstance(failed, PromptBlocked):
+        headless.emit({**turn_open.blocked(failed, runtime.session, options.session_id, seconds), **echo})
+        return 0
     if not done and isinstance(
         runtime.last_error, ModelAPIError
     ):  # a result the program reads, and the session goes on

@@ -15,7 +15,7 @@ from agentteams import diagnostics
 from agentteams.agent.loop import AgentEvent, TurnResult
 from agentteams.agent.session import Session, TurnExtras
 from agentteams.backends.tmux import current_pane
-from agentteams.errors import AgentTeamsError, NotFoundError
+from agentteams.errors import AgentTeamsError, NotFoundError, PromptBlocked
 from agentteams.model.types import Block
 from agentteams.store import signing, write_failures
 from agentteams.store.paths import LEAD_NAME
@@ -267,11 +267,11 @@ class LeadRuntime:
                 idle, self._envs, self._notices, self._idle = self._idle, [], [], []
                 self._busy = True
             result: TurnResult | None = None
-            text, blocked = self.hooks.turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt)
-            self.last_error = AgentTeamsError(blocked) if blocked else None
             self._write_presence("working")
             self._carried.envs = list(turn.envs or [])
-            try:
+            try:  # a UserPromptSubmit hook's answer may end the turn before it starts (HookAnswerError)
+                text, blocked = self.hooks.turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt)
+                self.last_error = PromptBlocked(blocked) if blocked else None
                 result = self.session.run(text, turn.extras) if text is not None else None
             except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
                 self.last_error = e
