@@ -25,6 +25,7 @@ class Journal:
         self._mode = mode
         self._details: dict[str, Any] = {}  # tool_use id -> what the tool reported, until its result is written
         self._prompt: str | None = None
+        self._named: dict[int, str] = {}  # a streamed answer's finished blocks: their entries' uuids, named early
 
     def __call__(self, event: AgentEvent, model: str) -> None:
         transcript, message = self._transcript(), event.message
@@ -37,9 +38,13 @@ class Journal:
             written = transcript.prompt(self.agent, content if content is not None else "", mode=mode,
                                         meta=not started)  # fmt: skip
             event.uuids = [written]
+        elif event.kind == "stream_event":
+            self._name_block(event)
         elif event.kind == "assistant" and message is not None:
-            event.uuids = transcript.assistant(self.agent, list(message.get("content") or []),
-                                               answer_meta(event, model))  # fmt: skip
+            content = list(message.get("content") or [])
+            named = [self._named.get(i) for i in range(len(content))]  # an interrupted answer's kept text too
+            event.uuids = transcript.assistant(self.agent, content, answer_meta(event, model), named)
+            self._named = {}
         elif event.kind == "tool_end" and event.result is not None:
             self._details[event.tool_use_id] = tool_detail(event.result)
         elif event.kind == "tool_results" and message is not None:
@@ -54,6 +59,16 @@ class Journal:
             if transcript.agent_id is None:  # a subagent's file has no resume point of its own, as Claude Code's
                 transcript.last_prompt(self._prompt)
             self._prompt = None
+
+    def _name_block(self, event: AgentEvent) -> None:
+        """A streamed block's end (partial messages on): its entry's uuid, named now, as its stream-json line goes out
+        before the answer is whole (run/stream_blocks.py) and must name the entry it will be."""
+        raw = event.input
+        if raw.get("type") == "message_start":
+            self._named = {}
+        elif raw.get("type") == "content_block_stop" and isinstance(raw.get("index"), int):
+            self._named[raw["index"]] = str(uuid.uuid4())
+            event.uuids = [self._named[raw["index"]]]
 
 
 def answer_meta(event: AgentEvent, model: str) -> AssistantMeta:

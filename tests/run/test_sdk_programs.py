@@ -62,6 +62,9 @@ def test_partial_messages_stream_the_api_s_events(cli: Cli, config_root: Path, w
     seen = drive("partial messages", cli, config_root, work)
     assert seen.streamed == "STREAMED-IN-PIECES" and seen.results[-1]["result"] == "STREAMED-IN-PIECES"
     assert {"message_start", "content_block_delta", "message_stop"} <= seen.stream_types
+    # the block's assistant line at its end, before that event's own line, as claude writes them
+    assert seen.order == ["message_start", "content_block_start", "content_block_delta", "assistant",
+                          "content_block_stop", "message_delta", "message_stop"], seen.order  # fmt: skip
 
 
 def test_max_turns_ends_in_its_error_result(cli: Cli, config_root: Path, work: Path) -> None:

@@ -60,6 +60,7 @@ class Seen:
     offered: list[str] = field(default_factory=list)  # the tools the first init line lists
     streamed: str = ""  # the text deltas of `stream_event` messages, joined
     stream_types: set[str] = field(default_factory=set)  # the raw event types they carried
+    order: list[str] = field(default_factory=list)  # raw event types and "assistant" lines, in order, repeats joined
     attributed: list[str] = field(default_factory=list)  # messages attributed to a Task call: kind and block types
 
 
@@ -95,6 +96,7 @@ async def _read(messages: Any, seen: Seen) -> None:
         kind = type(m).__name__
         if kind == "StreamEvent":  # interleaved with the assistant lines differently by each CLI: not in `kinds`
             seen.stream_types.add(m.event.get("type"))
+            _in_order(seen, str(m.event.get("type")))
             delta = m.event.get("delta") or {}
             seen.streamed += delta.get("text", "") if delta.get("type") == "text_delta" else ""
             continue
@@ -106,10 +108,17 @@ async def _read(messages: Any, seen: Seen) -> None:
             continue  # state changes and the like: the real CLI sends more of them
         if kind == "SystemMessage" and not seen.offered:
             seen.offered = list(m.data.get("tools") or [])
+        if kind == "AssistantMessage":
+            _in_order(seen, "assistant")
         if not seen.kinds or seen.kinds[-1] != kind or kind != "SystemMessage":
             seen.kinds.append(kind)
         if isinstance(m, ResultMessage):
             seen.results.append(_result(m))
+
+
+def _in_order(seen: Seen, what: str) -> None:
+    if not seen.order or seen.order[-1] != what:
+        seen.order.append(what)
 
 
 def _finish(where: Where, seen: Seen) -> Seen:

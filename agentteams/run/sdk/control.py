@@ -58,7 +58,7 @@ class ControlAnswers:
     def __init__(self, options: Any, *, may_bypass: bool = False) -> None:
         self.options = options
         self.runtime: Any = None  # set once the lead is built, before the channel starts
-        self.lines: Any = None  # the session's stream-json lines (headless.StreamLines), set with the runtime
+        self.lines: Any = None  # the session's stream-json lines (run/stream_lines.py), set with the runtime
         self.channel: ControlChannel | None = None  # the channel that asks this (it needs this to answer)
         # bypassPermissions only for a session started with it, --dangerously-skip-permissions or
         # --allow-dangerously-skip-permissions: a program never switches its safety off on its own

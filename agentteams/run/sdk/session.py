@@ -17,6 +17,7 @@ from agentteams.run.sdk import reset, turn_open
 from agentteams.run.sdk.asks import ToolAsks
 from agentteams.run.sdk.channel import ControlChannel
 from agentteams.run.sdk.control import ControlAnswers
+from agentteams.run.stream_lines import StreamLines
 from agentteams.tools.mcp import program_servers
 
 PROMPT_TOOL_STDIO = "stdio"  # `--permission-prompt-tool stdio`: questions go to the program as `can_use_tool`
@@ -54,7 +55,7 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
 
     resolve_model(options.model)
     turns: list[Any] = []
-    lines = headless.StreamLines(options)
+    lines = StreamLines(options)
     opener = turn_open.Opener()
 
     def on_event(event: AgentEvent) -> None:

@@ -88,17 +88,20 @@ class Transcript:
             own["permissionMode"] = mode
         return self._chained(agent, own)
 
-    def assistant(self, agent: str, content: list[dict[str, Any]], meta: AssistantMeta) -> list[str]:
+    def assistant(
+        self, agent: str, content: list[dict[str, Any]], meta: AssistantMeta, uuids: Sequence[str | None] = ()
+    ) -> list[str]:
         """One API answer as Claude Code writes it: one entry per content block, each with the whole message's
-        id, stop reason and usage (the reader joins them back by id). The entries' uuids."""
+        id, stop reason and usage (the reader joins them back by id). The entries' uuids (`uuids` gives a block's
+        when it was named before the answer was whole: its stream-json line went out at its end)."""
         written = []
-        for block in content or [{"type": "text", "text": ""}]:
+        for i, block in enumerate(content or [{"type": "text", "text": ""}]):
             own: dict[str, Any] = {"message": block_message(block, meta), "type": "assistant"}
             if meta.request_id:
                 own["requestId"] = meta.request_id
             if self.attribution:
                 own["attributionAgent"] = self.attribution
-            entry_uuid = self._chained(agent, own)
+            entry_uuid = self._chained(agent, own, named=uuids[i] if i < len(uuids) else None)
             written.append(entry_uuid)
             if block.get("type") == "tool_use":
                 self._tool_uses[str(block.get("id"))] = entry_uuid
@@ -149,9 +152,11 @@ class Transcript:
 
     # -- writing -------------------------------------------------------------------------------------------
 
-    def _chained(self, agent: str, own: dict[str, Any], logical_parent: str | None = None) -> str:
+    def _chained(
+        self, agent: str, own: dict[str, Any], logical_parent: str | None = None, named: str | None = None
+    ) -> str:
         with self._lock:
-            entry_uuid = str(uuidlib.uuid4())
+            entry_uuid = named or str(uuidlib.uuid4())
             entry: dict[str, Any] = {"parentUuid": self._leaf}
             if own.get("subtype") == "compact_boundary":
                 entry["logicalParentUuid"] = logical_parent
