@@ -13,6 +13,7 @@ from agentteams.agent.mcp_servers import McpFlags
 from agentteams.agent.permissions.policy import parse_rules
 from agentteams.agent.prompts import Identity
 from agentteams.model.aliases import resolve_model
+from agentteams.model.reasoning import Reasoning
 from agentteams.settings.agents import AgentCatalog
 from agentteams.settings.plugins import Plugin
 from agentteams.settings.types import Settings
@@ -50,6 +51,8 @@ class SessionOptions:
     builtin_tools: tuple[str, ...] | None = None  # --tools: the built-in tools offered (None: all of them)
     plugins: tuple[Plugin, ...] = ()  # --plugin-dir: the plugins loaded (their commands are the session's)
     mirror: Callable[[Path, dict[str, Any]], None] | None = None  # --session-mirror: each transcript entry also here
+    reasoning: Reasoning = field(default_factory=Reasoning)  # --thinking, --effort, --betas, ...: as asked
+    hook_events: bool = False  # --include-hook-events: every hook's start and response as stream-json lines
 
 
 @dataclass(frozen=True)

@@ -64,8 +64,13 @@ def build_params(request: ModelRequest) -> dict[str, Any]:
     """
     model, betas = wire_model(request.model)  # `sonnet[1m]`: the id without its suffix, and the beta it needs
     params: dict[str, Any] = {"model": model, "max_tokens": request.max_tokens}
+    betas = list(dict.fromkeys([*betas, *request.betas]))
     if betas:
         params["extra_headers"] = {"anthropic-beta": ",".join(betas)}
+    if request.thinking is not None:
+        params["thinking"] = dict(request.thinking)
+    if request.output_config is not None:
+        params["output_config"] = dict(request.output_config)
     budget = MAX_BREAKPOINTS
     if request.tools or request.server_tools:
         # the schemas are shared, not copied (~1 ms a request): nothing below or in the SDK writes into them

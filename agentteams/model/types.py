@@ -54,6 +54,9 @@ class ModelRequest:
     agent: str = "main"  # whose request: for usage accounting and logs
     server_tools: list[dict[str, Any]] = field(default_factory=list)  # the API's own tools (web_search_20250305)
     tool_choice: dict[str, Any] | None = None
+    thinking: dict[str, Any] | None = None  # the API's own shape: {"type": "enabled", "budget_tokens": N}, ...
+    output_config: dict[str, Any] | None = None  # {"effort": ..., "task_budget": ...}
+    betas: tuple[str, ...] = ()  # more anthropic-beta values for this request
 
 
 @dataclass

@@ -77,6 +77,16 @@ class AgentFlags:
     tools: str | None = None  # `--tools`: the built-in tools offered ("" none, "default" all, or names)
     json_schema: str | None = None  # `--json-schema`: the answer through StructuredOutput, fitting this schema
     plugin_dirs: list[str] = field(default_factory=list)  # `--plugin-dir`: plugins to load
+    system_prompt_file: str | None = None  # `--system-prompt-file`: --system-prompt, read from a file
+    append_system_prompt_file: str | None = None  # `--append-system-prompt-file`
+    # what the model is asked to think and spend (model/reasoning.py)
+    thinking: str | None = None
+    max_thinking_tokens: str | None = None
+    thinking_display: str | None = None
+    effort: str | None = None
+    betas: list[str] = field(default_factory=list)
+    task_budget: str | None = None
+    hook_events: bool = False  # `--include-hook-events`
 
 
 def mcp_flags(values: list[str], strict: bool, cwd: Path) -> McpFlags:
@@ -153,6 +163,25 @@ def builtin_tools(value: str | None) -> tuple[str, ...] | None:
     return tuple(t.strip() for t in value.replace(" ", ",").split(",") if t.strip())
 
 
+def prompt_file(path: str | None, what: str) -> str | None:
+    """A prompt file's text; a missing or unreadable one is one line (2.1.332's words) and an exit."""
+    if path is None:
+        return None
+    file = Path(path).expanduser()
+    try:
+        return file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise AgentTeamsError(f"{what.capitalize()} file not found: {file.resolve()}") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise AgentTeamsError(f"Error reading {what} file: {getattr(e, 'strerror', None) or e}") from None
+
+
+def _joined(read: str | None, given: str | None) -> str | None:
+    """A prompt file's text (as it is, its last newline kept), then the flag's on the next line, as 2.1.332 joins
+    them when both are given."""
+    return "\n".join(p for p in (read, given) if p is not None) if read is not None else given
+
+
 def configured(found: Settings) -> Configured:
     return Configured(found.model, found.permissions.default_mode, found.teammate_mode)
 
@@ -161,6 +190,7 @@ def start(flags: AgentFlags) -> int:
     """Run what the command line asks for; its exit code."""
     from agentteams.agent.session import SessionOptions
     from agentteams.agent.structured import parse_schema
+    from agentteams.model.reasoning import parse as parse_reasoning
     from agentteams.run import headless, session_choice
     from agentteams.store.paths import Layout
 
@@ -168,6 +198,10 @@ def start(flags: AgentFlags) -> int:
         headless.Flags(flags.print_mode, flags.output_format, flags.input_format, flags.verbose, flags.session_id)
     )
     budget = headless.max_budget(flags.max_budget_usd)
+    system = _joined(prompt_file(flags.system_prompt_file, "system prompt"), flags.system_prompt)
+    appended = _joined(prompt_file(flags.append_system_prompt_file, "append system prompt"), flags.append_system_prompt)
+    reasoning = parse_reasoning(flags.thinking, flags.max_thinking_tokens, flags.thinking_display, flags.effort,
+                                flags.task_budget, flags.betas)  # fmt: skip
     schema = parse_schema(flags.json_schema)
     cwd = Path.cwd()
     found = load_settings_here(cwd, flags.settings, flags.teammate_isolation, restricted=flags.restricted,
@@ -180,8 +214,9 @@ def start(flags: AgentFlags) -> int:
         raise AgentTeamsError("bypassPermissions is not supported in restricted mode (--restricted)")
     options = SessionOptions(
         cwd=cwd, model=chosen.model, permission_mode=chosen.permission_mode, allowed_tools=flags.allowed_tools,
-        disallowed_tools=flags.disallowed_tools, append_system_prompt=flags.append_system_prompt,
-        max_turns=flags.max_turns, interactive=not flags.print_mode, settings=found, system_prompt=flags.system_prompt,
+        disallowed_tools=flags.disallowed_tools, append_system_prompt=appended, max_turns=flags.max_turns,
+        interactive=not flags.print_mode, settings=found, system_prompt=system, reasoning=reasoning,
+        hook_events=flags.hook_events,
         add_dirs=[Path(d).expanduser().resolve() for d in flags.add_dir], fallback_model=flags.fallback_model,
         # as Claude Code: it only works with --print, or with a program driving (the Agent SDKs pass no -p)
         max_budget_usd=budget if flags.print_mode or flags.input_format == "stream-json" else None,

@@ -91,6 +91,7 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     """Run `prompt` to the end (a team it starts is shut down first) and print the outcome; the exit code."""
     from agentteams.agent.loop import AgentEvent
     from agentteams.model.aliases import resolve_model
+    from agentteams.run import hook_lines
     from agentteams.run.lead_setup import build_lead
 
     resolve_model(options.model)  # an unknown alias fails before anything else
@@ -104,6 +105,8 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
             for line in lines(event):
                 emit(line)
 
+    if streaming:  # hook runs as lines from the first: SessionStart's runs while the lead is built
+        hook_lines.start(options, emit)
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
                        on_event=on_event, on_turn_end=turns.append, seed=seed)  # fmt: skip
     prompt = seed.first_prompt(prompt) if seed is not None else prompt  # a team file's (cli/commands/launch.py)

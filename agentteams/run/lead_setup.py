@@ -56,6 +56,22 @@ def use_tmux(mode: str, command: list[str] | None) -> bool:
     return mode == "tmux" or inside_tmux() or bool(command)
 
 
+def lead_client(client: ModelClient, options: Any) -> ModelClient:
+    """The client wrapped as the flags ask: the lead's requests shaped by --thinking, --effort, --betas, ...
+    (model/reasoning.py), then --fallback-model's second try (whose model is shaped by its own family)."""
+    if options.reasoning.asks():
+        from agentteams.model.reasoning import ReasoningClient
+        from agentteams.store.paths import LEAD_NAME
+
+        client = ReasoningClient(client, options.reasoning, LEAD_NAME)
+    if options.fallback_model:
+        from agentteams.model.aliases import resolve_model
+        from agentteams.model.fallback import FallbackClient
+
+        client = FallbackClient(client, resolve_model(options.fallback_model))
+    return client
+
+
 def build_lead(
     options: Any, *, teammate_mode: str = "auto", teammate_command: str | None = None,
     on_event: Callable[[AgentEvent], None] | None = None, on_team_event: Callable[[TeamEvent], None] | None = None,
@@ -80,12 +96,7 @@ def build_lead(
         plain = os.environ.get("ANTHROPIC_BASE_URL", "").startswith("http://")  # no CA store to load (~50 ms)
         threading.Thread(target=warm_up, kwargs={"tls": not plain}, name="sdk-warm-up", daemon=True).start()
     config = ModelConfig.from_env(credentials_env(options.settings.api_key_helper, options.cwd))
-    client: ModelClient = AnthropicClient(config)
-    if options.fallback_model:
-        from agentteams.model.aliases import resolve_model
-        from agentteams.model.fallback import FallbackClient
-
-        client = FallbackClient(client, resolve_model(options.fallback_model))
+    client = lead_client(AnthropicClient(config), options)
     secrets = tuple(config.secrets())
     layout = Layout.from_env()
     store = open_store(layout)

@@ -1,6 +1,6 @@
 """Interop tier, headless flags: the real Claude Code CLI and ours fed the same stream-json input, as the Agent SDK's
-transport feeds it, print the same shape of output (event types in order, and their keys); and both refuse the same
-misused flags, each in one line with exit 1."""
+transport feeds it, print the same shape of output (event types in order, and their keys) and hook lines; the
+request-shaping and prompt-file flags reach the model alike; both refuse misused flags, each in one line, exit 1."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
+from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.headless import KEY
@@ -180,3 +181,151 @@ def test_system_prompt_and_its_append_reach_the_model_as_the_real_cli_sends_them
         system = body["system"]
         systems.append(system if isinstance(system, str) else system[-1]["text"])  # the real CLI's own last block
     assert systems[0] == systems[1] == "SYS-REPLACED\n\nSYS-APPENDED"
+
+
+# what the request shaping flags control, compared where ours and 2.1.332's agree by design: ours sends no thinking
+# and no output_config unless a flag asks (claude's own defaults are left out of each comparison)
+FLAG_BETAS = {"effort-2025-11-24", "task-budgets-2026-03-13", "context-1m-2025-08-07", "foo-1"}
+SHAPED = [
+    (("--model", "claude-opus-5-5", "--effort", "high", "--task-budget", "20000"), ("output_config", "betas")),
+    (("--model", "claude-opus-5-5", "--thinking", "adaptive", "--thinking-display", "summarized"),
+     ("thinking", "max_tokens")),
+    (("--model", "claude-opus-5-5", "--thinking", "disabled", "--max-thinking-tokens", "5000"), ("budget_or_off",)),
+    (("--model", "claude-sonnet-4-5", "--max-thinking-tokens", "5000", "--thinking-display", "summarized", "--effort",
+      "high"), ("thinking", "max_tokens", "output_config", "betas")),
+    (("--model", "claude-haiku-4-5", "--thinking", "disabled"), ("thinking",)),
+    (("--model", "claude-sonnet-4-5", "--betas", "context-1m-2025-08-07"), ("betas",)),
+    (("--model", "claude-sonnet-4-5", "--betas", "foo-1"), ("betas", "warned")),
+]  # fmt: skip
+
+
+def shaped(request: dict[str, Any], stderr: str) -> dict[str, Any]:
+    body = request["body"]
+    thinking = body.get("thinking") or {}
+    header = request["headers"].get("anthropic-beta", "")
+    return {
+        "thinking": thinking, "max_tokens": body["max_tokens"], "output_config": body.get("output_config"),
+        "betas": sorted(set(header.split(",")) & FLAG_BETAS),
+        "budget_or_off": thinking.get("type") in ("enabled", "disabled"),
+        "warned": "Beta header 'foo-1' is not allowed. Only the following betas are supported: "
+                  "context-1m-2025-08-07" in stderr,
+    }  # fmt: skip
+
+
+@ccv.only(rc.NEWEST)
+@pytest.mark.parametrize(("args", "keys"), SHAPED)
+def test_the_request_shaping_flags_shape_ours_as_the_real_cli_shapes_its(
+    claude: Path, cli: Cli, tmp_path: Path, servers: list[MockServer], args: tuple[str, ...], keys: tuple[str, ...]
+) -> None:
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    config = tmp_path / "real-config"
+    rc.seed_home(config, [cwd], rc.NEWEST)
+    views = []
+    for real in (True, False):
+        server = MockServer(script()).start()
+        servers.append(server)
+        if real:
+            argv, env = [str(claude), "-p", "hi", *args], rc.claude_env(config, server.base_url)
+        else:
+            argv = cli.argv("-p", "hi", *args)
+            env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
+        proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=90, check=False)
+        assert proc.returncode == 0, proc.stderr
+        [request] = [r for r in server.requests if r["path"].startswith("/v1/messages") and r["body"].get("tools")]
+        view = shaped(request, proc.stderr)
+        views.append({k: view[k] for k in keys})
+    assert views[0] == views[1]
+
+
+@ccv.only(rc.NEWEST)
+def test_prompt_files_reach_the_model_as_the_real_cli_joins_them(
+    claude: Path, cli: Cli, tmp_path: Path, servers: list[MockServer]
+) -> None:
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    (cwd / "sys.txt").write_text("FILE-SYS\n")
+    (cwd / "app.txt").write_text("FILE-APP\n")
+    config = tmp_path / "real-config"
+    rc.seed_home(config, [cwd], rc.NEWEST)
+    args = ("-p", "hi", "--system-prompt-file", "sys.txt", "--append-system-prompt-file", "app.txt",
+            "--append-system-prompt", "X")  # fmt: skip
+    systems = []
+    for real in (True, False):
+        server = MockServer(script()).start()
+        servers.append(server)
+        if real:
+            argv, env = [str(claude), *args], rc.claude_env(config, server.base_url)
+        else:
+            argv, env = cli.argv(*args), {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
+        proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=90, check=False)
+        assert proc.returncode == 0, proc.stderr
+        [body] = [r["body"] for r in server.requests if r["path"].startswith("/v1/messages") and r["body"].get("tools")]
+        systems.append(body["system"][-1]["text"])
+    assert systems[0] == systems[1] == "FILE-SYS\n\n\nFILE-APP\n\nX"
+
+
+@ccv.only(rc.NEWEST)
+@pytest.mark.parametrize(
+    "args",
+    [("--system-prompt-file", "nope.txt"), ("--append-system-prompt-file", "nope.txt"), ("--task-budget", "0"),
+     ("--thinking", "foo"), ("--thinking-display", "foo"), ("--max-thinking-tokens", "abc")],
+)  # fmt: skip
+def test_both_refuse_a_bad_prompt_file_or_value_in_one_line(
+    claude: Path, cli: Cli, tmp_path: Path, args: tuple[str, ...]
+) -> None:
+    cwd = tmp_path / "proj"
+    cwd.mkdir()
+    config = tmp_path / "real-config"
+    rc.seed_home(config, [cwd], rc.NEWEST)
+    unreachable = "http://127.0.0.1:9"
+    env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": unreachable}
+    said = []
+    for argv, run_env in (([str(claude), "-p", "hi", *args], rc.claude_env(config, unreachable)),
+                          (cli.argv("-p", "hi", *args), env)):  # fmt: skip
+        proc = subprocess.run(argv, env=run_env, cwd=cwd, capture_output=True, text=True, timeout=60, check=False)
+        assert proc.returncode == 1 and proc.stdout == "", (argv[0], proc)
+        [line] = proc.stderr.strip().splitlines()
+        said.append(line.split("rror: ", 1)[1])  # after claude's `Error: ` / `error: `, our `agentteams: error: `
+    assert said[0] == said[1]
+
+
+HOOK_FIELDS = ("type", "subtype", "hook_name", "hook_event", "output", "stdout", "stderr", "exit_code", "outcome")
+
+
+@ccv.only(rc.NEWEST)
+@pytest.mark.parametrize("flag", [(), ("--include-hook-events",)])
+def test_hook_runs_are_the_same_lines_as_the_real_clis(
+    claude: Path, cli: Cli, tmp_path: Path, servers: list[MockServer], flag: tuple[str, ...]
+) -> None:
+    import json
+
+    cwd = tmp_path / "proj"
+    (cwd / ".claude").mkdir(parents=True)
+    hook = [{"matcher": "", "hooks": [{"type": "command", "command": "echo OUT; echo ERR >&2"}]}]
+    events = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
+    (cwd / ".claude" / "settings.json").write_text(json.dumps({"hooks": dict.fromkeys(events, hook)}))
+    config = tmp_path / "real-config"
+    rc.seed_home(config, [cwd], rc.NEWEST)
+    bash = {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "echo RAN"}}]}
+    spec = script()
+    spec["routes"][0]["turns"] = [bash, {"content": [{"type": "text", "text": "DONE"}]}]
+    args = (*STREAM_ARGS, "--dangerously-skip-permissions", *flag)
+    seen = []
+    for real in (True, False):
+        server = MockServer(spec).start()
+        servers.append(server)
+        if real:
+            argv, env = [str(claude), *args], rc.claude_env(config, server.base_url)
+        else:
+            argv, env = cli.argv(*args), {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
+        proc = subprocess.run(argv, env=env, cwd=cwd, input=sdk_user_line("hi"), capture_output=True, text=True,
+                              timeout=90, check=False)  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        lines = [json.loads(line) for line in proc.stdout.splitlines()]
+        hooks = [e for e in lines if str(e.get("subtype", "")).startswith("hook_")]
+        assert all(set(e) - set(HOOK_FIELDS) == {"hook_id", "uuid", "session_id"} for e in hooks)
+        # `output` is stdout and stderr as they came: the order of two writes of one hook is the machine's
+        seen.append([{k: sorted(e[k].splitlines()) if k == "output" else e[k] for k in HOOK_FIELDS if k in e}
+                     for e in hooks])  # fmt: skip
+    assert seen[0] == seen[1] and len(seen[0]) == (10 if flag else 2)

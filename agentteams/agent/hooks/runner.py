@@ -26,6 +26,43 @@ from agentteams.settings.types import Settings
 # events whose payload has no permission_mode (Claude Code's docs, and what the real 2.1.330 sends)
 NO_PERMISSION_MODE = ("SessionStart", "SessionEnd", "PreCompact")
 KILL_GRACE = 2.0  # seconds to collect what a killed hook's pipes still hold
+# Who is told of each hook's start and end (a driven session's stream-json `hook_started`/`hook_response` lines),
+# with the session it ran for: process-wide, as the runners are made deep inside sessions, an in-process teammate's
+# too (the session id tells them apart)
+HookObserver = Callable[[str, dict[str, Any]], None]
+_observers: list[HookObserver] = []
+
+
+def observe(observer: HookObserver) -> Callable[[], None]:
+    """Tell `observer` of every hook run from now on; the call that stops it."""
+    _observers.append(observer)
+    return lambda: _observers.remove(observer) if observer in _observers else None
+
+
+def _notify(session_id: str, line: dict[str, Any]) -> None:
+    for observer in list(_observers):
+        observer(session_id, line)
+
+
+def _observed(
+    run: Callable[[HookCommand], HookRun], session_id: str, event: str, match: str | None
+) -> Callable[[HookCommand], HookRun]:
+    """`run`, its start and its end told to the observers as Claude Code 2.1.332's stream-json hook lines say them."""
+    if not _observers:
+        return run
+
+    def observed(hook: HookCommand) -> HookRun:
+        ids = {"hook_id": str(uuid.uuid4()), "hook_name": f"{event}:{match}" if match else event, "hook_event": event}
+        _notify(session_id, {"type": "system", "subtype": "hook_started", **ids})
+        done = run(hook)
+        _notify(session_id, {
+            "type": "system", "subtype": "hook_response", **ids, "output": done.stdout + done.stderr,
+            "stdout": done.stdout, "stderr": done.stderr, "exit_code": done.code,
+            "outcome": "success" if done.code == 0 else "error",
+        })  # fmt: skip
+        return done
+
+    return observed
 
 
 def hook_env(project_dir: Path) -> dict[str, str]:
@@ -120,11 +157,12 @@ class HookRunner:
             return Outcome()
         text = self._redact(json.dumps(self.payload(event, fields), ensure_ascii=False, default=str))
         env = hook_env(self.cwd)
+        one = _observed(lambda h: run_command(h, text, self.cwd, env), self.session_id, event, match)
         if len(chosen) == 1:
-            runs = [run_command(chosen[0], text, self.cwd, env)]
+            runs = [one(chosen[0])]
         else:
             with ThreadPoolExecutor(max_workers=min(8, len(chosen))) as pool:
-                runs = list(pool.map(lambda h: run_command(h, text, self.cwd, env), chosen))
+                runs = list(pool.map(one, chosen))
         outcome = interpret(event, runs)
         for line in [*outcome.warnings, *outcome.messages]:
             self.warn(line)

@@ -38,6 +38,27 @@ def run(
     model: Annotated[str | None, typer.Option("--model", help="sonnet, opus, haiku or a model id.")] = None,
     append_system_prompt: Annotated[str | None, typer.Option("--append-system-prompt")] = None,
     system_prompt: Annotated[str | None, typer.Option("--system-prompt", help="Replaces the system prompt.")] = None,
+    system_prompt_file: Annotated[
+        str | None, typer.Option("--system-prompt-file", help="--system-prompt, read from this file.")
+    ] = None,
+    append_system_prompt_file: Annotated[
+        str | None, typer.Option("--append-system-prompt-file", help="--append-system-prompt, read from this file.")
+    ] = None,
+    thinking: Annotated[
+        str | None, typer.Option("--thinking", help="enabled | adaptive | disabled, as the model's family takes it.")
+    ] = None,
+    max_thinking_tokens: Annotated[
+        str | None, typer.Option("--max-thinking-tokens", help="The thinking budget, on models that take one.")
+    ] = None,
+    thinking_display: Annotated[
+        str | None, typer.Option("--thinking-display", help="summarized | omitted | highlights.")
+    ] = None,
+    betas: Annotated[
+        list[str] | None, typer.Option("--betas", help="A beta header to send (context-1m-2025-08-07); repeatable.")
+    ] = None,
+    task_budget: Annotated[
+        str | None, typer.Option("--task-budget", help="An API-side task budget in tokens (output_config).")
+    ] = None,
     add_dir: Annotated[list[str] | None, typer.Option("--add-dir", help="Another working directory.")] = None,
     fallback_model: Annotated[
         str | None, typer.Option("--fallback-model", help="With -p: the model asked when the model is overloaded.")
@@ -115,7 +136,9 @@ def run(
     strict_mcp_config: Annotated[
         bool, typer.Option("--strict-mcp-config", help="Only the --mcp-config servers: no .mcp.json, settings or user.")
     ] = False,
-    effort: Annotated[str | None, typer.Option("--effort", help=LATER)] = None,
+    effort: Annotated[
+        str | None, typer.Option("--effort", help="low | medium | high | xhigh | max, on models that take it.")
+    ] = None,
     include_unsupported_models: Annotated[bool, typer.Option("--include-unsupported-models", help=LATER)] = False,
     chrome: Annotated[bool | None, typer.Option("--chrome/--no-chrome", help=LATER)] = None,
     permission_prompt_tool: Annotated[
@@ -145,6 +168,9 @@ def run(
     include_partial_messages: Annotated[
         bool, typer.Option("--include-partial-messages", help="With stream-json: each raw stream event as it comes.")
     ] = False,
+    include_hook_events: Annotated[
+        bool, typer.Option("--include-hook-events", help="With stream-json: each hook's start and response as lines.")
+    ] = False,
     restricted: Annotated[
         bool,
         typer.Option(
@@ -173,6 +199,9 @@ def run(
         permission_prompt_tool=permission_prompt_tool, partial_messages=include_partial_messages,
         allow_bypass=allow_skip_permissions, agents_json=agents, setting_sources=setting_sources, tools=tools,
         json_schema=json_schema,
-        plugin_dirs=plugin_dir or [],
+        plugin_dirs=plugin_dir or [], system_prompt_file=system_prompt_file,
+        append_system_prompt_file=append_system_prompt_file, thinking=thinking,
+        max_thinking_tokens=max_thinking_tokens, thinking_display=thinking_display, effort=effort, betas=betas or [],
+        task_budget=task_budget, hook_events=include_hook_events,
     )  # fmt: skip
     raise typer.Exit(start(flags))

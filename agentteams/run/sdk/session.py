@@ -51,6 +51,7 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     code of the last turn (0 when stdin held no message, as nothing failed)."""
     from agentteams.agent.loop import AgentEvent
     from agentteams.model.aliases import resolve_model
+    from agentteams.run import hook_lines
     from agentteams.run.lead_setup import build_lead
 
     resolve_model(options.model)
@@ -72,6 +73,7 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     channel = answers.channel = ControlChannel(sys.stdin, headless.emit, answers.answer)
     asks = ToolAsks(channel, may_bypass=answers.may_bypass)
     program_servers.set_relay(lambda server, message: _mcp_answer(channel, server, message))
+    stop_hook_lines = hook_lines.start(options, headless.emit)  # from the first: SessionStart runs in build_lead
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
                        on_event=on_event, on_turn_end=turns.append, ask=asks if stdio else None,
                        judge=asks.judge if stdio else None, warm=True)  # fmt: skip
@@ -101,6 +103,7 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
             ended = time.monotonic()
     finally:
         parts.close(team_down=True)
+        stop_hook_lines()
     return code
 
 
