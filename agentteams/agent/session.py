@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import uuid
 from collections.abc import Callable
 from datetime import date
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentteams import diagnostics
 from agentteams.agent.agent_types import agent_model, own_type, subagent_restriction
+from agentteams.agent.checkpoints import FileCheckpoints, for_session
 from agentteams.agent.compaction import Compacted, Compactor, CompactPolicy, measured, policy_for
 from agentteams.agent.hooks.points import EndReason, HookPoints
 from agentteams.agent.journal import Journal
@@ -57,6 +59,7 @@ class Session:
 
     on_subagent_event: Callable[[AgentEvent], None] | None = None  # a subagent's events (run/subagent_lines.py)
     structured: StructuredOutput | None = None  # --json-schema's tool and value (agent/structured.py: attach)
+    checkpoints: FileCheckpoints | None = None  # an SDK program's file checkpoints, when it enabled them
 
     def __init__(
         self,
@@ -110,6 +113,7 @@ class Session:
             ask_model=side_caller(client, self.ledger, self.name),  # WebFetch's small model, WebSearch's search
             approve_plan=self._approve_plan if me is None else None,  # a teammate's plan goes to its lead
             task_created=self.hooks.task_created, task_completed=self.hooks.task_completed,
+            file_changing=self._start_checkpoints(lead=me is None),
         )  # fmt: skip
         self.agents = options.agents or load_agents(options.cwd, self.layout.root, options.settings.sources)
         if me is None:  # a teammate's lead has reported the files already
@@ -307,6 +311,8 @@ class Session:
             else:  # before anyone hears of a Task call: its subagent's id goes with it
                 self.subagent_calls.started(event)
             journal(event, model)
+            if self.checkpoints is not None and sub is None and event.kind == "user" and event.uuids:
+                self.checkpoints.snapshot(event.uuids[0])  # each prompt of the lead's is a point to rewind to
             if event.kind in ("assistant", "compacted") and event.usage is not None:  # a summary costs too
                 self.ledger.record(agent, model, event.usage, event.response.api_ms if event.response else 0)
             if agent == self.name:
@@ -315,6 +321,13 @@ class Session:
                 self.on_subagent_event(event)
 
         return handle
+
+    def _start_checkpoints(self, *, lead: bool) -> Callable[[Path], None] | None:
+        """An SDK program's file checkpoints (rewind_files), kept when it enabled them: the lead's only (a teammate
+        has no program to ask); what the file tools call before they change a file."""
+        dirs = [self.options.cwd, *(self.options.cwd / d for d in self.policy.additional_dirs)]
+        self.checkpoints = for_session(dirs, os.environ) if lead else None
+        return self.checkpoints.before_change if self.checkpoints else None
 
     def _mode(self) -> PermissionMode:
         return self.policy.mode
@@ -358,7 +371,7 @@ class Session:
             shells=self.ctx.shells,
             hooks=RuntimeHooks(
                 model=sub_model, permission_mode=self._mode, task_created=self.hooks.task_created,
-                ask_model=self.ctx.hooks.ask_model,
+                ask_model=self.ctx.hooks.ask_model, file_changing=self.ctx.hooks.file_changing,
                 task_completed=self.hooks.task_completed,
             ),
         )  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal, get_args
 
 from agentteams.model.types import ModelRequest, ModelResponse
@@ -64,6 +65,8 @@ class RuntimeHooks:
     plan_digest: Callable[[str], str | None] | None = None
     task_created: TaskHook | None = None  # TaskCreated hooks: a refusal deletes the new task
     task_completed: TaskHook | None = None  # TaskCompleted hooks: a refusal leaves the task as it was
+    # a file tool is about to change this file: the session's checkpoints keep what it holds first (agent/checkpoints)
+    file_changing: Callable[[Path], None] | None = None
 
 
 @dataclass

@@ -29,7 +29,7 @@ def _outcome(seen: sdk.Seen) -> dict[str, object]:
     return {"kinds": seen.kinds, "results": seen.results, "asked": seen.asked, "hooks": seen.hooks,
             "files": seen.files, "told": told, "raised": seen.raised, "models": list(dict.fromkeys(seen.models)),
             "streamed": seen.streamed, "stream_types": seen.stream_types, "saved": seen.saved,
-            "agents": seen.agents, "attributed": seen.attributed, "order": seen.order,
+            "agents": seen.agents, "attributed": seen.attributed, "order": seen.order, "rewound": seen.rewound,
             "offered": sorted(seen.offered) if len(seen.offered) < 5 else "many"}  # fmt: skip
 
 

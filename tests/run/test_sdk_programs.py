@@ -137,3 +137,14 @@ def test_a_subagent_s_lifecycle_prompt_and_forwarded_text_are_attributed_to_its_
                               "TaskNotificationMessage"], seen  # fmt: skip
     assert seen.attributed == ["UserMessage:TextBlock", "AssistantMessage:TextBlock"]  # its prompt, its text
     assert seen.results[-1]["result"] == "DONE" and seen.tool_results == ["HI-FROM-SUB"]
+
+
+def test_file_checkpoints_rewind_a_prompt_s_file_changes_but_not_a_command_s(
+    cli: Cli, config_root: Path, work: Path
+) -> None:
+    seen = drive("file checkpoints rewound", cli, config_root, work)
+    assert seen.rewound == [
+        {"canRewind": True, "filesChanged": ["/new.txt", "/sub/made.txt"], "insertions": 0, "deletions": 3},
+        {"canRewind": False, "error": "No file checkpoint found for this message."},
+        {"b.txt": "x\n", "keep.txt": "orig\nsecond\n"},  # the command's file stays, as claude leaves it
+    ]

@@ -9,7 +9,7 @@ import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import anyio
 from claude_agent_sdk import (
@@ -62,6 +62,7 @@ class Seen:
     stream_types: set[str] = field(default_factory=set)  # the raw event types they carried
     order: list[str] = field(default_factory=list)  # raw event types and "assistant" lines, in order, repeats joined
     attributed: list[str] = field(default_factory=list)  # messages attributed to a Task call: kind and block types
+    rewound: list[Any] = field(default_factory=list)  # rewind_files answers (paths made relative), then the files
 
 
 def bash_turn(command: str, use_id: str = "toolu_sdk_1") -> dict[str, Any]:
@@ -296,6 +297,28 @@ async def client_controls(where: Where) -> Seen:
     return _finish(where, seen)
 
 
+async def file_checkpoints_rewound(where: Where) -> Seen:
+    """Checkpoints on, two prompts' edits and a command's file; rewinds to the first prompt (and an unknown one)."""
+    seen, cwd = Seen(), str(where.cwd)
+    (where.cwd / "keep.txt").write_text("orig\nsecond\n")
+    options = _options(where, enable_file_checkpointing=True, permission_mode="bypassPermissions")
+    async with ClaudeSDKClient(options=options) as client:
+        for prompt in ("first", "second"):
+            await client.query(prompt)
+            await _collect(client.receive_response(), seen)
+        entries = [json.loads(line) for f in Path(where.env["CLAUDE_CONFIG_DIR"]).glob("projects/*/*.jsonl")
+                   for line in f.read_text().splitlines()]  # fmt: skip
+        first = next(e["uuid"] for e in entries if e.get("type") == "user" and e["message"]["content"] == "first")
+        for message in (first, "no-such-message"):
+            ask = {"subtype": "rewind_files", "user_message_id": message, "dry_run": True}
+            answer = await cast(Any, client._query)._send_control_request(ask)
+            seen.rewound.append(json.loads(json.dumps(answer).replace(cwd, "")))
+        await client.rewind_files(first)
+    seen.rewound.append({str(p.relative_to(where.cwd)): p.read_text() for p in sorted(where.cwd.rglob("*.txt"))})
+    seen.results = []  # claude counts a tool-using turn's num_turns otherwise (a gap of its own, not this program's)
+    return _finish(where, seen)
+
+
 PROGRAMS: dict[str, Callable[[Where], Awaitable[Seen]]] = {
     "one-shot query": one_shot,
     "can_use_tool allows with new input": can_use_tool_allows_with_new_input,
@@ -312,6 +335,7 @@ PROGRAMS: dict[str, Callable[[Where], Awaitable[Seen]]] = {
     "only some built-in tools": only_some_tools,
     "project settings left out": project_settings_left_out,
     "a subagent forwarded": a_subagent_forwarded,
+    "file checkpoints rewound": file_checkpoints_rewound,
 }
 SCRIPTS: dict[str, dict[str, Any]] = {
     "one-shot query": script("HELLO-FROM-MODEL"),
@@ -350,6 +374,14 @@ def script_for(name: str, cwd: Path) -> dict[str, Any]:
         call = {"type": "tool_use", "id": "toolu_write", "name": "Write",
                 "input": {"file_path": str(cwd / "notes.txt"), "content": "written\n"}}  # fmt: skip
         return script({"content": [call]}, "WROTE-IT", "ON-HAIKU")
+    if name == "file checkpoints rewound":
+        w: Callable[[str, str], Any] = lambda f, c: ("Write", {"file_path": f"{cwd}/{f}", "content": c})  # noqa: E731
+        calls = [[("Read", {"file_path": f"{cwd}/keep.txt"}), w("new.txt", "1\n")], "DONE1",
+                 [w("new.txt", "2\n3\n"), w("sub/made.txt", "m\n"), ("Bash", {"command": "echo x >b.txt"})],
+                 "DONE2"]  # fmt: skip
+        use: Callable[..., Any] = lambda i, j, n, a: {"type": "tool_use", "id": f"t{i}{j}", "name": n, "input": a}  # noqa: E731
+        return script(*[t if isinstance(t, str) else {"content": [use(i, j, *c) for j, c in enumerate(t)]}
+                        for i, t in enumerate(calls)])  # fmt: skip
     return SCRIPTS[name]
 
 

@@ -30,12 +30,16 @@ class ControlRefused(AgentTeamsError):
 
 MODES = ("acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan")
 NO_BODY = None  # Claude Code's success without a `response` (mcp_toggle, mcp_reconnect)
-# no file checkpoints are kept (Claude Code keeps them only when a program enables checkpointing): its answer then
+# no file checkpoints are kept (only when a program enables checkpointing: agent/checkpoints.py): Claude Code's answer
 NO_REWIND = "File rewinding is not enabled."
 
 
-def _rewind(_session: Any, request: dict[str, Any]) -> dict[str, Any]:
-    if request.get("dry_run") is True:
+def _rewind(session: Any, request: dict[str, Any]) -> dict[str, Any]:
+    dry_run = request.get("dry_run") is True
+    if session.checkpoints is not None:
+        answer: dict[str, Any] = session.checkpoints.rewind(str(request.get("user_message_id") or ""), dry_run=dry_run)
+        return answer
+    if dry_run:
         return {"canRewind": False, "error": NO_REWIND}
     raise AgentTeamsError(NO_REWIND)
 

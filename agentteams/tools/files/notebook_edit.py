@@ -9,6 +9,7 @@ from agentteams.tools.base import ToolContext, ToolInputError, ToolResult
 from agentteams.tools.files.notebook import CELL_TYPES, EditMode, apply_edit, nbformat_module, write_notebook
 from agentteams.tools.files.read_write_edit import (
     FileTool,
+    changing,
     not_a_file,
     opt_str_arg,
     remember,
@@ -63,6 +64,7 @@ class NotebookEditTool(FileTool):
         except Exception as exc:  # see read_notebook
             return ToolResult.error(f"Cannot read {path} as a Jupyter notebook: {exc}")
         said = apply_edit(nb, cast(EditMode, mode), cell_id, kind, source)
+        changing(ctx, path)
         failed = write_notebook(nb, path)
         if failed:
             return ToolResult.error(failed)

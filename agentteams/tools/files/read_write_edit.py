@@ -143,6 +143,12 @@ def stale_reason(ctx: ToolContext, path: Path, doing: str) -> str | None:
     return None
 
 
+def changing(ctx: ToolContext, path: Path) -> None:
+    """Tell the session a file tool is about to change `path` (a checkpoint keeps its content first, if enabled)."""
+    if ctx.hooks.file_changing is not None:
+        ctx.hooks.file_changing(path)
+
+
 def remember(ctx: ToolContext, path: Path) -> None:
     ctx.read_files[path] = path.stat().st_mtime
 
@@ -258,6 +264,7 @@ class WriteTool(FileTool):
         if problem:
             return ToolResult.error(problem)
         try:
+            changing(ctx, path)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(content.encode("utf-8"))
             remember(ctx, path)
@@ -367,6 +374,7 @@ class EditTool(FileTool):
             )
         start = text.find(old)
         updated = text.replace(old, new, -1 if replace_all else 1) if old else new
+        changing(ctx, path)
         path.write_bytes((codecs.BOM_UTF8 if bom else b"") + updated.encode("utf-8"))
         remember(ctx, path)
         times = "1 occurrence" if count == 1 else f"{count} occurrences"
