@@ -64,7 +64,17 @@ def _one_line(level: str, message: str) -> None:
 
 
 def main() -> None:
-    """Console-script entry point: one clear line and exit 1 for every expected failure."""
+    """Console-script entry point: one clear line and exit 1 for every expected failure; the process ends at once
+    when the command is done (`_leave`)."""
+    try:
+        start()
+    except SystemExit as e:
+        _leave(e)
+
+
+def start() -> None:
+    """The command, after its fast paths (a store option, a fork server's or the warm server's run). A fork server's
+    child runs this, not `main`: it reports its exit status to its launcher itself (procs/fork/child.py)."""
     if (len(sys.argv) > 1 and sys.argv[1].startswith("--store")) or os.environ.get("AGENTTEAMS_STORE"):
         from agentteams.cli import store_opt
 
@@ -80,10 +90,7 @@ def main() -> None:
         warm.run_if_print(
             sys.argv, (*GROUPS, *COMMANDS)
         )  # exits when the warm server ran it; else start cold (and a server for next time)
-    try:
-        run()
-    except SystemExit as e:
-        _leave(e)
+    run()
 
 
 def _leave(ending: SystemExit) -> NoReturn:

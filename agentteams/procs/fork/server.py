@@ -73,7 +73,7 @@ class ChildPolicy:
 
     stamp: str | None = None  # the warm server's build stamp: a request with another is refused, and we stop
     lend_secrets: bool = True  # add the server's API key when the request's environment has none (teammates)
-    entry: str = "agentteams.cli:main"
+    entry: str = "agentteams.cli:start"  # not main: the child reports its own exit status (fork/child.py)
 
 
 TEAMMATE = ChildPolicy()
