@@ -16,6 +16,7 @@ from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.leases import Lease
 from agentteams.store.paths import Layout
+from agentteams.store.presence import read_presence
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.lease_keeper import LeaseKeeper
 from tests.support.cli import Cli
@@ -57,6 +58,9 @@ def test_a_stopped_owners_task_returns_and_its_late_completion_is_refused(
         )  # fmt: skip
         try:
             wait_until(lambda: any(r["route"] == "claim" for r in server.arrivals), 30, "alice's claimed turn")
+            # her presence record (written once her request has left) is what makes her an owner of ours, whose
+            # lease a sweep may take back: a Claude Code teammate's task falls back to liveness instead
+            wait_until(lambda: read_presence(layout, TEAM, "alice") is not None, 10, "alice's presence record")
             os.kill(proc.pid, signal.SIGSTOP)  # before the 3 s delayed answer reaches it
             ledger.faults += 1
             claimed = Lease.of(tasks.get(TEAM, task.id))
