@@ -5,6 +5,7 @@ request-shaping and prompt-file flags reach the model alike; both refuse misused
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -172,19 +173,7 @@ def test_system_prompt_and_its_append_reach_the_model_as_the_real_cli_sends_them
     config = tmp_path / "real-config"
     rc.seed_home(config, [cwd], rc.DEFAULT)
     args = ("-p", "hi", "--system-prompt", "SYS-REPLACED", "--append-system-prompt", "SYS-APPENDED")
-    systems = []
-    for real in (True, False):
-        server = MockServer(script()).start()
-        servers.append(server)
-        if real:
-            argv, env = [str(claude), *args], rc.claude_env(config, server.base_url)
-        else:
-            argv, env = cli.argv(*args), {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
-        proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=90, check=False)
-        assert proc.returncode == 0, proc.stderr
-        [body] = [r["body"] for r in server.requests if r["path"].startswith("/v1/messages") and r["body"].get("tools")]
-        system = body["system"]
-        systems.append(system if isinstance(system, str) else system[-1]["text"])  # the real CLI's own last block
+    systems = [system_sent(argv, env, cwd, servers) for argv, env in both(claude, cli, config, args)]
     assert systems[0] == systems[1] == "SYS-REPLACED\n\nSYS-APPENDED"
 
 
@@ -255,18 +244,7 @@ def test_prompt_files_reach_the_model_as_the_real_cli_joins_them(
     rc.seed_home(config, [cwd], rc.NEWEST)
     args = ("-p", "hi", "--system-prompt-file", "sys.txt", "--append-system-prompt-file", "app.txt",
             "--append-system-prompt", "X")  # fmt: skip
-    systems = []
-    for real in (True, False):
-        server = MockServer(script()).start()
-        servers.append(server)
-        if real:
-            argv, env = [str(claude), *args], rc.claude_env(config, server.base_url)
-        else:
-            argv, env = cli.argv(*args), {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
-        proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=90, check=False)
-        assert proc.returncode == 0, proc.stderr
-        [body] = [r["body"] for r in server.requests if r["path"].startswith("/v1/messages") and r["body"].get("tools")]
-        systems.append(body["system"][-1]["text"])
+    systems = [system_sent(argv, env, cwd, servers) for argv, env in both(claude, cli, config, args)]
     assert systems[0] == systems[1] == "FILE-SYS\n\n\nFILE-APP\n\nX"
 
 
@@ -334,3 +312,27 @@ def test_hook_runs_are_the_same_lines_as_the_real_clis(
         seen.append([{k: sorted(e[k].splitlines()) if k == "output" else e[k] for k in HOOK_FIELDS if k in e}
                      for e in hooks])  # fmt: skip
     assert seen[0] == seen[1] and len(seen[0]) == (10 if flag else 2)
+
+
+Envs = Callable[[str], dict[str, str]]  # a run's environment for its scripted server's base URL
+
+
+def both(claude: Path, cli: Cli, config: Path, args: tuple[str, ...]) -> list[tuple[list[str], Envs]]:
+    """The real CLI's and our command line for `args`, each with its environment for a server's base URL."""
+    return [
+        ([str(claude), *args], lambda base: rc.claude_env(config, base)),
+        (cli.argv(*args), lambda base: {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": base}),
+    ]
+
+
+def system_sent(argv: list[str], env: Envs, cwd: Path, servers: list[MockServer]) -> str:
+    """Run `argv` against a scripted server of its own: the system prompt's text its model request carried (the last
+    block of a list: the real CLI's own)."""
+    server = MockServer(script()).start()
+    servers.append(server)
+    proc = subprocess.run(argv, env=env(server.base_url), cwd=cwd, capture_output=True, text=True, timeout=90,
+                          check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    [body] = [r["body"] for r in server.requests if r["path"].startswith("/v1/messages") and r["body"].get("tools")]
+    system = body["system"]
+    return system if isinstance(system, str) else str(system[-1]["text"])

@@ -67,22 +67,17 @@ def _both(program: Any, script: dict[str, Any], claude: Path, version: str, cli:
     return seen
 
 
-@ccv.only(rc.NEWEST)
-@pytest.mark.parametrize("name", list(sessions.PROGRAMS))
-def test_a_program_that_keeps_and_reopens_sessions_sees_the_same_with_ours(
-    claude: Path, claude_version: str, cli: Cli, tmp_path: Path, name: str
-) -> None:
-    seen = _both(sessions.PROGRAMS[name], sessions.SCRIPTS[name], claude, claude_version, cli, tmp_path)
-    assert seen["ours"] == seen["real"]
+# programs that report their own record: sessions kept and reopened; a turn's origin echoed, which waiting prompts go
+# in together, /clear's reset and new session
+RECORDING = [(programs, name) for programs in (sessions, turns) for name in programs.PROGRAMS]
 
 
 @ccv.only(rc.NEWEST)
-@pytest.mark.parametrize("name", list(turns.PROGRAMS))
-def test_a_program_sees_the_same_turns_with_ours(
-    claude: Path, claude_version: str, cli: Cli, tmp_path: Path, name: str
+@pytest.mark.parametrize(("programs", "name"), RECORDING, ids=[name for _, name in RECORDING])
+def test_a_program_s_own_record_is_the_same_with_ours(
+    claude: Path, claude_version: str, cli: Cli, tmp_path: Path, programs: Any, name: str
 ) -> None:
-    """A turn's origin echoed, which waiting prompts go in together, /clear's reset and new session."""
-    seen = _both(turns.PROGRAMS[name], turns.SCRIPTS[name], claude, claude_version, cli, tmp_path)
+    seen = _both(programs.PROGRAMS[name], programs.SCRIPTS[name], claude, claude_version, cli, tmp_path)
     assert seen["ours"] == seen["real"]
 
 

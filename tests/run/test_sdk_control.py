@@ -13,15 +13,14 @@ from agentteams.mockapi import MockServer
 from tests.support import sdk_control_programs as controls
 from tests.support import sdk_programs as sdk
 from tests.support.cli import Cli
-from tests.support.procs import child_env
+from tests.support.sdk_drive import ours
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def drive(name: str, cli: Cli, config_root: Path, work: Path) -> tuple[dict[str, Any], MockServer]:
-    with MockServer(controls.SCRIPTS[name]) as server:
-        env = {**child_env(config_root), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-t"}
-        return sdk.run_program(controls.PROGRAMS[name], sdk.Where(Path(cli.argv()[0]), env, work, server)), server
+    with ours(cli, config_root, work, controls.SCRIPTS[name]) as where:
+        return sdk.run_program(controls.PROGRAMS[name], where), where.server
 
 
 def test_mcp_servers_switched_off_on_and_set_change_the_tools_offered(cli: Cli, config_root: Path, work: Path) -> None:

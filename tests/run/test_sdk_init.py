@@ -7,28 +7,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
-from agentteams.mockapi import MockServer
 from tests.support import sdk_init_programs as init
 from tests.support import sdk_programs as sdk
 from tests.support.cli import Cli
-from tests.support.procs import child_env
+from tests.support.sdk_drive import ours
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def drive(cli: Cli, config_root: Path, work: Path, sources: list[str] | None) -> dict[str, Any]:
-    with MockServer(sdk.script("ANSWER")) as server:
-        env = {**child_env(config_root), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-t"}
-        where = sdk.Where(Path(cli.argv()[0]), env, work, server)
-
-        async def bounded() -> dict[str, Any]:
-            with anyio.fail_after(sdk.DEADLINE):
-                return await init.what_the_session_says(where, sources)
-
-        return anyio.run(bounded)
+    with ours(cli, config_root, work, sdk.script("ANSWER")) as where:
+        return sdk.run_program(lambda w: init.what_the_session_says(w, sources), where)
 
 
 def test_init_and_server_info_list_the_project_s_plugin_s_and_program_s_own(

@@ -13,14 +13,14 @@ from tests.support import sdk_programs as sdk
 from tests.support import sdk_team_program as team
 from tests.support.cli import Cli
 from tests.support.procs import child_env
+from tests.support.sdk_drive import ours
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def drive(name: str, cli: Cli, config_root: Path, work: Path) -> sdk.Seen:
-    with MockServer(sdk.script_for(name, work)) as server:
-        env = {**child_env(config_root), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-t"}
-        return sdk.run(name, sdk.Where(Path(cli.argv()[0]), env, work, server))
+    with ours(cli, config_root, work, sdk.script_for(name, work)) as where:
+        return sdk.run(name, where)
 
 
 def test_a_one_shot_query_gets_init_the_answer_and_a_result_the_sdk_parses(

@@ -8,19 +8,17 @@ from typing import Any
 
 import pytest
 
-from agentteams.mockapi import MockServer
 from tests.support import sdk_programs as sdk
 from tests.support import sdk_session_programs as sessions
 from tests.support.cli import Cli
-from tests.support.procs import child_env
+from tests.support.sdk_drive import ours
 
 pytestmark = pytest.mark.timeout(180)
 
 
 def drive(name: str, cli: Cli, config_root: Path, work: Path) -> dict[str, Any]:
-    with MockServer(sessions.SCRIPTS[name]) as server:
-        env = {**child_env(config_root), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-t"}
-        return sdk.run_program(sessions.PROGRAMS[name], sdk.Where(Path(cli.argv()[0]), env, work, server))
+    with ours(cli, config_root, work, sessions.SCRIPTS[name]) as where:
+        return sdk.run_program(sessions.PROGRAMS[name], where)
 
 
 def test_a_resume_cut_at_a_streamed_uuid_forks_without_the_later_turn(cli: Cli, config_root: Path, work: Path) -> None:

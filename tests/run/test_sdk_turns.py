@@ -9,19 +9,17 @@ from typing import Any
 
 import pytest
 
-from agentteams.mockapi import MockServer
 from tests.support import sdk_programs as sdk
 from tests.support import sdk_turn_programs as turns
 from tests.support.cli import Cli
-from tests.support.procs import child_env
+from tests.support.sdk_drive import ours
 
 pytestmark = pytest.mark.timeout(120)
 
 
 def drive(name: str, cli: Cli, config_root: Path, work: Path) -> dict[str, Any]:
-    with MockServer(turns.SCRIPTS[name]) as server:
-        env = {**child_env(config_root), "ANTHROPIC_BASE_URL": server.base_url, "ANTHROPIC_API_KEY": "sk-ant-t"}
-        return sdk.run_program(turns.PROGRAMS[name], sdk.Where(Path(cli.argv()[0]), env, work, server))
+    with ours(cli, config_root, work, turns.SCRIPTS[name]) as where:
+        return sdk.run_program(turns.PROGRAMS[name], where)
 
 
 def test_only_a_human_stamp_comes_back_on_the_turn_s_result(cli: Cli, config_root: Path, work: Path) -> None:
