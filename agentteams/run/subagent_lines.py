@@ -4,17 +4,15 @@ the call, then `task_updated` and `task_notification` with its answer written to
 
 from __future__ import annotations
 
-import os
 import secrets
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from agentteams.agent.subagent_run import is_subagent_call, new_agent_id
+from agentteams.run.task_output import write_task_output
 
 Line = dict[str, Any]
 
@@ -29,11 +27,6 @@ class _Running:
     started: float = field(default_factory=time.monotonic)
     tool_uses: int = 0
     tokens: int = 0
-
-
-def output_dir(session_id: str) -> Path:
-    """Where a subagent's answer is written for the program (as claude's /tmp/claude-<uid>/…/tasks/)."""
-    return Path(tempfile.gettempdir()) / f"agentteams-{os.getuid()}" / session_id / "tasks"
 
 
 class SubagentLines:
@@ -101,7 +94,7 @@ class SubagentLines:
         failed = event.result is None or event.result.is_error
         status = "failed" if failed else "completed"
         answer = "" if event.result is None else event.result.content
-        output = self._write_output(running.task_id, answer)
+        output = write_task_output(self._session_id(), running.task_id, answer)
         updated = {"type": "system", "subtype": "task_updated", "task_id": running.task_id, "run_id": running.run_id,
                    "patch": {"status": status, "end_time": int(time.time() * 1000)}, **self._stamp()}  # fmt: skip
         usage = {"total_tokens": running.tokens, "tool_uses": running.tool_uses,
@@ -110,19 +103,6 @@ class SubagentLines:
                     "run_id": running.run_id, "tool_use_id": running.tool_use_id, "status": status,
                     "output_file": str(output), "summary": answer, "usage": usage, **self._stamp()}  # fmt: skip
         return [updated, notified]
-
-    def _write_output(self, task_id: str, answer: str) -> Path:
-        from agentteams.store.fs import safe_paths
-        from agentteams.store.fs.atomic_json import atomic_write_bytes
-
-        where = output_dir(self._session_id())
-        path = where / f"{task_id}.output"
-        try:
-            safe_paths.make_dir(where, parents=True)
-            atomic_write_bytes(path, answer.encode("utf-8"))
-        except OSError:  # the program is still told where it would be; the answer itself is in the tool result
-            pass
-        return path
 
     def _stamp(self) -> dict[str, str]:
         return {"uuid": str(uuid.uuid4()), "session_id": self._session_id()}

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
+
+from agentteams.run.task_output import write_task_output
 
 
 @dataclass
@@ -36,9 +35,7 @@ class BackgroundTasks:
         with the file its output was left in (as Claude Code writes each command's output to one)."""
         description, use_id = self._started.get(task_id, (command, None))
         sid = self.session_id()
-        out = Path(tempfile.gettempdir()) / f"agentteams-{os.getuid()}" / str(sid) / "tasks" / f"{task_id}.output"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(output, encoding="utf-8")
+        out = write_task_output(str(sid), task_id, output)
         return [{"type": "system", "subtype": "task_updated", "task_id": task_id,
                  "patch": {"status": "killed", "end_time": int(time.time() * 1000)}, "uuid": str(uuid.uuid4()),
                  "session_id": sid},
