@@ -64,5 +64,7 @@ class HookLab:
     def entries(self, event: str | None = None) -> list[dict[str, Any]]:
         if not self.log.exists():
             return []
-        found = [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+        # whole lines only: a hook still appending its line is read on the next look, not half (seen in CI)
+        *whole, _partial = self.log.read_text().split("\n")
+        found = [json.loads(line) for line in whole if line.strip()]
         return [e for e in found if event is None or e["event"] == event]
