@@ -174,3 +174,32 @@ def test_a_null_that_was_read_is_written_back_and_a_cleared_value_is_not(layout:
     member = json.loads(path.read_text())["members"][1]
     assert "model" in member and member["model"] is None and member["prompt"] == "now set"
     assert teams.read("t").member("alice").model is None  # type: ignore[union-attr]
+
+
+def test_delete_outlasts_departing_teammates_still_writing_their_presence(layout: Layout) -> None:
+    """Teammates that approved their shutdown write their last presence records (a temporary file, then a rename)
+    while the lead deletes the team: an entry vanishing or appearing mid-walk must not leave the team dir behind."""
+    import threading
+
+    from agentteams.store.presence import Presence, write_presence
+
+    teams = TeamStore(layout)
+    for round_ in range(20):
+        teams.create("t")
+        go = threading.Barrier(4)
+
+        def departing(name: str, go: threading.Barrier = go) -> None:
+            go.wait(5)
+            for _ in range(100):  # a last burst, as a process on its way out writes it
+                write_presence(layout, "t", name, Presence(pid=1, session_id="s", backend="tmux", state="exited"))
+
+        writers = [threading.Thread(target=departing, args=(n,)) for n in ("alice", "bob", "carol")]
+        for w in writers:
+            w.start()
+        go.wait(5)
+        try:
+            assert teams.delete("t", force=True) == []
+        finally:
+            for w in writers:
+                w.join(10)
+        assert not layout.team_dir("t").exists(), f"round {round_}: the team dir was left behind"

@@ -175,14 +175,23 @@ class TeamStore(Membership):
 
 
 def _remove_tree(path: Path, attempts: int = 20) -> None:
-    """rmtree that outlasts a departing agent's last write (a file appearing mid-removal: ENOTEMPTY)."""
+    """rmtree that outlasts a departing agent's last writes: an entry that vanishes mid-walk (the temporary file
+    of an atomic write, renamed into place) is passed over, and a file appearing mid-removal (ENOTEMPTY) is
+    caught by walking again, until `path` itself is gone."""
     for attempt in range(attempts):
         try:
-            shutil.rmtree(path)
-            return
-        except FileNotFoundError:
-            return
+            shutil.rmtree(path, onerror=_pass_over_vanished)
         except OSError as e:
             if e.errno != errno.ENOTEMPTY or attempt == attempts - 1:
                 raise
-            time.sleep(0.05)
+        if not os.path.lexists(path):
+            return
+        time.sleep(0.05)
+    raise OSError(errno.ENOTEMPTY, "kept being written to while it was removed", str(path))
+
+
+def _pass_over_vanished(func: Callable[..., object], name: str, exc_info: tuple[object, BaseException, object]) -> None:
+    """rmtree's error hook: an entry (or the tree) already gone is what we wanted; anything else is raised."""
+    error = exc_info[1]
+    if not isinstance(error, FileNotFoundError):
+        raise error
