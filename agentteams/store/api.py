@@ -131,6 +131,8 @@ class Tasks(Protocol):
     def unassign_all(self, team: str, agent_name: str, agent_id: str | None = None) -> UnassignResult: ...
     def renew_leases(self, team: str, agent: str) -> None: ...  # an owner of ours, from its heartbeat
     def sweep_leases(self, team: str) -> list[TakenBack]: ...  # tasks whose owner let its lease run out
+    # every task, with those a sweep takes back already pending: from one read of the list (what TaskList shows)
+    def list_swept(self, team: str) -> tuple[list[Task], list[TakenBack]]: ...
     def check_lease(self, team: str, task: Task, agent: str) -> None: ...  # LeaseLostError for a stale owner
 
 

@@ -235,14 +235,15 @@ def renew_all(tasks: LeasedTasks, team: str, agent: str) -> None:
             tasks.rewrite(team, t.id, lambda task: renewed(tasks.leases, team, task, agent))
 
 
-def sweep(tasks: LeasedTasks, team: str) -> list[TakenBack]:
-    """Send back to pending every task whose owner of ours let its lease run out."""
+def sweep(tasks: LeasedTasks, team: str, listed: list[Task] | None = None) -> list[TakenBack]:
+    """Send back to pending every task whose owner of ours let its lease run out; `listed`: the tasks as the caller
+    has just read them (then they are not read again: only a task taken back is, under its lock)."""
     at, out = now_ms(), []
 
     def ours(name: str) -> bool:
         return read_presence(tasks.layout, team, name) is not None
 
-    for t in tasks.list_tasks(team):
+    for t in tasks.list_tasks(team) if listed is None else listed:
         lease = Lease.of(t)
         if lease is None or lease.owner is None or not lease.expired(t, at):
             continue  # the common case, seen without taking the task's lock

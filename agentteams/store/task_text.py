@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 from agentteams.store.records import Task
+
+# Claude Code 2.1.332 keeps a tool result inline up to 50 000 characters (TaskList asks 100 000, clamped to that);
+# past it the result goes to a file and the model gets a 2 KB head of it: on a long-lived board, completed tasks
+# only. Past the same size ours sends the counts and the open tasks instead, up to SUMMARY_CHARS (about 2 000
+# tokens): the model's question on a board is what to do next, and a file outside the working directories is one
+# a teammate's Read may not open without someone to ask.
+FULL_LIST_CHARS = 50_000
+SUMMARY_CHARS = 8_000
 
 
 def task_line(task: Task, open_ids: set[str] | None = None) -> str:
@@ -21,6 +31,49 @@ def task_lines(tasks: list[Task]) -> list[str]:
     """A whole list's lines, each showing only the blockers still open in it."""
     open_ids = {t.id for t in tasks if not t.resolved}
     return [task_line(t, open_ids) for t in tasks]
+
+
+def task_list_text(tasks: list[Task]) -> str:
+    """TaskList's text: every task's line (as Claude Code prints them), or past FULL_LIST_CHARS a summary."""
+    lines = task_lines(tasks)
+    whole = "\n".join(lines)
+    return whole if len(whole) <= FULL_LIST_CHARS else _summary(tasks, lines, len(whole.encode()))
+
+
+def _summary(tasks: list[Task], lines: list[str], size: int) -> str:
+    """The counts by status, then the open tasks' lines as many as fit in SUMMARY_CHARS: those in progress (about one
+    per teammate: who does what), then those ready to claim (the next picks), then the rest, each group in id order."""
+    counts = Counter(t.status for t in tasks)
+    open_ids = {t.id for t in tasks if not t.resolved}
+    ready: list[int] = []
+    working: list[int] = []
+    waiting: list[int] = []
+    for i, t in enumerate(tasks):
+        if t.status == "in_progress":
+            working.append(i)
+        elif t.status == "pending":
+            free = not t.owner and open_ids.isdisjoint(t.blocked_by)
+            (ready if free else waiting).append(i)
+    head = (
+        f"{len(tasks)} tasks, too many to list whole ({size / 1024:.1f} KB): {counts['completed']} completed, "
+        f"{counts['in_progress']} in progress, {counts['pending']} pending, {len(ready)} of them ready to claim. "
+        "Completed tasks are left out. Open tasks follow: in progress, then ready to claim, then blocked or assigned, "
+        "each group lowest id first. TaskGet shows any task by its id."
+    )
+    picks = [*working, *ready, *waiting]
+    shown: list[str] = []
+    used = len(head) + len(_more(len(picks))) + 1  # room kept for the last line
+    for i in picks:
+        if used + 1 + len(lines[i]) > SUMMARY_CHARS:
+            break
+        shown.append(lines[i])
+        used += 1 + len(lines[i])
+    left = len(picks) - len(shown)
+    return "\n".join([head, *shown, *([_more(left)] if left else [])])
+
+
+def _more(left: int) -> str:
+    return f"... and {left} more open tasks, not shown"
 
 
 def task_detail(task: Task) -> str:

@@ -15,9 +15,9 @@ import pytest
 from agentteams.errors import AgentTeamsError, ConflictError, NotFoundError
 from agentteams.pids import LeadProcess
 from agentteams.store.api import NewMember, Store
-from agentteams.store.leases import LeaseLostError
+from agentteams.store.leases import LeaseLostError, TakenBack
 from agentteams.store.presence import Presence
-from agentteams.store.records import TeamConfig
+from agentteams.store.records import Task, TeamConfig
 from tests.support.wait import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -275,6 +275,33 @@ def test_lease_expiry_and_fencing(store: Store, monkeypatch: pytest.MonkeyPatch)
         store.tasks.check_lease(team, store.tasks.get(team, "1"), "alice")
     assert store.tasks.update(team, "1", status="completed", assigned_by="bob").updated == ["status"]
     assert store.tasks.get(team, "1").status == "completed"
+
+
+def test_list_swept_gives_the_board_with_a_lease_run_out_taken_back(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TaskList's read: every task, a task whose owner of ours let its lease run out already back to pending, and
+    what was taken back; no other task changes."""
+    monkeypatch.setenv("AGENTTEAMS_LEASE_SECONDS", "0.5")
+    team = team_of(store)
+    for subject in ("leased", "bob's", "free"):
+        store.tasks.create(team, subject)
+    store.presence.write(team, "alice", Presence(pid=os.getpid(), session_id="s", backend="in-process"))
+    assert store.tasks.claim(team, "1", "alice").success
+    store.tasks.update(team, "2", owner="bob", status="in_progress")  # no lease: not ours to take back
+    seen: list[tuple[list[Task], list[TakenBack]]] = []
+
+    def taken_back() -> bool:
+        seen.append(store.tasks.list_swept(team))
+        return bool(seen[-1][1])
+
+    wait_until(taken_back, 10, "alice's task taken back")
+    listed, back = seen[-1]
+    assert [(b.task.id, b.owner) for b in back] == [("1", "alice")]
+    assert [(t.id, t.owner, t.status) for t in listed] == [
+        ("1", None, "pending"), ("2", "bob", "in_progress"), ("3", None, "pending"),
+    ]  # fmt: skip
+    assert store.tasks.list_swept(team)[1] == []  # once
 
 
 def test_a_silent_owner_loses_its_task_after_its_last_beat(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:

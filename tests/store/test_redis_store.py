@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
+from typing import Any
 
 import fakeredis
 import pytest
@@ -172,3 +173,45 @@ def test_claim_and_fenced_completion_in_scripts(store: RedisStore) -> None:
     assert store.tasks.get(team, "1").status == "in_progress"
     with pytest.raises(NotFoundError):
         store.tasks.update(team, "7", status="completed")
+
+
+def test_list_swept_runs_the_sweep_only_for_a_lease_run_out(store: RedisStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TaskList's read of the board: one pipelined read; the sweep's script (a second pass over every task on the
+    server) only when a lease read there has run out, and then only the task it took back is read again."""
+    team = store.teams.create("t").name
+    for subject in ("a", "b", "c"):
+        store.tasks.create(team, subject)
+    store.presence.write(team, "alice", Presence(pid=os.getpid(), session_id="s", backend="in-process"))
+    assert store.tasks.claim(team, "1", "alice").success and store.tasks.claim(team, "2", "alice").success
+    scripts: list[str] = []
+    run = store.tasks._run
+
+    def recorded(name: str, keys: list[str], args: list[Any]) -> list[str]:
+        scripts.append(name)
+        return run(name, keys, args)
+
+    monkeypatch.setattr(store.tasks, "_run", recorded)
+    listed, back = store.tasks.list_swept(team)
+    assert (scripts, back, [t.owner for t in listed]) == ([], [], ["alice", "alice", None])
+    store.tasks.client.hset(Keys(team).task("1"), "expires", 0)  # alice stopped renewing task 1 long ago
+    listed, back = store.tasks.list_swept(team)
+    assert scripts == ["sweep"] and [(b.task.id, b.owner) for b in back] == [("1", "alice")]
+    assert [(t.id, t.owner, t.status) for t in listed] == [
+        ("1", None, "pending"), ("2", "alice", "in_progress"), ("3", None, "pending"),
+    ]  # fmt: skip
+
+
+def test_claim_next_with_the_busy_check_is_one_pass(store: RedisStore) -> None:
+    team = store.teams.create("t").name
+    for subject in ("a", "b", "c", "d"):
+        store.tasks.create(team, subject)
+    store.tasks.update(team, "2", add_blocked_by=["1"])
+    assert store.tasks.claim(team, "3", "alice").success
+    busy = store.tasks.claim_next(team, "alice", check_busy=True)
+    assert (busy.success, busy.reason, busy.busy_with) == (False, "agent_busy", ["3"])
+    assert busy.task is not None and busy.task.id == "1"  # what it would have taken
+    got = store.tasks.claim_next(team, "bob", check_busy=True)
+    assert got.success and got.task is not None and got.task.id == "1"
+    got = store.tasks.claim_next(team, "carol", check_busy=True)  # 2 is blocked by 1, open: 4 is next
+    assert got.success and got.task is not None and got.task.id == "4"
+    assert store.tasks.claim_next(team, "dave", check_busy=True).reason == "task_not_found"

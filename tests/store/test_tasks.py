@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,7 @@ from agentteams.store.fs.atomic_json import epoch_ms
 from agentteams.store.paths import Layout
 from agentteams.store.protocol import TaskAssignment, parse_message
 from tests.support.builders import team_with_members
+from tests.support.task_board import counting_task_reads, write_board
 
 
 @pytest.fixture
@@ -214,3 +216,47 @@ def test_a_task_whose_blockers_are_all_done_is_not_shown_as_blocked(layout: Layo
     assert task_lines(store.list_tasks("t"))[2] == "#3 [pending] Integrate [blocked by #2]"
     store.update("t", "2", status="completed")
     assert task_lines(store.list_tasks("t"))[2] == "#3 [pending] Integrate"
+
+
+# -- how much a listing and a claim read (issue 30: large boards) ----------------------------------------
+
+
+def test_a_listing_reads_each_task_file_once(tasks: TaskStore, layout: Layout) -> None:
+    write_board(layout, "t", [{"subject": f"s{i}", "status": "completed" if i < 30 else "pending"} for i in range(40)])
+    with counting_task_reads() as reads:
+        listed = tasks.list_tasks("t")
+    assert [t.id for t in listed] == [str(i) for i in range(1, 41)]
+    assert reads == {str(i): 1 for i in range(1, 41)}
+
+
+def test_a_claim_reads_the_task_and_its_blockers_not_the_board(tasks: TaskStore, layout: Layout) -> None:
+    docs: list[dict[str, Any]] = [{"subject": f"s{i}", "status": "completed"} for i in range(38)]
+    docs += [{"subject": "open blocker"}, {"subject": "blocked", "blockedBy": ["39", "5"]}]
+    write_board(layout, "t", docs)
+    with counting_task_reads() as reads:
+        assert tasks.claim("t", "40", "alice").reason == "blocked"
+    assert reads == {"40": 1, "39": 1, "5": 1}
+    with counting_task_reads() as reads:
+        assert tasks.claim("t", "39", "alice").success
+    assert reads == {"39": 1}
+
+
+def test_claim_next_reads_the_board_once(tasks: TaskStore, layout: Layout) -> None:
+    """A teammate's pick (the busy check on): one read of every task, under the list lock, and its pick again under
+    the task's own lock; without the busy check the pick's blockers are read again, not the board."""
+    docs: list[dict[str, Any]] = [{"subject": f"s{i}", "status": "completed"} for i in range(30)]
+    docs += [{"subject": "blocked by a done one", "blockedBy": ["30"]}, {"subject": "next"}]
+    write_board(layout, "t", docs)
+    with counting_task_reads() as reads:
+        first = tasks.claim_next("t", "alice", check_busy=True)
+    assert first.task is not None and first.task.id == "31"
+    assert reads == {**{str(i): 1 for i in range(1, 33)}, "31": 2}
+    with counting_task_reads() as reads:
+        second = tasks.claim_next("t", "bob")
+    assert second.task is not None and second.task.id == "32"
+    assert reads == {**{str(i): 1 for i in range(1, 33)}, "32": 2}
+    busy = tasks.claim_next("t", "alice", check_busy=True)
+    assert busy.reason == "task_not_found"  # nothing left to claim; alice's own task is hers already
+    tasks.create("t", "more")
+    busy = tasks.claim_next("t", "alice", check_busy=True)
+    assert (busy.reason, busy.busy_with) == ("agent_busy", ["31"])

@@ -24,10 +24,12 @@ from agentteams.store.protocol import (
     parse_message,
 )
 from agentteams.store.records import Envelope
+from agentteams.store.task_text import FULL_LIST_CHARS, SUMMARY_CHARS, task_lines
 from agentteams.tools.base import Tool, ToolContext, ToolResult
 from agentteams.tools.plan import ExitPlanModeTool
 from agentteams.tools.team.task_tools import TaskCreateTool, TaskGetTool, TaskListTool, TaskUpdateTool
 from agentteams.tools.team.team_tools import SendMessageTool, TeamCreateTool, TeamDeleteTool
+from tests.support.task_board import counting_task_reads, write_board
 
 SESSION = "59a7c56e-ba02-4852-8848-2be4790d8873"
 
@@ -144,6 +146,70 @@ def test_unchanged_deleted_and_hidden_tasks(lead: ToolContext) -> None:
     assert ok(TaskUpdateTool, {"taskId": "1", "status": "deleted"}, lead) == "Updated task #1 status"
     ok(TaskUpdateTool, {"taskId": "2", "status": "deleted"}, lead)
     assert ok(TaskListTool, {}, lead) == "No tasks found"
+
+
+def _board(layout: Layout, team: str, n: int, subject: str = "Implement the parser's case {i} and test it") -> None:
+    """`n` tasks: the first nine tenths completed, then in progress every fifth, the rest pending, every third of
+    those blocked by the task before it."""
+    done = n * 9 // 10
+    docs: list[dict[str, Any]] = []
+    for i in range(1, n + 1):
+        status = "completed" if i <= done else ("in_progress" if i % 5 == 0 else "pending")
+        doc: dict[str, Any] = {"subject": subject.format(i=i), "status": status}
+        if status != "pending":
+            doc["owner"] = "alice" if i % 2 else "bob"
+        if status == "pending" and i % 3 == 0:
+            doc["blockedBy"] = [str(i - 1)]
+        docs.append(doc)
+    write_board(layout, team, docs)
+
+
+def test_task_list_on_a_large_board_sends_counts_and_the_open_tasks(
+    team: str, lead: ToolContext, layout: Layout
+) -> None:
+    """Past Claude Code's 50 000 characters inline, the model gets the counts and the open tasks (in progress, then
+    ready to claim) in claude's line format, about 2 000 tokens, not 3 000 lines; the structured result has them all
+    with claude's fields."""
+    _board(layout, team, 3000)
+    result = call(TaskListTool, {}, lead)
+    whole = "\n".join(task_lines(TaskStore(layout).list_tasks(team)))
+    assert len(whole) > FULL_LIST_CHARS and not result.is_error
+    assert len(result.content) <= SUMMARY_CHARS
+    head, *lines = result.content.splitlines()
+    assert head.startswith(
+        f"3000 tasks, too many to list whole ({len(whole.encode()) / 1024:.1f} KB): 2700 completed, "
+    )
+    pending = [i for i in range(2701, 3001) if i % 5]
+    ready = [i for i in pending if i % 3 or str(i - 1) not in {str(j) for j in range(2701, 3001)}]
+    assert f"60 in progress, {len(pending)} pending, {len(ready)} of them ready to claim." in head
+    shown, tail = lines[:-1], lines[-1]
+    by_id = dict(zip((t.id for t in TaskStore(layout).list_tasks(team)), whole.splitlines(), strict=True))
+    working = [i for i in range(2701, 3001) if i % 5 == 0]
+    assert shown == [by_id[str(i)] for i in [*working, *ready][: len(shown)]]  # claude's lines: who does what first,
+    assert shown[60] == "#2701 [pending] Implement the parser's case 2701 and test it"  # then the next picks
+    assert tail == f"... and {300 - len(shown)} more open tasks, not shown"
+    assert "[completed]" not in result.content
+    data = result.data
+    assert data is not None and len(data["tasks"]) == 3000
+    assert data["tasks"][2702] == {"id": "2703", "subject": "Implement the parser's case 2703 and test it",
+                                   "status": "pending", "blockedBy": ["2702"]}  # fmt: skip
+    assert data["tasks"][0] == {"id": "1", "subject": "Implement the parser's case 1 and test it",
+                                "status": "completed", "owner": "alice", "blockedBy": []}  # fmt: skip
+
+
+def test_task_list_shows_a_list_up_to_the_limit_whole(team: str, lead: ToolContext, layout: Layout) -> None:
+    _board(layout, team, 450, subject="Task {i:05} " + "x" * 60)
+    whole = "\n".join(task_lines(TaskStore(layout).list_tasks(team)))
+    assert 40_000 < len(whole) <= FULL_LIST_CHARS
+    assert ok(TaskListTool, {}, lead) == whole
+
+
+def test_task_list_reads_each_task_file_once(team: str, lead: ToolContext, layout: Layout) -> None:
+    """The lease sweep and the listing share one read of the board (it was two)."""
+    _board(layout, team, 50)
+    with counting_task_reads() as reads:
+        ok(TaskListTool, {}, lead)
+    assert reads == {str(i): 1 for i in range(1, 51)}
 
 
 # -- team ---------------------------------------------------------------------------------------------------

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentteams import diagnostics
 from agentteams.errors import CorruptFileError, InvalidNameError, NotFoundError
 from agentteams.store import leases
+from agentteams.store.file import task_files
 from agentteams.store.fs import safe_paths
 from agentteams.store.fs.atomic_json import (
-    atomic_write_bytes,
     atomic_write_json,
     parse_json_bytes,
     quarantine,
@@ -26,7 +26,7 @@ from agentteams.store.fs.atomic_json import (
 from agentteams.store.fs.locking import ensure_file, locked, run_locked
 from agentteams.store.leases import LeaseBook, TakenBack
 from agentteams.store.paths import LEAD_NAME, Layout, refuse_control, task_id_part
-from agentteams.store.records import LEAD_PROCESS, Task, TaskStatus
+from agentteams.store.records import Task, TaskStatus
 from agentteams.store.task_graph import check_links
 from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateResult
 
@@ -76,15 +76,18 @@ class TaskStore:
     def _load(self, team: str, task_id: str, *, under_lock: bool) -> Task | None:
         path = self.layout.task_file(team, task_id)
         raw = read_bytes(path)
-        if raw is None:
-            return None
+        return None if raw is None else self._parsed(team, task_id, raw, str(path), under_lock=under_lock)
+
+    def _parsed(self, team: str, task_id: str, raw: bytes, where: str, *, under_lock: bool) -> Task | None:
+        """The task in `raw` (read from `where`); a corrupt file is looked at again under its lock, then moved aside."""
         try:
-            return Task.from_json(parse_json_bytes(raw, path), str(path))
+            return Task.from_json(parse_json_bytes(raw, where), where)
         except CorruptFileError as e:
+            path = self.layout.task_file(team, task_id)
             if not under_lock:
                 return run_locked(path, lambda: self._load(team, task_id, under_lock=True))
             aside = quarantine(path)
-            self._raise_watermark(team, int(task_id))  # its id must never be handed out again
+            task_files.raise_watermark(self.layout, team, int(task_id))  # its id must never be handed out again
             diagnostics.warning("%s; moved it to %s", e, aside)
             return None
 
@@ -94,37 +97,7 @@ class TaskStore:
 
     def _order(self, team: str) -> Order:
         """The team's task key order for one operation: looked up at its first write, then remembered."""
-        return functools.cache(lambda: self._schema_order(team))
-
-    def _schema_order(self, team: str) -> bool:
-        """How this team's generation writes tasks: in schema order (2.1.197, or no readable config), or keeping
-        each file's key order (2.1.330: its config has `leadProcess`). Only top-level keys are looked at."""
-        path = self.layout.config_file(team)
-        raw = read_bytes(path)
-        try:
-            config = parse_json_bytes(raw, path) if raw else None
-        except CorruptFileError:
-            return True  # the team store reports a damaged config; a task write must not fail on it
-        return not (isinstance(config, dict) and LEAD_PROCESS in config)
-
-    def _watermark(self, team: str) -> int:
-        path = self.layout.highwatermark_file(team)
-        raw = read_bytes(path)
-        try:
-            return int(raw.strip()) if raw else 0
-        except ValueError:
-            diagnostics.warning("%s is not a number; ids continue after the highest task file", path)
-            return 0
-
-    def _raise_watermark(self, team: str, value: int) -> None:
-        if value > self._watermark(team):
-            atomic_write_bytes(self.layout.highwatermark_file(team), str(value).encode())
-
-    def _ids_on_disk(self, team: str) -> list[int]:
-        d = self.layout.task_dir(team)
-        if not d.is_dir():
-            return []
-        return sorted(int(p.stem) for p in d.glob("*.json") if p.stem.isdigit())
+        return functools.cache(lambda: task_files.schema_order(self.layout, team))
 
     # -- queries ------------------------------------------------------------------------------------
 
@@ -138,8 +111,18 @@ class TaskStore:
         return self.layout.task_dir(team).is_dir()
 
     def list_tasks(self, team: str) -> list[Task]:
-        """All tasks in numeric id order; a corrupt file is moved aside and reported, not dropped."""
-        return [t for i in self._ids_on_disk(team) if (t := self._load(team, str(i), under_lock=False))]
+        """All tasks in numeric id order, each file read once; a corrupt file is moved aside and reported, not
+        dropped."""
+        listed = task_files.read_all(self.layout, team)
+        return [t for i, raw, where in listed if (t := self._parsed(team, i, raw, where, under_lock=False))]
+
+    def list_swept(self, team: str) -> tuple[list[Task], list[TakenBack]]:
+        """Every task, those whose owner of ours let its lease run out sent back to pending first: one read of the
+        list (the tasks taken back are read again under their locks)."""
+        listed = self.list_tasks(team)
+        back = leases.sweep(self, team, listed)
+        now = {b.task.id: b.task for b in back}
+        return [now.get(t.id, t) for t in listed], back
 
     @staticmethod
     def open_ids(tasks: Sequence[Task]) -> set[str]:
@@ -147,12 +130,7 @@ class TaskStore:
 
     def find_claimable(self, team: str) -> Task | None:
         """Lowest-id pending, unowned task whose blockers are all resolved."""
-        tasks = self.list_tasks(team)
-        open_ids = self.open_ids(tasks)
-        for t in tasks:
-            if t.status == "pending" and not t.owner and not any(d in open_ids for d in t.blocked_by):
-                return t
-        return None
+        return task_files.first_claimable(self.list_tasks(team))
 
     # -- changes ------------------------------------------------------------------------------------
 
@@ -169,7 +147,8 @@ class TaskStore:
             for b in blockers:
                 if self._load(team, b, under_lock=False) is None:
                     raise NotFoundError(f"task #{b} not found in team {team!r}")
-            new_id = str(max([0, *self._ids_on_disk(team)][-1], self._watermark(team)) + 1)
+            taken = max([0, *task_files.ids_on_disk(self.layout, team)][-1], task_files.watermark(self.layout, team))
+            new_id = str(taken + 1)
             task = Task(
                 id=new_id, subject=subject, description=description, active_form=active_form,
                 status="pending", blocks=[], blocked_by=list(dict.fromkeys(blockers)), metadata=metadata,
@@ -292,7 +271,7 @@ class TaskStore:
 
         def remove() -> Task:
             task = self.get(team, task_id)
-            self._raise_watermark(team, int(task_id))
+            task_files.raise_watermark(self.layout, team, int(task_id))
             self.layout.task_file(team, task_id).unlink()
             for other in self.list_tasks(team):
                 if task_id in other.blocks or task_id in other.blocked_by:
@@ -304,19 +283,27 @@ class TaskStore:
         return task
 
     def claim(self, team: str, task_id: str, agent: str, *, check_busy: bool = False) -> ClaimResult:
-        """Take an unowned, unresolved, unblocked task for `agent` (owner set, status in_progress)."""
+        """Take an unowned, unresolved, unblocked task for `agent` (owner set, status in_progress). Only the task
+        and its blockers are read; `check_busy` reads every task once, under the list lock (as Claude Code)."""
         task_id = task_id_part(task_id)
         refuse_control(agent, "agent")
         if not self.layout.task_file(team, task_id).exists():
             return ClaimResult(False, reason="task_not_found")
-        claim = functools.partial(self._claim, team, task_id, agent, check_busy, self._order(team))
+        order = self._order(team)
         if check_busy:
             with self._list_lock(team):
+                claim = functools.partial(self._claim, team, task_id, agent, order, self.list_tasks(team))
                 return run_locked(self.layout.task_file(team, task_id), claim)
-        return run_locked(self.layout.task_file(team, task_id), claim)
+        return run_locked(
+            self.layout.task_file(team, task_id), functools.partial(self._claim, team, task_id, agent, order)
+        )
 
-    def _claim(self, team: str, task_id: str, agent: str, check_busy: bool, order: Order) -> ClaimResult:
-        """The claim's checks and write; caller holds the task's lock (and the list lock with `check_busy`)."""
+    def _claim(
+        self, team: str, task_id: str, agent: str, order: Order, listed: list[Task] | None = None
+    ) -> ClaimResult:
+        """The claim's checks and write; the caller holds the task's lock. With `listed` (every task, read under
+        the list lock the caller holds) the blockers are looked up there and the agent checked for other open
+        tasks; without, only the blockers' files are read."""
         task = self._load(team, task_id, under_lock=True)
         if task is None:
             return ClaimResult(False, reason="task_not_found")
@@ -324,11 +311,15 @@ class TaskStore:
             return ClaimResult(False, task, "already_claimed")
         if task.resolved:
             return ClaimResult(False, task, "already_resolved")
-        others = [t for t in self.list_tasks(team) if t.id != task_id]
-        if any(d in self.open_ids(others) for d in task.blocked_by):
+        others = [] if listed is None else [t for t in listed if t.id != task_id]
+        if listed is None:
+            open_ids = {d for d in task.blocked_by if task_files.still_open(self.layout, team, d)}
+        else:
+            open_ids = self.open_ids(others)
+        if any(d in open_ids for d in task.blocked_by):
             return ClaimResult(False, task, "blocked")
         busy = [t.id for t in others if t.owner == agent and not t.resolved]
-        if check_busy and busy:
+        if busy:
             return ClaimResult(False, task, "agent_busy", busy)
         task.owner, task.status = agent, "in_progress"
         self.leases.grant(team, task, agent)  # held from the claim: an owner that dies before its first beat loses it
@@ -336,9 +327,21 @@ class TaskStore:
         return ClaimResult(True, task)
 
     def claim_next(self, team: str, agent: str, *, check_busy: bool = False) -> ClaimResult:
-        """Claim the lowest-id claimable task, retrying when another agent wins the race."""
-        while (task := self.find_claimable(team)) is not None:
-            result = self.claim(team, task.id, agent, check_busy=check_busy)
+        """Claim the lowest-id claimable task, from one read of every task per try (retried when another agent wins
+        the race); with `check_busy` that read is under the list lock, and the busy check uses it too."""
+        order = self._order(team)
+        while True:
+            if check_busy:
+                with self._list_lock(team):
+                    listed = self.list_tasks(team)
+                    if (task := task_files.first_claimable(listed)) is None:
+                        break
+                    claim = functools.partial(self._claim, team, task.id, agent, order, listed)
+                    result = run_locked(self.layout.task_file(team, task.id), claim)
+            elif (task := self.find_claimable(team)) is None:
+                break
+            else:
+                result = self.claim(team, task.id, agent)
             if result.success or result.reason == "agent_busy":
                 return result
         return ClaimResult(False, reason="task_not_found")

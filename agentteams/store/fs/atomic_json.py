@@ -105,7 +105,7 @@ def json_object(raw: bytes | str | None) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def parse_json_bytes(raw: bytes, path: Path) -> Any:
+def parse_json_bytes(raw: bytes, path: Path | str) -> Any:
     """Parse `raw` read from `path`; raises CorruptFileError (not moved) when it is not JSON."""
     try:
         return json.loads(raw.decode("utf-8", "surrogatepass"))

@@ -88,6 +88,43 @@ def read_bytes(path: Path) -> bytes | None:
         return f.read()
 
 
+def open_dir(path: Path) -> int | None:
+    """A descriptor of the directory `path` (opened without following a link: refused if it is one), for reading
+    many of its files with `read_at` after one check of the path; None when it does not exist."""
+    try:
+        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | _NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(path):
+            raise refused(path) from None
+        raise
+
+
+def read_at(dir_fd: int, name: str) -> bytes | None:
+    """The bytes of the file `name` in the directory open as `dir_fd`, never through a link; None when it does not
+    exist. No path is built or checked: a caller reading a whole directory pays for its check once."""
+    flags = os.O_RDONLY | _NOFOLLOW
+    try:
+        try:
+            fd = os.open(name, flags | _NOATIME, dir_fd=dir_fd)
+        except PermissionError:  # O_NOATIME is for the file's owner only
+            fd = os.open(name, flags, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise refused(name) from None
+        raise
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:

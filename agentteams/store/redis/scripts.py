@@ -86,27 +86,29 @@ return grant(id, agent, ARGV[5], tonumber(ARGV[6]))
 """
 
 # KEYS[1] the task index; ARGV: prefix, agent, check_busy (1/0), lease seconds, now. The lowest-id pending,
-# unowned task whose blockers are all resolved, claimed in the same step: claimers never race for one task.
+# unowned task whose blockers are all resolved, claimed in the same step: claimers never race for one task. One pass
+# over the tasks: with check_busy it goes on past the pick, gathering the agent's open tasks on the way.
 CLAIM_NEXT = """
-local agent = ARGV[2]
+local agent, check = ARGV[2], ARGV[3] == '1'
+local pick, busy = nil, {}
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   local f = redis.call('HMGET', task(id), 'owner', 'status', 'blocked_by')
-  local free = f[2] == 'pending' and (not f[1] or f[1] == '')
-  if free then
+  if check and f[1] == agent and not resolved(f[2]) then busy[#busy + 1] = id end
+  if not pick and f[2] == 'pending' and (not f[1] or f[1] == '') then
+    local free = true
     for _, d in ipairs(words(f[3])) do
       local st = redis.call('HGET', task(d), 'status')
       if st and not resolved(st) then free = false; break end
     end
-  end
-  if free then
-    if ARGV[3] == '1' then
-      local busy = busy_with(agent, id)
-      if #busy > 0 then return {'agent_busy', id, unpack(busy)} end
+    if free then
+      pick = id
+      if not check then break end
     end
-    return grant(id, agent, ARGV[4], tonumber(ARGV[5]))
   end
 end
-return {'task_not_found'}
+if not pick then return {'task_not_found'} end
+if #busy > 0 then return {'agent_busy', pick, unpack(busy)} end
+return grant(pick, agent, ARGV[4], tonumber(ARGV[5]))
 """
 
 # KEYS[1] the task; ARGV: prefix, id, caller, the token the caller holds ('' when none)

@@ -269,6 +269,16 @@ class RedisTasks:
             for task_id, owner, secs in zip(out[::3], out[1::3], out[2::3], strict=True)
         ]
 
+    def list_swept(self, team: str) -> tuple[list[Task], list[TakenBack]]:
+        """Every task from one read; the sweep's script runs only when a lease read there has run out (it checks
+        again, atomically, and whose owner is ours), and only the tasks it took back are read again."""
+        listed, at = self.list_tasks(team), now_ms()
+        if not any((lease := leases.Lease.of(t)) is not None and lease.expired(t, at) for t in listed):
+            return listed, []
+        back = self.sweep_leases(team)
+        now = {b.task.id: b.task for b in back}
+        return [now.get(t.id, t) for t in listed], back
+
     def check_lease(self, team: str, task: Task, agent: str) -> None:
         self.leases.check(self._keys(team).team, task, agent)
 

@@ -8,8 +8,8 @@ from typing import Any, ClassVar, cast
 
 from agentteams.errors import AgentTeamsError
 from agentteams.store.api import UNSET
-from agentteams.store.records import TASK_STATUSES, TaskStatus
-from agentteams.store.task_text import task_detail, task_lines
+from agentteams.store.records import TASK_STATUSES, Task, TaskStatus
+from agentteams.store.task_text import task_detail, task_list_text
 from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolKind, ToolResult, require_str
 from agentteams.tools.runtime_hooks import TaskHookInfo
 
@@ -179,20 +179,30 @@ class TaskListTool(CoordinationTool):
     name = "TaskList"
     description = (
         "List every task: id, status, subject, owner and what blocks it. When choosing what to do next, take "
-        "the lowest-id pending task that has no owner and nothing blocking it, and claim it with TaskUpdate."
+        "the lowest-id pending task that has no owner and nothing blocking it, and claim it with TaskUpdate. A list "
+        "too long to show whole comes as counts by status and the open tasks."
     )
     input_schema: ClassVar[dict[str, Any]] = {"type": "object", "properties": {}}
 
     def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if ctx.team_name:  # an agent that looks is one that notices: a lease run out sends its task back first
-            ctx.store.tasks.sweep_leases(ctx.team_name)
-        tasks = [
-            t for t in ctx.store.tasks.list_tasks(task_list_name(ctx))
-            if not (t.metadata or {}).get("_internal")
-        ]  # fmt: skip
+            listed, _ = ctx.store.tasks.list_swept(ctx.team_name)
+        else:
+            listed = ctx.store.tasks.list_tasks(task_list_name(ctx))
+        tasks = [t for t in listed if not (t.metadata or {}).get("_internal")]
         if not tasks:
             return ToolResult("No tasks found", data={"tasks": []})
-        return ToolResult("\n".join(task_lines(tasks)), data={"tasks": [t.to_json() for t in tasks]})
+        return ToolResult(task_list_text(tasks), data={"tasks": _listed(tasks)})
+
+
+def _listed(tasks: list[Task]) -> list[dict[str, Any]]:
+    """The tool's structured result, with Claude Code's fields: a blocker already completed is left out."""
+    done = {t.id for t in tasks if t.status == "completed"}
+    return [
+        {"id": t.id, "subject": t.subject, "status": t.status, **({"owner": t.owner} if t.owner else {}),
+         "blockedBy": [b for b in t.blocked_by if b not in done]}
+        for t in tasks
+    ]  # fmt: skip
 
 
 TASK_TOOLS: tuple[type[Tool], ...] = (TaskCreateTool, TaskGetTool, TaskUpdateTool, TaskListTool)
