@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from agentteams.backends.tmux import PaneRecord, TmuxBackend
+from agentteams.backends.tmux import PaneRecord, probe_panes
 from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError, UnsafePathError
 from agentteams.store.api import Store
 from agentteams.store.fs import safe_paths
@@ -46,11 +46,9 @@ class PaneTable:
 
     @classmethod
     def probe(cls, socket_path: str | None = None) -> PaneTable:
-        """The panes of AGENTTEAMS_TMUX_SOCKET's server, else of the one we run in, else of the default one."""
-        try:
-            return cls(TmuxBackend(socket_path).pane_map())
-        except Exception:  # no tmux binary, no server, no socket: liveness by pane is then unknown, not an error
-            return cls(None)
+        """The panes of AGENTTEAMS_TMUX_SOCKET's server, else of the one we run in, else of the default one (no
+        tmux binary, no server: liveness by pane is then unknown, not an error)."""
+        return cls(probe_panes(socket_path))
 
     def hosts(self, config: TeamConfig) -> bool:
         """Whether this is the server the team's panes live on (pane ids are only unique per server)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,9 @@ STATE_STYLE = {
 RICH_COLOR = {"orange": "dark_orange", "pink": "hot_pink"}  # team colours rich does not know by that name
 TASK_STYLE = {"in_progress": "green", "completed": "dim", "pending": ""}
 COLUMNS = ("member", "role", "where", "state", "tool", "task", "usage", "context", "budget", "last message")
+# a terminal's board (status, watch) past this many tasks: the counts, then the open ones up to this many; every task
+# stays in `--json` and in piped output. 10 000 lines took rich a second to draw and scrolled the members away.
+BOARD_LINES = 200
 
 
 def state_text(state: str) -> str:
@@ -98,9 +102,21 @@ def tasks_table(view: TeamView) -> RenderableType:
 
     if not view.tasks:
         return Text("tasks: none", style="dim")
-    text = Text("tasks\n", style="bold")
-    for t in view.tasks:
+    shown = view.tasks
+    if len(shown) <= BOARD_LINES:
+        text = Text("tasks\n", style="bold")
+    else:
+        counts = Counter(t.status for t in shown)
+        shown = [t for t in shown if t.status not in ("completed", "deleted")]
+        head = (
+            f"tasks: {len(view.tasks)}, {counts['completed']} completed, {counts['in_progress']} in progress, "
+            f"{counts['pending']} pending; the open ones (all of them: --json, or piped)\n"
+        )
+        text = Text(head, style="bold")
+    for t in shown[:BOARD_LINES]:
         text.append(f"  {t.line}\n", style=TASK_STYLE.get(t.status, ""))
+    if len(shown) > BOARD_LINES:
+        text.append(f"  ... and {len(shown) - BOARD_LINES} more open tasks\n", style="dim")
     text.rstrip()
     return text
 

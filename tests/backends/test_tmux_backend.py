@@ -126,6 +126,7 @@ def test_tmux_failures_are_one_line_errors(tmux: Tmux, tmp_path: Path) -> None:
     with pytest.raises(TmuxError):
         backend.list_panes()
     assert backend.pane("%0") is None
+    assert tmux_mod.probe_panes(str(tmux.sock)) is None  # status's look: no server, no panes known
 
 
 def test_pane_listing_is_typed(backend: TmuxBackend, tmux: Tmux, lead: str, tmp_path: Path) -> None:
@@ -142,6 +143,7 @@ def test_pane_listing_is_typed(backend: TmuxBackend, tmux: Tmux, lead: str, tmp_
     assert alice.window == panes[lead].window and panes[lead].tag == ""
     assert (bob.session, bob.teammate_window, bob.tag) == (SWARM_SESSION, True, "b|o\tb\x1fx@t")  # the tag is last
     assert backend.pane(swarm) == bob and backend.pane("%999") is None
+    assert tmux_mod.probe_panes(str(tmux.sock)) == panes  # status's look, without libtmux: the same panes
     tmux.run("select-pane", "-t", beside, "-T", "a|b c")
     assert backend.pane(beside) == PaneRecord(**{**alice.__dict__, "title": "a|b c"})
 

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,6 +20,7 @@ from agentteams.store.presence import Presence, write_presence
 from tests.support.cli import Cli
 from tests.support.live_team import ESC, LiveTeam, members, status_json
 from tests.support.procs import child_env, read_until
+from tests.support.task_board import write_board
 from tests.support.team_script import TEAM
 from tests.support.wait import wait_until
 
@@ -131,6 +133,31 @@ def test_status_without_a_tmux_server_trusts_the_process(cli: Cli, layout: Layou
     assert "no tmux server reachable" in plain and ESC not in plain
     [alice_row] = [line for line in plain.splitlines() if line.strip().startswith("alice")]
     assert " 25% " in alice_row, plain
+
+
+def test_status_of_a_large_board_lists_every_task(cli: Cli, layout: Layout) -> None:
+    """2 500 tasks (listed through the task dir's descriptor, each file read once): every one in the view and in the
+    plain board, in id order with claude's lines, and each member's current task taken from them."""
+    teams = TeamStore(layout)
+    teams.create(TEAM)
+    teams.add_member(TEAM, NewMember(name="alice", backend_type="in-process"))
+    docs: list[dict[str, Any]] = [
+        {"subject": f"step {i}", "status": "completed", "owner": "alice"} for i in range(2400)
+    ]
+    docs += [{"subject": "now", "status": "in_progress", "owner": "alice"}]
+    docs += [{"subject": f"later {i}", "blockedBy": ["2401"] if i % 2 else []} for i in range(99)]
+    write_board(layout, TEAM, docs)
+    view = status_json(cli, TEAM)
+    assert [t["id"] for t in view["tasks"]] == [str(i) for i in range(1, 2501)]
+    lines = [t["line"] for t in view["tasks"]]
+    assert (lines[0], lines[2400], lines[2402]) == (
+        "#1 [completed] step 0 (alice)", "#2401 [in_progress] now (alice)",
+        "#2403 [pending] later 1 [blocked by #2401]",
+    )  # fmt: skip
+    assert members(view)["alice"]["current_task"] == "2401"
+    plain = cli("status", TEAM)
+    assert plain.returncode == 0, plain.stderr
+    assert [line.strip() for line in plain.stdout.splitlines() if line.startswith("  #")] == lines
 
 
 def test_status_errors_and_empty(cli: Cli) -> None:

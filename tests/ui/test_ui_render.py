@@ -6,9 +6,13 @@ from __future__ import annotations
 import io
 import json
 
+from rich.console import Console
+
 from agentteams.agent.loop import AgentEvent
 from agentteams.team.delivery import TeamEvent
+from agentteams.team.status_view import TaskView, TeamView
 from agentteams.tools.base import ToolResult
+from agentteams.ui.dashboard import BOARD_LINES, tasks_table
 from agentteams.ui.render import Renderer, make_console, message_text
 
 
@@ -61,3 +65,31 @@ def test_team_lines_that_come_while_an_answer_streams_follow_it_whole() -> None:
     assert rendered(*events) == ["⏺ LEAD-GOT-REPORT", "  second line", "· alice is idle: alice idle.", "✉ bob: hello"]
     after = rendered(*text[:1], AgentEvent("tool_start", tool="Read", input={}), TeamEvent("idle", "alice", ""))
     assert after == ["⏺ LEAD-GOT-", "⏺ Read({})", "· alice is idle"]  # once the answer ended, at once
+
+
+def _board_view(n: int) -> TeamView:
+    """A team view of `n` tasks, the first nine tenths completed, then every other one in progress."""
+    tasks = []
+    for i in range(1, n + 1):
+        status = "completed" if i <= n * 9 // 10 else ("in_progress" if i % 2 else "pending")
+        tasks.append(TaskView(str(i), f"task {i}", status, None, [], [], f"#{i} [{status}] task {i}"))
+    return TeamView("t", None, "team-lead", False, [], tasks)
+
+
+def _terminal_board(view: TeamView) -> list[str]:
+    out = io.StringIO()
+    Console(file=out, force_terminal=True, color_system=None, width=120).print(tasks_table(view))
+    return out.getvalue().splitlines()
+
+
+def test_a_terminal_board_past_its_lines_shows_the_counts_and_the_open_tasks() -> None:
+    """`status` and `watch` on a terminal: a board of 10 000 took rich a second per draw and scrolled the members
+    away; past BOARD_LINES tasks it shows the counts, then the open tasks up to BOARD_LINES (all: --json, piped)."""
+    small = _board_view(BOARD_LINES)
+    assert _terminal_board(small) == ["tasks", *(f"  {t.line}" for t in small.tasks)]
+    big = _board_view(10_000)
+    head, *lines = _terminal_board(big)
+    assert head == ("tasks: 10000, 9000 completed, 500 in progress, 500 pending; the open ones (all of them: --json, "
+                    "or piped)")  # fmt: skip
+    open_lines = [f"  {t.line}" for t in big.tasks if t.status != "completed"]
+    assert lines == [*open_lines[:BOARD_LINES], f"  ... and {1000 - BOARD_LINES} more open tasks"]
