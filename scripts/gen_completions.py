@@ -1,13 +1,15 @@
 #!/usr/bin/env python
-"""Generate completions/ (bash, zsh, fish) from the real command tree; a command module not written yet is skipped.
+"""Generate completions/ (bash, zsh, fish) and the agent command's option table (agentteams/cli/root_options.py)
+from the real command tree; a command module not written yet is skipped.
 
-Usage: python scripts/gen_completions.py [--check]  (--check writes nothing; exit 1 when completions/ is out of date)
+Usage: python scripts/gen_completions.py [--check]  (--check writes nothing; exit 1 when anything is out of date)
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -305,23 +307,86 @@ def render(top: Node) -> dict[str, str]:
     return {FILES["bash"]: bash(top), FILES["zsh"]: zsh(top), FILES["fish"]: fish(top)}
 
 
+# -- the agent command's options as data: cli/root_argv.py reads a command line with them, typer not imported ----
+
+ROOT_OPTIONS = ROOT / "agentteams" / "cli" / "root_options.py"
+
+
+def render_root_options() -> str:
+    """agentteams/cli/root_options.py: each option word → (parameter, kind), the defaults, the int bounds."""
+    import typer.main
+
+    from agentteams.cli.commands import agent as agent_cmd
+
+    command = typer.main.get_command(agent_cmd.app)
+    words: list[str] = []
+    defaults: list[str] = []
+    bounds: list[str] = []
+    typer_own: list[str] = []  # eager options (--version, --help): typer answers them
+    helper = command.get_help_option(command.context_class(command))
+    typer_own += list(helper.opts) if helper is not None else []
+    prompt = ""
+    for p in command.params:
+        if p.param_type_name == "argument":
+            prompt = str(p.name)
+            defaults.append(f"    {p.name!r}: {p.default!r},")
+            continue
+        if p.is_eager:
+            typer_own += [*p.opts, *p.secondary_opts]
+            continue
+        numeric = type(p.type).__name__ == "IntRange"
+        kind = "flag" if getattr(p, "is_flag", False) else "texts" if p.multiple else "int" if numeric else "text"
+        words += [f"    {o!r}: ({p.name!r}, {kind!r})," for o in p.opts]
+        words += [f"    {o!r}: ({p.name!r}, 'unflag')," for o in p.secondary_opts]
+        defaults.append(f"    {p.name!r}: {p.default!r},")
+        if numeric:
+            bounds.append(f"    {p.name!r}: ({getattr(p.type, 'min', None)!r}, {getattr(p.type, 'max', None)!r}),")
+    text = "\n".join(
+        [
+            '"""The agent command\'s options as data: cli/root_argv.py reads a command line with it, typer not',
+            f'imported (~40 ms of every cold start); {HEADER}."""',
+            "",
+            "from typing import Literal",
+            "",
+            'Kind = Literal["flag", "unflag", "text", "int", "texts"]',
+            "",
+            f"PROMPT = {prompt!r}  # the one positional parameter",
+            "WORDS: dict[str, tuple[str, Kind]] = {  # an option word: the parameter it sets, and how",
+            *words,
+            "}",
+            "DEFAULTS: dict[str, object] = {  # each parameter when not given",
+            *defaults,
+            "}",
+            "BOUNDS: dict[str, tuple[int | None, int | None]] = {  # an int parameter's least and most",
+            *bounds,
+            "}",
+            f"TYPER_OWN = {tuple(typer_own)!r}  # typer answers these",
+            "",
+        ]
+    )
+    formatted = subprocess.run([sys.executable, "-m", "ruff", "format", "-"], input=text, capture_output=True,
+                               text=True, check=True)  # fmt: skip
+    return formatted.stdout  # ruff's layout: the file passes the house's format check as written
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--check", action="store_true", help="exit 1 if completions/ is out of date")
+    parser.add_argument("--check", action="store_true", help="exit 1 if anything generated is out of date")
     args = parser.parse_args(argv)
     notes: list[str] = []
-    files = render(load_tree(notes))
+    files = {OUT / name: text for name, text in render(load_tree(notes)).items()}
+    files[ROOT_OPTIONS] = render_root_options()
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     if args.check:
-        stale = [name for name, text in files.items() if not (OUT / name).is_file() or (OUT / name).read_text() != text]
-        for name in stale:
-            print(f"completions/{name} is out of date: run python scripts/gen_completions.py", file=sys.stderr)
+        stale = [path for path, text in files.items() if not path.is_file() or path.read_text() != text]
+        for path in stale:
+            print(f"{path.relative_to(ROOT)} is out of date: run python scripts/gen_completions.py", file=sys.stderr)
         return 1 if stale else 0
     OUT.mkdir(exist_ok=True)
-    for name, text in files.items():
-        (OUT / name).write_text(text)
-        print(f"wrote completions/{name}")
+    for path, text in files.items():
+        path.write_text(text)
+        print(f"wrote {path.relative_to(ROOT)}")
     return 0
 
 

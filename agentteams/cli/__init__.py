@@ -3,6 +3,7 @@ May import every layer; nothing imports it (but `__main__`, and the fork server,
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
@@ -58,9 +59,14 @@ def click_command(app: typer.Typer) -> typer.core.TyperCommand | typer.core.Type
 
 
 def _one_line(level: str, message: str) -> None:
-    import typer
+    _say(f"agentteams: {level}: {message}")
 
-    typer.echo(f"agentteams: {level}: {message}", err=True)
+
+def _say(line: str) -> None:
+    """One line on stderr, flushed (as typer.echo, which a cold start does not import)."""
+    with contextlib.suppress(OSError, ValueError):  # a reader gone: the exit code still tells
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 def main() -> None:
@@ -113,38 +119,57 @@ def _leave(ending: SystemExit) -> NoReturn:
 
 def run() -> None:
     """The command itself, in this process (what the warm server's children run: no fast path again)."""
-    import typer
-
     diagnostics.set_sink(_one_line)
-    # store commands are sub-commands; anything else is the agent itself, whose first word may be a prompt
-    target, args, prog = _target(sys.argv[1:])
+    code: object
     try:
-        code = click_command(target)(args=args, prog_name=prog, standalone_mode=False)
-    except typer.TyperException as e:  # a usage error (unknown option, missing argument, ...)
-        if type(e).__name__ == "NoArgsIsHelpError":  # typer has already printed the help
-            sys.exit(2)
-        message = " ".join(e.format_message().split())
-        typer.echo(f"agentteams: error: {message} (see --help)", err=True)
-        sys.exit(1)
-    except typer.Abort:
-        typer.echo("agentteams: error: aborted", err=True)
-        sys.exit(1)
-    except AgentTeamsError as e:
-        typer.echo(f"agentteams: error: {e}", err=True)
-        sys.exit(1)
-    except OSError as e:
-        typer.echo(f"agentteams: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), err=True)
-        sys.exit(1)
+        code = _run_without_typer(sys.argv[1:])
+        if code is None:
+            code = _run_with_typer(sys.argv[1:])
     except KeyboardInterrupt:
         sys.exit(130)
-    except Exception as e:  # a bug of ours: one line, and the traceback only when asked for
-        if os.environ.get("AGENTTEAMS_DEBUG"):
-            raise
-        if type(e).__module__.startswith("redis."):  # the Redis store refused (an ACL) or stayed away past its retries
-            typer.echo(f"agentteams: error: the Redis store: {' '.join(str(e).split())}", err=True)
-            sys.exit(1)
-        typer.echo(
-            f"agentteams: internal error: {type(e).__name__}: {e} (set AGENTTEAMS_DEBUG=1 for details)", err=True
-        )
-        sys.exit(70)
+    except Exception as e:
+        line, code = _failure(e)
+        _say(line)
     sys.exit(code if isinstance(code, int) else 0)  # typer.Exit(n) comes back as n
+
+
+def _run_without_typer(argv: list[str]) -> int | None:
+    """The agent itself when its command line reads plainly (cli/root_argv.py); None: typer reads it."""
+    if argv and (argv[0] in GROUPS or argv[0] in COMMANDS):
+        return None
+    from agentteams.cli import root_argv
+    from agentteams.run.session_choice import optional_value
+
+    given = root_argv.parse(optional_value(argv))
+    if given is None:
+        return None
+    from agentteams.run.agent import flags_from_options, start
+
+    return start(flags_from_options(given))
+
+
+def _run_with_typer(argv: list[str]) -> object:
+    target, args, prog = _target(argv)
+    return click_command(target)(args=args, prog_name=prog, standalone_mode=False)
+
+
+def _failure(e: Exception) -> tuple[str, int]:
+    """The one line and the exit code for a command that raised `e`; a bug of ours re-raises when asked to."""
+    if type(e).__module__.startswith("typer"):
+        import typer
+
+        if isinstance(e, typer.TyperException):  # a usage error (unknown option, missing argument, ...)
+            if type(e).__name__ == "NoArgsIsHelpError":  # typer has already printed the help
+                sys.exit(2)
+            return f"agentteams: error: {' '.join(e.format_message().split())} (see --help)", 1
+        if isinstance(e, typer.Abort):
+            return "agentteams: error: aborted", 1
+    if isinstance(e, AgentTeamsError):
+        return f"agentteams: error: {e}", 1
+    if isinstance(e, OSError):
+        return f"agentteams: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), 1
+    if os.environ.get("AGENTTEAMS_DEBUG"):
+        raise e
+    if type(e).__module__.startswith("redis."):  # the Redis store refused (an ACL) or stayed away past its retries
+        return f"agentteams: error: the Redis store: {' '.join(str(e).split())}", 1
+    return f"agentteams: internal error: {type(e).__name__}: {e} (set AGENTTEAMS_DEBUG=1 for details)", 70

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
@@ -180,6 +180,36 @@ def _joined(read: str | None, given: str | None) -> str | None:
     """A prompt file's text (as it is, its last newline kept), then the flag's on the next line, as 2.1.332 joins
     them when both are given."""
     return "\n".join(p for p in (read, given) if p is not None) if read is not None else given
+
+
+def flags_from_options(given: Mapping[str, Any]) -> AgentFlags:
+    """The agent command's parameters (by their names on the command line: typer's, or cli/root_argv.py's) as
+    AgentFlags; an option not given is None or empty."""
+    g = dict(given)
+    lists = {name: list(g.get(name) or []) for name in ("add_dir", "allowed_tools", "disallowed_tools", "mcp_config",
+                                                         "plugin_dir", "betas")}  # fmt: skip
+    return AgentFlags(
+        prompt=g["prompt"], print_mode=g["print_mode"], output_format=g["output_format"],
+        input_format=g["input_format"], verbose=g["verbose"], max_turns=g["max_turns"],
+        max_budget_usd=g["max_budget_usd"], model=g["model"], append_system_prompt=g["append_system_prompt"],
+        system_prompt=g["system_prompt"], add_dir=lists["add_dir"], fallback_model=g["fallback_model"],
+        permission_mode=g["permission_mode"], skip_permissions=g["skip_permissions"],
+        allowed_tools=lists["allowed_tools"], disallowed_tools=lists["disallowed_tools"], session_id=g["session_id"],
+        cont=g["cont"], resume=g["resume"], fork_session=g["fork_session"], resume_session_at=g["resume_session_at"],
+        resume_drops_turn=g["resume_drops_turn"], session_mirror=g["session_mirror"],
+        teammate_mode=g["teammate_mode"], teammate_isolation=g["teammate_isolation"],
+        teammate_command=g["teammate_command"], settings=g["settings"], mcp_config=lists["mcp_config"],
+        strict_mcp_config=g["strict_mcp_config"], agent_id=g["agent_id"], agent_name=g["agent_name"],
+        team_name=g["team_name"], agent_color=g["agent_color"], parent_session_id=g["parent_session_id"],
+        agent_type=g["agent_type"], plan_mode_required=g["plan_mode_required"], lead_verify_key=g["lead_verify_key"],
+        restricted=g["restricted"], permission_prompt_tool=g["permission_prompt_tool"],
+        partial_messages=g["include_partial_messages"], allow_bypass=g["allow_skip_permissions"],
+        agents_json=g["agents"], setting_sources=g["setting_sources"], tools=g["tools"], json_schema=g["json_schema"],
+        plugin_dirs=lists["plugin_dir"], system_prompt_file=g["system_prompt_file"],
+        append_system_prompt_file=g["append_system_prompt_file"], thinking=g["thinking"],
+        max_thinking_tokens=g["max_thinking_tokens"], thinking_display=g["thinking_display"], effort=g["effort"],
+        betas=lists["betas"], task_budget=g["task_budget"], hook_events=g["include_hook_events"],
+    )  # fmt: skip
 
 
 def configured(found: Settings) -> Configured:

@@ -9,8 +9,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-import typer
-
 from agentteams.errors import AgentTeamsError
 from agentteams.run.stream_lines import StreamLines, interrupt_mark
 
@@ -83,7 +81,15 @@ def emit(obj: dict[str, Any]) -> None:
     """One JSON line on stdout, whole: the turn's thread and stdin's (control replies) both write."""
     line = json.dumps(obj, ensure_ascii=False)
     with _EMIT:
-        typer.echo(line)
+        _echo(line)
+
+
+def _echo(text: object, *, err: bool = False) -> None:
+    """A line, flushed at once (a program reads it as it comes): typer.echo's job, without importing typer (None
+    is an empty line, as there)."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(("" if text is None else str(text)) + "\n")
+    stream.flush()
 
 
 def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "auto",
@@ -254,14 +260,14 @@ def report(done: list[Any], session: Any, session_id: str, output_format: str, s
         summary.update(session.structured.fields(result.stop_reason))
     summary.update(extra or {})
     if output_format == "text":
-        typer.echo(summary["result"])
+        _echo(summary["result"])
         if summary["subtype"] != "success":
             why = summary["errors"][0] if "errors" in summary else f"the run ended early ({result.stop_reason})"
-            typer.echo(f"agentteams: error: {why}", err=True)
+            _echo(f"agentteams: error: {why}", err=True)
     elif output_format == "stream-json":
         emit(summary)
     else:
-        typer.echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        _echo(json.dumps(summary, indent=2, ensure_ascii=False))
     return 0 if summary["subtype"] == "success" else 1
 
 

@@ -182,26 +182,7 @@ def run(
     ] = False,
 ) -> None:
     """A Claude-Code-compatible coding agent whose headline feature is agent teams."""
-    from agentteams.run.agent import AgentFlags, start
+    given = dict(locals())  # the parameters by name: first, while nothing else is local
+    from agentteams.run.agent import flags_from_options, start
 
-    flags = AgentFlags(
-        prompt=prompt, print_mode=print_mode, output_format=output_format, input_format=input_format, verbose=verbose,
-        max_turns=max_turns, max_budget_usd=max_budget_usd, model=model, append_system_prompt=append_system_prompt,
-        system_prompt=system_prompt, add_dir=add_dir or [], fallback_model=fallback_model,
-        permission_mode=permission_mode, skip_permissions=skip_permissions, allowed_tools=allowed_tools or [],
-        disallowed_tools=disallowed_tools or [], session_id=session_id, cont=cont, resume=resume,
-        fork_session=fork_session, resume_session_at=resume_session_at, resume_drops_turn=resume_drops_turn,
-        session_mirror=session_mirror, teammate_mode=teammate_mode, teammate_isolation=teammate_isolation,
-        teammate_command=teammate_command, settings=settings, mcp_config=mcp_config or [],
-        strict_mcp_config=strict_mcp_config, agent_id=agent_id, agent_name=agent_name, team_name=team_name,
-        agent_color=agent_color, parent_session_id=parent_session_id, agent_type=agent_type,
-        plan_mode_required=plan_mode_required, lead_verify_key=lead_verify_key, restricted=restricted,
-        permission_prompt_tool=permission_prompt_tool, partial_messages=include_partial_messages,
-        allow_bypass=allow_skip_permissions, agents_json=agents, setting_sources=setting_sources, tools=tools,
-        json_schema=json_schema,
-        plugin_dirs=plugin_dir or [], system_prompt_file=system_prompt_file,
-        append_system_prompt_file=append_system_prompt_file, thinking=thinking,
-        max_thinking_tokens=max_thinking_tokens, thinking_display=thinking_display, effort=effort, betas=betas or [],
-        task_budget=task_budget, hook_events=include_hook_events,
-    )  # fmt: skip
-    raise typer.Exit(start(flags))
+    raise typer.Exit(start(flags_from_options(given)))
