@@ -136,8 +136,9 @@ def _text(data: bytes | str | None) -> str:
 
 
 _REPR = re.compile(r"^(\w+)\((.*)$")
-# a count the model was interrupted in: how far it got is the machine's timing, that it was cut short is not
-_COUNT = re.compile(r"^(Claude: )((?:\d+ ?)+)$")
+# a count the model was interrupted in: how far it got is the machine's timing, that it was cut short is not (an
+# example that prints only the answer's start marks the cut with "...")
+_COUNT = re.compile(r"^(Claude: )((?:\d+ ?)+)(?:\.\.\.)?$")
 # the examples whose printed lines interleave with the answers by wall-clock timing (sleeps against a background
 # reader): their lines are compared as a multiset
 UNORDERED = frozenset({"streaming_mode concurrent_responses"})

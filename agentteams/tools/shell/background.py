@@ -10,6 +10,7 @@ import contextlib
 import os
 import re
 import secrets
+import select
 import string
 import subprocess
 import threading
@@ -21,6 +22,7 @@ from agentteams.tools.shell.process import child_env, group_alive, kill_group, s
 
 MAX_KEPT_CHARS = 1_000_000  # unread output kept per shell; beyond it the oldest unread output is dropped (counted)
 MAX_READ_CHARS = 30_000  # one read's answer: the newest part of the new output
+READS_PER_TURN = 16  # pipe reads (64 KiB each) under the lock at a time
 DEFAULT_TIMEOUT_MS = 600_000  # how long a background command may run, as Claude Code's (2.1.330)
 MAX_TIMEOUT_MS = 7_200_000
 ID_CHARS = string.ascii_lowercase + string.digits
@@ -73,10 +75,13 @@ class BackgroundShell:
         self._chunks: list[str] = []
         self._kept = 0
         self._dropped = 0
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the pipe is read only under it: by the pump, and by a read (`take`)
         self._eof = threading.Event()
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         assert proc.stdout is not None
         pipe = cast(BinaryIO, proc.stdout)
+        self._fd = pipe.fileno()
+        os.set_blocking(self._fd, False)
         threading.Thread(target=self._pump, args=(pipe,), name=f"bg-out-{shell_id}", daemon=True).start()
         threading.Thread(target=self._wait, args=(timeout_s,), name=f"bg-wait-{shell_id}", daemon=True).start()
 
@@ -85,28 +90,43 @@ class BackgroundShell:
         return self.proc.returncode
 
     def _pump(self, stream: BinaryIO) -> None:
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        fd = stream.fileno()
         with stream:
-            while chunk := os.read(stream.fileno(), 65536):
-                self._add(decoder.decode(chunk))
-        self._add(decoder.decode(b"", final=True))
-        self._eof.set()
+            while True:
+                select.select([fd], [], [])  # output to read, or the end
+                with self._lock:
+                    if self._eof.is_set() or self._read_locked(fd):
+                        return
 
-    def _add(self, text: str) -> None:
+    def _read_locked(self, fd: int) -> bool:
+        """Take what the pipe holds now (a bounded amount: a command that never stops printing must not keep the
+        lock); True at its end. The caller holds the lock."""
+        for _ in range(READS_PER_TURN):
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                return False
+            if not chunk:
+                self._add_locked(self._decoder.decode(b"", final=True))
+                self._eof.set()
+                return True
+            self._add_locked(self._decoder.decode(chunk))
+        return False
+
+    def _add_locked(self, text: str) -> None:
         if not text:
             return
-        with self._lock:
-            self._chunks.append(text)
-            self._kept += len(text)
-            while self._kept > MAX_KEPT_CHARS:  # drop the oldest unread output, whole chunks then a part
-                over = self._kept - MAX_KEPT_CHARS
-                first = self._chunks[0]
-                cut = min(over, len(first))
-                self._chunks[0] = first[cut:]
-                if not self._chunks[0]:
-                    self._chunks.pop(0)
-                self._kept -= cut
-                self._dropped += cut
+        self._chunks.append(text)
+        self._kept += len(text)
+        while self._kept > MAX_KEPT_CHARS:  # drop the oldest unread output, whole chunks then a part
+            over = self._kept - MAX_KEPT_CHARS
+            first = self._chunks[0]
+            cut = min(over, len(first))
+            self._chunks[0] = first[cut:]
+            if not self._chunks[0]:
+                self._chunks.pop(0)
+            self._kept -= cut
+            self._dropped += cut
 
     def _wait(self, timeout_s: float) -> None:
         try:
@@ -130,6 +150,8 @@ class BackgroundShell:
         if self.status != "running":
             self._eof.wait(0.5)  # the last output may still be in the pipe
         with self._lock:
+            if not self._eof.is_set():  # what the command printed before this read is in it, as from claude's file
+                self._read_locked(self._fd)
             text, dropped = "".join(self._chunks), self._dropped
             self._chunks, self._kept, self._dropped = [], 0, 0
         if pattern is not None:
