@@ -241,22 +241,26 @@ def test_a_claim_reads_the_task_and_its_blockers_not_the_board(tasks: TaskStore,
     assert reads == {"39": 1}
 
 
-def test_claim_next_reads_the_board_once(tasks: TaskStore, layout: Layout) -> None:
-    """A teammate's pick (the busy check on): one read of every task, under the list lock, and its pick again under
-    the task's own lock; without the busy check the pick's blockers are read again, not the board."""
+def test_claim_next_looks_with_one_read_and_no_lock(tasks: TaskStore, layout: Layout) -> None:
+    """A teammate's look for work (the busy check on) reads the board once, without a lock, when it finds nothing or
+    finds the agent busy; a claim then reads it once more under the list lock, as Claude Code's busy check does.
+    Without the busy check, a claim reads only its task and that task's blockers again."""
     docs: list[dict[str, Any]] = [{"subject": f"s{i}", "status": "completed"} for i in range(30)]
-    docs += [{"subject": "blocked by a done one", "blockedBy": ["30"]}, {"subject": "next"}]
+    docs += [{"subject": "blocked by a done one", "blockedBy": ["30"]}, {"subject": "next"}, {"subject": "last"}]
     write_board(layout, "t", docs)
+    everything = {str(i): 1 for i in range(1, 34)}
     with counting_task_reads() as reads:
         first = tasks.claim_next("t", "alice", check_busy=True)
     assert first.task is not None and first.task.id == "31"
-    assert reads == {**{str(i): 1 for i in range(1, 33)}, "31": 2}
+    assert reads == {**dict.fromkeys(everything, 2), "31": 3}
+    with counting_task_reads() as reads:
+        busy = tasks.claim_next("t", "alice", check_busy=True)
+    assert (busy.reason, busy.busy_with, reads) == ("agent_busy", ["31"], everything)
     with counting_task_reads() as reads:
         second = tasks.claim_next("t", "bob")
     assert second.task is not None and second.task.id == "32"
-    assert reads == {**{str(i): 1 for i in range(1, 33)}, "32": 2}
-    busy = tasks.claim_next("t", "alice", check_busy=True)
-    assert busy.reason == "task_not_found"  # nothing left to claim; alice's own task is hers already
-    tasks.create("t", "more")
-    busy = tasks.claim_next("t", "alice", check_busy=True)
-    assert (busy.reason, busy.busy_with) == ("agent_busy", ["31"])
+    assert reads == {**everything, "32": 2}
+    assert tasks.claim_next("t", "carol", check_busy=True).success
+    with counting_task_reads() as reads:
+        assert tasks.claim_next("t", "dave", check_busy=True).reason == "task_not_found"
+    assert reads == everything

@@ -327,21 +327,15 @@ class TaskStore:
         return ClaimResult(True, task)
 
     def claim_next(self, team: str, agent: str, *, check_busy: bool = False) -> ClaimResult:
-        """Claim the lowest-id claimable task, from one read of every task per try (retried when another agent wins
-        the race); with `check_busy` that read is under the list lock, and the busy check uses it too."""
-        order = self._order(team)
-        while True:
-            if check_busy:
-                with self._list_lock(team):
-                    listed = self.list_tasks(team)
-                    if (task := task_files.first_claimable(listed)) is None:
-                        break
-                    claim = functools.partial(self._claim, team, task.id, agent, order, listed)
-                    result = run_locked(self.layout.task_file(team, task.id), claim)
-            elif (task := self.find_claimable(team)) is None:
-                break
-            else:
-                result = self.claim(team, task.id, agent)
+        """Claim the lowest-id claimable task (retried when another agent wins the race). The look is one read of the
+        board without a lock, and a look that finds nothing, or finds the agent busy, stops there: a lock would wake
+        every watcher of the task dir, the looker's own too, so an idle team would spin. Only a claim itself locks
+        (with `check_busy`, the list lock and a read of the board under it, as Claude Code)."""
+        while (task := task_files.first_claimable(listed := self.list_tasks(team))) is not None:
+            busy = [t.id for t in listed if check_busy and t.owner == agent and not t.resolved]
+            if busy:
+                return ClaimResult(False, task, "agent_busy", busy)
+            result = self.claim(team, task.id, agent, check_busy=check_busy)
             if result.success or result.reason == "agent_busy":
                 return result
         return ClaimResult(False, reason="task_not_found")
