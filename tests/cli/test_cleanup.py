@@ -135,7 +135,9 @@ def build(s: Scene, layout: Layout, cwd: Path) -> None:
     presence(layout, "headless", "frank", s.live["frank"].pid)
     # locks and temp files: stale/old ones go, fresh ones stay
     inboxes = layout.inbox_dir("t")
-    for name, age in (("stale_lock", 30), ("fresh_lock", 0)):
+    # a fresh lock is one its holder keeps touching: dated ahead, it stays fresh however long a loaded machine takes
+    # to build this scene and start `cleanup` (it used to go stale past 10 s)
+    for name, age in (("stale_lock", 30), ("fresh_lock", -600)):
         path = inboxes / f"{name}.json.lock"
         path.mkdir()
         s.files[name] = aged(path, age)
@@ -144,6 +146,7 @@ def build(s: Scene, layout: Layout, cwd: Path) -> None:
     aged(s.files["old_tmp"], 120)
     s.files["fresh_tmp"] = layout.task_dir("t") / "1.json.tmp.0badf00d"
     s.files["fresh_tmp"].write_bytes(b"{")
+    aged(s.files["fresh_tmp"], -600)  # as the fresh lock: a writer still at it
     wait_until(lambda: pane_state(s.tmux, bob) == (True, "bob"), 10, "bob's pane to exit")
     wait_until(lambda: pane_state(s.tmux, gina) == (True, "gina"), 10, "gina's pane to exit")
     wait_until(lambda: pane_state(s.tmux, alice) == (False, "alice"), 10, "alice's pane to run")
