@@ -155,3 +155,20 @@ def test_bench_delivery_says_where_the_time_goes(tmp_path: Path, config_root: Pa
     for earlier, later in [("S send", "S fsynced"), ("S fsynced", "R inotify"), ("R inbox", "R sdk")]:
         assert marks.index(earlier) < marks.index(later), marks  # the sender's steps, then the recipient's
     assert marks[-1] == "= request arrives", marks
+
+
+def test_bench_board_runs_and_counts_one_read_per_task(tmp_path: Path, config_root: Path) -> None:
+    out = tmp_path / "board.json"
+    script = SCRIPT.with_name("bench_board.py")
+    proc = subprocess.run(
+        [sys.executable, str(script), "--tasks", "400", "--rounds", "1", "--json", str(out)],
+        env=child_env(config_root), capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "load average" in proc.stdout and "status of 400 tasks" in proc.stdout
+    rows = {r["tasks"]: r for r in json.loads(out.read_text())["rows"]}
+    assert set(rows) == {12, 400}
+    for n, row in rows.items():  # a listing reads each file once, a claim its task, a look the board, a pick it twice
+        reads = (row["tasklist_reads"], row["claim_reads"], row["look_reads"], row["claim_next_reads"])
+        assert reads == (n, 1, n, 2 * n + 1), row
+        assert row["status_ms"] > 0 and row["tasklist_tokens"] == row["tasklist_bytes"] // 4
