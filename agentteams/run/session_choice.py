@@ -8,12 +8,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentteams.errors import AgentTeamsError
 from agentteams.store.paths import Layout
-from agentteams.store.transcripts.reader import Loaded, SessionInfo, find, load, newest, sessions
-from agentteams.ui.picker import choice, listing
+
+if TYPE_CHECKING:
+    from agentteams.store.transcripts.reader import Loaded, SessionInfo
 
 RESUME_FLAGS = ("-r", "--resume")
 PICK = ""  # `-r` given without a value: the picker
@@ -66,6 +67,10 @@ def resolve(flags: ResumeFlags, layout: Layout, cwd: Path, *, interactive: bool,
     """The session to go on with, read from its transcript; None when none was asked for (or the picker was left).
     A missing session is an error line, as Claude Code's."""
     check(flags)
+    if not (flags.session_id or flags.cont or flags.resume is not None):
+        return None  # a new session: no transcript to read (nor its reader to import, on every cold start)
+    from agentteams.store.transcripts.reader import find, load, newest, sessions
+
     if flags.session_id and find(layout, cwd, flags.session_id) is not None:  # never two sessions in one file
         raise AgentTeamsError(
             f"session ID {flags.session_id} is already in use (-r {flags.session_id} goes on with it)"
@@ -98,6 +103,8 @@ def cut(path: Path, at: str, drops: str | None) -> Loaded:
     """The conversation of `path` up to the entry `at` (the later ones stay in the file, off the chain a resume
     goes on from). With `drops`, the cut is refused unless all it leaves out is that prompt's turn: a prompt
     the program never saw (one queued mid-turn, a notification) must not vanish unnoticed."""
+    from agentteams.store.transcripts.reader import load
+
     kept = load(path, at)
     if drops is not None:
         newest = load(path).entries
@@ -149,6 +156,8 @@ def refused_line(why: str, session_id: str) -> dict[str, Any]:
 
 def ask_on_terminal(found: list[SessionInfo]) -> SessionInfo | None:
     """The start-up picker: the recent sessions of this cwd, newest first; a number (or id) picks, Enter leaves."""
+    from agentteams.ui.picker import choice, listing
+
     print("Resume a conversation (newest first):")
     print("\n".join(listing(found[:20])))
     try:

@@ -55,7 +55,7 @@ OPTIONAL_PREIMPORTS = (
     # what each teammate still imported itself on its way to its first request (~3 ms): its CLI's settings and
     # resume flags, click's decorators, the codecs its first request's URL and headers are encoded with
     "agentteams.run.session_choice", "agentteams.settings.load", "agentteams.settings.keyhelper",
-    "agentteams.ui.picker",
+    "agentteams.ui.picker", "agentteams.cli.root_argv",  # its command line, read without typer (cli/root_argv.py)
     "typer._click.decorators", "encodings.idna", "encodings.ascii",
 )  # fmt: skip
 SECRET_KEYS = launch.SECRET_KEYS

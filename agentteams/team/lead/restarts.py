@@ -24,7 +24,6 @@ from agentteams.team.delivery import TeamEvent, mark_read
 from agentteams.team.spawn.base import Handle, SpawnRequest
 from agentteams.team.spawn.options import settings_for
 from agentteams.team.spawn.roster import relaunch_member
-from agentteams.team.status_view import find_transcript
 from agentteams.tools.base import ToolInputError
 
 if TYPE_CHECKING:
@@ -290,6 +289,8 @@ def _what(pending: Pending) -> str:
 
 def _conversation(restarts: Restarts, team: str, name: str) -> str | None:
     """The session a real `claude` teammate writes: its transcript, found by its name and team since it joined."""
+    from agentteams.team.status_view import find_transcript  # the status view's reader: off every lead's start
+
     try:
         hit = find_transcript(restarts.session.layout, restarts.store, team, name)
     except AgentTeamsError:

@@ -9,7 +9,7 @@ import functools
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentteams import diagnostics
 from agentteams.agent.loop import AgentEvent, TurnResult
@@ -33,7 +33,7 @@ from agentteams.store.records import Envelope
 from agentteams.team import heartbeat
 from agentteams.team.budget import BudgetLead, BudgetWatch
 from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
-from agentteams.team.lead import adopt, permission_relay, team_wait
+from agentteams.team.lead import permission_relay
 from agentteams.team.lead.live_changes import LiveChanges
 from agentteams.team.lead.permission_relay import PermissionJudge
 from agentteams.team.lead.restarts import HINT, Rekeying, Restarts
@@ -45,6 +45,9 @@ from agentteams.team.steering import Carried, Turn, lead_blocks, take_plain
 from agentteams.team.team_hooks import LeadHooks
 from agentteams.team.trust import LeadPromises, Trust
 from agentteams.tools.base import ToolInputError
+
+if TYPE_CHECKING:
+    from agentteams.team.lead.adopt import Adopted
 
 JOIN_WAIT = 2.0  # seconds for the lead's team thread to end when the team is disbanded: four of its rounds
 CHECK_EVERY = 0.5  # seconds between the team thread's looks; 4x that while pidfds watch all teammates (team_wait.py)
@@ -113,9 +116,11 @@ class LeadRuntime:
         with self._cond:
             return self._busy or bool(self._prompts)
 
-    def resume_team(self) -> adopt.Adopted | None:
+    def resume_team(self) -> Adopted | None:
         """Before the runtime starts: lead the resumed session's team again (its live teammates adopted, its dead
         ones started again with their conversations); None when it led none."""
+        from agentteams.team.lead import adopt  # a resumed lead's only: off a new session's start
+
         claimed = adopt.claim(self.store, self.ctx.session_id)
         if claimed is None:
             return None
@@ -323,6 +328,8 @@ class LeadRuntime:
             self.teams.set_member_fields(team, LEAD_NAME, verify_key=public)
 
     def _watch_team(self, team: str) -> None:
+        from agentteams.team.lead import team_wait  # once a team exists: off a session's start
+
         self.store.keyring.recorded(team, LEAD_NAME)
         with self.store.watch(team, LEAD_NAME) as files, team_wait.TeamWait(files, self.handles) as watcher:
             while not self._closing and self.team == team:
