@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -57,6 +58,9 @@ def main(argv: list[str] | None = None) -> int:
     ours_cli = Path(sys.executable).with_name("agentteams")
     real_cli = rc.claude_bin(rc.NEWEST)
     times: dict[str, list[float]] = {"agentteams (cold)": [], f"claude {rc.NEWEST}": []}
+    # as a user runs it: with bytecode written (pip compiles it at install time; this machine may say not to)
+    as_installed = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "agentteams")], env=as_installed, check=True)
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-sdk-") as tmp:
         base = Path(tmp)
