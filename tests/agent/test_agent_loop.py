@@ -19,18 +19,13 @@ from tests.support.wait import wait_until
 
 
 class Slow(Echo):
+    """Each call waits until three calls are in at once: run one after another, the first would wait in vain."""
+
     name = "Slow"
-    active = 0
-    peak = 0
-    lock = threading.Lock()
+    together = threading.Barrier(3, timeout=10)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        with Slow.lock:
-            Slow.active += 1
-            Slow.peak = max(Slow.peak, Slow.active)
-        time.sleep(0.2)
-        with Slow.lock:
-            Slow.active -= 1
+        Slow.together.wait()  # BrokenBarrierError unless all three run side by side
         return ToolResult("slow done")
 
 
@@ -107,13 +102,10 @@ def test_permissions_deny_ask_and_always(tmp_path: Path) -> None:
 
 @pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
 def test_read_only_calls_run_side_by_side(tmp_path: Path) -> None:
-    Slow.peak = 0
+    Slow.together.reset()
     agent, _ = make(FakeModel([[tool("Slow"), tool("Slow"), tool("Slow")], [text("k")]]), tmp_path)
-    start = time.monotonic()
     agent.run("go")
-    assert Slow.peak == 3
-    assert time.monotonic() - start < 0.55
-    assert [r["content"] for r in results_of(agent, 2)] == ["slow done"] * 3
+    assert [r["content"] for r in results_of(agent, 2)] == ["slow done"] * 3  # each met the other two
 
 
 def test_max_turns_stops_the_loop(tmp_path: Path) -> None:
