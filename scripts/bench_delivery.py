@@ -40,12 +40,15 @@ def breakdown(path: Path, d: bt.Delivery) -> list[tuple[str, float]]:
     offsets: dict[str, list[float]] = {}
     for t0, sample in zip(sends, d.samples_ms, strict=False):
         end, seen = t0 + sample / 1000, set()
-        # the recipient's marks count from the message's rename on: a wake before it (its own read marks landing,
-        # a task file) is not this message's, and would put a recipient's step before the sender's fsync
-        visible = next((t for t, pid, what in marks if pid == os.getpid() and what == "renamed" and t0 <= t <= end), t0)
+        # the recipient's marks count from its first wake once the message is about to show (the sender's last
+        # mark before its rename: the `renamed` mark itself may be written after the recipient woke); what it did
+        # before (a wake on its own read marks, the tail of the turn the previous message started) is not this one's
+        visible = next((t for t, pid, what in marks if pid == os.getpid() and what == "fsynced" and t0 <= t <= end), t0)
+        woke = next((t for t, pid, what in marks if pid != os.getpid() and what == "inotify" and visible <= t <= end),
+                    visible)  # fmt: skip
         for t, pid, what in marks:
             label = f"{'S' if pid == os.getpid() else 'R'} {what}"
-            if t0 <= t <= end and label not in seen and (label[0] == "S" or t >= visible):
+            if t0 <= t <= end and label not in seen and (label[0] == "S" or t >= woke):
                 seen.add(label)
                 offsets.setdefault(label, []).append((t - t0) * 1000)
     rows = [(label, statistics.median(v)) for label, v in offsets.items() if len(v) >= len(sends) // 2]

@@ -79,8 +79,9 @@ class NodeRunner:
         """The heartbeat: the record written again (a store that is briefly away is tried at the next beat)."""
         self.record.running = sorted(self.running)
         try:
+            sent = time.monotonic()  # a record's ttl runs from its write: gaps are measured between the sends
             self.store.nodes.register(self.record)
-            gap, self._beaten = time.monotonic() - self._beaten, time.monotonic()
+            gap, self._beaten = sent - self._beaten, sent
             if gap * 1000 > self.record.ttl_ms:  # stopped, or the store away: leads took this node for gone
                 diagnostics.warning(
                     "node %s: back after %.0fs out of touch; leads may have released its teammates (they leave by "
