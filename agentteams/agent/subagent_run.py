@@ -5,7 +5,7 @@ Its id is made here, once per Task call, and shared with the stream-json lines a
 from __future__ import annotations
 
 import json
-import secrets
+import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +28,7 @@ def is_subagent_call(tool: str, args: dict[str, Any]) -> bool:
 
 def new_agent_id() -> str:
     """A subagent's id as Claude Code makes them: `a` and 16 hex digits."""
-    return "a" + secrets.token_hex(8)
+    return "a" + os.urandom(8).hex()  # what secrets.token_hex does, without its hmac and base64 imports
 
 
 def subagent_file(session_file: Path, agent_id: str) -> Path:

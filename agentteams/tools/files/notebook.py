@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import tempfile
 from pathlib import Path
 from typing import Any, Literal
 
@@ -118,6 +117,8 @@ def write_notebook(nb: Any, path: Path) -> str | None:
         nbformat.validate(nb)
     except nbformat.ValidationError as exc:
         return f"The edit would leave {path} an invalid notebook ({exc.message}); nothing was written"
+    import tempfile  # only when a notebook is written: off every session's start
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:
