@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from agentteams.inert_text import inert
+
 if TYPE_CHECKING:
     from agentteams.store.records import Envelope, Task, TeamConfig
 
@@ -19,14 +21,14 @@ def task_lines(tasks: list[Task]) -> list[str]:
     """`#2 [pending] Write tests (alice) [blocked by #1]` per task (the format: `store.task_text`)."""
     from agentteams.store.task_text import task_lines as lines
 
-    return lines(tasks)
+    return [inert(line) for line in lines(tasks)]  # subjects and owners are anyone's text: shown, never obeyed
 
 
 def task_detail(task: Task) -> str:
     """`Task #2: Write tests` / `Status: pending` / ... (the format: `store.task_text`)."""
     from agentteams.store.task_text import task_detail as detail
 
-    return detail(task)
+    return inert(detail(task))
 
 
 def team_text(config: TeamConfig) -> str:
@@ -36,7 +38,7 @@ def team_text(config: TeamConfig) -> str:
         state = {True: "active", False: "idle", None: "-"}[m.is_active]
         pane = m.tmux_pane_id or "-"
         lines.append(f"  {m.name:<16} {m.color or '-':<7} {role:<12} {m.backend_type or '-':<10} {pane:<8} {state}")
-    return "\n".join(lines)
+    return inert("\n".join(lines))
 
 
 def envelope_text(env: Envelope) -> str:
@@ -47,4 +49,4 @@ def envelope_text(env: Envelope) -> str:
     flag = "" if env.unread else " (read)"
     summary = f" — {env.summary}" if env.summary else ""
     head = f"{env.timestamp} {env.sender}{summary}{flag}"
-    return head + "\n  " + body.replace("\n", "\n  ")
+    return inert(head + "\n  " + body.replace("\n", "\n  "))

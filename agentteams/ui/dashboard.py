@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from agentteams.errors import CorruptFileError
+from agentteams.inert_text import inert
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -43,7 +44,7 @@ def member_cells(view: TeamView, m: MemberView) -> list[str]:
     budget = f"{m.budget_percent}%" if m.budget_percent is not None else "-"
     state = state_text(m.state) + (f" {_since(m.busy_since)}" if m.busy_since and m.state == "working" else "")
     cells = [m.name, m.role, where, state, m.current_tool or "-", task_cell, usage, context, budget]
-    return [*cells, m.last_message or "-"]
+    return [inert(c) for c in (*cells, m.last_message or "-")]  # names, subjects, messages: anyone's text
 
 
 def _since(ms: int) -> str:
@@ -53,7 +54,7 @@ def _since(ms: int) -> str:
 
 
 def _header(view: TeamView) -> str:
-    head = f"team {view.name}" + (f" — {view.description}" if view.description else "")
+    head = f"team {view.name}" + (f" — {inert(view.description)}" if view.description else "")
     if view.lead_gone:
         head += " — lead gone (resume it with agentteams -c)"
     return head + ("" if view.panes_known else "  (no tmux server reachable: pane liveness unknown)")
@@ -66,7 +67,7 @@ def plain_team(view: TeamView) -> str:
     lines = [_header(view)]
     lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in rows]
     lines.append("tasks" if view.tasks else "tasks: none")
-    lines += [f"  {t.line}" for t in view.tasks]
+    lines += [f"  {inert(t.line)}" for t in view.tasks]
     lines += ["worktrees", *(f"  {w}" for w in view.worktrees)] if view.worktrees else []
     return "\n".join(line.rstrip() for line in lines)
 
@@ -74,7 +75,8 @@ def plain_team(view: TeamView) -> str:
 def plain_all(views: list[TeamView | CorruptFileError]) -> str:
     if not views:
         return "no teams"
-    return "\n\n".join(f"(unreadable team) {v}" if isinstance(v, CorruptFileError) else plain_team(v) for v in views)
+    shown = (inert(f"(unreadable team) {v}") if isinstance(v, CorruptFileError) else plain_team(v) for v in views)
+    return "\n\n".join(shown)
 
 
 def _color(name: str | None) -> str:
@@ -114,7 +116,7 @@ def tasks_table(view: TeamView) -> RenderableType:
         )
         text = Text(head, style="bold")
     for t in shown[:BOARD_LINES]:
-        text.append(f"  {t.line}\n", style=TASK_STYLE.get(t.status, ""))
+        text.append(f"  {inert(t.line)}\n", style=TASK_STYLE.get(t.status, ""))
     if len(shown) > BOARD_LINES:
         text.append(f"  ... and {len(shown) - BOARD_LINES} more open tasks\n", style="dim")
     text.rstrip()
@@ -131,7 +133,7 @@ def rich_all(views: list[TeamView | CorruptFileError]) -> RenderableType:
     parts: list[RenderableType] = []
     for v in views:
         if isinstance(v, CorruptFileError):
-            parts.append(Text(f"(unreadable team) {v}", style="red"))
+            parts.append(Text(inert(f"(unreadable team) {v}"), style="red"))
         else:
             parts += [members_table(v), tasks_table(v), Text("")]
     return Group(*parts)
@@ -148,7 +150,7 @@ def feed_line(item: FeedItem, *, with_team: bool = False, full_time: bool = Fals
     """`12:00:01 alice → bob: [to bob] parser done` (the team first when several are shown)."""
     when = item.timestamp if full_time else _clock(item.timestamp)
     team = f"[{item.team}] " if with_team else ""
-    return f"{when} {team}{item.sender} → {item.recipient}: {item.label}"
+    return inert(f"{when} {team}{item.sender} → {item.recipient}: {item.label}")
 
 
 def rich_feed(items: list[FeedItem], *, with_team: bool = False) -> RenderableType:
@@ -161,9 +163,9 @@ def rich_feed(items: list[FeedItem], *, with_team: bool = False) -> RenderableTy
         text.append(f"  {_clock(item.timestamp)} ", style="dim")
         if with_team:
             text.append(f"[{item.team}] ")
-        text.append(item.sender, style=_color(item.color) or "bold")
-        text.append(f" → {item.recipient}: ")
-        text.append(item.label + "\n", style="" if item.kind == "message" else "italic dim")
+        text.append(inert(item.sender), style=_color(item.color) or "bold")
+        text.append(inert(f" → {item.recipient}: "))
+        text.append(inert(item.label) + "\n", style="" if item.kind == "message" else "italic dim")
     text.rstrip()
     return text
 

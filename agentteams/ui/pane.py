@@ -7,6 +7,7 @@ import re
 from typing import TextIO
 
 from agentteams.agent.loop import AgentEvent, tool_input_summary
+from agentteams.inert_text import inert
 from agentteams.team.delivery import TeamEvent
 from agentteams.tools.todos import todo_lines
 
@@ -27,6 +28,7 @@ class PaneRenderer:
         self._mid_line = False
 
     def _paint(self, text: str, color: str | None, *, bold: bool = False) -> str:
+        text = inert(text)  # what is painted is anyone's text: its control characters shown, ours added after
         if not self.tty or (color is None and not bold):
             return text
         codes = [str(ANSI[color])] if color in ANSI else []
@@ -45,18 +47,19 @@ class PaneRenderer:
 
     def agent_event(self, event: AgentEvent) -> None:
         if event.kind == "text":
-            self.out.write(event.text)
+            self.out.write(inert(event.text))  # the model's words: shown, never obeyed
             self.out.flush()
             self._mid_line = not event.text.endswith("\n")
         elif event.kind == "tool_start":
             self._line(self._paint(f"  ⏺ {event.tool}({tool_input_summary(event.input)})", None, bold=True))
         elif event.kind == "tool_end" and event.result is not None and event.result.is_error:
-            self._line(f"    ✗ {event.result.content.splitlines()[0][:160] if event.result.content else 'failed'}")
+            first = event.result.content.splitlines()[0][:160] if event.result.content else "failed"
+            self._line(inert(f"    ✗ {first}"))
         elif event.kind == "tool_end" and event.tool == "TodoWrite" and event.result and event.result.data:
             for line in todo_lines(event.result.data.get("newTodos") or []):
-                self._line(f"    {line}")
+                self._line(inert(f"    {line}"))
         elif event.kind == "retry":
-            self._line(f"  … retrying: {event.text}")
+            self._line(inert(f"  … retrying: {event.text}"))
         elif event.kind == "compacted":
             self._line(f"  … context compacted ({event.text}): the conversation goes on from a summary of it")
         elif event.kind == "user" and event.message is not None:

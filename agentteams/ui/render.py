@@ -16,6 +16,7 @@ from rich.console import Console, RenderableType
 from rich.text import Text
 
 from agentteams.agent.loop import AgentEvent, TurnResult, tool_input_summary
+from agentteams.inert_text import inert
 from agentteams.store.paths import LEAD_NAME
 from agentteams.team.delivery import TeamEvent
 from agentteams.tools.todos import todo_lines
@@ -147,6 +148,7 @@ class Renderer:
     # -- the lead's own events ----------------------------------------------------------------------
 
     def text(self, delta: str) -> None:
+        delta = inert(delta)  # the model's words: shown, never obeyed (an OSC 52 must not reach the clipboard)
         with self._lock:
             if not self._in_text:
                 delta = delta.lstrip("\n")
@@ -167,19 +169,20 @@ class Renderer:
                     self._line_open = True
 
     def agent_event(self, event: AgentEvent) -> None:
+        # a call's input is the model's, its result a file's or a command's: all of it shown, never obeyed
         if event.kind == "text":
             self.text(event.text)
         elif event.kind == "tool_start":
-            self._print(Text(f"{BULLET}{event.tool}({tool_input_summary(event.input)})", style="bold"))
+            self._print(Text(inert(f"{BULLET}{event.tool}({tool_input_summary(event.input)})"), style="bold"))
         elif event.kind == "tool_end" and event.result is not None and event.result.is_error:
-            self._print(Text(f"  ⎿  {one_line(event.result.content) or 'failed'}", style="dim"))
+            self._print(Text(inert(f"  ⎿  {one_line(event.result.content) or 'failed'}"), style="dim"))
         elif event.kind == "tool_end" and event.tool == "TodoWrite" and event.result and event.result.data:
-            self._print(Text("  ⎿  " + "\n     ".join(todo_lines(event.result.data.get("newTodos") or []))))
+            self._print(Text(inert("  ⎿  " + "\n     ".join(todo_lines(event.result.data.get("newTodos") or [])))))
         elif event.kind == "tool_end" and event.result is not None:
             lines = preview(event.result.content)
-            self._print(Text("  ⎿  " + "\n     ".join(lines), style="dim"))
+            self._print(Text(inert("  ⎿  " + "\n     ".join(lines)), style="dim"))
         elif event.kind == "retry":
-            self._print(Text(f"  ⎿  retrying: {one_line(event.text)}", style="dim"))
+            self._print(Text(inert(f"  ⎿  retrying: {one_line(event.text)}"), style="dim"))
         elif event.kind == "compacted" and event.text == "auto":  # /compact says so itself
             self._print(Text("  ⎿  context compacted: the conversation goes on from a summary of it", style="dim"))
         elif event.kind == "turn_end":
@@ -210,7 +213,7 @@ class Renderer:
     def team_event(self, event: TeamEvent) -> None:
         color = self.color_of(event.agent, event.color)
         style = PALETTE.get(color or "", "")
-        name = Text(event.agent, style=f"bold {style}".strip())
+        name = Text(inert(event.agent), style=f"bold {style}".strip())
         line = self._team_line(event, name, style)
         if line is None:
             return
@@ -227,7 +230,7 @@ class Renderer:
                 self._print(line)
 
     def _team_line(self, event: TeamEvent, name: Text, style: str) -> Text | None:
-        kind, text = event.kind, event.text
+        kind, text = event.kind, inert(event.text)  # a teammate's words: shown, never obeyed
         if kind == "message":
             said = message_text(text)
             if said is not text:  # a protocol message, in words: "alice asks to approve a plan: ..."
@@ -261,13 +264,14 @@ class Renderer:
 
     def user_prompt(self, text: str) -> None:
         """Echo a prompt the person did not type at the input line (the one given on the command line)."""
-        self._print(Text("> " + text.replace("\n", "\n  "), style="bold"))
+        self._print(Text(inert("> " + text.replace("\n", "\n  ")), style="bold"))
 
     def question(self, text: str, detail: str = "", syntax: str | None = None) -> None:
         """A permission question, and what it is about: a file's content, a diff, a command (coloured by `syntax`)."""
-        self._print(Text(f"? {text}", style="bold yellow"))
+        self._print(Text(inert(f"? {text}"), style="bold yellow"))
         if not detail:
             return
+        detail = inert(detail)  # a file's content, a diff, a command: shown, never obeyed
         if syntax is None:
             self._print(Text(detail))
             return
@@ -276,20 +280,20 @@ class Renderer:
         self._print(Syntax(detail, syntax, theme="ansi_dark", background_color="default", word_wrap=True))
 
     def notice(self, text: str, style: str = "") -> None:
-        self._print(Text(text, style=style))
+        self._print(Text(inert(text), style=style))
 
     def hint(self, text: str) -> None:
-        self._print(Text(text, style="dim"))
+        self._print(Text(inert(text), style="dim"))
 
     def warning(self, level: str, message: str) -> None:
         """A sink for agentteams.diagnostics: one line, never a traceback."""
-        self._print(Text(f"agentteams: {level}: {message}", style="yellow"))
+        self._print(Text(inert(f"agentteams: {level}: {message}"), style="yellow"))
 
     def table(self, rows: list[tuple[str, str | None, str]]) -> None:
         """(agent, colour, state) rows, the agent in its colour."""
         for agent, color, state in rows:
             style = PALETTE.get(color or "", "")
-            self._print(Text.assemble("  ● ", Text(agent, style=f"bold {style}".strip()), f"  {state}"))
+            self._print(Text.assemble("  ● ", Text(inert(agent), style=f"bold {style}".strip()), f"  {inert(state)}"))
 
     def flush(self) -> None:
         with self._lock:

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from agentteams.inert_text import inert
+
 if TYPE_CHECKING:
     from rich.text import Text
 
@@ -139,7 +141,7 @@ class _Printer:
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         out = [t for b in blocks if isinstance(b, dict) and (t := block_text(b, role)) is not None] if blocks else []
         if agent and agent != self.main_agent:  # a subagent's turn inside this session
-            out = [Text(f"  ({agent}) ", style="dim") + t for t in out]
+            out = [Text(inert(f"  ({agent}) "), style="dim") + t for t in out]
         if role == "user" and isinstance(content, str):
             out.insert(0, Text(""))
         return [*self._subagent(entry), *out]
@@ -173,17 +175,17 @@ def block_text(block: dict[str, Any], role: str) -> "Text | None":
 
     from agentteams.agent.loop import tool_input_summary
 
-    kind = block.get("type")
+    kind = block.get("type")  # every text below is a model's, a person's or a tool's: shown, never obeyed
     if kind == "text" and role == "user":
-        return Text("> " + str(block.get("text", "")).rstrip().replace("\n", "\n  "), style="cyan")
+        return Text(inert("> " + str(block.get("text", "")).rstrip().replace("\n", "\n  ")), style="cyan")
     if kind == "text":
-        return Text(str(block.get("text", "")).rstrip())
+        return Text(inert(str(block.get("text", "")).rstrip()))
     if kind == "tool_use":
         args = block.get("input") if isinstance(block.get("input"), dict) else {}
-        return Text(f"⏺ {block.get('name')}({tool_input_summary(args or {})})", style="bold")
+        return Text(inert(f"⏺ {block.get('name')}({tool_input_summary(args or {})})"), style="bold")
     if kind == "tool_result":
         first = _result_first_line(block.get("content"))
-        return Text(f"  ⎿ {first}", style="red" if block.get("is_error") else "dim")
+        return Text(inert(f"  ⎿ {first}"), style="red" if block.get("is_error") else "dim")
     return None
 
 

@@ -5,6 +5,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from agentteams.cli.output import emit_json, team_text
+from agentteams.inert_text import inert
 
 if TYPE_CHECKING:
     from agentteams.store.api import Teams
@@ -55,9 +56,9 @@ def list_(as_json: JsonOpt = False) -> None:
         return
     for e in entries:
         if isinstance(e, CorruptFileError):
-            typer.echo(f"(unreadable) {e}")
+            typer.echo(inert(f"(unreadable) {e}"))
         else:
-            typer.echo(f"{e.name}\t{len(e.members)} member(s)\t{e.description or ''}".rstrip())
+            typer.echo(inert(f"{e.name}\t{len(e.members)} member(s)\t{e.description or ''}".rstrip()))
 
 
 @app.command()
