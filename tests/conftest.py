@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from agentteams.mockapi import MockServer
+from agentteams.settings.trust import SANDBOXED_VAR
 from agentteams.store.paths import Layout
 from tests.support import realclaude, redislab
 from tests.support.cli import Cli
@@ -23,6 +24,10 @@ from tests.support.procs import child_env
 from tests.support.redislab import RedisServer
 from tests.support.tmuxlab import Tmux
 from tests.support.workers import Gate, Pool
+
+# Every test folder is a sandbox of the test's own: sessions trust it without the workspace-trust question (Claude
+# Code's own variable, honoured by both CLIs). tests/run/test_workspace_trust.py takes it away to ask the question.
+os.environ[SANDBOXED_VAR] = "1"
 
 # the fixtures that start real processes, and the tier each gives the tests using them (directly or not)
 TIER_OF_FIXTURE = {

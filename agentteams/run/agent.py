@@ -234,6 +234,10 @@ def start(flags: AgentFlags) -> int:
                                 flags.task_budget, flags.betas)  # fmt: skip
     schema = parse_schema(flags.json_schema)
     cwd = Path.cwd()
+    if not flags.print_mode and flags.input_format != "stream-json" and not (flags.agent_name or flags.agent_id):
+        from agentteams.run.trust_question import ensure_trusted
+
+        ensure_trusted(cwd)  # a person's session: nothing of an untrusted folder applies before they say so
     found = load_settings_here(cwd, flags.settings, flags.teammate_isolation, restricted=flags.restricted,
                                sources=flags.setting_sources)  # fmt: skip
     asked = Asked(

@@ -24,6 +24,10 @@ def start(
     """The lead, composed as `agentteams [PROMPT]` composes it (settings, then flags), with the file's team."""
     headless.check_flags(headless.Flags(print_mode, output_format, "text", output_format == "stream-json", None))
     cwd = Path.cwd()
+    if not print_mode:
+        from agentteams.run.trust_question import ensure_trusted
+
+        ensure_trusted(cwd)  # as `agentteams` itself: nothing of an untrusted folder applies before the person says so
     found = load_settings_here(cwd)
     asked = Asked(model, permission_mode, skip_permissions, teammate_mode, teammate_command, file_model=spec.lead_model)
     chosen = choose(asked, configured(found), os.environ, default_model="sonnet")

@@ -17,6 +17,7 @@ import typer
 
 from agentteams.backends.tmux import TmuxBackend, TmuxError, inside_tmux, program
 from agentteams.errors import AgentTeamsError
+from agentteams.settings.trust import SANDBOXED_VAR
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 SESSION = "agentteams-demo"
@@ -79,8 +80,9 @@ def _start(speed: float) -> Path:
     port, exe = _free_port(), _executable()
     api = f"{exe} mock-api --script {shlex.quote(str(script))} --port {port}"
     _run("new-session", "-d", "-s", SESSION, "-n", "scripted-api", "-x", "220", "-y", "50", "-c", str(scratch), api)
+    # the scratch project is the demo's own (made just now, removed at the end): trusted as a sandbox, no question
     env = {"ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}", "ANTHROPIC_API_KEY": OFFLINE_KEY,
-           "CLAUDE_CONFIG_DIR": os.environ.get("CLAUDE_CONFIG_DIR", "")}  # fmt: skip
+           "CLAUDE_CONFIG_DIR": os.environ.get("CLAUDE_CONFIG_DIR", ""), SANDBOXED_VAR: "1"}  # fmt: skip
     for key, value in env.items():
         if value:
             _run("set-environment", "-t", f"={SESSION}", key, value)

@@ -138,20 +138,11 @@ def _servers_of(text: str, where: str) -> dict[str, Any]:
     return servers
 
 
-def user_state_file() -> Path:
-    """Claude Code's own state file, where `claude mcp add` keeps user and local servers."""
-    root = os.environ.get("CLAUDE_CONFIG_DIR")
-    return Path(root) / ".claude.json" if root else Path.home() / ".claude.json"
-
-
 def _user_state(cwd: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the user's state, this project's entry in it); empty when missing or unreadable."""
-    try:
-        data = json.loads(user_state_file().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}, {}
-    if not isinstance(data, dict):
-        return {}, {}
+    from agentteams.settings.trust import read_state
+
+    data = read_state()
     projects = data.get("projects")
     entry = projects.get(str(cwd.resolve())) if isinstance(projects, dict) else None
     return data, entry if isinstance(entry, dict) else {}
