@@ -15,8 +15,11 @@ from agentteams.store.redis.connection import STORE_SECRET_VARS
 
 HELPER_TIMEOUT = 30.0  # seconds; a helper may ask a secrets manager over the network
 KEY_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
+# the other model credentials that are only that (AWS access keys and Google's credential file serve the user's own
+# tools too: a command may need them, so they stay)
+MODEL_ONLY_CREDENTIALS = ("AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_FOUNDRY_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")
 # never in the environment of anything an agent runs: the Bash tool, hooks, MCP servers, key helpers
-SECRET_VARS = (*KEY_VARS, *STORE_SECRET_VARS)
+SECRET_VARS = (*KEY_VARS, *MODEL_ONLY_CREDENTIALS, *STORE_SECRET_VARS)
 
 
 def without_secrets(env: Mapping[str, str]) -> dict[str, str]:

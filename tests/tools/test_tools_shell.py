@@ -162,13 +162,17 @@ def test_a_process_that_leaves_the_group_cannot_hang_the_tool(ctx: ToolContext) 
 
 
 def test_credentials_are_not_passed_to_the_command(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-key")
-    monkeypatch.setenv("ANTHROPIC_AUTH_TOKEN", "secret-auth-token")
+    secrets = {"ANTHROPIC_API_KEY": "sk-ant-secret-key", "ANTHROPIC_AUTH_TOKEN": "secret-auth-token",
+               "AWS_BEARER_TOKEN_BEDROCK": "bedrock-api-key-secret", "ANTHROPIC_FOUNDRY_API_KEY": "foundry-secret",
+               "CLAUDE_CODE_OAUTH_TOKEN": "oauth-secret"}  # fmt: skip
+    for name, value in secrets.items():
+        monkeypatch.setenv(name, value)
     monkeypatch.setenv("AGENTTEAMS_PROBE", "visible")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIA-users-own-tools")  # the aws CLI in a command may need it
     result = bash(ctx, "env")
-    assert "AGENTTEAMS_PROBE=visible" in result.content
-    assert "sk-ant-secret-key" not in result.content
-    assert "secret-auth-token" not in result.content
+    assert "AGENTTEAMS_PROBE=visible" in result.content and "AKIA-users-own-tools" in result.content
+    for name, value in secrets.items():
+        assert value not in result.content, f"{name} reached the command"
 
 
 def test_timeout_defaults_and_limits() -> None:
