@@ -266,3 +266,24 @@ def test_clear_ends_the_old_session_and_starts_the_new_one(tmp_path: Path) -> No
     assert "START-CONTEXT" in json.dumps(model.requests[-1].messages) and "before" not in json.dumps(
         model.requests[-1].messages
     )
+
+
+def test_a_hook_is_done_when_it_exits_though_a_child_it_left_holds_its_output(tmp_path: Path) -> None:
+    """`sleep 60 &` in a hook: its answer counts once the hook itself exits, not when the child lets go of the pipes
+    (the tool call waited ~60 s). The child is left running: a hook may start a daemon on purpose."""
+    pid_file = tmp_path / "child.pid"
+    hook = HookCommand("PreToolUse", "", f"sleep 60 & echo $! > {pid_file}; echo done", timeout=30)
+    result = run_command(hook, "{}", tmp_path, dict(os.environ))
+    child = int(pid_file.read_text())
+    try:
+        assert (result.code, result.stdout.strip(), result.timed_out) == (0, "done", False)
+        assert pid_alive(child), "the child a hook started on purpose was killed"
+    finally:
+        os.kill(child, 9)
+
+
+def test_a_hooks_output_reaches_the_session_cut_to_its_head_and_tail(tmp_path: Path) -> None:
+    hook = HookCommand("PostToolUse", "", "head -c 3000000 /dev/zero | tr '\\0' x; echo; echo LAST-LINE", timeout=30)
+    result = run_command(hook, "{}", tmp_path, dict(os.environ))
+    assert result.code == 0 and result.stdout.startswith("xxx") and result.stdout.rstrip().endswith("LAST-LINE")
+    assert len(result.stdout) < 120_000 and "characters of output cut" in result.stdout

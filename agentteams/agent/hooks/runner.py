@@ -11,21 +11,24 @@ import os
 import signal
 import subprocess
 import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from agentteams import diagnostics
 from agentteams.agent.hooks.spec import HookCommand, HookRun, Outcome, configured, interpret, selected
 from agentteams.errors import AgentTeamsError
 from agentteams.settings.keyhelper import without_secrets
 from agentteams.settings.types import Settings
+from agentteams.tools.shell.process import DRAIN_GRACE_S, OutputCapture
 
 # events whose payload has no permission_mode (Claude Code's docs, and what the real 2.1.330 sends)
 NO_PERMISSION_MODE = ("SessionStart", "SessionEnd", "PreCompact")
 KILL_GRACE = 2.0  # seconds to collect what a killed hook's pipes still hold
+# a hook's output kept (its head and tail, each stream): ten megabytes of it must not become a request's
+HOOK_OUTPUT_CHARS = 100_000
 # Who is told of each hook's start and end (a driven session's stream-json `hook_started`/`hook_response` lines),
 # with the session it ran for: process-wide, as the runners are made deep inside sessions, an in-process teammate's
 # too (the session id tells them apart)
@@ -80,21 +83,40 @@ def run_command(hook: HookCommand, payload: str, cwd: Path, env: dict[str, str])
     try:
         proc = subprocess.Popen(
             ["/bin/sh", "-c", hook.command], cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, errors="replace", start_new_session=True,
+            stderr=subprocess.PIPE, start_new_session=True,
         )  # fmt: skip
     except OSError as e:
         return HookRun(hook, None, stderr=e.strerror or str(e))
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    out, err = OutputCapture(proc.stdout, HOOK_OUTPUT_CHARS), OutputCapture(proc.stderr, HOOK_OUTPUT_CHARS)
+    threading.Thread(target=_feed, args=(proc.stdin, payload), name="hook-stdin", daemon=True).start()
     try:
-        out, err = proc.communicate(payload, timeout=hook.timeout)
+        proc.wait(timeout=hook.timeout)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
-        try:
-            out, err = proc.communicate(timeout=KILL_GRACE)
-        except subprocess.TimeoutExpired:  # a grandchild left the group and holds the pipes: stop reading
-            out, err = "", ""
-        return HookRun(hook, None, out, err, timed_out=True)
-    return HookRun(hook, proc.returncode, out, err)
+        _drained(out, err, KILL_GRACE)  # a grandchild that left the group may hold the pipes: stop reading
+        return HookRun(hook, None, _text(out), _text(err), timed_out=True)
+    _drained(out, err, DRAIN_GRACE_S)  # done when it exits: a child it left running (`sleep 60 &`) holds nothing up
+    return HookRun(hook, proc.returncode, _text(out), _text(err))
+
+
+def _feed(stdin: IO[bytes], payload: str) -> None:
+    """The payload on the hook's stdin (from a thread: a hook that reads none must not block us on a full pipe)."""
+    with contextlib.suppress(OSError), stdin:  # it ended, or never reads: what it did not take is no error
+        stdin.write(payload.encode("utf-8", "surrogatepass"))
+
+
+def _drained(out: OutputCapture, err: OutputCapture, grace: float) -> None:
+    """What the pipes hold within `grace` (one deadline for both), then no more reading."""
+    deadline = time.monotonic() + grace
+    for capture in (out, err):
+        if not capture.join(max(0.0, deadline - time.monotonic())):
+            capture.stop()
+
+
+def _text(capture: OutputCapture) -> str:
+    return capture.text().replace("\r\n", "\n").replace("\r", "\n")  # as a text-mode pipe reads it
 
 
 def _call_back(hook: HookCommand, payload: str) -> HookRun:
@@ -161,6 +183,8 @@ class HookRunner:
         if len(chosen) == 1:
             runs = [one(chosen[0])]
         else:
+            from concurrent.futures import ThreadPoolExecutor  # with logging: only when hooks run together
+
             with ThreadPoolExecutor(max_workers=min(8, len(chosen))) as pool:
                 runs = list(pool.map(one, chosen))
         outcome = interpret(event, runs)
