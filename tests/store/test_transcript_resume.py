@@ -172,6 +172,24 @@ def test_a_torn_line_and_an_unanswered_tool_call_still_resume(tmp_path: Path) ->
     assert messages[2]["content"][0]["tool_use_id"] == "tu1" and messages[2]["content"][0]["is_error"] is True
 
 
+def test_a_torn_line_costs_only_itself_for_continue_and_for_the_next_entry(tmp_path: Path, layout: Layout) -> None:
+    """A crash left half a line: `-c` still finds the session (it said "no conversation found"), and the resumed
+    session's next entry starts on a line of its own (it was glued onto the torn bytes and lost)."""
+    cwd = tmp_path / "w"
+    path = layout.transcript_file(cwd, "s")
+    first = Transcript(path, "s", cwd=str(cwd))
+    first.prompt("team-lead", "the first prompt")
+    with path.open("a") as f:
+        f.write('{"parentUuid": "x", "type": "us')  # the crash came mid-line
+    info = newest(layout, cwd)
+    assert info is not None and info.session_id == "s" and info.first_prompt == "the first prompt"
+    resumed = Transcript(path, "s", cwd=str(cwd), leaf=first.leaf)
+    resumed.prompt("team-lead", "after the crash")
+    resumed.prompt("team-lead", "and once more")
+    prompts = [e["message"]["content"] for e in read_entries(path) if e["type"] == "user"]
+    assert prompts == ["the first prompt", "after the crash", "and once more"]
+
+
 def test_sessions_of_a_cwd_newest_first_without_teammates(tmp_path: Path, layout: Layout) -> None:
     cwd = tmp_path / "w"
     for i, (sid, agent) in enumerate([("a", "team-lead"), ("b", "alice"), ("c", "team-lead")]):

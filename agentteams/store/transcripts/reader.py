@@ -174,13 +174,21 @@ def sessions(layout: Layout, cwd: Path | str, limit: int = 50) -> list[SessionIn
     return found
 
 
+def _parsed(line: bytes) -> Any:
+    try:
+        return json.loads(line) if line.strip().startswith(b"{") else None
+    except ValueError:
+        return None
+
+
 def _info(path: Path) -> SessionInfo | None:
     try:
         modified = path.stat().st_mtime
         with safe_paths.open_file(path, "rb") as f:
-            head = [json.loads(line) for line in (f.readline() for _ in range(200)) if line.strip().startswith(b"{")]
-    except (OSError, ValueError, UnsafePathError):
+            lines = [f.readline() for _ in range(200)]
+    except (OSError, UnsafePathError):
         return None
+    head = [entry for line in lines if (entry := _parsed(line)) is not None]  # a torn line costs itself only
     prompts = [e for e in head if isinstance(e, dict) and e.get("type") == "user" and not e.get("isSidechain")]
     if not prompts or prompts[0].get("agent", LEAD_NAME) != LEAD_NAME:
         return None

@@ -68,6 +68,7 @@ class Transcript:
         self.attribution: str | None = None  # a subagent's type: each of its answers names it, as Claude Code's do
         # `--session-mirror`: each entry also goes here as written (the Agent SDK's session store keeps a copy)
         self.mirror = mirror
+        self._end_looked_at = False  # whether the file's last byte was checked (a torn line left by a crash)
 
     @property
     def leaf(self) -> str | None:
@@ -185,9 +186,14 @@ class Transcript:
             line = line.replace(secret, REDACTED)
         try:
             safe_paths.make_dir(self.path.parent, parents=True)
-            fd = safe_paths.open_fd(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            fd = safe_paths.open_fd(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
             try:
-                _write_line(fd, encode(line) + b"\n")
+                data = encode(line) + b"\n"
+                if not self._end_looked_at:  # a torn last line (a crash mid-write): ours starts on a line of its own
+                    size = os.fstat(fd).st_size
+                    data = b"\n" + data if size and os.pread(fd, 1, size - 1) != b"\n" else data
+                    self._end_looked_at = True
+                _write_line(fd, data)
             finally:
                 os.close(fd)
         except (OSError, UnsafePathError) as e:  # a full or read-only disk, a planted link: the record is lost,
