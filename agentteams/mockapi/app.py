@@ -17,7 +17,7 @@ from agentteams.mockapi import cloud
 from agentteams.mockapi.render import Renderer, structured_fallback
 from agentteams.mockapi.router import Router
 from agentteams.mockapi.script import ERROR_TYPES, ErrorSpec, Script
-from agentteams.mockapi.sse import Event, error_body, message_events
+from agentteams.mockapi.sse import MALFORMED, Event, error_body, message_events
 from agentteams.mockapi.usage import PromptCache, estimate_tokens
 
 SECRET_HEADERS = frozenset({"x-api-key", "authorization", "proxy-authorization", "cookie", "x-amz-security-token"})
@@ -119,6 +119,11 @@ class MockApp:
             time.sleep(turn.delay_ms / 1000)
         if turn.error is not None:
             return self._error_turn(turn.error, record, rid, stream=bool(body.get("stream")))
+        if turn.malformed and body.get("stream"):
+            start = _empty_message(body, f"msg_mock_{self.renderer.next_id():06d}")
+            record["response"] = {"malformed": True}
+            events: list[Event] = [("message_start", {"type": "message_start", "message": start}), (MALFORMED, {})]
+            return Reply(200, None, {"request-id": rid}, events)
         message = self.renderer.message(turn, body, raw, self.cache.input_usage(body, raw))
         record["response"] = message
         headers = {"request-id": rid}

@@ -27,7 +27,7 @@ ERROR_TYPES: dict[int, str] = {
 }
 _STATUS_OF = {v: k for k, v in ERROR_TYPES.items()}
 _TURN_KEYS = {"content", "text", "stop_reason", "wait_for", "wait_for_last", "error", "repeat", "usage",
-              "delay_ms", "chunk", "delta_delay_ms", "passable"}  # fmt: skip
+              "delay_ms", "chunk", "delta_delay_ms", "passable", "malformed"}  # fmt: skip
 _ERROR_KEYS = {"status", "type", "message", "retry_after", "in_stream"}
 _ROUTE_KEYS = {"name", "match", "turns", "idle"}
 _MATCH_KEYS = {"system", "any", "first_user", "last_prompt", "tools"}
@@ -61,6 +61,7 @@ class Turn:
     chunk: int = 12
     delta_delay_ms: int = 0
     passable: bool = False  # skipped when the next turn waits for something this request already holds
+    malformed: bool = False  # a stream whose second event's data is not JSON (a broken proxy, a bad deploy)
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,7 @@ def _turn(raw: Any, where: str) -> Turn:
         chunk=_int(raw, "chunk", 12, 1, where),
         delta_delay_ms=_int(raw, "delta_delay_ms", 0, 0, where),
         passable=raw.get("passable", False),
+        malformed=raw.get("malformed") is True,
     )
 
 

@@ -9,7 +9,12 @@ from typing import Any
 Event = tuple[str, dict[str, Any]]
 
 
+MALFORMED = "malformed"  # an event name of ours: sent as a content delta whose data is not JSON
+
+
 def encode(name: str, data: dict[str, Any]) -> bytes:
+    if name == MALFORMED:
+        return b'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0, "delta": {"ty\n\n'
     return f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 

@@ -17,7 +17,7 @@ from agentteams.model import http_wire, sdk_facts
 from agentteams.model.aliases import wire_model
 from agentteams.model.answer import Answer
 from agentteams.model.config import NO_CREDENTIALS, MissingCredentialsError, ModelConfig
-from agentteams.model.first_party import FirstParty, StatusError, shared_ssl_context
+from agentteams.model.first_party import FirstParty, MalformedStream, StatusError, shared_ssl_context
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.provider_sdk import Endpoint, SdkClients
 from agentteams.model.types import Block, Message, ModelRequest, ModelResponse, RetryNotice, StreamCallbacks, Usage
@@ -340,6 +340,11 @@ class AnthropicClient:
         sdk = sys.modules.get("anthropic")  # loaded only if a provider's client (the SDK's own) was used
         if isinstance(exc, StatusError) or (sdk is not None and isinstance(exc, sdk.APIStatusError)):
             return _status_failure(exc, attempt, self._sdks.endpoint())
+        if isinstance(exc, MalformedStream):  # an answer that broke mid-way: asked again, as a dropped connection
+            where = self._sdks.endpoint()
+            return _Failure(retryable=True, reason=f"a malformed answer: {exc}",
+                            final=one_line(f"{where.label} at {where.url} kept sending malformed answers: {exc} "
+                                           f"(gave up after {attempt} attempts)"))  # fmt: skip
         connection = sdk is not None and isinstance(exc, sdk.APIConnectionError)
         if connection or isinstance(exc, _transport_errors()):
             cause, where = _root_cause(exc), self._sdks.endpoint()

@@ -132,7 +132,7 @@ class FirstParty:
                 if name == "error":
                     raise _error_event(data, response)
                 if data:
-                    event = json.loads(data)
+                    event = _event(data)
                     if on_event is not None:
                         on_event(event)
                     answer.feed(event)
@@ -242,6 +242,17 @@ def server_sent_events(lines: Iterable[str]) -> Iterator[tuple[str | None, str]]
 def _status_error(response: Any) -> StatusError:
     """The error for a refused request, worded as the SDK's (`Error code: 429 - {body}`)."""
     return _refusal(response.text.strip(), response, prefix=f"Error code: {response.status_code} - ")
+
+
+class MalformedStream(Exception):
+    """An answer's stream event that is not JSON: the answer is lost (a broken proxy, a bad deploy); asked again."""
+
+
+def _event(data: str) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError:
+        raise MalformedStream(f"a stream event that is not JSON ({data[:60]!r})") from None
 
 
 def _error_event(data: str, response: Any) -> StatusError:

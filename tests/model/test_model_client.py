@@ -202,6 +202,21 @@ def test_error_event_inside_the_stream_is_retried(serve: Any) -> None:
     assert len(rec.notices) == 1 and "overloaded_error" in rec.notices[0].reason
 
 
+def test_a_malformed_stream_is_retried_and_persisting_is_one_line_naming_the_api(serve: Any) -> None:
+    """A stream event that is not JSON (a broken proxy): asked again like a dropped connection; it raised a bare
+    JSONDecodeError that killed a teammate's thread and printed a traceback headless."""
+    server = serve({"malformed": True}, {"text": "whole"})
+    rec = Recorder()
+    response = make_client(server.base_url, rec).complete(request(), rec.callbacks())
+    assert response.content == [{"type": "text", "text": "whole"}]
+    assert len(rec.notices) == 1 and "malformed" in rec.notices[0].reason
+    broken = serve(*[{"malformed": True}] * 3)
+    with pytest.raises(ModelAPIError) as info:
+        make_client(broken.base_url, rec, max_retries=2).complete(request(), rec.callbacks())
+    text = assert_one_line(info.value)
+    assert "malformed answers" in text and broken.base_url.rstrip("/") in text and "3 attempts" in text
+
+
 def test_retries_give_up_with_one_line(serve: Any) -> None:
     server = serve(*[err(529, "Overloaded")] * 3)
     rec = Recorder()
