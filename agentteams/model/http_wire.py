@@ -8,8 +8,10 @@ import base64
 import functools
 import http.client
 import io
+import math
 import os
 import threading
+import time
 import urllib.parse
 import zlib
 from collections.abc import Callable, Iterator
@@ -53,8 +55,9 @@ class Origin:
 class WireResponse:
     """A response whose body is read as it arrives: `iter_lines` for a stream, `read`/`text` for an error's body."""
 
-    def __init__(self, raw: http.client.HTTPResponse, done: Callable[[bool], None]) -> None:
+    def __init__(self, raw: http.client.HTTPResponse, done: Callable[[bool], None], deadline: float = math.inf) -> None:
         self._raw, self._done = raw, done
+        self._deadline = deadline  # monotonic: the whole answer is in by then (a trickle is no live answer)
         self.status_code = raw.status
         self.headers = raw.headers  # case-insensitive `get`, as httpx's
         encoding = (raw.headers.get("content-encoding") or "").strip().lower()
@@ -66,6 +69,8 @@ class WireResponse:
     def _chunks(self) -> Iterator[bytes]:
         try:
             while chunk := self._raw.read1(CHUNK):
+                if time.monotonic() > self._deadline:  # each read came in time, the answer as a whole did not
+                    raise WireError("the answer did not end within the request's timeout (API_TIMEOUT_MS)")
                 yield self._inflate.decompress(chunk) if self._inflate else chunk
             if self._inflate:
                 yield self._inflate.flush()
@@ -144,6 +149,7 @@ class HttpWire:
         if proxy is not None and origin.scheme == "http":  # a plain proxy is sent the whole URL
             target = f"http://{origin.host_header}{target}"
             extra = _proxy_auth(origin)
+        started = time.monotonic()
         for attempt in (1, 2):
             connection, reused = self._connection(key, timeout)
             try:
@@ -159,7 +165,7 @@ class HttpWire:
                 if reused and attempt == 1 and _stale(e):  # a kept-alive connection the server had closed
                     continue
                 raise WireError(str(e) or type(e).__name__) from e
-            return WireResponse(raw, functools.partial(self._release, key, connection))
+            return WireResponse(raw, functools.partial(self._release, key, connection), started + timeout)
         raise AssertionError("unreachable")
 
     def _connection(self, key: tuple[Origin, Origin | None], timeout: float) -> tuple[http.client.HTTPConnection, bool]:

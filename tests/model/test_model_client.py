@@ -217,6 +217,17 @@ def test_a_malformed_stream_is_retried_and_persisting_is_one_line_naming_the_api
     assert "malformed answers" in text and broken.base_url.rstrip("/") in text and "3 attempts" in text
 
 
+def test_an_answer_trickled_past_the_timeout_is_cut_off_though_each_read_comes_in_time(serve: Any) -> None:
+    """A server sending a byte now and then never trips a read timeout: the request as a whole has a deadline."""
+    server = serve({"text": "t" * 16, "chunk": 1, "delta_delay_ms": 200})  # ~3 s for the whole answer
+    rec = Recorder()
+    started = time.monotonic()
+    with pytest.raises(ModelAPIError) as info:
+        make_client(server.base_url, rec, timeout=1.0, max_retries=0).complete(request(), rec.callbacks())
+    assert time.monotonic() - started < 2.8, "the answer was read to its end"
+    assert "did not end within the request's timeout" in assert_one_line(info.value)
+
+
 def test_retries_give_up_with_one_line(serve: Any) -> None:
     server = serve(*[err(529, "Overloaded")] * 3)
     rec = Recorder()
