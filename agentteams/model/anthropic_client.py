@@ -348,14 +348,9 @@ class AnthropicClient:
         connection = sdk is not None and isinstance(exc, sdk.APIConnectionError)
         if connection or isinstance(exc, _transport_errors()):
             cause, where = _root_cause(exc), self._sdks.endpoint()
-            return _Failure(
-                retryable=True,
-                reason=f"connection error: {cause}",
-                final=one_line(
-                    f"cannot reach {where.label} at {where.url}: {cause} (gave up after {attempt} attempts; "
-                    f"{where.check})"
-                ),
-            )
+            return _Failure(retryable=True, reason=f"connection error: {cause}",
+                            final=one_line(f"cannot reach {where.label} at {where.url}: {cause} (gave up after "
+                                           f"{attempt} attempts; {where.check})"))  # fmt: skip
         if sdk is not None and isinstance(exc, sdk.AnthropicError):
             return _Failure(retryable=False, reason=one_line(str(exc)), final=one_line(f"Anthropic SDK error: {exc}"))
         return None
