@@ -203,3 +203,16 @@ def test_delete_outlasts_departing_teammates_still_writing_their_presence(layout
             for w in writers:
                 w.join(10)
         assert not layout.team_dir("t").exists(), f"round {round_}: the team dir was left behind"
+
+
+def test_a_new_team_never_inherits_a_task_list_its_namesake_left_behind(layout: Layout) -> None:
+    import shutil
+
+    teams, tasks = TeamStore(layout), TaskStore(layout)
+    teams.create("t")
+    tasks.create("t", "the old team's work")
+    shutil.rmtree(layout.team_dir("t"))  # the team went, its task list stayed (a crash between the two removals)
+    fresh = teams.create("t")
+    assert fresh.name == "t-2" and tasks.list_tasks("t-2") == []
+    assert [t.subject for t in tasks.list_tasks("t")] == ["the old team's work"]  # left for a person to look at
+    assert teams.create("u").name == "u"  # an empty or missing task list takes nothing

@@ -16,6 +16,7 @@ from typing import TypeVar
 from agentteams.errors import CorruptFileError, NotFoundError, UnsafePathError
 from agentteams.pids import LeadProcess
 from agentteams.store.api import NewMember
+from agentteams.store.file import task_files
 from agentteams.store.fs import safe_paths
 from agentteams.store.fs.atomic_json import atomic_write_json, parse_json_bytes, read_bytes
 from agentteams.store.fs.locking import ensure_file, locked, run_locked
@@ -69,10 +70,15 @@ class TeamStore(Membership):
         while True:
             try:
                 os.mkdir(self.layout.team_dir(name), safe_paths.DIR_MODE)
-                break
+                if not self._orphan_tasks(name):
+                    break
+                # a task list its team left behind (a crash between the two removals): a new team never inherits
+                # another's tasks, so the name counts as taken
+                os.rmdir(self.layout.team_dir(name))
             except FileExistsError:
-                n += 1
-                name = f"{base}-{n}"
+                pass
+            n += 1
+            name = f"{base}-{n}"
         config = new_config(name, description, lead_session_id, lead_model, lead_agent_type, cwd, lead_pane_id,
                             lead_backend_type, lead_process)  # fmt: skip
         safe_paths.make_dir(self.layout.inbox_dir(name))
@@ -83,6 +89,12 @@ class TeamStore(Membership):
         safe_paths.make_dir(task_dir, parents=True)
         ensure_file(self.layout.task_lock_target(name), b"")
         return config
+
+    def _orphan_tasks(self, name: str) -> bool:
+        try:
+            return bool(task_files.task_ids(os.listdir(self.layout.task_dir(name))))
+        except FileNotFoundError:
+            return False
 
     def read(self, team: str) -> TeamConfig:
         path = self.layout.config_file(team)
