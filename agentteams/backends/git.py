@@ -28,9 +28,12 @@ class MergeOutcome:
     up_to_date: bool = False
 
 
-def run(cwd: Path, *args: str, timeout: float = TIMEOUT, check: bool = True) -> subprocess.CompletedProcess[str]:
+def run(
+    cwd: Path, *args: str, timeout: float = TIMEOUT, check: bool = True, env_extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """`git -C cwd ARGS`, never prompting; a failure (with `check`) or a timeout is one GitError line."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_EDITOR": "true", "GIT_MERGE_AUTOEDIT": "no"}
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_EDITOR": "true", "GIT_MERGE_AUTOEDIT": "no",
+           **(env_extra or {})}  # fmt: skip
     try:
         proc = subprocess.run(
             ["git", "-C", str(cwd), *args], capture_output=True, text=True, timeout=timeout, env=env, check=False,
@@ -148,7 +151,8 @@ def merge(checkout: Path, branch: str, *, squash: bool, message: str) -> MergeOu
     files named: the checkout ends exactly as it began (the caller checked it had no changes)."""
     before = head(checkout)
     args = ["merge", "--squash", branch] if squash else ["merge", "--no-ff", "--no-edit", "-m", message, branch]
-    proc = run(checkout, *args, check=False, timeout=TIMEOUT * 4)
+    who = _committer(checkout)
+    proc = run(checkout, *args, check=False, timeout=TIMEOUT * 4, env_extra=who)
     if proc.returncode != 0:
         conflicts = run(checkout, "diff", "--name-only", "--diff-filter=U").stdout.split()
         # --squash leaves no MERGE_HEAD for `merge --abort`: reset --merge undoes both kinds
@@ -160,9 +164,20 @@ def merge(checkout: Path, branch: str, *, squash: bool, message: str) -> MergeOu
     if squash:
         if not run(checkout, "diff", "--cached", "--name-only").stdout.strip():
             return MergeOutcome(False, before, up_to_date=True)
-        run(checkout, "commit", "-q", "-m", message)
+        run(checkout, "commit", "-q", "-m", message, env_extra=who)
     after = head(checkout)
     return MergeOutcome(after != before, after, up_to_date=after == before)
+
+
+def _committer(checkout: Path) -> dict[str, str]:
+    """Who the merge commit is by: the person's git identity; on a machine that has none (git would refuse with
+    "unable to auto-detect email address"), agentteams, named as such."""
+    if run(checkout, "config", "user.email", check=False).stdout.strip() or os.environ.get("GIT_COMMITTER_EMAIL"):
+        return {}
+    if os.environ.get("EMAIL"):
+        return {}
+    return {f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER")
+            for what, value in (("NAME", "agentteams"), ("EMAIL", "agentteams@localhost"))}  # fmt: skip
 
 
 def add_temporary_worktree(repo: Path, path: Path, branch: str) -> None:

@@ -201,3 +201,22 @@ def test_a_teammate_that_fails_to_start_leaves_no_worktree(repo: Path, layout: L
         assert "Spawned successfully" in rig.runtime.spawn_teammate(
             {"name": "alice", "prompt": "go", "isolation": "worktree"}
         )
+
+
+@pytest.mark.parametrize("squash", [False, True])
+def test_a_merge_works_on_a_machine_without_a_git_identity(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, squash: bool
+) -> None:
+    """git refused ("unable to auto-detect email address"): the merge commit is then agentteams', named as such."""
+    alice = branch_with(repo, "alice", "a\nALICE\nc\n")
+    sh(repo, "config", "--unset", "user.name")
+    sh(repo, "config", "--unset", "user.email")
+    (tmp_path / "home").mkdir()
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    for name in ("EMAIL", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_EMAIL", "GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    said = worktree_git.merge(alice, squash=squash)
+    assert "into main" in said and (repo / "f.txt").read_text() == "a\nALICE\nc\n"
+    assert sh(repo, "log", "-1", "--format=%an <%ae>").strip() == "agentteams <agentteams@localhost>"
