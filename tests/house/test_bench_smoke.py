@@ -172,3 +172,27 @@ def test_bench_board_runs_and_counts_one_read_per_task(tmp_path: Path, config_ro
         reads = (row["tasklist_reads"], row["claim_reads"], row["look_reads"], row["claim_next_reads"])
         assert reads == (n, 1, n, 2 * n + 1), row
         assert row["status_ms"] > 0 and row["tasklist_tokens"] == row["tasklist_bytes"] // 4
+
+
+@pytest.mark.tmux  # a tmux server of its own per launch
+@ccv.only(rc.NEWEST)  # its baseline: the newest pinned CLI, as issue 30 measures against
+def test_bench_repl_times_the_prompt_and_the_first_answer_of_both_clis(
+    tmp_path: Path, config_root: Path, claude: Path, claude_version: str
+) -> None:
+    out = tmp_path / "repl.json"
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT.with_name("bench_repl.py")), "--rounds", "1", "--json", str(out)],
+        env={**child_env(config_root), rc.override_var(claude_version): str(claude)}, capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "load average" in proc.stdout and "looks at the pane: every 5 ms" in proc.stdout
+    data = json.loads(out.read_text())
+    assert set(data["clis"]) == {f"claude {claude_version}", "agentteams (cold)"}
+    for row in data["clis"].values():  # one launch each: the prompt drawn, then the scripted answer shown
+        assert len(row["ready_ms"]) == len(row["answer_ms"]) == 1 and min(row["ready_ms"] + row["answer_ms"]) > 0
+    ratios = data["ratios"]["agentteams (cold)"]
+    assert set(ratios) == {"ready", "answer"} and min(ratios.values()) > 0, ratios
+    looks = data["resolution"]
+    assert looks["looks"] > 0 and 0 < looks["look_ms_median"] <= looks["look_ms_p90"], looks
+    assert isinstance(data["ok"], bool) and data["load"]["before"] and data["load"]["after"]
