@@ -160,20 +160,28 @@ class TmuxBackend:
     """Starts, inspects and stops teammate panes on one tmux server."""
 
     def __init__(self, socket_path: str | None = None) -> None:
-        import libtmux  # ~190 ms: paid only by commands that talk to a server, not by `current_pane()` users
+        self._socket = socket_path or default_socket()
+        self._server: libtmux.Server | None = None
 
-        self.server: libtmux.Server = libtmux.Server(socket_path=socket_path or default_socket())
+    @property
+    def server(self) -> libtmux.Server:
+        """libtmux's handle on the server, made at the first command: importing libtmux takes ~190 ms, which a lead
+        pays only once it makes a pane (not while it starts and answers its first prompt)."""
+        if self._server is None:
+            import libtmux
+
+            self._server = libtmux.Server(socket_path=self._socket)
+        return self._server
 
     @property
     def socket_path(self) -> str | None:
         """The server's socket when it is not tmux's default one."""
-        path = self.server.socket_path
-        return str(path) if path else None
+        return self._socket or None
 
     @property
     def where(self) -> str:
         """The server, for messages: its socket path, or "the default socket"."""
-        return str(self.server.socket_path or self.server.socket_name or "the default socket")
+        return self._socket or "the default socket"
 
     def run(self, *args: str) -> list[str]:
         """Run one tmux command (or several joined by ";"); its stdout lines, or a one-line TmuxError."""
