@@ -1,29 +1,36 @@
 """`agentteams [PROMPT]` without -p: the interactive lead, composed from the lead runtime and the ui package.
 
-prompt_toolkit and rich are imported only here, inside `run`, so `--help` and teammates never pay for them.
+prompt_toolkit and rich are imported only here, inside `run`, so `--help` and teammates never pay for them. When the
+person types the first prompt, it is drawn first and the lead composed behind it (ui/lead_start.py).
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from agentteams.agent.loop import Answer, PermissionAsk
+    from agentteams.model.config import ModelConfig
+    from agentteams.run.lead_setup import LeadParts
+    from agentteams.store.protocol import PermissionRequest
+    from agentteams.team.delivery import TeamEvent
+    from agentteams.team.lead.permission_relay import Verdict
+    from agentteams.ui.questions import Questions
 
 
 def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_command: str | None, seed: Any = None) -> int:
     """Talk to the lead until the person leaves; the exit code."""
     from agentteams import __version__, diagnostics
-    from agentteams.agent.loop import Answer, PermissionAsk
     from agentteams.model.aliases import resolve_model
-    from agentteams.run.lead_setup import build_lead
     from agentteams.store.paths import Layout
-    from agentteams.store.protocol import PermissionRequest
-    from agentteams.team.delivery import TeamEvent
-    from agentteams.team.lead.permission_relay import Verdict
-    from agentteams.ui.commands import TeamView
-    from agentteams.ui.permission_prompt import shown
-    from agentteams.ui.questions import Question, Questions, permission_question
+    from agentteams.ui.lead_start import Deferred
+    from agentteams.ui.questions import Question, Questions
     from agentteams.ui.render import Renderer, make_console
     from agentteams.ui.repl import Repl
+    from agentteams.ui.team_view import TeamView
     from agentteams.ui.terminal import LoopWriter
 
     model = resolve_model(options.model)  # an unknown alias fails before anything starts
@@ -37,9 +44,59 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
 
     questions = Questions(show_question)
     view = TeamView()
+    ask, judge = permission_askers(questions, options.cwd)
+
+    def on_team_event(event: TeamEvent) -> None:
+        view.update(event)
+        renderer.team_event(event)
+
+    # the person types the first prompt into a terminal: it is drawn at once, the lead composed while they type
+    # (from the prompt's first drawing on); a prompt given, a team file or a resumed session want the lead first
+    deferred = terminal and prompt is None and seed is None and options.resume is None
+    config = model_config(options) if deferred else None  # still the first thing checked: a missing key, say
+
+    def compose() -> LeadParts:
+        from agentteams.run.lead_setup import build_lead
+
+        return build_lead(
+            options, teammate_mode=teammate_mode, teammate_command=teammate_command, on_event=renderer.agent_event,
+            on_team_event=on_team_event, ask=ask, judge=judge, on_turn_end=renderer.turn_end, seed=seed,
+            warm=prompt is None, config=config,  # the person types the first prompt: the HTTP stack loads meanwhile
+        )  # fmt: skip
+
+    lead = Deferred(compose, options.permission_mode) if deferred else compose()
+    prompt = seed.first_prompt(prompt) if seed is not None else prompt  # a team file's (cli/commands/launch.py)
+    diagnostics.set_sink(renderer.warning)  # warnings print above the input line, never through the raw stream
+    banner = f"agentteams {__version__} · {model} · {options.cwd} · /help for commands, Ctrl-D to leave"
+    history = Layout.from_env().root / "agentteams" / "history"
+    repl = Repl(lead, renderer, questions, view, history=history, terminal=terminal, banner=banner, writer=writer)
+    try:
+        return repl.run(prompt)
+    finally:
+        built = repl.built()
+        if not repl.closed and built is not None:  # a bug of ours ended the loop: still leave no teammate behind
+            built.close(team_down=True)
+
+
+def model_config(options: Any) -> ModelConfig:
+    """The model's configuration, its key checked (a key helper run): before the prompt, as before the lead."""
+    from agentteams.model.config import ModelConfig
+    from agentteams.settings.keyhelper import credentials_env
+
+    return ModelConfig.from_env(credentials_env(options.settings.api_key_helper, options.cwd))
+
+
+def permission_askers(
+    questions: Questions, cwd: Path
+) -> tuple[Callable[[PermissionAsk], Answer], Callable[[PermissionRequest, str], Verdict]]:
+    """How the lead's own permission asks, and its teammates', become questions at the prompt (what they show loads
+    with the first ask)."""
+    from agentteams.ui.questions import permission_question
 
     def ask(request: PermissionAsk) -> Answer:
-        what = shown("The lead", request.tool, request.input, request.reason, options.cwd)
+        from agentteams.ui.permission_prompt import shown
+
+        what = shown("The lead", request.tool, request.input, request.reason, cwd)
         question = permission_question(what.text, what.always, detail=what.detail, detail_syntax=what.syntax)
         answer = questions.ask(question)
         request.feedback = question.feedback
@@ -48,28 +105,12 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
         return "allow" if answer == "allow" else "deny"
 
     def judge(request: PermissionRequest, member: str) -> Verdict:
-        what = shown(f"Teammate {member}", request.tool_name, request.input, request.description or "", options.cwd)
+        from agentteams.ui.permission_prompt import shown
+
+        what = shown(f"Teammate {member}", request.tool_name, request.input, request.description or "", cwd)
         always = "and don't ask again for the same from this teammate in this session"
         question = permission_question(what.text, always, detail=what.detail, detail_syntax=what.syntax)
         answer = questions.ask(question)
         return "always" if answer == "always" else "allow" if answer == "allow" else "deny"
 
-    def on_team_event(event: TeamEvent) -> None:
-        view.update(event)
-        renderer.team_event(event)
-
-    parts = build_lead(
-        options, teammate_mode=teammate_mode, teammate_command=teammate_command, on_event=renderer.agent_event,
-        on_team_event=on_team_event, ask=ask, judge=judge, on_turn_end=renderer.turn_end, seed=seed,
-        warm=prompt is None,  # the person types the first prompt: the HTTP stack loads meanwhile
-    )  # fmt: skip
-    prompt = seed.first_prompt(prompt) if seed is not None else prompt  # a team file's (cli/commands/launch.py)
-    diagnostics.set_sink(renderer.warning)  # warnings print above the input line, never through the raw stream
-    banner = f"agentteams {__version__} · {model} · {options.cwd} · /help for commands, Ctrl-D to leave"
-    history = Layout.from_env().root / "agentteams" / "history"
-    repl = Repl(parts, renderer, questions, view, history=history, terminal=terminal, banner=banner, writer=writer)
-    try:
-        return repl.run(prompt)
-    finally:
-        if not repl.closed:  # a bug of ours ended the loop: still leave no teammate behind
-            parts.close(team_down=True)
+    return ask, judge

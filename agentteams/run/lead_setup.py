@@ -23,6 +23,7 @@ from agentteams.team.lead.runtime import LeadRuntime
 from agentteams.team.nodes.spawner import NodeSpawner
 
 if TYPE_CHECKING:
+    from agentteams.model.config import ModelConfig
     from agentteams.team.teamfile.seeding import TeamSeed
 
 
@@ -78,10 +79,12 @@ def build_lead(
     on_teammate_event: Callable[[str, AgentEvent], None] | None = None,
     ask: Callable[[PermissionAsk], Answer] | None = None, judge: PermissionJudge | None = None,
     on_turn_end: Callable[[Any], None] | None = None, seed: TeamSeed | None = None, warm: bool = False,
+    config: ModelConfig | None = None,
 ) -> LeadParts:  # fmt: skip
-    """Everything a lead needs, started; the model client is built (and the key checked) first. A `seed` (a team
-    file's) makes the team and its tasks before the runtime starts and spawns its roles right after. `warm`: the
-    first prompt is still to come (a person types it, a program sends it): the HTTP stack loads meanwhile."""
+    """Everything a lead needs, started; the model client is built (and the key checked) first, from `config` when
+    the caller has checked it already. A `seed` (a team file's) makes the team and its tasks before the runtime starts
+    and spawns its roles right after. `warm`: the first prompt is still to come (a person types it, a program sends
+    it): the HTTP stack loads meanwhile."""
     from agentteams.agent.session import Session
     from agentteams.model.anthropic_client import AnthropicClient
     from agentteams.model.config import ModelConfig
@@ -95,7 +98,8 @@ def build_lead(
 
         plain = os.environ.get("ANTHROPIC_BASE_URL", "").startswith("http://")  # no CA store to load (~50 ms)
         threading.Thread(target=warm_up, kwargs={"tls": not plain}, name="sdk-warm-up", daemon=True).start()
-    config = ModelConfig.from_env(credentials_env(options.settings.api_key_helper, options.cwd))
+    if config is None:
+        config = ModelConfig.from_env(credentials_env(options.settings.api_key_helper, options.cwd))
     client = lead_client(AnthropicClient(config), options)
     secrets = tuple(config.secrets())
     layout = Layout.from_env()

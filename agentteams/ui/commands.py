@@ -1,11 +1,10 @@
 """The REPL's slash commands: one table of built-ins (name, help line, handler), the custom commands from
-`.claude/commands/` and the config root's `commands/`, and the team view /team shows (kept from TeamEvents).
+`.claude/commands/` and the config root's `commands/`, and the team view /team shows (ui/team_view.py).
 
 Adding a built-in is one `Command` entry in BUILTINS; /help lists the table and the custom commands."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -14,54 +13,15 @@ from agentteams.agent.permissions import live_changes
 from agentteams.agent.session import TurnExtras, command_extras
 from agentteams.errors import AgentTeamsError
 from agentteams.settings.commands import COMMAND_NAME, CommandSet, CustomCommand, invocation, load_commands
-from agentteams.team.delivery import TeamEvent
 from agentteams.team.lead.runtime import LeadRuntime
 from agentteams.ui import reports
 from agentteams.ui.render import Renderer
+from agentteams.ui.team_view import TeamView, teammate_count
 
 Outcome = Literal["submit", "done", "leave"]
 KEYS = """\
 Enter sends · Alt-Enter (or Esc then Enter) starts a new line · ↑/↓ recall earlier prompts
 Ctrl-C stops the running turn, or clears the input line · Ctrl-D leaves"""
-
-
-class TeamView:
-    """What each teammate is doing, as far as the runtime has reported (events come from other threads)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._state: dict[str, str] = {}
-        self._color: dict[str, str] = {}
-        self._joined: list[str] = []  # every teammate that joined during this session, in order (for /cost)
-
-    def update(self, event: TeamEvent) -> None:
-        with self._lock:
-            if event.color:
-                self._color[event.agent] = event.color
-            if event.kind == "joined":
-                self._state[event.agent] = "starting"
-                if event.agent not in self._joined:
-                    self._joined.append(event.agent)
-            elif event.kind == "state":
-                self._state[event.agent] = event.text
-            elif event.kind == "idle":
-                self._state[event.agent] = "idle"
-            elif event.kind == "claimed":
-                self._state[event.agent] = f"working on task {event.text}"
-            elif event.kind in ("left", "died"):
-                self._state.pop(event.agent, None)
-            elif event.kind == "unresponsive":
-                self._state[event.agent] = "unresponsive"
-            elif event.kind == "responsive":
-                self._state[event.agent] = "working"  # its next state report says more
-
-    def joined(self) -> list[str]:
-        with self._lock:
-            return list(self._joined)
-
-    def rows(self, members: list[str]) -> list[tuple[str, str | None, str]]:
-        with self._lock:
-            return [(m, self._color.get(m), self._state.get(m, "working")) for m in members]
 
 
 @dataclass
@@ -94,10 +54,6 @@ class Command:
     handler: Handler
     args: str = ""  # what /help shows after the name, e.g. "[name]"
     aliases: tuple[str, ...] = ()
-
-
-def teammate_count(n: int) -> str:
-    return f"{n} teammate" + ("" if n == 1 else "s")
 
 
 # -- the built-ins ------------------------------------------------------------------------------------

@@ -10,16 +10,17 @@ import io
 import json
 import threading
 from collections.abc import Callable
-from typing import IO, Any, cast
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from rich.console import Console, RenderableType
 from rich.text import Text
 
-from agentteams.agent.loop import AgentEvent, TurnResult, tool_input_summary
 from agentteams.inert_text import inert
 from agentteams.store.paths import LEAD_NAME
-from agentteams.team.delivery import TeamEvent
-from agentteams.tools.todos import todo_lines
+
+if TYPE_CHECKING:  # the loop's and the tools' modules load with the lead, after the REPL's prompt is drawn
+    from agentteams.agent.loop import AgentEvent, TurnResult
+    from agentteams.team.delivery import TeamEvent
 
 # team colour names (DESIGN.md §1) -> rich colours; rich downgrades them on terminals with fewer colours
 PALETTE = {
@@ -169,6 +170,9 @@ class Renderer:
                     self._line_open = True
 
     def agent_event(self, event: AgentEvent) -> None:
+        from agentteams.agent.loop import tool_input_summary  # loaded long before (the lead's own loop)
+        from agentteams.tools.todos import todo_lines
+
         # a call's input is the model's, its result a file's or a command's: all of it shown, never obeyed
         if event.kind == "text":
             self.text(event.text)
@@ -302,4 +306,6 @@ class Renderer:
 
 def describe_input(args: dict[str, Any]) -> str:
     """A tool call's input for a permission question: the summary, else compact JSON."""
+    from agentteams.agent.loop import tool_input_summary
+
     return tool_input_summary(args, limit=160)

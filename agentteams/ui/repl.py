@@ -4,24 +4,28 @@ input line), plain line reading otherwise; Ctrl-C interrupts, Ctrl-D leaves, the
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
-from agentteams.agent.permissions import live_changes
-from agentteams.agent.session import TurnExtras
 from agentteams.errors import AgentTeamsError, NotFoundError
-from agentteams.team.lead.runtime import LeadRuntime
-from agentteams.ui.commands import CommandContext, TeamView, run_command, teammate_count
+from agentteams.ui.lead_start import Deferred, Lead
 from agentteams.ui.questions import Questions
 from agentteams.ui.render import Renderer
+from agentteams.ui.team_view import TeamView, teammate_count
 from agentteams.ui.terminal import LoopWriter
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the lead's modules load with the lead, which a deferred start composes behind the prompt
     from prompt_toolkit import PromptSession
+    from prompt_toolkit.application import Application
     from prompt_toolkit.formatted_text import FormattedText
     from prompt_toolkit.key_binding import KeyBindings
+
+    from agentteams.agent.session import TurnExtras
+    from agentteams.team.lead.runtime import LeadRuntime
+    from agentteams.ui.commands import CommandContext
 
 IDLE_HINT = "Press Ctrl-D or type /exit to leave."
 MODE_SHOWN = {"default": "default mode", "acceptEdits": "⏵⏵ accept edits on", "plan": "⏸ plan mode on",
@@ -31,23 +35,13 @@ QUEUED = "⧗ queued: sent at the next tool result (or as the next prompt)"
 POLL = 0.05  # seconds between checks while plain mode waits for the lead to finish
 
 
-class Lead(Protocol):
-    """What the REPL needs of the composed lead (cli.lead_setup.LeadParts)."""
-
-    runtime: LeadRuntime
-
-    def close(self, *, team_down: bool = True, timeout: float = 20.0) -> None: ...
-
-
 class Repl:
     """Reads prompts and answers until the person leaves; then stops the lead (and, if asked, its team)."""
 
     def __init__(
-        self, lead: Lead, renderer: Renderer, questions: Questions, view: TeamView, *, history: Path,
+        self, lead: Lead | Deferred, renderer: Renderer, questions: Questions, view: TeamView, *, history: Path,
         terminal: bool, banner: str = "", writer: LoopWriter | None = None,
     ) -> None:  # fmt: skip
-        self.lead = lead
-        self.runtime = lead.runtime
         self.renderer = renderer
         self.questions = questions
         self.view = view
@@ -55,12 +49,57 @@ class Repl:
         self.terminal = terminal
         self.banner = banner
         self.writer = writer  # on a terminal, the console's stream: drained by the prompt's loop
-        self.commands = CommandContext(self.runtime, view, renderer)
         self.closed = False
+        self.lead: Lead | None = None
+        self._deferred = lead if isinstance(lead, Deferred) else None
+        self._mode_cycles = 0  # Shift-Tabs pressed before the lead was there: applied once it is
+        if not isinstance(lead, Deferred):
+            self._attach(lead)
+
+    def _attach(self, lead: Lead) -> None:
+        from agentteams.ui.commands import CommandContext
+
+        self.lead = lead
+        self.runtime: LeadRuntime = lead.runtime
+        self.commands: CommandContext = CommandContext(self.runtime, self.view, self.renderer)
+        cycles, self._mode_cycles = self._mode_cycles, 0
+        for _ in range(cycles):
+            self.cycle_mode()
 
     def run(self, first: str | None) -> int:
         """The whole session; the exit code (0: the person left)."""
+        if self._deferred is not None and (first or not self.terminal):
+            raise ValueError("a deferred lead is for a terminal session whose first prompt the person types")
         return self._terminal_loop(first) if self.terminal else self._plain_loop(first)
+
+    def built(self) -> Lead | None:
+        """The lead once composed (a deferred one still being composed is waited for); None if it never was."""
+        if self.lead is None and self._deferred is not None:
+            return self._deferred.result()
+        return self.lead
+
+    def _compose(self, app: Application[str]) -> None:
+        """The prompt is on screen: a deferred lead starts being composed (once)."""
+        if self._deferred is not None:
+            self._deferred.start(lambda: self._composed(app))
+
+    def _composed(self, app: Application[str]) -> None:
+        """On the prompt's loop: the lead is there (the toolbar shows its state), or its failure ends the prompt."""
+        assert self._deferred is not None
+        error = self._deferred.failure()
+        if error is not None:
+            if app.is_running:
+                app.exit(exception=error)
+            return
+        lead = self._deferred.result()
+        if lead is not None and self.lead is None:
+            self._attach(lead)
+            app.invalidate()
+
+    async def _ready(self) -> None:
+        """Until the deferred lead is composed (its failure is raised here): what the person entered meanwhile waits."""
+        if self.lead is None and self._deferred is not None:
+            self._attach(await self._deferred.wait())
 
     # -- shared -------------------------------------------------------------------------------------
 
@@ -87,6 +126,8 @@ class Repl:
             self.runtime.submit(text, extras)
 
         self.commands.submit = submit
+        from agentteams.ui.commands import run_command
+
         outcome = run_command(line.strip(), self.commands)
         if outcome == "submit":
             self._submit(line, echo=echo)
@@ -103,6 +144,8 @@ class Repl:
 
     def _close(self, team_down: bool) -> int:
         """Stop the lead (and with `team_down` its team); the exit code."""
+        lead = self.lead
+        assert lead is not None, "the prompt loop waits for the lead before anything can close it"
         self.questions.close()
         if self.runtime.busy:
             self.runtime.interrupt()
@@ -113,9 +156,9 @@ class Repl:
         self.closed = True
         error: Exception | None = None
         try:
-            self.lead.close(team_down=team_down)
+            lead.close(team_down=team_down)
         except KeyboardInterrupt:  # impatient: leave the rest to the next run (a team left behind stays valid)
-            self.lead.close(team_down=False, timeout=0)
+            lead.close(team_down=False, timeout=0)
             team_down = False
         except (AgentTeamsError, OSError) as e:
             error = e
@@ -171,6 +214,7 @@ class Repl:
             refresh_interval=0.5,
         )  # fmt: skip
         self.renderer.on_change = session.app.invalidate
+        session.app.after_render += self._compose  # a deferred lead is composed once the prompt is on screen
         # written straight away, before any prompt is up: a prompt drawn on the terminal's top row is pushed
         # into the scrollback, not erased, by the first output written above it
         if self.banner:
@@ -189,19 +233,19 @@ class Repl:
                     await serving
 
     async def _prompt_loop(self, session: PromptSession[str]) -> int:
-        import asyncio
-
         while True:
+            line: str | None = None
             try:
                 line = await session.prompt_async(self._message)
             except KeyboardInterrupt:
                 session.app.erase_when_done = False  # only the prompt Ctrl-C ended is erased
+                await self._ready()
                 self._ctrl_c()
                 continue
             except EOFError:
-                leave = True
-            else:
-                leave = self._handle(line, echo=False)
+                pass
+            await self._ready()  # a line entered while the lead was being composed waits for it
+            leave = True if line is None else self._handle(line, echo=False)
             if leave:
                 team_down = await self._confirm_leave()
                 if team_down is not None:  # shutting down takes seconds: the loop keeps printing meanwhile
@@ -220,6 +264,9 @@ class Repl:
     def _toolbar(self) -> str:
         if self.questions.current() is not None:
             return " a question is waiting: answer it at the prompt (Ctrl-C denies)"
+        if self.lead is None:  # still being composed: no team nor turn yet, the mode it is given
+            mode = self._deferred.mode if self._deferred else "default"
+            return f" /help for commands · Ctrl-D to leave · {MODE_SHOWN.get(mode, mode)} (shift+tab to cycle)"
         team = self.runtime.team
         about = f" · team {team}: {teammate_count(len(self.runtime.members()))}" if team else ""
         about += f" · {MODE_SHOWN.get(self.runtime.session.policy.mode, self.runtime.session.policy.mode)}"
@@ -230,6 +277,11 @@ class Repl:
 
     def cycle_mode(self) -> None:
         """Shift-Tab: the next permission mode, as Claude Code cycles them (the toolbar shows it)."""
+        from agentteams.agent.permissions import live_changes
+
+        if self.lead is None:  # pressed before the lead was there: applied once it is
+            self._mode_cycles += 1
+            return
         session = self.runtime.session
         following = session.switch_mode(live_changes.next_mode(session.policy, session.options.permission_mode))
         self.renderer.hint(f"Permission mode: {MODE_SHOWN.get(following, following)}")

@@ -20,8 +20,9 @@ from agentteams.store.presence import Presence
 from agentteams.store.transcripts.writer import AssistantMeta, Transcript
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.lead.costs import transcript_ledger
-from agentteams.ui.commands import BUILTINS, CommandContext, TeamView, builtin, help_text, run_command
+from agentteams.ui.commands import BUILTINS, CommandContext, builtin, help_text, run_command
 from agentteams.ui.render import Renderer, make_console
+from agentteams.ui.team_view import TeamView
 from tests.support.fake_model import FakeModel, text, tool
 from tests.support.runtime import TEAM, WAIT, LeadRig, quick_polls, running_lead
 
