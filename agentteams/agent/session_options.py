@@ -10,17 +10,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentteams.agent.mcp_servers import McpFlags
-from agentteams.agent.permissions.policy import parse_rules
-from agentteams.agent.prompts import Identity
 from agentteams.model.aliases import resolve_model
 from agentteams.model.reasoning import Reasoning
-from agentteams.settings.agents import AgentCatalog
-from agentteams.settings.plugins import Plugin
 from agentteams.settings.types import Settings
-from agentteams.store.transcripts.reader import Loaded
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # types only: every start composes options, and the interactive one draws its prompt next
+    from agentteams.agent.prompts import Identity
+    from agentteams.settings.agents import AgentCatalog
     from agentteams.settings.commands import CustomCommand
+    from agentteams.settings.plugins import Plugin
+    from agentteams.store.transcripts.reader import Loaded
 
 
 @dataclass
@@ -67,6 +66,8 @@ class TurnExtras:
 
 def command_extras(cmd: CustomCommand) -> TurnExtras | None:
     """What a custom command's turn gets; checked now, so a bad model or rule is an error before anything is sent."""
+    from agentteams.agent.permissions.policy import parse_rules
+
     if not cmd.model and not cmd.allowed_tools:
         return None
     origin = f"allowed-tools of /{cmd.name} ({cmd.path})"

@@ -16,7 +16,7 @@ from agentteams.errors import AgentTeamsError
 from agentteams.run.precedence import Asked, Configured, choose
 
 if TYPE_CHECKING:
-    from agentteams.agent.session import SessionOptions
+    from agentteams.agent.session_options import SessionOptions
     from agentteams.settings.agents import AgentCatalog
     from agentteams.settings.plugins import Plugin
     from agentteams.settings.types import Settings
@@ -218,8 +218,7 @@ def configured(found: Settings) -> Configured:
 
 def start(flags: AgentFlags) -> int:
     """Run what the command line asks for; its exit code."""
-    from agentteams.agent.session import SessionOptions
-    from agentteams.agent.structured import parse_schema
+    from agentteams.agent.session_options import SessionOptions
     from agentteams.model.reasoning import parse as parse_reasoning
     from agentteams.run import headless, session_choice
     from agentteams.store.paths import Layout
@@ -232,7 +231,11 @@ def start(flags: AgentFlags) -> int:
     appended = _joined(prompt_file(flags.append_system_prompt_file, "append system prompt"), flags.append_system_prompt)
     reasoning = parse_reasoning(flags.thinking, flags.max_thinking_tokens, flags.thinking_display, flags.effort,
                                 flags.task_budget, flags.betas)  # fmt: skip
-    schema = parse_schema(flags.json_schema)
+    schema = None
+    if flags.json_schema is not None:  # its module brings the tools' base: not for every start
+        from agentteams.agent.structured import parse_schema
+
+        schema = parse_schema(flags.json_schema)
     cwd = Path.cwd()
     if not flags.print_mode and flags.input_format != "stream-json" and not (flags.agent_name or flags.agent_id):
         from agentteams.run.trust_question import ensure_trusted
