@@ -15,7 +15,7 @@ from agentteams.run.trust_question import ensure_trusted
 from agentteams.settings import trust
 from agentteams.settings.trust import SANDBOXED_VAR, trusted_by
 from tests.support.cli import Cli
-from tests.support.lead_pane import API_KEY, IDLE, LeadPane
+from tests.support.lead_pane import API_KEY, IDLE, START, LeadPane
 from tests.support.procs import child_env
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
@@ -92,7 +92,7 @@ def test_an_untrusted_clone_runs_nothing_and_asks_nothing_of_the_api_until_trust
         env.update({"ANTHROPIC_BASE_URL": ours.base_url, "ANTHROPIC_API_KEY": API_KEY, "LANG": "C.UTF-8",
                     "TERM": "xterm-256color"})  # fmt: skip
         refused = LeadPane(tmux, cli, env, repo, ["hello"])
-        refused.wait_text(ASKED)
+        refused.wait_text(ASKED, timeout=START)  # a cold start, on a machine that may be busy
         refused.type("2")
         refused.press("Enter")
         wait_until(lambda: refused.exit_status() is not None, 20, "the refusal to end the run")
@@ -103,10 +103,10 @@ def test_an_untrusted_clone_runs_nothing_and_asks_nothing_of_the_api_until_trust
         tmux.stop()
 
         trusted = LeadPane(tmux, cli, env, repo, [])
-        trusted.wait_text(ASKED)
+        trusted.wait_text(ASKED, timeout=START)
         trusted.type("1")
         trusted.press("Enter")
-        trusted.idle()
+        trusted.idle(START)
         wait_until((marks / "hook-ran").exists, 20, "the folder's SessionStart hook, once trusted")
     state = json.loads(untrusting.read_text())
     assert state["projects"][str(repo.resolve())]["hasTrustDialogAccepted"] is True  # where claude reads it
