@@ -49,11 +49,15 @@ class Control:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         self._buf = b""
-        deadline = time.monotonic() + 15
-        while not self._line(deadline).startswith(b"%end"):
-            pass  # the attach's own answer: what follows answers our commands, in order
-        if self.command("display-message", "-p", "in step") != ["in step"]:
-            raise RuntimeError("tmux control client: answers out of step with the commands")
+        try:
+            deadline = time.monotonic() + 15
+            while not self._line(deadline).startswith(b"%end"):
+                pass  # the attach's own answer: what follows answers our commands, in order
+            if self.command("display-message", "-p", "in step") != ["in step"]:
+                raise RuntimeError("tmux control client: answers out of step with the commands")
+        except BaseException:
+            self.close()
+            raise
 
     def _line(self, deadline: float) -> bytes:
         fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
@@ -154,11 +158,12 @@ def one_launch(cli: Cli, base: Path, base_url: str, looks: Looks, pause: float) 
     env = rc.claude_env(cfg, base_url, extra=cli.extra_env)  # AGENTTEAMS_NO_WARM=1 in it: ours runs cold
     sock = Path(tempfile.mkdtemp(prefix="br-", dir="/tmp")) / "tmux"  # short: a unix socket's path
     tmux = Tmux(sock)
-    # the server up before the clock starts; a CLI that fails leaves its last words on screen for the error
-    pane = tmux.start(env, work, ["sleep", "600"], size=(160, 50), options={"remain-on-exit": "on"})
-    control = Control(sock, "lead")
-    server = int(control.command("display-message", "-p", "#{pid}")[0])
-    try:
+    control: Control | None = None
+    try:  # whatever fails from here, the tmux server and what its pane runs are stopped
+        # the server up before the clock starts; a CLI that fails leaves its last words on screen for the error
+        pane = tmux.start(env, work, ["sleep", "600"], size=(160, 50), options={"remain-on-exit": "on"})
+        control = Control(sock, "lead")
+        server = int(control.command("display-message", "-p", "#{pid}")[0])
         cpu = _cpu_s(server)
         launched = time.perf_counter()
         control.command("respawn-pane", "-k", "-c", str(work), "-t", pane, *cli.argv)
@@ -171,7 +176,8 @@ def one_launch(cli: Cli, base: Path, base_url: str, looks: Looks, pause: float) 
         answered = _wait(control, pane, looks, lambda s: ANSWER in s, f"{cli.name}'s answer")
         looks.server_cpu.append(_cpu_s(server) - cpu)  # drawing the pane and answering the looks
     finally:
-        control.close()
+        if control is not None:
+            control.close()
         tmux.stop()
         shutil.rmtree(sock.parent, ignore_errors=True)
     return ready - launched, answered - entered
