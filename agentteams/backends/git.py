@@ -172,9 +172,9 @@ def merge(checkout: Path, branch: str, *, squash: bool, message: str) -> MergeOu
 def _committer(checkout: Path) -> dict[str, str]:
     """Who the merge commit is by: the person's git identity; on a machine that has none (git would refuse with
     "unable to auto-detect email address"), agentteams, named as such."""
-    if run(checkout, "config", "user.email", check=False).stdout.strip() or os.environ.get("GIT_COMMITTER_EMAIL"):
+    if os.environ.get("GIT_COMMITTER_EMAIL") or os.environ.get("EMAIL"):
         return {}
-    if os.environ.get("EMAIL"):
+    if run(checkout, "config", "user.email", check=False).stdout.strip():
         return {}
     return {f"GIT_{who}_{what}": value for who in ("AUTHOR", "COMMITTER")
             for what, value in (("NAME", "agentteams"), ("EMAIL", "agentteams@localhost"))}  # fmt: skip

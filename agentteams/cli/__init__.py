@@ -103,7 +103,6 @@ def _leave(ending: SystemExit) -> NoReturn:
     """Exit without the interpreter's teardown (~40 ms of freeing modules after the answer is out): atexit handlers
     run and the standard streams are flushed first; a thread that is not a daemon still gets its normal wait."""
     import atexit
-    import contextlib
     import threading
 
     code = ending.code
