@@ -5,6 +5,7 @@ Code keeps it (`projects[<folder>].hasTrustDialogAccepted` in its state file), s
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -91,12 +92,15 @@ def test_an_untrusted_clone_runs_nothing_and_asks_nothing_of_the_api_until_trust
         env.pop(SANDBOXED_VAR, None)
         env.update({"ANTHROPIC_BASE_URL": ours.base_url, "ANTHROPIC_API_KEY": API_KEY, "LANG": "C.UTF-8",
                     "TERM": "xterm-256color"})  # fmt: skip
-        refused = LeadPane(tmux, cli, env, repo, ["hello"])
-        refused.wait_text(ASKED, timeout=START)  # a cold start, on a machine that may be busy
-        refused.type("2")
-        refused.press("Enter")
-        wait_until(lambda: refused.exit_status() is not None, 20, "the refusal to end the run")
-        assert refused.exit_status() == 1 and "not trusted: nothing of it was loaded" in refused.screen()
+        # its stderr to a file: tmux may mark the pane dead before it has drawn a dying process's last line
+        said = tmp_path / "refused.err"
+        line = shlex.join(cli.argv("--teammate-mode", "in-process", "hello")) + f" 2>{shlex.quote(str(said))}"
+        pane = tmux.start(env, repo, ["sh", "-c", line], size=(160, 50), options={"remain-on-exit": "on"})
+        wait_until(lambda: ASKED in tmux.capture(pane, scrollback=True), START, "the trust question")
+        tmux.send(pane, "2", literal=True)
+        tmux.send(pane, "Enter")
+        wait_until(lambda: tmux.exit_status(pane) is not None, 20, "the refusal to end the run")
+        assert tmux.exit_status(pane) == 1 and "not trusted: nothing of it was loaded" in said.read_text()
         assert sorted(p.name for p in marks.iterdir()) == [], "the clone ran something before it was trusted"
         assert ours.requests == [] and theirs.requests == [], "a request left before the folder was trusted"
         assert trusted_by(repo) is None
