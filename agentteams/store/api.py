@@ -14,7 +14,7 @@ from agentteams.pids import LeadProcess
 from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.records import Envelope, Member, Task, TaskStatus, TeamConfig
-from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateResult
+from agentteams.store.values import UNSET, BoardTask, ClaimResult, UnassignResult, UpdateResult
 
 if TYPE_CHECKING:  # kept out of start-up: `task list` must not load the protocol module
     from agentteams.errors import CorruptFileError
@@ -114,6 +114,7 @@ class Tasks(Protocol):
 
     def get(self, team: str, task_id: str) -> Task: ...
     def list_tasks(self, team: str) -> list[Task]: ...
+    def board(self, team: str) -> list[BoardTask]: ...  # a view's read: lean, maybe from a checked copy
     def has_list(self, team: str) -> bool: ...  # a task list may outlive its team
     def create(
         self, team: str, subject: str, description: str = "", *, active_form: str | None = None,

@@ -191,3 +191,8 @@ class Layout:
 
     def highwatermark_file(self, team: str) -> Path:
         return self.task_dir(team) / ".highwatermark"
+
+    def board_copy_file(self, team: str) -> Path:
+        """Our copy of a team's task board for views (store/file/board_cache.py): ours alone, outside the task dir
+        Claude Code shares."""
+        return self._inside(Path(self.root, "agentteams", "boards", f"{path_part(team, 'team')}.json"))

@@ -3,8 +3,28 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
+from typing import Protocol
 
 from agentteams.store.records import Task
+
+
+class Listed(Protocol):
+    """What a task line shows: a `Task`, or a board view's `BoardTask`."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def subject(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def owner(self) -> str | None: ...
+    @property
+    def blocked_by(self) -> list[str]: ...
+    @property
+    def resolved(self) -> bool: ...
+
 
 # Claude Code 2.1.332 keeps a tool result inline up to 50 000 characters (TaskList asks 100 000, clamped to that);
 # past it the result goes to a file and the model gets a 2 KB head of it: on a long-lived board, completed tasks
@@ -15,7 +35,7 @@ FULL_LIST_CHARS = 50_000
 SUMMARY_CHARS = 8_000
 
 
-def task_line(task: Task, open_ids: set[str] | None = None) -> str:
+def task_line(task: Listed, open_ids: set[str] | None = None) -> str:
     """`#2 [pending] Write tests (alice) [blocked by #1]`, as Claude Code's TaskList prints it; given the ids of
     the list's open tasks, only a blocker still open is shown (one completed or deleted blocks nothing)."""
     line = f"#{task.id} [{task.status}] {task.subject}"
@@ -27,7 +47,7 @@ def task_line(task: Task, open_ids: set[str] | None = None) -> str:
     return line
 
 
-def task_lines(tasks: list[Task]) -> list[str]:
+def task_lines(tasks: Sequence[Listed]) -> list[str]:
     """A whole list's lines, each showing only the blockers still open in it."""
     open_ids = {t.id for t in tasks if not t.resolved}
     return [task_line(t, open_ids) for t in tasks]

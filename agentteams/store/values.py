@@ -4,12 +4,31 @@ is `store.api.NewMember`). Kept apart from the Protocols so a command that only 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from agentteams.store.records import Task
 
 ClaimReason = Literal["task_not_found", "already_claimed", "already_resolved", "blocked", "agent_busy"]
 UNSET: Any = object()  # "leave the owner as it is" (None clears it)
+
+
+class BoardTask(NamedTuple):
+    """A task as a board view shows it (`status`, `watch`): read without building a record, never written back."""
+
+    id: str
+    subject: str
+    status: str
+    owner: str | None
+    blocked_by: list[str]
+    blocks: list[str]
+
+    @classmethod
+    def of(cls, task: Task) -> BoardTask:
+        return cls(task.id, task.subject, task.status, task.owner, list(task.blocked_by), list(task.blocks))
+
+    @property
+    def resolved(self) -> bool:
+        return self.status in ("completed", "deleted")
 
 
 @dataclass(repr=False, eq=False)

@@ -11,6 +11,7 @@ from agentteams.store.paths import Layout
 from agentteams.store.redis.connection import parse_url
 from agentteams.store.redis.store import RedisStore
 from tests.support.cli import Cli
+from tests.support.hookscript import HookLab
 from tests.support.redislab import RedisServer
 from tests.support.team_run import Run, assert_nothing_left, check_team_run, finish, lead_env, lead_in_tmux
 from tests.support.team_script import TEAM, team_scenario
@@ -124,7 +125,8 @@ def test_redis_team_hooks_and_events_of_a_killed_teammate(
         assert presence is not None
         os.kill(presence.pid, signal.SIGKILL)
         killed = time.time()
-        wait_until(lambda: bool(lab.entries("TeammateDied")), 5, "the TeammateDied hook")
+        wait_until(lambda: bool(lab.entries("TeammateDied")), 5, "the TeammateDied hook",
+                   explain=lambda: _after_kill(tmux, presence.pid, killed, tmp_path, lab, seen))  # fmt: skip
         wait_until(lambda: ("died", "alice") in seen.kinds(), 5, "alice's death in the team's event stream",
                    explain=lambda: str(seen.kinds()))  # fmt: skip
         run = finish(rc, tmp_path, server)
@@ -138,3 +140,17 @@ def test_redis_team_hooks_and_events_of_a_killed_teammate(
     events = seen.kinds()
     assert events[0] == ("joined", "alice") and events[-1] == ("died", "alice"), events
     assert_redis_empty(redis_server)
+
+
+def _after_kill(tmux: Tmux, pid: int, killed: float, tmp: Path, lab: HookLab, seen: EventLog) -> str:
+    """What a late TeammateDied hook leaves to look at: the panes, the killed pid, the lead's stderr, the events."""
+    import time
+
+    from agentteams.pids import pid_alive
+
+    panes = tmux.run("list-panes", "-a", "-F", "#{pane_id} dead=#{pane_dead} pid=#{pane_pid} #{pane_current_command}")
+    err = (tmp / "err.txt").read_text() if (tmp / "err.txt").exists() else "(no err.txt)"
+    return (
+        f"{time.time() - killed:.2f} s after the kill; pid {pid} alive: {pid_alive(pid)}\npanes:\n{panes}\n"
+        f"hook entries: {lab.entries()}\nevents: {seen.kinds()}\nlead stderr:\n{err[-3000:]}"
+    )

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from agentteams import diagnostics
 from agentteams.errors import CorruptFileError, InvalidNameError, NotFoundError
 from agentteams.store import leases
-from agentteams.store.file import task_files
+from agentteams.store.file import board_cache, task_files
 from agentteams.store.fs import safe_paths
 from agentteams.store.fs.atomic_json import (
     atomic_write_json,
@@ -28,7 +28,7 @@ from agentteams.store.leases import LeaseBook, TakenBack
 from agentteams.store.paths import LEAD_NAME, Layout, refuse_control, task_id_part
 from agentteams.store.records import Task, TaskStatus
 from agentteams.store.task_graph import check_links
-from agentteams.store.values import UNSET, ClaimResult, UnassignResult, UpdateResult
+from agentteams.store.values import UNSET, BoardTask, ClaimResult, UnassignResult, UpdateResult
 
 if TYPE_CHECKING:
     from agentteams.store.file.mailbox import Mailbox
@@ -115,6 +115,12 @@ class TaskStore:
         dropped."""
         listed = task_files.read_all(self.layout, team)
         return [t for i, raw, where in listed if (t := self._parsed(team, i, raw, where, under_lock=False))]
+
+    def board(self, team: str) -> list[BoardTask]:
+        """Every task as a view shows it, in id order: read lean, or from our stat-checked copy (board_cache.py)."""
+        return board_cache.read_board(
+            self.layout, team, lambda i, raw, where: self._parsed(team, i, raw, where, under_lock=False)
+        )
 
     def list_swept(self, team: str) -> tuple[list[Task], list[TakenBack]]:
         """Every task, those whose owner of ours let its lease run out sent back to pending first: one read of the

@@ -17,7 +17,7 @@ from agentteams.store.redis.connection import Client, Keys, watch_error
 from agentteams.store.redis.scripts import source
 from agentteams.store.redis.task_hash import doc_of_new, to_fields, to_task
 from agentteams.store.task_graph import check_links
-from agentteams.store.values import UNSET, ClaimReason, ClaimResult, UnassignResult, UpdateResult
+from agentteams.store.values import UNSET, BoardTask, ClaimReason, ClaimResult, UnassignResult, UpdateResult
 
 if TYPE_CHECKING:
     from agentteams.store.redis.mailbox import RedisMail
@@ -60,6 +60,9 @@ class RedisTasks:
         if not fields:
             raise NotFoundError(f"task #{task_id} not found in team {team!r}")
         return to_task(task_id, fields, keys.task(task_id))
+
+    def board(self, team: str) -> list[BoardTask]:
+        return [BoardTask.of(t) for t in self.list_tasks(team)]
 
     def list_tasks(self, team: str) -> list[Task]:
         keys = self._keys(team)
