@@ -8,7 +8,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentteams import diagnostics
@@ -20,6 +19,7 @@ from agentteams.agent.turn_types import (
     AgentEvent,
     AgentSettings,
     Answer,
+    AskedDecision,
     Decision,
     Interrupted,
     PermissionAsk,
@@ -43,12 +43,6 @@ __all__ = [  # the boundary types live in turntypes.py; their users import them 
     "INTERRUPTED_MARK", "Agent", "AgentEvent", "AgentSettings", "Answer", "Decision", "Interrupted", "PermissionAsk",
     "Permissions", "StopReason", "TurnResult", "tool_input_summary",
 ]  # fmt: skip
-
-
-@dataclass
-class _Asked:
-    behavior: str
-    reason: str
 
 
 class Agent:
@@ -86,6 +80,7 @@ class Agent:
         self.steer: Callable[[], list[Block]] | None = None
         self.over_budget: Callable[[], bool] | None = None  # --max-budget-usd: no model call (nor tool) once it says so
         self.structured: StructuredOutput | None = None  # --json-schema: each turn ends with its value
+        self.denials: list[dict[str, Any]] = []  # calls refused (rules, mode, a person, a hook): permission_denials
         self._prompt: AgentEvent | None = None  # the turn's prompt, not yet emitted (run)
         self._emitting = threading.RLock()
 
@@ -349,6 +344,7 @@ class Agent:
             pre = self.hooks.pre_tool(name, args, use_id)
             if pre.blocked or pre.permission == "deny":
                 why = pre.reason or pre.permission_reason or "no reason given"
+                self.denials.append({"tool_name": name, "tool_use_id": use_id, "tool_input": args})
                 return ToolResult.error(f"PreToolUse:{name} hook error: {why}"), args, False
             args, hook = (pre.updated_input if pre.updated_input is not None else args), pre.permission
         try:
@@ -357,6 +353,7 @@ class Agent:
             return ToolResult.error(str(e)), args, False
         refusal, args = self._permission(tool, target, args, hook, use_id)
         if refusal is not None:
+            self.denials.append({"tool_name": tool.name, "tool_use_id": use_id, "tool_input": args})
             return refusal, args, False
         try:
             return tool.run(args, self.ctx), args, True
@@ -379,7 +376,7 @@ class Agent:
             elif hook == "allow":
                 return None, args
             else:
-                decision = _Asked("ask", f"a PreToolUse hook asks before {tool.name} runs")
+                decision = AskedDecision("ask", f"a PreToolUse hook asks before {tool.name} runs")
         if decision.behavior == "allow":
             return None, args
         if decision.behavior == "ask" and self.ask is not None:

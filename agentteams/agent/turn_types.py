@@ -33,6 +33,14 @@ class Decision(Protocol):
     def reason(self) -> str: ...
 
 
+@dataclass(frozen=True)
+class AskedDecision:
+    """A decision made outside the rules (a PreToolUse hook asks first)."""
+
+    behavior: str
+    reason: str
+
+
 class Permissions(Protocol):
     def decide(self, tool_name: str, kind: ToolKind, target: str | None) -> Decision: ...
     def remember(self, tool_name: str, target: str | None) -> None: ...

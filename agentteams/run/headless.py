@@ -16,13 +16,11 @@ FORMATS = ("text", "json", "stream-json")
 INPUT_FORMATS = ("text", "stream-json")
 SETTLE_SECONDS = 1.0  # a team must stay settled this long before a -p run ends
 POLL_SECONDS = 0.1  # how often a team's files are looked at meanwhile
-SUBTYPES = {"end_turn": "success", "exit_requested": "success", "max_turns": "error_max_turns",
-            "interrupted": "error_during_execution", "max_tokens": "error_max_tokens",
-            "max_budget_usd": "error_max_budget_usd"}  # fmt: skip
-TERMINAL = {"end_turn": "completed", "exit_requested": "completed", "max_turns": "max_turns",
-            "interrupted": "aborted", "max_tokens": "max_tokens", "max_budget_usd": "budget_exhausted"}  # fmt: skip
 
 
+STDIN_WAIT = 3.0  # seconds a silent stdin pipe is waited for, as Claude Code 2.1.332 waits
+STDIN_SILENT = ("Warning: no stdin data received in {seconds}s, proceeding without it. If piping from a slow command, "
+                "redirect stdin explicitly: < /dev/null to skip, or wait longer.")
 NO_INPUT = "input must be provided either through stdin or as a prompt argument when using --print"
 BLANK = "input contained only whitespace: give a prompt with text, through stdin or as an argument to --print"
 
@@ -63,15 +61,36 @@ def _is_uuid(text: str) -> bool:
 
 
 def prompt_text(prompt: str | None) -> str:
-    """The -p prompt: the argument, else stdin; refused in one line when there is none or only whitespace."""
+    """The -p prompt as Claude Code sends it: the argument, then on the next line whatever a pipe or file on stdin
+    holds (as given: neither is trimmed); refused in one line when there is none or only whitespace."""
     text = prompt or ""
-    if not text and sys.stdin is not None and not sys.stdin.isatty():
-        text = sys.stdin.read()
+    piped = piped_input()
+    if piped:
+        text = f"{text}\n{piped}" if text else piped
     if not text:
         raise AgentTeamsError(NO_INPUT)
     if not text.strip():
         raise AgentTeamsError(BLANK)
-    return text.strip()
+    return text
+
+
+def piped_input(first_data_wait: float = STDIN_WAIT) -> str:
+    """stdin's text when it is not a terminal: read to its end once something came, as Claude Code reads it; a pipe
+    that stays silent for `first_data_wait` seconds (a writer that never writes nor closes) is left, with a warning,
+    so a script never hangs on it."""
+    import select
+
+    stream = sys.stdin
+    if stream is None or stream.closed or stream.isatty():
+        return ""
+    try:
+        ready, _, _ = select.select([stream], [], [], first_data_wait)
+    except (OSError, ValueError):  # not a selectable descriptor: read it as it is
+        ready = [stream]
+    if not ready:
+        _echo(STDIN_SILENT.format(seconds=int(first_data_wait)), err=True)
+        return ""
+    return stream.buffer.read().decode("utf-8", errors="replace") if hasattr(stream, "buffer") else stream.read()
 
 
 _EMIT = threading.Lock()
@@ -232,25 +251,14 @@ def wait_settled(runtime: Any) -> None:
 
 def report(done: list[Any], session: Any, session_id: str, output_format: str, seconds: float,
            extra: dict[str, Any] | None = None) -> int:  # fmt: skip
-    """Print the last turn's outcome as text, json or a stream-json result line (`extra` fields added); the exit
-    code."""
-    import uuid
+    """Print the last turn's outcome as text, json (one line, as Claude Code) or a stream-json result line (`extra`
+    fields added); the exit code."""
+    from agentteams.run import result_line
 
     result = done[-1]
-    subtype = SUBTYPES.get(result.stop_reason, "error_during_execution")
-    total = session.ledger.total()
-    # Claude Code counts the turn that was to follow the results: the one the limit stopped, or --json-schema's end
-    cut_short = 1 if result.stop_reason in ("max_turns", "structured_output", "structured_output_retries") else 0
-    summary = {
-        "type": "result", "subtype": subtype, "is_error": subtype != "success", "result": result.text,
-        "session_id": session_id, "num_turns": sum(r.model_calls for r in done) + cut_short,
-        "duration_ms": int(seconds * 1000), "duration_api_ms": total.api_ms, "total_cost_usd": round(total.cost_usd, 6),
-        "usage": total.usage.to_json(), "modelUsage": model_usage(session), "model": session.model,
-        "stop_reason": result.stop_reason, "terminal_reason": TERMINAL.get(result.stop_reason, "error"),
-        "api_error_status": None, "permission_denials": [], "uuid": str(uuid.uuid4()),
-    }  # fmt: skip
+    summary = result_line.summary(done, session, session_id, seconds)
     if result.stop_reason == "max_budget_usd":  # as Claude Code words it
-        summary["errors"] = [f"Reached maximum budget (${budget_text(session.options.max_budget_usd)})"]
+        summary["errors"] = [f"Reached maximum budget (${result_line.budget_text(session.options.max_budget_usd)})"]
     elif result.stop_reason == "max_turns":
         summary["errors"] = [f"Reached maximum number of turns ({session.options.max_turns})"]
     elif result.stop_reason == "interrupted":
@@ -260,14 +268,17 @@ def report(done: list[Any], session: Any, session_id: str, output_format: str, s
         summary.update(session.structured.fields(result.stop_reason))
     summary.update(extra or {})
     if output_format == "text":
-        _echo(summary["result"])
-        if summary["subtype"] != "success":
+        said = result_line.text_error(summary, session)
+        if said is not None:  # Claude Code's words on stdout, in place of the answer (no newline after them)
+            sys.stdout.write(said)
+            sys.stdout.flush()
+        else:
+            _echo(summary.get("result", ""))
+        if summary["subtype"] != "success" and said is None:
             why = summary["errors"][0] if "errors" in summary else f"the run ended early ({result.stop_reason})"
             _echo(f"agentteams: error: {why}", err=True)
-    elif output_format == "stream-json":
-        emit(summary)
     else:
-        _echo(json.dumps(summary, indent=2, ensure_ascii=False))
+        emit(summary)  # json and stream-json alike: one line
     return 0 if summary["subtype"] == "success" else 1
 
 
@@ -299,14 +310,9 @@ def api_error_lines(error: Any, session: Any, session_id: str, seconds: float) -
 
 
 def model_usage(session: Any) -> dict[str, dict[str, Any]]:
-    """The result's `modelUsage`: each model's tokens and cost, in the SDK's names."""
-    return {
-        model: {"inputTokens": spent.usage.input_tokens, "outputTokens": spent.usage.output_tokens,
-                "cacheReadInputTokens": spent.usage.cache_read_input_tokens,
-                "cacheCreationInputTokens": spent.usage.cache_creation_input_tokens, "webSearchRequests": 0,
-                "costUSD": round(spent.cost_usd, 6)}
-        for model, spent in session.ledger.by_model().items()
-    }  # fmt: skip
+    from agentteams.run.result_line import model_usage as per_model
+
+    return per_model(session)
 
 
 def max_budget(raw: str | None) -> float | None:
@@ -323,5 +329,6 @@ def max_budget(raw: str | None) -> float | None:
 
 
 def budget_text(value: float | None) -> str:
-    """A budget as Claude Code prints it: `1`, `0.5`."""
-    return "" if value is None else (str(int(value)) if value == int(value) else repr(value))
+    from agentteams.run.result_line import budget_text as text
+
+    return text(value)
