@@ -4,7 +4,9 @@ beside a 12-task team, the baseline, measured in the same run.
 
 Each board is written as Claude Code's task files (nine in ten completed, the rest pending or in progress, every
 third pending one blocked by the task before it). Rows:
-  status       `agentteams status TEAM` as a fresh process (`python -m agentteams`, no warm server), wall time;
+  status       `agentteams status TEAM` as a fresh process (`python -m agentteams`, no warm server), wall time:
+               `first` without our copy of the board (every task file read, the copy written: a first look),
+               then with it current (a stat per task file: every later look);
   TaskList     one call of the tool in-process, its time, the output's size in bytes and tokens (bytes / 4), and how
                many task-file reads it made (each file once: N);
   claim        `claim(id)` of an unblocked pending task; a teammate's look for work that finds it has some
@@ -44,6 +46,7 @@ STATUS_TARGET_MS = 300.0
 @dataclass
 class Row:
     tasks: int
+    status_first_ms: float
     status_ms: float
     tasklist_ms: float
     tasklist_bytes: int
@@ -82,6 +85,9 @@ def _board(root: Path, n: int) -> None:
         if status != "pending":
             doc["owner"] = MEMBERS[i % len(MEMBERS)]
         (task_dir / f"{i}.json").write_text(dump_json(doc))
+    then = time.time_ns() - 3600 * 10**9  # written over time, as a real board is: none racily recent
+    for f in task_dir.iterdir():
+        os.utime(f, ns=(then, then))
 
 
 @contextmanager
@@ -136,6 +142,9 @@ def _one_round(root: Path, n: int, src: Path) -> Row:
     from agentteams.tools.base import ToolContext
     from agentteams.tools.team.task_tools import TaskListTool
 
+    copy = root / "agentteams" / "boards" / f"{TEAM}.json"  # agentteams.store.paths.Layout.board_copy_file
+    copy.unlink(missing_ok=True)
+    status_first_ms = _status_ms(root, src)
     status_ms = _status_ms(root, src)
     store = FileStore(Layout(root))
     ctx = ToolContext(cwd=root, store=store, session_id="bench-board", agent_name="alice", team_name=TEAM,
@@ -152,8 +161,8 @@ def _one_round(root: Path, n: int, src: Path) -> Row:
     assert claimed.success and picked.success and picked.task is not None, (claimed, picked)
     for task_id in (target, picked.task.id):
         store.tasks.update(TEAM, task_id, owner=None, status="pending")
-    return Row(n, status_ms, list_ms, size, size // 4, list_reads, claim_ms, claim_reads, look_ms, look_reads, next_ms,
-               next_reads)  # fmt: skip
+    return Row(n, status_first_ms, status_ms, list_ms, size, size // 4, list_reads, claim_ms, claim_reads, look_ms,
+               look_reads, next_ms, next_reads)  # fmt: skip
 
 
 def measure(sizes: list[int], rounds: int, src: Path) -> list[Row]:
@@ -168,7 +177,8 @@ def measure(sizes: list[int], rounds: int, src: Path) -> list[Row]:
                 samples[n].append(_one_round(roots[n], n, src))
     med = statistics.median
     return [
-        Row(n, med(x.status_ms for x in rows), med(x.tasklist_ms for x in rows), rows[-1].tasklist_bytes,
+        Row(n, med(x.status_first_ms for x in rows), med(x.status_ms for x in rows), med(x.tasklist_ms for x in rows),
+            rows[-1].tasklist_bytes,
             rows[-1].tasklist_tokens, rows[-1].tasklist_reads, med(x.claim_ms for x in rows), rows[-1].claim_reads,
             med(x.look_ms for x in rows), rows[-1].look_reads, med(x.claim_next_ms for x in rows),
             rows[-1].claim_next_reads)
@@ -179,16 +189,20 @@ def measure(sizes: list[int], rounds: int, src: Path) -> list[Row]:
 def print_table(rows: list[Row], rounds: int, src: Path, load: tuple[float, float, float]) -> None:
     print(f"task board: medians of {rounds} rounds; code from {src}; load average {load[0]:.2f} {load[1]:.2f} "
           f"{load[2]:.2f} ({os.cpu_count()} cores)")  # fmt: skip
-    print(f"{'tasks':>6} {'status ms':>10} {'TaskList ms':>12} {'bytes':>8} {'~tokens':>8} {'reads':>6} "
-          f"{'claim ms':>9} {'reads':>6} {'look ms':>8} {'reads':>6} {'pick ms':>8} {'reads':>6}")  # fmt: skip
+    print(f"{'tasks':>6} {'first ms':>9} {'status ms':>10} {'TaskList ms':>12} {'bytes':>8} {'~tokens':>8} "
+          f"{'reads':>6} {'claim ms':>9} {'reads':>6} {'look ms':>8} {'reads':>6} {'pick ms':>8} "
+          f"{'reads':>6}")  # fmt: skip
     for r in rows:
-        print(f"{r.tasks:>6} {r.status_ms:>10.0f} {r.tasklist_ms:>12.1f} {r.tasklist_bytes:>8} {r.tasklist_tokens:>8} "
+        print(f"{r.tasks:>6} {r.status_first_ms:>9.0f} {r.status_ms:>10.0f} {r.tasklist_ms:>12.1f} "
+              f"{r.tasklist_bytes:>8} {r.tasklist_tokens:>8} "
               f"{r.tasklist_reads:>6} {r.claim_ms:>9.2f} {r.claim_reads:>6} {r.look_ms:>8.1f} {r.look_reads:>6} "
               f"{r.claim_next_ms:>8.1f} {r.claim_next_reads:>6}")  # fmt: skip
     big = max(rows, key=lambda r: r.tasks)
-    met = "met" if big.status_ms <= STATUS_TARGET_MS else "NOT met"
-    print(f"status of {big.tasks} tasks: {big.status_ms:.0f} ms (target <= {STATUS_TARGET_MS:.0f}: {met}); "
-          f"{big.status_ms / rows[0].status_ms:.2f}x the {rows[0].tasks}-task team")  # fmt: skip
+    for label, ms, base in (("first status", big.status_first_ms, rows[0].status_first_ms),
+                            ("status", big.status_ms, rows[0].status_ms)):  # fmt: skip
+        met = "met" if ms <= STATUS_TARGET_MS else "NOT met"
+        print(f"{label} of {big.tasks} tasks: {ms:.0f} ms (target <= {STATUS_TARGET_MS:.0f}: {met}); "
+              f"{ms / base:.2f}x the {rows[0].tasks}-task team")  # fmt: skip
 
 
 def main() -> None:
