@@ -16,6 +16,7 @@ from agentteams.store.api import Store
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import Presence
 from agentteams.store.records import Member
+from agentteams.team.budget_limit import Budget
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.trust import LeadPromises
 from agentteams.tools.base import ToolInputError
@@ -23,20 +24,6 @@ from agentteams.tools.base import ToolInputError
 SETTINGS_KEY = "teamBudget"  # ours; Claude Code ignores keys it does not know
 WARN_AT = 80  # percent
 DEFAULT_GRACE = 30.0  # seconds a teammate asked to stop for its budget has to leave before it is stopped
-
-
-@dataclass(frozen=True)
-class Budget:
-    """A limit in tokens (input + output), in dollars, or both; None: no limit of that kind."""
-
-    tokens: int | None = None
-    usd: float | None = None
-
-    def percent(self, tokens: int, usd: float) -> int | None:
-        """The larger share spent, in whole percent (floored: 79.9 % is not yet 80 %); None without a limit."""
-        shares = [100 * tokens / self.tokens] if self.tokens else []
-        shares += [100 * usd / self.usd] if self.usd else []
-        return math.floor(max(shares)) if shares else None
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from agentteams.store.protocol import (
 )
 from agentteams.store.records import Envelope, Member, TeamConfig
 from agentteams.store.task_text import task_lines
-from agentteams.team.budget import Budget
+from agentteams.team.budget_limit import Budget
 from agentteams.team.nodes.view import node_state
 from agentteams.team.teammate.lead_watch import lead_gone
 
