@@ -17,7 +17,7 @@ ELIDE_OVER = 160  # longer strings are the CLI's prompt text or environment dump
 KEEP_WHOLE = {"cwd", "workingDirectory", "filePath", "file_path", "argv", "new_or_grown_files"}  # paths, never elided
 VOLATILE_NUMBERS = {"startTime", "totalDuration", "totalAPIDuration", "totalAPIDurationWithoutRetries",
                     "totalToolDuration", "durationMs", "toolInputStreamMs", "costUSD", "totalCostUSD",
-                    "ttftMs"}  # fmt: skip
+                    "ttftMs", "sentAtMs"}  # fmt: skip
 
 
 class Normaliser:
