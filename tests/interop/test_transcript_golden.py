@@ -14,7 +14,7 @@ from agentteams.store.paths import Layout, project_slug
 from tests.support.repo import TESTS
 from tests.support.transcript_checks import entries, faults, session_files
 
-VERSIONS = ("2.1.197", "2.1.330")
+VERSIONS = ("2.1.197", "2.1.330", "2.1.332")
 SCENARIOS = ("plain", "tools", "tool_error", "two_turns", "continue", "resume", "fork", "session_id", "compact",
              "auto_compact", "long_cwd")  # fmt: skip
 
@@ -172,3 +172,12 @@ def test_automatic_compaction_summarises_the_pending_prompt_too() -> None:
     last = json.dumps(manifest("2.1.330", "auto_compact")["steps"][-1]["requests"][-1]["messages"])
     assert "MOCKSUMMARY auto" in last and "Big answer." not in last
     assert not any(e.get("subtype") == "compact_boundary" for e in session("2.1.197", "auto_compact"))
+
+
+def test_2_1_332_stamps_each_prompt_with_when_and_where_it_was_sent() -> None:
+    found = session("2.1.332", "tools")
+    prompts = [e for e in found if e["type"] == "user" and isinstance(e["message"]["content"], str)]
+    assert prompts and all((e["sentAtMs"], e["rowSource"]) == (0, "local") for e in prompts)  # 0: normalised
+    keys = list(prompts[0])
+    assert keys[keys.index("permissionMode") :][:4] == ["permissionMode", "promptSource", "sentAtMs", "rowSource"]
+    assert not any("sentAtMs" in e for e in session("2.1.330", "tools"))

@@ -90,6 +90,9 @@ def test_our_transcript_keeps_the_real_clis_invariants_and_envelope(repo: Path, 
     first, answer_text, answer_bash = chained[0], chained[1], chained[2]
     assert first["parentUuid"] is None and first["message"] == {"role": "user", "content": "first: <redacted>"}
     assert first["permissionMode"] == "bypassPermissions"
+    # stamped as Claude Code 2.1.332 stamps a prompt: when it was sent (epoch ms), and that it was written here
+    assert (first["rowSource"], type(first["sentAtMs"])) == ("local", int)
+    assert abs(first["sentAtMs"] - int(time.time() * 1000)) < 600_000
     # one API answer, one entry per block, one message id, each chained to the one before
     assert answer_text["message"]["id"] == answer_bash["message"]["id"]
     assert answer_bash["parentUuid"] == answer_text["uuid"] and answer_text["message"]["content"][0]["type"] == "text"

@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import threading
+import time
 import uuid as uuidlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from agentteams.store.fs import safe_paths
 from agentteams.store.fs.atomic_json import encode, now_iso
 
 REDACTED = "<redacted>"
+LOCAL_ROW = "local"  # a prompt's `rowSource`: written by this machine's session (not synced in from elsewhere)
 Entrypoint = Literal["cli", "sdk-cli"]
 CompactTrigger = Literal["manual", "auto"]
 
@@ -87,6 +89,8 @@ class Transcript:
             own["isMeta"] = True
         if mode is not None:
             own["permissionMode"] = mode
+        if not meta:  # when it was sent, and that it was typed here: as Claude Code 2.1.332 stamps a prompt
+            own.update(sentAtMs=int(time.time() * 1000), rowSource=LOCAL_ROW)
         return self._chained(agent, own)
 
     def assistant(
