@@ -1,12 +1,14 @@
-"""What `--thinking`, `--max-thinking-tokens`, `--thinking-display`, `--effort`, `--task-budget` and `--betas` ask
-of a request, shaped per model family as Claude Code 2.1.332 shapes it; `ReasoningClient` applies it to each of the
-lead's requests. Nothing is sent unless a flag asks (our defaults send no thinking and no output_config)."""
+"""What a lead's request asks of its model by default, and what `--thinking`, `--max-thinking-tokens`,
+`--thinking-display`, `--effort`, `--task-budget` and `--betas` change, shaped per model family as Claude Code 2.1.332
+shapes it (max_tokens, thinking, output_config.effort and their betas); `ReasoningClient` applies it to the lead's."""
 
 from __future__ import annotations
 
 import dataclasses
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
@@ -19,39 +21,54 @@ EFFORTS = ("low", "medium", "high", "xhigh", "max")
 ALLOWED_BETAS = (LONG_BETA,)  # 2.1.332 refuses (with a warning) any other --betas value for an API key
 EFFORT_BETA = "effort-2025-11-24"
 TASK_BUDGET_BETA = "task-budgets-2026-03-13"
-INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"  # sent with budgeted thinking, as 2.1.332 does
+INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"  # sent to every model that thinks, as 2.1.332 does
+UPDATES_BETA = "thinking-display-updates-2026-08-18"  # with the interactive session's `updates` display
+# the display of a thinking block no flag chose: a person at the prompt gets progress updates, -p gets none
+INTERACTIVE_DISPLAY, HEADLESS_DISPLAY = "updates", "omitted"
+
+Effort = Literal["low", "medium", "high", "xhigh", "max"]
 
 
 @dataclass(frozen=True)
 class Capability:
     """How a model thinks: `adaptive` (the model decides; a budget is ignored), `budget` (budget_tokens) or `none`;
-    whether it takes output_config.effort; and the max_tokens 2.1.332 sends it, which a thinking budget must fit."""
+    the effort 2.1.332 asks of it unasked (None: it takes no output_config.effort); and the max_tokens it sends it,
+    which a thinking budget must fit under."""
 
-    thinking: str
-    effort: bool
+    thinking: Literal["adaptive", "budget", "none"]
+    effort: Effort | None
     max_tokens: int
 
 
-# Seen against the scripted server: 2.1.332 with each --model, --max-thinking-tokens 5000 and --effort high. Matched
-# as a substring of the id (Bedrock and Vertex wrap it), most specific first; a model not here thinks not at all.
+# Seen against the scripted server: 2.1.332 -p with each --model and no other flag (its request's max_tokens,
+# thinking and output_config), and with --max-thinking-tokens 5000 and --effort. Matched as a substring of the id
+# (Bedrock and Vertex wrap it), most specific first.
 CAPABILITIES: tuple[tuple[str, Capability], ...] = (
-    ("claude-opus-5", Capability("adaptive", True, 128_000)),
-    ("claude-sonnet-5", Capability("adaptive", True, 128_000)),
-    ("claude-haiku-5", Capability("adaptive", True, 128_000)),
-    ("claude-opus-4-8", Capability("adaptive", True, 64_000)),
-    ("claude-opus-4-6", Capability("adaptive", True, 64_000)),
-    ("claude-sonnet-4-6", Capability("adaptive", True, 32_000)),
-    ("claude-opus-4-5", Capability("budget", True, 32_000)),
-    ("claude-sonnet-4", Capability("budget", False, 32_000)),  # 4 and 4.5
-    ("claude-haiku-4-5", Capability("budget", False, 32_000)),
-    ("claude-opus-4", Capability("budget", False, 32_000)),
+    ("claude-opus-5-5", Capability("adaptive", "medium", 128_000)),
+    ("claude-sonnet-5-5", Capability("adaptive", "medium", 128_000)),
+    ("claude-haiku-5-5", Capability("adaptive", "medium", 128_000)),
+    ("claude-fable-5", Capability("adaptive", "medium", 128_000)),
+    ("claude-opus-5", Capability("adaptive", "high", 64_000)),
+    ("claude-sonnet-5", Capability("adaptive", "high", 64_000)),
+    ("claude-haiku-5", Capability("adaptive", "high", 32_000)),
+    ("claude-opus-4-8", Capability("adaptive", "high", 64_000)),
+    ("claude-opus-4-7", Capability("adaptive", "xhigh", 64_000)),
+    ("claude-opus-4-6", Capability("adaptive", "high", 64_000)),
+    ("claude-sonnet-4-6", Capability("adaptive", "high", 32_000)),
+    ("claude-opus-4-5", Capability("budget", "high", 32_000)),
+    ("claude-sonnet-4", Capability("budget", None, 32_000)),  # 4 and 4.5
+    ("claude-haiku-4-5", Capability("budget", None, 32_000)),
+    ("claude-opus-4", Capability("budget", None, 32_000)),
+    ("claude-3-7-sonnet", Capability("none", None, 32_000)),
+    ("claude-3-5-", Capability("none", None, 8_192)),  # haiku and sonnet
+    ("claude-3-", Capability("none", None, 4_096)),  # 3 opus, sonnet and haiku
 )
-NONE = Capability("none", False, 0)
+UNKNOWN = Capability("adaptive", "high", 32_000)  # 2.1.332 with an id it does not know (claude-custom-thing)
 
 
 def capability(model: str) -> Capability:
     low = model.lower()
-    return next((c for prefix, c in CAPABILITIES if prefix in low), NONE)
+    return next((c for prefix, c in CAPABILITIES if prefix in low), UNKNOWN)
 
 
 @dataclass(frozen=True)
@@ -109,27 +126,54 @@ def _bad(option: str, value: str, why: str) -> str:
     return f"option '{option}' argument '{value}' is invalid. {why}"
 
 
-def shape(request: ModelRequest, asked: Reasoning) -> ModelRequest:
-    """`request` with what the flags ask of its model: thinking (and the max_tokens it needs), effort, task budget
-    and their betas."""
+@dataclass(frozen=True)
+class Defaults:
+    """What no flag chose: the thinking display (interactive `updates`, -p `omitted`) and the environment's
+    CLAUDE_CODE_MAX_OUTPUT_TOKENS (max_tokens) and MAX_THINKING_TOKENS (a budget; 0 turns thinking off)."""
+
+    display: str = HEADLESS_DISPLAY
+    max_output_tokens: int | None = None
+    max_thinking_tokens: int | None = None
+
+    @classmethod
+    def read(cls, *, interactive: bool, env: Mapping[str, str] | None = None) -> Defaults:
+        environ = os.environ if env is None else env
+        return cls(INTERACTIVE_DISPLAY if interactive else HEADLESS_DISPLAY,
+                   _count(environ.get("CLAUDE_CODE_MAX_OUTPUT_TOKENS"), 1),
+                   _count(environ.get("MAX_THINKING_TOKENS"), 0))  # fmt: skip
+
+
+def _count(value: str | None, least: int) -> int | None:
+    """A whole number from the environment, None when unset or not one (ignored, as 2.1.332 ignores it)."""
+    text = (value or "").strip()
+    return int(text) if text.isdigit() and int(text) >= least else None
+
+
+def shape(request: ModelRequest, asked: Reasoning, defaults: Defaults | None = None) -> ModelRequest:
+    """`request` as 2.1.332 sends its model: its max_tokens, thinking (adaptive, a budget under max_tokens, or off)
+    and effort unless the flags say otherwise, a task budget, and their betas."""
+    given = defaults or Defaults()
     cap = capability(request.model)
     thinking: dict[str, Any] | None = None
-    max_tokens, betas = request.max_tokens, list(request.betas)
-    if cap.thinking == "adaptive" and (asked.thinking in ("enabled", "adaptive") or asked.display):
-        thinking = {"type": "adaptive"}  # 2.1.332 ignores `disabled` and a budget on these models
-        max_tokens = max(max_tokens, cap.max_tokens)
-    elif cap.thinking == "budget" and (asked.thinking == "disabled" or asked.max_thinking_tokens == 0):
+    max_tokens, betas = given.max_output_tokens or cap.max_tokens, list(request.betas)
+    budget = asked.max_thinking_tokens if asked.max_thinking_tokens is not None else given.max_thinking_tokens
+    if cap.thinking == "adaptive":  # 2.1.332 ignores `disabled` and a budget on these models
+        thinking = {"type": "adaptive", "display": asked.display or given.display}
+    elif cap.thinking == "budget" and (asked.thinking == "disabled" or budget == 0):
         thinking = {"type": "disabled"}
-    elif cap.thinking == "budget" and (asked.thinking or asked.max_thinking_tokens or asked.display):
-        max_tokens = max(max_tokens, cap.max_tokens)
-        budget = min(asked.max_thinking_tokens or max_tokens, max_tokens - 1)  # the API wants it below max_tokens
-        thinking = {"type": "enabled", "budget_tokens": budget}
+    elif cap.thinking == "budget":
+        thinking = {
+            "type": "enabled",
+            "budget_tokens": min(budget or max_tokens, max_tokens - 1),
+            "display": asked.display or given.display,
+        }  # the API wants the budget below max_tokens
+    if thinking is not None:
         betas.append(INTERLEAVED_BETA)
-    if thinking is not None and thinking["type"] != "disabled" and asked.display:
-        thinking["display"] = asked.display
+        if thinking.get("display") == INTERACTIVE_DISPLAY:
+            betas.append(UPDATES_BETA)
     output = dict(request.output_config or {})
-    if asked.effort and cap.effort:
-        output["effort"] = asked.effort
+    if cap.effort is not None:
+        output["effort"] = asked.effort or cap.effort
         betas.append(EFFORT_BETA)
     if asked.task_budget:
         output["task_budget"] = {"type": "tokens", "total": asked.task_budget}
@@ -142,15 +186,17 @@ def shape(request: ModelRequest, asked: Reasoning) -> ModelRequest:
 
 
 class ReasoningClient:
-    """`ModelClient` over `inner`: the requests of `agent` (the lead) shaped by the flags, a fallback model's by its
-    own family; side calls, subagents and in-process teammates (their own `agent`) keep theirs."""
+    """`ModelClient` over `inner`: the requests of `agent` (the lead) shaped for their model and by the flags, a
+    fallback model's by its own family; side calls, subagents and in-process teammates (their own `agent`) keep
+    theirs."""
 
-    def __init__(self, inner: ModelClient, asked: Reasoning, agent: str) -> None:
+    def __init__(self, inner: ModelClient, asked: Reasoning, agent: str, defaults: Defaults | None = None) -> None:
         self.inner = inner
         self.asked = asked
         self.agent = agent
+        self.defaults = defaults or Defaults()
 
     def complete(self, request: ModelRequest, callbacks: StreamCallbacks | None = None) -> ModelResponse:
         if request.agent == self.agent:
-            request = shape(request, self.asked)
+            request = shape(request, self.asked, self.defaults)
         return self.inner.complete(request, callbacks)

@@ -58,13 +58,14 @@ def use_tmux(mode: str, command: list[str] | None) -> bool:
 
 
 def lead_client(client: ModelClient, options: Any) -> ModelClient:
-    """The client wrapped as the flags ask: the lead's requests shaped by --thinking, --effort, --betas, ...
-    (model/reasoning.py), then --fallback-model's second try (whose model is shaped by its own family)."""
-    if options.reasoning.asks():
-        from agentteams.model.reasoning import ReasoningClient
-        from agentteams.store.paths import LEAD_NAME
+    """The client wrapped as the flags ask: the lead's requests shaped for their model (max_tokens, thinking, effort)
+    and by --thinking, --effort, --betas, ... (model/reasoning.py), then --fallback-model's second try (whose model
+    is shaped by its own family)."""
+    from agentteams.model.reasoning import Defaults, ReasoningClient
+    from agentteams.store.paths import LEAD_NAME
 
-        client = ReasoningClient(client, options.reasoning, LEAD_NAME)
+    defaults = Defaults.read(interactive=bool(options.interactive))
+    client = ReasoningClient(client, options.reasoning, LEAD_NAME, defaults)
     if options.fallback_model:
         from agentteams.model.aliases import resolve_model
         from agentteams.model.fallback import FallbackClient

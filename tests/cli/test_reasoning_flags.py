@@ -18,7 +18,7 @@ def main_requests(server: MockServer) -> list[dict[str, Any]]:
     return [r for r in server.requests if r["path"].startswith("/v1/messages") and r["body"].get("tools")]
 
 
-def test_the_flags_shape_the_request_and_nothing_is_sent_unasked(
+def test_the_flags_shape_the_request_and_unasked_the_model_gets_its_defaults(
     cli: Cli, work: Path, servers: list[MockServer]
 ) -> None:
     server = serve(servers, script("ok", "ok"))
@@ -33,7 +33,9 @@ def test_the_flags_shape_the_request_and_nothing_is_sent_unasked(
     assert given["body"]["output_config"] == {"task_budget": {"type": "tokens", "total": 20_000}}  # no effort here
     header = given["headers"]["anthropic-beta"].split(",")
     assert {"context-1m-2025-08-07", "task-budgets-2026-03-13"} <= set(header) and "effort-2025-11-24" not in header
-    assert not {"thinking", "output_config"} & set(plain["body"]) and "anthropic-beta" not in plain["headers"]
+    # nothing asked: the model's own (2.1.332's for sonnet 4.5 in -p: its whole budget, thinking not shown)
+    assert plain["body"]["thinking"] == {"type": "enabled", "budget_tokens": 31_999, "display": "omitted"}
+    assert plain["body"]["max_tokens"] == 32_000 and "output_config" not in plain["body"]
 
 
 def test_effort_reaches_a_model_that_takes_it(cli: Cli, work: Path, servers: list[MockServer]) -> None:

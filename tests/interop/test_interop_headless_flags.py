@@ -177,9 +177,9 @@ def test_system_prompt_and_its_append_reach_the_model_as_the_real_cli_sends_them
     assert systems[0] == systems[1] == "SYS-REPLACED\n\nSYS-APPENDED"
 
 
-# what the request shaping flags control, compared where ours and 2.1.332's agree by design: ours sends no thinking
-# and no output_config unless a flag asks (claude's own defaults are left out of each comparison)
-FLAG_BETAS = {"effort-2025-11-24", "task-budgets-2026-03-13", "context-1m-2025-08-07", "foo-1"}
+# what the request shaping flags control, each compared with 2.1.332's request (its defaults per model included)
+FLAG_BETAS = {"effort-2025-11-24", "task-budgets-2026-03-13", "context-1m-2025-08-07", "foo-1",
+              "interleaved-thinking-2025-05-14"}  # fmt: skip
 SHAPED = [
     (("--model", "claude-opus-5-5", "--effort", "high", "--task-budget", "20000"), ("output_config", "betas")),
     (("--model", "claude-opus-5-5", "--thinking", "adaptive", "--thinking-display", "summarized"),
@@ -190,6 +190,9 @@ SHAPED = [
     (("--model", "claude-haiku-4-5", "--thinking", "disabled"), ("thinking",)),
     (("--model", "claude-sonnet-4-5", "--betas", "context-1m-2025-08-07"), ("betas",)),
     (("--model", "claude-sonnet-4-5", "--betas", "foo-1"), ("betas", "warned")),
+    *[(("--model", model), ("thinking", "max_tokens", "output_config", "betas"))  # nothing asked: each model's own
+      for model in ("claude-opus-5-5", "claude-opus-4-7", "claude-sonnet-4-6", "claude-opus-4-5-20251101",
+                    "claude-sonnet-4-5-20250929", "claude-3-5-haiku-20241022", "claude-custom-thing")],
 ]  # fmt: skip
 
 

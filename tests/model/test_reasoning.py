@@ -1,5 +1,6 @@
-"""The thinking, effort, task-budget and beta flags shaped into a request per model family (model/reasoning.py), as
-Claude Code 2.1.332 shapes them (tests/interop/test_interop_headless_flags.py compares with it), and their refusals."""
+"""A lead's request defaults (max_tokens, thinking, effort) and the thinking, effort, task-budget and beta flags shaped
+into a request per model family (model/reasoning.py), as Claude Code 2.1.332 shapes them
+(tests/interop/test_interop_headless_flags.py compares with it), and their refusals."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import pytest
 
 from agentteams.errors import AgentTeamsError
 from agentteams.model.anthropic_client import build_params
-from agentteams.model.reasoning import Reasoning, ReasoningClient, capability, parse, shape
+from agentteams.model.reasoning import Defaults, Reasoning, ReasoningClient, capability, parse, shape
 from agentteams.model.types import ModelRequest, ModelResponse, StreamCallbacks, Usage
 
 OPUS5, SONNET45, HAIKU45, OLD = "claude-opus-5-5", "claude-sonnet-4-5", "claude-haiku-4-5", "claude-3-5-haiku-20241022"
@@ -24,21 +25,64 @@ def betas(p: dict[str, object]) -> list[str]:
     return str(headers.get("anthropic-beta", "")).split(",")
 
 
-def test_nothing_asked_sends_what_it_sent_before() -> None:
-    p = params(OPUS5, Reasoning())
-    assert "thinking" not in p and "output_config" not in p and "extra_headers" not in p and p["max_tokens"] == 8192
+# 2.1.332 -p, nothing asked, per model (seen against the scripted server; the interop tier compares them live):
+# max_tokens, the thinking sent, and the effort
+UNASKED = [
+    ("claude-opus-5-5", 128_000, {"type": "adaptive", "display": "omitted"}, "medium"),
+    ("claude-fable-5-2", 128_000, {"type": "adaptive", "display": "omitted"}, "medium"),
+    ("claude-opus-5", 64_000, {"type": "adaptive", "display": "omitted"}, "high"),
+    ("claude-haiku-5", 32_000, {"type": "adaptive", "display": "omitted"}, "high"),
+    ("claude-opus-4-7", 64_000, {"type": "adaptive", "display": "omitted"}, "xhigh"),
+    ("claude-sonnet-4-6", 32_000, {"type": "adaptive", "display": "omitted"}, "high"),
+    ("claude-opus-4-5-20251101", 32_000, {"type": "enabled", "budget_tokens": 31_999, "display": "omitted"}, "high"),
+    ("claude-sonnet-4-5-20250929", 32_000, {"type": "enabled", "budget_tokens": 31_999, "display": "omitted"}, None),
+    ("claude-3-7-sonnet-20250219", 32_000, None, None),
+    ("claude-3-5-haiku-20241022", 8_192, None, None),
+    ("claude-3-opus-20240229", 4_096, None, None),
+    ("claude-custom-thing", 32_000, {"type": "adaptive", "display": "omitted"}, "high"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("model", "most", "thinking", "effort"), UNASKED)
+def test_nothing_asked_sends_the_models_own_defaults(
+    model: str, most: int, thinking: dict[str, object] | None, effort: str | None
+) -> None:
+    p = params(model, Reasoning())
+    assert (p["max_tokens"], p.get("thinking"), p.get("output_config")) == (
+        most,
+        thinking,
+        {"effort": effort} if effort else None,
+    )
+    assert ("interleaved-thinking-2025-05-14" in betas(p)) == (thinking is not None)
+    assert ("effort-2025-11-24" in betas(p)) == (effort is not None)
+
+
+def test_the_interactive_session_asks_for_thinking_updates_and_the_environment_limits() -> None:
+    request = ModelRequest(model=SONNET45, system="s", tools=[], messages=[{"role": "user", "content": "hi"}])
+    p = build_params(shape(request, Reasoning(), Defaults.read(interactive=True, env={})))
+    assert p["thinking"] == {"type": "enabled", "budget_tokens": 31_999, "display": "updates"}
+    assert "thinking-display-updates-2026-08-18" in betas(p)
+    env = {"CLAUDE_CODE_MAX_OUTPUT_TOKENS": "5000", "MAX_THINKING_TOKENS": "0"}
+    limited = build_params(shape(request, Reasoning(), Defaults.read(interactive=False, env=env)))
+    assert limited["max_tokens"] == 5000 and limited["thinking"] == {"type": "disabled"}
+    budgeted = Defaults.read(
+        interactive=False, env={"CLAUDE_CODE_MAX_OUTPUT_TOKENS": "5000", "MAX_THINKING_TOKENS": "x"}
+    )
+    assert build_params(shape(request, Reasoning(), budgeted))["thinking"]["budget_tokens"] == 4999
 
 
 def test_an_adaptive_model_thinks_adaptively_and_ignores_a_budget_or_disabled() -> None:
     p = params(OPUS5, Reasoning(thinking="enabled", display="summarized"))
     assert p["thinking"] == {"type": "adaptive", "display": "summarized"} and p["max_tokens"] == 128_000
-    assert "thinking" not in params(OPUS5, Reasoning(thinking="disabled", max_thinking_tokens=5000))
+    assert params(OPUS5, Reasoning(thinking="disabled", max_thinking_tokens=5000))["thinking"]["type"] == "adaptive"  # type: ignore[index]
 
 
 def test_a_budget_model_takes_the_budget_within_its_max_tokens() -> None:
     p = params(SONNET45, Reasoning(max_thinking_tokens=5000))
-    assert p["thinking"] == {"type": "enabled", "budget_tokens": 5000} and p["max_tokens"] == 32_000
-    assert params(SONNET45, Reasoning(thinking="enabled"))["thinking"] == {"type": "enabled", "budget_tokens": 31_999}
+    assert (
+        p["thinking"] == {"type": "enabled", "budget_tokens": 5000, "display": "omitted"} and p["max_tokens"] == 32_000
+    )
+    assert params(SONNET45, Reasoning(thinking="enabled"))["thinking"]["budget_tokens"] == 31_999  # type: ignore[index]
     assert params(SONNET45, Reasoning(max_thinking_tokens=40_000))["thinking"]["budget_tokens"] == 31_999  # type: ignore[index]
     assert params(HAIKU45, Reasoning(thinking="disabled"))["thinking"] == {"type": "disabled"}
     assert params(HAIKU45, Reasoning(max_thinking_tokens=0))["thinking"] == {"type": "disabled"}
@@ -46,7 +90,7 @@ def test_a_budget_model_takes_the_budget_within_its_max_tokens() -> None:
 
 def test_effort_only_where_the_model_takes_it() -> None:
     p = params(OPUS5, Reasoning(effort="high"))
-    assert p["output_config"] == {"effort": "high"} and "effort-2025-11-24" in betas(p) and "thinking" not in p
+    assert p["output_config"] == {"effort": "high"} and "effort-2025-11-24" in betas(p)
     assert "output_config" not in params(SONNET45, Reasoning(effort="high"))
     assert params("claude-opus-4-5-20251101", Reasoning(effort="low"))["output_config"] == {"effort": "low"}
 
@@ -54,7 +98,7 @@ def test_effort_only_where_the_model_takes_it() -> None:
 def test_a_task_budget_and_an_allowed_beta_on_every_model() -> None:
     for model in (OPUS5, SONNET45, OLD):
         p = params(model, Reasoning(task_budget=20_000, betas=("context-1m-2025-08-07",)))
-        assert p["output_config"] == {"task_budget": {"type": "tokens", "total": 20_000}}
+        assert p["output_config"]["task_budget"] == {"type": "tokens", "total": 20_000}  # type: ignore[index]
         assert {"task-budgets-2026-03-13", "context-1m-2025-08-07"} <= set(betas(p))
     assert "thinking" not in params(OLD, Reasoning(thinking="enabled"))  # a model that does not think
 
@@ -102,3 +146,4 @@ def test_the_client_shapes_only_the_leads_requests() -> None:
     for agent in ("team-lead", "WebFetch"):
         client.complete(ModelRequest(model=OPUS5, system="", tools=[], messages=[], agent=agent))
     assert [r.output_config for r in inner.seen] == [{"effort": "max"}, None]
+    assert [r.max_tokens for r in inner.seen] == [128_000, 8192]
