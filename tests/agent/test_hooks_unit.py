@@ -30,6 +30,7 @@ from agentteams.store.file.store import FileStore
 from agentteams.store.paths import Layout
 from agentteams.tools.base import ToolContext
 from tests.support.fake_model import FakeModel, text, tool
+from tests.support.fault_ledger import FaultLedger
 from tests.support.hooks import settings_with
 from tests.support.loop_parts import Echo, Policy, results_of
 from tests.support.procs import pid_alive
@@ -268,12 +269,17 @@ def test_clear_ends_the_old_session_and_starts_the_new_one(tmp_path: Path) -> No
     )
 
 
-def test_a_hook_is_done_when_it_exits_though_a_child_it_left_holds_its_output(tmp_path: Path) -> None:
+def test_a_hook_is_done_when_it_exits_though_a_child_it_left_holds_its_output(
+    tmp_path: Path, ledger: FaultLedger
+) -> None:
     """`sleep 60 &` in a hook: its answer counts once the hook itself exits, not when the child lets go of the pipes
     (the tool call waited ~60 s). The child is left running: a hook may start a daemon on purpose."""
     pid_file = tmp_path / "child.pid"
     hook = HookCommand("PreToolUse", "", f"sleep 60 & echo $! > {pid_file}; echo done", timeout=30)
+    ledger.faults = 1
+    started = time.monotonic()
     result = run_command(hook, "{}", tmp_path, dict(os.environ))
+    ledger.hangs += time.monotonic() - started > 20  # the child's 60 s, or the hook's 30 s timeout
     child = int(pid_file.read_text())
     try:
         assert (result.code, result.stdout.strip(), result.timed_out) == (0, "done", False)

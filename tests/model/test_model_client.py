@@ -25,6 +25,7 @@ from agentteams.model.config import MissingCredentialsError, ModelConfig
 from agentteams.model.pricing import Price, UsageLedger, cost_usd, price_for
 from agentteams.model.types import ModelRequest, RetryNotice, StreamCallbacks, ToolSpec, Usage
 from agentteams.model.urls import BadBaseURLError
+from tests.support.fault_ledger import FaultLedger
 
 KEY = "sk-ant-test-SECRET-0123456789abcdef"
 MODEL = "claude-haiku-4-5"  # not one the SDK flags as deprecated
@@ -202,12 +203,16 @@ def test_error_event_inside_the_stream_is_retried(serve: Any) -> None:
     assert len(rec.notices) == 1 and "overloaded_error" in rec.notices[0].reason
 
 
-def test_a_malformed_stream_is_retried_and_persisting_is_one_line_naming_the_api(serve: Any) -> None:
+def test_a_malformed_stream_is_retried_and_persisting_is_one_line_naming_the_api(
+    serve: Any, ledger: FaultLedger
+) -> None:
     """A stream event that is not JSON (a broken proxy): asked again like a dropped connection; it raised a bare
     JSONDecodeError that killed a teammate's thread and printed a traceback headless."""
     server = serve({"malformed": True}, {"text": "whole"})
     rec = Recorder()
+    ledger.faults, ledger.writes = 4, 2  # one malformed answer before a whole one; three in a row
     response = make_client(server.base_url, rec).complete(request(), rec.callbacks())
+    ledger.lost += response.content != [{"type": "text", "text": "whole"}]
     assert response.content == [{"type": "text", "text": "whole"}]
     assert len(rec.notices) == 1 and "malformed" in rec.notices[0].reason
     broken = serve(*[{"malformed": True}] * 3)
@@ -217,13 +222,17 @@ def test_a_malformed_stream_is_retried_and_persisting_is_one_line_naming_the_api
     assert "malformed answers" in text and broken.base_url.rstrip("/") in text and "3 attempts" in text
 
 
-def test_an_answer_trickled_past_the_timeout_is_cut_off_though_each_read_comes_in_time(serve: Any) -> None:
+def test_an_answer_trickled_past_the_timeout_is_cut_off_though_each_read_comes_in_time(
+    serve: Any, ledger: FaultLedger
+) -> None:
     """A server sending a byte now and then never trips a read timeout: the request as a whole has a deadline."""
     server = serve({"text": "t" * 16, "chunk": 1, "delta_delay_ms": 200})  # ~3 s for the whole answer
     rec = Recorder()
     started = time.monotonic()
+    ledger.faults = 1
     with pytest.raises(ModelAPIError) as info:
         make_client(server.base_url, rec, timeout=1.0, max_retries=0).complete(request(), rec.callbacks())
+    ledger.hangs += time.monotonic() - started >= 2.8
     assert time.monotonic() - started < 2.8, "the answer was read to its end"
     assert "did not end within the request's timeout" in assert_one_line(info.value)
 

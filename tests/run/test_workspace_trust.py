@@ -16,6 +16,7 @@ from agentteams.run.trust_question import ensure_trusted
 from agentteams.settings import trust
 from agentteams.settings.trust import SANDBOXED_VAR, trusted_by
 from tests.support.cli import Cli
+from tests.support.fault_ledger import FaultLedger
 from tests.support.lead_pane import API_KEY, IDLE, START, LeadPane
 from tests.support.procs import child_env
 from tests.support.tmuxlab import Tmux
@@ -82,10 +83,11 @@ def _hostile_clone(repo: Path, marks: Path, elsewhere: str) -> None:
 
 
 def test_an_untrusted_clone_runs_nothing_and_asks_nothing_of_the_api_until_trusted(
-    untrusting: Path, tmux: Tmux, cli: Cli, tmp_path: Path, config_root: Path
+    untrusting: Path, tmux: Tmux, cli: Cli, tmp_path: Path, config_root: Path, ledger: FaultLedger
 ) -> None:
     repo, marks = tmp_path / "clone", tmp_path / "marks"
     marks.mkdir()
+    ledger.faults += 3  # a SessionStart hook, an MCP server the repository approves itself, its own API URL
     with MockServer({"fallback": "ours"}) as ours, MockServer({"fallback": "theirs"}) as theirs:
         _hostile_clone(repo, marks, theirs.base_url)
         env = child_env(config_root)
@@ -101,6 +103,7 @@ def test_an_untrusted_clone_runs_nothing_and_asks_nothing_of_the_api_until_trust
         tmux.send(pane, "Enter")
         wait_until(lambda: tmux.exit_status(pane) is not None, 20, "the refusal to end the run")
         assert tmux.exit_status(pane) == 1 and "not trusted: nothing of it was loaded" in said.read_text()
+        ledger.unasked += len(list(marks.iterdir())) + len(ours.requests) + len(theirs.requests)
         assert sorted(p.name for p in marks.iterdir()) == [], "the clone ran something before it was trusted"
         assert ours.requests == [] and theirs.requests == [], "a request left before the folder was trusted"
         assert trusted_by(repo) is None

@@ -12,6 +12,7 @@ from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import NewMember, TeamStore
 from agentteams.store.paths import Layout
 from agentteams.store.records import COLORS
+from tests.support.fault_ledger import FaultLedger
 
 
 def test_create_sets_up_dirs_and_lead(layout: Layout) -> None:
@@ -205,7 +206,7 @@ def test_delete_outlasts_departing_teammates_still_writing_their_presence(layout
         assert not layout.team_dir("t").exists(), f"round {round_}: the team dir was left behind"
 
 
-def test_a_new_team_never_inherits_a_task_list_its_namesake_left_behind(layout: Layout) -> None:
+def test_a_new_team_never_inherits_a_task_list_its_namesake_left_behind(layout: Layout, ledger: FaultLedger) -> None:
     import shutil
 
     teams, tasks = TeamStore(layout), TaskStore(layout)
@@ -213,6 +214,7 @@ def test_a_new_team_never_inherits_a_task_list_its_namesake_left_behind(layout: 
     tasks.create("t", "the old team's work")
     shutil.rmtree(layout.team_dir("t"))  # the team went, its task list stayed (a crash between the two removals)
     fresh = teams.create("t")
+    ledger.faults, ledger.stranded = 1, len(tasks.list_tasks(fresh.name))  # the old work, handed to a new team
     assert fresh.name == "t-2" and tasks.list_tasks("t-2") == []
     assert [t.subject for t in tasks.list_tasks("t")] == ["the old team's work"]  # left for a person to look at
     assert teams.create("u").name == "u"  # an empty or missing task list takes nothing

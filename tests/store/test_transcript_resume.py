@@ -18,6 +18,7 @@ from agentteams.store.paths import Layout
 from agentteams.store.transcripts.reader import fork, load, newest, read_entries, sessions
 from agentteams.store.transcripts.writer import AssistantMeta, Transcript, git_branch
 from tests.support.fake_model import FakeModel, text, tool
+from tests.support.fault_ledger import FaultLedger
 from tests.support.repo import TESTS
 from tests.support.transcript_checks import faults
 
@@ -175,7 +176,9 @@ def test_a_torn_line_and_an_unanswered_tool_call_still_resume(tmp_path: Path) ->
     assert messages[2]["content"][0]["tool_use_id"] == "tu1" and messages[2]["content"][0]["is_error"] is True
 
 
-def test_a_torn_line_costs_only_itself_for_continue_and_for_the_next_entry(tmp_path: Path, layout: Layout) -> None:
+def test_a_torn_line_costs_only_itself_for_continue_and_for_the_next_entry(
+    tmp_path: Path, layout: Layout, ledger: FaultLedger
+) -> None:
     """A crash left half a line: `-c` still finds the session (it said "no conversation found"), and the resumed
     session's next entry starts on a line of its own (it was glued onto the torn bytes and lost)."""
     cwd = tmp_path / "w"
@@ -190,6 +193,8 @@ def test_a_torn_line_costs_only_itself_for_continue_and_for_the_next_entry(tmp_p
     resumed.prompt("team-lead", "after the crash")
     resumed.prompt("team-lead", "and once more")
     prompts = [e["message"]["content"] for e in read_entries(path) if e["type"] == "user"]
+    ledger.faults, ledger.writes = 1, 3
+    ledger.lost = len({"the first prompt", "after the crash", "and once more"} - set(prompts))
     assert prompts == ["the first prompt", "after the crash", "and once more"]
 
 
