@@ -21,7 +21,13 @@ GROUPS = ("team", "task", "msg")  # command groups: `agentteams team create ...`
 COMMANDS = {"mock-api": "mock_api", "status": "status", "watch": "watch", "attach": "attach", "logs": "logs",
             "cleanup": "cleanup", "doctor": "doctor", "demo": "demo", "config": "config",
             "resume": "resume", "merge": "merge", "diff": "diff", "launch": "launch", "set": "set",
-            "mirror": "mirror", "node": "node"}  # fmt: skip
+            "mirror": "mirror", "node": "node",
+            # Claude Code's own subcommands (`claude --help`), so that none of these words goes to the model
+            "mcp": "mcp", "auth": "auth", "plugin": "plugin", "plugins": "plugin", "update": "update",
+            "upgrade": "update", "install": "install", "import": "import_cmd", "setup-token": "setup_token",
+            "auto-mode": "auto_mode", "gateway": "gateway", "ultrareview": "ultrareview", "purge": "purge",
+            "project": "project", "agents": "background", "stop": "background", "kill": "background",
+            "respawn": "background", "rm": "background"}  # fmt: skip
 
 
 def _target(argv: list[str]) -> tuple[typer.Typer, list[str], str]:

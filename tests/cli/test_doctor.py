@@ -16,7 +16,7 @@ import pytest
 from tests.support.cli import Cli
 
 KEY = "sk-ant-QzXwVkJmPqRtYsHgFdLb"  # distinctive: any 6 characters of it in the output would be a leak
-CHECKS = ["tmux", "session", "config dir", "settings", "api key", "api url", "claude", "inotify", "warm -p"]
+CHECKS = ["install", "tmux", "session", "config dir", "settings", "api key", "api url", "claude", "inotify", "warm -p"]
 
 
 class Api:

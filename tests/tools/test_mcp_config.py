@@ -75,8 +75,8 @@ def test_a_bad_flag_is_one_clear_error(tmp_path: Path) -> None:
         mcp_flags(["missing.json"], False, tmp_path)
     with pytest.raises(McpConfigError, match="'s': `command` is required"):
         mcp_flags(['{"mcpServers": {"s": {"args": []}}}'], False, tmp_path)
-    with pytest.raises(McpConfigError, match="transport type 'sse' is not supported"):
-        mcp_flags(['{"mcpServers": {"s": {"type": "sse", "url": "http://x"}}}'], False, tmp_path)
+    with pytest.raises(McpConfigError, match="transport type 'ws' is not supported"):
+        mcp_flags(['{"mcpServers": {"s": {"type": "ws", "url": "ws://x"}}}'], False, tmp_path)
     assert mcp_flags(['{"mcpServers": {}}'], True, tmp_path) == McpFlags(('{"mcpServers": {}}',), True)
 
 

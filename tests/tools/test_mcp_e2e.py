@@ -185,5 +185,5 @@ def test_a_bad_mcp_config_is_one_line_and_nothing_runs(cli: Cli, config_root: Pa
         assert main_requests(server) == []
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines() == [
-        "agentteams: error: MCP server 's': transport type 'ws' is not supported (use stdio or http)"
+        "agentteams: error: MCP server 's': transport type 'ws' is not supported (use stdio, http or sse)"
     ]

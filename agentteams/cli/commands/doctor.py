@@ -242,6 +242,17 @@ def check_warm() -> Check:
                  f"{others}", off)  # fmt: skip
 
 
+def check_install() -> Check:
+    """What `claude doctor` puts first: the running version, how it was installed, the platform and the path."""
+    import platform
+
+    from agentteams import __version__
+
+    where = shutil.which("agentteams") or sys.argv[0]
+    return Check("install", "info", f"agentteams {__version__} (pip, Python {platform.python_version()}) on "
+                 f"{sys.platform}-{platform.machine()}: {where}; updates: `agentteams update` says how")  # fmt: skip
+
+
 def run_checks() -> list[Check]:
     """Every check, in display order; the network one runs meanwhile in a thread, bounded so it never hangs."""
     result: list[Check] = []
@@ -250,7 +261,7 @@ def run_checks() -> list[Check]:
     local = [check_tmux(), check_session(), check_config_dir(), check_settings(), check_key()]
     net.join(NET_TIMEOUT + 1.0)  # DNS lookups ignore the socket timeout: never wait on them past this
     url = result[0] if result else Check("api url", "fail", "no answer within 3s", "check the network or proxy")
-    return [*local, url, check_claude(), check_inotify(), check_warm()]
+    return [check_install(), *local, url, check_claude(), check_inotify(), check_warm()]
 
 
 def _scrubbed(check: Check) -> Check:

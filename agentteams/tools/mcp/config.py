@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from agentteams.errors import AgentTeamsError
 
-Transport = Literal["stdio", "http", "sdk"]  # sdk: a driving program's own server (tools/mcp/program_servers.py)
+Transport = Literal["stdio", "http", "sse", "sdk"]  # sdk: a driving program's own server (tools/mcp/program_servers.py)
 Origin = Literal["flag", "project", "user", "local", "settings", "program"]  # program: set by `mcp_set_servers`
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
@@ -92,9 +92,14 @@ def parse_server(name: str, raw: object, origin: Origin, env: Mapping[str, str])
         if not isinstance(url, str) or not url:
             raise McpConfigError(f"MCP server {name!r}: `url` is required for an http server")
         return ServerConfig(name, "http", origin, url=expand(url, env), headers=_mapping(name, raw, "headers", env))
+    if kind == "sse":  # the older HTTP transport, which Claude Code still connects to
+        url = raw.get("url")
+        if not isinstance(url, str) or not url:
+            raise McpConfigError(f"MCP server {name!r}: `url` is required for an sse server")
+        return ServerConfig(name, "sse", origin, url=expand(url, env), headers=_mapping(name, raw, "headers", env))
     if kind == "sdk":  # an Agent SDK program's in-process server: reached through the program, never started here
         return ServerConfig(name, "sdk", origin)
-    raise McpConfigError(f"MCP server {name!r}: transport type {kind!r} is not supported (use stdio or http)")
+    raise McpConfigError(f"MCP server {name!r}: transport type {kind!r} is not supported (use stdio, http or sse)")
 
 
 def _strings(name: str, env: Mapping[str, str]) -> Any:
@@ -140,11 +145,12 @@ def _servers_of(text: str, where: str) -> dict[str, Any]:
 
 def _user_state(cwd: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the user's state, this project's entry in it); empty when missing or unreadable."""
+    from agentteams.settings.mcp_scopes import project_key
     from agentteams.settings.trust import read_state
 
     data = read_state()
     projects = data.get("projects")
-    entry = projects.get(str(cwd.resolve())) if isinstance(projects, dict) else None
+    entry = projects.get(project_key(cwd)) if isinstance(projects, dict) else None  # the repository's root, if any
     return data, entry if isinstance(entry, dict) else {}
 
 

@@ -1,5 +1,5 @@
-"""One MCP server's connection through the `mcp` SDK: start it (a stdio subprocess, a streamable HTTP session, or a
-driving program's own server reached through it), list its tools, watch it while it lives, call its tools; runs on
+"""One MCP server's connection through the `mcp` SDK: start it (a stdio subprocess, a streamable HTTP or SSE session,
+or a driving program's own server reached through it), list its tools, watch it while it lives, call its tools; runs on
 the hub's event loop."""
 
 from __future__ import annotations
@@ -81,6 +81,12 @@ class Connection:
             params = StdioServerParameters(command=self.config.command, args=list(self.config.args), env=env)
             devnull = stack.enter_context(open(os.devnull, "w"))  # noqa: SIM115 (closed by the stack)
             read, write = await stack.enter_async_context(stdio_client(params, errlog=devnull))
+        elif self.config.transport == "sse":
+            from mcp.client.sse import sse_client
+
+            read, write = await stack.enter_async_context(
+                sse_client(self.config.url, headers=dict(self.config.headers))
+            )
         else:
             from mcp.client.streamable_http import streamable_http_client
             from mcp.shared._httpx_utils import create_mcp_http_client
