@@ -12,6 +12,7 @@ from collections.abc import Callable
 Sink = Callable[[str, str], None]  # (level, message)
 _sink: Sink | None = None
 _warnings = 0  # warnings emitted so far (whether a later line followed one)
+_debug: Callable[[str], None] | None = None  # -d/--debug: where debug lines go (run/debug_log.py)
 
 
 def set_sink(sink: Sink | None) -> None:
@@ -19,7 +20,19 @@ def set_sink(sink: Sink | None) -> None:
     _sink = sink
 
 
+def set_debug(writer: Callable[[str], None] | None) -> None:
+    global _debug
+    _debug = writer
+
+
+def debugging() -> bool:
+    """Whether debug lines are kept (a caller may skip building an expensive one)."""
+    return _debug is not None
+
+
 def _emit(level: str, message: str, args: tuple[object, ...]) -> None:
+    if _debug is not None:  # the debug log takes every line, warnings too, as claude's does
+        _debug(message % args if args else message)
     if _sink is not None:
         if level != "debug":
             _sink(level, message % args if args else message)

@@ -10,16 +10,22 @@ _agentteams_teams() {
 
 _agentteams_subcommands() {
     case "$1" in
-        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff launch set mirror node" ;;
+        "") echo "team task msg mock-api status watch attach logs cleanup doctor demo config resume merge diff launch set mirror node mcp auth plugin plugins update upgrade install import setup-token auto-mode gateway ultrareview purge project agents stop kill respawn rm" ;;
         "team") echo "create show list delete export" ;;
         "task") echo "create list get update claim delete" ;;
         "msg") echo "send broadcast read" ;;
+        "mcp") echo "add add-json list get remove reset-project-choices add-from-claude-desktop serve login logout" ;;
+        "auth") echo "status login logout" ;;
+        "plugin") echo "list configure details disable enable eval init new install i marketplace prune autoremove restore-set-aside tag test uninstall remove update validate" ;;
+        "plugins") echo "list configure details disable enable eval init new install i marketplace prune autoremove restore-set-aside tag test uninstall remove update validate" ;;
+        "auto-mode") echo "config defaults critique reset" ;;
+        "project") echo "purge" ;;
     esac
 }
 
 _agentteams_options() {
     case "$1" in
-        "") echo "-p --print --output-format --max-turns --max-budget-usd --model --append-system-prompt --system-prompt --system-prompt-file --append-system-prompt-file --thinking --max-thinking-tokens --thinking-display --betas --task-budget --add-dir --fallback-model --input-format --verbose --permission-mode --dangerously-skip-permissions --allowedTools --allowed-tools --disallowedTools --disallowed-tools --session-id --continue -c --resume -r --fork-session --resume-session-at --resume-drops-turn --session-mirror --teammate-mode --teammate-isolation --teammate-command --agent-id --agent-name --team-name --agent-color --parent-session-id --agent-type --plan-mode-required --lead-verify-key --settings --plugin-dir --plugin-dir-no-mcp --plugin-url --managed-settings --project-config-root --mcp-config --strict-mcp-config --effort --include-unsupported-models --chrome --no-chrome --permission-prompt-tool --allow-dangerously-skip-permissions --agents --setting-sources --tools --json-schema --include-partial-messages --include-hook-events --restricted --version -v --help" ;;
+        "") echo "-p --print --output-format --max-turns --max-budget-usd --model --append-system-prompt --system-prompt --system-prompt-file --append-system-prompt-file --thinking --max-thinking-tokens --thinking-display --betas --task-budget --add-dir --fallback-model --input-format --verbose --permission-mode --dangerously-skip-permissions --allowedTools --allowed-tools --disallowedTools --disallowed-tools --session-id --continue -c --resume -r --fork-session --resume-session-at --resume-drops-turn --session-mirror --teammate-mode --teammate-isolation --teammate-command --agent-id --agent-name --team-name --agent-color --parent-session-id --agent-type --plan-mode-required --lead-verify-key --settings --plugin-dir --plugin-dir-no-mcp --plugin-url --managed-settings --project-config-root --mcp-config --strict-mcp-config --effort --include-unsupported-models --chrome --no-chrome --permission-prompt-tool --allow-dangerously-skip-permissions --agents --setting-sources --tools --json-schema --include-partial-messages --include-hook-events --restricted --agent --autocompact --ax-screen-reader --bg --background --bare --brief --cloud --debug -d --debug-file --desktop --disable-slash-commands --environment --exclude-dynamic-system-prompt-sections --file --forward-subagent-text --from-pr --ide --name -n --no-session-persistence --permission-prompts --prompt-suggestions --remote-control --remote-control-session-name-prefix --replay-user-messages --safe-mode --system-prompt-snapshot --teleport --tmux --worktree -w --version -v --help" ;;
         "team") echo "--help" ;;
         "team create") echo "--description -d --json --help" ;;
         "team show") echo "--json --help" ;;
@@ -53,12 +59,89 @@ _agentteams_options() {
         "set") echo "--mode --model --wait --help" ;;
         "mirror") echo "--team --once --interval --help" ;;
         "node") echo "--store --name --slots --workdir --teammate-mode --tmux-socket --help" ;;
+        "mcp") echo "--help" ;;
+        "mcp add") echo "-s --scope -t --transport -e --env -H --header --client-id --client-secret --callback-port --help" ;;
+        "mcp add-json") echo "-s --scope --client-secret --help" ;;
+        "mcp list") echo "--help" ;;
+        "mcp get") echo "--help" ;;
+        "mcp remove") echo "-s --scope --help" ;;
+        "mcp reset-project-choices") echo "--help" ;;
+        "mcp add-from-claude-desktop") echo "-s --scope --help" ;;
+        "mcp serve") echo "--help" ;;
+        "mcp login") echo "--help" ;;
+        "mcp logout") echo "--help" ;;
+        "auth") echo "--help" ;;
+        "auth status") echo "--json --text --help" ;;
+        "auth login") echo "--help" ;;
+        "auth logout") echo "--help" ;;
+        "plugin") echo "--help" ;;
+        "plugin list") echo "--json --available --help" ;;
+        "plugin configure") echo "--help" ;;
+        "plugin details") echo "--help" ;;
+        "plugin disable") echo "--help" ;;
+        "plugin enable") echo "--help" ;;
+        "plugin eval") echo "--help" ;;
+        "plugin init") echo "--help" ;;
+        "plugin new") echo "--help" ;;
+        "plugin install") echo "--help" ;;
+        "plugin i") echo "--help" ;;
+        "plugin marketplace") echo "--help" ;;
+        "plugin prune") echo "--help" ;;
+        "plugin autoremove") echo "--help" ;;
+        "plugin restore-set-aside") echo "--help" ;;
+        "plugin tag") echo "--help" ;;
+        "plugin test") echo "--help" ;;
+        "plugin uninstall") echo "--help" ;;
+        "plugin remove") echo "--help" ;;
+        "plugin update") echo "--help" ;;
+        "plugin validate") echo "--help" ;;
+        "plugins") echo "--help" ;;
+        "plugins list") echo "--json --available --help" ;;
+        "plugins configure") echo "--help" ;;
+        "plugins details") echo "--help" ;;
+        "plugins disable") echo "--help" ;;
+        "plugins enable") echo "--help" ;;
+        "plugins eval") echo "--help" ;;
+        "plugins init") echo "--help" ;;
+        "plugins new") echo "--help" ;;
+        "plugins install") echo "--help" ;;
+        "plugins i") echo "--help" ;;
+        "plugins marketplace") echo "--help" ;;
+        "plugins prune") echo "--help" ;;
+        "plugins autoremove") echo "--help" ;;
+        "plugins restore-set-aside") echo "--help" ;;
+        "plugins tag") echo "--help" ;;
+        "plugins test") echo "--help" ;;
+        "plugins uninstall") echo "--help" ;;
+        "plugins remove") echo "--help" ;;
+        "plugins update") echo "--help" ;;
+        "plugins validate") echo "--help" ;;
+        "update") echo "--help" ;;
+        "upgrade") echo "--help" ;;
+        "install") echo "--help" ;;
+        "import") echo "--help" ;;
+        "setup-token") echo "--help" ;;
+        "auto-mode") echo "--help" ;;
+        "auto-mode config") echo "--help" ;;
+        "auto-mode defaults") echo "--help" ;;
+        "auto-mode critique") echo "--help" ;;
+        "auto-mode reset") echo "-y --yes --help" ;;
+        "gateway") echo "--help" ;;
+        "ultrareview") echo "--help" ;;
+        "purge") echo "--all --dry-run -i --interactive -y --yes --help" ;;
+        "project") echo "--help" ;;
+        "project purge") echo "--all --dry-run -i --interactive -y --yes --help" ;;
+        "agents") echo "--help" ;;
+        "stop") echo "--help" ;;
+        "kill") echo "--help" ;;
+        "respawn") echo "--help" ;;
+        "rm") echo "--help" ;;
     esac
 }
 
 _agentteams_value_options() {
     case "$1" in
-        "") echo "--output-format --max-turns --max-budget-usd --model --append-system-prompt --system-prompt --system-prompt-file --append-system-prompt-file --thinking --max-thinking-tokens --thinking-display --betas --task-budget --add-dir --fallback-model --input-format --permission-mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --session-id --resume -r --resume-session-at --resume-drops-turn --teammate-mode --teammate-isolation --teammate-command --agent-id --agent-name --team-name --agent-color --parent-session-id --agent-type --lead-verify-key --settings --plugin-dir --plugin-dir-no-mcp --plugin-url --managed-settings --project-config-root --mcp-config --effort --permission-prompt-tool --agents --setting-sources --tools --json-schema" ;;
+        "") echo "--output-format --max-turns --max-budget-usd --model --append-system-prompt --system-prompt --system-prompt-file --append-system-prompt-file --thinking --max-thinking-tokens --thinking-display --betas --task-budget --add-dir --fallback-model --input-format --permission-mode --allowedTools --allowed-tools --disallowedTools --disallowed-tools --session-id --resume -r --resume-session-at --resume-drops-turn --teammate-mode --teammate-isolation --teammate-command --agent-id --agent-name --team-name --agent-color --parent-session-id --agent-type --lead-verify-key --settings --plugin-dir --plugin-dir-no-mcp --plugin-url --managed-settings --project-config-root --mcp-config --effort --permission-prompt-tool --agents --setting-sources --tools --json-schema --agent --autocompact --cloud --debug -d --debug-file --environment --file --from-pr --name -n --permission-prompts --prompt-suggestions --remote-control --remote-control-session-name-prefix --system-prompt-snapshot --teleport --tmux --worktree -w" ;;
         "team create") echo "--description -d" ;;
         "task create") echo "--description -d --blocked-by" ;;
         "task update") echo "--status --owner --subject --description -d --add-blocked-by --add-blocks --from" ;;
@@ -74,6 +157,10 @@ _agentteams_value_options() {
         "set") echo "--mode --model --wait" ;;
         "mirror") echo "--team --interval" ;;
         "node") echo "--store --name --slots --workdir --teammate-mode --tmux-socket" ;;
+        "mcp add") echo "-s --scope -t --transport -e --env -H --header --client-id --callback-port" ;;
+        "mcp add-json") echo "-s --scope" ;;
+        "mcp remove") echo "-s --scope" ;;
+        "mcp add-from-claude-desktop") echo "-s --scope" ;;
     esac
 }
 

@@ -211,6 +211,8 @@ def load_memory(cwd: Path, config_dir: Path) -> Memory:
     root, then for each directory from the outermost down to `cwd`: `CLAUDE.md`, `.claude/CLAUDE.md`,
     `CLAUDE.local.md`; each followed by what it imports."""
     reader = _Reader(cwd)
+    if os.environ.get("CLAUDE_CODE_SIMPLE") or os.environ.get("CLAUDE_CODE_SAFE_MODE"):  # --bare, --safe-mode
+        return Memory((), ())
     reader.add(Path(os.path.abspath(config_dir)) / "CLAUDE.md", "user")
     for directory in project_dirs(reader.cwd):
         for name, kind in PROJECT_NAMES:

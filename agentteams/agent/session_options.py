@@ -52,6 +52,7 @@ class SessionOptions:
     mirror: Callable[[Path, dict[str, Any]], None] | None = None  # --session-mirror: each transcript entry also here
     reasoning: Reasoning = field(default_factory=Reasoning)  # --thinking, --effort, --betas, ...: as asked
     hook_events: bool = False  # --include-hook-events: every hook's start and response as stream-json lines
+    name: str | None = None  # -n/--name: the session's display name, recorded in its transcript
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
+from agentteams.run import more_flags
+from agentteams.run.more_flags import MoreFlags
 from agentteams.run.precedence import Asked, Configured, choose
 
 if TYPE_CHECKING:
@@ -87,6 +89,7 @@ class AgentFlags:
     betas: list[str] = field(default_factory=list)
     task_budget: str | None = None
     hook_events: bool = False  # `--include-hook-events`
+    more: MoreFlags = field(default_factory=MoreFlags)  # claude 2.1.332's newer options (run/more_flags.py)
 
 
 def mcp_flags(values: list[str], strict: bool, cwd: Path) -> McpFlags:
@@ -124,6 +127,7 @@ def load_settings_here(
             raise AgentTeamsError(f"--teammate-isolation must be worktree or none, got {isolation!r}")
         found = dataclasses.replace(found, merged={**found.merged, "teammateIsolation": isolation})
     os.environ.update(found.env)
+    diagnostics.debug("Settings: read %s", ", ".join(found.sources))
     return found
 
 
@@ -209,6 +213,7 @@ def flags_from_options(given: Mapping[str, Any]) -> AgentFlags:
         append_system_prompt_file=g["append_system_prompt_file"], thinking=g["thinking"],
         max_thinking_tokens=g["max_thinking_tokens"], thinking_display=g["thinking_display"], effort=g["effort"],
         betas=lists["betas"], task_budget=g["task_budget"], hook_events=g["include_hook_events"],
+        more=more_flags.from_options(g),
     )  # fmt: skip
 
 
@@ -226,6 +231,10 @@ def start(flags: AgentFlags) -> int:
     headless.check_flags(
         headless.Flags(flags.print_mode, flags.output_format, flags.input_format, flags.verbose, flags.session_id)
     )
+    mode = more_flags.Mode(flags.print_mode, flags.output_format, flags.input_format)
+    more_flags.check(flags.more, mode)  # claude's refusals, before anything is read, written or sent
+    more_flags.notices(flags.more, mode)
+    more_flags.apply_env(flags.more)
     budget = headless.max_budget(flags.max_budget_usd)
     system = _joined(prompt_file(flags.system_prompt_file, "system prompt"), flags.system_prompt)
     appended = _joined(prompt_file(flags.append_system_prompt_file, "append system prompt"), flags.append_system_prompt)
@@ -236,6 +245,10 @@ def start(flags: AgentFlags) -> int:
         from agentteams.agent.structured import parse_schema
 
         schema = parse_schema(flags.json_schema)
+    if flags.more.worktree is not None:
+        from agentteams.run.more_session import enter_worktree
+
+        enter_worktree(flags.more.worktree, Path.cwd())
     cwd = Path.cwd()
     if not flags.print_mode and flags.input_format != "stream-json" and not (flags.agent_name or flags.agent_id):
         from agentteams.run.trust_question import ensure_trusted
@@ -243,6 +256,7 @@ def start(flags: AgentFlags) -> int:
         ensure_trusted(cwd)  # a person's session: nothing of an untrusted folder applies before they say so
     found = load_settings_here(cwd, flags.settings, flags.teammate_isolation, restricted=flags.restricted,
                                sources=flags.setting_sources)  # fmt: skip
+    found = more_flags.settings_for(flags.more, found)
     asked = Asked(
         flags.model, flags.permission_mode, flags.skip_permissions, flags.teammate_mode, flags.teammate_command
     )
@@ -261,7 +275,7 @@ def start(flags: AgentFlags) -> int:
         builtin_tools=builtin_tools(flags.tools), json_schema=schema, plugins=plugins_at(flags.plugin_dirs),
     )  # fmt: skip
     if flags.agents_json:
-        options.agents = agents_with(flags.agents_json, cwd, found.sources)
+        options.agents = agents_with(_agents_text(flags.agents_json, flags.print_mode), cwd, found.sources)
     if flags.session_id:
         options.session_id = flags.session_id
     wanted = session_choice.ResumeFlags(flags.cont, flags.resume, flags.fork_session, flags.session_id,
@@ -274,9 +288,43 @@ def start(flags: AgentFlags) -> int:
             headless.emit(session_choice.refused_line(str(e), same))
         raise
     options.fork_session = flags.fork_session
+    _apply_more(flags, options, found)
     if options.resume is not None and options.resume.model and flags.model is None:  # it goes on on its own model
         options.model = options.resume.model
     return _dispatch(flags, options, chosen.teammate_mode, chosen.teammate_command)
+
+
+def _agents_text(value: str, print_mode: bool) -> str:
+    """--agents' JSON; with --print, as claude 2.1.332 takes it, the path of a file that holds it."""
+    if print_mode and not value.lstrip().startswith("{") and Path(value).expanduser().is_file():
+        return prompt_file(value, "agents") or ""
+    return value
+
+
+def _apply_more(flags: AgentFlags, options: SessionOptions, found: Settings) -> None:
+    """What claude 2.1.332's newer options change in the session about to start."""
+    more = flags.more
+    if more.debug is not None or more.debug_file is not None or more.debug_to_stderr:
+        from agentteams.run import debug_log
+        from agentteams.store.paths import config_root
+
+        debug_log.start(more.debug, more.debug_file, more.debug_to_stderr, options.session_id, config_root())
+    if more.agent:
+        from agentteams.run.more_session import run_as_agent
+        from agentteams.settings.agents import load_agents
+        from agentteams.store.paths import config_root
+
+        catalog = options.agents or load_agents(cwd=options.cwd, root=config_root(), scopes=found.sources)
+        run_as_agent(more.agent, options, catalog, model_given=flags.model is not None)
+    if more.safe_mode:  # no MCP server at all, --mcp-config's neither
+        from agentteams.tools.mcp.config import McpFlags
+
+        options.mcp = McpFlags((), True)
+    if more.no_session_persistence:
+        from agentteams.store.transcripts import writer
+
+        writer.set_persist(False)
+    options.name = more.name
 
 
 def _dispatch(flags: AgentFlags, options: SessionOptions, where: str, command: str | None) -> int:
@@ -298,8 +346,11 @@ def _dispatch(flags: AgentFlags, options: SessionOptions, where: str, command: s
         from agentteams.run.sdk import session as driven
 
         options.interactive = False
-        sdk = driven.SdkFlags(flags.output_format, flags.permission_prompt_tool, flags.partial_messages,
-                              may_bypass=flags.skip_permissions or flags.allow_bypass)  # fmt: skip
+        asker = None if flags.more.permission_prompts == "none" else flags.permission_prompt_tool  # none: denied
+        sdk = driven.SdkFlags(flags.output_format, asker, flags.partial_messages,
+                              may_bypass=flags.skip_permissions or flags.allow_bypass,
+                              replay=flags.more.replay_user_messages,
+                              forward_text=flags.more.forward_subagent_text)  # fmt: skip
         return driven.run(options, sdk, teammate_mode=where, teammate_command=command)
     if not flags.print_mode:
         from agentteams.run import interactive
@@ -308,4 +359,5 @@ def _dispatch(flags: AgentFlags, options: SessionOptions, where: str, command: s
     options.interactive = False
     text = headless.prompt_text(flags.prompt)
     return headless.run(text, options, flags.output_format, teammate_mode=where, teammate_command=command,
-                        partial_messages=flags.partial_messages)  # fmt: skip
+                        partial_messages=flags.partial_messages,
+                        forward_text=flags.more.forward_subagent_text)  # fmt: skip

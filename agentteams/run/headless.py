@@ -112,7 +112,8 @@ def _echo(text: object, *, err: bool = False) -> None:
 
 
 def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "auto",
-        teammate_command: str | None = None, seed: Any = None, partial_messages: bool = False) -> int:  # fmt: skip
+        teammate_command: str | None = None, seed: Any = None, partial_messages: bool = False,
+        forward_text: bool = False) -> int:  # fmt: skip
     """Run `prompt` to the end (a team it starts is shut down first) and print the outcome; the exit code."""
     from agentteams.agent.loop import AgentEvent
     from agentteams.model.aliases import resolve_model
@@ -124,6 +125,7 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     turns: list[Any] = []
 
     lines = StreamLines(options)
+    lines.subagents.forward_text = forward_text  # --forward-subagent-text: a subagent's text lines too
 
     def on_event(event: AgentEvent) -> None:
         if streaming:

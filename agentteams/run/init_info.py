@@ -42,10 +42,13 @@ BUILTIN_COMMANDS = (
 def session_commands(options: Any) -> CommandSet:
     """The session's own commands: the user's and the project's files (the scopes its settings read), then its
     plugins' (`plugin:command`); a name defined twice keeps the first."""
+    from agentteams.settings.commands import commands_off
     from agentteams.store.paths import config_root
 
     scopes = [s for s in ("user", "project") if s in options.settings.sources]
     found = load_commands(options.cwd, config_root(), scopes)
+    if commands_off():  # --disable-slash-commands: the plugins' commands neither
+        return CommandSet({}, ())
     commands, problems = dict(found.commands), list(found.problems)
     for plugin in options.plugins:
         theirs, bad = plugin.commands()

@@ -123,6 +123,8 @@ def build_lead(
     spawner = NodeSpawner(store, spawner)  # on a registered node (`agentteams node`) if any, else as above
     session = attach(Session(options, client, layout=layout, store=store, on_event=on_event, ask=ask, secrets=secrets),
                      options.json_schema)  # --json-schema's StructuredOutput, if given  # fmt: skip
+    if options.name:  # -n: the display name the picker shows, recorded as claude records it
+        session.transcript.named(options.name)
     runtime = LeadRuntime(session, spawner, on_team_event=on_team_event, judge=judge, on_turn_end=on_turn_end)
     if options.resume is not None and not options.fork_session:  # a resumed lead leads its team again
         runtime.resume_team()

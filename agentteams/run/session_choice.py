@@ -18,6 +18,11 @@ if TYPE_CHECKING:
 
 RESUME_FLAGS = ("-r", "--resume")
 PICK = ""  # `-r` given without a value: the picker
+# Claude Code's options whose value may be left out (`-d`, `--debug hooks`): the next word is theirs unless it is an
+# option; `--tmux` takes one only attached (`--tmux=classic`)
+OPTIONAL_VALUE = (*RESUME_FLAGS, "-d", "--debug", "--cloud", "--from-pr", "--prompt-suggestions", "--remote-control",
+                  "--teleport", "-w", "--worktree")  # fmt: skip
+ATTACHED_ONLY = ("--tmux",)
 
 
 @dataclass(frozen=True)
@@ -31,12 +36,14 @@ class ResumeFlags:
 
 
 def optional_value(argv: list[str]) -> list[str]:
-    """`-r` may stand alone (as Claude Code's `--resume [value]`): give it an empty value when the next word is an
-    option or there is none, so the parser still sees a value."""
-    out = []
+    """`-r` may stand alone (as Claude Code's `--resume [value]`, and its other options of an optional value): give
+    it an empty value when the next word is an option or there is none, so the parser still sees a value."""
+    out: list[str] = []
     for i, word in enumerate(argv):
+        if word == "--":  # the rest is the prompt's
+            return out + argv[i:]
         out.append(word)
-        if word in RESUME_FLAGS and (i + 1 == len(argv) or argv[i + 1].startswith("-")):
+        if word in ATTACHED_ONLY or (word in OPTIONAL_VALUE and (i + 1 == len(argv) or argv[i + 1].startswith("-"))):
             out.append(PICK)
     return out
 

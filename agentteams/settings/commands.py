@@ -120,12 +120,19 @@ def command_dirs(cwd: Path, root: Path) -> list[tuple[CommandScope, Path]]:
     return dirs
 
 
+def commands_off() -> bool:
+    """--disable-slash-commands or --safe-mode (their variables, which teammates inherit): no custom command."""
+    return bool(os.environ.get("AGENTTEAMS_DISABLE_SLASH_COMMANDS") or os.environ.get("CLAUDE_CODE_SAFE_MODE"))
+
+
 def load_commands(cwd: Path, root: Path, scopes: Collection[str] = ("user", "project")) -> CommandSet:
     """Every custom command for a session at `cwd` with config root `root`, from the `scopes` read (as
     `--setting-sources` names them). On a name defined twice the user's wins, then the nearest project's (Claude
     Code 2.1.330 runs the user's). A file that cannot be read is one line in `problems`; the others still load."""
     found: dict[str, CustomCommand] = {}
     problems: list[str] = []
+    if commands_off():
+        return CommandSet(found, ())
     for scope, directory in command_dirs(cwd, root):
         if scope not in scopes:
             continue

@@ -178,6 +178,7 @@ class HookRunner:
         if not chosen:
             return Outcome()
         text = self._redact(json.dumps(self.payload(event, fields), ensure_ascii=False, default=str))
+        diagnostics.debug("Hooks: running %d hook(s) for %s%s", len(chosen), event, f" ({match})" if match else "")
         env = hook_env(self.cwd)
         one = _observed(lambda h: run_command(h, text, self.cwd, env), self.session_id, event, match)
         if len(chosen) == 1:

@@ -18,6 +18,7 @@ RULES_HELP = "Tool rules, e.g. 'Bash(git:*) Edit' (repeatable)."
 TEAMMATE = "Teammate (set by the lead when it spawns one)"
 # Options Claude Code's lead may pass its teammates (2.1.330) that this version takes and does not act on yet
 LATER = "Accepted, as Claude Code's lead passes it; not acted on yet."
+CANNOT = "Claude Code's, for what agentteams has not (a cloud, an app, an IDE): says so in one line."
 
 
 def _version(value: bool) -> None:
@@ -140,7 +141,7 @@ def run(
         str | None, typer.Option("--effort", help="low | medium | high | xhigh | max, on models that take it.")
     ] = None,
     include_unsupported_models: Annotated[bool, typer.Option("--include-unsupported-models", help=LATER)] = False,
-    chrome: Annotated[bool | None, typer.Option("--chrome/--no-chrome", help=LATER)] = None,
+    chrome: Annotated[bool | None, typer.Option("--chrome/--no-chrome", help=CANNOT)] = None,
     permission_prompt_tool: Annotated[
         str | None,
         typer.Option("--permission-prompt-tool", help="stdio: permission questions go to the driving program."),
@@ -177,6 +178,67 @@ def run(
             "--restricted", help="No Bash or WebFetch, no user/project/local settings files, file tools kept inside."
         ),
     ] = False,
+    agent: Annotated[str | None, typer.Option("--agent", help="The agent type this session runs as.")] = None,
+    autocompact: Annotated[
+        str | None, typer.Option("--autocompact", help="The auto-compact window: auto, or at least 100k tokens.")
+    ] = None,
+    ax_screen_reader: Annotated[bool, typer.Option("--ax-screen-reader", help=CANNOT)] = False,
+    background: Annotated[
+        bool, typer.Option("--bg", "--background", help="Background sessions: not built yet (one line, exit 1).")
+    ] = False,
+    bare: Annotated[
+        bool, typer.Option("--bare", help="Minimal: no hooks, CLAUDE.md, memory, plugins or skills of the files.")
+    ] = False,
+    brief: Annotated[bool, typer.Option("--brief", help="Offer the SendUserMessage tool.")] = False,
+    cloud: Annotated[str | None, typer.Option("--cloud", help=CANNOT)] = None,
+    debug: Annotated[
+        str | None, typer.Option("--debug", "-d", help="Debug log, optionally of some categories (hooks,mcp or !api).")
+    ] = None,
+    debug_file: Annotated[str | None, typer.Option("--debug-file", help="Write the debug log to this file.")] = None,
+    debug_to_stderr: Annotated[bool, typer.Option("--debug-to-stderr", hidden=True)] = False,
+    desktop: Annotated[bool, typer.Option("--desktop", help=CANNOT)] = False,
+    disable_slash_commands: Annotated[
+        bool, typer.Option("--disable-slash-commands", help="No skills or custom commands.")
+    ] = False,
+    environment: Annotated[str | None, typer.Option("--environment", help=CANNOT)] = None,
+    exclude_dynamic: Annotated[
+        bool,
+        typer.Option("--exclude-dynamic-system-prompt-sections", help="Per-machine sections in the first message."),
+    ] = False,
+    files: Annotated[list[str] | None, typer.Option("--file", help=CANNOT)] = None,
+    forward_subagent_text: Annotated[
+        bool, typer.Option("--forward-subagent-text", help="With stream-json: subagents' text and thinking too.")
+    ] = False,
+    from_pr: Annotated[str | None, typer.Option("--from-pr", help="Resume the session linked to a PR.")] = None,
+    ide: Annotated[bool, typer.Option("--ide", help=CANNOT)] = False,
+    name: Annotated[str | None, typer.Option("--name", "-n", help="A display name for this session.")] = None,
+    no_session_persistence: Annotated[
+        bool, typer.Option("--no-session-persistence", help="With -p: no transcript written (no resuming it).")
+    ] = False,
+    permission_prompts: Annotated[
+        str | None, typer.Option("--permission-prompts", help="host | none: who answers permission questions with -p.")
+    ] = None,
+    prompt_suggestions: Annotated[
+        str | None, typer.Option("--prompt-suggestions", help="With -p stream-json: suggested next prompts.")
+    ] = None,
+    remote_control: Annotated[str | None, typer.Option("--remote-control", help=CANNOT)] = None,
+    remote_control_prefix: Annotated[
+        str | None, typer.Option("--remote-control-session-name-prefix", help=CANNOT)
+    ] = None,
+    replay_user_messages: Annotated[
+        bool, typer.Option("--replay-user-messages", help="With stream-json in and out: user messages echoed back.")
+    ] = False,
+    safe_mode: Annotated[
+        bool, typer.Option("--safe-mode", help="No customizations: CLAUDE.md, hooks, MCP, commands, agents, ...")
+    ] = False,
+    system_prompt_snapshot: Annotated[
+        str | None, typer.Option("--system-prompt-snapshot", help="on | off: the system prompt kept per session.")
+    ] = None,
+    teleport: Annotated[str | None, typer.Option("--teleport", help=CANNOT)] = None,
+    tmux: Annotated[str | None, typer.Option("--tmux", help="With --worktree: a tmux session for it.")] = None,
+    worktree: Annotated[
+        str | None, typer.Option("--worktree", "-w", help="Run in a new git worktree (optionally named).")
+    ] = None,
     version: Annotated[
         bool, typer.Option("--version", "-v", callback=_version, is_eager=True, help="Print the version.")
     ] = False,

@@ -32,6 +32,8 @@ class SdkFlags:
     permission_prompt_tool: str | None = None
     partial_messages: bool = False  # `--include-partial-messages`: each raw stream event as a `stream_event` line
     may_bypass: bool = False  # bypassPermissions may be switched to (`set_permission_mode`)
+    replay: bool = False  # `--replay-user-messages`: each user message echoed back, marked isReplay
+    forward_text: bool = False  # `--forward-subagent-text`: a subagent's text lines too
 
 
 def user_text(obj: dict[str, Any]) -> str | None:
@@ -57,6 +59,7 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     resolve_model(options.model)
     turns: list[Any] = []
     lines = StreamLines(options)
+    lines.subagents.forward_text = flags.forward_text
     opener = turn_open.Opener()
 
     def on_event(event: AgentEvent) -> None:
@@ -99,7 +102,8 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
                 code = reset.clear(runtime, options, message)
             else:
                 echo = reset.origin(message)
-                code = _turn(runtime, options, flags.output_format, "\n".join(prompts), turns, echo, opener)
+                replayed = [_replayed(m, options.session_id) for m in came] if flags.replay else []
+                code = _turn(runtime, options, flags.output_format, "\n".join(prompts), turns, echo, opener, replayed)
             ended = time.monotonic()
     finally:
         parts.close(team_down=True)
@@ -112,6 +116,16 @@ def _joining(first: dict[str, Any], text: str | None) -> Callable[[dict[str, Any
     return lambda other: reset.joins(first, text, other, user_text(other))
 
 
+def _replayed(message: dict[str, Any], session_id: str) -> dict[str, Any]:
+    """A user message of the program's, back as claude 2.1.332 echoes it (`--replay-user-messages`)."""
+    import uuid
+
+    from agentteams.store.fs.atomic_json import now_iso
+
+    return {"type": "user", "message": message.get("message"), "session_id": session_id, "parent_tool_use_id": None,
+            "uuid": message.get("uuid") or str(uuid.uuid4()), "timestamp": now_iso(), "isReplay": True}  # fmt: skip
+
+
 def _mcp_answer(channel: ControlChannel, server: str, message: dict[str, Any]) -> dict[str, Any] | None:
     """A message to one of the program's own MCP servers, through it; the server's answer, if it gives one."""
     found = channel.request("mcp_message", {"server_name": server, "message": message}).get("mcp_response")
@@ -119,9 +133,12 @@ def _mcp_answer(channel: ControlChannel, server: str, message: dict[str, Any]) -
 
 
 def _turn(runtime: Any, options: Any, output_format: str, prompt: str, turns: list[Any],
-          origin: dict[str, Any] | None, opener: turn_open.Opener) -> int:  # fmt: skip
+          origin: dict[str, Any] | None, opener: turn_open.Opener, replayed: list[dict[str, Any]]) -> int:  # fmt: skip
     runtime.session.mcp.refresh()  # servers the program switched or set since the last turn: as this turn offers them
     opener.hold(headless.init_line(runtime.session, options))
+    if replayed:  # after the turn's init line, before its answer, as claude writes them
+        opener.flush()
+        headless.emit_all(replayed)
     start, before = time.monotonic(), len(turns)
     echo = {"origin": origin} if origin else {}  # the host's stamp, back on the turn's result
     compact = headless.compact_instructions(prompt)

@@ -149,6 +149,11 @@ class Transcript:
             entry["lastPrompt"] = text
         self._append({**entry, "leafUuid": self.leaf, "sessionId": self.session_id})
 
+    def named(self, name: str) -> None:
+        """The session's display name (`-n`), as Claude Code records it: its title and its agent name."""
+        self._append({"type": "custom-title", "customTitle": name, "sessionId": self.session_id})
+        self._append({"type": "agent-name", "agentName": name, "sessionId": self.session_id})
+
     def remember(self, tool: str, target: str | None, kind: str | None) -> None:
         """An "always" answer of the person for this session: replayed when it is resumed. A type of ours;
         Claude Code's reader skips types it does not know."""
@@ -188,6 +193,10 @@ class Transcript:
         line = json.dumps(entry, ensure_ascii=False, default=str)
         for secret in self._secrets:
             line = line.replace(secret, REDACTED)
+        if not _persist[0]:  # --no-session-persistence: nothing on disk (a mirror still gets its copy)
+            if self.mirror is not None:
+                self.mirror(self.path, json.loads(line))
+            return
         try:
             safe_paths.make_dir(self.path.parent, parents=True)
             fd = safe_paths.open_fd(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
@@ -207,6 +216,14 @@ class Transcript:
             write_failures.succeeded("transcript")
         if self.mirror is not None:  # the redacted line, as the file holds it
             self.mirror(self.path, json.loads(line))
+
+
+_persist = [True]  # this process's sessions are written to disk (-p --no-session-persistence: not)
+
+
+def set_persist(on: bool) -> None:
+    """Whether this process's transcripts are written at all (`--no-session-persistence`)."""
+    _persist[0] = on
 
 
 def _write_line(fd: int, data: bytes) -> None:
