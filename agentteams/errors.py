@@ -46,3 +46,8 @@ class HookAnswerError(AgentTeamsError):
 
 class PromptBlocked(AgentTeamsError):
     """A UserPromptSubmit hook blocked the prompt (exit 2, a block, `continue: false`): the line saying why."""
+
+
+class NotSentError(AgentTeamsError):
+    """A message the store could not take (a full or read-only disk) and took back whole: sending it again later
+    cannot deliver it twice."""

@@ -39,8 +39,9 @@ def os_reason(error: Exception) -> str:
     return str(error)
 
 
-def failed(kind: WriteKind, path: object, error: Exception) -> None:
-    """A write of `kind` to `path` failed: one warning while it keeps failing, then quiet until it works again."""
+def failed(kind: WriteKind, path: object, error: Exception, *, held: bool = False) -> None:
+    """A write of `kind` to `path` failed: one warning while it keeps failing, then quiet until it works again.
+    `held`: the writer keeps it and writes it again once the disk takes it."""
     global _warned_at
     where = getattr(error, "filename", None) or path
     found = WriteFailure(kind, str(path), str(where), os_reason(error))
@@ -49,7 +50,8 @@ def failed(kind: WriteKind, path: object, error: Exception) -> None:
         _failing[kind] = found
         _failed.setdefault(kind, found)
     if first:
-        diagnostics.warning("%s; going on without it", found.line())
+        then = "kept, to be written once the disk takes it" if held else "going on without it"
+        diagnostics.warning("%s; %s", found.line(), then)
         _warned_at = diagnostics.warning_count()
     else:
         diagnostics.debug("%s (again)", found.line())

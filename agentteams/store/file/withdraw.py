@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from agentteams.errors import AgentTeamsError
+from agentteams.errors import AgentTeamsError, NotSentError
 from agentteams.store.file.inbox_file import in_flight_file, spool_file
 from agentteams.store.fs import safe_paths
 from agentteams.store.fs.locking import flock_exclusive, flock_release
@@ -51,6 +51,8 @@ def failure(inbox: Path, error: BaseException, outcome: Outcome, msg_id: str | N
         "queued": f"queued: it will be delivered when the process writing that inbox finishes (msg_id {msg_id})",
         "stuck": f"it may still be delivered later (msg_id {msg_id}); check before sending it again",
     }.get(outcome, "the message was not sent")
+    if outcome in ("withdrawn", "absent") and isinstance(error, OSError):  # nothing of it left anywhere
+        return NotSentError(f"{head}; {fate}")
     return AgentTeamsError(f"{head}; {fate}")
 
 

@@ -41,6 +41,7 @@ from agentteams.store.signing import LeadVerifyKey
 from agentteams.team import heartbeat
 from agentteams.team.budget import held
 from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
+from agentteams.team.held_writes import HeldWrites, refused
 from agentteams.team.lease_keeper import LeaseKeeper
 from agentteams.team.steering import steerable, teammate_blocks
 from agentteams.team.team_hooks import idle_gate
@@ -116,6 +117,7 @@ class TeammateRuntime:
         self._unmarked: set[tuple[str, ...]] = set()  # delivered, but the disk would not take the read marks
         self._answering = threading.Event()  # the turn's first answer began: its request is out
         self._lead = LeadWatch(self.store, self.team)  # a dead lead may be resumed: we wait for it a while
+        self._writes = HeldWrites(self.name)  # its isActive and idle notice, if the disk refused them: written later
 
     # -- the loop -----------------------------------------------------------------------------------
 
@@ -127,6 +129,7 @@ class TeammateRuntime:
             with self.store.watch(self.team, self.name, tasks=True) as watcher:
                 while not self.stop.is_set():
                     self._own.came_round()
+                    self._writes.retry()  # what a full disk refused, written once it has room: the lead waits on it
                     config = self._config()
                     diagnostics.stamp("config")
                     if config is None or config.member(self.name) is None:
@@ -141,7 +144,7 @@ class TeammateRuntime:
                         if not announced:
                             self._set_state(self.presence.state if self.presence.state != "starting" else "idle")
                             announced = True
-                        wait_in_slices(watcher, self.stop, WAIT_SLICE, IDLE_SLICES)
+                        wait_in_slices(watcher, self.stop, WAIT_SLICE, 2 if self._writes.pending else IDLE_SLICES)
                         continue
                     announced = True
                     if self._turn(work):
@@ -314,12 +317,16 @@ class TeammateRuntime:
             completed_task_id=notes.completed_task, completed_status="resolved" if notes.completed_task else None,
             failure_reason=failure, result=final,
         )  # fmt: skip
-        self._send_lead(msg.to_text())
+        notice = functools.partial(self._send_lead, msg.to_text(), hold=True)
+        self._writes.write("idle notice", notice, "inbox", f"{self.name}'s idle notice to its lead")
 
-    def _send_lead(self, text: str) -> None:
+    def _send_lead(self, text: str, *, hold: bool = False) -> None:
+        """`hold`: a refused send raises (HeldWrites sends it again later) instead of being a warning."""
         try:
             self.mailbox.send(self.team, self._lead_name(), text, sender=self.name, color=self.me.color)
         except AgentTeamsError as e:
+            if hold and refused(e):
+                raise
             diagnostics.warning("%s: could not reach the lead: %s", self.name, e)
 
     def _lead_name(self) -> str:
@@ -387,12 +394,17 @@ class TeammateRuntime:
         return "deny"
 
     def _set_active(self, active: bool) -> None:
+        """A full or read-only disk holds it (HeldWrites): the lead takes the team for idle only once it is written."""
+        put = functools.partial(self._put_active, active)
+        self._writes.write("isActive", put, "team files", f"of team {self.team}")
+
+    def _put_active(self, active: bool) -> None:
         try:
             self.teams.set_active(self.team, self.name, active)
         except AgentTeamsError as e:  # removed from the team: the loop notices and stops
+            if refused(e):
+                raise
             diagnostics.debug("%s: could not set isActive: %s", self.name, e)
-        except OSError as e:  # a full or read-only disk: the lead sees less, the teammate goes on
-            write_failures.failed("team files", f"of team {self.team}", e)
 
     def _set_state(self, state: State, **fields: Any) -> None:
         tokens, window = self.session.context_use()  # how full its conversation is: `status` shows the %
