@@ -176,13 +176,14 @@ class Session:
         """One user turn; `extras` (a custom command's front matter) hold for that turn only."""
         if self._cleared_note:  # the first turn after /clear: the lead still leads its team
             prompt, self._cleared_note = f"{self._cleared_note}\n\n{prompt}", None
-        if extras is None:
-            return self.agent.run(prompt)
+        content = extras.content(prompt) if extras is not None else prompt
+        if extras is None or not (extras.model or extras.allowed_tools):
+            return self.agent.run(content)
         kept_model, kept_rules = self.model, self.policy.allowed
         used = self.set_model(extras.model) if extras.model else None
         self.policy.allowed = [*kept_rules, *parse_rules(extras.allowed_tools, extras.origin)]
         try:
-            return self.agent.run(prompt)
+            return self.agent.run(content)
         finally:
             self.policy.allowed = kept_rules
             if used is not None and self.model == used:  # unless /model chose another meanwhile

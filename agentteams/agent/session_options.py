@@ -58,11 +58,19 @@ class SessionOptions:
 @dataclass(frozen=True)
 class TurnExtras:
     """What a custom command's front matter gives the one turn it starts: a model, and tools allowed without asking
-    (`origin` names the command file, for /permissions and the allow reason)."""
+    (`origin` names the command file, for /permissions and the allow reason); and what goes before its text."""
 
     model: str | None = None
     allowed_tools: tuple[str, ...] = ()
     origin: str = ""
+    # what the REPL put before the prompt's text: the files it mentions (@path), a !command's output for context
+    attach: tuple[dict[str, Any], ...] = ()
+
+    def content(self, prompt: str) -> str | list[dict[str, Any]]:
+        """The turn's prompt as sent: its text after what is attached (an empty text, a !command's turn, left out)."""
+        if not self.attach:
+            return prompt
+        return [*self.attach, *([{"type": "text", "text": prompt}] if prompt else [])]
 
 
 def command_extras(cmd: CustomCommand) -> TurnExtras | None:

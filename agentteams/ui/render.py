@@ -199,7 +199,7 @@ class Renderer:
             if result is None:
                 self._print(Text("  ⎿  the turn failed (see the warning above)", style="dim"))
             elif result.stop_reason == "interrupted":
-                self._print(Text("  ⎿  Interrupted · tell the lead what to do instead", style="yellow"))
+                self._print(Text("  ⎿  Interrupted · what should be done instead?", style="yellow"))
             elif result.stop_reason == "max_turns":
                 self._print(Text("  ⎿  stopped: --max-turns reached", style="yellow"))
             elif result.stop_reason == "max_tokens":

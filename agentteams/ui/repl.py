@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,12 +15,12 @@ from agentteams.ui.questions import Questions
 from agentteams.ui.render import Renderer
 from agentteams.ui.team_view import TeamView, teammate_count
 from agentteams.ui.terminal import LoopWriter
+from agentteams.ui.typed import Typed, is_shell
 
 if TYPE_CHECKING:  # the lead's modules load with the lead, which a deferred start composes behind the prompt
     from prompt_toolkit import PromptSession
     from prompt_toolkit.application import Application
     from prompt_toolkit.formatted_text import FormattedText
-    from prompt_toolkit.key_binding import KeyBindings
 
     from agentteams.agent.session import TurnExtras
     from agentteams.team.lead.runtime import LeadRuntime
@@ -50,6 +49,7 @@ class Repl:
         self.banner = banner
         self.writer = writer  # on a terminal, the console's stream: drained by the prompt's loop
         self.closed = False
+        self.typed = Typed(renderer)  # @path mentions and !commands
         self.lead: Lead | None = None
         self._deferred = lead if isinstance(lead, Deferred) else None
         self._mode_cycles = 0  # Shift-Tabs pressed before the lead was there: applied once it is
@@ -106,9 +106,10 @@ class Repl:
     def _submit(self, text: str, *, echo: bool) -> None:
         if echo:
             self.renderer.user_prompt(text)
-        if self.runtime.busy:  # steered: it goes in at the turn's next tool result, else it starts the next turn
+        extras = self.typed.extras(text, self.runtime.session)
+        if self.runtime.busy and extras is None:  # steered: in at the turn's next tool result, else the next turn
             self.renderer.hint(QUEUED)
-        self.runtime.submit(text)
+        self.runtime.submit(text, extras)
 
     def _handle(self, line: str, *, echo: bool) -> bool:
         """One entered line; True when the person asked to leave."""
@@ -119,11 +120,14 @@ class Repl:
             return False
         if not line.strip():
             return False
+        if is_shell(line):  # bash mode: the command runs here, not as a prompt
+            self.typed.shell(line, self.runtime, echo=echo)
+            return False
 
         def submit(text: str, extras: TurnExtras | None) -> None:  # a custom command's prompt: echoed as typed
             if echo:
                 self.renderer.user_prompt(line)
-            self.runtime.submit(text, extras)
+            self.runtime.submit(text, self.typed.extras(text, self.runtime.session, extras))
 
         self.commands.submit = submit
         from agentteams.ui.commands import run_command
@@ -141,6 +145,21 @@ class Repl:
             self.runtime.interrupt()
         else:
             self.renderer.hint(IDLE_HINT)
+
+    def _escape(self) -> bool:
+        """Esc: deny a waiting question and stop the turn, or stop the turn or a running !command; False when there
+        was nothing to stop (a second Esc then clears the line or offers to rewind)."""
+        if self.lead is None:
+            return False
+        if self.questions.cancel_all():
+            self.runtime.interrupt()
+            self.renderer.hint("Denied; stopping the turn.")
+            return True
+        stopped = self.typed.stop()
+        if self.runtime.busy:
+            self.runtime.interrupt()
+            return True
+        return stopped
 
     def _close(self, team_down: bool) -> int:
         """Stop the lead (and with `team_down` its team); the exit code."""
@@ -208,11 +227,15 @@ class Repl:
         safe_paths.make_dir(self.history.parent, parents=True)
         if not safe_paths.create_new(self.history, b"") and self.history.is_symlink():
             raise safe_paths.refused(self.history)
+        from agentteams.ui.keys import KEY_WAIT, KeyActions, bindings, path_completer
+
         session: PromptSession[str] = PromptSession(
-            history=FileHistory(str(self.history)), multiline=True, key_bindings=_bindings(self.cycle_mode),
-            prompt_continuation=lambda width, _n, _soft: " " * min(width, 2), bottom_toolbar=self._toolbar,
-            refresh_interval=0.5,
+            history=FileHistory(str(self.history)), multiline=True,
+            key_bindings=bindings(KeyActions(self.cycle_mode, self._escape)), completer=path_completer(Path.cwd()),
+            complete_while_typing=True, prompt_continuation=lambda width, _n, _soft: " " * min(width, 2),
+            bottom_toolbar=self._toolbar, refresh_interval=0.5,
         )  # fmt: skip
+        session.app.ttimeoutlen = session.app.timeoutlen = KEY_WAIT  # Esc acts at once, not a second later
         self.renderer.on_change = session.app.invalidate
         session.app.after_render += self._compose  # a deferred lead is composed once the prompt is on screen
         # written straight away, before any prompt is up: a prompt drawn on the terminal's top row is pushed
@@ -233,10 +256,18 @@ class Repl:
                     await serving
 
     async def _prompt_loop(self, session: PromptSession[str]) -> int:
+        from agentteams.ui.keys import REWIND
+
+        default = ""
         while True:
             line: str | None = None
             try:
-                line = await session.prompt_async(self._message)
+                line = await session.prompt_async(self._message, default=default)
+                default = ""
+                if line == REWIND:
+                    await self._ready()
+                    default = await self._rewind()
+                    continue
             except KeyboardInterrupt:
                 session.app.erase_when_done = False  # only the prompt Ctrl-C ended is erased
                 await self._ready()
@@ -250,6 +281,14 @@ class Repl:
                 team_down = await self._confirm_leave()
                 if team_down is not None:  # shutting down takes seconds: the loop keeps printing meanwhile
                     return await asyncio.get_running_loop().run_in_executor(None, self._close, team_down)
+
+    async def _rewind(self) -> str:
+        """Esc Esc at an empty prompt: pick a prompt of this session to go back to before; its text to edit."""
+        from agentteams.agent.rewind import points
+        from agentteams.ui.rewind_picker import choose, go_back
+
+        point = await choose(points(self.runtime.session), self.renderer)
+        return go_back(point, self.runtime, self.renderer) if point is not None else ""
 
     def _message(self) -> FormattedText:
         from prompt_toolkit.formatted_text import FormattedText
@@ -272,7 +311,7 @@ class Repl:
         about += f" · {MODE_SHOWN.get(self.runtime.session.policy.mode, self.runtime.session.policy.mode)}"
         about += " (shift+tab to cycle)"
         if self.runtime.busy:
-            return f" ✻ working… (Ctrl-C to interrupt){about}"
+            return f" ✻ working… (esc to interrupt){about}"
         return f" /help for commands · Ctrl-D to leave{about}"
 
     def cycle_mode(self) -> None:
@@ -333,33 +372,3 @@ class Repl:
     def _wait_for_turn_to_read(self) -> None:
         while self.questions.current() is None and not self.runtime.settled():
             self.runtime.wait_idle(timeout=POLL)
-
-
-def _bindings(cycle_mode: Callable[[], None]) -> KeyBindings:
-    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-
-    kb = KeyBindings()
-
-    @kb.add("s-tab")
-    def _mode(_event: KeyPressEvent) -> None:
-        cycle_mode()
-
-    @kb.add("enter")
-    def _send(event: KeyPressEvent) -> None:
-        event.current_buffer.validate_and_handle()
-
-    @kb.add("escape", "enter")
-    def _newline(event: KeyPressEvent) -> None:
-        event.current_buffer.insert_text("\n")
-
-    @kb.add("c-c")
-    def _interrupt(event: KeyPressEvent) -> None:
-        if event.current_buffer.text:
-            event.current_buffer.reset()
-        else:
-            # leave nothing of this prompt on screen: its last drawing holds the answer's unfinished line,
-            # which the renderer prints for good once the turn has stopped (it was shown twice)
-            event.app.erase_when_done = True
-            event.app.exit(exception=KeyboardInterrupt())
-
-    return kb

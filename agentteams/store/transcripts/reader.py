@@ -72,7 +72,7 @@ def load(path: Path, at: str | None = None) -> Loaded:
     by_uuid = {e["uuid"]: e for e in entries if e["type"] in CHAINED and isinstance(e.get("uuid"), str)}
     main = [e for e in by_uuid.values() if not e.get("isSidechain")]
     chain: list[dict[str, Any]] = []
-    node = main[-1] if main else None
+    node = _tip(entries, by_uuid, main[-1] if main else None)
     if at is not None and (node := by_uuid.get(at)) is None:
         raise AgentTeamsError(f"No message found with message.uuid of: {at}")  # Claude Code's words
     while node is not None:
@@ -88,6 +88,22 @@ def load(path: Path, at: str | None = None) -> Loaded:
     session_id = str(next((e["sessionId"] for e in entries if e.get("sessionId")), path.stem))
     return Loaded(session_id, path, to_messages(chain), chain[-1]["uuid"] if chain else None,
                   str(models[-1]) if models else None, allowed, chain)  # fmt: skip
+
+
+def _tip(entries: list[dict[str, Any]], by_uuid: dict[str, dict[str, Any]],
+         newest: dict[str, Any] | None) -> dict[str, Any] | None:  # fmt: skip
+    """Where the conversation ends: its newest entry, unless a `last-prompt` written after it names an earlier one
+    (the person rewound to before a prompt and left without sending another: the later entries are off the chain)."""
+    for entry in reversed(entries):
+        if entry is newest:
+            break
+        if entry.get("type") == "last-prompt" and "leafUuid" in entry:
+            leaf = entry.get("leafUuid")
+            if leaf is None:
+                return None
+            found = by_uuid.get(leaf) if isinstance(leaf, str) else None
+            return found if found is not None else newest
+    return newest
 
 
 def _with_preserved(chain: list[dict[str, Any]], by_uuid: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:

@@ -140,6 +140,13 @@ class Transcript:
         own.update(isVisibleInTranscriptOnly=True, isCompactSummary=True)
         return self._chained(agent, own)
 
+    def branch_from(self, leaf: str | None) -> None:
+        """Go on from the earlier entry `leaf` (a rewind): the next entry chains onto it, the later ones stay in the
+        file off the chain; a `last-prompt` naming it keeps a resume there until then."""
+        with self._lock:
+            self._leaf = leaf
+        self.last_prompt(None)
+
     # -- bookkeeping (not on the chain) --------------------------------------------------------------------
 
     def last_prompt(self, text: str | None) -> None:
