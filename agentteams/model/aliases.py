@@ -1,8 +1,6 @@
-"""Model aliases (`sonnet`, `opus`, `haiku`, `default`) and their resolution to full model ids, and the `[1m]`
-suffix (a 1M-token context): kept on our model id, taken off the id sent, with the beta that asks for it.
-
-The alias tables live here and nowhere else; `ANTHROPIC_DEFAULT_*_MODEL` overrides them, as in Claude Code.
-"""
+"""Model aliases (`sonnet`, `opus`, `haiku`, `fable`, `best`, `opusplan`, `default`) resolved to model ids on the
+provider in use (model/catalog.py's tables; `ANTHROPIC_DEFAULT_*_MODEL` overrides them), and the `[1m]` suffix: kept
+on our model id, taken off the id sent, with the beta that asks for it."""
 
 from __future__ import annotations
 
@@ -11,23 +9,20 @@ import re
 from collections.abc import Mapping
 
 from agentteams.errors import AgentTeamsError
+from agentteams.model.catalog import ALIASES, SYNONYMS, Alias, Host, alias_model, default_alias
 from agentteams.model.providers import selected
 
-# alias -> (current model id, environment variable that overrides it): what Claude Code 2.1.330 sends, seen against
-# the scripted server (tests/interop/test_interop_models.py)
-MODEL_ALIASES: dict[str, tuple[str, str]] = {
-    "sonnet": ("claude-sonnet-5-5", "ANTHROPIC_DEFAULT_SONNET_MODEL"),
-    "opus": ("claude-opus-5-5", "ANTHROPIC_DEFAULT_OPUS_MODEL"),
-    "haiku": ("claude-haiku-5-5", "ANTHROPIC_DEFAULT_HAIKU_MODEL"),
+# alias -> (its model on Anthropic's API, the environment variable that overrides it on any provider)
+MODEL_ALIASES: dict[Alias, tuple[str, str]] = {
+    alias: (model, f"ANTHROPIC_DEFAULT_{alias.upper()}_MODEL") for alias, model in ALIASES.items()
 }
-DEFAULT_ALIAS = "opus"  # 2.1.330's model with an API key and no --model
+_NAMED: dict[str, Alias] = {alias: alias for alias in ALIASES}
+DEFAULT_ALIAS: Alias = "opus"  # 2.1.332's model with an API key and no --model (on Anthropic's API)
 LONG_SUFFIX = "[1m]"
 LONG_BETA = "context-1m-2025-08-07"
-# models whose window is 1M tokens already: a `[1m]` on them asks for nothing more (2.1.330 sends no beta)
-NATIVE_LONG = ("claude-opus-4-8", "claude-opus-5", "claude-sonnet-5", "claude-haiku-5")
-# On Bedrock and Vertex the aliases name older models (a provider offers a model later), as the real Claude Code
-# 2.1.197 resolves them there, seen against the scripted server (tests/interop/test_interop_providers.py)
-PROVIDER_ALIASES = {"sonnet": "claude-sonnet-4-5", "opus": "claude-opus-4-6", "haiku": "claude-haiku-4-5"}
+# models whose window is 1M tokens already: a `[1m]` on them asks for nothing more (2.1.332 sends no beta)
+NATIVE_LONG = ("claude-opus-4-7", "claude-opus-4-8", "claude-opus-5", "claude-sonnet-5", "claude-haiku-5",
+               "claude-fable-5", "claude-mythos-5")  # fmt: skip
 
 # A full id: `claude-…`, a Bedrock id (`anthropic.claude-…`, `us.anthropic.claude-…`), an ARN,
 # or any provider-prefixed form (`vertex/claude-…`, `…:claude-…`).
@@ -40,21 +35,26 @@ class UnknownModelError(AgentTeamsError):
 
 def alias_names() -> list[str]:
     """Every accepted alias, `default` last."""
-    return [*MODEL_ALIASES, "default"]
+    return [*MODEL_ALIASES, *SYNONYMS, "default"]
+
+
+def host_of(env: Mapping[str, str]) -> Host:
+    """Who serves the model: Anthropic's API, or the provider the environment selects."""
+    return selected(env) or "firstParty"
 
 
 def resolve_model(name: str, env: Mapping[str, str] | None = None) -> str:
-    """Return the full model id for an alias or a full id; raise `UnknownModelError` for anything else."""
+    """Return the full model id for an alias (on the provider in use) or a full id; raise `UnknownModelError` for
+    anything else. `opusplan` names what it sends outside plan mode (sonnet's model)."""
     environ = os.environ if env is None else env
     key = name.strip().lower()
     suffix = LONG_SUFFIX if key.endswith(LONG_SUFFIX) else ""
     key = key.removesuffix(suffix)
-    if key == "default":  # on Bedrock and Vertex, 2.1.197's default was its sonnet there
-        key = "sonnet" if selected(environ) else DEFAULT_ALIAS
-    if key in MODEL_ALIASES:
-        model_id, variable = MODEL_ALIASES[key]
-        override = environ.get(variable, "").strip()
-        return (override or (PROVIDER_ALIASES[key] if selected(environ) else model_id)) + suffix
+    host = host_of(environ)
+    alias = default_alias(host) if key == "default" else SYNONYMS.get(key) or _NAMED.get(key)
+    if alias is not None:
+        override = environ.get(MODEL_ALIASES[alias][1], "").strip()
+        return (override or alias_model(alias, host)) + suffix
     stripped = name.strip()
     if stripped and _FULL_ID.search(stripped):
         return stripped

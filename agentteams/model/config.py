@@ -38,7 +38,8 @@ class ModelConfig:
     base_url: str | None = None
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_MAX_RETRIES
-    provider: ProviderConfig | None = None  # Amazon Bedrock or Google Vertex AI instead of Anthropic's API
+    provider: ProviderConfig | None = None  # Amazon Bedrock, Google Vertex AI, ... instead of Anthropic's API
+    headers: tuple[tuple[str, str], ...] = ()  # sent with every request (a hosted provider's workspace)
 
     def __repr__(self) -> str:
         return (

@@ -56,8 +56,8 @@ def auth_headers(cfg: ModelConfig) -> dict[str, Any]:
     """Our headers; an API key goes in `x-api-key` (as Claude Code sends it, and as gateways expect) even where the
     SDK would send it as `Authorization: Bearer`; an auth token stays a bearer token. `omitted()` marks a removal."""
     if not cfg.api_key:
-        return dict(APP_HEADERS)
-    return {**APP_HEADERS, "x-api-key": cfg.api_key, "Authorization": _OMIT}
+        return {**APP_HEADERS, **dict(cfg.headers)}
+    return {**APP_HEADERS, **dict(cfg.headers), "x-api-key": cfg.api_key, "Authorization": _OMIT}
 
 
 def omitted(value: object) -> bool:

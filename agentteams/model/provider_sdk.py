@@ -1,18 +1,18 @@
-"""The client each request goes through: Anthropic's API without the SDK (model/first_party.py), or the SDK's own
-`AnthropicBedrock` / `AnthropicVertex` (optional extras), one per region, built on first use; and where that client
-sends requests."""
+"""The client each request goes through: Anthropic's API without the SDK (model/first_party.py), at Anthropic's or a
+provider that hosts it (Foundry, Mantle, Claude Platform on AWS / Google Cloud), or the SDK's `AnthropicBedrock` /
+`AnthropicVertex` (optional extras), one per region, built on first use; and where that client sends requests."""
 
 from __future__ import annotations
 
 import importlib
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from agentteams.errors import AgentTeamsError
 from agentteams.model.config import ModelConfig
 from agentteams.model.first_party import APP_HEADERS, DEFAULT_BASE_URL, FirstParty, shared_ssl_context
-from agentteams.model.providers import ProviderConfig, ProviderError, missing_extra
+from agentteams.model.providers import HOSTED, ProviderConfig, ProviderError, missing_extra
 from agentteams.model.urls import display_url
 
 
@@ -72,6 +72,10 @@ def _build(cfg: ModelConfig, region: str | None) -> Any:
     provider = cfg.provider
     if provider is None or region is None:
         return FirstParty(cfg)  # no SDK import: its ~1 s is off every first answer's path
+    if provider.kind in HOSTED:  # Anthropic's API at the provider's address, with its credential
+        hosted = replace(cfg, api_key=provider.api_key, auth_token=provider.bearer_token, base_url=provider.base_url,
+                         provider=None, headers=provider.headers)  # fmt: skip
+        return FirstParty(hosted)
     import anthropic  # a provider's client is the SDK's own: it signs (Bedrock) and authenticates (Vertex)
 
     common: dict[str, Any] = {"timeout": cfg.timeout, "max_retries": 0,

@@ -1,6 +1,6 @@
-"""Which cloud serves the model: Amazon Bedrock or Google Vertex AI, chosen by Claude Code's variables
-(`CLAUDE_CODE_USE_BEDROCK` / `CLAUDE_CODE_USE_VERTEX` and their region, project and base URL variables), and the
-provider's model ids for ours. No SDK import here: `provider_sdk` builds the clients."""
+"""Which cloud serves the model (Bedrock, Vertex, Foundry, Mantle, Claude Platform on AWS / Google Cloud), chosen by
+Claude Code's variables (`CLAUDE_CODE_USE_*` and their region, project, base URL and key variables), and its model
+ids for ours (model/catalog.py). No SDK import here: `provider_sdk` builds the clients."""
 
 from __future__ import annotations
 
@@ -8,13 +8,23 @@ import importlib.util
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
 from agentteams.errors import AgentTeamsError
+from agentteams.model.catalog import VERTEX_REGION_PREFIX, Provider, ProviderIds, provider_ids
 from agentteams.model.urls import check_base_url, display_url
 
-Provider = Literal["bedrock", "vertex"]
-LABELS: dict[Provider, str] = {"bedrock": "Amazon Bedrock", "vertex": "Google Vertex AI"}
+LABELS: dict[Provider, str] = {
+    "bedrock": "Amazon Bedrock", "vertex": "Google Vertex AI", "foundry": "Microsoft Foundry",
+    "mantle": "Amazon Bedrock (Mantle)", "anthropicAws": "Claude Platform on AWS",
+    "anthropicGoogleCloud": "Claude Platform on Google Cloud",
+}  # fmt: skip
+# each provider's switch, in the order Claude Code 2.1.332 looks at them (the first one set wins)
+SWITCHES: tuple[tuple[str, Provider], ...] = (
+    ("CLAUDE_CODE_USE_BEDROCK", "bedrock"), ("CLAUDE_CODE_USE_FOUNDRY", "foundry"),
+    ("CLAUDE_CODE_USE_ANTHROPIC_AWS", "anthropicAws"),
+    ("CLAUDE_CODE_USE_ANTHROPIC_GOOGLE_CLOUD", "anthropicGoogleCloud"),
+    ("CLAUDE_CODE_USE_MANTLE", "mantle"), ("CLAUDE_CODE_USE_VERTEX", "vertex"),
+)  # fmt: skip
 DEFAULT_BEDROCK_REGION = "us-east-1"  # Claude Code's, without AWS_REGION / AWS_DEFAULT_REGION
 DEFAULT_VERTEX_REGION = "us-east5"  # Claude Code's, without CLOUD_ML_REGION
 TRUTHY = frozenset({"1", "true", "yes", "on"})
@@ -23,52 +33,23 @@ PROVIDER_ENV = (
     "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE",
     "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "ANTHROPIC_BEDROCK_BASE_URL", "CLAUDE_CODE_SKIP_BEDROCK_AUTH",
     "CLOUD_ML_REGION", "ANTHROPIC_VERTEX_PROJECT_ID", "ANTHROPIC_VERTEX_BASE_URL", "CLAUDE_CODE_SKIP_VERTEX_AUTH",
-    "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "CLAUDE_CODE_USE_FOUNDRY", "ANTHROPIC_FOUNDRY_BASE_URL",
+    "ANTHROPIC_FOUNDRY_RESOURCE", "CLAUDE_CODE_SKIP_FOUNDRY_AUTH", "CLAUDE_CODE_USE_MANTLE",
+    "ANTHROPIC_BEDROCK_MANTLE_BASE_URL", "CLAUDE_CODE_SKIP_MANTLE_AUTH", "CLAUDE_CODE_USE_ANTHROPIC_AWS",
+    "ANTHROPIC_AWS_BASE_URL", "ANTHROPIC_AWS_WORKSPACE_ID", "CLAUDE_CODE_SKIP_ANTHROPIC_AWS_AUTH",
+    "CLAUDE_CODE_USE_ANTHROPIC_GOOGLE_CLOUD", "ANTHROPIC_GOOGLE_CLOUD_BASE_URL", "ANTHROPIC_GOOGLE_CLOUD_PROJECT",
+    "ANTHROPIC_GOOGLE_CLOUD_LOCATION", "ANTHROPIC_GOOGLE_CLOUD_WORKSPACE_ID",
+    "CLAUDE_CODE_SKIP_ANTHROPIC_GOOGLE_CLOUD_AUTH",
 )  # fmt: skip
 # the provider credentials: kept out of argv as the API key is, scrubbed from messages and transcripts
 AWS_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
-CREDENTIAL_ENV = (*AWS_KEYS, "AWS_BEARER_TOKEN_BEDROCK")
-VERTEX_REGION_PREFIX = "VERTEX_REGION_"  # per-model region overrides, e.g. VERTEX_REGION_CLAUDE_4_6_SONNET
+CREDENTIAL_ENV = (*AWS_KEYS, "AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_FOUNDRY_API_KEY", "ANTHROPIC_FOUNDRY_AUTH_TOKEN",
+                  "ANTHROPIC_AWS_API_KEY")  # fmt: skip
+# the providers that serve Anthropic's own Messages API at their address (`<base>/v1/messages`, the model in the body):
+# our first-party client goes there, with the provider's credential and model ids
+HOSTED: frozenset[Provider] = frozenset({"foundry", "mantle", "anthropicAws", "anthropicGoogleCloud"})
 _AWS_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")  # us-east-1, us-gov-west-1, ap-southeast-2
 _VERTEX_REGION = re.compile(r"^(global|us|eu|[a-z]+-[a-z]+\d+)$")  # global, us, eu, us-east5, europe-west1
-
-
-@dataclass(frozen=True)
-class ProviderIds:
-    bedrock: str
-    vertex: str
-    vertex_region_var: str
-
-
-# Our model ids (the first-party ones the aliases give) -> the providers' ids, as Claude Code's model catalog
-# (2.1.330) maps them: Bedrock's cross-region inference profiles (`us.`), Vertex's `@date` versions, and the
-# suffix of the variable that overrides the Vertex region for that model (VERTEX_REGION_CLAUDE_<suffix>).
-_ROWS = (
-    ("claude-opus-4-8", "us.anthropic.claude-opus-4-8", "claude-opus-4-8", "4_8_OPUS"),
-    ("claude-opus-4-7", "us.anthropic.claude-opus-4-7", "claude-opus-4-7", "4_7_OPUS"),
-    ("claude-opus-4-6", "us.anthropic.claude-opus-4-6-v1", "claude-opus-4-6", "4_6_OPUS"),
-    ("claude-opus-4-5", "us.anthropic.claude-opus-4-5-20251101-v1:0", "claude-opus-4-5@20251101", "4_5_OPUS"),
-    ("claude-opus-4-1", "us.anthropic.claude-opus-4-1-20250805-v1:0", "claude-opus-4-1@20250805", "4_1_OPUS"),
-    ("claude-opus-4-0", "us.anthropic.claude-opus-4-20250514-v1:0", "claude-opus-4@20250514", "4_0_OPUS"),
-    ("claude-sonnet-4-6", "us.anthropic.claude-sonnet-4-6", "claude-sonnet-4-6", "4_6_SONNET"),
-    ("claude-sonnet-4-5", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5@20250929", "4_5_SONNET"),
-    ("claude-sonnet-4-0", "us.anthropic.claude-sonnet-4-20250514-v1:0", "claude-sonnet-4@20250514", "4_0_SONNET"),
-    ("claude-3-7-sonnet", "us.anthropic.claude-3-7-sonnet-20250219-v1:0", "claude-3-7-sonnet@20250219", "3_7_SONNET"),
-    ("claude-haiku-4-5", "us.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5@20251001", "HAIKU_4_5"),
-    ("claude-3-5-haiku", "us.anthropic.claude-3-5-haiku-20241022-v1:0", "claude-3-5-haiku@20241022", "3_5_HAIKU"),
-)
-CATALOG: dict[str, ProviderIds] = {
-    ours: ProviderIds(bedrock, vertex, f"{VERTEX_REGION_PREFIX}CLAUDE_{suffix}")
-    for ours, bedrock, vertex, suffix in _ROWS
-}
-# the dated first-party ids of the same models
-DATED: dict[str, str] = {
-    "claude-opus-4-5-20251101": "claude-opus-4-5", "claude-opus-4-1-20250805": "claude-opus-4-1",
-    "claude-opus-4-20250514": "claude-opus-4-0", "claude-opus-4": "claude-opus-4-0",
-    "claude-sonnet-4-5-20250929": "claude-sonnet-4-5", "claude-sonnet-4-20250514": "claude-sonnet-4-0",
-    "claude-sonnet-4": "claude-sonnet-4-0", "claude-3-7-sonnet-20250219": "claude-3-7-sonnet",
-    "claude-haiku-4-5-20251001": "claude-haiku-4-5", "claude-3-5-haiku-20241022": "claude-3-5-haiku",
-}  # fmt: skip
 
 
 class ProviderError(AgentTeamsError):
@@ -80,10 +61,8 @@ def truthy(value: str | None) -> bool:
 
 
 def selected(env: Mapping[str, str]) -> Provider | None:
-    """The provider the environment asks for (Bedrock first when both are set, as Claude Code), or None."""
-    if truthy(env.get("CLAUDE_CODE_USE_BEDROCK")):
-        return "bedrock"
-    return "vertex" if truthy(env.get("CLAUDE_CODE_USE_VERTEX")) else None
+    """The provider the environment asks for (the first switch set, in Claude Code's order), or None."""
+    return next((kind for name, kind in SWITCHES if truthy(env.get(name))), None)
 
 
 @dataclass(frozen=True)
@@ -101,6 +80,8 @@ class ProviderConfig:
     aws_secret_key: str | None = field(default=None, repr=False)
     aws_session_token: str | None = field(default=None, repr=False)
     bearer_token: str | None = field(default=None, repr=False)  # AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key)
+    api_key: str | None = field(default=None, repr=False)  # a hosted provider's key, sent as x-api-key
+    headers: tuple[tuple[str, str], ...] = ()  # a hosted provider's own headers (its workspace)
 
     @property
     def label(self) -> str:
@@ -112,6 +93,8 @@ class ProviderConfig:
         kind = selected(env)
         if kind is None:
             return None
+        if kind in HOSTED:
+            return _hosted(kind, env)  # Anthropic's API at the provider's: no SDK, no extra
         config = _bedrock(env) if kind == "bedrock" else _vertex(env)
         require_extra(config)
         return config
@@ -120,11 +103,12 @@ class ProviderConfig:
         """The provider's id for our model id (on Bedrock, the inference profile of this region's geography);
         a provider id (or anything not in the catalog) passes through."""
         ids = _ids(model)
-        if ids is None:
+        found = ids.on(self.kind) if ids is not None else None
+        if found is None:
             return model
-        if self.kind == "vertex":
-            return ids.vertex
-        return f"{bedrock_geography(self.region)}.{ids.bedrock.removeprefix('us.')}"
+        if self.kind != "bedrock":
+            return found
+        return f"{bedrock_geography(self.region)}.{found.removeprefix('us.')}"
 
     def region_for(self, model: str) -> str:
         """The region a request for `model` goes to: Vertex's per-model override, else the configured one."""
@@ -138,6 +122,8 @@ class ProviderConfig:
         """The base URL requests go to in `region`, as the SDK builds it, fit for a message."""
         if self.base_url:
             return display_url(self.base_url)
+        if self.kind in HOSTED:
+            return ""  # not reached: a hosted provider always has its base URL
         if self.kind == "bedrock":
             return f"https://bedrock-runtime.{region}.amazonaws.com"
         if region == "global":
@@ -154,6 +140,8 @@ class ProviderConfig:
     @property
     def url_variables(self) -> str:
         """The variables that decide the endpoint."""
+        if self.kind in HOSTED:
+            return _URL_VARIABLE[self.kind]
         if self.kind == "bedrock":
             return "AWS_REGION / ANTHROPIC_BEDROCK_BASE_URL"
         return "CLOUD_ML_REGION / ANTHROPIC_VERTEX_BASE_URL"
@@ -163,13 +151,15 @@ class ProviderConfig:
         return f"check {self.url_variables} and the network"
 
     def auth_hint(self) -> str:
+        if self.kind in HOSTED:
+            return f"check {_CREDENTIAL_HINT[self.kind]}"
         if self.kind == "bedrock":
             return "check the AWS credentials (AWS_PROFILE, AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, or " \
                 "AWS_BEARER_TOKEN_BEDROCK) and the model access in AWS_REGION"  # fmt: skip
         return "check the Google Cloud credentials (gcloud auth application-default login) and the project"
 
     def secrets(self) -> list[str]:
-        return [s for s in (self.aws_secret_key, self.aws_session_token, self.bearer_token) if s]
+        return [s for s in (self.aws_secret_key, self.aws_session_token, self.bearer_token, self.api_key) if s]
 
 
 def bedrock_geography(region: str) -> str:
@@ -190,8 +180,7 @@ def describe(env: Mapping[str, str]) -> str:
 
 
 def _ids(model: str) -> ProviderIds | None:
-    key = model.strip()
-    return CATALOG.get(DATED.get(key, key))
+    return provider_ids(model)
 
 
 def _get(env: Mapping[str, str], name: str) -> str | None:
@@ -232,6 +221,57 @@ def _vertex(env: Mapping[str, str]) -> ProviderConfig:
     return ProviderConfig(
         "vertex", region, _base_url(env, "ANTHROPIC_VERTEX_BASE_URL"), project_id=project,
         skip_auth=truthy(env.get("CLAUDE_CODE_SKIP_VERTEX_AUTH")), region_overrides=overrides,
+    )  # fmt: skip
+
+
+_URL_VARIABLE: dict[Provider, str] = {
+    "foundry": "ANTHROPIC_FOUNDRY_BASE_URL", "mantle": "ANTHROPIC_BEDROCK_MANTLE_BASE_URL",
+    "anthropicAws": "ANTHROPIC_AWS_BASE_URL", "anthropicGoogleCloud": "ANTHROPIC_GOOGLE_CLOUD_BASE_URL",
+}  # fmt: skip
+_SKIP_VARIABLE: dict[Provider, str] = {
+    "foundry": "CLAUDE_CODE_SKIP_FOUNDRY_AUTH", "mantle": "CLAUDE_CODE_SKIP_MANTLE_AUTH",
+    "anthropicAws": "CLAUDE_CODE_SKIP_ANTHROPIC_AWS_AUTH",
+    "anthropicGoogleCloud": "CLAUDE_CODE_SKIP_ANTHROPIC_GOOGLE_CLOUD_AUTH",
+}  # fmt: skip
+_CREDENTIAL_HINT: dict[Provider, str] = {
+    "foundry": "ANTHROPIC_FOUNDRY_API_KEY or ANTHROPIC_FOUNDRY_AUTH_TOKEN", "mantle": "AWS_BEARER_TOKEN_BEDROCK",
+    "anthropicAws": "ANTHROPIC_AWS_API_KEY", "anthropicGoogleCloud": "the gateway in front of it",
+}  # fmt: skip
+
+
+def _hosted(kind: Provider, env: Mapping[str, str]) -> ProviderConfig:
+    """Foundry, Mantle, the Claude Platform on AWS or Google Cloud: where (its base URL, or the one its resource or
+    region gives) and with which credential. The sign-ins we do not make (Azure's, AWS signatures, Google's) are one
+    line naming what to set instead: a key, or a gateway that signs (CLAUDE_CODE_SKIP_*_AUTH)."""
+    region = _get(env, "AWS_REGION") or _get(env, "AWS_DEFAULT_REGION") or DEFAULT_BEDROCK_REGION
+    if kind == "anthropicGoogleCloud":
+        region = _get(env, "ANTHROPIC_GOOGLE_CLOUD_LOCATION") or "global"
+    elif not _AWS_REGION.match(region) and kind != "foundry":
+        raise ProviderError(f"AWS_REGION {region!r} is not an AWS region (expected e.g. us-east-1 or eu-west-3)")
+    url = _base_url(env, _URL_VARIABLE[kind])
+    resource = _get(env, "ANTHROPIC_FOUNDRY_RESOURCE")
+    if url is None and kind == "foundry" and resource:
+        url = f"https://{resource}.services.ai.azure.com/anthropic"
+    elif url is None and kind == "mantle":
+        url = f"https://bedrock-mantle.{region}.api.aws/anthropic"
+    elif url is None and kind == "anthropicAws":
+        url = f"https://aws-external-anthropic.{region}.api.aws"
+    if url is None:
+        more = " or ANTHROPIC_FOUNDRY_RESOURCE" if kind == "foundry" else ""
+        raise ProviderError(f"{LABELS[kind]} is selected but {_URL_VARIABLE[kind]}{more} is not set")
+    skip = truthy(env.get(_SKIP_VARIABLE[kind]))
+    key = _get(env, {"foundry": "ANTHROPIC_FOUNDRY_API_KEY", "anthropicAws": "ANTHROPIC_AWS_API_KEY"}.get(kind, ""))
+    token = _get(env, {"foundry": "ANTHROPIC_FOUNDRY_AUTH_TOKEN", "mantle": "AWS_BEARER_TOKEN_BEDROCK"}.get(kind, ""))
+    if not (skip or key or token):
+        raise ProviderError(
+            f"{LABELS[kind]} is selected but {_CREDENTIAL_HINT[kind]} is not set (agentteams makes no cloud sign-in of "
+            f"its own: set that, or {_SKIP_VARIABLE[kind]}=1 behind a gateway that signs the requests)"
+        )
+    workspace = _get(env, "ANTHROPIC_AWS_WORKSPACE_ID") if kind == "anthropicAws" else None
+    return ProviderConfig(
+        kind, region, url, project_id=_get(env, "ANTHROPIC_GOOGLE_CLOUD_PROJECT"), skip_auth=skip,
+        api_key=None if skip else key, bearer_token=None if skip or key else token,
+        headers=(("anthropic-workspace-id", workspace),) if workspace else (),
     )  # fmt: skip
 
 

@@ -319,7 +319,8 @@ def test_model_aliases(monkeypatch: pytest.MonkeyPatch) -> None:
         with pytest.raises(UnknownModelError) as info:
             resolve_model(bad)
         text = assert_one_line(info.value)
-        assert "sonnet, opus, haiku, default" in text
+        assert "sonnet, opus, haiku, fable, best, opusplan, default" in text
+    assert resolve_model("fable", {}) == "claude-fable-5-2" and resolve_model("best", {}) == "claude-opus-5-5"
 
 
 def test_the_default_model_of_2_1_330_is_accepted_everywhere(serve: Any, monkeypatch: pytest.MonkeyPatch) -> None:

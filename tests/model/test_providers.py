@@ -119,16 +119,19 @@ def test_a_bad_setting_is_one_line_naming_its_variable(env: dict[str, str], name
 
 @pytest.mark.parametrize(
     ("model", "bedrock", "vertex"),
-    [("sonnet", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5@20250929"),
-     ("default", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5@20250929"),
-     ("opus", "us.anthropic.claude-opus-4-6-v1", "claude-opus-4-6"),
+    [("sonnet", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-5-5"),
+     ("default", "us.anthropic.claude-opus-5-5", "claude-opus-5-5"),
+     ("opus", "us.anthropic.claude-opus-5-5", "claude-opus-5-5"),
      ("haiku", "us.anthropic.claude-haiku-4-5-20251001-v1:0", "claude-haiku-4-5@20251001"),
+     ("fable", "us.anthropic.claude-fable-5-2", "claude-fable-5-2"),
+     ("opusplan", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-5-5"),
      ("claude-sonnet-4-6", "us.anthropic.claude-sonnet-4-6", "claude-sonnet-4-6"),
      ("claude-opus-4-8", "us.anthropic.claude-opus-4-8", "claude-opus-4-8"),
      ("claude-opus-4-1-20250805", "us.anthropic.claude-opus-4-1-20250805-v1:0", "claude-opus-4-1@20250805")],
 )  # fmt: skip
 def test_aliases_and_our_ids_map_as_claude_code_maps_them(model: str, bedrock: str, vertex: str) -> None:
-    """On a provider the aliases name the models Claude Code 2.1.197 gives them there (older than first-party's)."""
+    """On a provider the aliases name the models Claude Code 2.1.332 gives them there (model/catalog.py; the whole
+    table, every provider, against the real CLIs: tests/interop/test_interop_aliases.py)."""
     for env, expected in ((bedrock_env(), bedrock), (vertex_env(), vertex)):
         assert provider(env).model_id(resolve_model(model, env)) == expected
     assert resolve_model("sonnet", {}) == "claude-sonnet-5-5"  # first-party: unchanged
