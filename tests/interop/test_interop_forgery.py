@@ -4,7 +4,8 @@ unmarked; a shutdown request another process writes in the lead's name reaches i
 and its approval is refused (the process keeps running); our signed request then ends it.
 
 Only Claude Code from 2.1.330 checks signatures (2.1.197 takes no key and exits on the option), so this runs
-against 2.1.330; `test_interop.py` runs our signing lead with both versions. Offline, never skipped.
+against the versions that do (ccv.SIGNING); `test_interop.py` runs our signing lead with every version.
+Offline, never skipped.
 """
 
 from __future__ import annotations
@@ -80,7 +81,7 @@ def tool_results(requests: list[dict[str, Any]]) -> list[str]:
     return out
 
 
-@ccv.only("2.1.330")
+@ccv.only(*ccv.SIGNING)
 def test_a_real_signing_teammate_obeys_our_signed_lead_and_not_a_forger(
     claude: Path, claude_version: str, cli: Cli, tmux: Tmux, layout: Layout, config_root: Path, tmp_path: Path
 ) -> None:

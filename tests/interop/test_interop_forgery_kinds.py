@@ -4,7 +4,8 @@ prompt and message reach its model plain; a shutdown request that is unsigned, s
 before the replay window reaches it marked `verified="false"` and its approval is refused, and so does our
 signed message copied back into its inbox after delivery; our signed request ends it with exit 0.
 
-Only Claude Code from 2.1.330 checks signatures, so this runs against 2.1.330 alone. Offline, never skipped.
+Only Claude Code from 2.1.330 checks signatures, so this runs against the versions that do (ccv.SIGNING).
+Offline, never skipped.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def replay(layout: Layout, team: str, env: Envelope) -> None:
         atomic_write_json(path, [*current, env.to_json()])
 
 
-@ccv.only("2.1.330")
+@ccv.only(*ccv.SIGNING)
 def test_a_real_teammate_refuses_every_kind_of_forged_lead_message(
     claude: Path, claude_version: str, tmux: Tmux, layout: Layout, config_root: Path, tmp_path: Path
 ) -> None:

@@ -131,7 +131,7 @@ def test_our_lead_s_mode_change_reaches_a_real_claude_teammate_as_its_version_al
     assert not target.exists(), alice_said
 
 
-@ccv.only("2.1.330")
+@ccv.only(*ccv.SIGNING)
 def test_a_real_2_1_330_teammate_ignores_even_a_signed_mode_set_request(
     claude: Path, claude_version: str, tmux: Tmux, layout: Layout, config_root: Path, tmp_path: Path
 ) -> None:

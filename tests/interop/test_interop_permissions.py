@@ -207,9 +207,9 @@ ACCEPT_EDITS = Arrangement(
     ),
 )
 
-# 2.1.197 lets a repository's own settings switch every check off; 2.1.330 takes bypassPermissions from the user's
-# settings only. We follow 2.1.330: a cloned repository must not be able to do that (a documented difference)
-REPO_BYPASS: dict[str, Outcome] = {"2.1.197": "allow", "2.1.330": "deny"}
+# 2.1.197 lets a repository's own settings switch every check off; 2.1.330 and 2.1.332 take bypassPermissions from
+# the user's settings only. We follow them: a cloned repository must not be able to do that (a documented difference)
+REPO_BYPASS: dict[str, Outcome] = {"2.1.197": "allow", "2.1.330": "deny", "2.1.332": "deny"}
 
 BYPASS = Arrangement(
     "bypassPermissions",

@@ -16,6 +16,7 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
+from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import AGENTTEAMS, Cli
 from tests.support.procs import processes_with_env
@@ -78,7 +79,7 @@ def alice_mark(layout: Layout) -> bool | None:
     return bool(found[0].get("read")) if found else None
 
 
-@pytest.mark.parametrize("claude_version", ["2.1.330"])
+@ccv.only(*ccv.SIGNING)
 def test_a_real_claude_teammates_message_reaches_our_busy_teammate_mid_turn(
     claude: Path, claude_version: str, cli: Cli, tmux: Tmux, layout: Layout, config_root: Path, tmp_path: Path
 ) -> None:

@@ -10,12 +10,13 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from agentteams.tools.subagent import TaskTool
+from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 
 pytestmark = pytest.mark.timeout(90)
 
 
-@pytest.mark.parametrize("claude_version", ["2.1.330"])
+@ccv.only(*ccv.SIGNING)
 def test_the_real_spawn_tool_names_isolation_worktree_as_ours(
     claude: Path, claude_version: str, servers: list[MockServer], config_root: Path, tmp_path: Path
 ) -> None:

@@ -1,6 +1,7 @@
 """How the pinned Claude Code versions differ where the interop tests look, so that a test states each difference
 once: what a real lead adds to a teammate's argv and environment, and its signatures on lead messages
-(/work/shared/interop/REPORT-2.1.330.md §1, §3.1). The versions themselves are in realclaude.py."""
+(/work/shared/interop/REPORT-2.1.330.md §1, §3.1; REPORT-2.1.332.md §0). The versions themselves are in
+realclaude.py; where they differ, ours follows the newest."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import base64
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -24,6 +25,13 @@ class Traits:
     empty_env: tuple[str, ...]  # variables its lead sets to '' in a teammate's environment
     default_model: str  # the model of a session started without --model
     result_in_idle: bool  # its idle_notification carries `result`: the turn's final text
+    member_prompt: bool  # its lead records a teammate's prompt as the member's `prompt` in the team config
+    prompt_stamps: bool  # its transcript's prompt entries carry `sentAtMs` and `rowSource`
+    defers_tools: bool  # it offers some tools (WebFetch, ...) only once ToolSearch has loaded them
+    # where its alias table differs from 2.1.332's (which ours follows): provider -> name -> (model id sent, 1M beta
+    # asked for, Vertex region) (tests/interop/test_interop_aliases.py)
+    aliases: Mapping[str, Mapping[str, tuple[str, bool, str | None] | None]] = field(default_factory=dict)
+    unknown_providers: tuple[str, ...] = ()  # providers it does not know (it then asks for a login)
 
 
 _EMPTY_ENV_330 = (
@@ -33,11 +41,91 @@ _EMPTY_ENV_330 = (
     "CLAUDE_CODE_EVEN_MORE_DANGEROUSLY_SKIP_PERMISSIONS",
 )  # fmt: skip
 
+# 2.1.332 adds four: two it only fills under CLAUDE_CODE_REMOTE, two it passes on when the lead has them
+_EMPTY_ENV_332 = (
+    *_EMPTY_ENV_330, "CLAUDE_PROJECT_UUID", "CLAUDE_CODE_SPEND_PROJECT",
+    "CLAUDE_CODE_USER_DELEGATED_SESSION_SERVER_CHECK_PROVIDERS",
+    "CLAUDE_CODE_USER_DELEGATED_SESSION_ROUTINE_SERVER_CHECK_PROVIDERS",
+)  # fmt: skip
+
+# Where an older version's alias table differs from 2.1.332's, per provider (observed: test_interop_aliases.py):
+# (model id sent, 1M-context beta, Vertex region), None where it refuses the name (set_model, as /model). 2.1.197:
+# older models everywhere, `default` sonnet on Bedrock and Vertex, the 1M beta on models that now have 1M natively;
+# 2.1.330: Foundry's older opus and sonnet, Vertex's older sonnet, Mantle's sonnet falling back to haiku.
+_ALIASES_197: dict[str, dict[str, tuple[str, bool, str | None] | None]] = {
+    "anthropicAws": {
+        "opus": ("claude-opus-4-7", False, None), "fable": ("claude-fable-5", False, None),
+        "best": ("claude-opus-4-7", False, None), "default": ("claude-opus-4-7", False, None),
+        "opus[1m]": ("claude-opus-4-7", True, None), "fable[1m]": ("claude-fable-5", True, None),
+    },
+    "bedrock": {
+        "opus": ("us.anthropic.claude-opus-4-6-v1", False, None), "fable": ("us.anthropic.claude-fable-5", False, None),
+        "best": ("us.anthropic.claude-opus-4-6-v1", False, None),
+        "default": ("us.anthropic.claude-sonnet-4-5-20250929-v1:0", False, None),
+        "opus[1m]": ("us.anthropic.claude-opus-4-6-v1", True, None),
+        "fable[1m]": ("us.anthropic.claude-fable-5", True, None),
+    },
+    "firstParty": {
+        "haiku[1m]": ("claude-haiku-4-5-20251001", True, None), "sonnet": ("claude-sonnet-5", False, None),
+        "opus": ("claude-opus-4-8", False, None), "haiku": ("claude-haiku-4-5-20251001", False, None),
+        "fable": ("claude-fable-5", False, None), "best": ("claude-opus-4-8", False, None),
+        "opusplan": ("claude-sonnet-5", False, None), "default": ("claude-opus-4-8", True, None),
+        "sonnet[1m]": ("claude-sonnet-5", True, None), "opus[1m]": ("claude-opus-4-8", True, None),
+        "fable[1m]": ("claude-fable-5", True, None),
+    },
+    "foundry": {
+        "sonnet": ("claude-sonnet-4-5", False, None), "opus": ("claude-opus-4-6", False, None),
+        "fable": ("claude-fable-5", False, None), "best": ("claude-opus-4-6", False, None),
+        "opusplan": ("claude-sonnet-4-5", False, None), "default": ("claude-sonnet-4-5", False, None),
+        "sonnet[1m]": ("claude-sonnet-4-5", True, None), "opus[1m]": ("claude-opus-4-6", True, None),
+        "fable[1m]": ("claude-fable-5", True, None),
+    },
+    "mantle": {
+        "sonnet": ("anthropic.claude-haiku-4-5", False, None), "opus": ("anthropic.claude-opus-4-7", False, None),
+        "fable": ("anthropic.claude-fable-5", False, None), "best": ("anthropic.claude-opus-4-7", False, None),
+        "opusplan": ("anthropic.claude-haiku-4-5", False, None), "default": ("anthropic.claude-opus-4-7", False, None),
+        "sonnet[1m]": ("anthropic.claude-haiku-4-5", True, None), "opus[1m]": ("anthropic.claude-opus-4-7", True, None),
+        "fable[1m]": ("anthropic.claude-fable-5", True, None),
+    },
+    "vertex": {
+        "sonnet": ("claude-sonnet-4-5@20250929", False, "europe-west1"),
+        "opus": ("claude-opus-4-6", False, "europe-west1"), "fable": ("claude-fable-5", False, "europe-west1"),
+        "best": ("claude-opus-4-6", False, "europe-west1"),
+        "opusplan": ("claude-sonnet-4-5@20250929", False, "europe-west1"),
+        "default": ("claude-sonnet-4-5@20250929", False, "europe-west1"),
+        "sonnet[1m]": ("claude-sonnet-4-5@20250929", True, "europe-west1"),
+        "opus[1m]": ("claude-opus-4-6", True, "europe-west1"), "fable[1m]": ("claude-fable-5", True, "europe-west1"),
+    },
+}  # fmt: skip
+_ALIASES_330: dict[str, dict[str, tuple[str, bool, str | None] | None]] = {
+    "foundry": {
+        "sonnet": ("claude-sonnet-4-5", False, None), "opus": ("claude-opus-4-6", False, None),
+        "best": ("claude-opus-4-6", False, None), "opusplan": ("claude-sonnet-4-5", False, None),
+        "default": ("claude-sonnet-4-5", False, None), "sonnet[1m]": ("claude-sonnet-4-5", True, None),
+        "opus[1m]": ("claude-opus-4-6", True, None),
+    },
+    "mantle": {
+        "sonnet": ("anthropic.claude-haiku-4-5", False, None), "opusplan": ("anthropic.claude-haiku-4-5", False, None),
+        "sonnet[1m]": None,
+    },
+    "vertex": {
+        "sonnet": ("claude-sonnet-4-5@20250929", False, "europe-west1"),
+        "opusplan": ("claude-sonnet-4-5@20250929", False, "europe-west1"),
+        "sonnet[1m]": ("claude-sonnet-4-5@20250929", True, "europe-west1"),
+    },
+}  # fmt: skip
+
 TRAITS: dict[str, Traits] = {
-    "2.1.197": Traits(signs=False, empty_env=(), default_model="claude-opus-4-8", result_in_idle=False),
-    "2.1.330": Traits(signs=True, empty_env=_EMPTY_ENV_330, default_model="claude-opus-5-5", result_in_idle=True),
-}
+    "2.1.197": Traits(signs=False, empty_env=(), default_model="claude-opus-4-8", result_in_idle=False,
+                      member_prompt=True, prompt_stamps=False, defers_tools=False, aliases=_ALIASES_197,
+                      unknown_providers=("anthropicGoogleCloud",)),
+    "2.1.330": Traits(signs=True, empty_env=_EMPTY_ENV_330, default_model="claude-opus-5-5", result_in_idle=True,
+                      member_prompt=True, prompt_stamps=False, defers_tools=True, aliases=_ALIASES_330),
+    "2.1.332": Traits(signs=True, empty_env=_EMPTY_ENV_332, default_model="claude-opus-5-5", result_in_idle=True,
+                      member_prompt=False, prompt_stamps=True, defers_tools=True),
+}  # fmt: skip
 assert tuple(TRAITS) == VERSIONS, "every pinned version needs its traits"
+SIGNING = tuple(v for v, t in TRAITS.items() if t.signs)  # the versions that take a lead key and check signatures
 
 
 def only(*versions: str) -> pytest.MarkDecorator:

@@ -18,12 +18,10 @@ from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
-VERSIONS = ("2.1.197", "2.1.330")  # every interop test runs against each; .ci/run installs the same (a test checks)
-DEFAULT = VERSIONS[-1]  # the benchmarks' baseline, and the one version where a test needs only one
-# the newest release, pinned for the tests that name it (the permission parity corpus): the whole interop tier is
-# not yet run against it
-NEWEST = "2.1.332"
-PINNED = (*VERSIONS, NEWEST)  # what .ci/run installs
+VERSIONS = ("2.1.197", "2.1.330", "2.1.332")  # every interop test runs against each; .ci/run installs the same
+NEWEST = VERSIONS[-1]  # the release ours follows where the versions differ (ccversions.TRAITS states how)
+DEFAULT = NEWEST  # the benchmarks' baseline, and the one version where a test needs only one
+PINNED = VERSIONS  # what .ci/run installs (a test checks)
 CACHE = ROOT / ".cache" / "claude-code"  # .ci/run: npm install --prefix .cache/claude-code/<version>
 POLL = 0.05  # seconds between looks at a real CLI (a look may run a tmux client)
 API_KEY = "sk-ant-api03-offline-interop-tests-not-a-real-key-0123456789"

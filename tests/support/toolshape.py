@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agentteams.mockapi import MockServer
+from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 
 MARK = "TOOLSHAPE"
@@ -103,8 +104,9 @@ def play(
 
 
 def load_deferred(version: str, turns: list[Any], tools: str) -> tuple[list[Any], int]:
-    """A real CLI's turns: 2.1.330 offers these tools only once ToolSearch has loaded them (`select:` names)."""
-    if version != "2.1.330":
+    """A real CLI's turns: from 2.1.330 on it offers these tools only once ToolSearch has loaded them (`select:`
+    names)."""
+    if not ccv.TRAITS[version].defers_tools:
         return turns, 0
     search = {"content": [{"type": "tool_use", "name": "ToolSearch", "input": {"query": f"select:{tools}",
                                                                                "max_results": 8}}]}  # fmt: skip
