@@ -80,6 +80,7 @@ class Agent:
         self.steer: Callable[[], list[Block]] | None = None
         self.over_budget: Callable[[], bool] | None = None  # --max-budget-usd: no model call (nor tool) once it says so
         self.structured: StructuredOutput | None = None  # --json-schema: each turn ends with its value
+        self.late_tool: Callable[[str], Tool | str | None] | None = None  # a tool not offered yet (MCP), or why not
         self.denials: list[dict[str, Any]] = []  # calls refused (rules, mode, a person, a hook): permission_denials
         self._prompt: AgentEvent | None = None  # the turn's prompt, not yet emitted (run)
         self._emitting = threading.RLock()
@@ -331,7 +332,9 @@ class Agent:
 
     def _execute(self, name: str, args: dict[str, Any], use_id: str) -> tuple[ToolResult, dict[str, Any], bool]:
         """The call's result, the input it ran with (a PreToolUse hook may change it), and whether it ran."""
-        tool = self.tools.get(name)
+        tool = self.tools.get(name) or (self.late_tool(name) if self.late_tool else None)  # its server connecting
+        if isinstance(tool, str):
+            return ToolResult.error(tool), args, False
         if tool is None and self.settings.restriction:
             return ToolResult.error(f"{name} was not run: {self.settings.restriction}."), args, False
         if tool is None:

@@ -1,14 +1,15 @@
 """A session's MCP servers wired into its agent: found, started once the first request is on its way (never waited
-for), their tools put after the built-ins before each request once ready, hidden as rules, modes or types say."""
+for before it), their tools put after the built-ins before each request once ready, hidden as rules, modes or types
+say; the not yet ready ones (told, waited for on a call) in mcp_wait."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentteams import diagnostics
+from agentteams.agent.mcp_wait import IDLE_START, FirstRequest, Starter, late_tool
 from agentteams.tools.mcp.config import McpFlags, discover
 
 if TYPE_CHECKING:
@@ -17,8 +18,6 @@ if TYPE_CHECKING:
     from agentteams.tools.mcp.hub import McpHub
 
 __all__ = ["McpFlags", "McpLink", "attach_mcp"]
-IDLE_START = 1.0  # seconds: a REPL with no model call by then (waiting for its person) starts them anyway
-FIRST_ANSWER_WAIT = 10.0  # seconds the start waits for the first answer to begin, at most
 
 
 @dataclass
@@ -28,6 +27,7 @@ class McpLink:
     hub: McpHub | None = None
     session: Session | None = None  # whose agent a hub made later is wired into
     _refresh: Callable[[], None] | None = None
+    _starter: Starter | None = None
 
     def ensure_hub(self) -> McpHub:
         """The session's hub, made (empty, its tools offered like a configured one's) when it had none: a driving
@@ -37,7 +37,7 @@ class McpLink:
 
             assert self.session is not None, "an McpLink made by attach_mcp"
             hub = McpHub([])
-            self._refresh = _offer(self.session, hub, threading.Event())
+            self._refresh = _offer(self.session, hub, None)
             self.hub = hub
         return self.hub
 
@@ -51,12 +51,11 @@ class McpLink:
         if self.hub is not None:
             self.hub.close()
 
-    def start_now(self, timeout: float) -> None:
-        """Start the servers now and wait (up to `timeout` s) until each has connected or failed: a session a program
-        drives offers their tools from its first request, as claude does."""
-        if self.hub is not None:
-            self.hub.start()
-            self.hub.wait_settled(timeout)
+    def start_soon(self) -> None:
+        """A session a program drives: its servers start with its first request, or after IDLE_START without one (it
+        may ask for their status first); never waited for: its first request says which are still connecting."""
+        if self._starter is not None:
+            self._starter.soon()
 
 
 def attach_mcp(session: Session) -> McpLink:
@@ -70,14 +69,18 @@ def attach_mcp(session: Session) -> McpLink:
     from agentteams.tools.mcp.hub import McpHub
 
     hub = McpHub.from_found(found)
-    return McpLink(hub, session, _offer(session, hub, _start_after_first_request(session, hub)))
+    waits_for_person = session.options.interactive and session.options.identity is None  # the REPL's lead
+    starter = Starter(hub, IDLE_START if waits_for_person else None)  # -p, teammates: their first request comes
+    session.listen(starter.heard)
+    return McpLink(hub, session, _offer(session, hub, starter), starter)
 
 
-def _offer(session: Session, hub: McpHub, began: threading.Event) -> Callable[[], None]:
+def _offer(session: Session, hub: McpHub, starter: Starter | None) -> Callable[[], None]:
     """Before each model call: the hub's visible tools after the built-ins, rebuilt when its tools or the mode
-    changed; `began` set (the first call lets the servers start). Returns the rebuild alone (`McpLink.refresh`)."""
+    changed; the starter told (the first call lets the servers start); a new conversation's first request told which
+    servers are not ready; a call of a connecting server's tool waits for it. The rebuild alone (`McpLink.refresh`)."""
     agent, builtins = session.agent, dict(session.agent.tools)
-    seen, before = [-1, ""], agent.before_call
+    seen, before, first = [-1, ""], agent.before_call, FirstRequest(session, hub)
 
     def refresh() -> None:  # on the agent's thread, between requests: its tool table is never changed under it
         mode = session.policy.mode
@@ -86,31 +89,16 @@ def _offer(session: Session, hub: McpHub, began: threading.Event) -> Callable[[]
             agent.tools = {**builtins, **{t.name: t for t in _visible(session, hub)}}
 
     def offer() -> None:
-        began.set()
+        if starter is not None:
+            starter.request()
         refresh()
         if before is not None:
-            before()
+            before()  # compaction first: a conversation it replaced is a new one
+        first.note()
 
     agent.before_call = offer
+    agent.late_tool = lambda name: late_tool(session, hub, refresh, name)
     return refresh
-
-
-def _start_after_first_request(session: Session, hub: McpHub) -> threading.Event:
-    """Start the servers once the first request is through (its answer begins), not before: importing the SDK costs
-    a second of CPU that would otherwise hold up that request; a REPL with no request coming: after IDLE_START."""
-    began, answering = threading.Event(), threading.Event()
-    session.listen(lambda e: answering.set() if e.kind in ("text", "assistant", "retry") else None)
-
-    waits_for_person = session.options.interactive and session.options.identity is None  # the REPL's lead
-    idle = IDLE_START if waits_for_person else None  # -p and teammates: their first request always comes
-
-    def starter() -> None:
-        if began.wait(idle):
-            answering.wait(FIRST_ANSWER_WAIT)
-        hub.start()
-
-    threading.Thread(target=starter, name="mcp-start", daemon=True).start()
-    return began  # set before each model call
 
 
 def _visible(session: Session, hub: McpHub) -> list[Tool]:

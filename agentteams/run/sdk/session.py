@@ -21,7 +21,6 @@ from agentteams.run.stream_lines import StreamLines
 from agentteams.tools.mcp import program_servers
 
 PROMPT_TOOL_STDIO = "stdio"  # `--permission-prompt-tool stdio`: questions go to the program as `can_use_tool`
-MCP_START_WAIT = 30.0  # seconds the first turn waits for the session's MCP servers to connect or fail
 
 
 @dataclass(frozen=True)
@@ -86,7 +85,7 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     runtime.session.on_subagent_event = lambda event: headless.emit_all([*opener.take(), *lines.subagent(event)])
     answers.runtime, asks.session, answers.lines = runtime, runtime.session, lines
     channel.start()
-    runtime.session.mcp.start_now(MCP_START_WAIT)
+    runtime.session.mcp.start_soon()  # not waited for: the first request says which servers still connect
     ended = 0.0  # when the last turn ended
     try:
         for message in channel.messages():

@@ -7,6 +7,7 @@ import atexit
 import concurrent.futures
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,8 @@ DEFAULT_STARTUP = 30.0  # seconds a server has to start and list its tools (MCP_
 DEFAULT_CALL = 600.0  # seconds one tool call may take (MCP_TOOL_TIMEOUT, ms)
 POLL = 0.05  # seconds between looks at the interrupt flag while a call runs
 CLOSE_WAIT = 5.0
+START_GRACE = 5.0  # seconds past MCP_TIMEOUT a call waits for a connecting server (its start: the SDK's import, the
+# process's): the server's own MCP_TIMEOUT ends the wait first, with its reason
 
 
 def _seconds(var: str, default: float) -> float:
@@ -59,8 +62,12 @@ class McpHub:
     _loop: LoopThread | None = None
     _tasks: dict[str, concurrent.futures.Future[None]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _changed: threading.Condition = field(init=False)  # on `_lock`: told when a server connects or fails
     _version: int = 0  # bumped when a server's tools change: the agent rebuilds its list only then
     _closed: bool = False
+
+    def __post_init__(self) -> None:
+        self._changed = threading.Condition(self._lock)
 
     @classmethod
     def from_found(cls, found: Found) -> McpHub:
@@ -88,6 +95,7 @@ class McpHub:
     def _ready(self, conn: Connection) -> None:
         with self._lock:
             self._version += 1
+            self._changed.notify_all()
 
     def _lost(self, conn: Connection, was: str) -> None:
         """One clear line; the server's tools stay listed (the prompt's prefix holds) and answer with errors."""
@@ -99,6 +107,7 @@ class McpHub:
             self.warn(f"MCP server {name!r} failed to start: {conn.error}")
         with self._lock:
             self._version += 1
+            self._changed.notify_all()
 
     @property
     def version(self) -> int:
@@ -108,6 +117,29 @@ class McpHub:
         """(server, tool) of every server that listed its tools, in a stable order: by server, then tool."""
         found = [(name, t) for name, c in self.conns.items() if c.tools and name not in self.disabled for t in c.tools]
         return sorted(found, key=lambda st: (st[0], st[1].name))
+
+    def connecting(self) -> list[str]:
+        """The servers still connecting (or not started yet: the hub starts them once the first request is out)."""
+        conns = self.conns
+        return [c.name for c in self.servers if c.name not in self.disabled
+                and (c.name not in conns or conns[c.name].status == "pending")]  # fmt: skip
+
+    def failed(self) -> list[tuple[str, str]]:
+        """(server, why) of each server that failed to connect (not one that stopped after it had run)."""
+        return [(n, c.error) for n, c in self.conns.items() if c.status == "failed" and not c.dropped]
+
+    def wait_connected(self, server: str, interrupt: threading.Event | None = None) -> Connection | None:
+        """A server still connecting, waited for (started first if the hub was not yet): until it has connected or
+        failed, the person interrupts, or MCP_TIMEOUT (its own start's limit) has passed; None: no such server."""
+        self.start()
+        deadline = time.monotonic() + _seconds("MCP_TIMEOUT", DEFAULT_STARTUP) + START_GRACE
+        with self._changed:
+            while True:
+                conn = self.conns.get(server)
+                left = deadline - time.monotonic()
+                if conn is None or conn.status != "pending" or left <= 0 or (interrupt and interrupt.is_set()):
+                    return conn
+                self._changed.wait(min(POLL, left))  # woken at once by `_ready`/`_lost`; POLL: the interrupt
 
     def call(
         self, server: str, tool: str, args: dict[str, Any], interrupt: threading.Event | None = None
