@@ -289,7 +289,7 @@ def test_an_unknown_option_or_command_is_caught() -> None:
     assert command_problems("agentteams status --no-such-option")
     assert command_problems("$ agentteams -p hi --no-such-option x")
     assert command_problems("FOO=1 agentteams task frobnicate TEAM")
-    assert command_problems("git diff | agentteams update")
+    assert command_problems("git diff | agentteams frobnicate")  # a word that is no command goes to the model
     assert command_problems("agentteams --store redis://h:6379/0 mirror --tem NAME")
     assert command_problems("agentteams team list --json && agentteams msg send TEAM bob hi --frm x")
 
