@@ -83,7 +83,7 @@ def resolve(flags: ResumeFlags, layout: Layout, cwd: Path, *, interactive: bool,
             f"session ID {flags.session_id} is already in use (-r {flags.session_id} goes on with it)"
         )
     if flags.cont:
-        info = newest(layout, cwd)
+        info = newest(layout, cwd, interactive=interactive)
         if info is None:
             raise AgentTeamsError(f"no conversation found to continue in {cwd}")
         return load(info.path)

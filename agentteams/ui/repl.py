@@ -242,6 +242,10 @@ class Repl:
         # into the scrollback, not erased, by the first output written above it
         if self.banner:
             self.renderer.hint(self.banner)
+        if self.lead is not None and self.runtime.session.options.resume is not None:  # -c, -r: where it left off
+            from agentteams.ui.resumed import show
+
+            show(self.renderer, self.runtime.session)
         if first:
             session.history.append_string(first)
             self._submit(first, echo=True)

@@ -39,6 +39,7 @@ class SessionInfo:
     path: Path
     first_prompt: str
     modified: float  # epoch seconds of the file's last write
+    headless: bool = False  # started by -p or an SDK program (`entrypoint` sdk-cli, sdk-py, ...), not at a prompt
 
     def age(self, now: float | None = None) -> str:
         seconds = max(0, int((now or time.time()) - self.modified))
@@ -172,9 +173,11 @@ def _answered(messages: list[Message]) -> list[Message]:
     return fixed
 
 
-def sessions(layout: Layout, cwd: Path | str, limit: int = 50) -> list[SessionInfo]:
+def sessions(layout: Layout, cwd: Path | str, limit: int = 50, *, interactive: bool = False) -> list[SessionInfo]:
     """The sessions of a cwd, newest first: its own project directory's transcripts, leaving out our
-    teammates' (a teammate is resumed through its team, not by `-c`)."""
+    teammates' (a teammate is resumed through its team, not by `-c`); with `interactive`, only those a person
+    had at a prompt, whichever CLI wrote them (claude 2.1.332's interactive `-c` passes over -p and SDK sessions;
+    its `-p -c` does not)."""
     folder = layout.transcript_file(cwd, "any").parent
     try:
         files = sorted(folder.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
@@ -183,7 +186,7 @@ def sessions(layout: Layout, cwd: Path | str, limit: int = 50) -> list[SessionIn
     found = []
     for path in files:
         info = _info(path)
-        if info is not None:
+        if info is not None and not (interactive and info.headless):
             found.append(info)
         if len(found) >= limit:
             break
@@ -209,7 +212,8 @@ def _info(path: Path) -> SessionInfo | None:
     if not prompts or prompts[0].get("agent", LEAD_NAME) != LEAD_NAME:
         return None
     text = next((c for e in prompts if isinstance(c := _message(e).get("content"), str) and not e.get("isMeta")), "")
-    return SessionInfo(path.stem, path, " ".join(text.split())[:80], modified)
+    headless = str(prompts[0].get("entrypoint") or "").startswith("sdk-")
+    return SessionInfo(path.stem, path, " ".join(text.split())[:80], modified, headless)
 
 
 def find(layout: Layout, cwd: Path | str, session_id: str) -> Path | None:
@@ -225,8 +229,8 @@ def find(layout: Layout, cwd: Path | str, session_id: str) -> Path | None:
     return None
 
 
-def newest(layout: Layout, cwd: Path | str) -> SessionInfo | None:
-    found = sessions(layout, cwd, limit=1)
+def newest(layout: Layout, cwd: Path | str, *, interactive: bool = False) -> SessionInfo | None:
+    found = sessions(layout, cwd, limit=1, interactive=interactive)
     return found[0] if found else None
 
 
