@@ -26,8 +26,8 @@ COMMANDS = {"mock-api": "mock_api", "status": "status", "watch": "watch", "attac
             "mcp": "mcp", "auth": "auth", "plugin": "plugin", "plugins": "plugin", "update": "update",
             "upgrade": "update", "install": "install", "import": "import_cmd", "setup-token": "setup_token",
             "auto-mode": "auto_mode", "gateway": "gateway", "ultrareview": "ultrareview", "purge": "purge",
-            "project": "project", "agents": "background", "stop": "background", "kill": "background",
-            "respawn": "background", "rm": "background"}  # fmt: skip
+            "project": "project", "agents": "agents", "stop": "stop", "kill": "stop", "respawn": "respawn",
+            "rm": "rm"}  # fmt: skip
 
 
 def _target(argv: list[str]) -> tuple[typer.Typer, list[str], str]:

@@ -232,6 +232,10 @@ def start(flags: AgentFlags) -> int:
         headless.Flags(flags.print_mode, flags.output_format, flags.input_format, flags.verbose, flags.session_id)
     )
     mode = more_flags.Mode(flags.print_mode, flags.output_format, flags.input_format)
+    if flags.more.background and not flags.print_mode and flags.input_format != "stream-json":
+        from agentteams.run.background import start_background
+
+        return start_background(flags.prompt, flags.more.name)  # a session of its own, in its own tmux server
     more_flags.check(flags.more, mode)  # claude's refusals, before anything is read, written or sent
     more_flags.notices(flags.more, mode)
     more_flags.apply_env(flags.more)

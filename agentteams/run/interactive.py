@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from agentteams.agent.loop import Answer, PermissionAsk
+    from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk
     from agentteams.model.config import ModelConfig
     from agentteams.run.lead_setup import LeadParts
     from agentteams.store.protocol import PermissionRequest
@@ -50,6 +50,8 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
         view.update(event)
         renderer.team_event(event)
 
+    on_event, on_turn_end, on_end = reported(renderer.agent_event, renderer.turn_end)
+
     # the person types the first prompt into a terminal: it is drawn at once, the lead composed while they type
     # (from the prompt's first drawing on); a prompt given, a team file or a resumed session want the lead first
     deferred = terminal and prompt is None and seed is None and options.resume is None
@@ -59,8 +61,8 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
         from agentteams.run.lead_setup import build_lead
 
         return build_lead(
-            options, teammate_mode=teammate_mode, teammate_command=teammate_command, on_event=renderer.agent_event,
-            on_team_event=on_team_event, ask=ask, judge=judge, on_turn_end=renderer.turn_end, seed=seed,
+            options, teammate_mode=teammate_mode, teammate_command=teammate_command, on_event=on_event,
+            on_team_event=on_team_event, ask=ask, judge=judge, on_turn_end=on_turn_end, seed=seed,
             warm=prompt is None, config=config,  # the person types the first prompt: the HTTP stack loads meanwhile
         )  # fmt: skip
 
@@ -73,9 +75,41 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
     try:
         return repl.run(prompt)
     finally:
+        on_end()
         built = repl.built()
         if not repl.closed and built is not None:  # a bug of ours ended the loop: still leave no teammate behind
             built.close(team_down=True)
+
+
+def reported(on_event: Callable[[AgentEvent], None], on_turn_end: Callable[[Any], None]) -> tuple[
+    Callable[[AgentEvent], None], Callable[[Any], None], Callable[[], None]
+]:  # fmt: skip
+    """The renderer's callbacks, in a background session also keeping its job record's state (run/background.py);
+    and what to call at the session's end."""
+    import os
+
+    if not os.environ.get("AGENTTEAMS_BG_JOB"):  # run.background.JOB_VAR; its module loads only in such a session
+        return on_event, on_turn_end, lambda: None
+    from agentteams.run.background import JobReporter
+
+    reporter = JobReporter.from_env()
+    assert reporter is not None
+    import signal
+
+    # `agentteams stop` ends a background session with SIGTERM: leave as Ctrl-D does, the team taken down (run's
+    # finally), rather than die with teammates left waiting for a lead that never comes back
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+    def event(e: AgentEvent) -> None:
+        if e.kind == "user":
+            reporter.set("working")
+        on_event(e)
+
+    def turn_end(result: Any) -> None:
+        on_turn_end(result)
+        reporter.set("idle")
+
+    return event, turn_end, reporter.ended
 
 
 def model_config(options: Any) -> ModelConfig:

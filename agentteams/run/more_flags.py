@@ -19,7 +19,10 @@ if TYPE_CHECKING:
 TRUE_WORDS = ("true", "1", "yes", "on", "")  # --prompt-suggestions' values (alone: true), as claude takes them
 FALSE_WORDS = ("false", "0", "no", "off")
 LEAST_WINDOW = 100_000  # --autocompact's smallest window, as claude's
-BACKGROUND = "background sessions (--bg) are not built yet in agentteams: run the session in this terminal"
+BACKGROUND = (
+    "--bg cannot go with --print: a printed run has no interactive session to attach to later; give the task "
+    "as the prompt and drop --print: agentteams --bg '<task>'"
+)
 
 
 @dataclass(frozen=True)

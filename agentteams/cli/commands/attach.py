@@ -15,11 +15,20 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_mar
 
 @app.command()
 def attach(
-    team: Annotated[str, typer.Argument(help="The team.")],
-    agent: Annotated[str, typer.Argument(help="The member whose pane to show.")],
+    team: Annotated[str, typer.Argument(help="The team; or alone, a background session's id or name.")],
+    agent: Annotated[str | None, typer.Argument(help="The member whose pane to show.")] = None,
 ) -> None:
-    """Show an agent's tmux pane: inside tmux, select and zoom it; outside, attach to its session there."""
+    """Show an agent's tmux pane: inside tmux, select and zoom it; outside, attach to its session there. With one
+    argument, open a background session (`agentteams --bg`) in this terminal (as `claude attach <id>`)."""
     from agentteams.backends.tmux import inside_tmux
+
+    if agent is None:
+        from agentteams.run import background
+        from agentteams.store.paths import Layout
+
+        layout = Layout.from_env()
+        argv = background.attach_argv(layout, background.find(layout, team))
+        os.execvpe(argv[0], argv, {k: v for k, v in os.environ.items() if k != "TMUX"})  # even from inside tmux
 
     pane = _live_pane(team, agent)
     if inside_tmux():

@@ -20,14 +20,22 @@ RESULT_CHARS = 160
 
 @app.command()
 def logs(
-    team: Annotated[str, typer.Argument(help="The team (it may already be deleted).")],
-    agent: Annotated[str, typer.Argument(help="The member, or `lead`.")],
+    team: Annotated[str, typer.Argument(help="The team (it may already be deleted); or alone, a background session.")],
+    agent: Annotated[str | None, typer.Argument(help="The member, or `lead`.")] = None,
     follow: Annotated[bool, typer.Option("--follow", "-f", help="Keep printing new entries until Ctrl-C.")] = False,
 ) -> None:
     """Print an agent's transcript: prompts, replies, tool calls and the first line of each result.
 
-    Works for a teammate that has exited too: its transcript is found by its name.
+    Works for a teammate that has exited too: its transcript is found by its name. With one argument, print a
+    background session's recent terminal output (as `claude logs <id>`).
     """
+    if agent is None:
+        from agentteams.run import background
+        from agentteams.store.paths import Layout
+
+        layout = Layout.from_env()
+        typer.echo(inert(background.logs(layout, background.find(layout, team))))
+        return
     from agentteams.errors import NotFoundError
     from agentteams.store.opener import open_store
     from agentteams.store.paths import Layout
