@@ -132,15 +132,18 @@ class TeammateRuntime:
                     self._writes.retry()  # what a full disk refused, written once it has room: the lead waits on it
                     config = self._config()
                     diagnostics.stamp("config")
-                    if config is None or config.member(self.name) is None:
+                    entry = config.member(self.name) if config is not None else None
+                    if config is None or entry is None:
                         diagnostics.debug("%s: no longer in team %s; stopping", self.name, self.team)
                         return 0
                     if self._lead.state(config) == "over":  # it finished its turn and waited the grace period
                         diagnostics.warning("%s: the lead of team %s did not come back; stopping", self.name, self.team)
                         return 0
-                    self._held = held(config.member(self.name))
+                    self._held = held(entry)
                     work = self._next_work(config)
                     if work is None:
+                        if entry.is_active:  # started again (a resumed lead's restart) idle
+                            self._set_active(False)  # only it says so: else its lead waits for it for ever
                         if not announced:
                             self._set_state(self.presence.state if self.presence.state != "starting" else "idle")
                             announced = True
