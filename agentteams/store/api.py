@@ -187,3 +187,5 @@ class Store(Protocol):
     def canonical(self, team: str) -> str: ...  # how this store spells a team's name (its key)
     def watch(self, team: str, agent: str, *, tasks: bool = False) -> Waiter: ...
     def watch_teams(self, teams: Sequence[str]) -> Waiter: ...  # any change of these teams (`agentteams watch`)
+    def steady(self) -> float: ...  # seconds it has answered since this process last found it away (inf: never)
+    def outages(self) -> int: ...  # how often this process found it away and back (store/outages.py)

@@ -16,6 +16,7 @@ from agentteams.model.pricing import AgentAccount
 from agentteams.model.types import Usage
 from agentteams.store.api import Store
 from agentteams.store.fs.atomic_json import epoch_ms
+from agentteams.store.outages import judged
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import Presence, State
 from agentteams.team.delivery import TeamEvent
@@ -211,6 +212,8 @@ class LeadPresence:
     def beat(self, team: str, teammates: list[str]) -> list[TeamEvent]:
         """Its own beat when due, and then what there is to report about its teammates' beats."""
         if self.team != team or not self._own.beat(when_due=True):
+            return []
+        if not judged(self.store.steady, 2 * interval() + 1.0):  # their beats could not reach a store that was away
             return []
         return self._silence.check(functools.partial(self.store.presence.read, team), teammates)
 

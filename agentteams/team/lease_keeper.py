@@ -11,6 +11,7 @@ from collections.abc import Callable
 from agentteams.errors import AgentTeamsError
 from agentteams.store.api import Tasks
 from agentteams.store.leases import TakenBack, lease_seconds
+from agentteams.store.outages import Steady, judged
 from agentteams.team import heartbeat
 from agentteams.team.delivery import TeamEvent
 
@@ -20,12 +21,18 @@ def sweep_every() -> float:
     return min(max(lease_seconds() / 10, 0.2), 5.0)
 
 
+def sweep_grace() -> float:
+    """Seconds the store must have answered, after it was away, before a run-out lease is taken back: two beats."""
+    return 2 * heartbeat.interval() + 1.0
+
+
 class LeaseKeeper:
     """One agent's part in task leases: renewing its own, and sweeping its team's."""
 
-    def __init__(self, tasks: Tasks, name: str) -> None:
+    def __init__(self, tasks: Tasks, name: str, steady: Steady | None = None) -> None:
         self.tasks = tasks
         self.name = name
+        self.steady = steady or (lambda: float("inf"))  # how long the store has answered since it was away
         self._swept = 0.0  # monotonic time of the last sweep
         self._renewed = 0.0  # and of the last renewal (the lead's, which no heartbeat thread drives)
 
@@ -46,8 +53,8 @@ class LeaseKeeper:
     def sweep(self, team: str) -> list[TakenBack]:
         """Tasks sent back to pending now; nothing if this agent swept less than `sweep_every()` ago."""
         now = time.monotonic()
-        if now - self._swept < sweep_every():
-            return []
+        if now - self._swept < sweep_every() or not judged(self.steady, sweep_grace()):
+            return []  # a lease that ran out while the store was away: its owner renews it at its next beat
         self._swept = now
         try:
             return self.tasks.sweep_leases(team)

@@ -10,6 +10,7 @@ import pytest
 import redis
 
 from agentteams import diagnostics
+from agentteams.store.outages import StoreUnavailable
 from agentteams.store.redis import retry as redis_retry
 from agentteams.store.redis.retry import Reconnect
 
@@ -54,9 +55,57 @@ def test_past_the_deadline_the_error_is_raised(said: list[str], monkeypatch: pyt
     retry = Reconnect("redis://h:1/0", deadline=30)
     retry.armed = True
     _calls, do = flaky(1000)
-    with pytest.raises(redis.ConnectionError):
+    with pytest.raises(StoreUnavailable, match="has not answered for"):
         retry.call_with_retry(do, lambda e: None)  # type: ignore[arg-type]
-    assert len(said) == 1 and "reconnecting for up to 30 s" in said[0]
+    assert len(said) == 2 and "reconnecting for up to 30 s" in said[0], said
+    assert "has been away for" in said[1] and "fails until it is back" in said[1]
+    calls, again = flaky(1000)  # past the deadline a command fails at once, and says nothing more
+    with pytest.raises(StoreUnavailable):
+        retry.call_with_retry(again, lambda e: None)  # type: ignore[arg-type]
+    assert len(calls) == 1 and len(said) == 2, said
+    assert retry.outage.steady() == 0.0  # still away: nothing is judged from it
+
+
+def silent(failures: int) -> tuple[list[int], object]:
+    """A server that takes the connection and never answers: each try times out."""
+    calls: list[int] = []
+
+    def do() -> str:
+        calls.append(1)
+        if len(calls) <= failures:
+            raise redis.TimeoutError("Timeout reading from socket")
+        return "PONG"
+
+    return calls, do
+
+
+def test_a_silent_store_is_said_to_be_not_answering_and_back(said: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [100.0]
+    monkeypatch.setattr(redis_retry, "clock", lambda: now[0])
+    monkeypatch.setattr(redis_retry, "SAY_AFTER", 0.5)
+    retry = Reconnect("redis://h:1/0", deadline=60, timeout=5)
+    retry.armed = True
+    assert retry.outage.steady() == float("inf")  # never away
+    calls, do = silent(3)
+    assert retry.call_with_retry(do, lambda e: None) == "PONG"  # type: ignore[arg-type]
+    # the first timeout had waited 5 s already: said at once, in words that say what is wrong
+    assert len(said) == 2 and len(calls) == 4, said
+    assert said[0] == (
+        "the store at redis://h:1/0 is not answering (no reply within 5 s: paused or overloaded?); waiting for it for "
+        "up to 60 s"
+    )
+    assert said[1].startswith("the store at redis://h:1/0 is back after 5.0 s")
+    assert retry.outage.ended == 1 and retry.outage.steady() == 0.0
+    now[0] += 3
+    assert retry.outage.steady() == 3.0
+
+
+def test_before_the_first_answer_a_silent_store_is_not_retried(said: list[str]) -> None:
+    retry = Reconnect("redis://h:1/0", deadline=60, timeout=5)
+    calls, do = silent(1000)
+    with pytest.raises(redis.TimeoutError):
+        retry.call_with_retry(do, lambda e: None)  # type: ignore[arg-type]
+    assert len(calls) == 1 and said == []  # one timeout is the answer: connect() says it in one line
 
 
 def test_before_the_first_answer_only_a_few_quick_retries(said: list[str]) -> None:

@@ -165,6 +165,7 @@ def test_node_keys_under_a_teams_own_acl_user(redis_server: RedisServer, monkeyp
     assert [o.order_id for o in ours.nodes.take_orders("n1", 1.0)] == [order.order_id]
     ours.nodes.reply(NodeReply(order.order_id, True))
     assert getattr(ours.nodes.await_reply(order.order_id, 1.0), "ok", False)
+    ours.teams.create("proj")  # a log is kept only while its team is there
     ours.nodes.ship_log("proj", "alice", ['{"type": "user"}'])
     assert ours.nodes.read_log("proj", "alice", "", 0.0)[0] == ['{"type": "user"}']
     assert [r.name for r in ours.nodes.live()] == ["n1"]

@@ -120,6 +120,12 @@ class FileStore:
             dirs.append(task_dir)
         return FileWatcher([inbox], dirs=dirs)
 
+    def steady(self) -> float:
+        return float("inf")  # files are never away: no liveness verdict waits on them (store/outages.py)
+
+    def outages(self) -> int:
+        return 0
+
     def watch_teams(self, teams: Sequence[str]) -> FileTeamsWatcher:
         """Wakes on a change of any file of these teams (or of the teams directory: a team made or deleted)."""
         from agentteams.store.file.team_watch import FileTeamsWatcher

@@ -97,20 +97,27 @@ def connect(url: RedisUrl) -> Client:
     PING: an unreachable server or a refused password is one clear line, not a traceback."""
     import redis
 
-    from agentteams.store.redis.retry import Reconnect, deadline_from_env
+    from agentteams.store.redis.retry import ENV_TIMEOUT, Reconnect, deadline_from_env, timeout_from_env
 
     # before the first answer a few quick retries (an unreachable store is said so within a second); after it, a
-    # server that went away (restarted, AOF replayed) is waited for up to the deadline, with one line said
-    retry = Reconnect(str(url), deadline_from_env())
+    # server that went away (restarted, AOF replayed, paused) is waited for up to the deadline, with one line said;
+    # every reply is waited for at most `timeout` (a server that takes connections and never answers)
+    timeout = timeout_from_env()
+    retry = Reconnect(str(url), deadline_from_env(), timeout)
     client = redis.Redis(
         host=url.host, port=url.port, db=url.db, ssl=url.tls, username=user(), password=password(),
-        decode_responses=True,
-        socket_connect_timeout=5.0, health_check_interval=30, retry=retry,
+        decode_responses=True, socket_timeout=timeout,
+        socket_connect_timeout=timeout, health_check_interval=30, retry=retry,
     )  # fmt: skip
     try:
         client.ping()
     except redis.AuthenticationError as e:
         raise StoreUrlError(f"the store at {url} refused the password ({e}); check {PASSWORD_VARS[0]}") from None
+    except redis.TimeoutError:
+        raise StoreUrlError(
+            f"the store at {url} did not answer within {timeout:.0f} s (it took the connection but sent nothing "
+            f"back); set {ENV_TIMEOUT} for a slower one"
+        ) from None
     except redis.RedisError as e:
         raise StoreUrlError(f"cannot reach the store at {url}: {e}") from None
     retry.armed = True

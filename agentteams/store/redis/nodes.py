@@ -15,6 +15,15 @@ REPLY_TTL_MS = 60_000  # a reply nobody waits for any more goes by itself
 LOG_MAXLEN = 20_000  # transcript lines kept per teammate (about the last few hours of a busy one)
 MAX_BLOCK = 1.0  # seconds: the longest one blocking read lasts (a dropped connection is noticed by then)
 
+# KEYS: the team's config, the teammate's log stream; ARGV: the stream's length kept, then the lines
+_SHIP = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+for i = 2, #ARGV do
+  redis.call('XADD', KEYS[2], 'MAXLEN', '~', ARGV[1], '*', 'line', ARGV[i])
+end
+return 1
+"""
+
 
 def _record_key(name: str) -> str:
     return f"at:node:{name}"
@@ -102,13 +111,11 @@ class RedisNodes:
         return None
 
     def ship_log(self, team: str, agent: str, lines: list[str]) -> None:
-        if not lines:
-            return
-        key = _log_key(team, agent)
-        with self.client.pipeline(transaction=False) as pipe:
-            for line in lines:
-                pipe.xadd(key, {"line": line}, maxlen=LOG_MAXLEN, approximate=True)
-            pipe.execute()
+        """Appended while the team is there: a teammate's last lines after its team went (deleted, or lost by a
+        server that came back empty) leave no key behind."""
+        if lines:
+            ship = self.client.register_script(_SHIP)
+            ship(keys=[Keys(team_dir_name(team)).config, _log_key(team, agent)], args=[LOG_MAXLEN, *lines])
 
     def read_log(self, team: str, agent: str, cursor: str, timeout: float) -> tuple[list[str], str]:
         block = int(min(timeout, MAX_BLOCK) * 1000) if timeout > 0 else None

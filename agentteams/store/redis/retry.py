@@ -1,6 +1,6 @@
-"""Riding out a Redis restart: every command (and blocking read) on a dropped connection is retried with backoff
-until the server answers again or a deadline passes, with one line when the store went away and one when it is back.
-A store that never answered fails at once: only a connection that worked is waited for."""
+"""Riding out a Redis restart, pause or cut: each command waits at most AGENTTEAMS_STORE_TIMEOUT s for its reply and
+is retried until the server answers or the outage passes AGENTTEAMS_STORE_RETRY s (then StoreUnavailable, at once until
+it is back), with one line each when it went away, was given up on, came back; a store never reached fails at once."""
 
 from __future__ import annotations
 
@@ -11,70 +11,116 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from redis.backoff import ExponentialWithJitterBackoff
+from redis.exceptions import TimeoutError as RedisTimeout
 from redis.retry import Retry
 
 from agentteams import diagnostics
+from agentteams.store.outages import StoreUnavailable
 
 T = TypeVar("T")
-ENV_DEADLINE = "AGENTTEAMS_STORE_RETRY"  # seconds a lost store is waited for before its error is raised
+ENV_DEADLINE = "AGENTTEAMS_STORE_RETRY"  # seconds a lost store is waited for before its commands fail
 DEFAULT_DEADLINE = 120.0
+ENV_TIMEOUT = "AGENTTEAMS_STORE_TIMEOUT"  # seconds one command waits for its reply (a paused or silent server)
+DEFAULT_TIMEOUT = 5.0
+MIN_TIMEOUT = 2.0  # above the longest blocking read the store makes (1 s), with room for its reply
 QUICK_RETRIES = 3  # before the first answer: a few within about a second, then the error
 SAY_AFTER = 0.5  # seconds of failures before the line: a blip that one retry heals is not worth one
 clock, pause = time.monotonic, time.sleep  # module-level so a test can run an outage without waiting it out
 
 
-def deadline_from_env() -> float:
+def _seconds(var: str, default: float) -> float:
     try:
-        return max(0.0, float(os.environ.get(ENV_DEADLINE, "") or DEFAULT_DEADLINE))
+        return max(0.0, float(os.environ.get(var, "") or default))
     except ValueError:
-        return DEFAULT_DEADLINE
+        return default
+
+
+def deadline_from_env() -> float:
+    return _seconds(ENV_DEADLINE, DEFAULT_DEADLINE)
+
+
+def timeout_from_env() -> float:
+    return max(MIN_TIMEOUT, _seconds(ENV_TIMEOUT, DEFAULT_TIMEOUT))
+
+
+def _timed_out(error: Exception) -> bool:
+    return isinstance(error, (RedisTimeout, TimeoutError))
 
 
 class Outage:
-    """One store's unreachability as this process saw it: when it began and whether that was said."""
+    """One store's unreachability as this process saw it: when it began, what was said, and when the last one
+    ended (what `steady` measures from)."""
 
-    def __init__(self, where: str) -> None:
-        self.where = where
+    def __init__(self, where: str, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.where, self.timeout = where, timeout
         self.since: float | None = None
-        self.said = False
+        self.said = self.gave_up = False
+        self.ended = 0  # outages over so far
+        self.back_at: float | None = None  # when the last one ended
         self.lock = threading.Lock()
 
     def failed(self, error: Exception, deadline: float) -> None:
         with self.lock:
             now = clock()
-            self.since = self.since if self.since is not None else now
-            if not self.said and now - self.since >= SAY_AFTER:
+            if self.since is None:  # a command that timed out had been waiting for its reply all that while
+                self.since = now - (self.timeout if _timed_out(error) else 0.0)
+            waited = now - self.since
+            if not self.said and waited >= SAY_AFTER:
                 self.said = True
+                if _timed_out(error):
+                    diagnostics.warning(
+                        "the store at %s is not answering (no reply within %.0f s: paused or overloaded?); waiting "
+                        "for it for up to %.0f s", self.where, self.timeout, deadline,
+                    )  # fmt: skip
+                else:
+                    said = "the store at %s is unreachable (%s); reconnecting for up to %.0f s"
+                    diagnostics.warning(said, self.where, error, deadline)
+            if waited > deadline and not self.gave_up:
+                self.gave_up = True
                 diagnostics.warning(
-                    "the store at %s is unreachable (%s); reconnecting for up to %.0f s", self.where, error, deadline
+                    "the store at %s has been away for %.0f s: what needs it fails until it is back", self.where, waited
                 )
 
     def over(self) -> None:
         if self.since is None:
             return
         with self.lock:
-            if self.since is not None and self.said:
-                diagnostics.warning("the store at %s is back after %.1f s", self.where, clock() - self.since)
-            self.since, self.said = None, False
+            if self.since is not None:
+                if self.said:
+                    diagnostics.warning("the store at %s is back after %.1f s", self.where, clock() - self.since)
+                self.since, self.said, self.gave_up = None, False, False
+                self.ended += 1
+                self.back_at = clock()
 
     def waited(self) -> float:
         return 0.0 if self.since is None else clock() - self.since
 
+    def steady(self) -> float:
+        """Seconds the store has answered since it was last away: 0 while it is away, inf if it never was."""
+        if self.since is not None:
+            return 0.0
+        return float("inf") if self.back_at is None else clock() - self.back_at
+
 
 class Reconnect(Retry):
-    """redis-py's retry policy, patient once `armed` (after the store first answered): a connection error is retried
-    until `deadline` seconds of outage have passed (shared by every thread of the process), then raised."""
+    """redis-py's retry policy, patient once `armed` (after the store first answered): a connection error or a
+    command's timeout is retried until `deadline` seconds of outage have passed (shared by every thread of the
+    process), then each command fails with StoreUnavailable until the store answers again."""
 
-    def __init__(self, where: str, deadline: float) -> None:
+    def __init__(self, where: str, deadline: float, timeout: float = DEFAULT_TIMEOUT) -> None:
         super().__init__(ExponentialWithJitterBackoff(base=0.05, cap=0.5), QUICK_RETRIES)
-        self.deadline, self.armed, self.outage = deadline, False, Outage(where)
+        self.deadline, self.armed, self.outage = deadline, False, Outage(where, timeout)
 
     def call_with_retry(
         self, do: Callable[[], T], fail: Callable[..., Any], is_retryable: Callable[[Exception], bool] | None = None,
         with_failure_count: bool = False,
     ) -> T:  # fmt: skip
-        if not self.armed:
-            return super().call_with_retry(do, fail, is_retryable, with_failure_count)
+        if not self.armed:  # a server that takes the connection and never answers is said so after one timeout
+
+            def first(error: Exception) -> bool:
+                return not _timed_out(error) and (is_retryable is None or is_retryable(error))
+
+            return super().call_with_retry(do, fail, first, with_failure_count)
         failures = 0
         while True:
             try:
@@ -86,7 +132,9 @@ class Reconnect(Retry):
                 fail(error, failures) if with_failure_count else fail(error)
                 self.outage.failed(error, self.deadline)
                 if self.outage.waited() > self.deadline:
-                    raise
+                    raise StoreUnavailable(
+                        f"the store at {self.outage.where} has not answered for {self.outage.waited():.0f} s ({error})"
+                    ) from None
                 pause(self._backoff.compute(failures))
             else:
                 self.outage.over()

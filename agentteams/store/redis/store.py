@@ -19,6 +19,7 @@ from agentteams.store.redis.changes import RedisChanges
 from agentteams.store.redis.connection import Client, Keys, RedisUrl, connect
 from agentteams.store.redis.mailbox import RedisMail
 from agentteams.store.redis.nodes import RedisNodes
+from agentteams.store.redis.retry import Outage, Reconnect
 from agentteams.store.redis.tasks import RedisTasks
 from agentteams.store.redis.teams import RedisTeams
 
@@ -36,21 +37,37 @@ def presence_ttl_ms(presence: Presence) -> int | None:
     return max(2 * UNRESPONSIVE_BEATS * presence.heartbeat_ms, PRESENCE_MIN_TTL_MS)
 
 
+# the record and the agent's place among ours (it stays ours, its lease can run out, after its key expires), only
+# while the team's config exists; ARGV[2] is the record's lifetime in ms (0: none)
+_WRITE_PRESENCE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if tonumber(ARGV[2]) > 0 then
+  redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+else
+  redis.call('SET', KEYS[2], ARGV[1])
+end
+redis.call('SADD', KEYS[3], ARGV[3])
+return 1
+"""
+
+
 class RedisPresences:
     """Presence records as `at:{team}:presence:<agent>`, JSON with an expiry refreshed by each heartbeat."""
 
     def __init__(self, client: Client) -> None:
         self.client = client
+        self._write = client.register_script(_WRITE_PRESENCE)
 
     def write(self, team: str, agent: str, presence: Presence) -> None:
+        """Only while the team is there, as the files' record needs its team's directory: an agent that outlived
+        its team (deleted, or lost by a server that came back empty) leaves no key behind."""
         presence.updated_at = epoch_ms()
         if not presence.started_at:
             presence.started_at = presence.updated_at
         keys = Keys(team_dir_name(team))
-        with self.client.pipeline() as pipe:  # the agent stays ours (its lease can run out) after its key expires
-            pipe.set(keys.presence(agent), json.dumps(presence.to_json()), px=presence_ttl_ms(presence))
-            pipe.sadd(keys.ours, agent)
-            pipe.execute()
+        ttl = presence_ttl_ms(presence)
+        self._write(keys=[keys.config, keys.presence(agent), keys.ours],
+                    args=[json.dumps(presence.to_json()), ttl or 0, agent])  # fmt: skip
 
     def read(self, team: str, agent: str) -> Presence | None:
         data = json_object(self.client.get(Keys(team_dir_name(team)).presence(agent)))
@@ -150,7 +167,9 @@ class RedisStore:
         self.client = client if client is not None else connect(url)
         self._teams = RedisTeams(self.client, str(url))
         self._mail: RedisMail | None = None
-        self._tasks = RedisTasks(self.client, self._teams, lambda: self.mail)
+        retry = self.client.get_retry() if hasattr(self.client, "get_retry") else None
+        self._outage: Outage | None = retry.outage if isinstance(retry, Reconnect) else None
+        self._tasks = RedisTasks(self.client, self._teams, lambda: self.mail, self.steady)
         self._presence = RedisPresences(self.client)
         self._keyring: Keyring | None = None
 
@@ -190,6 +209,14 @@ class RedisStore:
 
     def canonical(self, team: str) -> str:
         return team_dir_name(team)
+
+    def steady(self) -> float:
+        """Seconds the server has answered since this process last found it away (inf: never)."""
+        return self._outage.steady() if self._outage is not None else float("inf")
+
+    def outages(self) -> int:
+        """How many times this process found the server away and then back."""
+        return self._outage.ended if self._outage is not None else 0
 
     def watch(self, team: str, agent: str, *, tasks: bool = False) -> StreamWaiter:
         """Wakes on a message to the agent, and with `tasks` on any change of the team's tasks."""

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args
 from agentteams.errors import ConflictError, InvalidNameError, NotFoundError
 from agentteams.store import leases
 from agentteams.store.leases import LeaseBook, LeaseLostError, TakenBack, lease_seconds, now_ms
+from agentteams.store.outages import Steady, judged
 from agentteams.store.paths import LEAD_NAME, refuse_control, task_id_part
 from agentteams.store.records import Task, TaskStatus
 from agentteams.store.redis.connection import Client, Keys, watch_error
@@ -39,8 +40,11 @@ class HeldLeases(LeaseBook):
 class RedisTasks:
     """The `Tasks` protocol over hashes and scripts."""
 
-    def __init__(self, client: Client, teams: RedisTeams, mail: Callable[[], RedisMail]) -> None:
+    def __init__(
+        self, client: Client, teams: RedisTeams, mail: Callable[[], RedisMail], steady: Steady | None = None
+    ) -> None:
         self.client, self.teams, self._mail = client, teams, mail
+        self.steady = steady or (lambda: float("inf"))  # seconds the server has answered since it was away
         self.leases = HeldLeases()
         self._scripts = {name: client.register_script(source(name)) for name in
                          ("create", "claim", "claim_next", "complete", "delete", "renew", "sweep")}  # fmt: skip
@@ -276,6 +280,8 @@ class RedisTasks:
         """Every task from one read; the sweep's script runs only when a lease read there has run out (it checks
         again, atomically, and whose owner is ours), and only the tasks it took back are read again."""
         listed, at = self.list_tasks(team), now_ms()
+        if not judged(self.steady, lease_seconds()):  # leases that ran out while it was away: the lead's sweep,
+            return listed, []  # two beats after it is back (team/lease_keeper.py), takes back what was not renewed
         if not any((lease := leases.Lease.of(t)) is not None and lease.expired(t, at) for t in listed):
             return listed, []
         back = self.sweep_leases(team)

@@ -18,6 +18,7 @@ from agentteams.backends.tmux import current_pane
 from agentteams.errors import AgentTeamsError, NotFoundError, PromptBlocked
 from agentteams.model.types import Block
 from agentteams.store import signing, write_failures
+from agentteams.store.outages import StoreUnavailable
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import State
 from agentteams.store.protocol import (
@@ -37,6 +38,7 @@ from agentteams.team.lead import permission_relay
 from agentteams.team.lead.live_changes import LiveChanges
 from agentteams.team.lead.permission_relay import PermissionJudge
 from agentteams.team.lead.restarts import HINT, Rekeying, Restarts
+from agentteams.team.lead.store_loss import StoreLoss, lost_notice
 from agentteams.team.lease_keeper import LeaseKeeper
 from agentteams.team.spawn.base import Handle, Spawner
 from agentteams.team.spawn.member import spawn_member
@@ -89,7 +91,8 @@ class LeadRuntime:
         self.team_thread: threading.Thread | None = None
         pane = current_pane() or ""
         self._presence = heartbeat.LeadPresence(self.store, self.ctx.session_id, pane)  # beaten by the team thread
-        self._leases = LeaseKeeper(self.tasks, LEAD_NAME)  # its own renewed, its team's swept, by the team thread
+        self._leases = LeaseKeeper(self.tasks, LEAD_NAME, self.store.steady)  # renewed and swept by the team thread
+        self._loss = StoreLoss(self.store)  # a store back from an outage without the team: the team ends
         self._inbox_lock = threading.RLock()  # the team thread and shutdown_team both read the inbox
         self.muted = False  # while shutting the team down, departures are not news for the model
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
@@ -196,7 +199,10 @@ class LeadRuntime:
         with self._cond:
             if self._busy or self._prompts or self._model_work_pending():
                 return False
-            idle = team_idle(self.teams, self.team, self.handles, self.mailbox)  # and nobody has a message waiting
+            try:
+                idle = team_idle(self.teams, self.team, self.handles, self.mailbox)  # nobody has a message waiting
+            except StoreUnavailable:  # what the team does is unknown until the store is back
+                return False
             return idle and not self.promises.awaiting(list(self.handles))  # nor a stop request to answer yet
 
     def shutdown_team(self, timeout: float = 60.0) -> list[str]:
@@ -334,6 +340,9 @@ class LeadRuntime:
         with self.store.watch(team, LEAD_NAME) as files, team_wait.TeamWait(files, self.handles) as watcher:
             while not self._closing and self.team == team:
                 try:
+                    if self._loss.lost(team):
+                        self._team_lost(team)
+                        break
                     self.process_inbox()
                     self.check_liveness()
                     self._budget.tick(team, list(self.handles))
@@ -341,13 +350,18 @@ class LeadRuntime:
                         self._team_event(event)
                     for chore in self.chores:
                         chore(team)
+                except StoreUnavailable as e:  # the store said so once; liveness waits for it (store/outages.py)
+                    diagnostics.debug("team %s: %s", team, e)
                 except AgentTeamsError as e:
                     if self.team != team or not self.teams.exists(team):
                         break  # TeamDelete removed it while this round ran: nothing to warn about
                     diagnostics.warning("team %s: %s", team, e)
                 except OSError as e:  # a full or read-only disk: one warning, and the lead keeps answering
                     write_failures.failed("team files", f"of team {team}", e)
-                watcher.wait(CHECK_EVERY, stretch=not self._budget.watching)
+                try:
+                    watcher.wait(CHECK_EVERY, stretch=not self._budget.watching)
+                except StoreUnavailable:  # it fails at once until the store is back: one round per CHECK_EVERY
+                    time.sleep(CHECK_EVERY)
         self.store.presence.remove(team, LEAD_NAME)
 
     def process_inbox(self) -> None:
@@ -422,6 +436,22 @@ class LeadRuntime:
             for name in dead:
                 if name in self.handles:
                     self.member_gone(name, "stopped unexpectedly (its process or pane is gone)", died=True)
+
+    def _team_lost(self, team: str) -> None:
+        """The store came back without the team: say so, stop its teammates (they cannot find it either), end it."""
+        text = lost_notice(team, self.teams.location(team))
+        diagnostics.warning("%s", text)
+        for name, handle in list(self.handles.items()):
+            with contextlib.suppress(Exception):
+                self.spawner.stop(handle)
+            self.handles.pop(name, None)
+            self._presence.forget(name)
+            self.promises.forget(name)
+        self.ctx.team_name = None
+        with self._cond:
+            self._idle = []
+            self._notices.append(text)
+            self._cond.notify_all()
 
     def tell(self, event: TeamEvent) -> None:
         """Something the person and the lead's model both hear of (a budget warning, a resume's news)."""

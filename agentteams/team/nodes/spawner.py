@@ -10,10 +10,13 @@ from typing import Any
 from agentteams.errors import AgentTeamsError
 from agentteams.store.api import Store
 from agentteams.store.node_records import NodeOrder, NodeRecord
+from agentteams.store.outages import judged
 from agentteams.team.nodes.placement import choose
 from agentteams.team.spawn.base import Handle, Spawner, SpawnRequest
 
 REPLY_TIMEOUT = 20.0  # seconds a lead waits for a node to start a teammate (a cold start and a clone take a while)
+# seconds the store must have answered before a missing record means a node is gone: a record's life, and a beat
+NODE_GRACE = NodeRecord.ttl_ms / 1000 + 1.0
 RECORD_CACHE = 0.25  # seconds a node's record read answers for every teammate on it (the lead asks twice a second)
 
 
@@ -59,7 +62,9 @@ class NodeSpawner:
         if where is None:
             return self.local.alive(handle, team)
         record = self._record(where[0])
-        return record is not None and f"{handle.name}@{team}" in record.running
+        if record is None:  # expired; but one that expired while the store was away says nothing of the node
+            return not judged(self.store.steady, NODE_GRACE)
+        return f"{handle.name}@{team}" in record.running
 
     def stop(self, handle: Handle) -> None:
         where = self.placed.pop(handle.name, None)

@@ -1,0 +1,32 @@
+"""The lead's look at its store after the store was away: one that came back without the team (a Redis restarted
+empty) ends the team, said plainly, rather than leaving the lead waiting for teammates that can no longer find it."""
+
+from __future__ import annotations
+
+from agentteams.store.api import Store
+
+
+class StoreLoss:
+    """Whether the team survived the store's outages: looked at once per outage, after the store is back."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._seen = store.outages()
+
+    def lost(self, team: str) -> bool:
+        """True when the store has been away since the last look and came back without the team's config."""
+        outages = self.store.outages()
+        if outages == self._seen:
+            return False
+        gone = not self.store.teams.exists(team)
+        self._seen = outages
+        return gone
+
+
+def lost_notice(team: str, location: str) -> str:
+    """What the person and the lead's model are told."""
+    return (
+        f"Team {team} is gone from its store ({location}): the store came back from an outage without it "
+        "(restarted without its data?). Its members, tasks and messages are lost; the team has ended and its "
+        "teammates were stopped."
+    )

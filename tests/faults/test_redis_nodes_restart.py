@@ -1,0 +1,70 @@
+"""Redis killed -9 and restarted while three teammates on two nodes work (issue 32, item 3): every member kept, no
+task changing owner, every acknowledged message delivered once, the team finishing; and a Redis that comes back
+empty: the lead says so and ends within a minute, the teammates leave, and nothing of the team is written again."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+from agentteams.mockapi import MockServer
+from tests.support.cli import Cli
+from tests.support.fault_ledger import FaultLedger
+from tests.support.redis_team import NAMES, claims, lead_requests, members, scenario, start_team, store_of
+from tests.support.redislab import RedisServer
+from tests.support.team_script import TEAM
+from tests.support.wait import wait_until
+
+ENV = {"AGENTTEAMS_STORE_RETRY": "60"}
+
+
+def test_three_teammates_on_two_nodes_ride_out_a_redis_kill_and_restart(
+    cli: Cli, tmp_path: Path, redis_server: RedisServer, ledger: FaultLedger
+) -> None:
+    gate, log = tmp_path / "go", tmp_path / "work.log"
+    store = store_of(redis_server)
+    with MockServer(scenario(gate, log)) as api:
+        team = start_team(cli, redis_server, api, tmp_path, ENV)
+        before = claims(store)
+        inboxes = {n: [e.identity for e in store.mail.read_live(TEAM, n)] for n in ("team-lead", *NAMES)}
+        redis_server.proc.kill()  # SIGKILL: no shutdown save, only what the append-only file holds
+        redis_server.proc.wait(timeout=10)
+        ledger.faults += 1
+        wait_until(lambda: "is unreachable" in team.stderr(), 15, "the lead to say the store went away",
+                   explain=team.stderr)  # fmt: skip
+        time.sleep(4)  # the outage itself: longer than a node's record lives (3 s), as a real one is
+        redis_server.kill_and_restart()  # already dead: starts it again on its port, replaying its AOF
+        store = store_of(redis_server)
+        assert claims(store) == before, "a claim was lost in the restart"
+        for name, ids in inboxes.items():
+            now = [e.identity for e in store.mail.read_live(TEAM, name)]
+            ledger.writes += len(ids)
+            ledger.lost += len([i for i in ids if i not in now])
+        # the nodes beat again; a lead that judged its members by the records it found missing drops them now
+        wait_until(lambda: sorted(r.name for r in store.nodes.live()) == ["n1", "n2"], 15, "both nodes to beat")
+        settle = time.monotonic() + 6  # two node lifetimes and a lead's look: what the restart left must hold
+        while time.monotonic() < settle:
+            assert members(store) == sorted(["team-lead", *NAMES]), team.stderr()
+            assert claims(store) == before, f"a task changed owner after the restart:\n{team.stderr()}"
+            time.sleep(0.2)  # sampling the store through a window, not waiting for an event
+        gate.touch()
+        wait_until(team.ended, 120, "the team to finish", explain=team.stderr)
+        err, out = team.stderr(), team.out.read_text()
+        bodies = lead_requests(api)
+    assert team.lead.returncode == 0, err
+    assert "LEAD-DONE" in out, out
+    done = sorted(log.read_text().split())
+    ledger.duplicates += len(done) - len(set(done))
+    assert sorted(line.split("-")[1] for line in done) == ["1", "2", "3"], done
+    assert {line.split("-by-")[1] for line in done} == set(NAMES), f"each teammate did its own task: {done}"
+    for i in (1, 2, 3):  # the lead's model got each report once (the last request holds the whole conversation)
+        seen = bodies[-1].count(f"finished task #{i}\\n</teammate-message>")  # as JSON: the newline escaped
+        ledger.duplicates += max(0, seen - 1)
+        assert seen == 1, f"finished task #{i} reached the lead's model {seen} times"
+    assert "stopped unexpectedly" not in err and "not a member" not in err, err
+    assert err.count("is unreachable") == 1, f"one line for the outage, not one per retry:\n{err}"
+    assert "Traceback" not in err, err
+    for proc in team.nodes.values():
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
