@@ -1,7 +1,9 @@
 """A test MCP server written with the `mcp` SDK, run as a real process: stdio, or streamable HTTP with `--http PORT`.
 
 Tools: `echo` (read-only), `write` (writes a file), `die` (the process exits: a server crashing mid-session).
-`--delay S` waits before serving (`--started FILE` written first); `--ready DIR` gets `ready-<pid>` once listed.
+`--delay S` waits before serving (`--started FILE` written first); `--gate FILE` waits (up to 120 s) until the test
+creates FILE: a server that is still connecting for as long as a test needs; `--ready DIR` gets `ready-<pid>` once
+listed.
 """
 
 from __future__ import annotations
@@ -53,10 +55,14 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--ready", default="")
     parser.add_argument("--started", default="")  # a file written first thing, before the delay
+    parser.add_argument("--gate", default="")
     args = parser.parse_args()
     if args.started:
         Path(args.started).write_text(str(os.getpid()))
     time.sleep(args.delay)  # a slow start: what the session must not wait for
+    deadline = time.monotonic() + 120
+    while args.gate and not Path(args.gate).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)  # the test opens the gate once it has seen what it waits for
     app.ready = Path(args.ready) if args.ready else None  # each process its own file: a lead's and a teammate's
     if args.http:
         app.run("streamable-http", host="127.0.0.1", port=args.http)

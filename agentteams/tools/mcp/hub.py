@@ -22,8 +22,9 @@ DEFAULT_STARTUP = 30.0  # seconds a server has to start and list its tools (MCP_
 DEFAULT_CALL = 600.0  # seconds one tool call may take (MCP_TOOL_TIMEOUT, ms)
 POLL = 0.05  # seconds between looks at the interrupt flag while a call runs
 CLOSE_WAIT = 5.0
-START_GRACE = 5.0  # seconds past MCP_TIMEOUT a call waits for a connecting server (its start: the SDK's import, the
-# process's): the server's own MCP_TIMEOUT ends the wait first, with its reason
+# seconds past MCP_TIMEOUT a call may wait for a connecting server: its own MCP_TIMEOUT (counted once the SDK is
+# imported and the server started, which a loaded machine may take seconds for) ends the wait first, with its reason
+START_GRACE = 30.0
 
 
 def _seconds(var: str, default: float) -> float:
