@@ -84,6 +84,7 @@ def start(filter_text: str | None, file: str | None, to_stderr: bool, session_id
     keep = parse_filter(filter_text)
     if to_stderr:
         diagnostics.set_debug(DebugLog(sys.stderr, keep))
+        diagnostics.debug("Debug log of agentteams session %s (%s)", session_id, os.getpid())
         return None
     path = Path(file).expanduser() if file else root / "debug" / f"{session_id}.txt"
     path.parent.mkdir(parents=True, exist_ok=True)

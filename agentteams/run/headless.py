@@ -126,8 +126,11 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
 
     lines = StreamLines(options)
     lines.subagents.forward_text = forward_text  # --forward-subagent-text: a subagent's text lines too
+    marks: dict[str, float] = {}  # when the run's first request left, its answer began, its first text came
 
     def on_event(event: AgentEvent) -> None:
+        if event.kind in ("user", "answering", "text") and event.kind not in marks:
+            marks[event.kind] = time.monotonic()
         if streaming:
             for line in lines(event):
                 emit(line)
@@ -159,12 +162,21 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
         failed = write_failures.summary()  # what the disk refused may be why
         why = "the run ended before the model answered" + (f"; {failed}" if failed else "")
         raise runtime.last_error or AgentTeamsError(why)
-    code = report(done, session, options.session_id, output_format, time.monotonic() - start)
+    timing = _timing(marks, start) if done[-1].stop_reason in ("end_turn", "exit_requested") else None
+    code = report(done, session, options.session_id, output_format, time.monotonic() - start, timing)
     if (failed := write_failures.summary_unless_last()) is not None:  # the last line says what was not saved
         from agentteams import diagnostics
 
         diagnostics.warning("%s", failed)
     return code
+
+
+def _timing(marks: dict[str, float], start: float) -> dict[str, int]:
+    """A successful result's timings, in Claude Code's names: to the first request, the answer's start, its text."""
+    ms = {kind: int((at - start) * 1000) for kind, at in marks.items()}
+    began = ms.get("answering", ms.get("text", 0))
+    return {"ttft_ms": began, "ttft_stream_ms": began, "time_to_request_ms": ms.get("user", 0),
+            "first_content_frame_ms": ms.get("text", began)}  # fmt: skip
 
 
 def _interrupted_how(session: Any) -> tuple[str, str]:

@@ -152,6 +152,14 @@ def notices(more: MoreFlags, mode: Mode) -> None:
         missing.append("--tmux: the worktree's session runs in this terminal")
     if suggestions(more):
         missing.append("--prompt-suggestions: agentteams suggests no next prompts")
+    if more.from_pr is not None:
+        missing.append("--from-pr: agentteams links no session to a pull request; a new session starts")
+    if more.brief:
+        missing.append("--brief: agentteams has no SendUserMessage tool; the answers come as text")
+    if more.exclude_dynamic:
+        missing.append("--exclude-dynamic-system-prompt-sections: the system prompt keeps its per-machine sections")
+    if more.system_prompt_snapshot == "on":
+        missing.append("--system-prompt-snapshot on: the system prompt is made once per process, not kept for resumes")
     for line in missing:
         diagnostics.warning("%s; going on without it", line)
 
