@@ -35,6 +35,9 @@ def ensure_trusted(folder: Path, *, ask: Callable[[str], str] = input, interacti
     except EOFError:
         answer = ""
     if answer in ("1", "y", "yes"):
-        trust.trust(folder)
+        try:
+            trust.trust(folder)
+        except AgentTeamsError as e:  # trusted for this session all the same: the person said so
+            print(f"agentteams: warning: {e}", file=sys.stderr, flush=True)
         return
     raise AgentTeamsError(f"{folder} is not trusted: nothing of it was loaded or run")

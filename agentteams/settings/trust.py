@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agentteams.errors import AgentTeamsError
 from agentteams.store.fs.atomic_json import atomic_write_json
 
 SANDBOXED_VAR = "CLAUDE_CODE_SANDBOXED"  # Claude Code's own: a sandboxed run trusts its folder
@@ -55,8 +56,17 @@ def trusted_by(folder: Path, env: Mapping[str, str] | None = None) -> str | None
 
 
 def trust(folder: Path) -> None:
-    """Remember that the person trusts `folder` (its record merged, every other key of the file kept)."""
-    state = read_state()
+    """Remember that the person trusts `folder` (its record merged, every other key of the file kept). A state file
+    that cannot be read as an object is claude's too: left as it is (AgentTeamsError), never replaced."""
+    path = state_file()
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        state = {}
+    except (OSError, ValueError) as e:
+        raise AgentTeamsError(f"cannot record the trust in {path}: not JSON ({e}); left as it is") from None
+    if not isinstance(state, dict):
+        raise AgentTeamsError(f"cannot record the trust in {path}: it holds no JSON object; left as it is")
     projects = state.setdefault("projects", {})
     if not isinstance(projects, dict):
         projects = state["projects"] = {}
@@ -64,6 +74,5 @@ def trust(folder: Path) -> None:
     if not isinstance(record, dict):
         record = projects[str(folder.resolve())] = {}
     record[ACCEPTED] = True
-    path = state_file()
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_json(path, state)

@@ -56,6 +56,10 @@ def test_trusting_keeps_every_other_key_of_claudes_state_file(untrusting: Path, 
     state = json.loads(untrusting.read_text())
     assert state["numStartups"] == 7 and state["projects"]["/x"] == {"allowedTools": ["Bash"]}
     assert state["projects"][str(tmp_path.resolve())] == {"hasTrustDialogAccepted": True}
+    untrusting.write_text('{"numStartups": 7, "projects": {')  # torn: claude's state, which we must not replace
+    with pytest.raises(AgentTeamsError, match="left as it is"):
+        trust.trust(tmp_path)
+    assert untrusting.read_text() == '{"numStartups": 7, "projects": {'
 
 
 def test_the_question_trusts_on_yes_and_refuses_on_no_or_without_a_terminal(untrusting: Path, tmp_path: Path) -> None:
