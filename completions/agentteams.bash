@@ -131,10 +131,10 @@ _agentteams_options() {
         "purge") echo "--all --dry-run -i --interactive -y --yes --help" ;;
         "project") echo "--help" ;;
         "project purge") echo "--all --dry-run -i --interactive -y --yes --help" ;;
-        "agents") echo "--help" ;;
+        "agents") echo "--json --all --cwd --help" ;;
         "stop") echo "--help" ;;
         "kill") echo "--help" ;;
-        "respawn") echo "--help" ;;
+        "respawn") echo "--all --help" ;;
         "rm") echo "--help" ;;
     esac
 }
@@ -161,6 +161,7 @@ _agentteams_value_options() {
         "mcp add-json") echo "-s --scope" ;;
         "mcp remove") echo "-s --scope" ;;
         "mcp add-from-claude-desktop") echo "-s --scope" ;;
+        "agents") echo "--cwd" ;;
     esac
 }
 

@@ -1,7 +1,6 @@
-"""Rewinding the conversation (Esc Esc at an empty prompt, as Claude Code offers it): the prompts of the conversation
-read back from its transcript, and going back to before one: the conversation is read again up to that prompt's
-parent, the transcript goes on from there (the later entries stay in the file, off the chain), and the prompt's text
-is handed back to be edited."""
+"""Rewinding the conversation (Esc Esc at an empty prompt, as Claude Code): its prompts read back from the transcript;
+going back to before one reads the conversation again up to that prompt's parent, the transcript goes on from there
+(later entries stay in the file, off the chain), and the prompt's text is handed back to be edited."""
 
 from __future__ import annotations
 

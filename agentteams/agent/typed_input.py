@@ -1,7 +1,6 @@
-"""What a person types at the prompt beside the prompt itself, as Claude Code 2.1.332 puts it into the request: an
-`@path` mention read with the Read tool and placed before the prompt's text, and a `!command` run in the shell whose
-input and output go into the conversation (`<bash-input>`, `<bash-stdout>`, `<bash-stderr>`, the tags claude's
-transcripts use, so each CLI shows the other's)."""
+"""What a person types beside the prompt itself, as Claude Code 2.1.332 puts it into the request: an `@path` read with
+the Read tool, before the prompt's text; a `!command` run in the shell, its input and output in the conversation as
+`<bash-input>`, `<bash-stdout>`, `<bash-stderr>` (claude's transcripts' tags, so each CLI shows the other's)."""
 
 from __future__ import annotations
 

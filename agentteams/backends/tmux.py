@@ -49,6 +49,11 @@ def current_pane() -> str | None:
     return (os.environ.get("TMUX_PANE") or None) if inside_tmux() else None
 
 
+def client_env() -> dict[str, str]:
+    """This environment for a tmux client taking over the terminal: no TMUX, so it attaches from inside tmux too."""
+    return {k: v for k, v in os.environ.items() if k not in ("TMUX", "TMUX_PANE")}
+
+
 def enclosing_server() -> str | None:
     """The socket path of the tmux server this process runs in, or None outside tmux."""
     return os.environ.get("TMUX", "").split(",", 1)[0] or None

@@ -97,7 +97,7 @@ def start(layout: Layout, prompt: str, args: list[str], cwd: Path, name: str | N
 def _launch(job: Job, argv: list[str]) -> None:
     """The session's own tmux server, started from this process: it inherits our environment (an API key included,
     never on a command line) and keeps running when this terminal closes."""
-    extra = ["-e", f"{JOB_VAR}={job.id}", "-e", "TMUX=", "-e", "TMUX_PANE="]
+    extra = ["-e", f"{JOB_VAR}={job.id}"]  # tmux sets the pane's own TMUX and TMUX_PANE
     _tmux(job.id).run("new-session", "-d", "-s", job.id, "-x", str(WIDTH), "-y", str(HEIGHT), "-c", job.cwd,
                       *extra, "--", *own_executable(), *argv)  # fmt: skip
 

@@ -23,12 +23,13 @@ def attach(
     from agentteams.backends.tmux import inside_tmux
 
     if agent is None:
+        from agentteams.backends.tmux import client_env
         from agentteams.run import background
         from agentteams.store.paths import Layout
 
         layout = Layout.from_env()
         argv = background.attach_argv(layout, background.find(layout, team))
-        os.execvpe(argv[0], argv, {k: v for k, v in os.environ.items() if k != "TMUX"})  # even from inside tmux
+        os.execvpe(argv[0], argv, client_env())  # from inside tmux too
 
     pane = _live_pane(team, agent)
     if inside_tmux():
