@@ -188,4 +188,4 @@ class Store(Protocol):
     def watch(self, team: str, agent: str, *, tasks: bool = False) -> Waiter: ...
     def watch_teams(self, teams: Sequence[str]) -> Waiter: ...  # any change of these teams (`agentteams watch`)
     def steady(self) -> float: ...  # seconds it has answered since this process last found it away (inf: never)
-    def outages(self) -> int: ...  # how often this process found it away and back (store/outages.py)
+    def connections(self) -> int: ...  # connections made to it: a server back from a restart is on new ones

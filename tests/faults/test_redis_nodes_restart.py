@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 from agentteams.mockapi import MockServer
+from tests.support import redis_team as rt
 from tests.support.cli import Cli
 from tests.support.fault_ledger import FaultLedger
-from tests.support.redis_team import NAMES, claims, lead_requests, members, scenario, start_team, store_of
 from tests.support.redislab import RedisServer
 from tests.support.team_script import TEAM
 from tests.support.wait import wait_until
@@ -23,11 +23,11 @@ def test_three_teammates_on_two_nodes_ride_out_a_redis_kill_and_restart(
     cli: Cli, tmp_path: Path, redis_server: RedisServer, ledger: FaultLedger
 ) -> None:
     gate, log = tmp_path / "go", tmp_path / "work.log"
-    store = store_of(redis_server)
-    with MockServer(scenario(gate, log)) as api:
-        team = start_team(cli, redis_server, api, tmp_path, ENV)
-        before = claims(store)
-        inboxes = {n: [e.identity for e in store.mail.read_live(TEAM, n)] for n in ("team-lead", *NAMES)}
+    store = rt.store_of(redis_server)
+    with MockServer(rt.scenario(gate, log)) as api:
+        team = rt.start_team(cli, redis_server, api, tmp_path, ENV)
+        before = rt.claims(store)
+        inboxes = {n: [e.identity for e in store.mail.read_live(TEAM, n)] for n in ("team-lead", *rt.NAMES)}
         redis_server.proc.kill()  # SIGKILL: no shutdown save, only what the append-only file holds
         redis_server.proc.wait(timeout=10)
         ledger.faults += 1
@@ -35,8 +35,8 @@ def test_three_teammates_on_two_nodes_ride_out_a_redis_kill_and_restart(
                    explain=team.stderr)  # fmt: skip
         time.sleep(4)  # the outage itself: longer than a node's record lives (3 s), as a real one is
         redis_server.kill_and_restart()  # already dead: starts it again on its port, replaying its AOF
-        store = store_of(redis_server)
-        assert claims(store) == before, "a claim was lost in the restart"
+        store = rt.store_of(redis_server)
+        assert rt.claims(store) == before, "a claim was lost in the restart"
         for name, ids in inboxes.items():
             now = [e.identity for e in store.mail.read_live(TEAM, name)]
             ledger.writes += len(ids)
@@ -45,19 +45,19 @@ def test_three_teammates_on_two_nodes_ride_out_a_redis_kill_and_restart(
         wait_until(lambda: sorted(r.name for r in store.nodes.live()) == ["n1", "n2"], 15, "both nodes to beat")
         settle = time.monotonic() + 6  # two node lifetimes and a lead's look: what the restart left must hold
         while time.monotonic() < settle:
-            assert members(store) == sorted(["team-lead", *NAMES]), team.stderr()
-            assert claims(store) == before, f"a task changed owner after the restart:\n{team.stderr()}"
+            assert rt.members(store) == sorted(["team-lead", *rt.NAMES]), team.stderr()
+            assert rt.claims(store) == before, f"a task changed owner after the restart:\n{team.stderr()}"
             time.sleep(0.2)  # sampling the store through a window, not waiting for an event
         gate.touch()
         wait_until(team.ended, 120, "the team to finish", explain=team.stderr)
         err, out = team.stderr(), team.out.read_text()
-        bodies = lead_requests(api)
+        bodies = rt.lead_requests(api)
     assert team.lead.returncode == 0, err
     assert "LEAD-DONE" in out, out
     done = sorted(log.read_text().split())
     ledger.duplicates += len(done) - len(set(done))
     assert sorted(line.split("-")[1] for line in done) == ["1", "2", "3"], done
-    assert {line.split("-by-")[1] for line in done} == set(NAMES), f"each teammate did its own task: {done}"
+    assert {line.split("-by-")[1] for line in done} == set(rt.NAMES), f"each teammate did its own task: {done}"
     for i in (1, 2, 3):  # the lead's model got each report once (the last request holds the whole conversation)
         seen = bodies[-1].count(f"finished task #{i}\\n</teammate-message>")  # as JSON: the newline escaped
         ledger.duplicates += max(0, seen - 1)
@@ -65,6 +65,35 @@ def test_three_teammates_on_two_nodes_ride_out_a_redis_kill_and_restart(
     assert "stopped unexpectedly" not in err and "not a member" not in err, err
     assert err.count("is unreachable") == 1, f"one line for the outage, not one per retry:\n{err}"
     assert "Traceback" not in err, err
+    for proc in team.nodes.values():
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+
+
+def test_a_redis_back_empty_ends_the_team_said_once_and_nothing_written(
+    cli: Cli, tmp_path: Path, redis_server: RedisServer, ledger: FaultLedger
+) -> None:
+    gate, log = tmp_path / "go", tmp_path / "work.log"
+    with MockServer(rt.scenario(gate, log)) as api:
+        team = rt.start_team(cli, redis_server, api, tmp_path, ENV)
+        rt.restart_empty(redis_server)
+        ledger.faults += 1
+        back = time.monotonic()
+        store = rt.store_of(redis_server)
+        gate.touch()  # the teammates finish their commands and find no task, no lead, no team
+        wait_until(team.ended, 60, "the lead to end once its team is gone", explain=team.stderr)
+        ended = time.monotonic() - back
+        wait_until(lambda: all(r.running == [] for r in store.nodes.live()), 20, "the nodes to stop the teammates")
+        err = team.stderr()
+        node_errs = {n: p.read_text() for n, p in team.node_errs.items()}
+        stray = rt.stray_keys(store)
+    ledger.hangs += int(ended >= 60)
+    assert ended < 60, f"the lead took {ended:.0f} s to end"
+    assert err.count("is gone from its store") == 1, err
+    assert "the team has ended" in err, err
+    assert "no team named" not in err + "".join(node_errs.values()), (err, node_errs)
+    assert stray == [], f"keys written for a team the store no longer has: {stray}"
+    assert "Traceback" not in err + "".join(node_errs.values()), (err, node_errs)
     for proc in team.nodes.values():
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=20)

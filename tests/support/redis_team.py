@@ -136,3 +136,19 @@ def lead_requests(api: MockServer) -> list[str]:
     import json
 
     return [json.dumps(r.get("body")) for r in api.requests if r.get("route") == "lead"]
+
+
+def restart_empty(redis: RedisServer) -> None:
+    """SIGKILL the server and start it again without its append-only file: a server that lost everything."""
+    import shutil
+
+    redis.proc.kill()
+    redis.proc.wait(timeout=10)
+    shutil.rmtree(redis.workdir / "appendonlydir", ignore_errors=True)
+    redis.kill_and_restart()
+
+
+def stray_keys(store: RedisStore) -> list[str]:
+    """Every key but the nodes' own (records, orders, the node list): what a team left or wrote."""
+    keys: list[str] = store.client.keys("*")
+    return sorted(k for k in keys if not k.startswith("at:node") and not k.startswith("at:reply:"))

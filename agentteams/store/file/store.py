@@ -123,7 +123,7 @@ class FileStore:
     def steady(self) -> float:
         return float("inf")  # files are never away: no liveness verdict waits on them (store/outages.py)
 
-    def outages(self) -> int:
+    def connections(self) -> int:
         return 0
 
     def watch_teams(self, teams: Sequence[str]) -> FileTeamsWatcher:

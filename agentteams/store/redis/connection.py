@@ -108,6 +108,7 @@ def connect(url: RedisUrl) -> Client:
         host=url.host, port=url.port, db=url.db, ssl=url.tls, username=user(), password=password(),
         decode_responses=True, socket_timeout=timeout,
         socket_connect_timeout=timeout, health_check_interval=30, retry=retry,
+        redis_connect_func=retry.connected,  # type: ignore[arg-type]  # called with the connection; stubs say none
     )  # fmt: skip
     try:
         client.ping()

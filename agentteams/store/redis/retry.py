@@ -110,6 +110,12 @@ class Reconnect(Retry):
     def __init__(self, where: str, deadline: float, timeout: float = DEFAULT_TIMEOUT) -> None:
         super().__init__(ExponentialWithJitterBackoff(base=0.05, cap=0.5), QUICK_RETRIES)
         self.deadline, self.armed, self.outage = deadline, False, Outage(where, timeout)
+        self.connections = 0  # made so far: a server restarted (even too fast for a failure) is reached on new ones
+
+    def connected(self, connection: Any) -> None:
+        """redis-py's hook on each new connection: its handshake, counted."""
+        connection.on_connect()
+        self.connections += 1
 
     def call_with_retry(
         self, do: Callable[[], T], fail: Callable[..., Any], is_retryable: Callable[[Exception], bool] | None = None,

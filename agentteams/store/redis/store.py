@@ -12,7 +12,9 @@ from collections.abc import Iterable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Self
 
+from agentteams import diagnostics
 from agentteams.store.fs.atomic_json import epoch_ms, json_object
+from agentteams.store.outages import StoreUnavailable
 from agentteams.store.paths import team_dir_name
 from agentteams.store.presence import UNRESPONSIVE_BEATS, Presence
 from agentteams.store.redis.changes import RedisChanges
@@ -66,8 +68,11 @@ class RedisPresences:
             presence.started_at = presence.updated_at
         keys = Keys(team_dir_name(team))
         ttl = presence_ttl_ms(presence)
-        self._write(keys=[keys.config, keys.presence(agent), keys.ours],
-                    args=[json.dumps(presence.to_json()), ttl or 0, agent])  # fmt: skip
+        try:
+            self._write(keys=[keys.config, keys.presence(agent), keys.ours],
+                        args=[json.dumps(presence.to_json()), ttl or 0, agent])  # fmt: skip
+        except StoreUnavailable as e:  # as a file record on a full disk: the next beat writes it again
+            diagnostics.debug("presence of %s not written: %s", agent, e)
 
     def read(self, team: str, agent: str) -> Presence | None:
         data = json_object(self.client.get(Keys(team_dir_name(team)).presence(agent)))
@@ -113,10 +118,14 @@ class StreamWaiter:
                 return False
 
     def _read(self, seconds: float) -> bool:
-        if seconds <= 0:
-            found = self.client.xread(dict(self.last), count=100)
-        else:
-            found = self.client.xread(dict(self.last), count=100, block=max(1, int(seconds * 1000)))
+        try:
+            if seconds <= 0:
+                found = self.client.xread(dict(self.last), count=100)
+            else:
+                found = self.client.xread(dict(self.last), count=100, block=max(1, int(seconds * 1000)))
+        except StoreUnavailable:  # no news from a store that is away (it said so once): the wait's time passes
+            time.sleep(seconds)
+            return False
         for stream, entries in found or []:
             if entries:
                 self.last[stream] = entries[-1][0]
@@ -168,6 +177,7 @@ class RedisStore:
         self._teams = RedisTeams(self.client, str(url))
         self._mail: RedisMail | None = None
         retry = self.client.get_retry() if hasattr(self.client, "get_retry") else None
+        self._retry: Reconnect | None = retry if isinstance(retry, Reconnect) else None
         self._outage: Outage | None = retry.outage if isinstance(retry, Reconnect) else None
         self._tasks = RedisTasks(self.client, self._teams, lambda: self.mail, self.steady)
         self._presence = RedisPresences(self.client)
@@ -214,9 +224,9 @@ class RedisStore:
         """Seconds the server has answered since this process last found it away (inf: never)."""
         return self._outage.steady() if self._outage is not None else float("inf")
 
-    def outages(self) -> int:
-        """How many times this process found the server away and then back."""
-        return self._outage.ended if self._outage is not None else 0
+    def connections(self) -> int:
+        """Connections this process made to the server: one restarted, however fast, is reached on new ones."""
+        return self._retry.connections if self._retry is not None else 0
 
     def watch(self, team: str, agent: str, *, tasks: bool = False) -> StreamWaiter:
         """Wakes on a message to the agent, and with `tasks` on any change of the team's tasks."""

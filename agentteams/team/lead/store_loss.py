@@ -7,19 +7,20 @@ from agentteams.store.api import Store
 
 
 class StoreLoss:
-    """Whether the team survived the store's outages: looked at once per outage, after the store is back."""
+    """Whether the team survived the store's restarts: looked at whenever this process connected to it anew (a
+    server that restarted drops every connection, however fast it came back; the files never do)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self._seen = store.outages()
+        self._seen = store.connections()
 
     def lost(self, team: str) -> bool:
-        """True when the store has been away since the last look and came back without the team's config."""
-        outages = self.store.outages()
-        if outages == self._seen:
+        """True when the store was connected to anew since the last look, and has no config for the team."""
+        made = self.store.connections()
+        if made == self._seen:
             return False
         gone = not self.store.teams.exists(team)
-        self._seen = outages
+        self._seen = made
         return gone
 
 

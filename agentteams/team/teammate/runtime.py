@@ -23,6 +23,7 @@ from agentteams.store import write_failures
 from agentteams.store.api import Store
 from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.fs.watch import WakeEvent, wait_in_slices
+from agentteams.store.outages import StoreUnavailable
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence, State
 from agentteams.store.protocol import (
@@ -110,7 +111,7 @@ class TeammateRuntime:
             self.ctx.signals.awaiting_plan_approval, self.ctx.signals.plan_digest = asked  # restarted while it waited
             record.state = "awaiting_plan_approval"
         self._own = heartbeat.OwnPresence(functools.partial(self.store.presence.write, self.team, self.name), record)
-        self._leases = LeaseKeeper(self.tasks, self.name)  # its tasks' leases ride on its beats
+        self._leases = LeaseKeeper(self.tasks, self.name, self.store.steady)  # its tasks' leases ride on its beats
         self.presence = self._own.record
         self._notes = TurnNotes()
         self._pending: list[Envelope] = []
@@ -140,7 +141,7 @@ class TeammateRuntime:
                         diagnostics.warning("%s: the lead of team %s did not come back; stopping", self.name, self.team)
                         return 0
                     self._held = held(entry)
-                    work = self._next_work(config)
+                    work = self._work_unless_away(config)
                     if work is None:
                         if entry.is_active:  # started again (a resumed lead's restart) idle
                             self._set_active(False)  # only it says so: else its lead waits for it for ever
@@ -163,9 +164,20 @@ class TeammateRuntime:
         self._own.update(pane_id=pane_id)
 
     def _config(self) -> TeamConfig | None:
+        """The team's config; None once the team is gone (or the teammate told to stop while its store is away)."""
+        while True:
+            try:
+                return self.teams.peek(self.team)  # looked at only: a wake-up parses the config only when it changed
+            except NotFoundError:
+                return None
+            except StoreUnavailable:  # the store said so, once: waited for, as a teammate is not judged meanwhile
+                if self.stop.wait(WAIT_SLICE):
+                    return None
+
+    def _work_unless_away(self, config: TeamConfig) -> Work | None:
         try:
-            return self.teams.peek(self.team)  # looked at only: a wake-up parses the config only when it changed
-        except NotFoundError:
+            return self._next_work(config)
+        except StoreUnavailable:  # nothing to do until it is back: the idle wait, then `_config` waits for it
             return None
 
     def _next_work(self, config: TeamConfig) -> Work | None:
@@ -330,6 +342,9 @@ class TeammateRuntime:
         except AgentTeamsError as e:
             if hold and refused(e):
                 raise
+            if isinstance(e, NotFoundError):  # its team is gone: the loop stops it, and the lead says why
+                diagnostics.debug("%s: could not reach the lead: %s", self.name, e)
+                return
             diagnostics.warning("%s: could not reach the lead: %s", self.name, e)
 
     def _lead_name(self) -> str:
