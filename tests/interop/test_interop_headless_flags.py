@@ -32,7 +32,9 @@ CORE = {
 # as 2.1.330's does and 2.1.197's does not, and says our own version beside the Claude Code one it matches
 OURS_ONLY = {"model", "additional_directories", "agentteams_version"}
 # what 2.1.330 added to its message events, and ours carry: 2.1.197 lacks them
-SINCE_330 = {"assistant": {"timestamp", "request_id"}, "user": {"timestamp"}}
+SINCE_330 = {"assistant": {"timestamp", "request_id"}, "user": {"timestamp"},
+             "result": {"fast_mode_disabled_reason", "queued_turn_count", "result_index", "safety_stops",
+                        "subagent_stats"}}  # fmt: skip
 # ours sends the newest CLI's init keys (held to them in that version's own run of this test): an older one lacks some
 NEWEST_INIT = {"system"}
 
