@@ -1,0 +1,138 @@
+"""The pieces of MCP start-up without a server process: what the model is told of servers not ready, which servers
+a hub counts as connecting or failed, a call's wait for one (woken when it connects, ended by MCP_TIMEOUT or an
+interrupt), and the first-turn notice staying put for a conversation."""
+
+from __future__ import annotations
+
+import threading
+import time
+from types import SimpleNamespace
+from typing import Any, cast
+
+import pytest
+
+from agentteams.agent.mcp_wait import FirstRequest, late_tool, notice
+from agentteams.tools.mcp import hub as hub_module
+from agentteams.tools.mcp.config import ServerConfig
+from agentteams.tools.mcp.connection import Connection, RemoteTool
+from agentteams.tools.mcp.hub import McpHub
+
+
+def config(name: str) -> ServerConfig:
+    return ServerConfig(name, "stdio", "flag", command="true")
+
+
+def held_hub(*names: str) -> McpHub:
+    """A hub whose connections the test sets by hand: `start` does nothing (as for a hub already started)."""
+    hub = McpHub([config(n) for n in names], _closed=True)
+    hub.conns = {n: Connection(config(n)) for n in names}
+    return hub
+
+
+def test_the_notice_names_the_servers_still_connecting_and_those_that_failed_with_their_reasons() -> None:
+    assert notice([], []) is None
+    said = notice(["slow", "db"], [("broken", 'spawn "x": ENOENT')])
+    assert said is not None and said.startswith("<mcp-servers>\n") and said.endswith("\n</mcp-servers>")
+    assert "These MCP servers are still connecting: slow, db." in said
+    assert "the call waits for its server to finish connecting" in said
+    assert "These MCP servers failed to connect" in said and '- broken: "spawn \\"x\\": ENOENT"' in said
+    only_failed = notice([], [("broken", "gone")])
+    assert only_failed is not None and "still connecting" not in only_failed
+
+
+def test_servers_not_started_yet_count_as_connecting_and_a_switched_off_one_never() -> None:
+    hub = McpHub([config("a"), config("b")], disabled=frozenset({"b"}))
+    assert hub.connecting() == ["a"] and hub.failed() == []
+    held = held_hub("a", "b", "c")
+    held.conns["b"].status, held.conns["c"].status, held.conns["c"].error = "connected", "failed", "boom"
+    assert held.connecting() == ["a"] and held.failed() == [("c", "boom")]
+    held.conns["c"].dropped = True  # it stopped after it had run: started again on a call, not "failed to connect"
+    assert held.failed() == []
+
+
+def test_a_wait_ends_as_soon_as_the_server_connects() -> None:
+    hub = held_hub("slow")
+    conn = hub.conns["slow"]
+
+    def connect() -> None:
+        time.sleep(0.1)
+        conn.status = "connected"
+        hub._ready(conn)
+
+    threading.Thread(target=connect).start()
+    began = time.monotonic()
+    assert hub.wait_connected("slow") is conn and conn.status == "connected"
+    assert time.monotonic() - began < 5  # woken when it connected, not at MCP_TIMEOUT (30 s)
+
+
+def test_a_wait_ends_at_mcp_timeout_or_on_an_interrupt(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_TIMEOUT", "200")
+    monkeypatch.setattr(hub_module, "START_GRACE", 0.0)
+    hub = held_hub("slow")
+    began = time.monotonic()
+    assert hub.wait_connected("slow") is hub.conns["slow"] and hub.conns["slow"].status == "pending"
+    assert 0.19 < time.monotonic() - began < 5
+    interrupt = threading.Event()
+    interrupt.set()
+    monkeypatch.setenv("MCP_TIMEOUT", "60000")
+    began = time.monotonic()
+    assert hub.wait_connected("slow", interrupt) is hub.conns["slow"]
+    assert time.monotonic() - began < 1
+    assert hub.wait_connected("nope") is None
+
+
+def session_of(hub: McpHub, messages: list[dict[str, Any]], context: str | None = "MEMORY") -> Any:
+    """What FirstRequest and late_tool use of a session: its agent (messages, tools, settings), context, interrupt."""
+    agent = SimpleNamespace(messages=messages, tools={}, settings=SimpleNamespace(context=context))
+    return SimpleNamespace(agent=agent, context=context, ctx=SimpleNamespace(interrupt=threading.Event()))
+
+
+def test_the_notice_joins_the_first_requests_context_and_stays_for_the_conversation() -> None:
+    hub = held_hub("slow")
+    session = session_of(hub, [{"role": "user", "content": "go"}])
+    first = FirstRequest(cast(Any, session), hub)
+    first.note()
+    said = session.agent.settings.context
+    assert said.startswith("MEMORY\n\n<mcp-servers>") and "still connecting: slow." in said
+    hub.conns["slow"].status = "connected"
+    first.note()  # the same conversation's first request again (a retry): unchanged
+    session.agent.messages += [{"role": "assistant", "content": "x"}, {"role": "user", "content": "more"}]
+    first.note()
+    assert session.agent.settings.context == said  # later requests: the prefix holds
+    session.agent.messages[:] = [{"role": "user", "content": "after /clear"}]
+    first.note()
+    assert session.agent.settings.context == "MEMORY"  # a new conversation: nothing left to say
+
+
+def test_a_call_of_a_failed_servers_tool_says_why_and_an_unrelated_name_is_left_alone() -> None:
+    hub = held_hub("slow", "srv")
+    hub.conns["slow"].status, hub.conns["slow"].error = "failed", "did not start within 2 s"
+    hub.conns["srv"].status = "connected"
+    session = session_of(hub, [])
+    refreshed: list[int] = []
+    said = late_tool(cast(Any, session), hub, lambda: refreshed.append(1), "mcp__slow__echo")
+    assert (
+        said
+        == "MCP server 'slow' failed to connect: did not start within 2 s. Its tools are unavailable in this session."
+    )
+    assert late_tool(cast(Any, session), hub, lambda: None, "mcp__srv__echo") is None  # connected: not waited for
+    assert late_tool(cast(Any, session), hub, lambda: None, "Bash") is None
+
+
+def test_a_call_of_a_connecting_servers_tool_gets_the_tool_once_it_is_ready() -> None:
+    hub = held_hub("slow")
+    session = session_of(hub, [])
+    conn, echo = hub.conns["slow"], RemoteTool("echo", "Say it back", {"type": "object"})
+    tool = object()
+
+    def connect() -> None:
+        time.sleep(0.05)
+        conn.tools, conn.status = [echo], "connected"
+        hub._ready(conn)
+
+    def refresh() -> None:  # what the agent's rebuild does: the ready tools join
+        if conn.status == "connected":
+            session.agent.tools["mcp__slow__echo"] = tool
+
+    threading.Thread(target=connect).start()
+    assert late_tool(cast(Any, session), hub, refresh, "mcp__slow__echo") is tool
