@@ -120,3 +120,13 @@ def default_alias(host: Host) -> Alias:
 def provider_ids(model: str) -> ProviderIds | None:
     key = model.strip()
     return CATALOG.get(DATED.get(key, key))
+
+
+# a Vertex id given as it is (`--model claude-sonnet-4-5@20250929`) -> its model's ids: Claude Code still takes that
+# model's VERTEX_REGION_* override for it (observed: 2.1.197 to 2.1.332)
+_BY_VERTEX_ID: dict[str, ProviderIds] = {ids.vertex: ids for ids in CATALOG.values() if ids.vertex is not None}
+
+
+def vertex_ids(model: str) -> ProviderIds | None:
+    """The ids of the model `model` names, whether ours or Vertex's own id of it."""
+    return provider_ids(model) or _BY_VERTEX_ID.get(model.strip())

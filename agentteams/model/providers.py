@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentteams.errors import AgentTeamsError
-from agentteams.model.catalog import VERTEX_REGION_PREFIX, Provider, ProviderIds, provider_ids
+from agentteams.model.catalog import VERTEX_REGION_PREFIX, Provider, ProviderIds, provider_ids, vertex_ids
 from agentteams.model.urls import check_base_url, display_url
 
 LABELS: dict[Provider, str] = {
@@ -112,7 +112,7 @@ class ProviderConfig:
 
     def region_for(self, model: str) -> str:
         """The region a request for `model` goes to: Vertex's per-model override, else the configured one."""
-        ids = _ids(model) if self.kind == "vertex" else None
+        ids = vertex_ids(model) if self.kind == "vertex" else None
         overrides = dict(self.region_overrides)
         if ids is not None and ids.vertex_region_var in overrides:
             return overrides[ids.vertex_region_var]

@@ -164,6 +164,8 @@ def test_vertex_region_per_model_overrides_the_default() -> None:
     config = provider(vertex_env(CLOUD_ML_REGION="global", VERTEX_REGION_CLAUDE_HAIKU_4_5="europe-west1"))
     assert config.region_for("claude-haiku-4-5") == "europe-west1"
     assert config.region_for("claude-sonnet-4-6") == "global"
+    assert config.region_for("claude-haiku-4-5@20251001") == "europe-west1"  # its Vertex id, given as it is
+    assert config.region_for("claude-opus-4-1@20250805") == "global"
     assert provider(bedrock_env()).region_for("claude-haiku-4-5") == "us-east-1"
 
 
