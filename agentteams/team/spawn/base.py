@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from agentteams.agent.mcp_servers import McpFlags
-from agentteams.model.providers import PROVIDER_ENV, VERTEX_REGION_PREFIX
+from agentteams.model.catalog import VERTEX_REGION_PREFIX
+from agentteams.model.providers import PROVIDER_ENV
 from agentteams.settings.types import Settings
 from agentteams.store.fs.watch import WakeEvent
 from agentteams.store.signing import LeadVerifyKey
