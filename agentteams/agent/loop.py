@@ -207,7 +207,7 @@ class Agent:
         specs = [t.spec() for t in self.tools.values()]
         return ModelRequest(
             model=self.settings.model, system=self.settings.system, tools=specs, messages=self._with_context(),
-            max_tokens=self.settings.max_tokens, agent=self.settings.name,
+            max_tokens=self.settings.max_tokens, agent=self.settings.name, turn=True,
         )  # fmt: skip
 
     def _keep_partial(self, partial: str) -> str:

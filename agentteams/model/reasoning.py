@@ -1,6 +1,7 @@
-"""What a lead's request asks of its model by default, and what `--thinking`, `--max-thinking-tokens`,
+"""What an agent's request asks of its model by default, and what `--thinking`, `--max-thinking-tokens`,
 `--thinking-display`, `--effort`, `--task-budget` and `--betas` change, shaped per model family as Claude Code 2.1.332
-shapes it (max_tokens, thinking, output_config.effort and their betas); `ReasoningClient` applies it to the lead's."""
+shapes it (max_tokens, thinking, output_config.effort, context_management and their betas); `ReasoningClient` applies
+it to every agent's turns (the lead's, its subagents', in-process teammates'), never to side calls."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ EFFORT_BETA = "effort-2025-11-24"
 TASK_BUDGET_BETA = "task-budgets-2026-03-13"
 INTERLEAVED_BETA = "interleaved-thinking-2025-05-14"  # sent to every model that thinks, as 2.1.332 does
 UPDATES_BETA = "thinking-display-updates-2026-08-18"  # with the interactive session's `updates` display
+CONTEXT_BETA = "context-management-2025-06-27"  # first-party, to every model that can think (even with it off)
+# what 2.1.332 asks of the API's context management while thinking: earlier turns' thinking blocks all kept
+KEEP_THINKING = {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]}
 # the display of a thinking block no flag chose: a person at the prompt gets progress updates, -p gets none
 INTERACTIVE_DISPLAY, HEADLESS_DISPLAY = "updates", "omitted"
 
@@ -128,19 +132,21 @@ def _bad(option: str, value: str, why: str) -> str:
 
 @dataclass(frozen=True)
 class Defaults:
-    """What no flag chose: the thinking display (interactive `updates`, -p `omitted`) and the environment's
-    CLAUDE_CODE_MAX_OUTPUT_TOKENS (max_tokens) and MAX_THINKING_TOKENS (a budget; 0 turns thinking off)."""
+    """What no flag chose: the thinking display (interactive `updates`, -p `omitted`), the environment's
+    CLAUDE_CODE_MAX_OUTPUT_TOKENS (max_tokens) and MAX_THINKING_TOKENS (a budget; 0 turns thinking off), and whether
+    the API takes `context_management` (Anthropic's own: 2.1.332 sends none to Bedrock or Vertex)."""
 
     display: str = HEADLESS_DISPLAY
     max_output_tokens: int | None = None
     max_thinking_tokens: int | None = None
+    context_management: bool = True
 
     @classmethod
-    def read(cls, *, interactive: bool, env: Mapping[str, str] | None = None) -> Defaults:
+    def read(cls, *, interactive: bool, first_party: bool = True, env: Mapping[str, str] | None = None) -> Defaults:
         environ = os.environ if env is None else env
         return cls(INTERACTIVE_DISPLAY if interactive else HEADLESS_DISPLAY,
                    _count(environ.get("CLAUDE_CODE_MAX_OUTPUT_TOKENS"), 1),
-                   _count(environ.get("MAX_THINKING_TOKENS"), 0))  # fmt: skip
+                   _count(environ.get("MAX_THINKING_TOKENS"), 0), first_party)  # fmt: skip
 
 
 def _count(value: str | None, least: int) -> int | None:
@@ -151,7 +157,7 @@ def _count(value: str | None, least: int) -> int | None:
 
 def shape(request: ModelRequest, asked: Reasoning, defaults: Defaults | None = None) -> ModelRequest:
     """`request` as 2.1.332 sends its model: its max_tokens, thinking (adaptive, a budget under max_tokens, or off)
-    and effort unless the flags say otherwise, a task budget, and their betas."""
+    and effort unless the flags say otherwise, a task budget, context management while it thinks, and their betas."""
     given = defaults or Defaults()
     cap = capability(request.model)
     thinking: dict[str, Any] | None = None
@@ -167,8 +173,12 @@ def shape(request: ModelRequest, asked: Reasoning, defaults: Defaults | None = N
             "budget_tokens": min(budget or max_tokens, max_tokens - 1),
             "display": asked.display or given.display,
         }  # the API wants the budget below max_tokens
+    managed = None
     if thinking is not None:
         betas.append(INTERLEAVED_BETA)
+        if given.context_management:
+            betas.append(CONTEXT_BETA)
+            managed = KEEP_THINKING if thinking["type"] != "disabled" else None
         if thinking.get("display") == INTERACTIVE_DISPLAY:
             betas.append(UPDATES_BETA)
     output = dict(request.output_config or {})
@@ -181,14 +191,14 @@ def shape(request: ModelRequest, asked: Reasoning, defaults: Defaults | None = N
     betas += asked.betas
     return dataclasses.replace(
         request, thinking=thinking or request.thinking, max_tokens=max_tokens, output_config=output or None,
-        betas=tuple(dict.fromkeys(betas)),
+        betas=tuple(dict.fromkeys(betas)), context_management=managed or request.context_management,
     )  # fmt: skip
 
 
 class ReasoningClient:
-    """`ModelClient` over `inner`: the requests of `agent` (the lead) shaped for their model and by the flags, a
-    fallback model's by its own family; side calls, subagents and in-process teammates (their own `agent`) keep
-    theirs."""
+    """`ModelClient` over `inner`: the turns of `agent` (the lead) and of the agents it runs (its subagents, in-process
+    teammates: `request.turn`) shaped for their model and by the flags, as 2.1.332 shapes its subagents' as its own; a
+    fallback model's by its own family; side calls (titles, WebFetch's, WebSearch's) keep theirs."""
 
     def __init__(self, inner: ModelClient, asked: Reasoning, agent: str, defaults: Defaults | None = None) -> None:
         self.inner = inner
@@ -197,6 +207,6 @@ class ReasoningClient:
         self.defaults = defaults or Defaults()
 
     def complete(self, request: ModelRequest, callbacks: StreamCallbacks | None = None) -> ModelResponse:
-        if request.agent == self.agent:
+        if request.turn or request.agent == self.agent:
             request = shape(request, self.asked, self.defaults)
         return self.inner.complete(request, callbacks)

@@ -57,6 +57,9 @@ class ModelRequest:
     thinking: dict[str, Any] | None = None  # the API's own shape: {"type": "enabled", "budget_tokens": N}, ...
     output_config: dict[str, Any] | None = None  # {"effort": ..., "task_budget": ...}
     betas: tuple[str, ...] = ()  # more anthropic-beta values for this request
+    context_management: dict[str, Any] | None = None  # the API's own shape: {"edits": [{"type": ...}]}
+    turn: bool = False  # an agent's own turn (a lead's, a teammate's, a subagent's), not a side call: its model's
+    # defaults apply (model/reasoning.py)
 
 
 @dataclass

@@ -17,9 +17,9 @@ _lock = threading.Lock()
 
 # the SDK's own order of a request's fields (its `messages.stream`): the conversation before the system prompt and
 # tools, as anything reading the bytes in order (a proxy's log, the mock API's captures) met them before
-SDK_ORDER = ("max_tokens", "messages", "model", "cache_control", "container", "diagnostics", "inference_geo",
-             "metadata", "output_config", "service_tier", "speed", "stop_sequences", "system", "temperature",
-             "thinking", "tool_choice", "tools", "top_k", "top_p")  # fmt: skip
+SDK_ORDER = ("max_tokens", "messages", "model", "cache_control", "container", "context_management", "diagnostics",
+             "inference_geo", "metadata", "output_config", "service_tier", "speed", "stop_sequences", "system",
+             "temperature", "thinking", "tool_choice", "tools", "top_k", "top_p")  # fmt: skip
 
 
 def body(params: dict[str, Any]) -> bytes:

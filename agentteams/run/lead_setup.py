@@ -57,14 +57,15 @@ def use_tmux(mode: str, command: list[str] | None) -> bool:
     return mode == "tmux" or inside_tmux() or bool(command)
 
 
-def lead_client(client: ModelClient, options: Any) -> ModelClient:
-    """The client wrapped as the flags ask: the lead's requests shaped for their model (max_tokens, thinking, effort)
-    and by --thinking, --effort, --betas, ... (model/reasoning.py), then --fallback-model's second try (whose model
-    is shaped by its own family)."""
+def lead_client(client: ModelClient, options: Any, *, first_party: bool = True) -> ModelClient:
+    """The client wrapped as the flags ask: the turns of the lead and of the agents it runs shaped for their model
+    (max_tokens, thinking, effort, context management on Anthropic's own API: `first_party`) and by --thinking,
+    --effort, --betas, ... (model/reasoning.py), then --fallback-model's second try (whose model is shaped by its own
+    family)."""
     from agentteams.model.reasoning import Defaults, ReasoningClient
     from agentteams.store.paths import LEAD_NAME
 
-    defaults = Defaults.read(interactive=bool(options.interactive))
+    defaults = Defaults.read(interactive=bool(options.interactive), first_party=first_party)
     client = ReasoningClient(client, options.reasoning, LEAD_NAME, defaults)
     if options.fallback_model:
         from agentteams.model.aliases import resolve_model
@@ -101,7 +102,7 @@ def build_lead(
         threading.Thread(target=warm_up, kwargs={"tls": not plain}, name="sdk-warm-up", daemon=True).start()
     if config is None:
         config = ModelConfig.from_env(credentials_env(options.settings.api_key_helper, options.cwd))
-    client = lead_client(AnthropicClient(config), options)
+    client = lead_client(AnthropicClient(config), options, first_party=config.provider is None)
     secrets = tuple(config.secrets())
     layout = Layout.from_env()
     store = open_store(layout)

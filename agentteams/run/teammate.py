@@ -69,6 +69,14 @@ def _take_agent_type(options: Any, flags: TeammateFlags, root: Path) -> None:
         options.model = agent_model(custom, options.model)
 
 
+def teammate_client(client: Any, name: str, *, first_party: bool) -> Any:
+    """The client with the teammate's turns shaped as a real claude teammate's (its model's max_tokens, thinking shown
+    as updates in its pane, effort, context management): seen from 2.1.332's teammate against the scripted server."""
+    from agentteams.model.reasoning import Defaults, Reasoning, ReasoningClient
+
+    return ReasoningClient(client, Reasoning(), name, Defaults.read(interactive=True, first_party=first_party))
+
+
 def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     """Join the team as `flags` says and serve turns; returns the exit code (0 after an approved shutdown)."""
     from agentteams.agent.prompts import Identity
@@ -113,7 +121,7 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
     if early:
         client.before_send = forkearly.request_out  # the lead makes our pane once our first request is out
     runtime = TeammateRuntime(
-        options, client, layout=layout, store=store,
+        options, teammate_client(client, name, first_party=model_config.provider is None), layout=layout, store=store,
         backend="tmux" if pane or early else "process", pane_id=pane, on_event=renderer.agent_event,
         on_team_event=renderer.team_event, secrets=tuple(model_config.secrets()), lead_key=lead_key,
     )  # fmt: skip

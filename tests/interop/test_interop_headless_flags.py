@@ -181,7 +181,7 @@ def test_system_prompt_and_its_append_reach_the_model_as_the_real_cli_sends_them
 
 # what the request shaping flags control, each compared with 2.1.332's request (its defaults per model included)
 FLAG_BETAS = {"effort-2025-11-24", "task-budgets-2026-03-13", "context-1m-2025-08-07", "foo-1",
-              "interleaved-thinking-2025-05-14"}  # fmt: skip
+              "interleaved-thinking-2025-05-14", "context-management-2025-06-27"}  # fmt: skip
 SHAPED = [
     (("--model", "claude-opus-5-5", "--effort", "high", "--task-budget", "20000"), ("output_config", "betas")),
     (("--model", "claude-opus-5-5", "--thinking", "adaptive", "--thinking-display", "summarized"),
@@ -189,10 +189,10 @@ SHAPED = [
     (("--model", "claude-opus-5-5", "--thinking", "disabled", "--max-thinking-tokens", "5000"), ("budget_or_off",)),
     (("--model", "claude-sonnet-4-5", "--max-thinking-tokens", "5000", "--thinking-display", "summarized", "--effort",
       "high"), ("thinking", "max_tokens", "output_config", "betas")),
-    (("--model", "claude-haiku-4-5", "--thinking", "disabled"), ("thinking",)),
+    (("--model", "claude-haiku-4-5", "--thinking", "disabled"), ("thinking", "context_management", "betas")),
     (("--model", "claude-sonnet-4-5", "--betas", "context-1m-2025-08-07"), ("betas",)),
     (("--model", "claude-sonnet-4-5", "--betas", "foo-1"), ("betas", "warned")),
-    *[(("--model", model), ("thinking", "max_tokens", "output_config", "betas"))  # nothing asked: each model's own
+    *[(("--model", model), ("thinking", "max_tokens", "output_config", "context_management", "betas"))  # nothing asked
       for model in ("claude-opus-5-5", "claude-opus-4-7", "claude-sonnet-4-6", "claude-opus-4-5-20251101",
                     "claude-sonnet-4-5-20250929", "claude-3-5-haiku-20241022", "claude-custom-thing")],
 ]  # fmt: skip
@@ -204,6 +204,7 @@ def shaped(request: dict[str, Any], stderr: str) -> dict[str, Any]:
     header = request["headers"].get("anthropic-beta", "")
     return {
         "thinking": thinking, "max_tokens": body["max_tokens"], "output_config": body.get("output_config"),
+        "context_management": body.get("context_management"),
         "betas": sorted(set(header.split(",")) & FLAG_BETAS),
         "budget_or_off": thinking.get("type") in ("enabled", "disabled"),
         "warned": "Beta header 'foo-1' is not allowed. Only the following betas are supported: "

@@ -140,10 +140,33 @@ class Recorder:
         return ModelResponse([], "end_turn", Usage(), request.model)
 
 
-def test_the_client_shapes_only_the_leads_requests() -> None:
+def test_the_client_shapes_the_agents_turns_and_leaves_side_calls_alone() -> None:
     inner = Recorder()
     client = ReasoningClient(inner, Reasoning(effort="max"), "team-lead")
-    for agent in ("team-lead", "WebFetch"):
-        client.complete(ModelRequest(model=OPUS5, system="", tools=[], messages=[], agent=agent))
-    assert [r.output_config for r in inner.seen] == [{"effort": "max"}, None]
-    assert [r.max_tokens for r in inner.seen] == [128_000, 8192]
+    for agent, turn in (("team-lead", False), ("WebFetch", False), ("team-lead/Explore", True), ("alice", True)):
+        client.complete(ModelRequest(model=OPUS5, system="", tools=[], messages=[], agent=agent, turn=turn))
+    # 2.1.332's subagents and teammates send what its lead sends (the flags included), its side calls their own
+    assert [r.output_config for r in inner.seen] == [{"effort": "max"}, None, {"effort": "max"}, {"effort": "max"}]
+    assert [r.max_tokens for r in inner.seen] == [128_000, 8192, 128_000, 128_000]
+
+
+# 2.1.332 on Anthropic's API: context management (every thinking block kept) while the model thinks, its beta to
+# every model that can think; nothing of it to a model that cannot, nor to Bedrock or Vertex
+KEEP_ALL = {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]}
+MANAGED = [
+    (OPUS5, Reasoning(), True, KEEP_ALL, True),
+    (SONNET45, Reasoning(), True, KEEP_ALL, True),
+    (SONNET45, Reasoning(thinking="disabled"), True, None, True),
+    (OLD, Reasoning(), True, None, False),
+    (OPUS5, Reasoning(), False, None, False),
+]
+
+
+@pytest.mark.parametrize(("model", "asked", "first_party", "managed", "beta"), MANAGED)
+def test_context_management_is_sent_where_the_real_cli_sends_it(
+    model: str, asked: Reasoning, first_party: bool, managed: dict[str, object] | None, beta: bool
+) -> None:
+    request = ModelRequest(model=model, system="s", tools=[], messages=[{"role": "user", "content": "hi"}])
+    p = build_params(shape(request, asked, Defaults.read(interactive=False, first_party=first_party, env={})))
+    assert p.get("context_management") == managed
+    assert ("context-management-2025-06-27" in betas(p)) == beta
