@@ -264,13 +264,13 @@ def wait_settled(runtime: Any) -> None:
 
 
 def report(done: list[Any], session: Any, session_id: str, output_format: str, seconds: float,
-           extra: dict[str, Any] | None = None) -> int:  # fmt: skip
+           extra: dict[str, Any] | None = None, *, denials_from: int = 0) -> int:  # fmt: skip
     """Print the last turn's outcome as text, json (one line, as Claude Code) or a stream-json result line (`extra`
-    fields added); the exit code."""
+    fields added; the calls refused from the `denials_from`th on); the exit code."""
     from agentteams.run import result_line
 
     result = done[-1]
-    summary = result_line.summary(done, session, session_id, seconds)
+    summary = result_line.summary(done, session, session_id, seconds, denials_from)
     if result.stop_reason == "max_budget_usd":  # as Claude Code words it
         summary["errors"] = [f"Reached maximum budget (${result_line.budget_text(session.options.max_budget_usd)})"]
     elif result.stop_reason == "max_turns":

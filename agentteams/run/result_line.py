@@ -15,8 +15,9 @@ TERMINAL = {"end_turn": "completed", "exit_requested": "completed", "max_turns":
 SUBAGENT_TOOLS = ("Agent", "Task")
 
 
-def summary(done: list[Any], session: Any, session_id: str, seconds: float) -> dict[str, Any]:
-    """The result line of a run whose turns ended as `done` (the last one says how it ended)."""
+def summary(done: list[Any], session: Any, session_id: str, seconds: float, denials_from: int = 0) -> dict[str, Any]:
+    """The result line of a run whose turns ended as `done` (the last one says how it ended); the calls refused from
+    the `denials_from`th on (a driven session's result lists its own turn's)."""
     result = done[-1]
     subtype = SUBTYPES.get(result.stop_reason, "error_during_execution")
     total = session.ledger.total()
@@ -29,7 +30,7 @@ def summary(done: list[Any], session: Any, session_id: str, seconds: float) -> d
         "usage": usage_json(total.usage), "modelUsage": model_usage(session), "model": session.model,
         "stop_reason": api_stop_reason(result.stop_reason, session),
         "terminal_reason": TERMINAL.get(result.stop_reason, "error"),
-        "api_error_status": None, "permission_denials": denials(session), "fast_mode_state": "off",
+        "api_error_status": None, "permission_denials": denials(session)[denials_from:], "fast_mode_state": "off",
         "fast_mode_disabled_reason": "sdk_opt_in_required", "subagent_stats": subagent_stats(session),
         "safety_stops": 0, "queued_turn_count": 0, "result_index": 0, "uuid": str(uuid.uuid4()),
     }  # fmt: skip

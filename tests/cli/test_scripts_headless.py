@@ -209,3 +209,25 @@ def test_worktree_runs_the_session_in_a_new_worktree(cli: Cli, tmp_path: Path, s
     branch = subprocess.run(["git", "-C", str(place), "branch", "--show-current"], capture_output=True, text=True,
                             check=True)  # fmt: skip
     assert branch.stdout.strip() == "worktree-feat"
+
+
+def test_a_driven_sessions_result_lists_its_own_turns_refusals(cli: Cli, tmp_path: Path,
+                                                               servers: list[MockServer]) -> None:  # fmt: skip
+    from tests.support.stream_json import read_turn
+
+    answers = [{"content": [tool("Bash", command="touch z", description="z")]}, "first", "second"]
+    server = serve(servers, {"routes": [{"name": "main", "turns": [a if isinstance(a, dict) else
+                                                                    {"content": [{"type": "text", "text": a}]}
+                                                                    for a in answers]}]})  # fmt: skip
+    env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
+    proc = cli.popen(*STREAM_ARGS, env=env, cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.PIPE)  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    refused = []
+    for prompt in ("one", "two"):
+        proc.stdin.write(sdk_user_line(prompt))
+        proc.stdin.flush()
+        refused.append([d["tool_name"] for d in read_turn(proc.stdout)[-1]["permission_denials"]])
+    proc.stdin.close()
+    assert proc.wait(timeout=60) == 0
+    assert refused == [["Bash"], []]  # as claude 2.1.332: each result its own turn's

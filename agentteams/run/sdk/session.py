@@ -139,6 +139,7 @@ def _turn(runtime: Any, options: Any, output_format: str, prompt: str, turns: li
         opener.flush()
         headless.emit_all(replayed)
     start, before = time.monotonic(), len(turns)
+    refused = len(runtime.session.agent.denials)  # the result lists this turn's refused calls, as claude's
     echo = {"origin": origin} if origin else {}  # the host's stamp, back on the turn's result
     compact = headless.compact_instructions(prompt)
     if compact is not None:  # between turns, as in -p: nothing is sent but the summary request
@@ -165,4 +166,5 @@ def _turn(runtime: Any, options: Any, output_format: str, prompt: str, turns: li
         return 1
     if not done:
         raise runtime.last_error or AgentTeamsError("the run ended before the model answered")
-    return headless.report(done, runtime.session, options.session_id, output_format, time.monotonic() - start, echo)
+    return headless.report(done, runtime.session, options.session_id, output_format, time.monotonic() - start, echo,
+                           denials_from=refused)  # fmt: skip
