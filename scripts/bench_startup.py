@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 TARGET = 1.3
 SETTINGS_TARGET_MS = 15.0  # what a Claude Code user's files may add to `--version` and a `-p` run (issue 12)
 NO_SETTINGS, WITH_SETTINGS, EVERY_FILE = "-p, no settings files", "-p, 3 settings files", "-p, every user file"
+WITH_MCP = "-p, an MCP server (2 s)"  # a stdio server (the `mcp` SDK) taking 2 s to start: never waited for
 VERSION, VERSION_EVERY = "agentteams --version", "--version, every user file"
 REAL_P = "claude -p hi (real CLI)"  # the real Claude Code, against the same scripted server, in the same run
 WARM_P = "-p hi, warm server"  # ours, handed to the per-user warm server (running, checked before and after)
@@ -88,11 +89,11 @@ def _markdown_files(root: Path, work: Path) -> None:
 
 def _projects(tmp: Path, env: dict[str, str], base_url: str) -> dict[str, tuple[dict[str, str], Path]]:
     """Scratch projects for a `-p` run against the scripted server, each with its own config root: a bare one,
-    one with the three settings files, and one with every file a Claude Code user may have (settings with
-    hooks, memory with an import, custom agents and commands)."""
+    one with the three settings files, one with every file a Claude Code user may have (settings with
+    hooks, memory with an import, custom agents and commands), and a bare one with an MCP server configured."""
     out = {}
     for name, settings, markdown in ((NO_SETTINGS, False, False), (WITH_SETTINGS, True, False),
-                                     (EVERY_FILE, True, True)):  # fmt: skip
+                                     (EVERY_FILE, True, True), (WITH_MCP, False, False)):  # fmt: skip
         root, work = tmp / name.replace(" ", "-") / "cfg", tmp / name.replace(" ", "-") / "work"
         (work / ".claude").mkdir(parents=True)
         root.mkdir()
@@ -101,6 +102,10 @@ def _projects(tmp: Path, env: dict[str, str], base_url: str) -> dict[str, tuple[
             _settings_files(root, work)
         if markdown:
             _markdown_files(root, work)
+        if name == WITH_MCP:
+            server = [str(ROOT / "tests" / "support" / "mcp_server.py"), "--delay", "2"]
+            mcp = {"mcpServers": {"slow": {"command": sys.executable, "args": server}}}
+            (work / ".claude" / "settings.json").write_text(json.dumps(mcp))
         run_env = {**env, "CLAUDE_CONFIG_DIR": str(root), "ANTHROPIC_BASE_URL": base_url,
                    "ANTHROPIC_API_KEY": "bench-key-not-secret"}  # fmt: skip
         out[name] = (run_env, work)
@@ -371,7 +376,8 @@ def main(argv: list[str] | None = None) -> int:
         "every user file, read at -p": round(reading[EVERY_FILE] - reading[NO_SETTINGS], 1),
     }
     whole = {"settings files, whole -p": round(ms[WITH_SETTINGS] - ms[NO_SETTINGS], 1),
-             "every user file, whole -p": round(ms[EVERY_FILE] - ms[NO_SETTINGS], 1)}  # fmt: skip
+             "every user file, whole -p": round(ms[EVERY_FILE] - ms[NO_SETTINGS], 1),
+             "an MCP server, whole -p": round(ms[WITH_MCP] - ms[NO_SETTINGS], 1)}  # fmt: skip
     print(f"\nwhat a user's files add (target: at most {SETTINGS_TARGET_MS:g} ms each, same run):")
     print(f"  {'every user file, --version':<30} {extra['every user file, --version']:>6.1f} ms")
     print(
