@@ -82,7 +82,7 @@ class SubagentRecord:
 
     @classmethod
     def open(cls, parent: Transcript, call: SubagentCall, *, kind: str, built_in: bool, model: str, named: bool,
-             interactive: bool, secrets: tuple[str | None, ...]) -> SubagentRecord:  # fmt: skip
+             interactive: bool, secrets: tuple[str | None, ...], depth: int = 1) -> SubagentRecord:  # fmt: skip
         transcript = Transcript(
             subagent_file(parent.path, call.agent_id), parent.session_id, cwd=parent.cwd, secrets=secrets,
             team=parent.team, entrypoint=parent.entrypoint, mirror=parent.mirror, agent_id=call.agent_id,
@@ -92,7 +92,7 @@ class SubagentRecord:
         meta: dict[str, Any] = {"agentType": kind, "isBuiltIn": built_in, "description": call.description}
         if call.tool_use_id:
             meta["toolUseId"] = call.tool_use_id
-        meta.update(spawnDepth=1, requestShape="foreground", requestNonInteractive=not interactive, model=model,
+        meta.update(spawnDepth=depth, requestShape="foreground", requestNonInteractive=not interactive, model=model,
                     modelNotNamed=not named)  # fmt: skip
         record = cls(transcript, meta)
         record._save()

@@ -28,6 +28,8 @@ def matches(match: Match, body: dict[str, Any], raw: str) -> bool:
         return False
     if match.last_prompt is not None and match.last_prompt not in last_prompt_text(body):
         return False
+    if match.last_user is not None and match.last_user not in last_user_text(body):
+        return False
     return match.first_user is None or match.first_user in first_user_text(body)
 
 

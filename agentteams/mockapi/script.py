@@ -30,7 +30,7 @@ _TURN_KEYS = {"content", "text", "stop_reason", "wait_for", "wait_for_last", "er
               "delay_ms", "chunk", "delta_delay_ms", "passable", "malformed"}  # fmt: skip
 _ERROR_KEYS = {"status", "type", "message", "retry_after", "in_stream"}
 _ROUTE_KEYS = {"name", "match", "turns", "idle"}
-_MATCH_KEYS = {"system", "any", "first_user", "last_prompt", "tools"}
+_MATCH_KEYS = {"system", "any", "first_user", "last_prompt", "last_user", "tools"}
 _USAGE_KEYS = {"input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}
 PLACEHOLDER = re.compile(r"\{\{re:(.+?)\}\}(?!\})")
 
@@ -70,6 +70,7 @@ class Match:
     any: str | None = None
     first_user: str | None = None
     last_prompt: str | None = None  # in the newest user message with text: the prompt that opened this turn
+    last_user: str | None = None  # in the newest user message, tool results and all
     tools: bool | None = None
 
 
@@ -144,13 +145,14 @@ def _route(raw: Any, index: int, where: str) -> Route:
 
 def _match(raw: Any, where: str) -> Match:
     _check_keys(raw, _MATCH_KEYS, where)
-    for key in ("system", "any", "first_user", "last_prompt"):
+    for key in ("system", "any", "first_user", "last_prompt", "last_user"):
         if key in raw and not isinstance(raw[key], str):
             raise ScriptError(f"{where}: '{key}' must be a string")
     if "tools" in raw and not isinstance(raw["tools"], bool):
         raise ScriptError(f"{where}: 'tools' must be true or false")
     return Match(system=raw.get("system"), any=raw.get("any"), first_user=raw.get("first_user"),
-                 last_prompt=raw.get("last_prompt"), tools=raw.get("tools"))  # fmt: skip
+                 last_prompt=raw.get("last_prompt"), last_user=raw.get("last_user"),
+                 tools=raw.get("tools"))  # fmt: skip
 
 
 def _turn(raw: Any, where: str) -> Turn:

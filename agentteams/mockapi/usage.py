@@ -47,20 +47,32 @@ def _has_breakpoint(item: Any) -> bool:
     return isinstance(item, dict) and item.get("cache_control") is not None
 
 
+# Claude Code's billing-header system block (it says whether the request is a subagent's) is left out of the prefix:
+# were it in, no fork of claude's could read its caller's cache, which claude's forks are made to do
+BILLING_HEADER = "x-anthropic-billing-header:"
+
+
+def _blocks(content: Any) -> list[Any]:
+    """Content as blocks: a string is the one text block the API takes it for."""
+    if isinstance(content, list):
+        return content
+    return [{"type": "text", "text": content}] if isinstance(content, str) and content else []
+
+
 def prefix_items(body: dict[str, Any]) -> Iterator[tuple[Any, bool]]:
     """The request's cacheable items in the API's prefix order, each with whether it carries a breakpoint."""
     tools = body.get("tools")
     for tool in tools if isinstance(tools, list) else []:
         yield {"tool": strip_cache_control(tool)}, _has_breakpoint(tool)
-    system = body.get("system")
-    for block in system if isinstance(system, list) else ([system] if system else []):
+    for block in _blocks(body.get("system")):
+        if isinstance(block, dict) and str(block.get("text", "")).startswith(BILLING_HEADER):
+            continue
         yield {"system": strip_cache_control(block)}, _has_breakpoint(block)
     messages = body.get("messages")
     for i, msg in enumerate(messages if isinstance(messages, list) else []):
         if not isinstance(msg, dict):
             continue
-        content = msg.get("content")
-        for block in content if isinstance(content, list) else [content]:
+        for block in _blocks(msg.get("content")):
             yield {"m": i, "role": msg.get("role"), "block": strip_cache_control(block)}, _has_breakpoint(block)
 
 

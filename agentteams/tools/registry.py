@@ -39,12 +39,13 @@ def all_tools(agents: AgentCatalog | None = None, only: tuple[str, ...] | None =
     return [*tools, TeamMergeTool()]  # last: the tools before it keep the places they always had
 
 
-def subagent_tools(kind: str, parent: list[Tool], agent: AgentDef | None = None) -> list[Tool]:
-    """What a subagent of `kind` may use, out of what its parent was offered (never Task itself, nor the lead's
-    StructuredOutput): a custom type's `tools` and `disallowedTools`, or a built-in type's list."""
+def subagent_tools(kind: str, parent: list[Tool], agent: AgentDef | None = None, *, nest: bool = False) -> list[Tool]:
+    """What a subagent of `kind` may use, out of what its parent was offered (never the lead's StructuredOutput, and
+    Task only when it may `nest`: below the spawn depth cap): a custom type's `tools` and `disallowedTools`, or a
+    built-in type's list."""
     allowed = SUBAGENT_TOOLS.get(kind)
     fits = agent.allows if agent is not None else (lambda name: allowed is None or name in allowed)
-    return [t for t in parent if t.name not in (TaskTool.name, "StructuredOutput") and fits(t.name)]
+    return [t for t in parent if t.name != "StructuredOutput" and (nest or t.name != TaskTool.name) and fits(t.name)]
 
 
 def agent_tools(agent: AgentDef, tools: list[Tool], keep: tuple[str, ...] = ()) -> list[Tool]:

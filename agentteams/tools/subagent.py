@@ -5,12 +5,14 @@ tools stay below the agent loop."""
 from __future__ import annotations
 
 import copy
+import os
 from typing import Any, ClassVar
 
 from agentteams.model.types import ToolSpec
 from agentteams.settings.agents import BUILT_IN_TOOLS, AgentCatalog
 from agentteams.tools.base import Tool, ToolContext, ToolKind, ToolResult, require_str
 from agentteams.tools.runtime_hooks import PERMISSION_MODES
+from agentteams.tools.spawn_limits import FORK_TYPE, SpawnLimits
 
 # which tools each built-in subagent type may use; None means every tool but Task itself
 SUBAGENT_TOOLS = BUILT_IN_TOOLS
@@ -23,6 +25,11 @@ class TaskTool(Tool):
         "report. Types: general-purpose (any tool), Explore (read-only search of the codebase), Plan "
         "(read-only research that ends in an implementation plan). Give a complete prompt: the subagent "
         "does not see this conversation. With name and team_name it starts a teammate instead."
+    )
+    fork_note = (
+        "\nfork: a copy of you that starts from this conversation as it stands (your instructions, tools and model, "
+        "so its first request reuses your prompt cache) and works on the prompt as its one directive; give it only "
+        "what differs from what you already know. A fork cannot fork again."
     )
     input_schema: ClassVar[dict[str, Any]] = {
         "type": "object",
@@ -85,16 +92,18 @@ class TaskTool(Tool):
 
     def __init__(self, agents: AgentCatalog | None = None) -> None:
         self.agents = agents or AgentCatalog()  # the custom agent types this session may start
+        self.fork = SpawnLimits.from_env(os.environ).fork  # whether `subagent_type: "fork"` is offered
 
     def spec(self) -> ToolSpec:
-        """The schema with the custom agent types in the enum, and each one's description for the model."""
-        if not self.agents.agents:
+        """The schema with the custom agent types (and fork) in the enum, and each one's description for the model."""
+        if not self.agents.agents and not self.fork:
             return super().spec()
         schema = copy.deepcopy(self.input_schema)
-        schema["properties"]["subagent_type"]["enum"] = self.agents.names()
+        schema["properties"]["subagent_type"]["enum"] = self.spec_types()
         custom = "".join(f"\n- {a.name}: {a.description}" for a in map(self.agents.agents.get, self.agents.names())
                          if a is not None)  # fmt: skip
-        return ToolSpec(self.name, f"{self.description}\nCustom agent types of this project:{custom}", schema)
+        described = f"{self.description}\nCustom agent types of this project:{custom}" if custom else self.description
+        return ToolSpec(self.name, described + (self.fork_note if self.fork else ""), schema)
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         prompt = require_str(args, "prompt")
@@ -105,8 +114,9 @@ class TaskTool(Tool):
         if (args.get("node") or args.get("repo")) and not teammate:
             return ToolResult.error("node and repo are for a teammate (with name and team_name)")
         # a teammate in another directory: its type is checked against that directory's own types
-        if kind not in SUBAGENT_TOOLS and self.agents.get(str(kind)) is None and not (teammate and args.get("cwd")):
-            return ToolResult.error(f"unknown subagent_type {kind!r}; use one of {', '.join(self.agents.names())}")
+        known = kind in SUBAGENT_TOOLS or self.agents.get(str(kind)) is not None or (kind == FORK_TYPE and self.fork)
+        if not known and not (teammate and args.get("cwd")):
+            return ToolResult.error(f"unknown subagent_type {kind!r}; use one of {', '.join(self.spec_types())}")
         if teammate:
             spawn = ctx.hooks.spawn_teammate
             if ctx.team_name and not ctx.is_lead:
@@ -118,5 +128,9 @@ class TaskTool(Tool):
         if runner is None:
             return ToolResult.error("subagents are not available in this session")
         model = args.get("model") if isinstance(args.get("model"), str) else None
-        answer, detail = runner(str(kind), prompt, model)
+        answer, detail = runner(str(kind), prompt, model)  # a refused spawn raises ToolInputError with claude's words
         return ToolResult(answer or "(the subagent returned no text)", data=detail)
+
+    def spec_types(self) -> list[str]:
+        """The subagent types a call may name: the built-in ones, the custom ones, then fork when it is on."""
+        return [*self.agents.names(), *([FORK_TYPE] if self.fork else [])]

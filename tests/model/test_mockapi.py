@@ -282,7 +282,7 @@ def test_usage_reads_the_cache_when_the_prefix_repeats(serve: Serve) -> None:
     ]
     second = ask(server, messages=turn2, system=system, tools=tools).usage
     assert second.cache_read_input_tokens == first.cache_creation_input_tokens
-    assert 0 < (second.cache_creation_input_tokens or 0) < 30
+    assert 0 < (second.cache_creation_input_tokens or 0) < 40  # the two new messages' blocks
     raw_len = len(json.dumps(server.requests[1]["body"]))
     total = second.input_tokens + (second.cache_read_input_tokens or 0) + (second.cache_creation_input_tokens or 0)
     assert abs(total - raw_len / 4) < raw_len / 20

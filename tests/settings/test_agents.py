@@ -149,10 +149,10 @@ def test_the_task_tool_offers_the_custom_types(repo: Path, config_root: Path) ->
     agent_file(repo / ".claude" / "agents", "reviewer", "name: reviewer\ndescription: Reviews diffs for bugs.")
     spec = TaskTool(load_agents(repo, config_root)).spec()
     assert spec.input_schema["properties"]["subagent_type"]["enum"] == ["general-purpose", "Explore", "Plan",
-                                                                       "reviewer"]  # fmt: skip
+                                                                       "reviewer", "fork"]  # fmt: skip
     assert "- reviewer: Reviews diffs for bugs." in spec.description
     plain = TaskTool(AgentCatalog()).spec()
-    assert plain.input_schema["properties"]["subagent_type"]["enum"] == ["general-purpose", "Explore", "Plan"]
+    assert plain.input_schema["properties"]["subagent_type"]["enum"] == ["general-purpose", "Explore", "Plan", "fork"]
     assert TaskTool.input_schema["properties"]["subagent_type"]["enum"] == ["general-purpose", "Explore", "Plan"]
 
 

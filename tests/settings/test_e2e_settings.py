@@ -259,5 +259,5 @@ def test_a_broken_agent_file_is_one_line_and_the_others_still_work(
                     "closed; the file is skipped")  # fmt: skip
     task = server.requests[0]["body"]["tools"]
     enum = next(t for t in task if t["name"] == "Task")["input_schema"]["properties"]["subagent_type"]["enum"]
-    assert enum == ["general-purpose", "Explore", "Plan", "reviewer"]
+    assert enum == ["general-purpose", "Explore", "Plan", "reviewer", "fork"]
     assert AGENT_MARK in json.dumps(server.requests[1]["body"]["system"])  # the good file still runs
