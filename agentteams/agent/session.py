@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentteams import diagnostics
-from agentteams.agent.agent_types import agent_model, own_type, subagent_restriction
+from agentteams.agent.agent_types import own_type
 from agentteams.agent.checkpoints import FileCheckpoints, for_session
 from agentteams.agent.compaction import Compacted, Compactor, CompactPolicy, measured, policy_for
 from agentteams.agent.hooks.points import EndReason, HookPoints
@@ -25,10 +25,11 @@ from agentteams.agent.memory import Memory, load_memory
 from agentteams.agent.permissions import live_changes
 from agentteams.agent.permissions.policy import PermissionPolicy, offered_tools, parse_mode, parse_rules
 from agentteams.agent.permissions.settings_rules import settings_rules
-from agentteams.agent.prompts import SUBAGENT_GUIDANCE, system_prompt
+from agentteams.agent.prompts import system_prompt
 from agentteams.agent.session_options import SessionOptions, TurnExtras, command_extras
 from agentteams.agent.side_calls import side_caller
 from agentteams.agent.subagent_run import SubagentCalls, SubagentRecord
+from agentteams.agent.subagents import SubagentKit, Subagents
 from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
@@ -40,8 +41,9 @@ from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.transcripts.reader import Loaded, fork
 from agentteams.store.transcripts.writer import Entrypoint, Transcript
 from agentteams.tools.base import Tool, ToolContext
-from agentteams.tools.registry import agent_tools, all_tools, subagent_tools
+from agentteams.tools.registry import agent_tools, all_tools
 from agentteams.tools.runtime_hooks import PermissionMode, RuntimeHooks
+from agentteams.tools.spawn_limits import SpawnLimits
 
 if TYPE_CHECKING:
     from agentteams.agent.hooks.spec import HookCommand
@@ -154,6 +156,20 @@ class Session:
             self.agent.over_budget = lambda: self.ledger.total().cost_usd >= budget
         if options.resume is not None:
             self.adopt(options.resume)
+
+    @functools.cached_property
+    def subagents(self) -> Subagents:
+        """The subagents its Task calls start, within claude's spawn caps (read from the environment once)."""
+        return Subagents(SubagentKit(
+            self.client, self.policy, self.store, self.agents, self.options.cwd, lambda: self.options.session_id,
+            self.options.interactive, self.options.max_turns, self._secrets, lambda: self.model, lambda: self.context,
+            lambda: list(self.agent.tools.values()), lambda: self.transcript, self.subagent_calls, self.hooks, self.ctx,
+            self._mode, self._event_for,
+        ), SpawnLimits.from_env(os.environ))  # fmt: skip
+
+    def _run_subagent(self, kind: str, prompt: str, model: str | None) -> tuple[str, dict[str, Any]]:
+        """A Task call of the main agent's (depth 0): its subagent's final text and the call's structured result."""
+        return self.subagents.run(kind, prompt, model, self.agent, 0)
 
     @functools.cached_property
     def subagent_calls(self) -> SubagentCalls:
@@ -354,42 +370,3 @@ class Session:
             return False
         self.policy.mode = "acceptEdits"
         return True
-
-    def _run_subagent(self, kind: str, prompt: str, model: str | None) -> tuple[str, dict[str, Any]]:
-        """Run a synchronous subagent with its own conversation (and transcript file); its final text and what the
-        Task call's result records. A custom type runs on its file's prompt, tools and model (the `model` argument
-        still wins, as in Claude Code)."""
-        name = f"{self.name}/{kind}"
-        custom = self.agents.get(kind)
-        sub_model = resolve_model(model) if model else agent_model(custom, self.model)
-        system = system_prompt(
-            cwd=str(self.options.cwd), model=sub_model, date=date.today().isoformat(), append=SUBAGENT_GUIDANCE,
-            base=custom.prompt if custom else None,
-        )  # fmt: skip
-        ctx = ToolContext(
-            cwd=self.options.cwd, store=self.store, session_id=self.options.session_id,
-            agent_name=self.ctx.agent_name, team_name=self.ctx.team_name, interrupt=self.ctx.interrupt,
-            shells=self.ctx.shells,
-            hooks=RuntimeHooks(
-                model=sub_model, permission_mode=self._mode, task_created=self.hooks.task_created,
-                ask_model=self.ctx.hooks.ask_model, file_changing=self.ctx.hooks.file_changing,
-                task_completed=self.hooks.task_completed,
-            ),
-        )  # fmt: skip
-        call = self.subagent_calls.take()
-        record = SubagentRecord.open(self.transcript, call, kind=kind, built_in=custom is None, model=sub_model,
-                                     named=model is not None, interactive=self.options.interactive,
-                                     secrets=self._secrets)  # fmt: skip
-        sub = Agent(
-            self.client, subagent_tools(kind, list(self.agent.tools.values()), custom), ctx, self.policy,
-            AgentSettings(sub_model, system, (custom.max_turns if custom else None) or self.options.max_turns,
-                          name=name, context=self.context, restriction=subagent_restriction(kind, custom)),
-            on_event=self._event_for(name, lambda: sub_model, record),
-            hooks=self.hooks.for_subagent(call.agent_id, kind, str(record.transcript.path)),
-        )  # fmt: skip
-        answer = ""
-        try:
-            answer = sub.run(prompt).text
-        finally:  # finished however it ended, as Claude Code marks a subagent that failed
-            detail = record.finish(prompt, answer)
-        return answer, detail
