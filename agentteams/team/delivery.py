@@ -10,9 +10,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
+from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
 from agentteams.store import write_failures
 from agentteams.store.api import Mail, Teams
+from agentteams.store.outages import StoreUnavailable
 from agentteams.store.protocol import IdleNotification, ShutdownRequest, parse_message
 from agentteams.store.records import Envelope
 
@@ -110,6 +112,9 @@ def mark_read(mail: Mail, team: str, agent: str, envs: list[Envelope]) -> bool:
     caller remembers them itself so they are not delivered twice. False when they could not be marked."""
     try:
         mail.mark_delivered(team, agent, envs)
+    except StoreUnavailable as e:  # the store said it was away, once; the caller remembers them as on a full disk
+        diagnostics.debug("read marks of %s@%s not saved: %s", agent, team, e)
+        return False
     except (OSError, AgentTeamsError) as e:
         write_failures.failed("inbox", f"read marks of {agent}@{team}", e)
         return False

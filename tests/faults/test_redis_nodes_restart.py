@@ -4,7 +4,6 @@ empty: the lead says so and ends within a minute, the teammates leave, and nothi
 
 from __future__ import annotations
 
-import signal
 import time
 from pathlib import Path
 
@@ -22,9 +21,10 @@ ENV = {"AGENTTEAMS_STORE_RETRY": "60"}
 def test_three_teammates_on_two_nodes_ride_out_a_redis_kill_and_restart(
     cli: Cli, tmp_path: Path, redis_server: RedisServer, ledger: FaultLedger
 ) -> None:
+    """And a node killed after it: reported and its task freed within 15 s, done by a teammate left."""
     gate, log = tmp_path / "go", tmp_path / "work.log"
     store = rt.store_of(redis_server)
-    with MockServer(rt.scenario(gate, log)) as api:
+    with MockServer(rt.scenario(gate, log, gone="bob")) as api:
         team = rt.start_team(cli, redis_server, api, tmp_path, ENV)
         before = rt.claims(store)
         inboxes = {n: [e.identity for e in store.mail.read_live(TEAM, n)] for n in ("team-lead", *rt.NAMES)}
@@ -48,26 +48,34 @@ def test_three_teammates_on_two_nodes_ride_out_a_redis_kill_and_restart(
             assert rt.members(store) == sorted(["team-lead", *rt.NAMES]), team.stderr()
             assert rt.claims(store) == before, f"a task changed owner after the restart:\n{team.stderr()}"
             time.sleep(0.2)  # sampling the store through a window, not waiting for an event
+        bobs = next(task_id for task_id, owner in before.items() if owner == "bob")
+        rt.kill_node(team, "n2")
+        ledger.faults += 1
+        took = wait_until(lambda: rt.freed(store, "bob", bobs), 30, "bob reported dead and his task freed",
+                          explain=team.stderr)  # fmt: skip
+        ledger.stranded += int(took > 15)
+        assert took <= 15, f"the killed node's teammate was freed after {took:.1f} s"
         gate.touch()
         wait_until(team.ended, 120, "the team to finish", explain=team.stderr)
         err, out = team.stderr(), team.out.read_text()
         bodies = rt.lead_requests(api)
+        rt.stop_nodes(team)
     assert team.lead.returncode == 0, err
     assert "LEAD-DONE" in out, out
     done = sorted(log.read_text().split())
     ledger.duplicates += len(done) - len(set(done))
     assert sorted(line.split("-")[1] for line in done) == ["1", "2", "3"], done
-    assert {line.split("-by-")[1] for line in done} == set(rt.NAMES), f"each teammate did its own task: {done}"
+    assert f"task-{bobs}-by-bob" not in done, f"bob's task was done by one left: {done}"
     for i in (1, 2, 3):  # the lead's model got each report once (the last request holds the whole conversation)
         seen = bodies[-1].count(f"finished task #{i}\\n</teammate-message>")  # as JSON: the newline escaped
         ledger.duplicates += max(0, seen - 1)
         assert seen == 1, f"finished task #{i} reached the lead's model {seen} times"
-    assert "stopped unexpectedly" not in err and "not a member" not in err, err
+    assert bodies[-1].count("Teammate bob stopped unexpectedly") >= 1, "the lead's model was not told bob died"
+    for name in ("amy", "cal"):
+        assert f"Teammate {name} stopped unexpectedly" not in bodies[-1], f"{name} was taken for dead"
+    assert "not a member" not in err, err
     assert err.count("is unreachable") == 1, f"one line for the outage, not one per retry:\n{err}"
     assert "Traceback" not in err, err
-    for proc in team.nodes.values():
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=20)
 
 
 def test_a_redis_back_empty_ends_the_team_said_once_and_nothing_written(
@@ -94,6 +102,4 @@ def test_a_redis_back_empty_ends_the_team_said_once_and_nothing_written(
     assert "no team named" not in err + "".join(node_errs.values()), (err, node_errs)
     assert stray == [], f"keys written for a team the store no longer has: {stray}"
     assert "Traceback" not in err + "".join(node_errs.values()), (err, node_errs)
-    for proc in team.nodes.values():
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=20)
+    rt.stop_nodes(team)

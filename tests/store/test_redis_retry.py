@@ -21,6 +21,7 @@ def said(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     diagnostics.set_sink(lambda level, message: lines.append(message))
     monkeypatch.setattr(redis_retry, "SAY_AFTER", 0.0)
     monkeypatch.setattr(redis_retry, "pause", lambda s: None)  # the backoff's pauses, not the clock
+    monkeypatch.setattr(redis_retry, "_OUTAGES", {})  # one per store and process: a test's own
     yield lines
     diagnostics.set_sink(None)
 
@@ -121,3 +122,33 @@ def test_every_connection_shares_one_policy() -> None:
 
     retry = Reconnect("redis://h:1/0", deadline=60)
     assert copy.deepcopy(retry) is retry  # redis-py copies it per connection: arming it arms them all
+
+
+class FakeConnection:
+    """Named as redis-py's are: making one (a socket, or a pooled one's check) is not an answer."""
+
+    def _connect(self) -> str:
+        return "a socket"
+
+    def connect(self, retry: Reconnect) -> None:
+        retry.call_with_retry(self._connect, lambda e: None)
+
+
+def test_a_connection_made_is_not_the_store_back(said: list[str]) -> None:
+    """A paused server's kernel still takes connections: only an answer ends the outage."""
+    retry = Reconnect("redis://h:1/0", deadline=60, timeout=5)
+    retry.armed = True
+    assert Reconnect("redis://h:1/0", deadline=60).outage is retry.outage  # one per store and process
+    tries: list[int] = []
+
+    def command() -> str:
+        FakeConnection().connect(retry)  # its connect, inside the command
+        tries.append(1)
+        if len(tries) < 3:
+            raise redis.TimeoutError("Timeout reading from socket")
+        return "PONG"
+
+    assert retry.call_with_retry(command, lambda e: None) == "PONG"
+    assert len(said) == 2 and "is not answering" in said[0] and "is back after" in said[1], said
+    FakeConnection().connect(retry)  # and a connection taken alone
+    assert retry.outage.ended == 1

@@ -4,6 +4,7 @@ finishing, reporting to the lead and shutting down; what was claimed and queued,
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,10 +42,12 @@ def teammate_routes(me: str, gate: Path, log: Path) -> list[dict[str, Any]]:
     ]  # fmt: skip
 
 
-def lead_turns() -> list[dict[str, Any]]:
+def lead_turns(gone: str | None) -> list[dict[str, Any]]:
+    """`gone`: a teammate the test kills (its task done by another), left out of the shutdown."""
     spawn = [tool("Task", name=n, team_name=TEAM, description=f"teammate {n}", prompt=f"You are {n}. START-{n}")
              for n in NAMES]  # fmt: skip
-    shutdown = [tool("SendMessage", to=n, message={"type": "shutdown_request", "reason": "all done"}) for n in NAMES]
+    left = [n for n in NAMES if n != gone]
+    shutdown = [tool("SendMessage", to=n, message={"type": "shutdown_request", "reason": "all done"}) for n in left]
     return [
         tool("TeamCreate", team_name=TEAM, description="three on two nodes"),
         *[tool("TaskCreate", subject=f"Part {i}", description=f"part {i} of the job") for i in (1, 2, 3)],
@@ -53,14 +56,14 @@ def lead_turns() -> list[dict[str, Any]]:
         {**shutdown[0], "wait_for": [f"finished task #{i}" for i in (1, 2, 3)]},
         *shutdown[1:],
         waiting("Waiting for the team to shut down."),
-        {**tool("TeamDelete"), "wait_for": [f"Teammate {n} shut down" for n in NAMES]},
+        {**tool("TeamDelete"), "wait_for": [f"Teammate {n} shut down" for n in left]},
         say("All three parts done. LEAD-DONE"),
     ]
 
 
-def scenario(gate: Path, log: Path) -> dict[str, Any]:
+def scenario(gate: Path, log: Path, gone: str | None = None) -> dict[str, Any]:
     routes = [r for n in NAMES for r in teammate_routes(n, gate, log)]
-    lead = {"name": "lead", "match": {"system": "You lead a team", "tools": True}, "turns": lead_turns(),
+    lead = {"name": "lead", "match": {"system": "You lead a team", "tools": True}, "turns": lead_turns(gone),
             "idle": "Noted."}  # fmt: skip
     return {"routes": [*routes, lead]}
 
@@ -152,3 +155,29 @@ def stray_keys(store: RedisStore) -> list[str]:
     """Every key but the nodes' own (records, orders, the node list): what a team left or wrote."""
     keys: list[str] = store.client.keys("*")
     return sorted(k for k in keys if not k.startswith("at:node") and not k.startswith("at:reply:"))
+
+
+def kill_node(team: NodeTeam, name: str) -> None:
+    """SIGKILL a node's process and what it started (its in-process teammates die with it)."""
+    import os
+    import signal
+
+    from tests.support.procs import process_tree
+
+    for pid in process_tree([team.nodes[name].pid]):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    team.nodes[name].wait(timeout=10)
+
+
+def freed(store: RedisStore, name: str, task_id: str) -> bool:
+    """The teammate is no member any more and its task is pending again."""
+    task = store.tasks.get(TEAM, task_id)
+    return name not in members(store) and task.status == "pending" and task.owner is None
+
+
+def stop_nodes(team: NodeTeam) -> None:
+    for proc in team.nodes.values():
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=20)

@@ -43,6 +43,12 @@ def timeout_from_env() -> float:
     return max(MIN_TIMEOUT, _seconds(ENV_TIMEOUT, DEFAULT_TIMEOUT))
 
 
+def _connecting(do: Callable[[], Any]) -> bool:
+    """Whether redis-py's call is a connection's making (its socket, or a pooled one's check), not a command."""
+    name = getattr(do, "__qualname__", "")
+    return "Connection.connect" in name or name.endswith("Connection._connect")
+
+
 def _timed_out(error: Exception) -> bool:
     return isinstance(error, (RedisTimeout, TimeoutError))
 
@@ -102,6 +108,9 @@ class Outage:
         return float("inf") if self.back_at is None else clock() - self.back_at
 
 
+_OUTAGES: dict[str, Outage] = {}
+
+
 class Reconnect(Retry):
     """redis-py's retry policy, patient once `armed` (after the store first answered): a connection error or a
     command's timeout is retried until `deadline` seconds of outage have passed (shared by every thread of the
@@ -109,13 +118,19 @@ class Reconnect(Retry):
 
     def __init__(self, where: str, deadline: float, timeout: float = DEFAULT_TIMEOUT) -> None:
         super().__init__(ExponentialWithJitterBackoff(base=0.05, cap=0.5), QUICK_RETRIES)
-        self.deadline, self.armed, self.outage = deadline, False, Outage(where, timeout)
+        self.deadline, self.armed = deadline, False
+        # one per store and process: the clients of a node's teammates say an outage once between them
+        self.outage = _OUTAGES.setdefault(where, Outage(where, timeout))
         self.connections = 0  # made so far: a server restarted (even too fast for a failure) is reached on new ones
 
     def connected(self, connection: Any) -> None:
-        """redis-py's hook on each new connection: its handshake, counted."""
+        """redis-py's hook on each new connection: its handshake and a PING answered (a paused server's kernel
+        takes the connection all the same: made is not back), counted."""
         connection.on_connect()
+        connection.send_command("PING")
+        connection.read_response()
         self.connections += 1
+        self.outage.over()
 
     def call_with_retry(
         self, do: Callable[[], T], fail: Callable[..., Any], is_retryable: Callable[[Exception], bool] | None = None,
@@ -137,13 +152,17 @@ class Reconnect(Retry):
                 failures += 1
                 fail(error, failures) if with_failure_count else fail(error)
                 self.outage.failed(error, self.deadline)
-                if self.outage.waited() > self.deadline:
+                if (waited := self.outage.waited()) > self.deadline:
+                    where = self.outage.where
                     raise StoreUnavailable(
-                        f"the store at {self.outage.where} has not answered for {self.outage.waited():.0f} s ({error})"
+                        f"the store at {where} has not answered for {waited:.0f} s ({error})"
                     ) from None
                 pause(self._backoff.compute(failures))
             else:
-                self.outage.over()
+                # back once a command got its answer, or a new connection its PING (`connected`): a socket made, or
+                # a pooled one taken, is not (a paused server's kernel takes connections all the same)
+                if not _connecting(do):
+                    self.outage.over()
                 return result
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Reconnect:

@@ -16,6 +16,7 @@ from agentteams.errors import AgentTeamsError
 from agentteams.settings.load import load_settings
 from agentteams.store.api import Store
 from agentteams.store.node_records import NodeOrder, NodeRecord, NodeReply
+from agentteams.store.outages import StoreUnavailable
 from agentteams.store.paths import Layout, path_part
 from agentteams.store.signing import LeadVerifyKey
 from agentteams.team.nodes.logs import LogShipper
@@ -70,6 +71,10 @@ class NodeRunner:
         """The orders waiting, or none while the store is away (the beats say when it is back)."""
         try:
             return self.store.nodes.take_orders(self.record.name, timeout)
+        except StoreUnavailable as e:  # the store said so, once
+            diagnostics.debug("node %s: cannot read orders: %s", self.record.name, e)
+            stop.wait(max(timeout, self.beat))
+            return []
         except Exception as e:  # redis-py's connection errors are no OSError; the store's client retried already
             diagnostics.warning("node %s: cannot read orders: %s: %s", self.record.name, type(e).__name__, e)
             stop.wait(max(timeout, self.beat))
@@ -82,11 +87,15 @@ class NodeRunner:
             sent = time.monotonic()  # a record's ttl runs from its write: gaps are measured between the sends
             self.store.nodes.register(self.record)
             gap, self._beaten = sent - self._beaten, sent
-            if gap * 1000 > self.record.ttl_ms:  # stopped, or the store away: leads took this node for gone
+            # stopped while the store answered: leads took this node for gone (not for the store's own outage: they
+            # judge no one until it has been back a while, and the store said it was away)
+            if gap * 1000 > self.record.ttl_ms and self.store.steady() > gap:
                 diagnostics.warning(
                     "node %s: back after %.0fs out of touch; leads may have released its teammates (they leave by "
                     "themselves)", self.record.name, gap,
                 )  # fmt: skip
+        except StoreUnavailable as e:  # said once by the store; the next beat tries again
+            diagnostics.debug("node %s: could not beat: %s", self.record.name, e)
         except (AgentTeamsError, OSError) as e:
             diagnostics.warning("node %s: could not beat: %s", self.record.name, e)
         except Exception as e:  # a dropped connection (redis-py's errors are no OSError): tried again next beat
