@@ -289,7 +289,6 @@ class AnthropicClient:
         while True:
             attempt += 1
             sent = time.monotonic()
-            diagnostics.debug("API: request to %s, attempt %d", params.get("model"), attempt)
             try:
                 response = self._attempt(params, cb)
             except Exception as exc:
@@ -298,7 +297,6 @@ class AnthropicClient:
                     raise
             else:
                 response.api_ms = int((time.monotonic() - sent) * 1000)
-                diagnostics.debug("API: response in %d ms, stop_reason %s", response.api_ms, response.stop_reason)
                 if self.ledger is not None:
                     self.ledger.record(request.agent, response.model, response.usage, response.api_ms)
                 return response

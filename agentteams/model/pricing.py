@@ -10,6 +10,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from agentteams import diagnostics
 from agentteams.model.types import Usage
 
 CACHE_WRITE_FACTOR = 1.25
@@ -107,6 +108,7 @@ class UsageLedger:
     def record(self, agent: str, model: str, usage: Usage, api_ms: int = 0) -> float:
         """Add one call's usage (and the milliseconds its answer took) to `agent`'s account; that call's cost."""
         cost = cost_usd(model, usage)
+        diagnostics.debug("API: %s answered in %d ms (%d tokens out)", model, api_ms, usage.output_tokens)
         with self._lock:
             account = self._accounts.setdefault(agent, AgentAccount())
             account.usage.add(usage)

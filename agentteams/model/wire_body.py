@@ -7,6 +7,8 @@ import json
 import threading
 from typing import Any
 
+from agentteams import diagnostics
+
 MAX_KEPT = 1024  # tool encodings kept (a few dozen tools, MCP servers' lists re-read now and then)
 
 _encode = json.JSONEncoder(separators=(",", ":")).encode
@@ -24,6 +26,7 @@ SDK_ORDER = ("max_tokens", "messages", "model", "cache_control", "container", "c
 
 def body(params: dict[str, Any]) -> bytes:
     """`params` (build_params' dict, without `extra_headers`) as a streaming request's body, in the SDK's order."""
+    diagnostics.debug("API: request to %s, %d messages", params.get("model"), len(params.get("messages") or ()))
     order = sorted(params, key=lambda k: SDK_ORDER.index(k) if k in SDK_ORDER else len(SDK_ORDER))
     parts = [f"{_encode(k)}:{_tools(params[k]) if k == 'tools' else _encode(params[k])}" for k in order]
     return ("{" + ",".join([*parts, '"stream":true']) + "}").encode()

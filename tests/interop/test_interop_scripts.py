@@ -112,7 +112,7 @@ def test_a_budget_overrun_ends_as_claudes_does(claude: Path, cli: Cli, tmp_path:
     (proj / "notes.txt").write_text("draft\n")
     runs = both(claude, cli, tmp_path, proj, servers, spec(read, read, read, text("never")), "-p", "read it",
                 "--max-budget-usd", "0.5", "--output-format", output)  # fmt: skip
-    ended = {}
+    ended: dict[str, tuple[Any, ...]] = {}
     for which, proc, _server in runs:
         if output == "text":
             ended[which] = (proc.returncode, proc.stdout)
