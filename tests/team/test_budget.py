@@ -16,7 +16,8 @@ from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence
 from agentteams.store.protocol import ShutdownApproved, ShutdownRequest, parse_message
 from agentteams.team import budget as budget_module
-from agentteams.team.budget import Budget, TeamBudgets, settings_budgets, spawn_budget
+from agentteams.team.budget import TeamBudgets, settings_budgets, spawn_budget
+from agentteams.team.budget_limit import Budget
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.heartbeat import OwnPresence
 from agentteams.team.status_view import MemberView, PaneTable, TeamView, build_view
