@@ -6,9 +6,18 @@ Stable text first, per-session details last, so a request's cacheable prefix cha
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-CORE = """\
-You are agentteams, a command-line coding agent working in the user's repository through tools.
+if TYPE_CHECKING:
+    from agentteams.settings.output_styles import OutputStyle
+
+INTRO = "You are agentteams, a command-line coding agent working in the user's repository through tools."
+# the first line while an output style is on: the style, not the default manner, says how to answer
+STYLED_INTRO = (
+    "You are agentteams, an agent working in the user's repository through tools, who answers in the manner the "
+    "output style described below sets out."
+)
+CORE = INTRO + """
 
 How to work:
 - Understand before changing: read the relevant files (Read, Grep, Glob) before you edit them.
@@ -71,11 +80,13 @@ def teammate_identity(me: Identity) -> str:
 
 def system_prompt(
     *, cwd: str, model: str, date: str, team_role: str | None = None, identity: Identity | None = None,
-    append: str | None = None, base: str | None = None,
+    append: str | None = None, base: str | None = None, style: OutputStyle | None = None,
 ) -> str:  # fmt: skip
     """The whole system prompt; `team_role` is "lead", "teammate" or None (no team guidance). `base`, a custom
-    agent type's own prompt, takes the place of ours (as Claude Code runs a custom subagent on its file's body)."""
-    parts = [base or CORE]
+    agent type's own prompt, takes the place of ours (as Claude Code runs a custom subagent on its file's body).
+    An output `style` changes our first line, and its section and closing line come last (styled)."""
+    core = CORE.replace(INTRO, STYLED_INTRO, 1) if style is not None else CORE
+    parts = [base or core]
     if team_role == "lead":
         parts.append(TEAM_LEAD)
     elif team_role == "teammate":
@@ -85,7 +96,28 @@ def system_prompt(
     parts.append(f"Environment:\n- working directory: {cwd}\n- model: {model}\n- date: {date}")
     if append:
         parts.append(append)
-    return "\n\n".join(parts)
+    return styled("\n\n".join(parts), style)
+
+
+def style_section(style: OutputStyle) -> str:
+    """A style's own section: its heading and its text as given, as Claude Code 2.1.332 heads it."""
+    return f"# Output Style: {style.name}\n{style.prompt}"
+
+
+def styled(prompt: str, style: OutputStyle | None) -> str:
+    """`prompt` with `style` on: its section after everything else (the environment, an appended prompt), and its
+    closing line last, where 2.1.332 puts them relative to its own environment and appended text."""
+    if style is None:
+        return prompt
+    return "\n\n".join([prompt, style_section(style), style.closing_line()])
+
+
+def style_switched(style: OutputStyle | None) -> str:
+    """What the model is told when the style changes mid-conversation (the system prompt stays as it was, for the
+    cache, as 2.1.332 keeps it): the new style in full, or that the default manner is back."""
+    if style is None:
+        return "The output style is back to the default: answer in your usual manner from here on."
+    return f"{style_section(style)}\n\n{style.closing_line()}"
 
 
 def claim_prompt(task_id: str, subject: str, description: str) -> str:

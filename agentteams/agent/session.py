@@ -25,8 +25,8 @@ from agentteams.agent.memory import Memory, load_memory
 from agentteams.agent.permissions import live_changes
 from agentteams.agent.permissions.policy import PermissionPolicy, offered_tools, parse_mode, parse_rules
 from agentteams.agent.permissions.settings_rules import settings_rules
-from agentteams.agent.prompts import system_prompt
-from agentteams.agent.session_options import SessionOptions, TurnExtras, command_extras
+from agentteams.agent.prompts import Identity, style_switched, styled, system_prompt
+from agentteams.agent.session_options import SessionOptions, TurnExtras, command_extras, with_note
 from agentteams.agent.side_calls import side_caller
 from agentteams.agent.subagent_run import SubagentCalls, SubagentRecord
 from agentteams.agent.subagents import SubagentKit, Subagents
@@ -35,6 +35,8 @@ from agentteams.model.aliases import resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
 from agentteams.settings.agents import TEAMMATE_TOOLS, load_agents
+from agentteams.settings.output_styles import OutputStyle
+from agentteams.settings.output_styles import chosen as chosen_style
 from agentteams.store.api import Store
 from agentteams.store.opener import open_store
 from agentteams.store.paths import LEAD_NAME, Layout
@@ -62,6 +64,7 @@ class Session:
     on_subagent_event: Callable[[AgentEvent], None] | None = None  # a subagent's events (run/subagent_lines.py)
     structured: StructuredOutput | None = None  # --json-schema's tool and value (agent/structured.py: attach)
     checkpoints: FileCheckpoints | None = None  # an SDK program's file checkpoints, when it enabled them
+    style_note: str | None = None  # /output-style's change mid-conversation, told with the next prompt
 
     def __init__(
         self,
@@ -128,12 +131,7 @@ class Session:
         if self.custom_type is not None:  # enforced: a tool left out here cannot run, whatever the model sends
             keep = (*TEAMMATE_TOOLS, *(("ExitPlanMode",) if options.plan_mode_required else ()))
             self.tools = agent_tools(self.custom_type, self.tools, keep)
-        system = system_prompt(
-            cwd=str(options.cwd), model=self.model, date=date.today().isoformat(), team_role=options.team_role,
-            identity=me, append=options.append_system_prompt,
-            base=self.custom_type.prompt if self.custom_type else None,  # a built-in type has none: ours
-        ) if options.system_prompt is None else "\n\n".join(filter(None, [options.system_prompt,
-                                                                           options.append_system_prompt]))  # fmt: skip
+        system = self._styled_prompt(options, me)
         # read once per session: the memory block must not change under the cached prefix mid-conversation
         self.memory: Memory = load_memory(options.cwd, self.layout.root)
         self.context = self.memory.prompt_text()
@@ -192,6 +190,8 @@ class Session:
         """One user turn; `extras` (a custom command's front matter) hold for that turn only."""
         if self._cleared_note:  # the first turn after /clear: the lead still leads its team
             prompt, self._cleared_note = f"{self._cleared_note}\n\n{prompt}", None
+        if self.style_note:  # /output-style changed the style mid-conversation: said before this prompt
+            extras, self.style_note = with_note(extras, self.style_note), None
         content = extras.content(prompt) if extras is not None else prompt
         if extras is None or not (extras.model or extras.allowed_tools):
             return self.agent.run(content)
@@ -204,6 +204,30 @@ class Session:
             self.policy.allowed = kept_rules
             if used is not None and self.model == used:  # unless /model chose another meanwhile
                 self.set_model(kept_model)
+
+    def _styled_prompt(self, options: SessionOptions, me: Identity | None) -> str:
+        """The system prompt with the output style `outputStyle` names in it (kept for /output-style)."""
+
+        def prompt_for(style: OutputStyle | None) -> str:
+            return system_prompt(
+                cwd=str(options.cwd), model=self.model, date=date.today().isoformat(), team_role=options.team_role,
+                identity=me, append=options.append_system_prompt, style=style,
+                base=self.custom_type.prompt if self.custom_type else None,  # a built-in type has none: ours
+            ) if options.system_prompt is None else styled("\n\n".join(filter(None, [
+                options.system_prompt, options.append_system_prompt])), style)  # fmt: skip
+
+        self._prompt_for = prompt_for
+        self.output_style = chosen_style(options.settings.merged, options.cwd, self.layout.root)
+        return prompt_for(self.output_style)
+
+    def set_output_style(self, style: OutputStyle | None) -> None:
+        """/output-style: before the conversation's first request, its system prompt has the style; later, the
+        prompt stays (its cached prefix holds) and the model is told of the change with the next prompt."""
+        self.output_style = style
+        if self.agent.messages:
+            self.style_note = style_switched(style)
+        else:
+            self.agent.settings.system = self._prompt_for(style)
 
     def compact(self, instructions: str = "") -> Compacted:
         """/compact: the conversation replaced by its summary (CompactError when it cannot be)."""

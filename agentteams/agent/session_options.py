@@ -73,6 +73,15 @@ class TurnExtras:
         return [*self.attach, *([{"type": "text", "text": prompt}] if prompt else [])]
 
 
+def with_note(extras: TurnExtras | None, note: str) -> TurnExtras:
+    """`extras` with `note` for the model first, as a reminder block before the prompt (and what else is attached)."""
+    import dataclasses
+
+    block = {"type": "text", "text": f"<system-reminder>\n{note}\n</system-reminder>"}
+    base = extras or TurnExtras()
+    return dataclasses.replace(base, attach=(block, *base.attach))
+
+
 def command_extras(cmd: CustomCommand) -> TurnExtras | None:
     """What a custom command's turn gets; checked now, so a bad model or rule is an error before anything is sent."""
     from agentteams.agent.permissions.policy import parse_rules

@@ -67,12 +67,9 @@ def build_params(request: ModelRequest) -> dict[str, Any]:
     betas = list(dict.fromkeys([*betas, *request.betas]))
     if betas:
         params["extra_headers"] = {"anthropic-beta": ",".join(betas)}
-    if request.thinking is not None:
-        params["thinking"] = dict(request.thinking)
-    if request.output_config is not None:
-        params["output_config"] = dict(request.output_config)
-    if request.context_management is not None:
-        params["context_management"] = dict(request.context_management)
+    for key in ("thinking", "output_config", "context_management"):
+        if (value := getattr(request, key)) is not None:
+            params[key] = dict(value)
     budget = MAX_BREAKPOINTS
     if request.tools or request.server_tools:
         # the schemas are shared, not copied (~1 ms a request): nothing below or in the SDK writes into them
@@ -323,8 +320,7 @@ class AnthropicClient:
             answer = Answer(cb.on_text)
             request_id = sdk.answer({**params, "model": model}, cb.on_open, answer, cb.on_event)
             response = answer.response(request_id)
-        else:  # Bedrock, Vertex: the SDK's own stream, which speaks their protocols (no context_management there,
-            # as Claude Code sends none to them)
+        else:  # Bedrock, Vertex: the SDK's own stream, in their protocols (no context_management: claude sends none)
             sent = {k: v for k, v in params.items() if k != "context_management"}
             with sdk.messages.stream(**{**sent, "model": model}) as stream:
                 if cb.on_open is not None:

@@ -1,7 +1,6 @@
-"""What an agent's request asks of its model by default, and what `--thinking`, `--max-thinking-tokens`,
-`--thinking-display`, `--effort`, `--task-budget` and `--betas` change, shaped per model family as Claude Code 2.1.332
-shapes it (max_tokens, thinking, output_config.effort, context_management and their betas); `ReasoningClient` applies
-it to every agent's turns (the lead's, its subagents', in-process teammates'), never to side calls."""
+"""An agent's request defaults and what `--thinking`, `--max-thinking-tokens`, `--thinking-display`, `--effort`,
+`--task-budget`, `--betas` change, per model family as Claude Code 2.1.332 (max_tokens, thinking, effort, context
+management, betas); `ReasoningClient` applies them to every agent's turns (lead, subagent, teammate), not side calls."""
 
 from __future__ import annotations
 

@@ -174,14 +174,23 @@ def _leave(_ctx: CommandContext, _args: str) -> Outcome:
     return "leave"
 
 
+def _output_style(ctx: CommandContext, args: str) -> Outcome:
+    from agentteams.ui.output_style import output_style_lines
+
+    ctx.show(output_style_lines(ctx.runtime.session, args))
+    return "done"
+
+
 BUILTINS: tuple[Command, ...] = (
     Command("/help", "this help: every command, custom ones too", _help),
-    Command("/model", "show the model and its aliases, or switch the lead's model", _model, args="[name]"),
+    Command("/model", "show the model and its aliases, or switch the session's model", _model, args="[name]"),
+    Command("/output-style", "list the output styles, or switch to one (saved for this project)", _output_style,
+            args="[style]"),
     Command("/clear", "start a fresh conversation (new session; the team stays)", _clear),
     Command("/compact", "replace the conversation by a summary of it, to free context", _compact,
             args="[instructions]"),
     Command("/resume", "list this directory's recent conversations, or go on with one", _resume, args="[N|id]"),
-    Command("/cost", "tokens and dollars per agent: the lead, its subagents, every teammate", _cost),
+    Command("/cost", "tokens and dollars per agent: this session, its subagents, every teammate", _cost),
     Command("/status", "version, model, session, permission mode, key source, settings, memory, team", _show(
         reports.status_lines)),
     Command("/permissions", "the mode and the rules in effect; add, remove a rule, or change the mode for this session",
@@ -193,7 +202,7 @@ BUILTINS: tuple[Command, ...] = (
     Command("/mcp", "the MCP servers: each one's state (pending, connected, failed) and tools", _show(
         reports.mcp_lines)),
     Command("/team", "the team's teammates and what each is doing", _team),
-    Command("/todos", "the lead's todo list (TodoWrite)", _show(reports.todo_report)),
+    Command("/todos", "the session's todo list (TodoWrite)", _show(reports.todo_report)),
     Command("/exit", "leave (asks first whether to shut a running team down)", _leave, aliases=("/quit",)),
 )  # fmt: skip
 
@@ -258,7 +267,7 @@ def _run_custom(cmd: CustomCommand, args: str, ctx: CommandContext) -> Outcome:
 def show_team(runtime: LeadRuntime, view: TeamView, renderer: Renderer) -> None:
     team = runtime.team
     if not team:
-        renderer.hint("No team yet: ask the lead to create one (it uses TeamCreate, then spawns teammates).")
+        renderer.hint("No team yet: ask for one (the model makes it with TeamCreate, then spawns teammates).")
         return
     members = runtime.members()
     renderer.notice(f"Team {team}: {teammate_count(len(members))}", style="bold")

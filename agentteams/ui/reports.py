@@ -58,7 +58,7 @@ def cost_lines(runtime: LeadRuntime, teammates: list[str]) -> list[str]:
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True)))
              for row in cells]  # fmt: skip
     where = " (teammates from their transcripts)" if any(r.teammate for r in rows) else ""
-    return [f"Spent since this lead started{where}:", *lines]
+    return [f"Spent since this session started{where}:", *lines]
 
 
 # -- /status ------------------------------------------------------------------------------------------
