@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentteams.settings.keyhelper import without_secrets
-from agentteams.tools.mcp import program_servers
+from agentteams.tools.mcp import program_servers, sdk_logs
 from agentteams.tools.mcp.config import ServerConfig
 
 Status = Literal["pending", "connected", "failed"]
@@ -54,6 +54,8 @@ class Connection:
         import anyio
 
         self.closing = asyncio.Event()
+        sdk_logs.install()  # the SDK's logs of a misbehaving server: one warning line, not a traceback per line
+        sdk_logs.serving.set(self.config.name)  # this task's context, which the SDK's reader tasks copy
         try:
             async with contextlib.AsyncExitStack() as stack:
                 session = await self._open(stack)
