@@ -44,7 +44,8 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
 
     questions = Questions(show_question)
     view = TeamView()
-    ask, judge = permission_askers(questions, options.cwd)
+    composed: list[LeadParts] = []  # the lead once composed: whether it leads a team decides how a question reads
+    ask, judge = permission_askers(questions, options.cwd, lambda: bool(composed and composed[0].runtime.team))
 
     def on_team_event(event: TeamEvent) -> None:
         view.update(event)
@@ -60,11 +61,13 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
     def compose() -> LeadParts:
         from agentteams.run.lead_setup import build_lead
 
-        return build_lead(
+        parts = build_lead(
             options, teammate_mode=teammate_mode, teammate_command=teammate_command, on_event=on_event,
             on_team_event=on_team_event, ask=ask, judge=judge, on_turn_end=on_turn_end, seed=seed,
             warm=prompt is None, config=config,  # the person types the first prompt: the HTTP stack loads meanwhile
         )  # fmt: skip
+        composed.append(parts)
+        return parts
 
     lead = Deferred(compose, options.permission_mode) if deferred else compose()
     prompt = seed.first_prompt(prompt) if seed is not None else prompt  # a team file's (cli/commands/launch.py)
@@ -121,16 +124,16 @@ def model_config(options: Any) -> ModelConfig:
 
 
 def permission_askers(
-    questions: Questions, cwd: Path
+    questions: Questions, cwd: Path, leads_team: Callable[[], bool] = lambda: True
 ) -> tuple[Callable[[PermissionAsk], Answer], Callable[[PermissionRequest, str], Verdict]]:
     """How the lead's own permission asks, and its teammates', become questions at the prompt (what they show loads
-    with the first ask)."""
+    with the first ask); a session leading no team asks in its own voice, as claude does, not as "The lead"."""
     from agentteams.ui.questions import permission_question
 
     def ask(request: PermissionAsk) -> Answer:
         from agentteams.ui.permission_prompt import shown
 
-        what = shown("The lead", request.tool, request.input, request.reason, cwd)
+        what = shown("The lead" if leads_team() else None, request.tool, request.input, request.reason, cwd)
         question = permission_question(what.text, what.always, detail=what.detail, detail_syntax=what.syntax)
         answer = questions.ask(question)
         request.feedback = question.feedback

@@ -5,7 +5,7 @@ command's prefix, the path or the tool)."""
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +32,11 @@ class Shown:
     accept_edits: bool = False
 
 
-def shown(who: str, tool: str, args: dict[str, Any], reason: str, cwd: Path) -> Shown:
-    """The question `who` ("The lead", "Teammate amy") asks about one tool call."""
+def shown(who: str | None, tool: str, args: dict[str, Any], reason: str, cwd: Path) -> Shown:
+    """The question `who` ("The lead", "Teammate amy") asks about one tool call; a session without a team (`who`
+    None) asks it of the person as claude 2.1.332 does, with no one named ("Run this command?")."""
+    if who is None:
+        return _solo(shown("", tool, args, reason, cwd), tool)
     why = f" ({reason})" if reason else ""
     if tool == "Write":
         path = Path(str(args.get("file_path", "")))
@@ -61,6 +64,21 @@ def shown(who: str, tool: str, args: dict[str, Any], reason: str, cwd: Path) -> 
 
 
 _ACCEPT_EDITS = "and accept edits for the rest of this session (acceptEdits)"
+# the team's wording (" wants to edit x.") as a question to the person, by its verb
+_SOLO = (("wants to run a command", "Run this command"), ("wants to create ", "Create "),
+         ("wants to overwrite ", "Overwrite "), ("wants to edit the notebook ", "Edit the notebook "),
+         ("wants to edit ", "Make this edit to "), ("wants to use ", "Allow "),
+         ("has a plan and wants to leave plan mode and start on it",
+          "Leave plan mode and start on this plan"))  # fmt: skip
+
+
+def _solo(asked: Shown, tool: str) -> Shown:
+    """`asked` (worded for no one: " wants to …") as a question to the person: "Create /x/y.txt?"."""
+    text = asked.text.strip()
+    for team, solo in _SOLO:
+        if text.startswith(team):
+            return replace(asked, text=solo + text[len(team) :].removesuffix(".") + "?")
+    return replace(asked, text=f"Allow {tool}?")
 
 
 def _clipped(text: str) -> str:

@@ -169,14 +169,14 @@ def test_permission_ask_answered_at_the_prompt(start_lead: Callable[..., Any], t
         tool_turn("Write", file_path=str(work / "no.txt"), content="no"), "SECOND-DONE",
     )]}  # fmt: skip
     pane, server, _ = start_lead(script, "write yes.txt")
-    pane.wait_text(f"The lead wants to create {work / 'yes.txt'}", timeout=START)
+    pane.wait_text(f"Create {work / 'yes.txt'}", timeout=START)  # no team: no lead named, as claude asks
     pane.wait(lambda s: QUESTION in s and "CONTENT-OF-YES" in s, "the question, the file's content under it")
     pane.submit("1")
     pane.wait_text("⏺ FIRST-DONE")
     assert (work / "yes.txt").read_text(encoding="utf-8") == "CONTENT-OF-YES"
     pane.idle()
     pane.submit("now write no.txt")
-    pane.wait_text("The lead wants to create", count=2)
+    pane.wait_text(f"Create {work / 'no.txt'}")
     pane.submit("maybe")  # not an answer: asked again, nothing decided
     pane.wait_text("Answer 1 yes")
     pane.submit("3 write it to maybe.txt instead")  # no, and what to do instead: the model is told
@@ -202,7 +202,7 @@ def test_an_edit_question_shows_the_diff_and_yes_always_accepts_edits_from_then_
         tool_turn("Write", file_path=str(work / "g.py"), content="g"), "EDITS-DONE",
     )]}  # fmt: skip
     pane, _, _ = start_lead(script, "edit f.py")
-    pane.wait_text(f"The lead wants to edit {work / 'f.py'}", timeout=START)
+    pane.wait_text(f"Make this edit to {work / 'f.py'}", timeout=START)
     pane.wait(lambda s: "-old_line = 2" in s and "+new_line = 3" in s and QUESTION in s, "the diff under the question")
     pane.wait_text("accept edits for the rest of this session")  # the choices follow the question: wait for them
     pane.submit("2")
@@ -210,7 +210,7 @@ def test_an_edit_question_shows_the_diff_and_yes_always_accepts_edits_from_then_
     assert (work / "g.py").read_text(encoding="utf-8") == "g"
     assert (work / "f.py").read_text(encoding="utf-8") == "keep = 1\nnew_line = 3\n"
     pane.wait_text("⏵⏵ accept edits on")  # the toolbar says so
-    assert pane.screen().count("The lead wants to") == 1
+    assert pane.screen().count("Make this edit to") == 1
 
 
 def test_shift_tab_cycles_the_modes_and_the_toolbar_shows_each(start_lead: Callable[..., Any]) -> None:
