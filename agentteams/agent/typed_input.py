@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from agentteams.agent.session_options import TurnExtras
 from agentteams.tools.base import ToolContext
 
 Block = dict[str, Any]
@@ -60,6 +61,26 @@ def read_mentions(text: str, ctx: ToolContext, allowed: Any = None) -> list[Ment
             data = result.data if isinstance(result.data, dict) else {}
             out.append(Mention(typed, path, int(data.get("total_lines") or 0), result.content))
     return out
+
+
+def session_mentions(text: str, session: Any) -> list[Mention]:
+    """The files `text` mentions that `session` (an agent Session) may read, read now; a deny rule on Read keeps one
+    out of the request."""
+
+    def allowed(path: Path) -> bool:
+        return bool(session.policy.decide("Read", "read", str(path)).behavior != "deny")
+
+    return read_mentions(text, session.ctx, allowed) if "@" in text else []
+
+
+def with_mentions(prompt: str, extras: TurnExtras | None, session: Any) -> tuple[str, TurnExtras | None]:
+    """A -p prompt and its turn extras with the files it mentions before it, as the REPL attaches them (claude 2.1.332
+    expands `@path` in -p as well)."""
+    mentions = session_mentions(prompt, session)
+    if not mentions:
+        return prompt, extras
+    base = extras or TurnExtras()
+    return prompt, replace(base, attach=(*base.attach, *mention_blocks(mentions)))
 
 
 def mention_blocks(mentions: list[Mention]) -> list[Block]:

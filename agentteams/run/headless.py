@@ -151,7 +151,9 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
         compact = compact_instructions(prompt)
         if compact is not None:
             return compacted(session, compact, options.session_id, output_format, start)
-        runtime.submit(*custom_command(prompt, options))
+        from agentteams.agent.typed_input import with_mentions
+
+        runtime.submit(*with_mentions(*custom_command(prompt, options), session))  # @path as the REPL reads it
         wait_settled(runtime)
     finally:
         parts.close(team_down=True)

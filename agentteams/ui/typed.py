@@ -39,12 +39,9 @@ class Typed:
         import dataclasses
 
         from agentteams.agent.session_options import TurnExtras
-        from agentteams.agent.typed_input import mention_blocks, read_mentions
+        from agentteams.agent.typed_input import mention_blocks, session_mentions
 
-        def allowed(path: Any) -> bool:  # a deny rule on Read keeps a mentioned file out of the request
-            return session.policy.decide("Read", "read", str(path)).behavior != "deny"
-
-        mentions = read_mentions(text, session.ctx, allowed) if "@" in text else []
+        mentions = session_mentions(text, session)  # a deny rule on Read keeps a mentioned file out of the request
         for m in mentions:
             self.renderer.hint(f"  ⎿  Read {m.typed} ({m.lines} line{'' if m.lines == 1 else 's'})")
         with self._lock:
