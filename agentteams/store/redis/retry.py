@@ -126,8 +126,10 @@ class Reconnect(Retry):
     def connected(self, connection: Any) -> None:
         """redis-py's hook on each new connection: its handshake and a PING answered (a paused server's kernel
         takes the connection all the same: made is not back), counted."""
-        connection.on_connect()
-        connection.send_command("PING")
+        # no health check inside the handshake: its ping reconnects, and a reconnect handshakes again (a server
+        # refusing the password made that a recursion); the PING here is the check
+        connection.on_connect_check_health(check_health=False)
+        connection.send_command("PING", check_health=False)
         connection.read_response()
         self.connections += 1
         self.outage.over()
