@@ -104,11 +104,11 @@ def _offer(session: Session, hub: McpHub, starter: Starter | None) -> Callable[[
 def _visible(session: Session, hub: McpHub) -> list[Tool]:
     """The servers' ready tools the model may be offered: not hidden by a bare deny rule (`mcp__srv`,
     `mcp__srv__tool`), by delegate mode (coordination only) or by a custom agent type's tool list."""
+    policy, custom = session.policy, session.custom_type
+    if policy.mode == "delegate" or not hub.remote_tools():  # none ready: the tools' module stays unimported
+        return []
     from agentteams.tools.mcp.tool import hub_tools
 
-    policy, custom = session.policy, session.custom_type
-    if policy.mode == "delegate":
-        return []
     hidden = [r for r in policy.disallowed if r.pattern is None]
     return [
         t for t in hub_tools(hub)

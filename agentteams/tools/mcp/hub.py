@@ -1,22 +1,26 @@
-"""A session's MCP servers: all started at once on an event-loop thread, off the first prompt's path; their tools
-as they become ready (sorted, so the request prefix stays put); calls with deadlines; /mcp's lines; closing."""
+"""A session's MCP servers: all started at once on an event-loop thread, off the first prompt's path (asyncio, the
+connections and the SDK are imported only then); their tools as they become ready (sorted, so the request prefix
+stays put); calls with deadlines; /mcp's lines; closing."""
 
 from __future__ import annotations
 
 import atexit
-import concurrent.futures
 import os
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
 from agentteams.tools.mcp.config import Found, Pending, ServerConfig
-from agentteams.tools.mcp.connection import CallOutcome, Connection, RemoteTool
-from agentteams.tools.mcp.loopthread import LoopThread
+
+if TYPE_CHECKING:  # imported where a server is started or called: a session's first request never pays for them
+    import concurrent.futures
+
+    from agentteams.tools.mcp.connection import CallOutcome, Connection, RemoteTool
+    from agentteams.tools.mcp.loopthread import LoopThread
 
 DEFAULT_STARTUP = 30.0  # seconds a server has to start and list its tools (MCP_TIMEOUT, ms, as Claude Code's)
 DEFAULT_CALL = 600.0  # seconds one tool call may take (MCP_TOOL_TIMEOUT, ms)
@@ -85,6 +89,9 @@ class McpHub:
 
     def _start_loop(self) -> None:
         """The loop and a connection for each server not switched off (under the lock)."""
+        from agentteams.tools.mcp.connection import Connection
+        from agentteams.tools.mcp.loopthread import LoopThread
+
         loop, startup = LoopThread(name="mcp"), _seconds("MCP_TIMEOUT", DEFAULT_STARTUP)
         conns = {config.name: Connection(config) for config in self.servers if config.name not in self.disabled}
         self.conns = conns  # one assignment: readers on other threads see all of them or none
@@ -146,6 +153,10 @@ class McpHub:
         self, server: str, tool: str, args: dict[str, Any], interrupt: threading.Event | None = None
     ) -> CallOutcome:
         """Call a tool and wait for its answer (a deadline, and an interrupt ends the wait)."""
+        import concurrent.futures
+
+        from agentteams.tools.mcp.connection import CallOutcome
+
         conn = self.conns.get(server)
         if conn is None or self._loop is None:
             return CallOutcome(f"MCP server {server!r} is not configured", is_error=True)
@@ -166,6 +177,8 @@ class McpHub:
 
     def _restart(self, old: Connection, interrupt: threading.Event | None) -> Connection:
         """A new connection in place of one that dropped, waited for (this call needs it) up to the start timeout."""
+        from agentteams.tools.mcp.connection import Connection
+
         assert self._loop is not None
         name, startup = old.config.name, _seconds("MCP_TIMEOUT", DEFAULT_STARTUP)
         with self._lock:
@@ -242,6 +255,8 @@ class McpHub:
                 return self.conns[config.name]
         if self._loop is None:
             raise McpControlError("the session's MCP servers are closed")
+        from agentteams.tools.mcp.connection import Connection
+
         conn = Connection(config)
         self.conns = {**self.conns, config.name: conn}  # a new dict: readers on other threads iterate the old one
         self._tasks[config.name] = self._loop.submit(
@@ -279,9 +294,10 @@ class McpHub:
     def lines(self) -> list[ServerLine]:
         rows = []
         for config in self.servers:
-            conn = self.conns.get(config.name) or Connection(config)
-            state = "disabled" if config.name in self.disabled else conn.status
-            rows.append(ServerLine(config.name, state, config.transport, config.origin, len(conn.tools), conn.error))
+            conn = self.conns.get(config.name)  # none yet: pending, the hub starts it after the first request
+            state = "disabled" if config.name in self.disabled else conn.status if conn else "pending"
+            tools, error = (len(conn.tools), conn.error) if conn else (0, "")
+            rows.append(ServerLine(config.name, state, config.transport, config.origin, tools, error))
         for p in self.pending:  # "needs approval: how to give it", or "rejected (...)"
             status, _, how = p.why.partition(": ")
             rows.append(ServerLine(p.name, status, "-", "project", detail=how))
@@ -294,6 +310,8 @@ class McpHub:
         if loop is None:
             return
         atexit.unregister(self.close)
+        import concurrent.futures
+
         waits = []
         for name, conn in self.conns.items():
             if conn.status == "pending" or conn.closing is None:  # still starting: cancelled, not waited for (its
