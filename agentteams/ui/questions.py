@@ -52,7 +52,10 @@ class Questions:
         self._closed = False
 
     def ask(self, question: Question) -> str:
-        """Block until the person answers (called from any thread but the input loop's)."""
+        """Block until the person answers (called from any thread but the input loop's); a question the lead asks
+        for a teammate ends with its fallback once withdrawn (the teammate is gone: team/lead/ask_scope.py)."""
+        from agentteams.team.lead import ask_scope
+
         with self._lock:
             if self._closed:
                 return question.fallback
@@ -60,8 +63,22 @@ class Questions:
             first = len(self._open) == 1
         if first:
             self._on_current(question)
+        if (scope := ask_scope.current()) is not None:
+            scope.on_withdraw(lambda: self._withdraw(question))
         question.done.wait()
         return question.answer or question.fallback
+
+    def _withdraw(self, question: Question) -> None:
+        """Take an unanswered question back: the next one, if any, becomes current."""
+        with self._lock:
+            index = next((i for i, q in enumerate(self._open) if q is question), None)  # by identity: equal texts
+            if index is None:
+                return
+            del self._open[index]
+            following = self._open[0] if index == 0 and self._open else None
+        question.settle(question.fallback)
+        if following is not None:
+            self._on_current(following)
 
     def current(self) -> Question | None:
         with self._lock:

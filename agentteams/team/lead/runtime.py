@@ -18,7 +18,7 @@ from agentteams.backends.tmux import current_pane
 from agentteams.errors import AgentTeamsError, NotFoundError, PromptBlocked
 from agentteams.model.types import Block
 from agentteams.store import signing, write_failures
-from agentteams.store.outages import StoreUnavailable
+from agentteams.store.outages import AwayClock, StoreUnavailable
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import State
 from agentteams.store.protocol import (
@@ -38,7 +38,7 @@ from agentteams.team.lead import permission_relay
 from agentteams.team.lead.live_changes import LiveChanges
 from agentteams.team.lead.permission_relay import PermissionJudge
 from agentteams.team.lead.restarts import HINT, Rekeying, Restarts
-from agentteams.team.lead.store_loss import StoreLoss, lost_notice
+from agentteams.team.lead.store_loss import StoreLoss, lost_notice, unreachable_notice
 from agentteams.team.lease_keeper import LeaseKeeper
 from agentteams.team.spawn.base import Handle, Spawner
 from agentteams.team.spawn.member import spawn_member
@@ -73,6 +73,8 @@ class LeadRuntime:
         self._on_turn_end = on_turn_end or (lambda _r: None)
         self.judge = judge
         self.remembered = permission_relay.Remembered()  # "don't ask again" answers to teammates' questions
+        # their questions are put to the person off the team thread, and withdrawn when the teammate is gone
+        self.asks = permission_relay.TeammateAsks(session, judge, self.remembered, self._answered)
         self.handles: dict[str, Handle] = {}
         self.roster = Roster(self.store, spawner, self.handles)  # spawns check and reserve names through it
         self.restarts = Restarts(session, spawner, self.handles, self.hooks, self.on_team_thread)
@@ -93,6 +95,7 @@ class LeadRuntime:
         self._presence = heartbeat.LeadPresence(self.store, self.ctx.session_id, pane)  # beaten by the team thread
         self._leases = LeaseKeeper(self.tasks, LEAD_NAME, self.store.steady)  # renewed and swept by the team thread
         self._loss = StoreLoss(self.store)  # a store back from an outage without the team: the team ends
+        self._away = AwayClock()  # and one that stays away past its limit
         self._inbox_lock = threading.RLock()  # the team thread and shutdown_team both read the inbox
         self.muted = False  # while shutting the team down, departures are not news for the model
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
@@ -341,7 +344,7 @@ class LeadRuntime:
             while not self._closing and self.team == team:
                 try:
                     if self._loss.lost(team):
-                        self._team_lost(team)
+                        self._team_lost(team, lost_notice(team, self.teams.location(team)))
                         break
                     self.process_inbox()
                     self.check_liveness()
@@ -350,8 +353,12 @@ class LeadRuntime:
                         self._team_event(event)
                     for chore in self.chores:
                         chore(team)
+                    self._away.answered()
                 except StoreUnavailable as e:  # the store said so once; liveness waits for it (store/outages.py)
                     diagnostics.debug("team %s: %s", team, e)
+                    if self._away.failed():  # not for ever: the lead (a -p run) ends
+                        self._team_lost(team, unreachable_notice(team, e))
+                        break
                 except AgentTeamsError as e:
                     if self.team != team or not self.teams.exists(team):
                         break  # TeamDelete removed it while this round ran: nothing to warn about
@@ -408,9 +415,8 @@ class LeadRuntime:
                 self._cond.notify_all()
             self._team_event(TeamEvent("idle", who, msg.summary or msg.result or "", color=env.color))
             return True
-        if isinstance(msg, PermissionRequest):
-            allow = permission_relay.answer(self.session, self.judge, self.team or "", msg, who, self.remembered)
-            self._team_event(TeamEvent("permission", who, f"{msg.tool_name}: {'allowed' if allow else 'denied'}"))
+        if isinstance(msg, PermissionRequest):  # a person may take minutes: the team thread goes on meanwhile
+            self.asks.start(self.team or "", msg, who)
             return True
         return self._for_model(env, forged)
 
@@ -425,6 +431,9 @@ class LeadRuntime:
             self._cond.notify_all()
         return False
 
+    def _answered(self, who: str, msg: PermissionRequest, allow: bool) -> None:
+        self._team_event(TeamEvent("permission", who, f"{msg.tool_name}: {'allowed' if allow else 'denied'}"))
+
     def check_liveness(self) -> None:
         team = self.team
         if not team:
@@ -437,9 +446,8 @@ class LeadRuntime:
                 if name in self.handles:
                     self.member_gone(name, "stopped unexpectedly (its process or pane is gone)", died=True)
 
-    def _team_lost(self, team: str) -> None:
-        """The store came back without the team: say so, stop its teammates (they cannot find it either), end it."""
-        text = lost_notice(team, self.teams.location(team))
+    def _team_lost(self, team: str, text: str) -> None:
+        """The store came back without the team, or never came back: say so, stop its teammates, end the team."""
         diagnostics.warning("%s", text)
         for name, handle in list(self.handles.items()):
             with contextlib.suppress(Exception):
@@ -463,6 +471,7 @@ class LeadRuntime:
     def member_gone(self, name: str, how: str, *, died: bool = False) -> None:
         """Unassign its tasks, drop it from the team, close its pane, and tell the model."""
         team = self.team
+        withdrawn = self.asks.withdraw(name)  # never a person's yes to a command for a teammate that is gone
         handle = self.handles.pop(name, None)
         self._presence.forget(name)
         self.promises.forget(name)
@@ -477,6 +486,8 @@ class LeadRuntime:
         notice = f"Teammate {name} {how}." + (f" {HINT}" if died else "") + moved.note
         if moved.tasks:
             notice += " Its unfinished tasks are pending again: " + ", ".join(f"#{t.id}" for t in moved.tasks)
+        if withdrawn:
+            notice += " Its permission request was withdrawn: " + ", ".join(m.tool_name for m in withdrawn) + "."
         self._team_event(TeamEvent("died" if died else "left", name, notice))
         with self._cond:
             self._idle = [e for e in self._idle if e.sender != name]
