@@ -95,6 +95,12 @@ def _spent(presence: Presence | None) -> tuple[int, float]:
     return (presence.input_tokens + presence.output_tokens, presence.cost_usd) if presence else (0, 0.0)
 
 
+def spent_past(budget: Budget, records: list[Presence | None]) -> bool:
+    """Whether these agents' spending, summed, has reached `budget` (never without a limit)."""
+    percent = budget.percent(sum(_spent(r)[0] for r in records), sum(_spent(r)[1] for r in records))
+    return percent is not None and percent >= 100
+
+
 def figures(presence: Presence | None, budget: Budget) -> str:
     tokens, usd = _spent(presence)
     parts = [f"{tokens} of {budget.tokens} tokens"] if budget.tokens else []

@@ -23,7 +23,7 @@ from agentteams.store import write_failures
 from agentteams.store.api import Store
 from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.fs.watch import WakeEvent, wait_in_slices
-from agentteams.store.outages import StoreUnavailable
+from agentteams.store.outages import AwayClock, StoreUnavailable
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence, State
 from agentteams.store.protocol import (
@@ -46,6 +46,7 @@ from agentteams.team.held_writes import HeldWrites, refused
 from agentteams.team.lease_keeper import LeaseKeeper
 from agentteams.team.steering import steerable, teammate_blocks
 from agentteams.team.team_hooks import idle_gate
+from agentteams.team.teammate.budget_stop import BudgetStop
 from agentteams.team.teammate.lead_watch import LeadWatch
 from agentteams.team.teammate.next_turn import TurnNotes, Work
 from agentteams.team.teammate.plan_verdict import pending_plan
@@ -119,6 +120,9 @@ class TeammateRuntime:
         self._answering = threading.Event()  # the turn's first answer began: its request is out
         self._lead = LeadWatch(self.store, self.team)  # a dead lead may be resumed: we wait for it a while
         self._writes = HeldWrites(self.name)  # its isActive and idle notice, if the disk refused them: written later
+        settings = self.session.options.settings
+        self._budget = BudgetStop(self.store, self.team, self.presence, settings, self.session.agent.over_budget)
+        self.session.agent.over_budget = self._budget  # after every answer: a 60-call turn stops at its budget
 
     # -- the loop -----------------------------------------------------------------------------------
 
@@ -141,6 +145,7 @@ class TeammateRuntime:
                         diagnostics.warning("%s: the lead of team %s did not come back; stopping", self.name, self.team)
                         return 0
                     self._held = held(entry)
+                    self._budget.update(entry, config)
                     work = self._work_unless_away(config)
                     if work is None:
                         if entry.is_active:  # started again (a resumed lead's restart) idle
@@ -165,12 +170,16 @@ class TeammateRuntime:
 
     def _config(self) -> TeamConfig | None:
         """The team's config; None once the team is gone (or the teammate told to stop while its store is away)."""
+        away = AwayClock()
         while True:
             try:
                 return self.teams.peek(self.team)  # looked at only: a wake-up parses the config only when it changed
             except NotFoundError:
                 return None
-            except StoreUnavailable:  # the store said so, once: waited for, as a teammate is not judged meanwhile
+            except StoreUnavailable as e:  # the store said so, once: waited for, as a teammate is not judged meanwhile
+                if away.failed():
+                    diagnostics.warning("%s: %s; stopping", self.name, e)
+                    return None
                 if self.stop.wait(WAIT_SLICE):
                     return None
 
@@ -211,7 +220,10 @@ class TeammateRuntime:
 
     def _steer(self) -> list[Block]:
         """Messages that came during the turn, after this tool result (team/steering.py); `_deliver` marks them."""
-        inbox = self.mailbox.unread(self.team, self.name)
+        try:
+            inbox = self.mailbox.unread(self.team, self.name)
+        except StoreUnavailable:  # the store said it was away, once: what came meanwhile waits there for a later look
+            return []
         self.modes_mid_turn(inbox)  # a mode change applies at once
         unread = steerable(inbox, self._pending, self._unmarked)
         config = self._config() if unread else None
@@ -264,11 +276,15 @@ class TeammateRuntime:
         self._answering.clear()
         marking = workers.started(f"{self.name}-state", functools.partial(self._mark_working, work))
         reason, failure, final = "available", None, None
+        # past its budget it still answers its lead's shutdown request (the lead asks once the budget is spent)
+        self._budget.answering_shutdown = any(isinstance(parse_message(e.text), ShutdownRequest) for e in work.envs)
         try:
             result = self._until_idle_allowed(self.session.run(work.prompt))
             final = result.text or None
             if result.stop_reason == "interrupted":
                 reason = "interrupted"
+            elif result.stop_reason == "max_budget_usd":
+                diagnostics.warning("%s: its budget is spent; its turn stopped before running more tools", self.name)
         except AgentTeamsError as e:  # the model is unreachable: tell the lead, keep serving
             reason, failure = "failed", str(e)
             diagnostics.warning("%s: the turn failed: %s", self.name, e)
@@ -342,7 +358,8 @@ class TeammateRuntime:
         except AgentTeamsError as e:
             if hold and refused(e):
                 raise
-            if isinstance(e, NotFoundError):  # its team is gone: the loop stops it, and the lead says why
+            if isinstance(e, (NotFoundError, StoreUnavailable)):  # its team is gone (the loop stops it, the lead says
+                # why), or its store is away past its deadline (it said so once)
                 diagnostics.debug("%s: could not reach the lead: %s", self.name, e)
                 return
             diagnostics.warning("%s: could not reach the lead: %s", self.name, e)
