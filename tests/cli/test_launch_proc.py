@@ -197,7 +197,9 @@ def test_a_role_that_cannot_start_takes_the_half_made_team_down(cli: Cli, config
     empty.mkdir()
     with MockServer(scenario()) as server:
         env = {**lead_env(config_root, server), "PATH": str(empty)}  # no tmux: the first tmux pane cannot start
-        proc = cli("launch", str(team_file), PROMPT, "-p", "--teammate-mode", "tmux", env=env, cwd=tmp_path)
+        proc = cli("launch", str(team_file), PROMPT, "-p", "--dangerously-skip-permissions", "--teammate-mode", "tmux",
+                   env=env, cwd=tmp_path)  # fmt: skip
+        # (its roles bypass permissions: the lead must too, see test_launch_bypass.py)
         assert [r for r in server.requests if r["route"] == "lead"] == [], "the lead's model was never asked"
     assert proc.returncode == 1
     assert proc.stderr.startswith("agentteams: error: could not start role 'alice': "), proc.stderr

@@ -54,4 +54,4 @@ def launch(
     from agentteams.run.launch import start
 
     raise typer.Exit(start(spec, prompt, print_mode, output_format, model, permission_mode, skip_permissions,
-                           teammate_mode, teammate_command))  # fmt: skip
+                           teammate_mode, teammate_command, file=file))  # fmt: skip
