@@ -83,6 +83,7 @@ class LeadRuntime:
         self._envs: list[Envelope] = []  # teammate messages for the model, not yet delivered
         self._notices: list[str] = []  # things the runtime tells the model (a teammate left, died, ...)
         self._idle: list[Envelope] = []  # idle notices the model has not seen yet
+        self._heard: list[str] = []  # from other sessions (agent/peers.py): for the model as they are
         self._seen: set[tuple[str, ...]] = set()
         self._carried = Carried(self.mailbox, LEAD_NAME, lambda: self.team)  # teammates' messages the model has
         self._busy = False
@@ -227,13 +228,18 @@ class LeadRuntime:
         thread = self.team_thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=JOIN_WAIT)
-        warnings: list[str] = []
+        from agentteams.tools.team import worktree_git  # git's view of the team's worktrees: only when it goes
+
+        # as TeamDelete does: clean worktrees removed, a dirty one kept and said (its departure's notice was muted)
+        _removed, warnings = worktree_git.close_team(self.teams, team, self.session.options.cwd)
+        for line in warnings:  # nobody else says it: the team goes down as the run ends
+            diagnostics.warning("team %s: %s", team, line)
         try:
-            warnings = self.teams.delete(team, force=True)
+            warnings += self.teams.delete(team, force=True)
         except NotFoundError:
             pass
         except OSError as e:  # the team is down; what is left on disk is `agentteams cleanup`'s job
-            warnings = [f"could not remove all of team {team}'s files: {e}"]
+            warnings.append(f"could not remove all of team {team}'s files: {e}")
         return warnings
 
     def close(self) -> None:
@@ -266,8 +272,21 @@ class LeadRuntime:
 
     # -- the worker: one turn at a time -------------------------------------------------------------
 
+    def hear(self, text: str) -> None:
+        """Text from another session for the model: a turn of its own when idle, else after the next tool result."""
+        with self._cond:
+            self._heard.append(text)
+            self._cond.notify_all()
+
+    @property
+    def idle(self) -> bool:
+        """No turn runs and nothing waits to start one."""
+        with self._cond:
+            return not (self._busy or self._prompts or self._model_work_pending())
+
     def _model_work_pending(self) -> bool:
-        return bool(self._envs or self._notices or (self._idle and team_idle(self.teams, self.team, self.handles)))
+        team_news = bool(self._idle and team_idle(self.teams, self.team, self.handles))
+        return bool(self._heard or self._envs or self._notices or team_news)
 
     def _work(self) -> None:
         while True:
@@ -279,12 +298,15 @@ class LeadRuntime:
                 prompt, extras = self._prompts.pop(0) if self._prompts else (None, None)
                 turn = Turn(prompt, self._envs, self._notices, extras)
                 idle, self._envs, self._notices, self._idle = self._idle, [], [], []
+                heard, self._heard = self._heard, []
                 self._busy = True
             result: TurnResult | None = None
             self._write_presence("working")
             self._carried.envs = list(turn.envs or [])
             try:  # a UserPromptSubmit hook's answer may end the turn before it starts (HookAnswerError)
                 text, blocked = self.hooks.turn_text(turn.notices or [], [*(turn.envs or []), *idle], turn.prompt)
+                if heard:  # another session's words: not the person's prompt, so no UserPromptSubmit hook sees them
+                    text = "\n\n".join([*heard, *([text] if text else [])])
                 self.last_error = PromptBlocked(blocked) if blocked else None
                 result = self.session.run(text, turn.extras) if text is not None else None
             except AgentTeamsError as e:  # e.g. the API refused: the caller shows it (one line)
@@ -303,9 +325,10 @@ class LeadRuntime:
     def _steer(self) -> list[Block]:
         """At a tool result of a running turn: what came meanwhile goes in after the results (team/steering.py)."""
         with self._cond:
-            prompts, envs, notices = take_plain(self._prompts), self._envs, self._notices
-            self._envs, self._notices = [], []
-        return lead_blocks(self.hooks, self._carried, notices, envs, prompts)
+            prompts, envs, notices, heard = take_plain(self._prompts), self._envs, self._notices, self._heard
+            self._envs, self._notices, self._heard = [], [], []
+        peers: list[Block] = [{"type": "text", "text": t} for t in heard]
+        return [*peers, *lead_blocks(self.hooks, self._carried, notices, envs, prompts)]
 
     def _on_agent_event(self, event: AgentEvent) -> None:
         self._presence.saw(event)
