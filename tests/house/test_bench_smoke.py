@@ -56,6 +56,7 @@ def test_bench_startup_runs_and_the_request_prefix_is_kept(tmp_path: Path, confi
     names = {r["command"] for r in data["commands"]}
     assert {"agentteams --version", "agentteams --help", "agentteams task list", "import anthropic"} <= names
     assert {"-p, no settings files", "-p, 3 settings files", "-p, every user file", "-p hi, warm server"} <= names
+    assert "-p, an MCP server (2 s)" in names and "an MCP server, whole -p" in data["whole_ms"]
     if rc.installed_version(rc.prefix(rc.DEFAULT)) == rc.DEFAULT:  # the real CLI ran in the same round
         assert "claude -p hi (real CLI)" in names and data["vs_real"]["warm"] > 0 and data["vs_real"]["cold"] > 0
     assert set(data["files_ms"]) == {"every user file, read at -p", "every user file, --version"}
