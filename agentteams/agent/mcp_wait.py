@@ -84,7 +84,7 @@ def notice(connecting: list[str], failed: list[tuple[str, str]]) -> str | None:
 
 class FirstRequest:
     """A new conversation's first request carries the notice with its context, which then stays as it was for the
-    whole conversation (the cached prefix holds): /clear and compaction begin a new one, a resumed one gets none."""
+    whole conversation (the cached prefix holds): /clear begins a new one (told afresh), a resumed one is not told."""
 
     def __init__(self, session: Session, hub: McpHub) -> None:
         self.session, self.hub = session, hub
