@@ -25,13 +25,14 @@ from agentteams.agent.memory import Memory, load_memory
 from agentteams.agent.permissions import live_changes
 from agentteams.agent.permissions.policy import PermissionPolicy, offered_tools, parse_mode, parse_rules
 from agentteams.agent.permissions.settings_rules import settings_rules
+from agentteams.agent.plan_model import follow_plan_mode
 from agentteams.agent.prompts import Identity, style_switched, styled, system_prompt
 from agentteams.agent.session_options import SessionOptions, TurnExtras, command_extras, with_note
 from agentteams.agent.side_calls import side_caller
 from agentteams.agent.subagent_run import SubagentCalls, SubagentRecord
 from agentteams.agent.subagents import SubagentKit, Subagents
 from agentteams.errors import AgentTeamsError
-from agentteams.model.aliases import resolve_model
+from agentteams.model.aliases import plan_model, resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
 from agentteams.settings.agents import TEAMMATE_TOOLS, load_agents
@@ -80,7 +81,7 @@ class Session:
         self.options = options
         self.layout = layout or Layout.from_env()  # this machine's own files: transcripts, plans
         self.store: Store = store or open_store(self.layout)  # the team's shared state (AGENTTEAMS_STORE)
-        self.model = resolve_model(options.model)
+        self.model, self.plan_model = resolve_model(options.model), plan_model(options.model)  # opusplan: 2 models
         self.client = client
         self.ledger = UsageLedger()
         self._outer = on_event or (lambda _e: None)
@@ -148,7 +149,8 @@ class Session:
             hooks=self.hooks if self.hooks.runner is not None else None,
         )  # fmt: skip
         self.compactor = Compactor(self.agent, lambda: self.transcript, self.hooks, self.compact_policy)
-        self.agent.before_call = self.compactor.auto  # a teammate and a -p run compact on their own too
+        # before each call: the model for the mode (opusplan), then compaction (a teammate and a -p run compact too)
+        follow_plan_mode(self.agent, self._mode, lambda: (self.model, self.plan_model), then=self.compactor.auto)
         self.mcp = attach_mcp(self)  # started, not waited for: a slow server never holds up the first request
         if (budget := options.max_budget_usd) is not None:
             self.agent.over_budget = lambda: self.ledger.total().cost_usd >= budget
@@ -254,7 +256,7 @@ class Session:
     def set_model(self, name: str) -> str:
         """Use `name` (alias or full id; UnknownModelError otherwise) from the next request on: this agent, its
         subagents and teammates spawned later. The system prompt names the model, so it is rebuilt; the full id."""
-        model = resolve_model(name)
+        model, self.plan_model = resolve_model(name), plan_model(name)
         settings = self.agent.settings  # its environment block names the model: that line changes, nothing else
         settings.system = settings.system.replace(f"- model: {self.model}\n", f"- model: {model}\n", 1)
         self.model = settings.model = self.ctx.hooks.model = model

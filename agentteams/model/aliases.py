@@ -1,6 +1,6 @@
 """Model aliases (`sonnet`, `opus`, `haiku`, `fable`, `best`, `opusplan`, `default`) resolved to model ids on the
-provider in use (model/catalog.py's tables; `ANTHROPIC_DEFAULT_*_MODEL` overrides them), and the `[1m]` suffix: kept
-on our model id, taken off the id sent, with the beta that asks for it."""
+provider in use (model/catalog.py's tables; `ANTHROPIC_DEFAULT_*_MODEL` overrides them), retired ids remapped, and the
+`[1m]` suffix: kept on our model id, taken off the id sent, with the beta that asks for it."""
 
 from __future__ import annotations
 
@@ -9,7 +9,18 @@ import re
 from collections.abc import Mapping
 
 from agentteams.errors import AgentTeamsError
-from agentteams.model.catalog import ALIASES, SYNONYMS, Alias, Host, alias_model, default_alias
+from agentteams.model.catalog import (
+    ALIASES,
+    NO_LONG_FORM,
+    PLAN_MODE,
+    RETIRED,
+    RETIRED_ON,
+    SYNONYMS,
+    Alias,
+    Host,
+    alias_model,
+    default_alias,
+)
 from agentteams.model.providers import selected
 
 # alias -> (its model on Anthropic's API, the environment variable that overrides it on any provider)
@@ -53,8 +64,9 @@ def resolve_model(name: str, env: Mapping[str, str] | None = None) -> str:
     host = host_of(environ)
     alias = default_alias(host) if key == "default" else SYNONYMS.get(key) or _NAMED.get(key)
     if alias is not None:
-        override = environ.get(MODEL_ALIASES[alias][1], "").strip()
-        return (override or alias_model(alias, host)) + suffix
+        return _alias_model(alias, host, environ) + suffix
+    if host in RETIRED_ON and (successor := RETIRED.get(key)) is not None:
+        return _alias_model(successor, host, environ)
     stripped = name.strip()
     if stripped and _FULL_ID.search(stripped):
         return stripped
@@ -62,6 +74,33 @@ def resolve_model(name: str, env: Mapping[str, str] | None = None) -> str:
         f"unknown model {name!r}: use an alias ({', '.join(alias_names())}) or a full model id such as "
         f"{MODEL_ALIASES[DEFAULT_ALIAS][0]}"
     )
+
+
+def _alias_model(alias: Alias, host: Host, env: Mapping[str, str]) -> str:
+    return env.get(MODEL_ALIASES[alias][1], "").strip() or alias_model(alias, host)
+
+
+def plan_model(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The model a name sends in plan mode where that differs from `resolve_model`'s (`opusplan`: opus's, `[1m]`
+    kept); None for every other name."""
+    key = name.strip().lower()
+    suffix = LONG_SUFFIX if key.endswith(LONG_SUFFIX) else ""
+    alias = PLAN_MODE.get(key.removesuffix(suffix))
+    if alias is None:
+        return None
+    environ = os.environ if env is None else env
+    return _alias_model(alias, host_of(environ), environ) + suffix
+
+
+def switch_refusal(name: str) -> str | None:
+    """Why /model and set_model refuse a name that `--model` takes (an alias with no 1M form given `[1m]`), as
+    2.1.332 refuses it (the model in use stays); None when the switch may go ahead."""
+    key = name.strip().lower()
+    alias = key.removesuffix(LONG_SUFFIX)
+    if not key.endswith(LONG_SUFFIX) or alias not in NO_LONG_FORM:
+        return None
+    return (f"'{name.strip()}' isn't available: {alias} comes in no 1M-context form. Run /model {alias}, or "
+            f"/model sonnet[1m] for a 1M context window.")  # fmt: skip
 
 
 def long_context(model: str) -> bool:

@@ -104,6 +104,16 @@ DEFAULT_PER_PROVIDER: dict[Provider, Alias] = {"foundry": "sonnet"}
 # aliases that name another's model: `best` the most capable (opus); `opusplan` opus in plan mode, sonnet otherwise
 SYNONYMS: dict[str, Alias] = {"best": "opus", "opusplan": "sonnet"}
 PLAN_MODE: dict[str, Alias] = {"opusplan": "opus"}
+# aliases whose `[1m]` form /model and set_model refuse (2.1.332, on every provider; as --model it is taken)
+NO_LONG_FORM: tuple[Alias, ...] = ("haiku",)
+# retired first-party ids 2.1.332 sends as the alias's model instead (any case, a `[1m]` dropped), where first-party
+# ids are sent: Anthropic's API and the Claude Platform on AWS and Google Cloud; Bedrock, Vertex, Foundry and Mantle
+# send them as their own ids (observed with --model, set_model and ANTHROPIC_MODEL; claude-opus-4 is not remapped)
+RETIRED: dict[str, Alias] = {
+    "claude-opus-4-0": "opus", "claude-opus-4-20250514": "opus", "claude-opus-4-1": "opus",
+    "claude-opus-4-1-20250805": "opus",
+}  # fmt: skip
+RETIRED_ON: tuple[Host, ...] = ("firstParty", "anthropicAws", "anthropicGoogleCloud")
 
 
 def alias_model(alias: Alias, host: Host) -> str:

@@ -12,6 +12,7 @@ from typing import Literal
 from agentteams.agent.permissions import live_changes
 from agentteams.agent.session import TurnExtras, command_extras
 from agentteams.errors import AgentTeamsError
+from agentteams.model.aliases import switch_refusal
 from agentteams.settings.commands import COMMAND_NAME, CommandSet, CustomCommand, invocation, load_commands
 from agentteams.team.lead.runtime import LeadRuntime
 from agentteams.ui import reports
@@ -67,6 +68,9 @@ def _help(ctx: CommandContext, _args: str) -> Outcome:
 def _model(ctx: CommandContext, args: str) -> Outcome:
     if not args.strip():
         ctx.show(reports.model_lines(ctx.runtime))
+        return "done"
+    if (refusal := switch_refusal(args)) is not None:  # as 2.1.332: said, and the model in use stays
+        ctx.renderer.warning("error", refusal)
         return "done"
     try:
         model = ctx.runtime.session.set_model(args.strip())

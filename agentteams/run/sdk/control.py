@@ -11,6 +11,7 @@ from typing import Any
 
 from agentteams.agent.permissions.policy import parse_mode
 from agentteams.errors import AgentTeamsError
+from agentteams.model.aliases import switch_refusal
 from agentteams.run.init_info import mcp_servers, server_info
 from agentteams.run.sdk import mcp_control
 from agentteams.run.sdk.asks import sdk_hooks
@@ -23,9 +24,9 @@ from agentteams.tools.runtime_hooks import MODE_ALIASES
 class ControlRefused(AgentTeamsError):
     """A control request refused, with the error code Claude Code gives it."""
 
-    def __init__(self, message: str, code: str) -> None:
+    def __init__(self, message: str, code: str, **extra: str) -> None:
         super().__init__(message)
-        self.code = code
+        self.code, self.extra = code, extra  # more keys of the error reply (a refused model: the one kept)
 
 
 MODES = ("acceptEdits", "auto", "bypassPermissions", "default", "dontAsk", "plan")
@@ -83,7 +84,7 @@ class ControlAnswers:
         except AgentTeamsError as e:
             error = {"subtype": "error", "error": str(e)}
             if isinstance(e, ControlRefused):
-                error["error_code"] = e.code
+                error |= {"error_code": e.code, **e.extra}
             return [{"type": "control_response", "response": reply | error}]
         after = [self._status()] if subtype == "set_permission_mode" else []
         success = reply | {"subtype": "success"} | ({} if body is NO_BODY else {"response": body})
@@ -97,7 +98,10 @@ class ControlAnswers:
             self.runtime.interrupt()
             return {"still_queued": []}
         if subtype == "set_model":
-            session.set_model(str(request.get("model") or self.options.model))
+            name = str(request.get("model") or self.options.model)
+            if (refusal := switch_refusal(name)) is not None:
+                raise ControlRefused(refusal, "alias_1m_unsupported", model=session.model)
+            session.set_model(name)
             before.append(
                 self._replayed(f"<local-command-stdout>Set model to `{session.model}`</local-command-stdout>")
             )
