@@ -17,6 +17,7 @@ from agentteams.agent.structured import attach
 from agentteams.backends.tmux import inside_tmux
 from agentteams.errors import AgentTeamsError
 from agentteams.model.types import ModelClient
+from agentteams.run.peer_setup import TurnEnders, start_peers
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.lead.permission_relay import PermissionJudge
 from agentteams.team.lead.runtime import LeadRuntime
@@ -106,8 +107,7 @@ def build_lead(
     secrets = tuple(config.secrets())
     layout = Layout.from_env()
     store = open_store(layout)
-    command = shlex.split(teammate_command) if teammate_command else None
-    stoppers: list[Callable[[], None]] = []
+    command, stoppers = shlex.split(teammate_command) if teammate_command else None, list[Callable[[], None]]()
     spawner: Any
     if use_tmux(teammate_mode, command) and command is None:  # ours start from a warm, pre-imported process
         from agentteams.procs.fork.client import ForkServer
@@ -126,7 +126,9 @@ def build_lead(
                      options.json_schema)  # --json-schema's StructuredOutput, if given  # fmt: skip
     if options.name:  # -n: the display name the picker shows, recorded as claude records it
         session.transcript.named(options.name)
-    runtime = LeadRuntime(session, spawner, on_team_event=on_team_event, judge=judge, on_turn_end=on_turn_end)
+    enders = TurnEnders([on_turn_end] if on_turn_end is not None else [])  # the peer endpoint's joins them
+    runtime = LeadRuntime(session, spawner, on_team_event=on_team_event, judge=judge, on_turn_end=enders)
+    stoppers += start_peers(runtime, on_team_event, enders)  # other sessions on this machine: a record, a socket
     if options.resume is not None and not options.fork_session:  # a resumed lead leads its team again
         runtime.resume_team()
     parts = LeadParts(runtime, spawner.backend, stoppers)

@@ -12,6 +12,7 @@ from agentteams.tools.shell.background_tools import BACKGROUND_TOOLS
 from agentteams.tools.shell.bash import BashTool
 from agentteams.tools.subagent import SUBAGENT_TOOLS, TaskTool
 from agentteams.tools.team.merge import TeamMergeTool
+from agentteams.tools.team.peer_tools import ListAgentsTool
 from agentteams.tools.team.task_tools import TASK_TOOLS
 from agentteams.tools.team.team_tools import TEAM_TOOLS
 from agentteams.tools.todo_write import TodoWriteTool
@@ -36,7 +37,7 @@ def all_tools(agents: AgentCatalog | None = None, only: tuple[str, ...] | None =
     ]
     tools += [cls() for cls in (*TASK_TOOLS, *TEAM_TOOLS)]
     tools += [TaskTool(agents), *(cls() for cls in PLAN_TOOLS)]
-    return [*tools, TeamMergeTool()]  # last: the tools before it keep the places they always had
+    return [*tools, TeamMergeTool(), ListAgentsTool()]  # last: the tools before them keep the places they always had
 
 
 def subagent_tools(kind: str, parent: list[Tool], agent: AgentDef | None = None, *, nest: bool = False) -> list[Tool]:

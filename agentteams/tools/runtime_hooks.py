@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 from agentteams.model.types import ModelRequest, ModelResponse
 
@@ -46,6 +46,16 @@ def _default_mode() -> PermissionMode:
     return "default"
 
 
+class PeerHooks(Protocol):
+    """A session's messages to independent sessions on this machine (agent/peers.py): ListAgents and SendMessage."""
+
+    def listing(self, teammates: list[str]) -> str: ...
+
+    def knows(self, to: str) -> bool: ...
+
+    def send(self, to: str, body: str, summary: str | None, notify: bool) -> tuple[dict[str, Any], bool]: ...
+
+
 @dataclass
 class RuntimeHooks:
     """What the runtime lends its tools. `permission_mode` is read live from the policy: never a copy."""
@@ -67,6 +77,7 @@ class RuntimeHooks:
     task_completed: TaskHook | None = None  # TaskCompleted hooks: a refusal leaves the task as it was
     # a file tool is about to change this file: the session's checkpoints keep what it holds first (agent/checkpoints)
     file_changing: Callable[[Path], None] | None = None
+    peers: PeerHooks | None = None  # a session's (not a teammate's): other sessions on this machine
 
 
 @dataclass

@@ -18,7 +18,7 @@ from agentteams.backends.tmux import current_pane
 from agentteams.errors import AgentTeamsError, NotFoundError, PromptBlocked
 from agentteams.model.types import Block
 from agentteams.store import signing, write_failures
-from agentteams.store.outages import AwayClock, StoreUnavailable
+from agentteams.store.outages import AwayClock, StoreUnavailable, judged
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import State
 from agentteams.store.protocol import (
@@ -203,6 +203,8 @@ class LeadRuntime:
         with self._cond:
             if self._busy or self._prompts or self._model_work_pending():
                 return False
+            if not judged(self.store.steady, 2 * heartbeat.interval() + 1.0):  # teammates' writes it refused, held
+                return False  # (an isActive), are written again at their next beats: idle is no verdict until then
             try:
                 idle = team_idle(self.teams, self.team, self.handles, self.mailbox)  # nobody has a message waiting
             except StoreUnavailable:  # what the team does is unknown until the store is back

@@ -174,7 +174,9 @@ def _need(value: Any, what: str, kind: str) -> Any:
 class SendMessageTool(CoordinationTool):
     name = "SendMessage"
     description = (
-        "Send a message to a teammate. Other agents never see your plain text output: this tool is the only "
+        "Send a message to a teammate, or to another agent session on this machine (by a name ListAgents gives, or the "
+        "`from` of a cross-session message you got; such a message is plain text in `message`). Other agents never "
+        "see your plain text output: this tool is the only "
         "way to reach them. Address teammates by name. Messages to you arrive by themselves, so there is "
         "no inbox to check. Types: message (to one teammate, with a short summary), broadcast (to everyone; "
         "costly, use rarely), shutdown_request (ask a teammate to stop; only when its work is done), "
@@ -194,6 +196,9 @@ class SendMessageTool(CoordinationTool):
             "summary": {"type": "string", "description": "A 5-10 word preview shown in the UI."},
             "request_id": {"type": "string", "description": "The request being answered."},
             "approve": {"type": "boolean", "description": "Approve (true) or reject (false) the request."},
+            "notify_when_idle": {"type": "boolean", "description": "To another session on this machine (a name from "
+                                 "ListAgents): it sends you one notice when it is next idle. Without a message: only "
+                                 "that subscription."},
             "to": {"type": "string", "description": "Same as recipient."},
             "message": {
                 "description": "Same as content; or {type, request_id, approve, reason | feedback} for a response.",
@@ -203,6 +208,11 @@ class SendMessageTool(CoordinationTool):
     }
 
     def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from agentteams.tools.team.peer_tools import send_to_peer  # another session on this machine, not a teammate
+
+        peer = send_to_peer(args, _first_str(args.get("recipient"), args.get("to")), ctx)
+        if peer is not None:
+            return peer
         out = parse_send(args)
         if not ctx.team_name:
             return ToolResult.error(

@@ -1,0 +1,334 @@
+"""A session among the independent sessions on this machine (claude 2.1.332's ListAgents, SendMessage to a session):
+its record and socket, the `crossSessionInbound` policy (accept, hold, refuse), notify_when_idle, sending; frames
+between two of ours are signed, and a frame is only ever text for the model, never run."""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from agentteams import diagnostics
+from agentteams.agent import peer_texts
+from agentteams.errors import AgentTeamsError
+from agentteams.procs import peer_socket
+from agentteams.procs.peer_socket import Inbound, Listener, PeerSocketError
+from agentteams.store import peer_records, peer_wire
+from agentteams.store.fs.atomic_json import epoch_ms
+from agentteams.store.paths import Layout
+from agentteams.store.peer_records import SessionRecord
+from agentteams.store.peer_wire import Frame
+
+Policy = Literal["accept", "hold", "refuse"]
+POLICIES: tuple[Policy, ...] = ("accept", "hold", "refuse")
+SETTING = "crossSessionInbound"
+
+
+def policy_setting(value: object) -> Policy | None:
+    """The setting's policy; None when it is not set. An unknown value holds, as claude holds while one is present."""
+    if value is None:
+        return None
+    if value in POLICIES:
+        return "accept" if value == "accept" else "hold" if value == "hold" else "refuse"
+    diagnostics.warning('%s: unknown value %r, messages from other sessions are held (use "accept", "hold" or '
+                        '"refuse")', SETTING, value)  # fmt: skip
+    return "hold"
+
+
+@dataclass
+class PeerWiring:
+    """What the session lends its endpoint: its permission mode and policy read live, where news goes."""
+
+    mode: Callable[[], str]  # the live permission mode
+    policy: Callable[[], Policy | None]  # the crossSessionInbound setting, None when unset
+    hear: Callable[[str], None]  # text for the model: a new turn when idle, else at its next tool result
+    show: Callable[[str], None]  # a line for the person only
+
+
+@dataclass
+class _Sent:
+    address: str
+    name: str
+
+
+@dataclass
+class PeerEndpoint:
+    """One session's record, socket and mail between sessions. `start` publishes it; `close` takes it away."""
+
+    layout: Layout
+    session_id: str
+    cwd: Path
+    name: str
+    wiring: PeerWiring
+    kind: str = "interactive"
+    entrypoint: str = "cli"
+    record: SessionRecord | None = None
+    _token: str = field(default_factory=lambda: secrets.token_hex(16))
+    _listener: Listener | None = None
+    _key: Any = None  # our SigningKey, made on a thread at start (its library loads off the start path)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _sent: dict[str, _Sent] = field(default_factory=dict)  # msg_id -> where it went (statuses name it)
+    _asked: dict[str, _Sent] = field(default_factory=dict)  # notify_when_idle we sent: msg_id -> whom
+    _subscribers: dict[str, str] = field(default_factory=dict)  # notify_when_idle we owe: msg_id -> address
+    _held: list[Frame] = field(default_factory=list)
+    _busy: bool = False
+    _writes: threading.Condition = field(default_factory=threading.Condition)
+    _status: peer_records.Status | None = None
+
+    # -- life ----------------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        path = str(peer_socket.socket_path())
+        self.record = peer_records.new_record(self.session_id, str(self.cwd), self.name, path, self.kind,
+                                              self.entrypoint, None)  # fmt: skip
+        self._listener = Listener(Path(path), self._arrived)
+        self._listener.start()
+        peer_records.write_token(self.layout, self.record, self._token)
+        peer_records.write_record(self.layout, self.record)
+        threading.Thread(target=self._keep_record, name="peer-record", daemon=True).start()
+
+    def close(self) -> None:
+        with self._writes:
+            self._status = None
+            self._writes.notify_all()
+        if self._listener is not None:
+            self._listener.close()
+        if self.record is not None:
+            peer_records.remove_record(self.layout, self.record)
+            self.record = None
+
+    def _keep_record(self) -> None:
+        """Status changes and the public key are written here, never on a turn's path (each write is fsync'd)."""
+        from agentteams.store.signing import SigningKey
+
+        try:
+            self._key = SigningKey.generate()
+        except Exception as e:  # no signing library: our frames go unsigned, as claude's
+            diagnostics.warning("messages to other sessions go unsigned: %s", e)
+        self._write(None)
+        while True:
+            with self._writes:
+                while self._status is None and self.record is not None:
+                    self._writes.wait()
+                status, self._status = self._status, None
+            if self.record is None:
+                return
+            self._write(status)
+
+    def _write(self, status: peer_records.Status | None) -> None:
+        record = self.record
+        if record is None:
+            return
+        if self._key is not None:
+            record.raw[peer_records.KEY_FIELD] = self._key.public
+        try:
+            peer_records.write_record(self.layout, record, status)
+        except (OSError, AgentTeamsError) as e:
+            diagnostics.warning("could not update this session's record: %s", e)
+
+    # -- turns ---------------------------------------------------------------------------------------
+
+    def busy(self) -> None:
+        self._busy = True
+        with self._writes:
+            self._status = "busy"
+            self._writes.notify_all()
+
+    def idle(self, last_text: str) -> None:
+        """The session finished a turn with nothing queued: its record says so, and whoever asked is told once."""
+        self._busy = False
+        with self._writes:
+            self._status = "idle"
+            self._writes.notify_all()
+        with self._lock:
+            owed, self._subscribers = self._subscribers, {}
+        for msg_id, address in owed.items():
+            self._notify_idle(msg_id, address, last_text)
+
+    def _notify_idle(self, msg_id: str, address: str, last_text: str) -> None:
+        frame = peer_wire.control_frame("peer_idle_notice", self._address, orig_msg_id=msg_id, state="idle",
+                                        finished_at=epoch_ms(), detail=last_text[:300],
+                                        from_mode=self._mode())  # fmt: skip
+        try:
+            self._post(address, frame)
+        except (PeerSocketError, LookupError) as e:
+            diagnostics.warning("could not tell %s this session is idle: %s", address, e)
+
+    # -- sending -------------------------------------------------------------------------------------
+
+    @property
+    def _address(self) -> str:
+        return self.record.address if self.record is not None else ""
+
+    def _mode(self) -> peer_wire.Mode:
+        return peer_wire.mode_class(self.wiring.mode())
+
+    def peers(self) -> list[SessionRecord]:
+        me = self.record.pid if self.record is not None else -1
+        return [r for r in peer_records.live_records(self.layout) if r.pid != me]
+
+    def listing(self, teammates: list[str]) -> str:
+        if self.record is None:
+            return "This session takes no part in messages between sessions."
+        return peer_texts.listing(self.record, self.peers(), teammates)
+
+    def find(self, to: str) -> SessionRecord | None:
+        """The live session `to` names: its address (`uds:…`), `name [ref]`, or a name only one session has.
+        LookupError when a name is shared (the model is told to add the ref)."""
+        everyone = self.peers()
+        if to.startswith("uds:"):
+            return next((r for r in everyone if r.address == to), None)
+        name, _, rest = to.partition(" [")
+        if rest.endswith("]"):
+            return next((r for r in everyone if r.name == name and peer_texts.ref(r) == rest[:-1]), None)
+        named = [r for r in everyone if r.name == to]
+        if len(named) > 1:
+            refs = ", ".join(f"{to} [{peer_texts.ref(r)}]" for r in named)
+            raise LookupError(f"{len(named)} sessions are named {to!r}: send to one of {refs}")
+        return named[0] if named else None
+
+    def knows(self, to: str) -> bool:
+        try:
+            return self.find(to) is not None
+        except LookupError:
+            return True
+
+    def send(self, to: str, body: str, summary: str | None, notify: bool) -> tuple[dict[str, Any], bool]:
+        """SendMessage to a session: the tool's result (claude's shape: success, message, msg_id) and whether it
+        is an error."""
+        if self.record is None:
+            return {"success": False, "message": "This session takes no part in messages between sessions."}, True
+        try:
+            target = self.find(to)
+        except LookupError as e:
+            return {"success": False, "message": str(e)}, True
+        if target is None:
+            return {"success": False, "message": f"No session named {to!r} is running on this machine "
+                                                 "(ListAgents lists those that are)."}, True  # fmt: skip
+        if not body and not notify:
+            return {"success": False, "message": "Nothing to send: give a message, or notify_when_idle."}, True
+        frame: dict[str, Any] | None = None
+        try:
+            if body:
+                frame = peer_wire.user_frame(self._address, self.name, self._mode(), body)
+                self._post(target.address, frame, target)
+                with self._lock:
+                    self._sent[frame["msg_id"]] = _Sent(target.address, target.name)
+            if notify:
+                ask = peer_wire.control_frame("notify_when_idle", self._address, from_mode=self._mode())
+                with self._lock:
+                    self._asked[ask["msg_id"]] = _Sent(target.address, target.name)
+                self._post(target.address, ask, target)
+        except (PeerSocketError, LookupError) as e:
+            return {"success": False, "message": f"Failed to send to {target.name}: {e}"}, True
+        out: dict[str, Any] = {"success": True, "message": peer_texts.sent(target.name, summary, body, notify)}
+        if frame is not None:
+            out["msg_id"] = frame["msg_id"]
+        return out, False
+
+    def _post(self, address: str, frame: dict[str, Any], target: SessionRecord | None = None) -> None:
+        """One frame to the session at `address`; signed when that session is one of ours."""
+        if target is None:
+            target = next((r for r in self.peers() if r.address == address), None)
+        if target is None:
+            raise LookupError(f"{address} is not a running session")
+        token = peer_records.read_token(self.layout, target)
+        if token is None:
+            raise LookupError(f"{target.name} has no messaging key")
+        if target.public_key and self._key is not None:
+            frame[peer_wire.SIG_FIELD] = self._key.sign(peer_wire.signed_bytes(frame))
+        peer_socket.deliver(target.socket_path, peer_wire.encode(token, frame))
+
+    # -- receiving -----------------------------------------------------------------------------------
+
+    def _arrived(self, inbound: Inbound) -> None:
+        decoded = peer_wire.decode(inbound.data)
+        if decoded is None or not hmac.compare_digest(decoded[0].encode(), self._token.encode()):
+            return  # not our token: dropped unread, as claude drops it
+        frame = peer_wire.parse_frame(decoded[1])
+        if frame is None:
+            return
+        sender = self._verified(frame, inbound.pid)
+        if sender is None:
+            diagnostics.warning("dropped a message claiming to come from %s: not that session's process",
+                                frame.sender)  # fmt: skip
+            return
+        if frame.kind == "user":
+            self._message(frame, sender)
+        elif frame.kind == "notify_when_idle":
+            self._subscribe(frame)
+        elif frame.kind == "peer_idle_notice":
+            with self._lock:
+                asked = self._asked.pop(frame.orig_msg_id, None)
+            if asked is not None and asked.address == frame.sender:
+                self.wiring.hear(peer_texts.idle_notice(asked.name, frame))
+        else:
+            with self._lock:
+                sent = self._sent.get(frame.orig_msg_id)
+            if sent is not None and sent.address == frame.sender:
+                self.wiring.hear(peer_texts.status_notice(frame, sent.name))
+
+    def _verified(self, frame: Frame, pid: int) -> SessionRecord | None:
+        """The sender's record, if the process that connected is the one its `from` names (the kernel's pid), and
+        its signature holds when it is one of ours."""
+        record = next((r for r in peer_records.live_records(self.layout) if r.address == frame.sender), None)
+        if record is None or record.pid != pid:
+            return None
+        if record.public_key:
+            from agentteams.store.signing import VerifyKey
+
+            key = VerifyKey.parse(record.public_key)
+            signature = frame.raw.get(peer_wire.SIG_FIELD)
+            if key is None or not key.verify(peer_wire.signed_bytes(frame.raw), signature):
+                return None
+        return record
+
+    def _policy(self, frame: Frame) -> tuple[Policy, str]:
+        setting = self.wiring.policy()
+        if setting in ("hold", "refuse"):
+            return setting, f'this session\'s {SETTING} setting is "{setting}"'
+        if setting is None and frame.claimed.get("from-mode") != self._mode():
+            return "hold", "the sending session runs in another permission-mode class"
+        return "accept", ""
+
+    def _message(self, frame: Frame, sender: SessionRecord) -> None:
+        verdict, why = self._policy(frame)
+        if verdict == "refuse":
+            self._status_to(frame, "expired", status_detail="refused", reason="The receiving session does not take "
+                            "messages from other sessions; your message was not given to its model.")  # fmt: skip
+            self.wiring.show(f"Refused a message from {sender.name} ({frame.sender}): {why}.")
+            return
+        if verdict == "hold":
+            with self._lock:
+                self._held.append(frame)
+            self._status_to(frame, "held", reason="Your message waits for the receiving user's approval before "
+                            "it reaches their session's model.")  # fmt: skip
+            self.wiring.show(peer_texts.held_line(frame, why))
+            return
+        self._busy = True  # it starts a turn: a notify_when_idle right behind it waits for that turn's end
+        self.wiring.hear(peer_texts.inbound(frame, sender.name))
+
+    def _subscribe(self, frame: Frame) -> None:
+        if self.wiring.policy() == "refuse":
+            return
+        if self._busy:
+            with self._lock:
+                self._subscribers[frame.msg_id] = frame.sender
+            return
+        self._notify_idle(frame.msg_id, frame.sender, "")  # idle already: told at once
+
+    def _status_to(self, frame: Frame, status: str, **fields: str) -> None:
+        reply = peer_wire.control_frame("peer_message_status", self._address, status=status, **fields,
+                                        orig_msg_id=frame.msg_id)  # fmt: skip
+        try:
+            self._post(frame.sender, reply)
+        except (PeerSocketError, LookupError) as e:
+            diagnostics.warning("could not tell %s what became of its message: %s", frame.sender, e)
+
+    def held(self) -> list[Frame]:
+        with self._lock:
+            return list(self._held)
