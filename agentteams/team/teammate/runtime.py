@@ -148,8 +148,11 @@ class TeammateRuntime:
                     self._budget.update(entry, config)
                     work = self._work_unless_away(config)
                     if work is None:
-                        if entry.is_active:  # started again (a resumed lead's restart) idle
-                            self._set_active(False)  # only it says so: else its lead waits for it for ever
+                        # started again idle (a resumed lead's restart marks it active first): only it says it is
+                        # idle, else its lead waits for it for ever. Not on a new one's first look: its prompt may
+                        # still be on its way, and this write would sit in the first delivery's path
+                        if entry.is_active and (announced or self.session.options.resume is not None):
+                            self._set_active(False)
                         if not announced:
                             self._set_state(self.presence.state if self.presence.state != "starting" else "idle")
                             announced = True
