@@ -14,6 +14,7 @@ from agentteams import diagnostics
 from agentteams.agent import workers
 from agentteams.agent.hooks.points import HookPoints
 from agentteams.agent.hooks.spec import Permission
+from agentteams.agent.tool_batches import run_calls
 from agentteams.agent.turn_types import (
     INTERRUPTED_MARK,
     AgentEvent,
@@ -84,6 +85,7 @@ class Agent:
         self.denials: list[dict[str, Any]] = []  # calls refused (rules, mode, a person, a hook): permission_denials
         self._prompt: AgentEvent | None = None  # the turn's prompt, not yet emitted (run)
         self._emitting = threading.RLock()
+        self._asking = threading.Lock()
 
     def emit(self, event: AgentEvent) -> None:
         """Tell the listeners (transcript, screen, runtime), after the turn's prompt if that still waits: events
@@ -289,33 +291,19 @@ class Agent:
         )
 
     def _run_tools(self, uses: list[Block]) -> list[Block]:
-        """Run the calls in order; consecutive read-only calls run side by side."""
-        results: list[Block] = []
-        i = 0
-        while i < len(uses):
-            j = i + 1
-            if self._is_read_only(uses[i]):
-                while j < len(uses) and self._is_read_only(uses[j]):
-                    j += 1
-            batch = uses[i:j]
-            if len(batch) == 1:
-                results.append(self._run_one(batch[0]))
-            else:
-                from concurrent.futures import ThreadPoolExecutor  # with logging, ~4 ms: only when calls run together
+        """Run the calls in order; neighbouring reads and subagent calls run side by side (agent/tool_batches.py)."""
+        return run_calls(uses, self._run_one, self._runs_beside)
 
-                with ThreadPoolExecutor(max_workers=min(8, len(batch))) as pool:
-                    results.extend(pool.map(self._run_one, batch))
-            i = j
-        return results
+    def _runs_beside(self, use: Block) -> bool:
+        tool, args = self.tools.get(self._tool_name(use)), use.get("input")
+        return tool is not None and tool.runs_beside(args if isinstance(args, dict) else {})
 
-    def _is_read_only(self, use: Block) -> bool:
-        tool = self.tools.get(str(use.get("name")))
-        return tool is not None and tool.read_only
+    def _tool_name(self, use: Block) -> str:
+        name = str(use.get("name"))  # claude's newer name for Task: one tool, so one set of rules and hooks judges it
+        return "Task" if name == "Agent" and name not in self.tools and "Task" in self.tools else name
 
     def _run_one(self, use: Block) -> Block:
-        name, use_id = str(use.get("name")), str(use.get("id"))
-        if name == "Agent" and name not in self.tools and "Task" in self.tools:  # claude's newer name for it: one
-            name = "Task"  # tool, so one set of rules and hooks judges it
+        name, use_id = self._tool_name(use), str(use.get("id"))
         args = use.get("input") if isinstance(use.get("input"), dict) else {}
         assert isinstance(args, dict)
         self.emit(AgentEvent("tool_start", tool=name, tool_use_id=use_id, input=args))
@@ -386,7 +374,10 @@ class Agent:
             if self.hooks is not None:
                 self.hooks.notify(f"Claude needs your permission to use {tool.name}")
             asked = PermissionAsk(tool.name, target, args, decision.reason, tool_use_id=use_id)
-            answer = self.ask(asked)
+            with self._asking:  # calls run side by side ask one at a time; once a reply ended the turn, none asks
+                if self.ctx.interrupt.is_set():
+                    return ToolResult.error("Interrupted by the user before this tool ran."), args
+                answer = self.ask(asked)
             if answer == "always":
                 self.permissions.remember(tool.name, target)
             elif answer == "accept_edits":

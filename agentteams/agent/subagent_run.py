@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,22 +52,23 @@ class SubagentCall:
 
 class SubagentCalls:
     """The one maker of subagent ids in a session: a Task call of its own agent gets one as it starts (the tool_start
-    event carries it on to the stream-json lines), and the subagent that call runs takes it (calls never overlap: Task
-    is not read-only, so the loop runs it alone)."""
+    event carries it on to the stream-json lines), and the subagent that call runs takes it. Calls of one answer may
+    run side by side, each in a thread of its own that emits its start and then runs its subagent: kept per thread."""
 
     def __init__(self) -> None:
-        self._pending: SubagentCall | None = None
+        self._pending: dict[int, SubagentCall] = {}
 
     def started(self, event: AgentEvent) -> None:
         if event.kind == "tool_start" and is_subagent_call(event.tool, event.input):
             description = str(event.input.get("description") or "")
-            self._pending = SubagentCall(new_agent_id(), event.tool_use_id, description)
-            event.agent_id = self._pending.agent_id
+            call = self._pending[threading.get_ident()] = SubagentCall(new_agent_id(), event.tool_use_id, description)
+            event.agent_id = call.agent_id
+        elif event.kind == "tool_end":  # a call refused before its subagent started leaves nothing behind
+            self._pending.pop(threading.get_ident(), None)
 
     def take(self) -> SubagentCall:
         """The call whose subagent starts now (a runner called with no call seen: a fresh id, no call to name)."""
-        call, self._pending = self._pending or SubagentCall(new_agent_id(), None, ""), None
-        return call
+        return self._pending.pop(threading.get_ident(), None) or SubagentCall(new_agent_id(), None, "")
 
 
 @dataclass

@@ -5,6 +5,7 @@ the call, then `task_updated` and `task_notification` with its answer written to
 from __future__ import annotations
 
 import secrets
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -30,25 +31,27 @@ class _Running:
 
 
 class SubagentLines:
-    """Turns the lead's Task/Agent calls and its subagents' events into Claude Code's lines (subagents run one at a
-    time: a Task call is not read-only, so calls never overlap)."""
+    """Turns the lead's Task/Agent calls and its subagents' events into Claude Code's lines. The calls of one answer
+    may run side by side, each in a thread of its own: its start, its subagent's answers and its end come from that
+    thread, which is how a subagent's events find their call."""
 
     def __init__(self, session_id: Callable[[], str]) -> None:
         self._session_id = session_id
         self.forward_text = False  # the program's `forwardSubagentText` (initialize)
-        self._running: _Running | None = None
+        self._running: dict[int, _Running] = {}  # by the thread that runs the call
 
     def main_event(self, event: Any) -> list[Line]:
         """Lines for the lead's own events: a subagent's start and end."""
         if event.kind == "tool_start" and is_subagent_call(event.tool, event.input or {}):
             return self._started(event)
-        if event.kind == "tool_end" and self._running is not None and event.tool_use_id == self._running.tool_use_id:
+        running = self._running.get(threading.get_ident())
+        if event.kind == "tool_end" and running is not None and event.tool_use_id == running.tool_use_id:
             return self._ended(event)
         return []
 
     def sub_event(self, event: Any, line: Callable[..., Line]) -> list[Line]:
         """Lines for a subagent's own event: its tool calls and results (its text too when forwarded), attributed."""
-        running = self._running
+        running = self._running.get(threading.get_ident())
         if running is None or event.message is None or event.kind not in ("assistant", "tool_results"):
             return []
         if event.kind == "assistant" and event.usage is not None:
@@ -76,7 +79,7 @@ class SubagentLines:
         # the id its transcript file has too (the session made it: agent/subagent_run.py)
         task_id = event.agent_id or new_agent_id()
         running = _Running(event.tool_use_id, task_id, _run_id(), kind, description)
-        self._running = running
+        self._running[threading.get_ident()] = running
         prompt = str(args.get("prompt") or "")
         started = {"type": "system", "subtype": "task_started", "task_id": running.task_id, "run_id": running.run_id,
                    "tool_use_id": running.tool_use_id, "description": description, "subagent_type": kind,
@@ -89,8 +92,7 @@ class SubagentLines:
         return [started, asked]
 
     def _ended(self, event: Any) -> list[Line]:
-        running, self._running = self._running, None
-        assert running is not None
+        running = self._running.pop(threading.get_ident())
         failed = event.result is None or event.result.is_error
         status = "failed" if failed else "completed"
         answer = "" if event.result is None else event.result.content

@@ -91,6 +91,11 @@ class Tool:
     def read_only(self) -> bool:
         return self.kind == "read"
 
+    def runs_beside(self, args: dict[str, Any]) -> bool:
+        """May this call run side by side with its answer's neighbouring calls that may too (claude's
+        concurrency-safe tools)? Reads may; Task overrides it for the calls that start subagents."""
+        return self.read_only
+
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.input_schema)
 

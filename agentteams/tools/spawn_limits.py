@@ -1,6 +1,6 @@
 """Claude Code's spawn caps (2.1.332, observed offline): how many subagents run at once and how deep they nest, each
-set by its environment variable, with the refusals its Agent tool returns; and whether `subagent_type: "fork"` is on.
-"""
+set by its environment variable, with the refusals its Agent tool returns; the answer's order in which calls run side
+by side take their slots; and whether `subagent_type: "fork"` is on."""
 
 # What 2.1.332 does, and ours with it: CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS (default 20) counts the subagents running
 # in a session (background, foreground or forked, at every depth; not teammates); CLAUDE_CODE_MAX_SUBAGENT_SPAWN_DEPTH
@@ -10,9 +10,10 @@ set by its environment variable, with the refusals its Agent tool returns; and w
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 CONCURRENT_VAR = "CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS"
@@ -81,7 +82,18 @@ class RunningSubagents:
             return self._count
 
     def take(self) -> Callable[[], None] | str:
-        """A release callable (idempotent), or claude's refusal when the cap is reached."""
+        """A release callable (idempotent), or claude's refusal when the cap is reached. A call of a batch run side
+        by side (StartOrder) takes its slot only once the batch's earlier calls have taken theirs or ended."""
+        ticket = _ticket.__dict__.pop("held", None)  # one-shot: a subagent's own calls in this thread take freely
+        if ticket is not None:
+            ticket[0].wait(ticket[1])
+        try:
+            return self._take()
+        finally:
+            if ticket is not None:
+                ticket[0].passed(ticket[1])
+
+    def _take(self) -> Callable[[], None] | str:
         with self._lock:
             if self._count >= self.limits.concurrent:
                 return concurrency_refusal(self.limits.concurrent)
@@ -95,3 +107,38 @@ class RunningSubagents:
                     self._count -= 1
 
         return release
+
+
+_ticket = threading.local()  # `held`: (the StartOrder, this call's place) for the batch call running in this thread
+
+
+class StartOrder:
+    """The subagent calls of one answer, run side by side, take their slots in the answer's order, as claude 2.1.332's
+    do (of three under a cap of 2 the third is refused), whichever thread gets there first. A call passes its place
+    when it takes its slot (or is refused), or when it ends without taking one (a hook or a rule refused it)."""
+
+    def __init__(self) -> None:
+        self._next = 0  # every place before it has passed
+        self._passed: set[int] = set()
+        self._cond = threading.Condition()
+
+    @contextlib.contextmanager
+    def place(self, index: int) -> Iterator[None]:
+        """Run one call of the batch (in its own thread) at place `index`."""
+        _ticket.held = (self, index)
+        try:
+            yield
+        finally:
+            _ticket.__dict__.pop("held", None)
+            self.passed(index)
+
+    def wait(self, index: int) -> None:
+        with self._cond:
+            self._cond.wait_for(lambda: self._next >= index)
+
+    def passed(self, index: int) -> None:
+        with self._cond:
+            self._passed.add(index)
+            while self._next in self._passed:
+                self._next += 1
+            self._cond.notify_all()

@@ -94,6 +94,11 @@ class TaskTool(Tool):
         self.agents = agents or AgentCatalog()  # the custom agent types this session may start
         self.fork = SpawnLimits.from_env(os.environ).fork  # whether `subagent_type: "fork"` is offered
 
+    def runs_beside(self, args: dict[str, Any]) -> bool:
+        """Subagents (forks too) run side by side, as claude's Agent calls of one answer do; a teammate's spawn runs
+        alone (it only starts the teammate)."""
+        return not (args.get("name") and args.get("team_name"))
+
     def spec(self) -> ToolSpec:
         """The schema with the custom agent types (and fork) in the enum, and each one's description for the model."""
         if not self.agents.agents and not self.fork:

@@ -33,6 +33,24 @@ def test_a_spawn_past_the_concurrent_cap_is_refused_in_claudes_words(
     assert not sp.messages_requests(server.requests, "l2")  # nothing started past the cap
 
 
+def test_agent_calls_of_one_answer_run_side_by_side_and_the_third_past_a_cap_of_2_is_refused(
+    cli: Cli, tmp_path: Path, servers: list[MockServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS", "2")
+    hold = 2.5
+    server = run(cli, tmp_path, servers, sp.side_by_side_script(3, hold_ms=int(hold * 1000)))
+    # one at a time, the cap of 2 would never be reached: the refusal says two were running when the third began,
+    # and the answer's order says which one it is, as in claude 2.1.332
+    assert sp.refused_calls(server.requests, "main") == {"toolu_side_2": concurrency_refusal(2)}
+    workers = sp.messages_requests(server.requests, "worker")
+    assert sp.workers_started(server.requests) == ["WORKER0", "WORKER1"]
+    assert abs(workers[0]["ts"] - workers[1]["ts"]) < hold, "the second subagent waited for the first"
+    # the answer's results go back together, once every subagent has answered
+    [_, after] = sp.messages_requests(server.requests, "main")
+    assert after["ts"] >= max(w["ts"] for w in workers) + hold
+    assert sp.tool_result_texts(server.requests, "main").count("worker done") == 2
+
+
 def test_the_depth_cap_follows_its_variable(
     cli: Cli, tmp_path: Path, servers: list[MockServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:

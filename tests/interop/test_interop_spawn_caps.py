@@ -75,6 +75,30 @@ def test_the_caps_refuse_in_claudes_words_and_follow_its_variables(
 
 
 @ccv.only(rc.NEWEST)
+def test_agent_calls_of_one_answer_run_side_by_side_and_the_third_past_a_cap_of_2_is_refused(
+    claude: Path, claude_version: str, cli: Cli, tmp_path: Path
+) -> None:
+    hold = 2.5  # seconds each subagent takes to answer
+    cap = {"CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS": "2"}
+    # claude's foreground (run_in_background: false) and its default (in -p, the background; ours has only the
+    # foreground): in either, the first two run at once and the third is refused, in the same words
+    for background in (False, None):
+        script = sp.side_by_side_script(3, background, hold_ms=int(hold * 1000))
+        claude_records, ours = both(claude, cli, tmp_path, f"side-{background}", script, cap)
+        for records in (claude_records, ours):
+            assert sp.refused_calls(records, "main") == {"toolu_side_2": concurrency_refusal(2)}, sp.dumped(records)
+            workers = sp.messages_requests(records, "worker")
+            assert sp.workers_started(records) == ["WORKER0", "WORKER1"]
+            assert abs(workers[0]["ts"] - workers[1]["ts"]) < hold
+        # in the foreground each CLI's next request waits for both subagents and carries both reports
+        for records in (claude_records, ours) if background is False else (ours,):
+            after = sp.messages_requests(records, "main")[1]
+            assert after["ts"] >= max(w["ts"] for w in sp.messages_requests(records, "worker")) + hold
+            reports = [t for t in sp.tool_result_texts([after], "main") if "worker done" in t]
+            assert len(reports) == 2, sp.tool_result_texts([after], "main")
+
+
+@ccv.only(rc.NEWEST)
 def test_each_clis_fork_reads_its_callers_cache_on_its_first_request(
     claude: Path, claude_version: str, cli: Cli, tmp_path: Path
 ) -> None:

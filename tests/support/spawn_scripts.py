@@ -5,6 +5,7 @@ model was given, whether a request offered the tool that spawns, a fork's first 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from agentteams.mockapi.app import Record
@@ -51,6 +52,36 @@ def sequential_script(count: int) -> dict[str, Any]:
     ]}  # fmt: skip
 
 
+def side_by_side_script(count: int, background: bool | None = None, hold_ms: int = 2500) -> dict[str, Any]:
+    """The main agent's one answer makes `count` Agent calls (ids `toolu_side_<i>`, prompts `WORKER<i>`), with
+    `run_in_background` as given (claude's foreground: False); each worker answers after `hold_ms`, so the calls
+    started side by side are all still running when the last one starts."""
+    calls = []
+    for i in range(count):
+        call = agent_call(f"WORKER{i} do it")
+        call["id"] = f"toolu_side_{i}"
+        if background is not None:
+            call["input"]["run_in_background"] = background
+        calls.append(call)
+    held = {"delay_ms": hold_ms, "text": "worker done"}
+    return {"routes": [
+        {"name": "worker", "match": {"tools": True, "first_user": "WORKER"}, "turns": [], "idle": held},
+        {"name": "main", "match": {"tools": True, "first_user": "MAINPROMPT"},
+         "turns": [{"content": [{"type": "text", "text": "Spawning."}, *calls]}], "idle": "MAIN DONE"},
+    ]}  # fmt: skip
+
+
+def refused_calls(records: list[Record], route: str | None = None) -> dict[str, str]:
+    """tool_use_id -> text of every error tool_result sent on `route`'s requests."""
+    seen: dict[str, str] = {}
+    for r in messages_requests(records, route):
+        for m in r["body"]["messages"]:
+            for b in m["content"] if isinstance(m.get("content"), list) else []:
+                if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("is_error"):
+                    seen.setdefault(str(b.get("tool_use_id")), _text(b.get("content")))
+    return seen
+
+
 def messages_requests(records: list[Record], route: str | None = None) -> list[Record]:
     return [r for r in records if isinstance(r.get("body"), dict) and "messages" in r["body"]
             and (route is None or r.get("route") == route)]  # fmt: skip
@@ -64,13 +95,7 @@ def _text(content: Any) -> str:
 
 def error_results(records: list[Record], route: str | None = None) -> list[str]:
     """The text of every error tool_result sent on `route`'s requests, anywhere in their messages, each once."""
-    seen: dict[str, str] = {}
-    for r in messages_requests(records, route):
-        for m in r["body"]["messages"]:
-            for b in m["content"] if isinstance(m.get("content"), list) else []:
-                if isinstance(b, dict) and b.get("type") == "tool_result" and b.get("is_error"):
-                    seen.setdefault(str(b.get("tool_use_id")), _text(b.get("content")))
-    return list(seen.values())
+    return list(refused_calls(records, route).values())
 
 
 def tool_result_texts(records: list[Record], route: str | None = None) -> list[str]:
@@ -82,6 +107,13 @@ def tool_result_texts(records: list[Record], route: str | None = None) -> list[s
                 if isinstance(b, dict) and b.get("type") == "tool_result":
                     seen.setdefault(str(b.get("tool_use_id")), _text(b.get("content")))
     return list(seen.values())
+
+
+def workers_started(records: list[Record]) -> list[str]:
+    """The WORKER<i> prompts the worker route's requests carried (a real claude puts reminders before them)."""
+    found = (re.search(r"WORKER\d+", _text(r["body"]["messages"][0]["content"])) for r in messages_requests(
+        records, "worker"))  # fmt: skip
+    return sorted(m.group() for m in found if m is not None)
 
 
 def may_spawn(record: Record) -> bool:

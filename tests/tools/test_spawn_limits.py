@@ -1,7 +1,10 @@
 """Claude's spawn caps as ours reads them (tools/spawn_limits.py): the variables, their defaults and bad values, the
-running count and its refusal; and a fork's opening message (agent/subagents.py)."""
+running count and its refusal, the answer's order in which calls run side by side take their slots; and a fork's
+opening message (agent/subagents.py)."""
 
 from __future__ import annotations
+
+import threading
 
 import pytest
 
@@ -12,6 +15,7 @@ from agentteams.tools.spawn_limits import (
     FORK_VAR,
     RunningSubagents,
     SpawnLimits,
+    StartOrder,
     concurrency_refusal,
     depth_refusal,
 )
@@ -46,6 +50,30 @@ def test_the_running_count_refuses_at_the_cap_and_frees_a_slot_once() -> None:
     assert running.count == 1
     third = running.take()
     assert callable(third) and running.take() == concurrency_refusal(2)
+
+
+def test_calls_side_by_side_take_their_slots_in_the_answers_order_whichever_thread_comes_first() -> None:
+    running, order = RunningSubagents(SpawnLimits(concurrent=2)), StartOrder()
+    got: dict[int, str] = {}
+
+    def call(place: int, takes: bool) -> None:
+        with order.place(place):
+            if takes:
+                slot = running.take()
+                got[place] = slot if isinstance(slot, str) else "slot"
+
+    # the last call's thread starts first, and place 1 ends without taking (a hook refused it): the last must wait
+    # for places 0 and 1, then find the cap of 2 reached only if place 0's slot and another are held
+    threads = [threading.Thread(target=call, args=(3, True)), threading.Thread(target=call, args=(2, True))]
+    for t in threads:
+        t.start()
+    assert not got, "a later call took a slot before the earlier ones"
+    call(1, False)
+    assert not got
+    call(0, True)
+    for t in threads:
+        t.join(10)
+    assert got == {0: "slot", 2: "slot", 3: concurrency_refusal(2)}
 
 
 def test_the_refusals_are_claudes_words() -> None:
