@@ -69,7 +69,8 @@ class PeerEndpoint:
     record: SessionRecord | None = None
     _token: str = field(default_factory=lambda: secrets.token_hex(16))
     _listener: Listener | None = None
-    _key: Any = None  # our SigningKey, made on a thread at start (its library loads off the start path)
+    _key: Any = None  # our SigningKey, made at our first message to one of ours (_signing_key)
+    _unsigned: bool = False  # the signing library would not load: our frames go unsigned
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _sent: dict[str, _Sent] = field(default_factory=dict)  # msg_id -> where it went (statuses name it)
     _asked: dict[str, _Sent] = field(default_factory=dict)  # notify_when_idle we sent: msg_id -> whom
@@ -102,14 +103,7 @@ class PeerEndpoint:
             self.record = None
 
     def _keep_record(self) -> None:
-        """Status changes and the public key are written here, never on a turn's path (each write is fsync'd)."""
-        from agentteams.store.signing import SigningKey
-
-        try:
-            self._key = SigningKey.generate()
-        except Exception as e:  # no signing library: our frames go unsigned, as claude's
-            diagnostics.warning("messages to other sessions go unsigned: %s", e)
-        self._write(None)
+        """Status changes are written here, never on a turn's path (each write is fsync'd)."""
         while True:
             with self._writes:
                 while self._status is None and self.record is not None:
@@ -239,9 +233,27 @@ class PeerEndpoint:
         token = peer_records.read_token(self.layout, target)
         if token is None:
             raise LookupError(f"{target.name} has no messaging key")
-        if target.public_key and self._key is not None:
-            frame[peer_wire.SIG_FIELD] = self._key.sign(peer_wire.signed_bytes(frame))
+        if peer_records.OURS_FIELD in target.raw or target.public_key:  # one of ours: signed
+            key = self._signing_key()
+            if key is not None:
+                frame[peer_wire.SIG_FIELD] = key.sign(peer_wire.signed_bytes(frame))
         peer_socket.deliver(target.socket_path, peer_wire.encode(token, frame))
+
+    def _signing_key(self) -> Any:
+        """Our key, made at this session's first message to one of ours (the signing library stays off every start:
+        most sessions never send one) and put in our record before that message leaves, for its receiver to check."""
+        with self._lock:
+            if self._key is None and not self._unsigned:
+                from agentteams.store.signing import SigningKey
+
+                try:
+                    self._key = SigningKey.generate()
+                except Exception as e:  # no signing library: our frames go unsigned, as claude's
+                    self._unsigned = True
+                    diagnostics.warning("messages to other sessions go unsigned: %s", e)
+                    return None
+                self._write(None)
+            return self._key
 
     # -- receiving -----------------------------------------------------------------------------------
 

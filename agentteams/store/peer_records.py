@@ -21,6 +21,7 @@ PEER_PROTOCOL = 1
 VERSION = "2.1.332"  # the Claude Code release whose peer protocol ours speaks (its sessions read `version`)
 FEATURES = ("notify_idle",)  # of claude's peerFeatures, those ours honours
 KEY_FIELD = "agentteamsKey"  # ours only: the session's public key; frames between two of ours are signed with it
+OURS_FIELD = "agentteams"  # ours only: marks a session of ours (its key may come later, with its first message)
 Status = Literal["idle", "busy"]
 
 
@@ -107,6 +108,7 @@ def new_record(session_id: str, cwd: str, name: str, socket_path: str, kind: str
         "pidDomain": pid_domain(), "messagingSocketPath": socket_path, "name": name, "nameSource": "user",
         "nameSince": now, "updatedAt": now, "status": "idle", "statusUpdatedAt": now,
     }  # fmt: skip
+    raw[OURS_FIELD] = PEER_PROTOCOL
     if public_key:
         raw[KEY_FIELD] = public_key
     return SessionRecord(pid, session_id, cwd, name, socket_path, "idle", kind, now, started, raw=raw)
