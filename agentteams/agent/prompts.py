@@ -17,7 +17,9 @@ STYLED_INTRO = (
     "You are agentteams, an agent working in the user's repository through tools, who answers in the manner the "
     "output style described below sets out."
 )
-CORE = INTRO + """
+CORE = (
+    INTRO
+    + """
 
 How to work:
 - Understand before changing: read the relevant files (Read, Grep, Glob) before you edit them.
@@ -27,6 +29,7 @@ How to work:
 - If a tool call fails, read the error, fix the cause and try again; do not repeat the same failing call.
 - Never print or store secrets such as API keys.
 - Answer concisely. Say what you changed and how you checked it; flag anything you could not do."""
+)
 
 TEAM_LEAD = """\
 You lead a team of agents. Coordination rules:

@@ -128,8 +128,14 @@ class Subagents:
                 cwd=str(kit.cwd), model=sub_model, date=date.today().isoformat(), append=SUBAGENT_GUIDANCE,
                 base=custom.prompt if custom else None,
             )  # fmt: skip
-            settings = AgentSettings(sub_model, system, (custom.max_turns if custom else None) or kit.max_turns,
-                                     name=name, context=kit.context(), restriction=subagent_restriction(kind, custom))
+            settings = AgentSettings(
+                sub_model,
+                system,
+                (custom.max_turns if custom else None) or kit.max_turns,
+                name=name,
+                context=kit.context(),
+                restriction=subagent_restriction(kind, custom),
+            )
             tools = subagent_tools(kind, kit.tools(), custom, nest=self.limits.may_nest(depth))
         sub = Agent(kit.client, tools, ctx, kit.policy, settings,
                     on_event=kit.events_for(name, lambda: sub_model, record),

@@ -19,8 +19,10 @@ POLL_SECONDS = 0.1  # how often a team's files are looked at meanwhile
 
 
 STDIN_WAIT = 3.0  # seconds a silent stdin pipe is waited for, as Claude Code 2.1.332 waits
-STDIN_SILENT = ("Warning: no stdin data received in {seconds}s, proceeding without it. If piping from a slow command, "
-                "redirect stdin explicitly: < /dev/null to skip, or wait longer.")
+STDIN_SILENT = (
+    "Warning: no stdin data received in {seconds}s, proceeding without it. If piping from a slow command, "
+    "redirect stdin explicitly: < /dev/null to skip, or wait longer."
+)
 NO_INPUT = "input must be provided either through stdin or as a prompt argument when using --print"
 BLANK = "input contained only whitespace: give a prompt with text, through stdin or as an argument to --print"
 

@@ -35,7 +35,8 @@ class OutputStyle:
 
 BUILTINS: tuple[OutputStyle, ...] = (
     OutputStyle(
-        "Proactive", "Gets on with the work at once, asks little, acts rather than plans",
+        "Proactive",
+        "Gets on with the work at once, asks little, acts rather than plans",
         "Work on your own and keep going: the user wants the task carried out, not discussed.\n\n"
         "- Start on the work straight away; where a routine choice is open, pick the sensible option and say which.\n"
         "- Ask only when a choice is costly to undo or truly the user's to make.\n"
@@ -47,14 +48,16 @@ BUILTINS: tuple[OutputStyle, ...] = (
         closing="Proactive output style is active: act on your own, ask little, prefer doing over planning.",
     ),
     OutputStyle(
-        "Concise", "Short answers: the result first, no preamble or running commentary",
+        "Concise",
+        "Short answers: the result first, no preamble or running commentary",
         "Keep every answer short. Lead with the result or the answer itself; leave out introductions, restating the "
         "question, narration of each step and closing summaries. Use a list only when it is shorter than prose. "
         "Say what you changed and how you checked it in a sentence or two; give detail only when asked.",
         closing="Concise output style is active: the result first, then only what the user needs, nothing around it.",
     ),
     OutputStyle(
-        "Explanatory", "Explains the choices made and the patterns of the codebase along the way",
+        "Explanatory",
+        "Explains the choices made and the patterns of the codebase along the way",
         "Besides doing the software task, help the user understand the codebase as you go.\n\n"
         "Be clear and instructive without losing sight of the task; an explanation may make an answer longer, but "
         "keep it to the point.\n\n"
@@ -68,7 +71,8 @@ BUILTINS: tuple[OutputStyle, ...] = (
         "and this change over general programming advice.",
     ),
     OutputStyle(
-        "Learning", "Asks you to write small pieces of the code yourself, for hands-on practice",
+        "Learning",
+        "Asks you to write small pieces of the code yourself, for hands-on practice",
         "Besides doing the software task, help the user learn by having them write some of the code.\n\n"
         "Be encouraging and work together: do the routine parts yourself, and hand the user the decisions that "
         "teach something.\n\n"

@@ -48,5 +48,6 @@ def test_another_conversation_reads_only_the_shared_tools_and_instructions() -> 
     other = usage(cache, body("", [{"role": "user", "content": [{"type": "text", "text": "two " * 200, **mark}]}]))
     # the tools' and the system prompt's breakpoints were written: read; the new message is written
     assert 0 < other["cache_read_input_tokens"] < first["cache_creation_input_tokens"]
-    assert other["cache_read_input_tokens"] + other["cache_creation_input_tokens"] == first[
-        "cache_creation_input_tokens"]
+    assert (
+        other["cache_read_input_tokens"] + other["cache_creation_input_tokens"] == first["cache_creation_input_tokens"]
+    )

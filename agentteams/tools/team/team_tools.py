@@ -196,9 +196,12 @@ class SendMessageTool(CoordinationTool):
             "summary": {"type": "string", "description": "A 5-10 word preview shown in the UI."},
             "request_id": {"type": "string", "description": "The request being answered."},
             "approve": {"type": "boolean", "description": "Approve (true) or reject (false) the request."},
-            "notify_when_idle": {"type": "boolean", "description": "To another session on this machine (a name from "
-                                 "ListAgents): it sends you one notice when it is next idle. Without a message: only "
-                                 "that subscription."},
+            "notify_when_idle": {
+                "type": "boolean",
+                "description": "To another session on this machine (a name from "
+                "ListAgents): it sends you one notice when it is next idle. Without a message: only "
+                "that subscription.",
+            },
             "to": {"type": "string", "description": "Same as recipient."},
             "message": {
                 "description": "Same as content; or {type, request_id, approve, reason | feedback} for a response.",
