@@ -130,6 +130,8 @@ def team_idle(teams: Teams, team: str | None, names: Collection[str], mail: Mail
         return True
     try:
         config = teams.read(team)
+    except StoreUnavailable:  # what the teammates do is unknown until the store is back: not idle
+        return False
     except AgentTeamsError:
         return True
     members = [m for m in map(config.member, names) if m is not None]

@@ -9,14 +9,17 @@ from collections.abc import Callable
 from agentteams import diagnostics
 from agentteams.errors import NotSentError
 from agentteams.store import write_failures
+from agentteams.store.outages import StoreUnavailable
 from agentteams.store.write_failures import WriteKind
 
 Write = Callable[[], None]
 
 
 def refused(error: BaseException) -> bool:
-    """A write the disk refused and that left nothing behind: written again later, it cannot be there twice."""
-    return isinstance(error, (OSError, NotSentError))
+    """A write the disk refused and that left nothing behind: written again later, it cannot be there twice. Or one
+    a store away past its deadline did not take (an idle notice again after one that went through before the reply
+    was lost is coalesced by the lead; an isActive is the same value twice)."""
+    return isinstance(error, (OSError, NotSentError, StoreUnavailable))
 
 
 class HeldWrites:
@@ -41,6 +44,15 @@ class HeldWrites:
             self._held[key] = (write, kind, target)
             self.retry()
 
+    def retry_soon(self) -> None:
+        """From another thread (the heartbeat, while a long turn runs): what is held, unless a write is under way."""
+        if not self._held or not self._lock.acquire(blocking=False):
+            return
+        try:
+            self.retry()
+        finally:
+            self._lock.release()
+
     def retry(self) -> bool:
         """Write what is held, oldest first, up to the first the disk still refuses; True when none is left."""
         with self._lock:
@@ -52,6 +64,9 @@ class HeldWrites:
                     if not refused(e):
                         self._held.pop(key, None)  # not the disk's doing: writing it again would not help
                         raise
+                    if isinstance(e, StoreUnavailable):  # the store said it was away, once: kept quietly
+                        diagnostics.debug("%s: %s kept until the store is back: %s", self.who, target, e)
+                        return False
                     write_failures.failed(kind, target, e, held=True)
                     self._refused.add(kind)
                     return False

@@ -146,3 +146,34 @@ def test_an_unreachable_redis_is_one_line_at_once(cli: Cli, ledger: FaultLedger)
     lines = listed.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"agentteams: error: cannot reach the store at {url}:"), lines
     assert "Connection refused" in lines[0], lines
+
+
+def test_a_redis_gone_for_good_mid_team_ends_the_run_within_bounds(
+    cli: Cli, tmp_path: Path, redis_server: RedisServer, ledger: FaultLedger
+) -> None:
+    """Killed and never started again: the lead and its teammates stop waiting once it has been away past
+    AGENTTEAMS_STORE_GIVE_UP (600 s by default; 6 s here), each saying so in one line."""
+    gate, log = tmp_path / "go", tmp_path / "work.log"
+    env = {**ENV, "AGENTTEAMS_STORE_GIVE_UP": "6"}
+    with MockServer(rt.scenario(gate, log)) as api:
+        team = rt.start_team(cli, redis_server, api, tmp_path, env)
+        redis_server.stop()
+        ledger.faults += 1
+        gone = time.monotonic()
+        gate.touch()  # the teammates finish their commands into a store that is not there
+        bound = 4 + 6 + 15  # the commands' deadline, the give-up, and a loaded machine's rounds
+        wait_until(team.ended, 2 * bound, "the lead to end once the store has been away past its limit",
+                   explain=team.stderr)  # fmt: skip
+        took = time.monotonic() - gone
+        ledger.hangs += int(took > bound)
+        err = team.stderr()
+        wait_until(lambda: all(f"{n}: the store at" in "".join(p.read_text() for p in team.node_errs.values())
+                               for n in rt.NAMES), bound, "every teammate to stop waiting")  # fmt: skip
+        rt.stop_nodes(team)
+        node_errs = {n: p.read_text() for n, p in team.node_errs.items()}
+    assert took <= bound, f"the lead ended {took:.0f} s after the store went"
+    assert err.count("has ended here") == 1 and "past the 6 s a team waits for its store" in err, err
+    assert len(store_lines(err)) == 2, f"unreachable, then given up on: one line each\n{err}"
+    for name, text in node_errs.items():
+        assert len(text.splitlines()) <= 8, f"node {name} flooded its log:\n{text}"
+    assert "Traceback" not in err + "".join(node_errs.values()), (err, node_errs)

@@ -80,10 +80,13 @@ class RedisPresences:
 
     def remove(self, team: str, agent: str) -> None:
         keys = Keys(team_dir_name(team))
-        with self.client.pipeline() as pipe:
-            pipe.delete(keys.presence(agent))
-            pipe.srem(keys.ours, agent)
-            pipe.execute()
+        try:
+            with self.client.pipeline() as pipe:
+                pipe.delete(keys.presence(agent))
+                pipe.srem(keys.ours, agent)
+                pipe.execute()
+        except StoreUnavailable as e:  # it expires by itself; the agent was not beating any more
+            diagnostics.debug("presence of %s not removed: %s", agent, e)
 
 
 SLICE = 0.1  # seconds: the longest a blocking read keeps a `wake` or a readable fd waiting

@@ -1,9 +1,10 @@
 """The lead's look at its store after the store was away: one that came back without the team (a Redis restarted
-empty) ends the team, said plainly, rather than leaving the lead waiting for teammates that can no longer find it."""
+empty), or that stays away past its limit, ends the team, said plainly, rather than the lead waiting for ever."""
 
 from __future__ import annotations
 
 from agentteams.store.api import Store
+from agentteams.store.outages import give_up_after
 
 
 class StoreLoss:
@@ -30,4 +31,12 @@ def lost_notice(team: str, location: str) -> str:
         f"Team {team} is gone from its store ({location}): the store came back from an outage without it "
         "(restarted without its data?). Its members, tasks and messages are lost; the team has ended and its "
         "teammates were stopped."
+    )
+
+
+def unreachable_notice(team: str, error: Exception) -> str:
+    """The store stayed away past its limit (AGENTTEAMS_STORE_GIVE_UP)."""
+    return (
+        f"Team {team} has ended here: {error}, past the {give_up_after():.0f} s a team waits for its store. Its "
+        "teammates were told to stop; once the store is back, what it kept is there to start again from."
     )

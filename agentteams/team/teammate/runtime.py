@@ -129,7 +129,7 @@ class TeammateRuntime:
     def run(self) -> int:
         """Serve turns until told to stop; the exit code is 0 after an approved shutdown."""
         announced = False  # the first presence write waits until there is nothing to do: off the spawn path
-        stop_beating = heartbeat.HEARTBEAT.add(self._leases.riding(self._own.beat, self.team))
+        stop_beating = heartbeat.HEARTBEAT.add(self._beat)
         try:
             with self.store.watch(self.team, self.name, tasks=True) as watcher:
                 while not self.stop.is_set():
@@ -166,6 +166,11 @@ class TeammateRuntime:
             stop_beating()
             self._own.write(state="exited")  # `status` shows it gone, not idle
             self.session.end("other")
+
+    def _beat(self) -> None:
+        """Presence and leases; and what a store away refused (its isActive), while a long turn keeps the loop."""
+        self._leases.riding(self._own.beat, self.team)()
+        self._writes.retry_soon()
 
     def pane_attached(self, pane_id: str) -> None:
         """Started before its pane: the pane's id, in the presence record at once (from the launcher's thread)."""
