@@ -74,7 +74,8 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
     diagnostics.set_sink(renderer.warning)  # warnings print above the input line, never through the raw stream
     banner = f"agentteams {__version__} · {model} · {options.cwd} · /help for commands, Ctrl-D to leave"
     history = Layout.from_env().root / "agentteams" / "history"
-    repl = Repl(lead, renderer, questions, view, history=history, terminal=terminal, banner=banner, writer=writer)
+    repl = Repl(lead, renderer, questions, view, history=history, terminal=terminal, banner=banner, writer=writer,
+                name=options.name)  # fmt: skip
     try:
         return repl.run(prompt)
     finally:

@@ -28,7 +28,8 @@ ATTACHED_ONLY = ("--tmux",)
 @dataclass(frozen=True)
 class ResumeFlags:
     cont: bool
-    resume: str | None  # None: not given; PICK: the picker; a UUID; other words: the picker, filtered
+    resume: str | None  # None: not given; PICK: the picker; a UUID; a session's name (-n); other words: the picker,
+    # filtered
     fork: bool
     session_id: str | None  # --session-id: with a fork, the new session's id
     at: str | None = None  # --resume-session-at: the entry the resumed conversation ends with
@@ -94,10 +95,16 @@ def resolve(flags: ResumeFlags, layout: Layout, cwd: Path, *, interactive: bool,
         if path is None:
             raise AgentTeamsError(f"no conversation found with session ID {flags.resume}")
         return load(path) if flags.at is None else cut(path, flags.at, flags.drops)
+    here = sessions(layout, cwd, limit=1000) if flags.resume else []
+    named = [s for s in here if s.title and s.title.lower() == flags.resume.lower()]  # as claude: any case, whole
+    if named:  # the newest of that name
+        return load(named[0].path) if flags.at is None else cut(named[0].path, flags.at, flags.drops)
     if not interactive:
-        what = f"{flags.resume!r} is not a session ID" if flags.resume else "a session ID is needed"
+        what = f"{flags.resume!r} is neither a session ID nor a session's name (-n)" if flags.resume else \
+            "a session ID or name is needed"  # fmt: skip
         raise AgentTeamsError(f"--resume with -p: {what} (the picker is interactive only; -c takes the newest)")
-    found = [s for s in sessions(layout, cwd) if flags.resume.lower() in s.first_prompt.lower()]
+    words = flags.resume.lower()
+    found = [s for s in here or sessions(layout, cwd) if words in s.first_prompt.lower() or words in s.title.lower()]
     if not found:
         raise AgentTeamsError(
             f"no conversation found in {cwd}" + (f" matching {flags.resume!r}" if flags.resume else "")

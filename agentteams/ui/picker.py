@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from agentteams.inert_text import inert
 from agentteams.store.transcripts.reader import SessionInfo
 
 
 def listing(found: list[SessionInfo]) -> list[str]:
-    """The picker's lines: number, age, first prompt, id."""
-    return [f"{i:>3}. {s.age():>8}  {s.first_prompt or '(no prompt)'}  [{s.session_id}]" for i, s in
-            enumerate(found, 1)]  # fmt: skip
+    """The picker's lines: number, age, the session's name (-n) if it has one, first prompt, id."""
+    return [f"{i:>3}. {s.age():>8}  {f'{inert(s.title)} · ' if s.title else ''}{s.first_prompt or '(no prompt)'}  "
+            f"[{s.session_id}]" for i, s in enumerate(found, 1)]  # fmt: skip
 
 
 def choice(answer: str, found: list[SessionInfo]) -> SessionInfo | None:

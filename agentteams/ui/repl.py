@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from agentteams.errors import AgentTeamsError, NotFoundError
+from agentteams.inert_text import inert
 from agentteams.ui.lead_start import Deferred, Lead
 from agentteams.ui.questions import Questions
 from agentteams.ui.render import Renderer
@@ -39,9 +40,10 @@ class Repl:
 
     def __init__(
         self, lead: Lead | Deferred, renderer: Renderer, questions: Questions, view: TeamView, *, history: Path,
-        terminal: bool, banner: str = "", writer: LoopWriter | None = None,
+        terminal: bool, banner: str = "", writer: LoopWriter | None = None, name: str | None = None,
     ) -> None:  # fmt: skip
         self.renderer = renderer
+        self.name = name  # -n: shown at the prompt's right and in the terminal's title, as claude shows it
         self.questions = questions
         self.view = view
         self.history = history
@@ -233,8 +235,12 @@ class Repl:
             history=FileHistory(str(self.history)), multiline=True,
             key_bindings=bindings(KeyActions(self.cycle_mode, self._escape)), completer=path_completer(Path.cwd()),
             complete_while_typing=True, prompt_continuation=lambda width, _n, _soft: " " * min(width, 2),
-            bottom_toolbar=self._toolbar, refresh_interval=0.5,
+            bottom_toolbar=self._toolbar, refresh_interval=0.5, rprompt=self._name_shown,
         )  # fmt: skip
+        if self.name:
+            from prompt_toolkit.shortcuts import set_title
+
+            set_title(f"✳ {inert(self.name)}")
         session.app.ttimeoutlen = session.app.timeoutlen = KEY_WAIT  # Esc acts at once, not a second later
         self.renderer.on_change = session.app.invalidate
         session.app.after_render += self._compose  # a deferred lead is composed once the prompt is on screen
@@ -303,6 +309,11 @@ class Repl:
         question = self.questions.current()
         parts.append(("bold ansiyellow", question.prompt) if question else ("bold", "> "))
         return FormattedText(parts)
+
+    def _name_shown(self) -> FormattedText:
+        from prompt_toolkit.formatted_text import FormattedText
+
+        return FormattedText([("ansibrightblack", inert(self.name))] if self.name else [])
 
     def _toolbar(self) -> str:
         if self.questions.current() is not None:

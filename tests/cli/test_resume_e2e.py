@@ -76,6 +76,22 @@ def test_resume_by_id_picks_that_session_not_the_newest(cli: Cli, config_root: P
     assert "FIRST-PROMPT" in body and "THIRD-PROMPT" in body and "OTHER-PROMPT" not in body
 
 
+def test_resume_by_name_picks_the_session_given_that_name(cli: Cli, config_root: Path, work: Path,
+                                                          first: tuple[MockServer, Path]) -> None:  # fmt: skip
+    server, path = first  # an unnamed session, newer ones named: -r NAME takes the named one (any case), as claude
+    named = agentteams(cli, work, "-p", "NAMED-PROMPT", "-n", "My Feature", SKIP, base_url=server.base_url)
+    other = agentteams(cli, work, "-p", "OTHER-PROMPT", "-n", "my feature 2", SKIP, base_url=server.base_url)
+    assert named.returncode == other.returncode == 0, named.stderr + other.stderr
+    proc = agentteams(cli, work, "-p", "-r", "MY FEATURE", "THIRD-PROMPT", "--output-format", "json",
+                      base_url=server.base_url)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    body = said(main_requests(server)[-1])
+    assert "NAMED-PROMPT" in body and "THIRD-PROMPT" in body and "OTHER-PROMPT" not in body
+    assert json.loads(proc.stdout)["session_id"] not in (path.stem,)
+    missing = agentteams(cli, work, "-p", "-r", "my", "x", base_url=server.base_url)  # a part of a name is not it
+    assert missing.returncode == 1 and "'my' is neither a session ID nor a session's name" in missing.stderr
+
+
 def test_a_session_id_in_use_is_refused(cli: Cli, work: Path, first: tuple[MockServer, Path]) -> None:
     server, path = first
     proc = agentteams(cli, work, "-p", "--session-id", path.stem, "again", base_url=server.base_url)
@@ -101,8 +117,8 @@ def test_fork_session_leaves_the_original_untouched(cli: Cli, config_root: Path,
     [
         (["-c"], "no conversation found to continue in"),
         (["-r", "5e551010-0000-4000-8000-00000000abcd"], "no conversation found with session ID 5e551010"),
-        (["-r"], "--resume with -p: 'hello' is not a session ID"),  # as Claude Code's: the next word is its value
-        (["-r", "--verbose"], "--resume with -p: a session ID is needed"),
+        (["-r"], "--resume with -p: 'hello' is neither a session ID nor a session's name"),  # the next word's
+        (["-r", "--verbose"], "--resume with -p: a session ID or name is needed"),
         (["--fork-session"], "--fork-session needs --continue or --resume"),
         (["-c", "-r", "x"], "--continue and --resume cannot be used together"),
         (["-c", "--session-id", "5e551010-0000-4000-8000-00000000abcd"], "only together with --fork-session"),

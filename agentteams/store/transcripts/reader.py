@@ -8,7 +8,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from agentteams.errors import AgentTeamsError, UnsafePathError
 from agentteams.store.fs import safe_paths
@@ -40,6 +40,7 @@ class SessionInfo:
     first_prompt: str
     modified: float  # epoch seconds of the file's last write
     headless: bool = False  # started by -p or an SDK program (`entrypoint` sdk-cli, sdk-py, ...), not at a prompt
+    title: str = ""  # its display name (-n, /rename): the newest `custom-title` entry
 
     def age(self, now: float | None = None) -> str:
         seconds = max(0, int((now or time.time()) - self.modified))
@@ -205,15 +206,26 @@ def _info(path: Path) -> SessionInfo | None:
         modified = path.stat().st_mtime
         with safe_paths.open_file(path, "rb") as f:
             lines = [f.readline() for _ in range(200)]
+            tail = _tail(f) if f.readline() else []
     except (OSError, UnsafePathError):
         return None
     head = [entry for line in lines if (entry := _parsed(line)) is not None]  # a torn line costs itself only
+    titles = [e["customTitle"] for e in [*head, *tail] if isinstance(e, dict) and e.get("type") == "custom-title"
+              and isinstance(e.get("customTitle"), str)]  # fmt: skip
     prompts = [e for e in head if isinstance(e, dict) and e.get("type") == "user" and not e.get("isSidechain")]
     if not prompts or prompts[0].get("agent", LEAD_NAME) != LEAD_NAME:
         return None
     text = next((c for e in prompts if isinstance(c := _message(e).get("content"), str) and not e.get("isMeta")), "")
     headless = str(prompts[0].get("entrypoint") or "").startswith("sdk-")
-    return SessionInfo(path.stem, path, " ".join(text.split())[:80], modified, headless)
+    return SessionInfo(path.stem, path, " ".join(text.split())[:80], modified, headless, titles[-1] if titles else "")
+
+
+def _tail(f: IO[bytes]) -> list[Any]:
+    """The entries of a long file's last 64 KiB, where a name given later (claude writes it again as a session
+    ends) is found without reading the whole file."""
+    f.seek(0, 2)
+    f.seek(max(0, f.tell() - 65536))
+    return [entry for line in f.read().split(b"\n")[1:] if (entry := _parsed(line)) is not None]
 
 
 def find(layout: Layout, cwd: Path | str, session_id: str) -> Path | None:
