@@ -112,7 +112,7 @@ class Agent:
             self._flush_prompt()
 
     def _turn(self) -> TurnResult:
-        usage, calls, text = Usage(), 0, ""
+        usage, calls, text, beside = Usage(), 0, "", 0  # beside: calls past the first of one answer (num_turns)
         stop: StopReason = "end_turn"
         stop_hook_active = False  # a Stop hook already sent this turn on: hooks see it and may let it end
         wanted = self.structured.begin() if self.structured is not None else None
@@ -148,6 +148,7 @@ class Agent:
                     stop_hook_active = True
                     continue
                 break
+            beside += len(uses) - 1
             results = self._run_tools(uses)
             self.messages.append({"role": "user", "content": [*results, *self._steered(calls)]})
             self.emit(AgentEvent("tool_results", message=self.messages[-1]))
@@ -158,7 +159,7 @@ class Agent:
             if ended is not None:
                 stop = ended
                 break
-        result = TurnResult(text, stop, calls, usage)
+        result = TurnResult(text, stop, calls, usage, beside)
         self.emit(AgentEvent("turn_end", text=text, usage=usage))
         return result
 
@@ -330,6 +331,8 @@ class Agent:
             return ToolResult.error(f"No tool named {name!r} is available. Available: {known}"), args, False
         if self.ctx.interrupt.is_set():
             return ToolResult.error("Interrupted by the user before this tool ran."), args, False
+        if (problem := tool.check(args, self.ctx)) is not None:  # as claude: before its hooks, rules and questions
+            return ToolResult.error(problem), args, False
         hook: Permission | None = None
         if self.hooks is not None:  # before the permission check, as in Claude Code
             pre = self.hooks.pre_tool(name, args, use_id)

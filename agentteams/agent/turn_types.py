@@ -90,6 +90,7 @@ class TurnResult:
     stop_reason: StopReason
     model_calls: int
     usage: Usage
+    beside: int = 0  # tool calls past the first of one answer: claude 2.1.332's num_turns counts each
 
 
 class Interrupted(Exception):

@@ -21,11 +21,12 @@ def summary(done: list[Any], session: Any, session_id: str, seconds: float, deni
     result = done[-1]
     subtype = SUBTYPES.get(result.stop_reason, "error_during_execution")
     total = session.ledger.total()
-    # Claude Code counts the turn that was to follow the results: the one the limit stopped, or --json-schema's end
+    # Claude Code counts the turn that was to follow the results: the one the limit stopped, or --json-schema's end;
+    # and each tool call of an answer past its first (2.1.332: one answer with two calls then one more: 3 turns)
     cut_short = 1 if result.stop_reason in ("max_turns", "structured_output", "structured_output_retries") else 0
     line: dict[str, Any] = {
         "type": "result", "subtype": subtype, "is_error": subtype != "success", "result": result.text,
-        "session_id": session_id, "num_turns": sum(r.model_calls for r in done) + cut_short,
+        "session_id": session_id, "num_turns": sum(r.model_calls + r.beside for r in done) + cut_short,
         "duration_ms": int(seconds * 1000), "duration_api_ms": total.api_ms, "total_cost_usd": round(total.cost_usd, 6),
         "usage": usage_json(total.usage), "modelUsage": model_usage(session), "model": session.model,
         "stop_reason": api_stop_reason(result.stop_reason, session),

@@ -104,6 +104,11 @@ class Tool:
         made absolute against the agent's `cwd`)."""
         return None
 
+    def check(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
+        """What is wrong with a call before anything else judges it (claude's input validation: an Edit of a file
+        that does not exist), or None; its hooks, permission rules and questions come only after it."""
+        return None
+
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
 

@@ -45,7 +45,17 @@ class NotebookEditTool(FileTool):
         raw = args.get("notebook_path")
         return str(resolve_path(raw, cwd)) if isinstance(raw, str) and raw else None
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def check(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
+        """As claude 2.1.332 validates it before asking: a notebook that exists and was Read, unchanged since."""
+        try:
+            path = self._args(args, ctx)[0]
+        except ToolInputError as e:
+            return str(e)
+        if path.suffix != ".ipynb":
+            return f"{path} is not a Jupyter notebook (.ipynb); use Edit for other files"
+        return not_a_file(path) or stale_reason(ctx, path, "editing")
+
+    def _args(self, args: dict[str, Any], ctx: ToolContext) -> tuple[Path, str, str | None, str | None, str]:
         path = resolve_path(str_arg(args, "notebook_path"), ctx.cwd)
         source = str_arg(args, "new_source")
         cell_id, kind = opt_str_arg(args, "cell_id"), opt_str_arg(args, "cell_type")
@@ -54,10 +64,11 @@ class NotebookEditTool(FileTool):
             raise ToolInputError("`edit_mode` must be replace, insert or delete")
         if kind is not None and kind not in CELL_TYPES:
             raise ToolInputError("`cell_type` must be code or markdown")
-        if path.suffix != ".ipynb":
-            return ToolResult.error(f"{path} is not a Jupyter notebook (.ipynb); use Edit for other files")
-        problem = not_a_file(path) or stale_reason(ctx, path, "editing")
-        if problem:
+        return path, source, cell_id, kind, mode
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path, source, cell_id, kind, mode = self._args(args, ctx)
+        if (problem := self.check(args, ctx)) is not None:  # again: the file may have changed since
             return ToolResult.error(problem)
         try:
             nb = nbformat_module().read(str(path), as_version=4)

@@ -333,18 +333,46 @@ class EditTool(FileTool):
     }
     kind = "edit"
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = path_arg(args, ctx)
-        old, new = str_arg(args, "old_string"), str_arg(args, "new_string")
-        replace_all = args.get("replace_all", False)
-        if not isinstance(replace_all, bool):
-            raise ToolInputError("`replace_all` must be true or false")
+    def check(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
+        """As claude 2.1.332 validates an Edit before asking: the same text, a notebook, a missing file, a file that
+        is no text or lacks old_string (or has it more than once) fail as the model's error, not as a denial."""
+        try:
+            path, old, new = path_arg(args, ctx), str_arg(args, "old_string"), str_arg(args, "new_string")
+            replace_all = flag_arg(args, "replace_all", False)
+        except ToolInputError as e:
+            return str(e)
         if old == new:
-            return ToolResult.error("No changes to make: old_string and new_string are exactly the same.")
+            return "No changes to make: old_string and new_string are exactly the same."
+        if path.suffix == ".ipynb":
+            return f"{path} is a Jupyter notebook: change its cells with NotebookEdit"
         if not path.exists():
-            if old == "":
-                return WriteTool().run({"file_path": str(path), "content": new}, ctx)
-            return ToolResult.error(f"File does not exist: {path}")
+            return None if old == "" else f"File does not exist: {path}"
+        try:
+            return not_a_file(path) or self._unmatched(path, load_text(path)[0], old, new, replace_all)
+        except ValueError as exc:
+            return str(exc)
+        except OSError as exc:
+            return f"Cannot edit {path}: {exc.strerror or exc}"
+
+    def _unmatched(self, path: Path, text: str, old: str, new: str, replace_all: bool) -> str | None:
+        if old == "":
+            return f"old_string is empty but {path} is not; give the text to replace, or use Write" if text else None
+        count = find_target(text, old, new)[2]
+        if count == 0:
+            return (f"old_string was not found in {path}. It must match the file exactly, including whitespace and "
+                    "indentation; Read the file again to copy the current text.")  # fmt: skip
+        if count > 1 and not replace_all:
+            return (f"old_string occurs {count} times in {path}. Add surrounding lines to make it unique, or set "
+                    "replace_all to true to replace every occurrence.")  # fmt: skip
+        return None
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if (problem := self.check(args, ctx)) is not None:  # again: the file may have changed since
+            return ToolResult.error(problem)
+        path, old, new = path_arg(args, ctx), str_arg(args, "old_string"), str_arg(args, "new_string")
+        replace_all = flag_arg(args, "replace_all", False)
+        if not path.exists():  # old_string is empty: a new file
+            return WriteTool().run({"file_path": str(path), "content": new}, ctx)
         try:
             return self._edit(path, old, new, replace_all, ctx)
         except ValueError as exc:
@@ -353,25 +381,11 @@ class EditTool(FileTool):
             return ToolResult.error(f"Cannot edit {path}: {exc.strerror or exc}")
 
     def _edit(self, path: Path, old: str, new: str, replace_all: bool, ctx: ToolContext) -> ToolResult:
-        problem = not_a_file(path) or stale_reason(ctx, path, "editing")
+        problem = stale_reason(ctx, path, "editing")  # after the permission, as claude's: never Read, or changed
         if problem:
             return ToolResult.error(problem)
         text, bom = load_text(path)
-        if old == "" and text:
-            return ToolResult.error(
-                f"old_string is empty but {path} is not; give the text to replace, or use Write to replace the file"
-            )
         old, new, count = find_target(text, old, new) if old else ("", new, 1)
-        if count == 0:
-            return ToolResult.error(
-                f"old_string was not found in {path}. It must match the file exactly, including whitespace and "
-                "indentation; Read the file again to copy the current text."
-            )
-        if count > 1 and not replace_all:
-            return ToolResult.error(
-                f"old_string occurs {count} times in {path}. Add surrounding lines to make it unique, "
-                "or set replace_all to true to replace every occurrence."
-            )
         start = text.find(old)
         updated = text.replace(old, new, -1 if replace_all else 1) if old else new
         changing(ctx, path)
