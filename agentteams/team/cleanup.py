@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import time
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentteams.backends.tmux import PaneRecord, TmuxBackend
-from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError, UnsafePathError
+from agentteams.errors import AgentTeamsError, CorruptFileError, InvalidNameError, NotFoundError
 from agentteams.store.api import Store
 from agentteams.store.file.store import FileStore
 from agentteams.store.fs import safe_paths
@@ -24,6 +23,7 @@ from agentteams.store.fs.locking import STALE_SECONDS, queue_file_for
 from agentteams.store.opener import open_store
 from agentteams.store.paths import Layout, team_dir_name
 from agentteams.store.records import Member, TeamConfig
+from agentteams.team.orphan_lists import DONE, orphan_lists, task_doc
 from agentteams.tools.team import worktree_git
 
 Kind = Literal["team", "member", "pane", "lock", "tmp"]
@@ -169,10 +169,8 @@ class TeamCleanup:
         count = 0
         task_dir = self.layout.task_dir(team)
         for path in task_dir.glob("*.json") if task_dir.is_dir() else ():
-            with contextlib.suppress(OSError, ValueError, UnsafePathError):
-                task = json.loads(safe_paths.read_bytes(path) or b"null")
-                owned = isinstance(task, dict) and task.get("owner") in (member.name, member.agent_id)
-                count += owned and task.get("status") not in ("completed", "deleted")
+            task = task_doc(path)
+            count += task.get("owner") in (member.name, member.agent_id) and task.get("status") not in DONE
         return count
 
     def plan(self, only: str | None = None) -> Plan:
@@ -194,6 +192,7 @@ class TeamCleanup:
             if why:
                 plan.actions.append(Action("pane", pane.pane_id, _tag_team(pane.tag), why, label=pane.tag))
         plan.actions += self._file_actions(only, gone.teams)
+        plan.notes += orphan_lists(self.layout, only, self.teams.present) if self.files else []
         return plan
 
     def _plan_team(

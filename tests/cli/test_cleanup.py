@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -256,3 +257,19 @@ def test_a_running_agent_process_outweighs_a_missing_pane(scene: Scene, layout: 
     wait_until(lambda: "carol@t" in " ".join(cmdline(scene.live["carol"].pid)), 10, "carol's argv")
     plan = TeamCleanup(layout, PaneView(str(scene.tmux.sock))).plan("t")
     assert ("member", "carol") not in {(a.kind, a.target) for a in plan.actions}
+
+
+def test_a_task_list_without_its_team_is_reported_and_kept(cli: Cli, layout: Layout, config_root: Path) -> None:
+    """A team gone, its task list left (as claude leaves it): cleanup says so, in the dry run and the real one, and
+    removes nothing (it said "nothing to clean up")."""
+    teams, tasks = TeamStore(layout), TaskStore(layout)
+    teams.create("old")
+    tasks.create("old", "done work")
+    tasks.create("old", "open work")
+    tasks.update("old", "1", status="completed")
+    shutil.rmtree(layout.team_dir("old"))  # as claude's lead leaves it on exit (or a crash between two removals)
+    for args in (("--dry-run",), ()):
+        proc = cli("cleanup", *args, env=child_env(config_root))
+        assert proc.returncode == 0, proc.stderr
+        assert f"task list {layout.task_dir('old')} has no team: 2 tasks, 1 not done" in proc.stderr, proc.stderr
+        assert [t.subject for t in tasks.list_tasks("old")] == ["done work", "open work"]
