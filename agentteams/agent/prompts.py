@@ -5,6 +5,7 @@ Stable text first, per-session details last, so a request's cacheable prefix cha
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,9 @@ if TYPE_CHECKING:
     from agentteams.settings.output_styles import OutputStyle
 
 INTRO = "You are agentteams, a command-line coding agent working in the user's repository through tools."
+# --bare (CLAUDE_CODE_SIMPLE): claude 2.1.332 sends only who it is, the working directory and the date
+SIMPLE = "You are agentteams, a coding agent with the Bash, Read and Edit tools.\nWorking directory: {cwd}\n" \
+    "Date: {date}"  # fmt: skip
 # the first line while an output style is on: the style, not the default manner, says how to answer
 STYLED_INTRO = (
     "You are agentteams, an agent working in the user's repository through tools, who answers in the manner the "
@@ -88,6 +92,8 @@ def system_prompt(
     """The whole system prompt; `team_role` is "lead", "teammate" or None (no team guidance). `base`, a custom
     agent type's own prompt, takes the place of ours (as Claude Code runs a custom subagent on its file's body).
     An output `style` changes our first line, and its section and closing line come last (styled)."""
+    if base is None and os.environ.get("CLAUDE_CODE_SIMPLE"):  # --bare: no team, no style (none is chosen)
+        return "\n\n".join(filter(None, [SIMPLE.format(cwd=cwd, date=date), append]))
     core = CORE.replace(INTRO, STYLED_INTRO, 1) if style is not None else CORE
     parts = [base or core]
     if team_role == "lead":

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 
 FILE_SOURCES = ("user", "project", "local")  # what --setting-sources may name
+BARE_TOOLS = ("Bash", "Read", "Edit")  # --bare: the three tools claude 2.1.332 offers then
 
 
 @dataclass(frozen=True)
@@ -324,6 +325,11 @@ def _apply_more(flags: AgentFlags, options: SessionOptions, found: Settings) -> 
         from agentteams.tools.mcp.config import McpFlags
 
         options.mcp = McpFlags((), True)
+    elif more.bare:  # as claude's simple mode: Bash, Read and Edit (unless --tools says), --mcp-config's servers only
+        from agentteams.tools.mcp.config import McpFlags
+
+        options.builtin_tools = options.builtin_tools if options.builtin_tools is not None else BARE_TOOLS
+        options.mcp = McpFlags(options.mcp.configs, True)
     if more.no_session_persistence:
         from agentteams.store.transcripts import writer
 

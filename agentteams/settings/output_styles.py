@@ -5,6 +5,7 @@ project (a later one of the same name wins); `outputStyle` in any settings file 
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -119,7 +120,10 @@ def _read(path: Path, origin: Origin) -> OutputStyle | None:
 
 
 def chosen(merged: dict[str, Any], cwd: Path, root: Path) -> OutputStyle | None:
-    """The style `outputStyle` names (its exact name, as 2.1.332 matches it), None for default, unset or unknown."""
+    """The style `outputStyle` names (its exact name, as 2.1.332 matches it), None for default, unset or unknown,
+    and under --bare or --safe-mode (claude 2.1.332 applies none then, a built-in one neither)."""
+    if os.environ.get("CLAUDE_CODE_SIMPLE") or os.environ.get("CLAUDE_CODE_SAFE_MODE"):
+        return None
     name = merged.get("outputStyle")
     if not isinstance(name, str) or name in ("", DEFAULT):
         return None
