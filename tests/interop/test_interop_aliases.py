@@ -22,36 +22,14 @@ from agentteams.model.aliases import LONG_BETA
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
+from tests.support.provider_env import PROVIDERS, provider_env
 from tests.support.stream_json import STREAM_ARGS, sdk_user_line
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.interop]
 MARK = "ALIASPROBE"
 FIRST = "haiku[1m]"  # given as --model: set_model takes only the picker's names
 NAMES = ("sonnet", "opus", "haiku", "fable", "best", "opusplan", "default", "sonnet[1m]", "opus[1m]", "fable[1m]")
-SKIP = "CLAUDE_CODE_SKIP_{}_AUTH"
-# provider -> (its variables, the base URL variable pointed at the scripted server, the path the SDK adds to it)
-PROVIDERS: dict[str, tuple[dict[str, str], str | None, str]] = {
-    "firstParty": ({}, None, ""),
-    "bedrock": ({"CLAUDE_CODE_USE_BEDROCK": "1", SKIP.format("BEDROCK"): "1", "AWS_REGION": "us-east-1"},
-                "ANTHROPIC_BEDROCK_BASE_URL", ""),
-    "vertex": ({"CLAUDE_CODE_USE_VERTEX": "1", SKIP.format("VERTEX"): "1", "ANTHROPIC_VERTEX_PROJECT_ID": "proj-a",
-                "CLOUD_ML_REGION": "europe-west1", "VERTEX_REGION_CLAUDE_HAIKU_4_5": "us-east5"},
-               "ANTHROPIC_VERTEX_BASE_URL", "/v1"),
-    "foundry": ({"CLAUDE_CODE_USE_FOUNDRY": "1", "ANTHROPIC_FOUNDRY_API_KEY": "foundry-offline-key-0123456789"},
-                "ANTHROPIC_FOUNDRY_BASE_URL", ""),  # 2.1.197 takes no CLAUDE_CODE_SKIP_FOUNDRY_AUTH
-    "mantle": ({"CLAUDE_CODE_USE_MANTLE": "1", SKIP.format("MANTLE"): "1", "AWS_REGION": "us-east-1"},
-               "ANTHROPIC_BEDROCK_MANTLE_BASE_URL", ""),
-    "anthropicAws": ({"CLAUDE_CODE_USE_ANTHROPIC_AWS": "1", SKIP.format("ANTHROPIC_AWS"): "1",
-                      "AWS_REGION": "us-east-1"}, "ANTHROPIC_AWS_BASE_URL", ""),
-    "anthropicGoogleCloud": ({"CLAUDE_CODE_USE_ANTHROPIC_GOOGLE_CLOUD": "1",
-                              SKIP.format("ANTHROPIC_GOOGLE_CLOUD"): "1"}, "ANTHROPIC_GOOGLE_CLOUD_BASE_URL", ""),
-}  # fmt: skip
 Sent = tuple[str, bool, str | None]  # the model id, whether the 1M-context beta was asked for, Vertex's region
-
-
-def provider_env(provider: str, server: MockServer) -> dict[str, str]:
-    own, url_var, suffix = PROVIDERS[provider]
-    return {**own, url_var: server.base_url + suffix} if url_var else dict(own)
 
 
 def _read_until(out: IO[str], kind: str) -> dict[str, Any]:

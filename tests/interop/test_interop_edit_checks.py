@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from agentteams.mockapi import MockServer
-from tests.interop.test_interop_scripts import both, spec, text
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.headless import tool
+from tests.support.script_runs import both, spec, text
 
 
 def _edit(path: Path, old: str, new: str) -> dict[str, Any]:

@@ -15,10 +15,10 @@ from typing import IO, Any
 import pytest
 
 from agentteams.mockapi import MockServer
-from tests.interop.test_interop_aliases import provider_env
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
+from tests.support.provider_env import provider_env
 from tests.support.stream_json import STREAM_ARGS, sdk_user_line
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.interop]

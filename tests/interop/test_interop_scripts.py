@@ -6,8 +6,6 @@ and a replayed user message has the same keys."""
 from __future__ import annotations
 
 import json
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,41 +15,12 @@ from agentteams.mockapi import MockServer
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
-from tests.support.headless import KEY, tool
+from tests.support.headless import tool
+from tests.support.script_runs import both, spec, text
 from tests.support.stream_json import STREAM_ARGS, sdk_user_line
 
 pytestmark = pytest.mark.timeout(180)
-
-SIDE = {"name": "other", "turns": [{"content": [{"type": "text", "text": "x"}], "repeat": 50}]}  # claude's side calls
 EXPENSIVE = {"input_tokens": 100_000, "output_tokens": 1000}
-
-
-def spec(*answers: dict[str, Any]) -> dict[str, Any]:
-    return {"routes": [{"name": "main", "match": {"tools": True}, "turns": list(answers)}, SIDE]}
-
-
-def text(said: str) -> dict[str, Any]:
-    return {"content": [{"type": "text", "text": said}]}
-
-
-Run = tuple[str, subprocess.CompletedProcess[str], MockServer]
-
-
-def both(claude: Path, cli: Cli, tmp_path: Path, cwd: Path, servers: list[MockServer], script: dict[str, Any],
-         *args: str, stdin: str = "") -> Iterator[Run]:  # fmt: skip
-    """Each CLI run once with `args` against a server of its own: (which, the run, its server)."""
-    config = tmp_path / "real-config"
-    rc.seed_home(config, [cwd], rc.NEWEST)
-    for which in ("claude", "ours"):
-        server = MockServer(script).start()
-        servers.append(server)
-        if which == "claude":
-            argv, env = [str(claude), *args], rc.claude_env(config, server.base_url)
-        else:
-            argv, env = cli.argv(*args), {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
-        proc = subprocess.run(argv, env=env, cwd=cwd, input=stdin, capture_output=True, text=True, timeout=120,
-                              check=False)  # fmt: skip
-        yield which, proc, server
 
 
 def prompt_sent(server: MockServer) -> str:
