@@ -27,7 +27,7 @@ GREETER = {"description": "Replies with a short greeting. Use for greeting tasks
 AGENTS = {"greeter": GREETER}
 PROMPT = "Use the Agent tool exactly once with subagent_type 'greeter', prompt 'say hi'. Then reply with DONE."
 # what claude records that ours has no counterpart for: its request bookkeeping and effort choice
-CLAUDE_ONLY = {"rowSource", "apiBlockIndex", "requestRef", "requestedModel", "promptCacheRequested", "effort",
+CLAUDE_ONLY = {"apiBlockIndex", "requestRef", "requestedModel", "promptCacheRequested", "effort",
                "perTurnEffort", "madeBy", "pickedEffortModel", "harnessNoteCount", "harnessTailCount",
                "harnessSectionHash", "canContinueAgent"}  # fmt: skip
 OURS_ONLY = {"agent", "team"}  # our extra keys, which Claude Code's reader ignores

@@ -107,6 +107,13 @@ def test_our_transcript_keeps_the_real_clis_invariants_and_envelope(repo: Path, 
     assert os.stat(s.transcript.path).st_mode & 0o777 == 0o600
 
 
+def test_a_subagents_prompt_is_marked_local_with_no_sent_time_as_claude_marks_it(tmp_path: Path) -> None:
+    sub = Transcript(tmp_path / "agent-a1.jsonl", "s1", cwd=str(tmp_path), agent_id="a1", prompt_id="p1")
+    sub.prompt("greeter", "say hi")  # claude 2.1.332: rowSource, no sentAtMs (test_interop_subagent_transcripts.py)
+    [first] = read_entries(sub.path)
+    assert (first["rowSource"], first["promptId"], "sentAtMs" in first) == ("local", "p1", False)
+
+
 def test_reading_our_transcript_back_gives_the_conversation_we_had(repo: Path, config_root: Path,
                                                                     layout: Layout) -> None:  # fmt: skip
     s, _ = _played(repo, layout)

@@ -89,8 +89,10 @@ class Transcript:
             own["isMeta"] = True
         if mode is not None:
             own["permissionMode"] = mode
-        if not meta:  # when it was sent, and that it was typed here: as Claude Code 2.1.332 stamps a prompt
+        if not meta and self.agent_id is None:  # when it was sent, and that it was typed here, as 2.1.332 stamps it
             own.update(sentAtMs=int(time.time() * 1000), rowSource=LOCAL_ROW)
+        elif not meta:  # a subagent's prompt was never sent by a person: 2.1.332 marks it local, with no time
+            own["rowSource"] = LOCAL_ROW
         return self._chained(agent, own)
 
     def assistant(
