@@ -25,9 +25,8 @@ from agentteams.agent.memory import Memory, load_memory
 from agentteams.agent.permissions import live_changes
 from agentteams.agent.permissions.policy import PermissionPolicy, offered_tools, parse_mode, parse_rules
 from agentteams.agent.permissions.settings_rules import settings_rules
-from agentteams.agent.plan_model import follow_plan_mode
 from agentteams.agent.prompts import Identity, style_switched, styled, system_prompt
-from agentteams.agent.session_options import SessionOptions, TurnExtras, command_extras, with_note
+from agentteams.agent.session_options import SessionOptions, TurnExtras, command_extras, follow_plan_mode, with_note
 from agentteams.agent.side_calls import side_caller
 from agentteams.agent.subagent_run import SubagentCalls, SubagentRecord
 from agentteams.agent.subagents import SubagentKit, Subagents

@@ -1,5 +1,5 @@
-"""What a session is started with: its options (the command line's and the settings' choices), and what a custom
-command's front matter gives the one turn it starts."""
+"""What a session is started with: its options (the command line's and the settings' choices), what a custom
+command's front matter gives the one turn it starts, and which model `opusplan` sends each call to."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from agentteams.model.reasoning import Reasoning
 from agentteams.settings.types import Settings
 
 if TYPE_CHECKING:  # types only: every start composes options, and the interactive one draws its prompt next
+    from agentteams.agent.loop import Agent
     from agentteams.agent.prompts import Identity
     from agentteams.settings.agents import AgentCatalog
     from agentteams.settings.commands import CustomCommand
@@ -91,3 +92,19 @@ def command_extras(cmd: CustomCommand) -> TurnExtras | None:
     origin = f"allowed-tools of /{cmd.name} ({cmd.path})"
     parse_rules(cmd.allowed_tools, origin)
     return TurnExtras(resolve_model(cmd.model) if cmd.model else None, cmd.allowed_tools, origin)
+
+
+def follow_plan_mode(
+    agent: Agent, mode: Callable[[], str], models: Callable[[], tuple[str, str | None]], then: Callable[[], None]
+) -> None:
+    """`opusplan` as claude 2.1.332 runs it: before each of `agent`'s model calls, pick its model, then call `then`.
+    `models()` gives (the model, the one plan mode takes instead, or None), read each time, so Shift-Tab, ExitPlanMode,
+    set_permission_mode, /model and set_model all take effect at the next call; the system prompt stays as it was
+    (2.1.332 sends the same one to both models)."""
+
+    def pick() -> None:
+        model, planning = models()
+        agent.settings.model = planning if planning is not None and mode() == "plan" else model
+        then()
+
+    agent.before_call = pick
