@@ -1,6 +1,7 @@
-"""A session's MCP servers wired into its agent: found, started once the first request is on its way (never waited
-for before it), their tools put after the built-ins before each request once ready, hidden as rules, modes or types
-say; the not yet ready ones (told, waited for on a call) in mcp_wait."""
+"""A session's MCP servers wired into its agent: found; started at once and waited for before the first request (-p,
+stream-json, in-process teammates), or once the first request is on its way and never waited for (the REPL, a pane
+teammate); their tools put after the built-ins before each request once ready, hidden as rules, modes or types say;
+the not yet ready ones (told, waited for on a call) in mcp_wait."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from agentteams import diagnostics
-from agentteams.agent.mcp_wait import IDLE_START, FirstRequest, Starter, late_tool
+from agentteams.agent.mcp_wait import IDLE_START, FirstRequest, FirstWait, Starter, late_tool
 from agentteams.tools.mcp.config import McpFlags, discover
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ class McpLink:
     session: Session | None = None  # whose agent a hub made later is wired into
     _refresh: Callable[[], None] | None = None
     _starter: Starter | None = None
+    _first_wait: FirstWait | None = None
 
     def ensure_hub(self) -> McpHub:
         """The session's hub, made (empty, its tools offered like a configured one's) when it had none: a driving
@@ -37,7 +39,7 @@ class McpLink:
 
             assert self.session is not None, "an McpLink made by attach_mcp"
             hub = McpHub([])
-            self._refresh = _offer(self.session, hub, None)
+            self._refresh = _offer(self.session, hub, None, self.wait_ready)
             self.hub = hub
         return self.hub
 
@@ -51,15 +53,28 @@ class McpLink:
         if self.hub is not None:
             self.hub.close()
 
-    def start_soon(self) -> None:
-        """A session a program drives: its servers start with its first request, or after IDLE_START without one (it
-        may ask for their status first); never waited for: its first request says which are still connecting."""
-        if self._starter is not None:
-            self._starter.soon()
+    def start_now(self) -> None:
+        """As Claude Code's -p and stream-json sessions: every server started now, side by side, and the first
+        request held until each has connected or failed (or MCP_TIMEOUT has passed), so that it offers their tools; a
+        failure is said by the init line, the request and /mcp, never on stderr (claude prints nothing)."""
+        if self.hub is None or self._starter is None or self._first_wait is not None or self.session is None:
+            return
+        self.hub.warn = _quiet
+        self._first_wait = FirstWait(self.hub, self.session.ctx.interrupt)
+        self._starter.now()
+
+    def wait_ready(self) -> None:
+        """The first request's wait (`start_now`), once; then the agent's tools as the servers left them (a
+        program's init line lists them). Nothing for a session that does not wait."""
+        if self._first_wait is not None:
+            self._first_wait()
+            self.refresh()
 
 
 def attach_mcp(session: Session) -> McpLink:
-    """Start the session's servers on their own thread and have the agent offer their tools as they come."""
+    """The session's servers and the agent's offer of their tools: -p and stream-json sessions (not interactive)
+    start them now and wait for them; the REPL's lead and teammates start them once the first request is out (an
+    in-process teammate is told to start now by its runtime)."""
     options = session.options
     found = discover(options.mcp, options.cwd, options.settings.merged)
     for problem in found.problems:
@@ -70,15 +85,24 @@ def attach_mcp(session: Session) -> McpLink:
 
     hub = McpHub.from_found(found)
     waits_for_person = session.options.interactive and session.options.identity is None  # the REPL's lead
-    starter = Starter(hub, IDLE_START if waits_for_person else None)  # -p, teammates: their first request comes
+    starter = Starter(hub, IDLE_START if waits_for_person else None)  # teammates: their first request comes
     session.listen(starter.heard)
-    return McpLink(hub, session, _offer(session, hub, starter), starter)
+    link = McpLink(hub, session, None, starter)
+    link._refresh = _offer(session, hub, starter, link.wait_ready)
+    if not options.interactive:
+        link.start_now()
+    return link
 
 
-def _offer(session: Session, hub: McpHub, starter: Starter | None) -> Callable[[], None]:
-    """Before each model call: the hub's visible tools after the built-ins, rebuilt when its tools or the mode
-    changed; the starter told (the first call lets the servers start); a new conversation's first request told which
-    servers are not ready; a call of a connecting server's tool waits for it. The rebuild alone (`McpLink.refresh`)."""
+def _quiet(line: str) -> None:
+    diagnostics.debug("%s", line)  # -d shows it
+
+
+def _offer(session: Session, hub: McpHub, starter: Starter | None, ready: Callable[[], None]) -> Callable[[], None]:
+    """Before each model call: the first request's wait for the servers (`ready`, when the session waits); the
+    hub's visible tools after the built-ins, rebuilt when its tools or the mode changed; the starter told (the first
+    call lets the servers start); a new conversation's first request told which servers are not ready; a call of a
+    connecting server's tool waits for it. The rebuild alone (`McpLink.refresh`)."""
     agent, builtins = session.agent, dict(session.agent.tools)
     seen, before, first = [-1, ""], agent.before_call, FirstRequest(session, hub)
 
@@ -91,6 +115,7 @@ def _offer(session: Session, hub: McpHub, starter: Starter | None) -> Callable[[
     def offer() -> None:
         if starter is not None:
             starter.request()
+        ready()
         refresh()
         if before is not None:
             before()  # compaction first: a conversation it replaced is a new one

@@ -1,6 +1,6 @@
-"""MCP servers that are not ready yet, as Claude Code handles them: when they start (after the first request has left),
-what a conversation's first request says of those still connecting or failed, and a call of a tool of a connecting
-server, which waits for it (up to MCP_TIMEOUT) instead of failing."""
+"""MCP servers that are not ready yet, as Claude Code handles them: when they start, the first request's wait for them
+(-p, stream-json), what a conversation's first request says of those still connecting or failed, and a call of a tool
+of a connecting server, which waits for it (up to MCP_TIMEOUT) instead of failing."""
 
 from __future__ import annotations
 
@@ -19,20 +19,21 @@ if TYPE_CHECKING:
     from agentteams.tools.base import Tool
     from agentteams.tools.mcp.hub import McpHub
 
-IDLE_START = 1.0  # seconds: with no model call by then (a person typing, a program not asking yet), start anyway
+IDLE_START = 1.0  # seconds: with no model call by then (a person typing), start anyway
 FIRST_ANSWER_WAIT = 10.0  # seconds the start waits for the first answer's stream to open, at most
 ANSWERING = ("answering", "text", "assistant", "retry")  # the first request has left: its answer is coming
 
 
 class Starter:
-    """Starts a session's servers once its first request has left (its answer's stream opened), not before: importing
-    the SDK costs a second of CPU that would otherwise hold up that request. With no request coming: after `idle`
-    seconds (a REPL's person typing), or IDLE_START once `soon` (a session a program drives)."""
+    """Starts a session's servers on a thread of its own: at once once told `now` (a session whose first request
+    waits for them), else once its first request has left (its answer's stream opened), not before: importing the SDK
+    costs a second of CPU that would otherwise hold up that request; with no request coming, after `idle` seconds (a
+    REPL's person typing)."""
 
-    def __init__(self, hub: McpHub, idle: float | None) -> None:
+    def __init__(self, hub: McpHub, idle: float | None, *, now: bool = False) -> None:
         self.hub, self.idle = hub, idle
         self.answering = threading.Event()
-        self._began = self._soon = False
+        self._began, self._now = False, now
         self._cond = threading.Condition()
         threading.Thread(target=self._run, name="mcp-start", daemon=True).start()
 
@@ -43,9 +44,9 @@ class Starter:
                 self._began = True
                 self._cond.notify_all()
 
-    def soon(self) -> None:
+    def now(self) -> None:
         with self._cond:
-            self._soon = True
+            self._now = True
             self._cond.notify_all()
 
     def heard(self, event: AgentEvent) -> None:
@@ -54,13 +55,34 @@ class Starter:
 
     def _run(self) -> None:
         with self._cond:
-            self._cond.wait_for(lambda: self._began or self._soon, self.idle)
-            if not self._began and self._soon:
-                self._cond.wait_for(lambda: self._began, IDLE_START)
-            began = self._began
-        if began:
+            self._cond.wait_for(lambda: self._began or self._now, self.idle)
+            after_request = self._began and not self._now
+        if after_request:
             self.answering.wait(FIRST_ANSWER_WAIT)
         self.hub.start()
+
+
+class FirstWait:
+    """Claude Code 2.1.332's -p and stream-json sessions wait for their servers before the first request (each
+    connected or failed, or MCP_TIMEOUT since the session started), so that request offers their tools; a server still
+    connecting then is given up on (failed for good: its init row says so, its tools never come). Once only; a second
+    caller (the agent's thread, the init line's) waits for the first's wait."""
+
+    def __init__(self, hub: McpHub, interrupt: threading.Event) -> None:
+        from agentteams.tools.mcp.hub import startup_timeout
+
+        self.hub, self.interrupt, self.seconds = hub, interrupt, startup_timeout()
+        self.until = time.monotonic() + self.seconds
+        self._lock, self._done = threading.Lock(), False
+
+    def __call__(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            late = self.hub.wait_all(self.until, self.interrupt)
+            if late and not self.interrupt.is_set():  # interrupted: told as connecting, a call still waits
+                self.hub.give_up(late, f"did not start within {self.seconds:g} s")
+            self._done = True
 
 
 def notice(connecting: list[str], failed: list[tuple[str, str]]) -> str | None:

@@ -147,6 +147,7 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     session.agent.settings.stream_events = streaming and partial_messages
     if streaming:
         session.on_subagent_event = lambda event: emit_all(lines.subagent(event))
+        session.mcp.wait_ready()  # as claude's: the init line tells the MCP servers' state after the wait
         emit(init_line(session, options))
     start = time.monotonic()
     try:

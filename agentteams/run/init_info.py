@@ -142,7 +142,19 @@ def server_info(session: Any, options: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
+# where a server was configured, in claude 2.1.332's words (its config scopes): --mcp-config's servers are "dynamic";
+# settings' mcpServers, which claude does not read, have none (the key is optional in the SDK's schema)
+SOURCES = {"flag": "dynamic", "user": "user", "project": "project", "local": "local", "program": "dynamic"}
+
+
 def mcp_servers(session: Any) -> list[dict[str, str]]:
-    """Each MCP server of the session: its name and its state (pending, connected, failed, needs approval)."""
+    """Each MCP server of the session: its name, its state (pending, connected, failed, needs approval) and where it
+    was configured (`source`, as claude 2.1.332's init line and mcp_status have it; a program's own server: sdk)."""
     hub = session.mcp.hub
-    return [] if hub is None else [{"name": line.name, "status": line.status} for line in hub.lines()]
+    if hub is None:
+        return []
+    rows = []
+    for line in hub.lines():
+        source = "sdk" if line.transport == "sdk" else SOURCES.get(line.origin)
+        rows.append({"name": line.name, "status": line.status, **({"source": source} if source else {})})
+    return rows

@@ -1,12 +1,16 @@
-"""Interop tier, MCP start-up: the real Claude Code 2.1.332 and ours, each an interactive lead in a tmux pane given
-the same MCP server (the `mcp` SDK) held at its start by a gate file, and the same first prompt. What the first
-request carries is compared: the server's tools are not offered yet, and the model is told in the first turn (in the
-messages, not the system prompt) that the server is still connecting; the model's call of its tool, made while it
-still connects, waits for it and gets the tool's result once the gate opens."""
+"""Interop tier, MCP start-up: the real Claude Code 2.1.332 and ours given the same MCP servers (the `mcp` SDK).
+
+An interactive lead in a tmux pane, its server held at its start by a gate file: the first request goes before it is
+ready, its tools not offered yet, the model told in the first turn (in the messages, not the system prompt) that the
+server is still connecting; the model's call of its tool, made while it still connects, waits for it and gets the
+tool's result once the gate opens. A -p session and a stream-json (SDK) one, a server taking 2 s and one that cannot
+start: the first request waits and offers the slow server's tools (claude names them among its deferred tools), says
+the other failed, the init line shows both as claude's does, the early call gets its result, and stderr stays empty."""
 
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +25,7 @@ from tests.support.headless import result_text, script, tool
 from tests.support.lead_pane import API_KEY, START, LeadPane
 from tests.support.mcp_lab import config, stdio_entry
 from tests.support.procs import child_env
+from tests.support.team_run import lead_env
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
@@ -110,3 +115,53 @@ def test_the_first_request_says_the_server_is_connecting_and_the_early_call_wait
         [block] = seen["results"]
         assert not block.get("is_error"), (who, block)  # the call waited for the server instead of failing
         assert json.loads(result_text(block))["result"].startswith("echo: early"), (who, block)
+
+
+SESSIONS = {
+    "print": ["-p", "go", "--output-format", "stream-json", "--verbose"],
+    "sdk": ["-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose"],
+}
+PROMPT = json.dumps({"type": "user", "message": {"role": "user", "content": "go"}}) + "\n"
+
+
+@ccv.only(rc.NEWEST)
+@pytest.mark.parametrize("kind", list(SESSIONS))
+def test_a_print_or_sdk_session_waits_for_its_servers_as_claude_does(
+    kind: str, claude: Path, claude_version: str, cli: Cli, config_root: Path, tmp_path: Path
+) -> None:
+    got = {}
+    for who in ("claude", "ours"):
+        work, ready = tmp_path / who / "work", tmp_path / who / "ready"
+        work.mkdir(parents=True)
+        ready.mkdir()
+        servers = {"slow": stdio_entry(ready, "--delay", "2"), "broken": {"command": str(work / "nope"), "args": []}}
+        args = [*SESSIONS[kind], "--mcp-config", json.dumps({"mcpServers": servers}), "--allowedTools", "mcp__slow"]
+        stdin = PROMPT if kind == "sdk" else ""
+        with MockServer(script(tool("mcp__slow__echo", text="early"), "DONE")) as server:
+            if who == "claude":
+                cfg = tmp_path / "cc-config"
+                rc.seed_home(cfg, [work], claude_version)
+                env = rc.claude_env(cfg, server.base_url)
+                proc = subprocess.run([str(claude), *args], env=env, cwd=work, input=stdin, capture_output=True,
+                                      text=True, timeout=120, check=False)  # fmt: skip
+            else:
+                proc = cli(*args, cwd=work, env=lead_env(config_root, server), input=stdin, timeout=120)
+            first = next(r["body"] for r in server.requests if r.get("route") == "main")
+            results = tool_results(server)
+        assert proc.returncode == 0 and proc.stderr == "", (who, proc.stderr)  # a failed server: nothing said there
+        lines = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+        init = next(line for line in lines if line.get("subtype") == "init")
+        got[who] = {"first": first, "results": results, "init": init}
+    rows = {who: sorted(seen["init"]["mcp_servers"], key=lambda r: r["name"]) for who, seen in got.items()}
+    assert rows["ours"] == rows["claude"], rows  # slow connected, broken failed, each with its source
+    assert {r["status"] for r in rows["claude"]} == {"connected", "failed"}, rows
+    for who, seen in got.items():
+        first, messages = seen["first"], json.dumps(seen["first"]["messages"])
+        assert "mcp__slow__echo" in json.dumps(first), (
+            f"{who}: the first request does not offer the slow server's tools"
+        )
+        assert "still connecting" not in json.dumps(first), f"{who}: the first request did not wait"
+        assert "failed to connect" in messages and "broken" in messages, f"{who}: the failed server is not named"
+        assert "mcp__slow__echo" in [t for t in seen["init"]["tools"] if t.startswith("mcp__")], who
+        [block] = seen["results"]
+        assert not block.get("is_error") and json.loads(result_text(block))["result"].startswith("echo: early"), who

@@ -59,7 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.started:
         Path(args.started).write_text(str(os.getpid()))
-    time.sleep(args.delay)  # a slow start: what the session must not wait for
+    time.sleep(args.delay)  # a slow start (-p waits for it, the REPL does not)
     deadline = time.monotonic() + 120
     while args.gate and not Path(args.gate).exists() and time.monotonic() < deadline:
         time.sleep(0.02)  # the test opens the gate once it has seen what it waits for

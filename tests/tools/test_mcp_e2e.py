@@ -1,6 +1,6 @@
 """MCP servers end to end: `agentteams -p` as a real process against the scripted Messages API, with the test MCP
 server (the `mcp` SDK) as a real stdio or streamable HTTP process, configured by --mcp-config (JSON or file),
-the project's approved .mcp.json, or settings; rules, hooks, a crash mid-session and a slow start."""
+the project's approved .mcp.json, or settings; rules, hooks, a crash mid-session and a slow start (waited for)."""
 
 from __future__ import annotations
 
@@ -141,7 +141,9 @@ def test_pre_and_post_tool_use_hooks_match_mcp_tools(cli: Cli, config_root: Path
     assert payloads[0]["tool_input"] == {"text": "hooked"}
 
 
-def test_a_server_that_crashes_mid_session_is_one_line(cli: Cli, config_root: Path, work: Path, ready: Path) -> None:
+def test_a_server_that_crashes_mid_session_is_started_again(
+    cli: Cli, config_root: Path, work: Path, ready: Path
+) -> None:
     spec = script(tool("Bash", command=wait_ready_command(ready)), tool("mcp__srv__echo", text="before"),
                   tool("mcp__srv__die"), tool("mcp__srv__echo", text="after"), tool("Bash", command="echo GOES-ON"),
                   "DONE")  # fmt: skip
@@ -155,28 +157,25 @@ def test_a_server_that_crashes_mid_session_is_one_line(cli: Cli, config_root: Pa
     # the next call starts it again (Claude Code 2.1.330 does the same): another process answers
     assert echoed(before).split("pid ")[1] != echoed(after).split("pid ")[1]
     assert "GOES-ON" in result_text(bash) and not bash.get("is_error")
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and "MCP server 'srv' stopped: Connection closed" in lines[0], proc.stderr
+    assert proc.stderr == ""  # claude 2.1.332's -p says nothing of it either (the REPL shows one line)
 
 
 @pytest.mark.solo  # times the product: alone under xdist (tests/support/solo.py)
-def test_a_slow_server_does_not_delay_the_first_request(cli: Cli, config_root: Path, work: Path, ready: Path) -> None:
-    delay, started = 5.0, work / "server-started"
-    spec = script(tool("Bash", command=wait_ready_command(ready)), tool("mcp__slow__echo", text="late"), "DONE")
-    entry = stdio_entry(ready, "--delay", str(delay), "--started", str(started))
+def test_a_slow_server_holds_the_first_request_only_until_it_is_ready(
+    cli: Cli, config_root: Path, work: Path, ready: Path
+) -> None:
+    spec = script(tool("mcp__slow__echo", text="first"), "DONE")
+    entry = stdio_entry(ready, "--delay", "5")
     with MockServer(spec) as server:
         proc = run(cli, config_root, work, server, "--mcp-config", config("slow", entry), "--allowedTools",
-                   "Bash mcp__slow")  # fmt: skip
+                   "mcp__slow", env={"MCP_TIMEOUT": "90000"})  # fmt: skip
         requests = main_requests(server)
     assert proc.returncode == 0, proc.stderr
     [listed] = ready.iterdir()
-    first = requests[0]["ts"]  # measured from the server's launch: a loaded machine's slow cold start aside
-    waited = first - started.stat().st_mtime
-    assert waited < delay - 1, f"the first request went {waited:.1f} s after the slow server was started"
-    assert first < listed.stat().st_mtime  # it went before the server was ready...
-    assert not any(n.startswith("mcp__") for n in tool_names(requests[0]))
-    assert "mcp__slow__echo" in tool_names(requests[1])  # ...and its tools came with the next one once it was
-    assert echoed(tool_results(server)[1]).startswith("echo: late")
+    waited = requests[0]["ts"] - listed.stat().st_mtime
+    assert 0 < waited < 10, f"the first request went {waited:.1f} s after the server was ready"  # not at MCP_TIMEOUT
+    assert "mcp__slow__echo" in tool_names(requests[0])
+    assert echoed(tool_results(server)[0]).startswith("echo: first")
 
 
 def test_a_bad_mcp_config_is_one_line_and_nothing_runs(cli: Cli, config_root: Path, work: Path) -> None:

@@ -1,6 +1,7 @@
 """The pieces of MCP start-up without a server process: what the model is told of servers not ready, which servers
 a hub counts as connecting or failed, a call's wait for one (woken when it connects, ended by MCP_TIMEOUT or an
-interrupt), and the first-turn notice staying put for a conversation."""
+interrupt), the first request's wait for every server (-p, stream-json) and the servers it gives up on, and the
+first-turn notice staying put for a conversation."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any, cast
 
 import pytest
 
-from agentteams.agent.mcp_wait import FirstRequest, late_tool, notice
+from agentteams.agent.mcp_wait import FirstRequest, FirstWait, late_tool, notice
 from agentteams.tools.mcp import hub as hub_module
 from agentteams.tools.mcp.config import ServerConfig
 from agentteams.tools.mcp.connection import Connection, RemoteTool
@@ -136,3 +137,55 @@ def test_a_call_of_a_connecting_servers_tool_gets_the_tool_once_it_is_ready() ->
 
     threading.Thread(target=connect).start()
     assert late_tool(cast(Any, session), hub, refresh, "mcp__slow__echo") is tool
+
+
+def test_the_first_requests_wait_ends_when_every_server_has_connected_or_failed() -> None:
+    hub = held_hub("a", "b")
+
+    def settle() -> None:
+        time.sleep(0.05)
+        hub.conns["a"].status = "connected"
+        hub._ready(hub.conns["a"])
+        time.sleep(0.05)
+        hub.conns["b"].status, hub.conns["b"].error = "failed", "boom"
+        hub._lost(hub.conns["b"], "pending")
+
+    hub.warn = lambda _line: None
+    threading.Thread(target=settle).start()
+    began = time.monotonic()
+    FirstWait(hub, threading.Event())()
+    assert time.monotonic() - began < 5  # woken as each settled, not at MCP_TIMEOUT (30 s)
+    assert hub.failed() == [("b", "boom")] and hub.connecting() == []
+
+
+def test_a_server_still_connecting_at_mcp_timeout_is_given_up_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MCP_TIMEOUT", "200")
+    hub = held_hub("slow", "quick")
+    hub.conns["quick"].status = "connected"
+    wait = FirstWait(hub, threading.Event())
+    began = time.monotonic()
+    wait()
+    assert 0.19 < time.monotonic() - began < 5
+    assert hub.connecting() == [] and hub.failed() == [("slow", "did not start within 0.2 s")]
+    assert hub.lines()[1].status == "failed" and hub.conns["quick"].status == "connected"
+    began = time.monotonic()
+    wait()  # the init line's caller after the agent's: nothing left to wait for
+    assert time.monotonic() - began < 0.1
+
+
+def test_an_interrupted_wait_gives_up_on_nothing() -> None:
+    hub, interrupt = held_hub("slow"), threading.Event()
+    interrupt.set()
+    FirstWait(hub, interrupt)()
+    assert hub.connecting() == ["slow"] and hub.failed() == []
+
+
+def test_a_server_given_up_before_its_start_began_is_never_started() -> None:
+    hub = McpHub([config("late")])
+    hub.give_up(["late"], "did not start within 2 s")
+    assert hub.connecting() == [] and hub.failed() == [("late", "did not start within 2 s")]
+    hub.start()
+    try:
+        assert hub.conns["late"].status == "failed" and "late" not in hub._tasks
+    finally:
+        hub.close()

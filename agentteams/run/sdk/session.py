@@ -85,7 +85,6 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     runtime.session.on_subagent_event = lambda event: headless.emit_all([*opener.take(), *lines.subagent(event)])
     answers.runtime, asks.session, answers.lines = runtime, runtime.session, lines
     channel.start()
-    runtime.session.mcp.start_soon()  # not waited for: the first request says which servers still connect
     ended = 0.0  # when the last turn ended
     try:
         for message in channel.messages():
@@ -133,6 +132,7 @@ def _mcp_answer(channel: ControlChannel, server: str, message: dict[str, Any]) -
 
 def _turn(runtime: Any, options: Any, output_format: str, prompt: str, turns: list[Any],
           origin: dict[str, Any] | None, opener: turn_open.Opener, replayed: list[dict[str, Any]]) -> int:  # fmt: skip
+    runtime.session.mcp.wait_ready()  # the first turn: its servers (started with the session) connected or failed
     runtime.session.mcp.refresh()  # servers the program switched or set since the last turn: as this turn offers them
     opener.hold(headless.init_line(runtime.session, options))
     if replayed:  # after the turn's init line, before its answer, as claude writes them

@@ -90,6 +90,8 @@ class TeammateRuntime:
         self.session = Session(
             options, client, layout=layout, store=store, on_event=self._on_agent_event, secrets=secrets
         )
+        if backend == "in-process":  # as claude's, which shares its lead's connected servers: its first request
+            self.session.mcp.start_now()  # offers their tools (a pane teammate is an interactive session: no wait)
         self.store = self.session.store
         self.mailbox = self.store.mail
         self.teams = self.store.teams

@@ -38,6 +38,11 @@ def _seconds(var: str, default: float) -> float:
         return default
 
 
+def startup_timeout() -> float:
+    """Seconds a server has to start (MCP_TIMEOUT, ms; 30 s by default)."""
+    return _seconds("MCP_TIMEOUT", DEFAULT_STARTUP)
+
+
 class McpControlError(AgentTeamsError):
     """A program's change to a server that cannot be made (no such server, or it is switched off)."""
 
@@ -68,6 +73,7 @@ class McpHub:
     _tasks: dict[str, concurrent.futures.Future[None]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _changed: threading.Condition = field(init=False)  # on `_lock`: told when a server connects or fails
+    _given_up: dict[str, str] = field(default_factory=dict)  # server: why (`give_up`), never started or connected
     _version: int = 0  # bumped when a server's tools change: the agent rebuilds its list only then
     _closed: bool = False
 
@@ -81,10 +87,14 @@ class McpHub:
     def start(self) -> McpHub:
         """Start every server concurrently and return at once: nothing here waits for a server. Once only, and
         never after `close`."""
-        with self._lock:
-            if not self.servers or self._loop is not None or self._closed:
-                return self
-            self._start_loop()
+        if not self.servers or self._loop is not None or self._closed:
+            return self
+        import importlib
+
+        importlib.import_module("agentteams.tools.mcp.connection")  # its second of CPU, not under the lock: a
+        with self._lock:  # wait for the servers looks at them meanwhile
+            if self._loop is None and not self._closed:
+                self._start_loop()
         return self
 
     def _start_loop(self) -> None:
@@ -94,9 +104,13 @@ class McpHub:
 
         loop, startup = LoopThread(name="mcp"), _seconds("MCP_TIMEOUT", DEFAULT_STARTUP)
         conns = {config.name: Connection(config) for config in self.servers if config.name not in self.disabled}
+        for name, why in self._given_up.items():  # given up on before the loop was even running: never started
+            if name in conns:
+                conns[name].status, conns[name].error = "failed", why
         self.conns = conns  # one assignment: readers on other threads see all of them or none
         for name, conn in conns.items():
-            self._tasks[name] = loop.submit(conn.serve(startup, self._ready, self._lost))
+            if conn.status == "pending":
+                self._tasks[name] = loop.submit(conn.serve(startup, self._ready, self._lost))
         self._loop = loop
         atexit.register(self.close)
 
@@ -135,6 +149,41 @@ class McpHub:
     def failed(self) -> list[tuple[str, str]]:
         """(server, why) of each server that failed to connect (not one that stopped after it had run)."""
         return [(n, c.error) for n, c in self.conns.items() if c.status == "failed" and not c.dropped]
+
+    def wait_all(self, until: float, interrupt: threading.Event | None = None) -> list[str]:
+        """Until every server has connected or failed, the monotonic clock reaches `until`, or the person
+        interrupts; the servers still connecting then."""
+        with self._changed:
+            while self.connecting() and (left := until - time.monotonic()) > 0:
+                if interrupt is not None and interrupt.is_set():
+                    break
+                self._changed.wait(min(POLL, left))  # woken at once by `_ready`/`_lost`; POLL: the interrupt
+            return self.connecting()
+
+    def give_up(self, names: Sequence[str], why: str) -> None:
+        """These servers (still connecting) failed for good, as Claude Code gives up on a server its session waited
+        for past MCP_TIMEOUT: their start is cancelled (a stdio server's process ends) and they never connect."""
+        from agentteams.tools.mcp.connection import Connection
+
+        with self._lock:
+            self._given_up |= dict.fromkeys(names, why)
+            loop = self._loop
+            if loop is None:  # its start still under way (importing the SDK): failed from now, never started
+                configs = [c for c in self.servers if c.name in names]
+                self.conns = {**self.conns, **{c.name: Connection(c, "failed", why) for c in configs}}
+        if loop is not None:  # on the loop's thread: a connection cannot connect between the look and the mark
+            loop.submit(self._mark_given_up(dict.fromkeys(names, why))).result(CLOSE_WAIT)
+        with self._lock:
+            self._version += 1
+            self._changed.notify_all()
+
+    async def _mark_given_up(self, whys: dict[str, str]) -> None:
+        for name, why in whys.items():
+            conn, task = self.conns.get(name), self._tasks.get(name)
+            if conn is not None and conn.status == "pending":
+                conn.status, conn.error = "failed", why
+                if task is not None:
+                    task.cancel()
 
     def wait_connected(self, server: str, interrupt: threading.Event | None = None) -> Connection | None:
         """A server still connecting, waited for (started first if the hub was not yet): until it has connected or
@@ -314,11 +363,14 @@ class McpHub:
 
         waits = []
         for name, conn in self.conns.items():
+            task = self._tasks.get(name)
+            if task is None:  # given up on before it was started
+                continue
             if conn.status == "pending" or conn.closing is None:  # still starting: cancelled, not waited for (its
-                self._tasks[name].cancel()  # stdin closes with us at the latest, and a stdio server ends on that)
+                task.cancel()  # stdin closes with us at the latest, and a stdio server ends on that)
             else:
                 loop.call(conn.closing.set)
-                waits.append(self._tasks[name])
+                waits.append(task)
         _, left = concurrent.futures.wait(waits, timeout=CLOSE_WAIT)
         if not left and len(waits) == len(self._tasks):
             loop.stop()  # else the loop goes on finishing the cancelled ones (a daemon thread: never holds up an exit)
