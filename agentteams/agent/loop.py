@@ -36,6 +36,7 @@ from agentteams.tools.base import Tool, ToolContext, ToolInputError, ToolResult
 
 if TYPE_CHECKING:
     from agentteams.agent.structured import StructuredOutput
+    from agentteams.model.types import ToolSpec
 
 SEND_WAIT = 0.05  # seconds the turn's prompt waits for its request to leave before it is recorded anyway
 INTERRUPT_POLL = 0.05  # seconds between checks of the interrupt flag while the model call runs
@@ -82,6 +83,7 @@ class Agent:
         self.over_budget: Callable[[], bool] | None = None  # --max-budget-usd: no model call (nor tool) once it says so
         self.structured: StructuredOutput | None = None  # --json-schema: each turn ends with its value
         self.late_tool: Callable[[str], Tool | str | None] | None = None  # a tool not offered yet (MCP), or why not
+        self.offered: list[ToolSpec] | None = None  # the tools as offered, if not its own: a forked teammate's lead's
         self.denials: list[dict[str, Any]] = []  # calls refused (rules, mode, a person, a hook): permission_denials
         self._prompt: AgentEvent | None = None  # the turn's prompt, not yet emitted (run)
         self._emitting = threading.RLock()
@@ -207,7 +209,7 @@ class Agent:
         return self._request()
 
     def _request(self) -> ModelRequest:
-        specs = [t.spec() for t in self.tools.values()]
+        specs = self.offered if self.offered is not None else [t.spec() for t in self.tools.values()]
         return ModelRequest(
             model=self.settings.model, system=self.settings.system, tools=specs, messages=self._with_context(),
             max_tokens=self.settings.max_tokens, agent=self.settings.name, turn=True,

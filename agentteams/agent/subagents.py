@@ -144,6 +144,7 @@ class Subagents:
         opening: str | list[Block] = prompt
         if fork:
             sub.messages = list(caller.messages)  # its answer that made this call is the newest message
+            sub.offered = caller.offered  # a forked teammate's offer its lead's tools
             opening = fork_opening(caller.messages[-1] if caller.messages else {}, prompt)
         answer = ""
         try:

@@ -69,6 +69,20 @@ def _take_agent_type(options: Any, flags: TeammateFlags, root: Path) -> None:
         options.model = agent_model(custom, options.model)
 
 
+def _take_fork(runtime: Any, layout: Any, me: Any) -> None:
+    """A forked teammate (its lead set AGENTTEAMS_FORK_SEED): it goes on from the lead's conversation its lead left
+    for it (agent/forked.py); the variable is not passed on to what it runs."""
+    import os
+
+    from agentteams.agent.forked import SEED_VAR, ForkSeed
+
+    if os.environ.pop(SEED_VAR, None) != "1":
+        return
+    seed = ForkSeed.take(layout.fork_seed_file(me.team, me.name))
+    if seed is not None:
+        seed.adopt(runtime.session.agent, me)
+
+
 def teammate_client(client: Any, name: str, *, first_party: bool) -> Any:
     """The client with the teammate's turns shaped as a real claude teammate's (its model's max_tokens, thinking shown
     as updates in its pane, effort, context management): seen from 2.1.332's teammate against the scripted server."""
@@ -125,6 +139,7 @@ def run(options: Any, flags: TeammateFlags, prompt: str | None) -> int:
         backend="tmux" if pane or early else "process", pane_id=pane, on_event=renderer.agent_event,
         on_team_event=renderer.team_event, secrets=tuple(model_config.secrets()), lead_key=lead_key,
     )  # fmt: skip
+    _take_fork(runtime, layout, options.identity)
     # started before its pane: the pane's id goes into its presence as soon as it attaches (`status`, `cleanup`)
     forkearly.on_pane(runtime.pane_attached)
     for sig in (signal.SIGTERM, signal.SIGHUP):

@@ -192,6 +192,11 @@ class Layout:
     def highwatermark_file(self, team: str) -> Path:
         return self.task_dir(team) / ".highwatermark"
 
+    def fork_seed_file(self, team: str, agent: str) -> Path:
+        """Where a forked teammate's start (its lead's conversation, system prompt and tools) waits for it: ours."""
+        return self._inside(Path(self.root, "agentteams", "forks", path_part(team, "team"),
+                                 f"{path_part(agent_name(agent))}.json"))  # fmt: skip
+
     def board_copy_file(self, team: str) -> Path:
         """Our copy of a team's task board for views (store/file/board_cache.py): ours alone, outside the task dir
         Claude Code shares."""

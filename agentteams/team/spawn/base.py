@@ -21,7 +21,7 @@ from agentteams.store.signing import LeadVerifyKey
 from agentteams.team.nodes.placement import Placement
 
 if TYPE_CHECKING:
-    pass
+    from agentteams.agent.forked import ForkSeed
 
 
 Backend = Literal["tmux", "in-process"]
@@ -59,6 +59,7 @@ class SpawnRequest:
     mcp: McpFlags = field(default_factory=McpFlags)  # the lead's --mcp-config values, passed on as given
     placement: Placement = field(default_factory=Placement)  # a node asked for (team/nodespawn.py)
     restricted: bool = False  # the lead runs with --restricted: so does its teammate (no Bash, settings files unread)
+    fork: ForkSeed | None = None  # a forked teammate's start: its lead's conversation (agent/forked.py)
 
     @property
     def agent_id(self) -> str:
@@ -133,7 +134,11 @@ def own_executable() -> list[str]:
     return [found] if found else [sys.executable, "-m", "agentteams"]
 
 
-def teammate_env(extra: dict[str, str]) -> dict[str, str]:
+def teammate_env(extra: dict[str, str], req: SpawnRequest | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in FORWARDED_ENV or k.startswith(VERTEX_REGION_PREFIX)}
     env.update({"CLAUDECODE": "1", "CLAUDE_CODE_EXPERIMENTAL_AGENT_TEAMS": "1", **extra})
+    if req is not None and req.fork is not None:  # its seed file waits for it (team/spawn/member.py wrote it)
+        from agentteams.agent.forked import SEED_VAR
+
+        env[SEED_VAR] = "1"
     return env

@@ -3,6 +3,7 @@ undone when the start fails, and a live name's member returned instead of a seco
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -10,10 +11,13 @@ from agentteams.agent.agent_types import agent_model
 from agentteams.errors import InvalidNameError
 from agentteams.store.paths import LEAD_NAME, agent_name, team_dir_name
 from agentteams.team.budget import spawn_budget
+from agentteams.team.nodes.placement import LOCAL
 from agentteams.team.spawn.options import teammate_options
 from agentteams.team.spawn.parallel_call import Beside
+from agentteams.tools.spawn_limits import FORK_TYPE, FORK_VAR, SpawnLimits
 
 if TYPE_CHECKING:
+    from agentteams.agent.forked import ForkSeed
     from agentteams.agent.session import Session
     from agentteams.store.records import Member
     from agentteams.team.spawn.roster import Roster
@@ -56,10 +60,14 @@ def spawn_member(
 
     name, prompt = _checked_call(team, args)
     opts = session.options
+    seed = _fork_seed(session, spawner, args)  # a forked teammate: its lead's conversation, on this machine
+    if seed is not None:
+        args = {**args, "node": LOCAL}
     own = teammate_options(session, args)  # its mode, cwd and tool rules; a bad one refused before anything starts
-    kind = str(args.get("subagent_type") or "")
+    kind = str(args.get("subagent_type") or "") if seed is None else ""
     custom = own.agents.get(kind)  # a custom type (of its directory): its model unless the call names one (Claude's)
     model = resolve_model(str(args["model"])) if args.get("model") else agent_model(custom, session.model)
+    model = seed.model if seed is not None else model  # a fork's requests are its lead's: so is its model
     budget = spawn_budget(args, opts.settings)  # a bad figure is refused before anything is made
     roster = roster or Roster(session.store, spawner)
     member, added = roster.reserve(team, NewMember(
@@ -77,10 +85,16 @@ def spawn_member(
         model=model, permission_mode=own.mode, plan_mode_required=own.plan_mode_required,
         agent_type=member.agent_type, settings=own.settings, allowed_tools=own.allowed_tools,
         disallowed_tools=own.disallowed_tools, mcp=opts.mcp, placement=own.placement, restricted=opts.restricted,
+        fork=seed,
     )  # fmt: skip
+    seed_file = session.layout.fork_seed_file(team, member.name) if seed and spawner.backend == "tmux" else None
     try:
+        if seed is not None and seed_file is not None:  # a pane's process takes it at its start
+            seed.write(seed_file)
         handle = _start(session, spawner, req, prompt)
     except BaseException:
+        if seed_file is not None:
+            seed_file.unlink(missing_ok=True)
         roster.abandoned(member.name)  # its entry is gone: a retry starts afresh
         if tree is not None:  # and so is the worktree made for it, unless something was written there already
             worktrees.drop(session, team, member.name)
@@ -95,6 +109,27 @@ def spawn_member(
         disallowed_tools=req.disallowed_tools or None,
     )  # fmt: skip
     return Spawned(member, handle)
+
+
+def _fork_seed(session: Session, spawner: Spawner, args: dict[str, Any]) -> ForkSeed | None:
+    """A `subagent_type: "fork"` teammate's start (the lead's conversation as its requests send it), or None for
+    another type; ToolInputError where a fork cannot start: forks off, on a node, or a teammate program not ours."""
+    from agentteams.agent.forked import ForkSeed
+    from agentteams.team.nodes.spawner import NodeSpawner
+    from agentteams.team.spawn.spawners import TmuxSpawner
+    from agentteams.tools.base import ToolInputError
+
+    if args.get("subagent_type") != FORK_TYPE:
+        return None
+    if not SpawnLimits.from_env(os.environ).fork:
+        raise ToolInputError(f"{FORK_VAR} turns forks off: choose another subagent_type for this teammate.")
+    if args.get("node") not in (None, LOCAL) or args.get("repo"):
+        raise ToolInputError("A forked teammate starts from your conversation, on this machine: leave out node, repo.")
+    local = spawner.local if isinstance(spawner, NodeSpawner) else spawner
+    if isinstance(local, TmuxSpawner) and not local.runs_ours:
+        raise ToolInputError("A forked teammate needs agentteams as the teammate program (--teammate-command names "
+                             "another): choose another subagent_type.")  # fmt: skip
+    return ForkSeed.of(session.agent)
 
 
 def _checked_call(team: str, args: dict[str, Any]) -> tuple[str, str]:

@@ -16,6 +16,7 @@ from agentteams.settings.types import Settings
 from agentteams.team.nodes.placement import Placement, PlacementError
 from agentteams.tools.base import ToolInputError
 from agentteams.tools.runtime_hooks import PERMISSION_MODES
+from agentteams.tools.spawn_limits import FORK_TYPE
 
 if TYPE_CHECKING:
     from agentteams.agent.session import Session
@@ -52,7 +53,7 @@ def teammate_options(session: Session, args: dict[str, Any]) -> TeammateOptions:
     allowed, disallowed = (_rules(args, k) for k in RULE_KEYS)
     agents = session.agents if cwd == opts.cwd else load_agents(cwd, session.layout.root)
     kind = str(args.get("subagent_type") or "")
-    if kind and kind not in SUBAGENT_TOOLS and agents.get(kind) is None:
+    if kind and kind not in SUBAGENT_TOOLS and agents.get(kind) is None and kind != FORK_TYPE:  # fork: member.py
         raise ToolInputError(f"unknown subagent_type {kind!r} in {cwd}; use one of {', '.join(agents.names())}")
     try:
         placement = Placement.of(args)

@@ -43,7 +43,7 @@ class PrestartingSpawner(TmuxSpawner):
 
     def spawn(self, req: SpawnRequest) -> Handle:
         served = self.extra_env()
-        own, env = teammate_argv(req, self.command), teammate_env(served)
+        own, env = teammate_argv(req, self.command), teammate_env(served, req)
         started = self.prestart(own, env, req.cwd) if served else None
         if started is None:
             return super().spawn(req)

@@ -55,7 +55,7 @@ class TmuxSpawner:
 
     def spawn(self, req: SpawnRequest) -> Handle:
         served = self.extra_env()  # a fork server's: the pane runs the lean launcher that reaches it
-        argv, env = [*(self.launcher if served else []), *teammate_argv(req, self.command)], teammate_env(served)
+        argv, env = [*(self.launcher if served else []), *teammate_argv(req, self.command)], teammate_env(served, req)
         pane, pid = self.tmux.spawn_pane_process(
             self.target_pane, req.name, req.color, argv, req.cwd, env, tag=req.agent_id
         )
@@ -134,6 +134,8 @@ class InProcessSpawner:
             except Exception as e:  # a crashed teammate thread is a dead teammate, not a dead lead
                 diagnostics.warning("teammate %s stopped: %s: %s", req.name, type(e).__name__, e)
 
+        if req.fork is not None and options.identity is not None:  # before its first turn: it starts from its lead's
+            req.fork.adopt(runtime.session.agent, options.identity)
         handle.interrupt = runtime.ctx.interrupt
         handle.thread = threading.Thread(target=serve, name=f"teammate-{req.name}", daemon=True)
         handle.thread.start()
