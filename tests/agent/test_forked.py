@@ -43,3 +43,20 @@ def test_a_seed_file_is_taken_once_and_a_missing_one_is_one_warning(
     assert not path.exists()
     assert ForkSeed.take(path) is None
     assert [r.levelname for r in caplog.records] == ["WARNING"] and "is missing" in caplog.text
+
+
+def test_a_forked_teammate_is_refused_in_one_line_where_it_cannot_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from agentteams.team.spawn.member import _fork_seed
+    from agentteams.tools.base import ToolInputError
+
+    session, spawner = SimpleNamespace(agent=None), SimpleNamespace(backend="in-process")
+    fork = {"name": "forky", "team_name": "proj", "subagent_type": "fork", "prompt": "go"}
+    assert _fork_seed(session, spawner, {**fork, "subagent_type": "Explore"}) is None  # type: ignore[arg-type]
+    for args, said in (({**fork, "node": "gpu1"}, "leave out node and repo"), ({**fork, "repo": "u"}, "node and repo")):
+        with pytest.raises(ToolInputError, match=said):
+            _fork_seed(session, spawner, args)  # type: ignore[arg-type]
+    monkeypatch.setenv("CLAUDE_CODE_FORK_SUBAGENT", "0")
+    with pytest.raises(ToolInputError, match="CLAUDE_CODE_FORK_SUBAGENT turns forks off"):
+        _fork_seed(session, spawner, fork)  # type: ignore[arg-type]

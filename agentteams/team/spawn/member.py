@@ -124,7 +124,7 @@ def _fork_seed(session: Session, spawner: Spawner, args: dict[str, Any]) -> Fork
     if not SpawnLimits.from_env(os.environ).fork:
         raise ToolInputError(f"{FORK_VAR} turns forks off: choose another subagent_type for this teammate.")
     if args.get("node") not in (None, LOCAL) or args.get("repo"):
-        raise ToolInputError("A forked teammate starts from your conversation, on this machine: leave out node, repo.")
+        raise ToolInputError("A forked teammate starts from your conversation here: leave out node and repo.")
     local = spawner.local if isinstance(spawner, NodeSpawner) else spawner
     if isinstance(local, TmuxSpawner) and not local.runs_ours:
         raise ToolInputError("A forked teammate needs agentteams as the teammate program (--teammate-command names "
