@@ -1,10 +1,11 @@
-"""A session's MCP servers: all started at once on an event-loop thread, off the first prompt's path (asyncio, the
-connections and the SDK are imported only then); their tools as they become ready (sorted, so the request prefix
-stays put); calls with deadlines; /mcp's lines; closing."""
+"""A session's MCP servers: all started at once on an event-loop thread (asyncio, the connections and the SDK are
+imported only then); a wait for all of them and giving up on the late ones; their tools as they become ready (sorted,
+so the request prefix stays put); calls with deadlines; /mcp's lines; closing."""
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import threading
 import time
@@ -172,7 +173,9 @@ class McpHub:
                 configs = [c for c in self.servers if c.name in names]
                 self.conns = {**self.conns, **{c.name: Connection(c, "failed", why) for c in configs}}
         if loop is not None:  # on the loop's thread: a connection cannot connect between the look and the mark
-            loop.submit(self._mark_given_up(dict.fromkeys(names, why))).result(CLOSE_WAIT)
+            marked = loop.submit(self._mark_given_up(dict.fromkeys(names, why)))
+            with contextlib.suppress(TimeoutError):  # a loop that busy marks them soon after: not worth a failed turn
+                marked.result(CLOSE_WAIT)
         with self._lock:
             self._version += 1
             self._changed.notify_all()
