@@ -8,11 +8,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentteams.mockapi import MockServer
 from tests.support.cli import Cli
+from tests.support.git_repo import make_repo
 from tests.support.team_run import lead_env
 from tests.support.team_script import REQUEST_ID, TEAM, say, tool
-from tests.team.test_worktrees_e2e import repo  # noqa: F401  (the scratch repository fixture)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path)
 
 
 def scenario() -> dict[str, Any]:
@@ -35,7 +42,7 @@ def scenario() -> dict[str, Any]:
 def test_a_dirty_worktree_kept_as_the_lead_takes_its_team_down_is_said(
     cli: Cli,
     config_root: Path,
-    repo: Path,  # noqa: F811
+    repo: Path,
 ) -> None:
     with MockServer(scenario()) as server:
         proc = cli("-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "in-process", cwd=repo,

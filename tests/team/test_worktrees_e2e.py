@@ -6,7 +6,6 @@ so; nothing a teammate did lands in the lead's checkout. Real processes, the rea
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,30 +14,16 @@ import pytest
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from tests.support.cli import Cli
+from tests.support.git_repo import git, make_repo
 from tests.support.team_run import Run, assert_nothing_left, finish, lead_env, lead_in_tmux
 from tests.support.team_script import REQUEST_ID, TEAM, say, tool, waiting
 from tests.support.tmuxlab import Tmux
-
-BASE = "line1\nbase\nline3\n"
-
-
-def git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True,
-                          timeout=30).stdout  # fmt: skip
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     """A scratch repository on main with shared.txt committed (its own identity: teammates commit too)."""
-    work = tmp_path / "work"
-    work.mkdir()
-    git(work, "init", "-q", "-b", "main")
-    git(work, "config", "user.name", "Test")
-    git(work, "config", "user.email", "test@example.com")
-    (work / "shared.txt").write_text(BASE)
-    git(work, "add", "shared.txt")
-    git(work, "commit", "-qm", "base")
-    return work
+    return make_repo(tmp_path)
 
 
 def mate_routes(me: str, peer: str, dirty: bool) -> list[dict[str, Any]]:
