@@ -1,7 +1,6 @@
 """A session's MCP servers wired into its agent: found; started at once and waited for before the first request (-p,
-stream-json, in-process teammates), or once the first request is on its way and never waited for (the REPL, a pane
-teammate); their tools put after the built-ins before each request once ready, hidden as rules, modes or types say;
-the not yet ready ones (told, waited for on a call) in mcp_wait."""
+stream-json, in-process teammates) or once it is on its way, never waited for (the REPL, pane teammates); their tools
+offered after the built-ins once ready, hidden as rules, modes or types say; the ones not ready yet in mcp_wait."""
 
 from __future__ import annotations
 
