@@ -17,6 +17,7 @@ from agentteams.store.api import Mail, Teams
 from agentteams.store.outages import StoreUnavailable
 from agentteams.store.protocol import IdleNotification, ShutdownRequest, parse_message
 from agentteams.store.records import Envelope
+from agentteams.team.turns_owed import TurnsOwed
 
 CLOSE_TAG = "</teammate-message>"
 WAITING_SECONDS = 10.0  # a message unread this long is not about to start a turn (its teammate is stuck)
@@ -122,10 +123,13 @@ def mark_read(mail: Mail, team: str, agent: str, envs: list[Envelope]) -> bool:
     return True
 
 
-def team_idle(teams: Teams, team: str | None, names: Collection[str], mail: Mail | None = None) -> bool:
+def team_idle(
+    teams: Teams, team: str | None, names: Collection[str], mail: Mail | None = None, owed: TurnsOwed | None = None
+) -> bool:  # fmt: skip
     """Every teammate the lead started (`names`) is between turns (`isActive: false`, which each sets for itself):
     only then do idle notices wake the lead's model. With `mail`, none has a message waiting either: a real `claude`
-    teammate reads its inbox once a second, and one with a message is about to start a turn."""
+    teammate reads its inbox once a second, and one with a message is about to start a turn. With `owed` (fed by
+    each call), none has taken a message whose turn has not shown yet (team/turns_owed.py)."""
     if not team or not names:
         return True
     try:
@@ -135,19 +139,23 @@ def team_idle(teams: Teams, team: str | None, names: Collection[str], mail: Mail
     except AgentTeamsError:
         return True
     members = [m for m in map(config.member, names) if m is not None]
-    if not all(m.is_active is False for m in members):
+    unread = {m.name: _unread(mail, config.name, m.name) for m in members} if mail is not None else {}
+    now = time.monotonic()
+    owing = [owed.look(m.name, m.is_active is True, [e.identity for e in unread[m.name]], now)
+             for m in members] if owed is not None and mail is not None else []  # fmt: skip
+    if any(owing) or not all(m.is_active is False for m in members):
         return False
-    return mail is None or not any(_waiting(mail, config.name, m.name) for m in members)
+    since = time.time() - WAITING_SECONDS  # one left unread longer means a stuck teammate, not work
+    return not any(_sent_at(e.timestamp) >= since for found in unread.values() for e in found)
 
 
-def _waiting(mail: Mail, team: str, name: str) -> bool:
-    """A message came for `name` lately that it has not read: one left longer means a stuck teammate, not work."""
+def _unread(mail: Mail | None, team: str, name: str) -> list[Envelope]:
+    if mail is None:
+        return []
     try:
-        unread = mail.unread(team, name)
+        return mail.unread(team, name)
     except (OSError, AgentTeamsError):
-        return False
-    since = time.time() - WAITING_SECONDS
-    return any(_sent_at(e.timestamp) >= since for e in unread)
+        return []
 
 
 def _sent_at(timestamp: str) -> float:

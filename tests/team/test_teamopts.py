@@ -199,6 +199,11 @@ def test_a_headless_lead_is_not_settled_while_a_teammate_has_a_message_waiting(t
         env = rig.mailbox.send(TEAM, "alice", "WRITE-NOW", sender=LEAD_NAME)
         assert not rig.runtime.settled()
         rig.mailbox.mark_delivered(TEAM, "alice", [env])
+        # taken, and its turn not shown yet: a real claude teammate writes isActive:true after it takes its mail
+        assert not rig.runtime.settled()
+        rig.teams.set_active(TEAM, "alice", True)
+        assert not rig.runtime.settled()
+        rig.teams.set_active(TEAM, "alice", False)
         assert rig.runtime.settled()
         keys = Keyring()
         keys.new_lead_key(TEAM, "alice")

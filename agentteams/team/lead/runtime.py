@@ -46,6 +46,7 @@ from agentteams.team.spawn.roster import Roster, release_member
 from agentteams.team.steering import Carried, Turn, lead_blocks, take_plain
 from agentteams.team.team_hooks import LeadHooks
 from agentteams.team.trust import LeadPromises, Trust
+from agentteams.team.turns_owed import TurnsOwed
 from agentteams.tools.base import ToolInputError
 
 if TYPE_CHECKING:
@@ -76,6 +77,7 @@ class LeadRuntime:
         # their questions are put to the person off the team thread, and withdrawn when the teammate is gone
         self.asks = permission_relay.TeammateAsks(session, judge, self.remembered, self._answered)
         self.handles: dict[str, Handle] = {}
+        self.owed = TurnsOwed()  # what settled() saw each teammate take from its inbox
         self.roster = Roster(self.store, spawner, self.handles)  # spawns check and reserve names through it
         self.restarts = Restarts(session, spawner, self.handles, self.hooks, self.on_team_thread)
         self._cond = threading.Condition()
@@ -206,7 +208,8 @@ class LeadRuntime:
             if not judged(self.store.steady, 2 * heartbeat.interval() + 1.0):  # teammates' writes it refused, held
                 return False  # (an isActive), are written again at their next beats: idle is no verdict until then
             try:
-                idle = team_idle(self.teams, self.team, self.handles, self.mailbox)  # nobody has a message waiting
+                # nobody has a message waiting, nor owes the turn for one it took
+                idle = team_idle(self.teams, self.team, self.handles, self.mailbox, self.owed)
             except StoreUnavailable:  # what the team does is unknown until the store is back
                 return False
             return idle and not self.promises.awaiting(list(self.handles))  # nor a stop request to answer yet
