@@ -44,9 +44,10 @@ def test_every_source_and_which_wins(config_root: Path, tmp_path: Path) -> None:
     (config_root / ".claude.json").write_text(json.dumps(state))  # where `claude mcp add` keeps them
     (cwd / ".mcp.json").write_text(json.dumps({"mcpServers": {"b": entry("project"), "d": entry("project")}}))
     flag = json.dumps({"mcpServers": {"e": {"type": "http", "url": "http://localhost:${PORT:-9}/mcp"}}})
+    # a settings file's `mcpServers` is no source: claude 2.1.332 reads none, so a repository's could start under us
     got = servers(McpFlags((flag,)), cwd, {"mcpServers": {"f": entry("settings")}})
     assert got == {"a": ("user", "user"), "b": ("project", "project"), "c": ("local", "local"),
-                   "e": ("flag", "http://localhost:9/mcp"), "f": ("settings", "settings")}  # fmt: skip
+                   "e": ("flag", "http://localhost:9/mcp")}  # fmt: skip
     found = discover(McpFlags((flag,)), cwd, {}, env={})
     assert [(p.name, p.why.split(":")[0]) for p in found.pending] == [("d", "needs approval")]
     assert servers(McpFlags((flag,), strict=True), cwd) == {"e": ("flag", "http://localhost:9/mcp")}

@@ -5,6 +5,7 @@ the project's approved .mcp.json, or settings; rules, hooks, a crash mid-session
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,9 @@ def configure(how: str, work: Path, entry: dict[str, Any]) -> list[str]:
         (work / ".mcp.json").write_text(config("srv", entry))
         (work / ".claude" / "settings.local.json").write_text(json.dumps({"enabledMcpjsonServers": ["srv"]}))
         return []
-    (work / ".claude" / "settings.json").write_text(json.dumps({"mcpServers": {"srv": entry}}))
+    # "user": where `claude mcp add -s user` keeps it (a settings file's `mcpServers` is read by neither CLI)
+    state = Path(os.environ["CLAUDE_CONFIG_DIR"]) / ".claude.json"
+    state.write_text(json.dumps({"mcpServers": {"srv": entry}}))
     return []
 
 
@@ -68,7 +71,7 @@ def run(
     return cli("-p", "go", *args, cwd=work, env={**lead_env(config_root, server), **(env or {})}, timeout=90)
 
 
-@pytest.mark.parametrize("how", ["flag-json", "flag-file", "project", "settings"])
+@pytest.mark.parametrize("how", ["flag-json", "flag-file", "project", "user"])
 def test_the_lead_calls_a_stdio_servers_tool_configured_each_way(
     cli: Cli, config_root: Path, work: Path, ready: Path, how: str
 ) -> None:

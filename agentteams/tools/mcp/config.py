@@ -1,5 +1,5 @@
 """Which MCP servers a session starts, as Claude Code finds them: `--mcp-config` values, the user's and the project's
-(`.mcp.json`, approved) servers and settings' `mcpServers`, with `${VAR}` / `${VAR:-default}` expanded."""
+(`.mcp.json`, approved) servers, with `${VAR}` / `${VAR:-default}` expanded."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from typing import Any, Literal
 from agentteams.errors import AgentTeamsError
 
 Transport = Literal["stdio", "http", "sse", "sdk"]  # sdk: a driving program's own server (tools/mcp/program_servers.py)
-Origin = Literal["flag", "project", "user", "local", "settings", "program"]  # program: set by `mcp_set_servers`
+Origin = Literal["flag", "project", "user", "local", "program"]  # program: set by `mcp_set_servers`
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -172,7 +172,7 @@ def approval(name: str, settings: Mapping[str, Any], project: Mapping[str, Any])
 
 def discover(flags: McpFlags, cwd: Path, settings: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Found:
     """Every server this session starts; a later source wins for a name (user < project < local, Claude Code's
-    precedence, then settings' `mcpServers` and the flags); `--strict-mcp-config` keeps the flags' servers only."""
+    precedence, then the flags); `--strict-mcp-config` keeps the flags' servers only."""
     env = dict(os.environ) if env is None else env
     found, raw = Found(), dict[str, tuple[Origin, object]]()
     if not flags.strict:
@@ -180,7 +180,8 @@ def discover(flags: McpFlags, cwd: Path, settings: Mapping[str, Any], env: Mappi
         _add(raw, "user", state.get("mcpServers"))
         _project_servers(cwd, settings, project, raw, found)
         _add(raw, "local", project.get("mcpServers"))
-        _add(raw, "settings", settings.get("mcpServers"))
+        # no settings file's `mcpServers`: claude 2.1.332 reads none (a repository's settings could start a server
+        # under us that claude never would)
     for value in flags.configs:
         try:
             raw.update({str(k): ("flag", v) for k, v in read_flag(value, cwd).items()})

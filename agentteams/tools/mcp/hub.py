@@ -382,7 +382,7 @@ class McpHub:
 def describe(lines: list[ServerLine]) -> str:
     """/mcp's text: one line a server."""
     if not lines:
-        return "No MCP servers configured. Use --mcp-config, .mcp.json or mcpServers in settings."
+        return "No MCP servers configured. Use `agentteams mcp add`, .mcp.json or --mcp-config."
     out = ["MCP servers:"]
     for r in lines:
         tools = f", {r.tools} tool{'s' if r.tools != 1 else ''}" if r.status == "connected" else ""
