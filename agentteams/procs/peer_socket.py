@@ -86,14 +86,15 @@ class Listener:
             threading.Thread(target=self._serve, args=(conn,), name="peer-conn", daemon=True).start()
 
     def _serve(self, conn: socket.socket) -> None:
-        with conn:
+        with conn:  # closed once the frame is handled: the sender's "taken" then means this session has it
             creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
             pid, uid, _gid = struct.unpack("3i", creds)
             if uid != os.getuid():
                 return  # another user's process: closed unread
             data = _read_all(conn)
-        if data:  # closed first: the sender waits on that, and what the frame asks may take a while
-            try:
+            if not data:
+                return
+            try:  # handling only queues (a message for the model, a notice): it never waits on a person
                 self.handle(Inbound(data, pid))
             except Exception as e:  # one bad frame must not end the listener
                 diagnostics.warning("a message from another session was dropped: %s: %s", type(e).__name__, e)

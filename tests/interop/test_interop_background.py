@@ -48,8 +48,9 @@ def _kill_claude_daemon(config: Path) -> None:
 
 
 def _rows(proc: subprocess.CompletedProcess[str]) -> dict[str, dict[str, Any]]:
+    """The background sessions listed, by id (claude lists live interactive sessions too: they have no job id)."""
     assert proc.returncode == 0, proc.stderr
-    return {r["id"]: r for r in json.loads(proc.stdout)}
+    return {r["id"]: r for r in json.loads(proc.stdout) if "id" in r}
 
 
 @ccv.only(rc.NEWEST)  # --bg and `agents` are 2.1.332's

@@ -153,7 +153,7 @@ VOLATILE = (
 def _steady(data: object) -> object:
     """JSON output without what differs from run to run (ids, timings, cost), at any depth."""
     if isinstance(data, dict):
-        return {k: _steady(v) for k, v in data.items() if k not in VOLATILE}
+        return {k: _steady(v) for k, v in data.items() if k not in VOLATILE and not k.endswith("_ms")}  # timings
     if isinstance(data, list):
         return [_steady(v) for v in data]
     return data

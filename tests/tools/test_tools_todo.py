@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 from typing import Any
 
@@ -104,17 +105,19 @@ def test_a_resumed_session_has_its_todo_list_back(tmp_path: Path, layout: Layout
 
 def test_todos_survive_continue_and_show_in_the_repl(start_repl: Start, cli: Any, work: Path,
                                                      config_root: Path) -> None:  # fmt: skip
-    """A -p session keeps a todo list; `agentteams -c` in a pane shows it by /todos, and a new TodoWrite there
-    is drawn under its call."""
+    """A -p session keeps a todo list; resumed in a pane (`-r ID`: an interactive `-c` passes over -p sessions, as
+    claude 2.1.332's does) /todos shows it, and a new TodoWrite there is drawn under its call."""
     first = MockServer({"routes": [lead_route(tool_turn("TodoWrite", todos=TODOS), "PLANNED")]}).start()
     try:
         env = {**cli.env(), "ANTHROPIC_BASE_URL": first.base_url, "ANTHROPIC_API_KEY": "sk-ant-test-todo"}
-        proc = cli("-p", "plan it", env=env, cwd=work, timeout=60)
+        proc = cli("-p", "plan it", "--output-format", "json", env=env, cwd=work, timeout=60)
         assert proc.returncode == 0 and "PLANNED" in proc.stdout, proc.stderr
     finally:
         first.stop()
+    session = json.loads(proc.stdout)["session_id"]
     later = [{**TODOS[0], "status": "completed"}, {**TODOS[1], "status": "in_progress"}]
-    pane, _server = start_repl({"routes": [lead_route(tool_turn("TodoWrite", todos=later), "NEXT-DONE")]}, "-c")
+    routes = {"routes": [lead_route(tool_turn("TodoWrite", todos=later), "NEXT-DONE")]}
+    pane, _server = start_repl(routes, "-r", session)
     pane.idle(timeout=START)
     shown = run(pane, "/todos", "☐ Ship it")
     assert "◐ Writing tests" in shown, shown
