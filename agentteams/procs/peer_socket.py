@@ -69,7 +69,11 @@ class Listener:
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         old = os.umask(0o177)  # the socket is made 0600, with no moment open to others
         try:
-            sock.bind(str(self.path))
+            try:
+                sock.bind(str(self.path))
+            except FileNotFoundError:  # the directory (claude's too) was removed meanwhile: made again, bound again
+                socket_dir()
+                sock.bind(str(self.path))
         finally:
             os.umask(old)
         sock.listen(16)
