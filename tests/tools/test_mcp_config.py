@@ -83,7 +83,9 @@ def test_a_bad_flag_is_one_clear_error(tmp_path: Path) -> None:
 
 def test_a_bad_project_file_is_a_problem_line_not_a_failure(config_root: Path, tmp_path: Path) -> None:
     (tmp_path / ".mcp.json").write_text("{broken")
-    found = discover(McpFlags(), tmp_path, {"mcpServers": {"ok": entry("ok"), "bad": {"command": 3}}}, env={})
+    state = {"mcpServers": {"ok": entry("ok"), "bad": {"command": 3}}}  # the user scope, as `mcp add -s user` keeps it
+    (config_root / ".claude.json").write_text(json.dumps(state))
+    found = discover(McpFlags(), tmp_path, {}, env={})
     assert [s.name for s in found.servers] == ["ok"]
     assert len(found.problems) == 2 and "not valid JSON" in found.problems[0] and "'bad'" in found.problems[1]
 
