@@ -468,11 +468,14 @@ class LeadRuntime:
             return
         with self._inbox_lock:
             dead = [n for n, h in list(self.handles.items()) if not self.spawner.alive(h, team)]
-            if dead:
+            lost = bool(dead) and self._loss.lost(team)  # looking reconnected to a store back without the team
+            if dead and not lost:
                 self.process_inbox()  # an approval written just before exiting is not a death
-            for name in dead:
+            for name in [] if lost else dead:
                 if name in self.handles:
                     self.member_gone(name, "stopped unexpectedly (its process or pane is gone)", died=True)
+        if lost:  # those deaths are the store's loss; said outside the inbox lock (_team_lost takes the condition)
+            self._team_lost(team, lost_notice(team, self.teams.location(team)))
 
     def _team_lost(self, team: str, text: str) -> None:
         """The store came back without the team, or never came back: say so, stop its teammates, end the team."""
