@@ -55,8 +55,8 @@ def routes(server: MockServer) -> list[str | None]:
 
 def team_files(layout: Layout) -> str:
     config = layout.teams_dir / TEAM / "config.json"
-    inbox = layout.teams_dir / TEAM / "inboxes" / "team-lead.json"
-    return "\n".join(p.read_text() if p.exists() else f"{p}: none" for p in (config, inbox))
+    inboxes = [layout.teams_dir / TEAM / "inboxes" / f"{who}.json" for who in ("team-lead", "alice")]
+    return "\n".join(p.read_text() if p.exists() else f"{p}: none" for p in (config, *inboxes))
 
 
 def no_damaged_json(root: Path) -> None:
@@ -84,7 +84,9 @@ def test_a_full_disk_freed_mid_team_ends_with_every_report_delivered(
             try:
                 run = finish(rc, tmp_path, server, timeout=60)
             except AssertionError as e:
-                raise AssertionError(f"{e}\nalice's pane:\n{tmux.capture(alice)}\nteam: {team_files(layout)}") from None
+                lead = (tmp_path / "err.txt").read_text()[-3000:]
+                raise AssertionError(f"{e}\nalice's pane:\n{tmux.capture(alice)}\nteam: {team_files(layout)}\n"
+                                     f"lead's stderr:\n{lead}\nrequests: {routes(server)}") from None  # fmt: skip
         no_damaged_json(config_root)
     assert run.rc == 0, run.err
     assert "LEAD-DONE" in run.out, run.out
