@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
 JOIN_WAIT = 2.0  # seconds for the lead's team thread to end when the team is disbanded: four of its rounds
 CHECK_EVERY = 0.5  # seconds between the team thread's looks; 4x that while pidfds watch all teammates (team_wait.py)
+IDLE_RECHECK = 1.0  # seconds between looks at whether the team is idle while idle notices wait for it
 
 
 class LeadRuntime:
@@ -297,7 +298,10 @@ class LeadRuntime:
         while True:
             with self._cond:
                 while not self._closing and not self._prompts and (self._held or not self._model_work_pending()):
-                    self._cond.wait()
+                    # idle notices wait for the whole team to be idle, which a teammate's own isActive write says
+                    # (written after its notice when a full disk held both): looked at again each second, not only
+                    # when news comes
+                    self._cond.wait(IDLE_RECHECK if self._idle else None)
                 if self._closing:
                     return
                 prompt, extras = self._prompts.pop(0) if self._prompts else (None, None)
