@@ -11,8 +11,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentteams.errors import AgentTeamsError
+from agentteams.settings.section import read_object
 from agentteams.settings.trust import state_file
-from agentteams.store.fs.atomic_json import atomic_write_json, read_bytes
+from agentteams.store.fs.atomic_json import atomic_write_json
 
 Scope = Literal["local", "project", "user"]
 SCOPES: tuple[Scope, ...] = ("local", "project", "user")
@@ -64,18 +65,7 @@ def where(scope: Scope, cwd: Path) -> str:
 
 
 def _read_object(path: Path) -> dict[str, Any]:
-    """The file's object ({} when it does not exist); McpScopeError when it holds anything else, so that a write
-    never replaces a file it could not read."""
-    raw = read_bytes(path)
-    if raw is None or not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw)
-    except ValueError as e:
-        raise McpScopeError(f"{path} is not valid JSON ({e}): left as it is") from None
-    if not isinstance(data, dict):
-        raise McpScopeError(f"{path} is not a JSON object: left as it is")
-    return data
+    return read_object(path, McpScopeError)
 
 
 def _servers(holder: object) -> dict[str, Any]:
