@@ -137,7 +137,9 @@ class Agent:
             self.messages.append({"role": "assistant", "content": response.content})
             self._measured(response.usage)
             self.emit(AgentEvent("assistant", message=self.messages[-1], usage=response.usage, response=response))
-            text = "".join(b.get("text", "") for b in response.content if b.get("type") == "text") or text
+            # the answer's last text block, as claude 2.1.332 keeps it (its result, Stop hooks, a subagent's report)
+            said = [b.get("text", "") for b in response.content if b.get("type") == "text"]
+            text = str(said[-1]) if said else text
             if self.over_budget is not None and self.over_budget():  # as Claude Code: its tools are not run
                 stop = "max_budget_usd"
                 break
