@@ -1,6 +1,6 @@
-"""A session among the independent sessions on this machine (claude 2.1.332's ListAgents, SendMessage to a session):
-its record and socket, the `crossSessionInbound` policy (accept, hold, refuse), notify_when_idle, sending; frames
-between two of ours are signed, and a frame is only ever text for the model, never run."""
+"""A session among the independent sessions on this machine (claude 2.1.332's ListAgents, SendMessage to a session),
+and ours on other machines through the Redis store (agent/peer_remote.py): its record and socket, the
+`crossSessionInbound` policy, notify_when_idle, sending; frames between two of ours are signed, never run."""
 
 from __future__ import annotations
 
@@ -10,18 +10,22 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentteams import diagnostics
 from agentteams.agent import peer_texts
 from agentteams.errors import AgentTeamsError
 from agentteams.procs import peer_socket
-from agentteams.procs.peer_socket import Inbound, Listener, PeerSocketError
+from agentteams.procs.peer_socket import Inbound, Listener
 from agentteams.store import peer_records, peer_wire
 from agentteams.store.fs.atomic_json import epoch_ms
+from agentteams.store.opener import redis_store_configured
 from agentteams.store.paths import Layout
 from agentteams.store.peer_records import SessionRecord
 from agentteams.store.peer_wire import Frame
+
+if TYPE_CHECKING:  # only with a Redis store: a session without one never loads it
+    from agentteams.agent.peer_remote import RemotePeers
 
 Policy = Literal["accept", "hold", "refuse"]
 POLICIES: tuple[Policy, ...] = ("accept", "hold", "refuse")
@@ -67,6 +71,7 @@ class PeerEndpoint:
     kind: str = "interactive"
     entrypoint: str = "cli"
     record: SessionRecord | None = None
+    remote: RemotePeers | None = None  # with a Redis store: our sessions on other machines
     _token: str = field(default_factory=lambda: secrets.token_hex(16))
     _listener: Listener | None = None
     _key: Any = None  # our SigningKey, made at our first message to one of ours (_signing_key)
@@ -83,6 +88,10 @@ class PeerEndpoint:
     # -- life ----------------------------------------------------------------------------------------
 
     def start(self) -> None:
+        if self.remote is None and redis_store_configured():  # ours on other machines too: loaded only then
+            from agentteams.agent.peer_remote import open_remote
+
+            self.remote = open_remote(self.session_id)
         path = str(peer_socket.socket_path())
         self.record = peer_records.new_record(self.session_id, str(self.cwd), self.name, path, self.kind,
                                               self.entrypoint, None)  # fmt: skip
@@ -91,6 +100,8 @@ class PeerEndpoint:
         peer_records.write_token(self.layout, self.record, self._token)
         peer_records.write_record(self.layout, self.record)
         threading.Thread(target=self._keep_record, name="peer-record", daemon=True).start()
+        if self.remote is not None:
+            self.remote.start(self.record.to_json(), self._dispatch)
 
     def close(self) -> None:
         with self._writes:
@@ -98,6 +109,8 @@ class PeerEndpoint:
             self._writes.notify_all()
         if self._listener is not None:
             self._listener.close()
+        if self.remote is not None:
+            self.remote.close()
         if self.record is not None:
             peer_records.remove_record(self.layout, self.record)
             self.record = None
@@ -123,6 +136,8 @@ class PeerEndpoint:
             peer_records.write_record(self.layout, record, status)
         except (OSError, AgentTeamsError) as e:
             diagnostics.warning("could not update this session's record: %s", e)
+        if self.remote is not None:
+            self.remote.publish(record.to_json())
 
     # -- turns ---------------------------------------------------------------------------------------
 
@@ -144,26 +159,39 @@ class PeerEndpoint:
             self._notify_idle(msg_id, address, last_text)
 
     def _notify_idle(self, msg_id: str, address: str, last_text: str) -> None:
-        frame = peer_wire.control_frame("peer_idle_notice", self._address, orig_msg_id=msg_id, state="idle",
+        frame = peer_wire.control_frame("peer_idle_notice", self._me(address), orig_msg_id=msg_id, state="idle",
                                         finished_at=epoch_ms(), detail=last_text[:300],
                                         from_mode=self._mode())  # fmt: skip
         try:
             self._post(address, frame)
-        except (PeerSocketError, LookupError) as e:
+        except (AgentTeamsError, LookupError) as e:
             diagnostics.warning("could not tell %s this session is idle: %s", address, e)
 
     # -- sending -------------------------------------------------------------------------------------
 
-    @property
-    def _address(self) -> str:
+    def _me(self, to: str) -> str:
+        """This session's address as the session at `to` reaches it: its socket, or through the Redis store."""
+        if to.startswith(peer_records.REMOTE_SCHEME) and self.remote is not None:
+            return self.remote.address
         return self.record.address if self.record is not None else ""
 
     def _mode(self) -> peer_wire.Mode:
         return peer_wire.mode_class(self.wiring.mode())
 
     def peers(self) -> list[SessionRecord]:
+        """The other live sessions: this machine's, then ours elsewhere that the Redis store lists (one of this
+        machine's that also publishes there is reached through its socket)."""
         me = self.record.pid if self.record is not None else -1
-        return [r for r in peer_records.live_records(self.layout) if r.pid != me]
+        local = [r for r in peer_records.live_records(self.layout) if r.pid != me]
+        if self.remote is None:
+            return local
+        try:
+            remote = self.remote.records()
+        except AgentTeamsError as e:
+            diagnostics.warning("sessions on other machines are not listed: %s", e)
+            return local
+        seen = {r.session_id for r in local} | {self.session_id}
+        return local + [r for r in remote if r.session_id not in seen]
 
     def listing(self, teammates: list[str]) -> str:
         if self.record is None:
@@ -174,7 +202,7 @@ class PeerEndpoint:
         """The live session `to` names: its address (`uds:…`), `name [ref]`, or a name only one session has.
         LookupError when a name is shared (the model is told to add the ref)."""
         everyone = self.peers()
-        if to.startswith("uds:"):
+        if to.startswith(peer_wire.SCHEMES):
             return next((r for r in everyone if r.address == to), None)
         name, _, rest = to.partition(" [")
         if rest.endswith("]"):
@@ -201,35 +229,45 @@ class PeerEndpoint:
         except LookupError as e:
             return {"success": False, "message": str(e)}, True
         if target is None:
-            return {"success": False, "message": f"No session named {to!r} is running on this machine "
+            where = "on this machine" + (" or in the shared store" if self.remote else "")
+            return {"success": False, "message": f"No session named {to!r} is running {where} "
                                                  "(ListAgents lists those that are)."}, True  # fmt: skip
         if not body and not notify:
             return {"success": False, "message": "Nothing to send: give a message, or notify_when_idle."}, True
         frame: dict[str, Any] | None = None
         try:
             if body:
-                frame = peer_wire.user_frame(self._address, self.name, self._mode(), body)
+                frame = peer_wire.user_frame(self._me(target.address), self.name, self._mode(), body)
                 self._post(target.address, frame, target)
                 with self._lock:
                     self._sent[frame["msg_id"]] = _Sent(target.address, target.name)
             if notify:
-                ask = peer_wire.control_frame("notify_when_idle", self._address, from_mode=self._mode())
+                ask = peer_wire.control_frame("notify_when_idle", self._me(target.address), from_mode=self._mode())
                 with self._lock:
                     self._asked[ask["msg_id"]] = _Sent(target.address, target.name)
                 self._post(target.address, ask, target)
-        except (PeerSocketError, LookupError) as e:
+        except (AgentTeamsError, LookupError) as e:
             return {"success": False, "message": f"Failed to send to {target.name}: {e}"}, True
-        out: dict[str, Any] = {"success": True, "message": peer_texts.sent(target.name, summary, body, notify)}
+        said = peer_texts.sent(target.name, summary, body, notify, target.host)
+        out: dict[str, Any] = {"success": True, "message": said}
         if frame is not None:
             out["msg_id"] = frame["msg_id"]
         return out, False
 
     def _post(self, address: str, frame: dict[str, Any], target: SessionRecord | None = None) -> None:
         """One frame to the session at `address`; signed when that session is one of ours."""
-        if target is None:
-            target = next((r for r in self.peers() if r.address == address), None)
+        if target is None and self.remote is not None and address.startswith(peer_records.REMOTE_SCHEME):
+            target = self.remote.find(address)
+        elif target is None:
+            target = next((r for r in peer_records.live_records(self.layout) if r.address == address), None)
         if target is None:
             raise LookupError(f"{address} is not a running session")
+        if target.host:  # on another machine: through the Redis store, always signed
+            key = self._signing_key()
+            if key is None or self.remote is None:
+                raise LookupError(f"{target.name} is on another machine, and this session cannot sign messages")
+            self.remote.post(target, frame, key)
+            return
         token = peer_records.read_token(self.layout, target)
         if token is None:
             raise LookupError(f"{target.name} has no messaging key")
@@ -269,6 +307,10 @@ class PeerEndpoint:
             diagnostics.warning("dropped a message claiming to come from %s: not that session's process",
                                 frame.sender)  # fmt: skip
             return
+        self._dispatch(frame, sender)
+
+    def _dispatch(self, frame: Frame, sender: SessionRecord) -> None:
+        """A frame whose sender is vouched for (its socket's process, or its signature through the store)."""
         if frame.kind == "user":
             self._message(frame, sender)
         elif frame.kind == "notify_when_idle":
@@ -309,10 +351,11 @@ class PeerEndpoint:
 
     def _message(self, frame: Frame, sender: SessionRecord) -> None:
         verdict, why = self._policy(frame)
+        where = f" on {sender.host}" if sender.host else ""
         if verdict == "refuse":
             self._status_to(frame, "expired", status_detail="refused", reason="The receiving session does not take "
                             "messages from other sessions; your message was not given to its model.")  # fmt: skip
-            self.wiring.show(f"Refused a message from {sender.name} ({frame.sender}): {why}.")
+            self.wiring.show(f"Refused a message from {sender.name}{where} ({frame.sender}): {why}.")
             return
         if verdict == "hold":
             with self._lock:
@@ -322,7 +365,7 @@ class PeerEndpoint:
             self.wiring.show(peer_texts.held_line(frame, why))
             return
         self._busy = True  # it starts a turn: a notify_when_idle right behind it waits for that turn's end
-        self.wiring.hear(peer_texts.inbound(frame, sender.name))
+        self.wiring.hear(peer_texts.inbound(frame, sender.name, sender.host))
 
     def _subscribe(self, frame: Frame) -> None:
         if self.wiring.policy() == "refuse":
@@ -334,11 +377,11 @@ class PeerEndpoint:
         self._notify_idle(frame.msg_id, frame.sender, "")  # idle already: told at once
 
     def _status_to(self, frame: Frame, status: str, **fields: str) -> None:
-        reply = peer_wire.control_frame("peer_message_status", self._address, status=status, **fields,
+        reply = peer_wire.control_frame("peer_message_status", self._me(frame.sender), status=status, **fields,
                                         orig_msg_id=frame.msg_id)  # fmt: skip
         try:
             self._post(frame.sender, reply)
-        except (PeerSocketError, LookupError) as e:
+        except (AgentTeamsError, LookupError) as e:
             diagnostics.warning("could not tell %s what became of its message: %s", frame.sender, e)
 
     def held(self) -> list[Frame]:

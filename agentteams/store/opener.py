@@ -13,11 +13,17 @@ if TYPE_CHECKING:
 ENV_STORE = "AGENTTEAMS_STORE"
 
 
+def redis_store_configured() -> bool:
+    """Whether AGENTTEAMS_STORE names a Redis store (checked without loading anything of it)."""
+    url = os.environ.get(ENV_STORE, "").strip()
+    return bool(url) and url != "file"
+
+
 def open_store(layout: Layout | None = None) -> Store:
     """The store commands and runtimes work on: the Redis store when AGENTTEAMS_STORE names one
     (`redis://host:port/db`), else the file store under the config root, the one real `claude` processes share."""
-    url = os.environ.get(ENV_STORE, "").strip()
-    if url and url != "file":
+    if redis_store_configured():
+        url = os.environ.get(ENV_STORE, "").strip()
         from agentteams.store.redis.connection import parse_url
         from agentteams.store.redis.store import RedisStore
 

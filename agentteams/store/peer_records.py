@@ -22,6 +22,8 @@ VERSION = "2.1.332"  # the Claude Code release whose peer protocol ours speaks (
 FEATURES = ("notify_idle",)  # of claude's peerFeatures, those ours honours
 KEY_FIELD = "agentteamsKey"  # ours only: the session's public key; frames between two of ours are signed with it
 OURS_FIELD = "agentteams"  # ours only: marks a session of ours (its key may come later, with its first message)
+HOST_FIELD = "agentteamsHost"  # ours only, in a record published to the Redis store: the machine the session runs on
+REMOTE_SCHEME = "redis:"  # the address of a session reached through the Redis store: `redis:<session id>`
 Status = Literal["idle", "busy"]
 
 
@@ -63,11 +65,13 @@ class SessionRecord:
     started_ms: int = 0
     proc_start: str = ""
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    host: str = ""  # set only on a record read from the Redis store (`remote_record`): reached through it
 
     @property
     def address(self) -> str:
-        """The `from` a message of this session carries: `uds:<socket path>`."""
-        return f"uds:{self.socket_path}"
+        """The `from` a message of this session carries: `uds:<socket path>`, or `redis:<session id>` for one
+        reached through the Redis store."""
+        return f"{REMOTE_SCHEME}{self.session_id}" if self.host else f"uds:{self.socket_path}"
 
     @property
     def public_key(self) -> str | None:
@@ -112,6 +116,16 @@ def new_record(session_id: str, cwd: str, name: str, socket_path: str, kind: str
     if public_key:
         raw[KEY_FIELD] = public_key
     return SessionRecord(pid, session_id, cwd, name, socket_path, "idle", kind, now, started, raw=raw)
+
+
+def remote_record(obj: dict[str, Any]) -> SessionRecord | None:
+    """A record as read from the Redis store; None without the host its publisher named."""
+    record = SessionRecord.from_json(obj)
+    host = obj.get(HOST_FIELD)
+    if record is None or not isinstance(host, str) or not host:
+        return None
+    record.host = host
+    return record
 
 
 def write_record(layout: Layout, record: SessionRecord, status: Status | None = None) -> None:

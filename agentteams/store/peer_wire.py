@@ -13,6 +13,8 @@ from typing import Any, Literal
 MSGV = 1
 SIG_FIELD = "agentteams_sig"  # ours only: a frame between two of our sessions is signed (claude ignores the key)
 SIG_DOMAIN = "agentteams-peer-frame-v1"
+TO_FIELD = "agentteams_to"  # ours only, in a frame through the Redis store: its receiver's address, under the signature
+SCHEMES = ("uds:", "redis:")  # a socket's sender; a sender of ours through the Redis store (`redis:<session id>`)
 MAX_LINE = 1 << 20  # a frame longer than this is not read (claude's messages are plain text, a few kB)
 Mode = Literal["bypass", "prompting"]  # a sender's permission mode class, as claude attests it
 FrameKind = Literal["user", "notify_when_idle", "peer_idle_notice", "peer_message_status"]
@@ -92,7 +94,7 @@ def parse_frame(obj: object) -> Frame | None:
     if not isinstance(obj, dict):
         return None
     sender, msg_id = obj.get("from"), obj.get("msg_id")
-    if not isinstance(sender, str) or not sender.startswith("uds:") or not isinstance(msg_id, str):
+    if not isinstance(sender, str) or not sender.startswith(SCHEMES) or not isinstance(msg_id, str):
         return None
 
     def text(key: str) -> str:
