@@ -96,7 +96,8 @@ def _counting_reads() -> Iterator[Callable[[], int]]:
     from agentteams.store.fs import safe_paths
 
     count = [0]
-    saved = {name: getattr(safe_paths, name) for name in ("read_bytes", "read_at") if hasattr(safe_paths, name)}
+    readers = ("read_bytes", "read_at", "read_at_stat")
+    saved = {name: getattr(safe_paths, name) for name in readers if hasattr(safe_paths, name)}
 
     def wrap(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
         def counted(*args: Any) -> Any:

@@ -139,7 +139,16 @@ def run() -> None:
 
 
 def _run_without_typer(argv: list[str]) -> int | None:
-    """The agent itself when its command line reads plainly (cli/root_argv.py); None: typer reads it."""
+    """The agent itself when its command line reads plainly (cli/root_argv.py), or `status` (cli/status_show.py);
+    None: typer reads it."""
+    if argv and argv[0] == "status":
+        from agentteams.cli import status_show
+
+        args = status_show.parse(argv[1:])
+        if args is None:
+            return None
+        status_show.show(args)
+        return 0
     if argv and (argv[0] in GROUPS or argv[0] in COMMANDS):
         return None
     from agentteams.cli import root_argv

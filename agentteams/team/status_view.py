@@ -5,9 +5,10 @@ listing of the tmux server's panes."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,8 @@ from agentteams.store.protocol import (
     parse_message,
 )
 from agentteams.store.records import Envelope, Member, TeamConfig
-from agentteams.store.task_text import task_lines
+from agentteams.store.task_text import task_line
+from agentteams.store.values import BoardTask
 from agentteams.team.budget_limit import Budget
 from agentteams.team.nodes.view import node_state
 from agentteams.team.teammate.lead_watch import lead_gone
@@ -97,15 +99,7 @@ class MemberView:
     node: str | None = None  # the node it runs on (`agentteams node`); None: the lead's machine
 
 
-@dataclass
-class TaskView:
-    id: str
-    subject: str
-    status: str
-    owner: str | None
-    blocked_by: list[str]
-    blocks: list[str]
-    line: str
+TaskView = BoardTask  # a task as a view shows it; its line (`#2 [pending] Write tests`) is TeamView.line's
 
 
 @dataclass
@@ -134,10 +128,26 @@ class TeamView:
     worktrees: list[str] = field(default_factory=list)  # `status` only: each teammate branch's state (git asked)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """Every task with its line, whatever the board's size."""
+        out = asdict(replace(self, tasks=[]))
+        out["tasks"] = [{**t._asdict(), "line": self.line(t)} for t in self.tasks]
+        return out
 
     def task(self, task_id: str | None) -> TaskView | None:
-        return next((t for t in self.tasks if t.id == task_id), None)
+        return self._by_id.get(task_id or "")
+
+    def line(self, task: TaskView) -> str:
+        """claude's TaskList line of `task`, showing only the blockers still open on this board. Made when shown: a
+        summary of 10 000 tasks shows a few hundred."""
+        return task_line(task, self._open_ids)
+
+    @functools.cached_property
+    def _by_id(self) -> dict[str, TaskView]:
+        return {t.id: t for t in self.tasks}
+
+    @functools.cached_property
+    def _open_ids(self) -> set[str]:
+        return {t.id for t in self.tasks if t.status not in ("completed", "deleted")}  # BoardTask.resolved, inline
 
 
 # -- messages -----------------------------------------------------------------------------------------
@@ -225,9 +235,10 @@ def _role(member: Member, is_lead: bool) -> str:
 
 
 def member_view(
-    store: Store, config: TeamConfig, member: Member, panes: PaneTable, tasks: list[TaskView],
+    store: Store, config: TeamConfig, member: Member, panes: PaneTable, working: dict[str, tuple[int, str]],
     feed: list[FeedItem],
 ) -> MemberView:  # fmt: skip
+    """`working`: each owner's first task in progress (its place on the board, its id)."""
     presence = store.presence.read(config.name, member.name)
     pane = (presence.pane_id if presence else "") or member.tmux_pane_id or None
     alive = panes.alive(pane, member.agent_id, panes.hosts(config)) if pane else None
@@ -253,8 +264,8 @@ def member_view(
     spent = ((view.input_tokens or 0) + (view.output_tokens or 0), view.cost_usd or 0.0)
     view.budget_percent = Budget(member.budget_tokens, member.budget_usd).percent(*spent)
     if view.current_task is None:
-        owned = [t for t in tasks if t.status == "in_progress" and t.owner in (member.name, member.agent_id)]
-        view.current_task = owned[0].id if owned else None  # tasks come in id order
+        owned = [working[k] for k in (member.name, member.agent_id) if k in working]
+        view.current_task = min(owned)[1] if owned else None  # the lowest place: tasks come in id order
     if view.last_message is None:
         sent = [f for f in feed if f.sender == member.name]
         pick = [f for f in sent if f.kind == "message"] or sent  # plain words say more than an idle notice
@@ -263,14 +274,23 @@ def member_view(
 
 
 def task_views(store: Store, team: str) -> list[TaskView]:
-    tasks = store.tasks.board(team)  # no record per task: on a board of 10 000 their building was most of the time
-    return [TaskView(*t, line) for t, line in zip(tasks, task_lines(tasks), strict=True)]  # the same fields, in order
+    return store.tasks.board(team)  # no record per task: on a board of 10 000 their building was most of the time
+
+
+def _working(tasks: list[TaskView]) -> dict[str, tuple[int, str]]:
+    """Each owner's first task in progress: one pass over the board, not one per member."""
+    working: dict[str, tuple[int, str]] = {}
+    for i, t in enumerate(tasks):
+        if t.status == "in_progress" and t.owner and t.owner not in working:
+            working[t.owner] = (i, t.id)
+    return working
 
 
 def build_view(store: Store, config: TeamConfig, panes: PaneTable, feed: list[FeedItem] | None = None) -> TeamView:
     tasks = task_views(store, config.name)
     feed = load_feed(store, config) if feed is None else feed
-    members = [member_view(store, config, m, panes, tasks, feed) for m in config.members]
+    working = _working(tasks)
+    members = [member_view(store, config, m, panes, working, feed) for m in config.members]
     known = panes.panes is not None
     gone = lead_gone(store, config.name, config)
     return TeamView(config.name, config.description, config.lead_name, known, members, tasks, gone)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,7 @@ from agentteams.inert_text import inert
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from agentteams.team.status_view import FeedItem, MemberView, TeamView
+    from agentteams.team.status_view import FeedItem, MemberView, TaskView, TeamView
     from agentteams.ui.console import RenderableType
 
 FEED_SIZE = 15  # feed lines `watch` keeps on screen
@@ -23,9 +24,11 @@ STATE_STYLE = {
 RICH_COLOR = {"orange": "dark_orange", "pink": "hot_pink"}  # team colours rich does not know by that name
 TASK_STYLE = {"in_progress": "green", "completed": "dim", "pending": ""}
 COLUMNS = ("member", "role", "where", "state", "tool", "task", "usage", "context", "budget", "last message")
-# a terminal's board (status, watch) past this many tasks: the counts, then the open ones up to this many; every task
-# stays in `--json` and in piped output. 10 000 lines took rich a second to draw and scrolled the members away.
+# a board (status, watch; terminal or piped) past this many tasks: the counts, who works on what, then the tasks most
+# worth a look up to this many; every task with `status --all` and in `--json`. 10 000 lines took rich a second to
+# draw and scrolled the members away, and piped they were most of a 10 000-task status's time.
 BOARD_LINES = 200
+RECENT_DONE = 5  # the last completed tasks a summary shows: what just finished
 
 
 def state_text(state: str) -> str:
@@ -60,22 +63,73 @@ def _header(view: TeamView) -> str:
     return head + ("" if view.panes_known else "  (no tmux server reachable: pane liveness unknown)")
 
 
-def plain_team(view: TeamView) -> str:
-    """Aligned text for scripts and pipes: a header, one row per member, then the task board."""
+@dataclass
+class BoardExcerpt:
+    """What a board shows: every task, or past BOARD_LINES a head line with the counts and the tasks most worth a
+    look (the last completed, those in progress, then the pending ones, each in id order) and how many are left."""
+
+    head: str
+    owners: str | None  # `in progress: alice 3, bob 1` (a summary only)
+    tasks: list[TaskView]
+    left: int = 0  # open tasks not shown
+
+
+def board_excerpt(view: TeamView, *, show_all: bool = False) -> BoardExcerpt:
+    tasks = view.tasks
+    if not tasks:
+        return BoardExcerpt("tasks: none", None, [])
+    if show_all or len(tasks) <= BOARD_LINES:
+        return BoardExcerpt("tasks", None, tasks)
+    done: deque[TaskView] = deque(maxlen=RECENT_DONE)
+    working: list[TaskView] = []
+    waiting: list[TaskView] = []
+    completed = 0
+    for t in tasks:  # one pass: this is a board of thousands
+        if t.status == "completed":
+            completed += 1
+            done.append(t)
+        elif t.status == "in_progress":
+            working.append(t)
+        elif t.status == "pending":
+            waiting.append(t)
+    picks = [*done, *working, *waiting]
+    owners = Counter(t.owner or "nobody" for t in working)
+    head = (
+        f"tasks: {len(tasks)}, {completed} completed, {len(working)} in progress, {len(waiting)} pending; "
+        f"the last {len(done)} completed and the open ones (every task: agentteams status {view.name} --all, or "
+        "--json)"
+    )
+    who = ", ".join(f"{name} {n}" for name, n in sorted(owners.items())) if owners else None
+    return BoardExcerpt(inert(head), inert(f"in progress: {who}") if who else None, picks[:BOARD_LINES],
+                        max(0, len(picks) - BOARD_LINES))  # fmt: skip
+
+
+def _more(left: int) -> str:
+    return f"... and {left} more open tasks"
+
+
+def plain_team(view: TeamView, *, show_all: bool = False) -> str:
+    """Aligned text for scripts and pipes: a header, one row per member, then the task board (a summary of a large
+    one unless `show_all`)."""
     rows = [list(COLUMNS), *(member_cells(view, m) for m in view.members)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS) - 1)]
     lines = [_header(view)]
     lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1] for r in rows]
-    lines.append("tasks" if view.tasks else "tasks: none")
-    lines += [f"  {inert(t.line)}" for t in view.tasks]
+    board = board_excerpt(view, show_all=show_all)
+    lines += [board.head, *([f"  {board.owners}"] if board.owners else [])]
+    lines += [f"  {inert(view.line(t))}" for t in board.tasks]
+    lines += [f"  {_more(board.left)}"] if board.left else []
     lines += ["worktrees", *(f"  {w}" for w in view.worktrees)] if view.worktrees else []
     return "\n".join(line.rstrip() for line in lines)
 
 
-def plain_all(views: list[TeamView | CorruptFileError]) -> str:
+def plain_all(views: list[TeamView | CorruptFileError], *, show_all: bool = False) -> str:
     if not views:
         return "no teams"
-    shown = (inert(f"(unreadable team) {v}") if isinstance(v, CorruptFileError) else plain_team(v) for v in views)
+    shown = (
+        inert(f"(unreadable team) {v}") if isinstance(v, CorruptFileError) else plain_team(v, show_all=show_all)
+        for v in views
+    )  # fmt: skip
     return "\n\n".join(shown)
 
 
@@ -99,31 +153,24 @@ def members_table(view: TeamView) -> Table:
     return table
 
 
-def tasks_table(view: TeamView) -> RenderableType:
+def tasks_table(view: TeamView, *, show_all: bool = False) -> RenderableType:
     from rich.text import Text
 
-    if not view.tasks:
-        return Text("tasks: none", style="dim")
-    shown = view.tasks
-    if len(shown) <= BOARD_LINES:
-        text = Text("tasks\n", style="bold")
-    else:
-        counts = Counter(t.status for t in shown)
-        shown = [t for t in shown if t.status not in ("completed", "deleted")]
-        head = (
-            f"tasks: {len(view.tasks)}, {counts['completed']} completed, {counts['in_progress']} in progress, "
-            f"{counts['pending']} pending; the open ones (all of them: --json, or piped)\n"
-        )
-        text = Text(head, style="bold")
-    for t in shown[:BOARD_LINES]:
-        text.append(f"  {inert(t.line)}\n", style=TASK_STYLE.get(t.status, ""))
-    if len(shown) > BOARD_LINES:
-        text.append(f"  ... and {len(shown) - BOARD_LINES} more open tasks\n", style="dim")
+    board = board_excerpt(view, show_all=show_all)
+    if not board.tasks:
+        return Text(board.head, style="dim")
+    text = Text(board.head + "\n", style="bold")
+    if board.owners:
+        text.append(f"  {board.owners}\n")
+    for t in board.tasks:
+        text.append(f"  {inert(view.line(t))}\n", style=TASK_STYLE.get(t.status, ""))
+    if board.left:
+        text.append(f"  {_more(board.left)}\n", style="dim")
     text.rstrip()
     return text
 
 
-def rich_all(views: list[TeamView | CorruptFileError]) -> RenderableType:
+def rich_all(views: list[TeamView | CorruptFileError], *, show_all: bool = False) -> RenderableType:
     from rich.text import Text
 
     from agentteams.ui.console import Group
@@ -135,7 +182,7 @@ def rich_all(views: list[TeamView | CorruptFileError]) -> RenderableType:
         if isinstance(v, CorruptFileError):
             parts.append(Text(inert(f"(unreadable team) {v}"), style="red"))
         else:
-            parts += [members_table(v), tasks_table(v), Text("")]
+            parts += [members_table(v), tasks_table(v, show_all=show_all), Text("")]
     return Group(*parts)
 
 

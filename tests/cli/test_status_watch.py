@@ -135,9 +135,10 @@ def test_status_without_a_tmux_server_trusts_the_process(cli: Cli, layout: Layou
     assert " 25% " in alice_row, plain
 
 
-def test_status_of_a_large_board_lists_every_task(cli: Cli, layout: Layout) -> None:
-    """2 500 tasks (listed through the task dir's descriptor, each file read once): every one in the view and in the
-    plain board, in id order with claude's lines, and each member's current task taken from them."""
+def test_status_of_a_large_board_sums_it_up_and_lists_every_task_when_asked(cli: Cli, layout: Layout) -> None:
+    """2 500 tasks (listed through the task dir's descriptor, each file read once): every one in the JSON view, in id
+    order with claude's lines, and each member's current task taken from them; the plain board sums them up (the
+    counts, who works, the last completed, the open ones) and lists every one with --all."""
     teams = TeamStore(layout)
     teams.create(TEAM)
     teams.add_member(TEAM, NewMember(name="alice", backend_type="in-process"))
@@ -157,7 +158,15 @@ def test_status_of_a_large_board_lists_every_task(cli: Cli, layout: Layout) -> N
     assert members(view)["alice"]["current_task"] == "2401"
     plain = cli("status", TEAM)
     assert plain.returncode == 0, plain.stderr
-    assert [line.strip() for line in plain.stdout.splitlines() if line.startswith("  #")] == lines
+    out = plain.stdout.splitlines()
+    board = out[next(i for i, line in enumerate(out) if line.startswith("tasks")) :]  # after the members
+    assert board[:2] == [
+        f"tasks: 2500, 2400 completed, 1 in progress, 99 pending; the last 5 completed and the open ones (every "
+        f"task: agentteams status {TEAM} --all, or --json)", "  in progress: alice 1",
+    ]  # fmt: skip
+    assert [line.strip() for line in board[2:]] == [*lines[2395:2400], *lines[2400:]]
+    every = cli("status", TEAM, "--all")
+    assert [line.strip() for line in every.stdout.splitlines() if line.startswith("  #")] == lines
 
 
 def test_status_errors_and_empty(cli: Cli) -> None:

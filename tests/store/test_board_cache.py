@@ -129,3 +129,28 @@ def test_an_unwritable_copy_leaves_the_view_whole(tasks: TaskStore, layout: Layo
     copy_dir.parent.mkdir(parents=True, exist_ok=True)
     copy_dir.write_text("a file where the directory would be")
     assert [t.subject for t in tasks.board(TEAM)] == ["one", "two", "three"]
+
+
+def test_a_task_added_or_deleted_since_the_copy_shows(tasks: TaskStore, layout: Layout) -> None:
+    """The copy's order stands in for a sort of the listing only while the listing has the very same task files."""
+    _age(layout)
+    tasks.board(TEAM)
+    new = {"id": "10", "subject": "four", "description": "", "status": "pending", "blocks": [], "blockedBy": []}
+    (layout.task_dir(TEAM) / "10.json").write_text(json.dumps(new))
+    with counting_task_reads() as reads:
+        assert [t.id for t in tasks.board(TEAM)] == ["1", "2", "3", "10"]
+    assert dict(reads) == {"10": 1}
+    (layout.task_dir(TEAM) / "2.json").unlink()
+    assert [(t.id, t.subject) for t in tasks.board(TEAM)] == [("1", "one"), ("3", "three"), ("10", "four")]
+
+
+def test_a_copy_of_another_shape_is_not_trusted(tasks: TaskStore, layout: Layout) -> None:
+    _age(layout)
+    tasks.board(TEAM)
+    copy = layout.board_copy_file(TEAM)
+    doc = json.loads(copy.read_text())
+    doc["rows"][0][5] = "not what the file says"
+    copy.write_text(json.dumps(doc | {"version": 1}))  # an older version's copy: read nothing from it
+    assert tasks.board(TEAM)[0].subject == "one"
+    copy.write_text(json.dumps({"version": 2, "dir_inode": doc["dir_inode"], "rows": [["1.json", 1], 7]}))
+    assert [t.subject for t in tasks.board(TEAM)] == ["one", "two", "three"]

@@ -32,15 +32,16 @@ def counting_task_reads() -> Iterator[Counter[str]]:
     (a path, or a name in a directory it holds open)."""
     reads: Counter[str] = Counter()
 
-    def counted(real: Callable[..., bytes | None]) -> Callable[..., bytes | None]:
-        def read(*args: Any) -> bytes | None:
+    def counted(real: Callable[..., Any]) -> Callable[..., Any]:
+        def read(*args: Any) -> Any:
             if found := _TASK_FILE.fullmatch(Path(str(args[-1])).name):
                 reads[found.group(1)] += 1
             return real(*args)
 
         return read
 
-    saved = {name: getattr(safe_paths, name) for name in ("read_bytes", "read_at") if hasattr(safe_paths, name)}
+    readers = ("read_bytes", "read_at", "read_at_stat")
+    saved = {name: getattr(safe_paths, name) for name in readers if hasattr(safe_paths, name)}
     for name, real in saved.items():
         setattr(safe_paths, name, counted(real))
     try:

@@ -12,7 +12,7 @@ from agentteams.agent.loop import AgentEvent
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.status_view import TaskView, TeamView
 from agentteams.tools.base import ToolResult
-from agentteams.ui.dashboard import BOARD_LINES, tasks_table
+from agentteams.ui.dashboard import BOARD_LINES, plain_team, tasks_table
 from agentteams.ui.render import Renderer, make_console, message_text
 
 
@@ -68,28 +68,35 @@ def test_team_lines_that_come_while_an_answer_streams_follow_it_whole() -> None:
 
 
 def _board_view(n: int) -> TeamView:
-    """A team view of `n` tasks, the first nine tenths completed, then every other one in progress."""
+    """A team view of `n` tasks, the first nine tenths completed, then every other one in progress (bob's)."""
     tasks = []
     for i in range(1, n + 1):
         status = "completed" if i <= n * 9 // 10 else ("in_progress" if i % 2 else "pending")
-        tasks.append(TaskView(str(i), f"task {i}", status, None, [], [], f"#{i} [{status}] task {i}"))
+        tasks.append(TaskView(str(i), f"task {i}", status, "bob" if status == "in_progress" else None, [], []))
     return TeamView("t", None, "team-lead", False, [], tasks)
 
 
-def _terminal_board(view: TeamView) -> list[str]:
+def _terminal_board(view: TeamView, *, show_all: bool = False) -> list[str]:
     out = io.StringIO()
-    Console(file=out, force_terminal=True, color_system=None, width=120).print(tasks_table(view))
+    Console(file=out, force_terminal=True, color_system=None, width=200).print(tasks_table(view, show_all=show_all))
     return out.getvalue().splitlines()
 
 
-def test_a_terminal_board_past_its_lines_shows_the_counts_and_the_open_tasks() -> None:
-    """`status` and `watch` on a terminal: a board of 10 000 took rich a second per draw and scrolled the members
-    away; past BOARD_LINES tasks it shows the counts, then the open tasks up to BOARD_LINES (all: --json, piped)."""
+def test_a_board_past_its_lines_shows_the_counts_who_works_and_the_tasks_worth_a_look() -> None:
+    """`status` and `watch`, on a terminal or piped: a board of 10 000 took rich a second per draw, scrolled the members
+    away and was most of a piped status's time; past BOARD_LINES tasks it shows the counts, the owners of the tasks
+    in progress, the last completed tasks, then the open ones up to BOARD_LINES in all (every one: --all, --json)."""
     small = _board_view(BOARD_LINES)
-    assert _terminal_board(small) == ["tasks", *(f"  {t.line}" for t in small.tasks)]
+    assert _terminal_board(small) == ["tasks", *(f"  {small.line(t)}" for t in small.tasks)]
+    assert plain_team(small).splitlines()[2:] == _terminal_board(small)
     big = _board_view(10_000)
-    head, *lines = _terminal_board(big)
-    assert head == ("tasks: 10000, 9000 completed, 500 in progress, 500 pending; the open ones (all of them: --json, "
-                    "or piped)")  # fmt: skip
-    open_lines = [f"  {t.line}" for t in big.tasks if t.status != "completed"]
-    assert lines == [*open_lines[:BOARD_LINES], f"  ... and {1000 - BOARD_LINES} more open tasks"]
+    head, who, *lines = _terminal_board(big)
+    assert head == ("tasks: 10000, 9000 completed, 500 in progress, 500 pending; the last 5 completed and the open "
+                    "ones (every task: agentteams status t --all, or --json)")  # fmt: skip
+    assert who == "  in progress: bob 500"
+    done = [f"  #{i} [completed] task {i}" for i in range(8996, 9001)]
+    working = [f"  #{i} [in_progress] task {i} (bob)" for i in range(9001, 10_001, 2)]
+    assert lines == [*done, *working[: BOARD_LINES - 5], f"  ... and {1000 - BOARD_LINES + 5} more open tasks"]
+    assert plain_team(big).splitlines()[2:] == [head, who, *lines]  # piped: the same words
+    assert len(_terminal_board(big, show_all=True)) == 10_001
+    assert len(plain_team(big, show_all=True).splitlines()) == 2 + 10_001

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import time
 from collections.abc import Callable
+from stat import S_ISREG
 from typing import Any
 
 from agentteams import diagnostics
@@ -19,14 +19,15 @@ from agentteams.store.paths import Layout
 from agentteams.store.records import TASK_STATUSES, Task
 from agentteams.store.values import BoardTask
 
-VERSION = 1
+VERSION = 2  # rows in id order (1: a dict by file name, a third slower to load)
 # A file changed this close to our reading may change again within the same tick of the kernel's coarse clock and
 # keep its size: its copy would then look current while it is not. Such a file is read every time until it is older
 # (git's "racily clean" entries, the same answer).
 RACY_NS = 2_000_000_000
 
 Parse = Callable[[str, bytes, str], Task | None]  # the store's full parse: quarantines a corrupt file, says why
-Entry = list[Any]  # [mtime_ns, size, inode, id, subject, status, owner, blocked_by, blocks]
+Row = list[Any]  # [file name, mtime_ns, size, inode, id, subject, status, owner, blocked_by, blocks]
+ROW_LEN = 10
 
 
 def read_board(layout: Layout, team: str, parse: Parse) -> list[BoardTask]:
@@ -47,33 +48,47 @@ def read_board(layout: Layout, team: str, parse: Parse) -> list[BoardTask]:
     return board
 
 
-def _walk(dir_fd: int, where: str, kept: dict[str, Entry], parse: Parse) -> tuple[list[BoardTask], dict[str, Entry]]:
+def _names(listed: list[str], kept: list[Row]) -> list[str]:
+    """The task files' names in id order: the copy's order when the listing has the same task files (most looks: no
+    sort of 10 000 ids), else the listing's, sorted."""
+    names = set(listed)
+    if len(kept) <= len(names) and all(r[0] in names for r in kept):
+        names.difference_update(r[0] for r in kept)
+        if not task_ids(list(names)):  # nothing new but locks and the id watermark
+            return [r[0] for r in kept]
+    return [f"{i}.json" for i in task_ids(listed)]
+
+
+def _walk(dir_fd: int, where: str, kept: list[Row], parse: Parse) -> tuple[list[BoardTask], list[Row]]:
     board: list[BoardTask] = []
-    fresh: dict[str, Entry] = {}
-    now = time.time_ns()
-    for i in task_ids(os.listdir(dir_fd)):
-        name = f"{i}.json"
-        try:
-            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        except FileNotFoundError:  # deleted since the listing
+    fresh: list[Row] = []
+    by_name = {r[0]: r for r in kept}
+    racy_after = time.time_ns() - RACY_NS
+    for name in _names(os.listdir(dir_fd), kept):
+        row = by_name.get(name)
+        if row is not None:
+            try:
+                st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            except FileNotFoundError:  # deleted since the listing
+                continue
+            if st.st_mtime_ns == row[1] and st.st_size == row[2] and st.st_ino == row[3] and S_ISREG(st.st_mode):
+                fresh.append(row)
+                board.append(BoardTask(*row[4:]))
+                continue
+        got = safe_paths.read_at_stat(dir_fd, name)  # a link is refused here, as every read of ours refuses it
+        if got is None:
             continue
-        entry = kept.get(name)
-        if entry is not None and entry[:3] == [st.st_mtime_ns, st.st_size, st.st_ino] and stat.S_ISREG(st.st_mode):
-            fresh[name] = entry
-            board.append(BoardTask(*entry[3:]))
+        raw, st = got
+        task_id = name[:-5]
+        task = _lean(task_id, raw)
+        if task is None:  # not plainly a task: the full parse decides (and quarantines a corrupt file)
+            full = parse(task_id, raw, f"{where}/{name}")
+            task = None if full is None else BoardTask.of(full)
+        if task is None:
             continue
-        raw = safe_paths.read_at(dir_fd, name)  # a link is refused here, as every read of ours refuses it
-        if raw is None:
-            continue
-        row = _lean(str(i), raw)
-        if row is None:  # not plainly a task: the full parse decides (and quarantines a corrupt file)
-            task = parse(str(i), raw, f"{where}/{name}")
-            row = None if task is None else BoardTask.of(task)
-        if row is None:
-            continue
-        board.append(row)
-        if now - st.st_mtime_ns >= RACY_NS and stat.S_ISREG(st.st_mode):
-            fresh[name] = [st.st_mtime_ns, st.st_size, st.st_ino, *row]
+        board.append(task)
+        if st.st_mtime_ns <= racy_after and S_ISREG(st.st_mode):
+            fresh.append([name, st.st_mtime_ns, st.st_size, st.st_ino, *task])
     return board, fresh
 
 
@@ -97,25 +112,25 @@ def _lean(task_id: str, raw: bytes) -> BoardTask | None:
     return BoardTask(task_id, subject, status, owner, blocked_by, blocks)
 
 
-def _load(layout: Layout, team: str, dir_ino: int) -> dict[str, Entry]:
+def _load(layout: Layout, team: str, dir_ino: int) -> list[Row]:
     """Our copy for this very task directory, or nothing (none yet, another version's, unreadable)."""
     try:
         raw = safe_paths.read_bytes(layout.board_copy_file(team))
         doc = json.loads(raw) if raw is not None else None
     except (OSError, ValueError):
-        return {}
+        return []
     if not isinstance(doc, dict) or doc.get("version") != VERSION or doc.get("dir_inode") != dir_ino:
-        return {}
-    entries = doc.get("entries")
-    if not isinstance(entries, dict):
-        return {}
-    return {k: e for k, e in entries.items() if isinstance(e, list) and len(e) == 9}
+        return []
+    rows = doc.get("rows")
+    if not isinstance(rows, list):
+        return []
+    return [r for r in rows if type(r) is list and len(r) == ROW_LEN and type(r[0]) is str]
 
 
-def _save(layout: Layout, team: str, dir_ino: int, entries: dict[str, Entry]) -> None:
+def _save(layout: Layout, team: str, dir_ino: int, rows: list[Row]) -> None:
     """Best effort: a view never fails for its copy (a read-only or full disk leaves it as it was)."""
     path = layout.board_copy_file(team)
-    data = json.dumps({"version": VERSION, "dir_inode": dir_ino, "entries": entries}, separators=(",", ":"))
+    data = json.dumps({"version": VERSION, "dir_inode": dir_ino, "rows": rows}, separators=(",", ":"))
     try:
         safe_paths.make_dir(path.parent, parents=True)
         atomic_write_bytes(path, data.encode())

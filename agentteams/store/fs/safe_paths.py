@@ -104,25 +104,50 @@ def open_dir(path: Path) -> int | None:
 def read_at(dir_fd: int, name: str) -> bytes | None:
     """The bytes of the file `name` in the directory open as `dir_fd`, never through a link; None when it does not
     exist. No path is built or checked: a caller reading a whole directory pays for its check once."""
+    fd = _open_at(dir_fd, name)
+    if fd is None:
+        return None
+    try:
+        return _read_rest(fd, [])
+    finally:
+        os.close(fd)
+
+
+def read_at_stat(dir_fd: int, name: str) -> tuple[bytes, os.stat_result] | None:
+    """`read_at`, with the file's stat as it was opened (taken before the read: a change while reading shows as a
+    newer stat next time); three calls where a stat and a read took five."""
+    fd = _open_at(dir_fd, name)
+    if fd is None:
+        return None
+    try:
+        st = os.fstat(fd)
+        first = os.read(fd, st.st_size + 1)
+        if len(first) == st.st_size:  # the whole file as stat saw it, and its end: no second read
+            return first, st
+        return _read_rest(fd, [first]), st  # it changed meanwhile: to its end, as read_at
+    finally:
+        os.close(fd)
+
+
+def _read_rest(fd: int, chunks: list[bytes]) -> bytes:
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _open_at(dir_fd: int, name: str) -> int | None:
     flags = os.O_RDONLY | _NOFOLLOW
     try:
         try:
-            fd = os.open(name, flags | _NOATIME, dir_fd=dir_fd)
+            return os.open(name, flags | _NOATIME, dir_fd=dir_fd)
         except PermissionError:  # O_NOATIME is for the file's owner only
-            fd = os.open(name, flags, dir_fd=dir_fd)
+            return os.open(name, flags, dir_fd=dir_fd)
     except FileNotFoundError:
         return None
     except OSError as e:
         if e.errno == errno.ELOOP:
             raise refused(name) from None
         raise
-    try:
-        chunks = []
-        while chunk := os.read(fd, 65536):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def write_all(fd: int, data: bytes) -> None:
