@@ -1,6 +1,6 @@
 """Messages between sessions of ours on two machines through the Redis store (issue 31, item 2), as real processes
 against the scripted server and a private redis-server: each session has its own config root and host name, so
-neither can see the other's record or socket, and only the store joins them."""
+neither can see the other's record or socket, and only the store joins them (both ways: notices come back)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ pytestmark = pytest.mark.proc
 def _session(cli: Cli, root: Path, cwd: Path, url: str, redis: RedisServer, name: str) -> subprocess.Popen[str]:
     """A session on host `<name>-host`, with a config root of its own (its machine's)."""
     root.mkdir(exist_ok=True)
-    env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": url, "AGENTTEAMS_NO_WARM": "1",
-           "CLAUDE_CONFIG_DIR": str(root), "AGENTTEAMS_STORE": redis.url, "AGENTTEAMS_HOST": f"{name}-host"}  # fmt: skip
+    env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": url, "AGENTTEAMS_NO_WARM": "1"}
+    env.update(CLAUDE_CONFIG_DIR=str(root), AGENTTEAMS_STORE=redis.url, AGENTTEAMS_HOST=f"{name}-host")
     return cli.popen(*STREAM_ARGS, "--dangerously-skip-permissions", "-n", name, env=env, cwd=cwd,
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
 
@@ -49,7 +49,10 @@ def test_a_message_reaches_a_session_on_another_machine(
     cli: Cli, work: Path, tmp_path: Path, redis_server: RedisServer
 ) -> None:  # fmt: skip
     peers = RedisPeers(connect(parse_url(redis_server.url)))
-    script = routes(["rcv read it."], [list_agents(), send("rcv", "PEERMARK over the store"), "snd sent."])
+    ask = send("rcv", "PEERMARK over the store")
+    ask["content"][0]["input"]["notify_when_idle"] = True
+    idle = {"wait_for": "Cross-session idle notice", "text": "snd heard rcv is idle."}
+    script = routes(["rcv read it."], [list_agents(), ask, "snd sent.", idle])
     with MockServer(script) as server:
         rcv = _session(cli, tmp_path / "machine-r", work, server.base_url, redis_server, "rcv")
         wait_until(lambda: _in_store(peers, "rcv") is not None, 30, "the receiver's record in the store")
@@ -65,6 +68,9 @@ def test_a_message_reaches_a_session_on_another_machine(
         assert listed and "rcv [" in listed[0] and "on rcv-host" in listed[0], listed
         wait_until(lambda: any('"success":true' in last_user(r) for r in server.requests), 30, "the send's result")
         assert not (tmp_path / "machine-s" / "sessions" / f"{record['pid']}.json").exists()  # no local sight
+        wait_until(lambda: bool(carrying(server, "[Cross-session idle notice]")), 30, "rcv's idle notice to snd")
+        notice = last_user(carrying(server, "[Cross-session idle notice]")[0])
+        assert "rcv, which you asked to hear about, is idle" in notice
         _end(rcv, snd)
         assert _in_store(peers, "rcv") is None and _in_store(peers, "snd") is None, "an ended session leaves"
         assert not peers.client.keys("at:peer*"), "nothing of either is left in the store"
