@@ -84,6 +84,19 @@ def claim(store: Store, session_id: str) -> Claimed | None:
     return Claimed(store.teams.update(team, stamp), before.updated_at if before is not None else 0)
 
 
+def take_team(restarts: Restarts, mail: Mail, promises: LeadPromises, config: TeamConfig) -> tuple[Adopted, Rekeying]:
+    """Every member but the lead taken back (`take_back`), the plans it was sent known again, and the permission
+    requests of those restarted dropped; and those still to restart at their next pause (`Rekeying.waiting`)."""
+    done = Adopted(config.name)
+    rekeying = Rekeying(restarts, config.name)
+    for member in config.members:
+        if member.agent_id != config.lead_agent_id:
+            take_back(restarts, config.name, member, done, rekeying)
+    plans_seen(mail, promises, config.name)
+    rekeying.drop_asks(done.relaunched)
+    return done, rekeying
+
+
 def plans_seen(mailbox: Mail, promises: LeadPromises, team: str) -> None:
     """Plans the dead lead's model read but did not answer are in its conversation: their digests are known
     again, so its approval names the plan the teammate waits on (unread ones come in with the inbox)."""

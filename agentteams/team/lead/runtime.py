@@ -15,35 +15,28 @@ from agentteams import diagnostics
 from agentteams.agent.loop import AgentEvent, TurnResult
 from agentteams.agent.session import Session, TurnExtras
 from agentteams.backends.tmux import current_pane
-from agentteams.errors import AgentTeamsError, NotFoundError, PromptBlocked
+from agentteams.errors import AgentTeamsError, PromptBlocked
 from agentteams.model.types import Block
 from agentteams.store import signing, write_failures
-from agentteams.store.outages import AwayClock, StoreUnavailable, judged
+from agentteams.store.outages import StoreUnavailable, judged
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.presence import State
-from agentteams.store.protocol import (
-    IdleNotification,
-    PermissionRequest,
-    PlanApprovalRequest,
-    ShutdownApproved,
-    ShutdownRejected,
-    parse_message,
-    plan_digest,
-)
-from agentteams.store.records import Envelope
+from agentteams.store.protocol import PermissionRequest
 from agentteams.team import heartbeat
 from agentteams.team.budget import BudgetLead, BudgetWatch
-from agentteams.team.delivery import TeamEvent, add_idle_notice, mark_read, team_idle
+from agentteams.team.delivery import TeamEvent, team_idle
 from agentteams.team.lead import permission_relay
+from agentteams.team.lead.inbox import LeadInbox
 from agentteams.team.lead.live_changes import LiveChanges
 from agentteams.team.lead.permission_relay import PermissionJudge
-from agentteams.team.lead.restarts import HINT, Rekeying, Restarts
-from agentteams.team.lead.store_loss import StoreLoss, lost_notice, unreachable_notice
+from agentteams.team.lead.restarts import HINT, Restarts
+from agentteams.team.lead.store_loss import StoreLoss, unreachable_notice
+from agentteams.team.lead.turn_queue import TurnQueue
 from agentteams.team.lease_keeper import LeaseKeeper
 from agentteams.team.spawn.base import Handle, Spawner
 from agentteams.team.spawn.member import spawn_member
 from agentteams.team.spawn.roster import Roster, release_member
-from agentteams.team.steering import Carried, Turn, lead_blocks, take_plain
+from agentteams.team.steering import Carried, lead_blocks
 from agentteams.team.team_hooks import LeadHooks
 from agentteams.team.trust import LeadPromises, Trust
 from agentteams.team.turns_owed import TurnsOwed
@@ -54,7 +47,6 @@ if TYPE_CHECKING:
 
 JOIN_WAIT = 2.0  # seconds for the lead's team thread to end when the team is disbanded: four of its rounds
 CHECK_EVERY = 0.5  # seconds between the team thread's looks; 4x that while pidfds watch all teammates (team_wait.py)
-IDLE_RECHECK = 1.0  # seconds between looks at whether the team is idle while idle notices wait for it
 
 
 class LeadRuntime:
@@ -81,29 +73,23 @@ class LeadRuntime:
         self.owed = TurnsOwed()  # what settled() saw each teammate take from its inbox
         self.roster = Roster(self.store, spawner, self.handles)  # spawns check and reserve names through it
         self.restarts = Restarts(session, spawner, self.handles, self.hooks, self.on_team_thread)
-        self._cond = threading.Condition()
-        self._prompts: list[tuple[str, TurnExtras | None]] = []  # (prompt, what its turn alone gets)
-        self._envs: list[Envelope] = []  # teammate messages for the model, not yet delivered
-        self._notices: list[str] = []  # things the runtime tells the model (a teammate left, died, ...)
-        self._idle: list[Envelope] = []  # idle notices the model has not seen yet
-        self._heard: list[str] = []  # from other sessions (agent/peers.py): for the model as they are
-        self._seen: set[tuple[str, ...]] = set()
+        # what waits for the model, and whether a turn runs (the worker waits on its condition)
+        self._queue = TurnQueue(lambda: team_idle(self.teams, self.team, self.handles))
         self._carried = Carried(self.mailbox, LEAD_NAME, lambda: self.team)  # teammates' messages the model has
-        self._busy = False
-        self._closing = False
-        self._held = False  # a team file's lead: teammates' news waits for its first prompt (the instructions)
         self.last_error: AgentTeamsError | None = None
         self._threads: list[threading.Thread] = []
         self.team_thread: threading.Thread | None = None
         pane = current_pane() or ""
         self._presence = heartbeat.LeadPresence(self.store, self.ctx.session_id, pane)  # beaten by the team thread
         self._leases = LeaseKeeper(self.tasks, LEAD_NAME, self.store.steady)  # renewed and swept by the team thread
-        self._loss = StoreLoss(self.store)  # a store back from an outage without the team: the team ends
-        self._away = AwayClock()  # and one that stays away past its limit
-        self._inbox_lock = threading.RLock()  # the team thread and shutdown_team both read the inbox
-        self.muted = False  # while shutting the team down, departures are not news for the model
         self.trust = Trust(role="lead")  # entries claiming the lead's own voice, or a keyed member's, are checked
         self.promises = LeadPromises()
+        # a store back from an outage without the team, or one that stays away past its limit: the team ends
+        self._loss = StoreLoss(self.store, spawner, self.handles, forget=self._forget, ended=self._team_ended)
+        self._inbox = LeadInbox(
+            self.mailbox, self.teams, self._queue, team=lambda: self.team, trust=self.trust, promises=self.promises,
+            roster=self.roster, asks=self.asks, on_event=self._team_event, member_gone=self.member_gone,
+        )  # fmt: skip
         gone = functools.partial(self.member_gone, died=True)  # past its budget's grace: stopped as a dead one
         self.changes = LiveChanges(self.restarts, lambda: self.team)  # the model's and `agentteams set`'s
         self.chores: list[Callable[[str], None]] = [self.changes.chore]
@@ -123,8 +109,7 @@ class LeadRuntime:
 
     @property
     def busy(self) -> bool:
-        with self._cond:
-            return self._busy or bool(self._prompts)
+        return self._queue.busy
 
     def resume_team(self) -> Adopted | None:
         """Before the runtime starts: lead the resumed session's team again (its live teammates adopted, its dead
@@ -138,13 +123,7 @@ class LeadRuntime:
             self.trust.started_ms = min(self.trust.started_ms, claimed.last_seen_ms)
         config = claimed.config
         self.ctx.team_name, self.ctx.is_lead, self.ctx.agent_name = config.name, True, LEAD_NAME
-        done = adopt.Adopted(config.name)
-        rekeying = Rekeying(self.restarts, config.name)
-        for member in config.members:
-            if member.agent_id != config.lead_agent_id:
-                adopt.take_back(self.restarts, config.name, member, done, rekeying)
-        adopt.plans_seen(self.mailbox, self.promises, config.name)
-        rekeying.drop_asks(done.relaunched)
+        done, rekeying = adopt.take_team(self.restarts, self.mailbox, self.promises, config)
         if rekeying.waiting:
             self.chores.append(rekeying.tick)
         self.tell(TeamEvent("notice", LEAD_NAME, done.news()))
@@ -153,7 +132,7 @@ class LeadRuntime:
     def hold_until_first_prompt(self) -> None:
         """Before `start`: no turn for teammates' messages until a prompt is submitted, so a team file's
         instructions reach the model before the news of teammates already at work."""
-        self._held = True
+        self._queue.held = True
 
     def start(self) -> None:
         worker = threading.Thread(target=self._work, name="lead-turns", daemon=True)
@@ -164,17 +143,11 @@ class LeadRuntime:
 
     def submit(self, prompt: str, extras: TurnExtras | None = None) -> None:
         """Queue a user prompt (`extras` hold for its turn); it starts a turn at once when the lead is idle."""
-        with self._cond:
-            self._prompts.append((prompt, extras))
-            self._held = False
-            self._cond.notify_all()
+        self._queue.prompt(prompt, extras)
 
     def between_turns(self, command: str, change: Callable[[], str]) -> str:
         """Change the conversation (/clear, /resume) with the team kept; refused while a turn runs."""
-        with self._cond:  # the worker takes no turn meanwhile
-            if self._busy or self._prompts:
-                raise AgentTeamsError(f"a turn is under way: wait for it to end (or press Ctrl-C), then {command}")
-            return change()
+        return self._queue.between_turns(command, change)
 
     def on_team_thread(self) -> bool:
         return threading.current_thread() is self.team_thread
@@ -184,27 +157,19 @@ class LeadRuntime:
 
     def wait_idle(self, timeout: float | None = None) -> bool:
         """Wait until no turn runs and nothing is queued for the model."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._cond:
-            while self._busy or self._prompts or self._model_work_pending():
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    return False
-                self._cond.wait(left)
-            return True
+        return self._queue.wait_quiet(timeout)
 
     def wait_change(self, timeout: float) -> None:
         """Sleep until the runtime's state changes (a turn ends, a message or notice arrives) or `timeout` passes."""
-        with self._cond:
-            self._cond.wait(timeout)
+        self._queue.wait_change(timeout)
 
     def members(self) -> list[str]:
         return list(self.handles)
 
     def settled(self) -> bool:
         """Nothing will happen without the user: no turn, nothing queued, every teammate idle or gone."""
-        with self._cond:
-            if self._busy or self._prompts or self._model_work_pending():
+        with self._queue.cond:  # held throughout: a shutdown's approval and departure are one step under it
+            if not self._queue.quiet():
                 return False
             if not judged(self.store.steady, 2 * heartbeat.interval() + 1.0):  # teammates' writes it refused, held
                 return False  # (an isActive), are written again at their next beats: idle is no verdict until then
@@ -220,12 +185,12 @@ class LeadRuntime:
         team = self.team
         if not team:
             return []
-        self.muted = True
+        self._queue.muted = True
         for name in list(self.handles):
             self.promises.ask_shutdown(self.mailbox, team, name, "The team's work is finished.")
         deadline = time.monotonic() + timeout
         while self.handles and time.monotonic() < deadline:
-            self.process_inbox()
+            self._inbox.process()
             self.check_liveness()
             time.sleep(0.05)
         for name in list(self.handles):
@@ -234,24 +199,12 @@ class LeadRuntime:
         thread = self.team_thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=JOIN_WAIT)
-        from agentteams.tools.team import worktree_git  # git's view of the team's worktrees: only when it goes
+        from agentteams.team.lead.team_removal import remove_team  # git's view of worktrees: only when a team goes
 
-        # as TeamDelete does: clean worktrees removed, a dirty one kept and said (its departure's notice was muted)
-        _removed, warnings = worktree_git.close_team(self.teams, team, self.session.options.cwd)
-        for line in warnings:  # nobody else says it: the team goes down as the run ends
-            diagnostics.warning("team %s: %s", team, line)
-        try:
-            warnings += self.teams.delete(team, force=True)
-        except NotFoundError:
-            pass
-        except OSError as e:  # the team is down; what is left on disk is `agentteams cleanup`'s job
-            warnings.append(f"could not remove all of team {team}'s files: {e}")
-        return warnings
+        return remove_team(self.teams, team, self.session.options.cwd)
 
     def close(self) -> None:
-        with self._cond:
-            self._closing = True
-            self._cond.notify_all()
+        self._queue.close()
         self.ctx.interrupt.set()
         for t in self._threads:
             if t is not threading.current_thread():
@@ -280,35 +233,19 @@ class LeadRuntime:
 
     def hear(self, text: str) -> None:
         """Text from another session for the model: a turn of its own when idle, else after the next tool result."""
-        with self._cond:
-            self._heard.append(text)
-            self._cond.notify_all()
+        self._queue.hear(text)
 
     @property
     def idle(self) -> bool:
         """No turn runs and nothing waits to start one."""
-        with self._cond:
-            return not (self._busy or self._prompts or self._model_work_pending())
-
-    def _model_work_pending(self) -> bool:
-        team_news = bool(self._idle and team_idle(self.teams, self.team, self.handles))
-        return bool(self._heard or self._envs or self._notices or team_news)
+        return self._queue.quiet()
 
     def _work(self) -> None:
         while True:
-            with self._cond:
-                while not self._closing and not self._prompts and (self._held or not self._model_work_pending()):
-                    # idle notices wait for the whole team to be idle, which a teammate's own isActive write says
-                    # (written after its notice when a full disk held both): looked at again each second, not only
-                    # when news comes
-                    self._cond.wait(IDLE_RECHECK if self._idle else None)
-                if self._closing:
-                    return
-                prompt, extras = self._prompts.pop(0) if self._prompts else (None, None)
-                turn = Turn(prompt, self._envs, self._notices, extras)
-                idle, self._envs, self._notices, self._idle = self._idle, [], [], []
-                heard, self._heard = self._heard, []
-                self._busy = True
+            taken = self._queue.next_turn()
+            if taken is None:  # closed
+                return
+            turn, idle, heard = taken.turn, taken.idle, taken.heard
             result: TurnResult | None = None
             self._write_presence("working")
             self._carried.envs = list(turn.envs or [])
@@ -325,19 +262,15 @@ class LeadRuntime:
                 diagnostics.warning("the lead's turn failed: %s: %s", type(e).__name__, e)
             finally:
                 self._carried.mark()
-                with self._cond:
-                    self._busy = False
-                    self._cond.notify_all()
+                self._queue.turn_ended()
                 self._write_presence("idle")
                 self._on_turn_end(result)
 
     def _steer(self) -> list[Block]:
         """At a tool result of a running turn: what came meanwhile goes in after the results (team/steering.py)."""
-        with self._cond:
-            prompts, envs, notices, heard = take_plain(self._prompts), self._envs, self._notices, self._heard
-            self._envs, self._notices, self._heard = [], [], []
-        peers: list[Block] = [{"type": "text", "text": t} for t in heard]
-        return [*peers, *lead_blocks(self.hooks, self._carried, notices, envs, prompts)]
+        came = self._queue.meanwhile()
+        peers: list[Block] = [{"type": "text", "text": t} for t in came.heard]
+        return [*peers, *lead_blocks(self.hooks, self._carried, came.notices, came.envs, came.prompts)]
 
     def _on_agent_event(self, event: AgentEvent) -> None:
         self._presence.saw(event)
@@ -354,7 +287,7 @@ class LeadRuntime:
         signing.warm_up_soon()  # before the first spawn needs it; a session that leads no team never loads it
         record = functools.partial(self._record_key, team)  # on the team thread, or before a first send if sooner
         self.store.keyring.adopt(team, LEAD_NAME, record)
-        self._write_presence("working" if self._busy else "idle")
+        self._write_presence("working" if self._queue.running else "idle")
         self.team_thread = threading.Thread(target=self._watch_team, args=(team,), name="lead-team", daemon=True)
         self.team_thread.start()
         self._threads.append(self.team_thread)
@@ -373,23 +306,23 @@ class LeadRuntime:
 
         self.store.keyring.recorded(team, LEAD_NAME)
         with self.store.watch(team, LEAD_NAME) as files, team_wait.TeamWait(files, self.handles) as watcher:
-            while not self._closing and self.team == team:
+            while not self._queue.closing and self.team == team:
                 try:
                     if self._loss.lost(team):
-                        self._team_lost(team, lost_notice(team, self.teams.location(team)))
+                        self._loss.end_lost(team)
                         break
-                    self.process_inbox()
+                    self._inbox.process()
                     self.check_liveness()
                     self._budget.tick(team, list(self.handles))
                     for event in [*self._presence.beat(team, list(self.handles)), *self._leases.tick(team)]:
                         self._team_event(event)
                     for chore in self.chores:
                         chore(team)
-                    self._away.answered()
+                    self._loss.answered()
                 except StoreUnavailable as e:  # the store said so once; liveness waits for it (store/outages.py)
                     diagnostics.debug("team %s: %s", team, e)
-                    if self._away.failed():  # not for ever: the lead (a -p run) ends
-                        self._team_lost(team, unreachable_notice(team, e))
+                    if self._loss.gave_up():  # not for ever: the lead (a -p run) ends
+                        self._loss.end(team, unreachable_notice(team, e))
                         break
                 except AgentTeamsError as e:
                     if self.team != team or not self.teams.exists(team):
@@ -403,66 +336,6 @@ class LeadRuntime:
                     time.sleep(CHECK_EVERY)
         self.store.presence.remove(team, LEAD_NAME)
 
-    def process_inbox(self) -> None:
-        team = self.team
-        if not team:
-            return
-        with self._inbox_lock:
-            handled: list[Envelope] = []
-            config = None
-            for env in self.mailbox.unread(team, LEAD_NAME):
-                if env.identity in self._seen:
-                    continue
-                self._seen.add(env.identity)
-                if config is None:
-                    with contextlib.suppress(AgentTeamsError):
-                        config = self.teams.read(team)
-                if self._handle(env, self.trust.judge(env, config) == "forged"):
-                    handled.append(env)
-            if handled:
-                mark_read(self.mailbox, team, LEAD_NAME, handled)
-                self.trust.delivered(handled)
-
-    def _handle(self, env: Envelope, forged: bool) -> bool:
-        """React to one message; True when it is dealt with here (not for the model). A forged one only goes to
-        the model, marked: it answers, approves and reports nothing."""
-        msg = None if forged else parse_message(env.text)
-        who = env.sender
-        if isinstance(msg, ShutdownRejected):
-            self.promises.answered(who, msg.request_id)
-        if isinstance(msg, ShutdownApproved):
-            with self._cond:  # taken and gone in one step: `settled` never sees an approval without its departure
-                if not self.promises.take_approval(who, msg.request_id):
-                    diagnostics.warning("%s approved a shutdown never asked of it (%s); ignored", who, msg.request_id)
-                    return True
-                self.member_gone(who, "shut down (approved the shutdown request)")
-                return self._for_model(env, forged)  # the notice and the approval in the same turn
-        if isinstance(msg, PlanApprovalRequest):
-            self.promises.plan_seen(msg.request_id, plan_digest(msg.plan_content))
-        if isinstance(msg, IdleNotification):
-            if not self.roster.present(who):  # a teammate that has left (e.g. a real CLI's notice after approving)
-                return True
-            with self._cond:
-                self._idle = add_idle_notice(self._idle, env, msg)
-                self._cond.notify_all()
-            self._team_event(TeamEvent("idle", who, msg.summary or msg.result or "", color=env.color))
-            return True
-        if isinstance(msg, PermissionRequest):  # a person may take minutes: the team thread goes on meanwhile
-            self.asks.start(self.team or "", msg, who)
-            return True
-        return self._for_model(env, forged)
-
-    def _for_model(self, env: Envelope, forged: bool) -> bool:
-        who = env.sender
-        with self._cond:  # reentrant: a shutdown approval's caller holds it already
-            shown = f"[unverified: not signed by {who}] {env.text}" if forged else env.text  # the person sees it too
-            self._team_event(TeamEvent("message", who, shown, color=env.color, summary=env.summary))
-            if self.muted:
-                return True
-            self._envs.append(env)
-            self._cond.notify_all()
-        return False
-
     def _answered(self, who: str, msg: PermissionRequest, allow: bool) -> None:
         self._team_event(TeamEvent("permission", who, f"{msg.tool_name}: {'allowed' if allow else 'denied'}"))
 
@@ -470,37 +343,30 @@ class LeadRuntime:
         team = self.team
         if not team:
             return
-        with self._inbox_lock:
+        with self._inbox.lock:
             dead = [n for n, h in list(self.handles.items()) if not self.spawner.alive(h, team)]
             lost = bool(dead) and self._loss.lost(team)  # looking reconnected to a store back without the team
             if dead and not lost:
-                self.process_inbox()  # an approval written just before exiting is not a death
+                self._inbox.process()  # an approval written just before exiting is not a death
             for name in [] if lost else dead:
                 if name in self.handles:
                     self.member_gone(name, "stopped unexpectedly (its process or pane is gone)", died=True)
-        if lost:  # those deaths are the store's loss; said outside the inbox lock (_team_lost takes the condition)
-            self._team_lost(team, lost_notice(team, self.teams.location(team)))
+        if lost:  # those deaths are the store's loss; said outside the inbox lock (ending takes the queue's condition)
+            self._loss.end_lost(team)
 
-    def _team_lost(self, team: str, text: str) -> None:
-        """The store came back without the team, or never came back: say so, stop its teammates, end the team."""
-        diagnostics.warning("%s", text)
-        for name, handle in list(self.handles.items()):
-            with contextlib.suppress(Exception):
-                self.spawner.stop(handle)
-            self.handles.pop(name, None)
-            self._presence.forget(name)
-            self.promises.forget(name)
+    def _team_ended(self, text: str) -> None:
+        """Its store lost the team (store_loss.py): no team is led any more, and the model hears why."""
         self.ctx.team_name = None
-        with self._cond:
-            self._idle = []
-            self._notices.append(text)
-            self._cond.notify_all()
+        self._queue.team_ended(text)
+
+    def _forget(self, name: str) -> None:
+        """A teammate gone: its beats and the shutdown asked of it are no longer watched."""
+        self._presence.forget(name)
+        self.promises.forget(name)
 
     def tell(self, event: TeamEvent) -> None:
         """Something the person and the lead's model both hear of (a budget warning, a resume's news)."""
-        with self._cond:  # the model's notice first: once the person sees it, the lead's turn is due
-            self._notices.append(event.text)
-            self._cond.notify_all()
+        self._queue.notice(event.text)  # the model's notice first: once the person sees it, the lead's turn is due
         self._team_event(event)
 
     def member_gone(self, name: str, how: str, *, died: bool = False) -> None:
@@ -508,8 +374,7 @@ class LeadRuntime:
         team = self.team
         withdrawn = self.asks.withdraw(name)  # never a person's yes to a command for a teammate that is gone
         handle = self.handles.pop(name, None)
-        self._presence.forget(name)
-        self.promises.forget(name)
+        self._forget(name)
         if team:
             self.store.keyring.drop_lead_key(team, name)
         if handle is not None:
@@ -524,8 +389,4 @@ class LeadRuntime:
         if withdrawn:
             notice += " Its permission request was withdrawn: " + ", ".join(m.tool_name for m in withdrawn) + "."
         self._team_event(TeamEvent("died" if died else "left", name, notice))
-        with self._cond:
-            self._idle = [e for e in self._idle if e.sender != name]
-            if not self.muted:
-                self._notices.append(notice)
-            self._cond.notify_all()
+        self._queue.gone(name, notice)
