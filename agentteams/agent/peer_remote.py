@@ -23,6 +23,7 @@ HOST_VAR = "AGENTTEAMS_HOST"  # the name other machines' sessions see this one's
 LEASE_MS = 10_000  # a record not renewed for this long is a dead session's: gone from the store
 RENEW_EVERY = 3.0  # seconds between renewals: a lease outlives two missed ones
 SEND_TIMEOUT = 5.0  # a receiver that has not taken the message by then did not take it (the socket's limit too)
+CLOSE_WAIT = 2.0  # seconds a closing session waits for its record's removal
 SEEN_KEPT = 1000  # message ids remembered: a frame queued again is not handled twice
 
 
@@ -58,6 +59,7 @@ class RemotePeers:
         self._record: dict[str, Any] | None = None
         self._arrived: Callable[[Frame, SessionRecord], None] | None = None
         self._stop = threading.Event()
+        self._writing = threading.Lock()  # a renewal never lands after the removal at close (no record outlives it)
         self._seen: OrderedDict[str, None] = OrderedDict()
         self._failing = False
 
@@ -77,24 +79,33 @@ class RemotePeers:
         self._renew_once()
 
     def close(self) -> None:
+        """Take the record away, waiting at most CLOSE_WAIT: a store that is away (its commands wait for it to come
+        back) must not hold up the session's exit; the lease ends the record then."""
         self._stop.set()
-        try:
-            self.redis.remove(self.session_id)
-        except AgentTeamsError as e:  # its lease ends by itself
-            diagnostics.debug("this session's record stays in the store until its lease ends: %s", e)
+        remover = threading.Thread(target=self._remove, name="peer-remove", daemon=True)
+        remover.start()
+        remover.join(CLOSE_WAIT)
+
+    def _remove(self) -> None:
+        with self._writing:  # after a renewal in flight; none starts once stopped
+            try:
+                self.redis.remove(self.session_id)
+            except AgentTeamsError as e:
+                diagnostics.debug("this session's record stays in the store until its lease ends: %s", e)
 
     def _renew(self) -> None:
         while not self._stop.wait(RENEW_EVERY):
             self._renew_once()
 
     def _renew_once(self) -> None:
-        if self._record is None or self._stop.is_set():
-            return
-        try:
-            self.redis.publish(self.session_id, self._record, LEASE_MS)
-            self._failing = False
-        except AgentTeamsError as e:
-            self._said_once("sessions on other machines cannot see this one now", e)
+        with self._writing:
+            if self._record is None or self._stop.is_set():
+                return
+            try:
+                self.redis.publish(self.session_id, self._record, LEASE_MS)
+                self._failing = False
+            except AgentTeamsError as e:
+                self._said_once("sessions on other machines cannot see this one now", e)
 
     def _said_once(self, what: str, error: Exception) -> None:
         if not self._failing:
