@@ -245,6 +245,7 @@ def test_a_signing_key_never_shows_its_private_half() -> None:
     assert repr(key) == f"SigningKey(public={key.public!r})" and key.public.startswith("MCowBQYDK2VwAyEA")
 
 
+@pytest.mark.proc  # 48 interpreters, a few seconds
 def test_a_process_ending_during_the_background_import_exits_cleanly() -> None:
     """The import runs on a thread beside the set-up; a process that ends at any moment of it (a `/memory` and
     Ctrl-D) must exit 0, not abort. With a daemon thread, ending during the library's module set-up (a window of
