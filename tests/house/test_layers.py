@@ -5,7 +5,9 @@ The layer table is docs/architecture.md's; this test reads it from there."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,45 +67,50 @@ class Edge:
     kind: str  # "module" | "local" | "typing"
 
 
-def _typing_nodes(tree: ast.Module) -> set[ast.AST]:
-    found: set[ast.AST] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            for child in node.body:
-                found |= set(ast.walk(child))
-    return found
+def _is_type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
-def _local_nodes(tree: ast.Module) -> set[ast.AST]:
-    found: set[ast.AST] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            for child in node.body:
-                found |= set(ast.walk(child))
-    return found
+def _imports_by_kind(node: ast.AST, kind: str = "module") -> Iterator[tuple[ast.Import | ast.ImportFrom, str]]:
+    """Each import below `node` with its kind, in one walk: under an `if TYPE_CHECKING:` body it is "typing",
+    else under a function's body "local", else "module"."""
+    for field, value in ast.iter_fields(node):
+        inner = kind
+        if field == "body" and _is_type_checking(node):
+            inner = "typing"
+        elif field == "body" and kind != "typing" and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            inner = "local"
+        for child in value if isinstance(value, list) else [value]:
+            if isinstance(child, ast.Import | ast.ImportFrom):
+                yield child, inner
+            if isinstance(child, ast.AST):
+                yield from _imports_by_kind(child, inner)
+
+
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A source's tree, parsed once a process: several tests read every module."""
+    return ast.parse(path.read_text(encoding="utf-8"))
 
 
 def imports_of(path: Path, modules: set[str], package: Path = PACKAGE) -> list[Edge]:
     """Every import of a module of the package that `path` makes: `from a.b import c` is an edge to `a.b.c` when
     that is a module, else to `a.b`."""
     source = module_name(path, package)
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    typing, local = _typing_nodes(tree), _local_nodes(tree)
     edges: list[Edge] = []
-    for node in ast.walk(tree):
+    for node, kind in _imports_by_kind(parsed(path)):
         targets: list[str] = []
         if isinstance(node, ast.Import):
             targets = [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        elif node.module and node.level == 0:
             targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
                        for a in node.names]  # fmt: skip
-        kind = "typing" if node in typing else "local" if node in local else "module"
         for name in targets:
             target = name
             while target and target not in modules:
                 target = target.rpartition(".")[0]
             if target and target != source:
-                edges.append(Edge(source, target, node.lineno, kind))  # type: ignore[attr-defined]
+                edges.append(Edge(source, target, node.lineno, kind))
     return edges
 
 
@@ -190,7 +197,10 @@ def violations(edges: list[Edge], layers: dict[str, int]) -> list[str]:
     return found
 
 
-EDGES = all_edges()
+@functools.cache
+def package_edges() -> list[Edge]:
+    """The package's imports, found when a test first asks (not at collection, in every xdist worker)."""
+    return all_edges()
 
 
 def test_every_package_and_leaf_has_a_layer() -> None:
@@ -199,18 +209,18 @@ def test_every_package_and_leaf_has_a_layer() -> None:
 
 
 def test_imports_respect_layers_and_folders() -> None:
-    assert violations(EDGES, LAYERS) == []
+    assert violations(package_edges(), LAYERS) == []
 
 
 def test_no_import_circle() -> None:
-    assert cycles(EDGES) == []
+    assert cycles(package_edges()) == []
 
 
 def test_no_relative_import() -> None:
     relative = [
         f"{p.relative_to(PACKAGE)}:{node.lineno}"
         for p in SOURCES
-        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+        for node, _ in _imports_by_kind(parsed(p))
         if isinstance(node, ast.ImportFrom) and node.level > 0
     ]
     assert relative == []
@@ -218,8 +228,7 @@ def test_no_relative_import() -> None:
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_module_docstring_and_size(path: Path) -> None:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    doc = ast.get_docstring(tree)
+    doc = ast.get_docstring(parsed(path))
     assert doc, f"{path} needs a 1-3 line docstring saying what it owns"
     assert len([ln for ln in doc.splitlines() if ln.strip()]) <= 3, f"{path}: module docstring longer than 3 lines"
     rel = str(path.relative_to(PACKAGE))
