@@ -1,5 +1,5 @@
-"""Team hooks: the lead's (TeammateSpawned and TeammateDied from its team events, TeamDeleted after a TeamDelete,
-UserPromptSubmit on the person's prompt) and a teammate's at its turn's end (TaskCompleted, TeammateIdle)."""
+"""The lead's team hooks: TeammateSpawned and TeammateDied from its team events, TeamDeleted after a TeamDelete,
+UserPromptSubmit on the person's prompt. A teammate's at its turn's end are team/teammate/idle_gate.py's."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from agentteams.agent.session import Session
 from agentteams.errors import AgentTeamsError
 from agentteams.store.records import Envelope
 from agentteams.team.delivery import TeamEvent, lead_turn_text
-from agentteams.tools.runtime_hooks import TaskHookInfo
 
 
 class LeadHooks:
@@ -57,20 +56,3 @@ class LeadHooks:
         if prompt is None and not envs and not notices:
             return None, blocked
         return lead_turn_text(notices, envs, prompt), blocked
-
-
-def idle_gate(session: Session, team: str, name: str) -> tuple[str | None, bool]:
-    """A teammate's turn is over, as the real 2.1.330 handles it: TaskCompleted for each in-progress task it owns
-    (a pass leaves the task as it is), then TeammateIdle. The feedback for another turn if any of them exited 2
-    (each block as "<Event> hook feedback:"), and whether one said `continue: false` (the teammate stops)."""
-    hooks, feedback = session.hooks, []
-    if hooks.active("TaskCompleted"):
-        mine = [t for t in session.store.tasks.list_tasks(team) if t.owner == name and t.status == "in_progress"]
-        for t in mine:
-            refusal = hooks.task_completed(TaskHookInfo(t.id, t.subject, t.description, name, team))
-            if refusal is not None:
-                feedback.append(f"TaskCompleted hook feedback:\n{refusal}")
-    idle, stop = hooks.teammate_idle(name, team)
-    if idle is not None:
-        feedback.append(f"TeammateIdle hook feedback:\n{idle}")
-    return "\n\n".join(feedback) or None, stop

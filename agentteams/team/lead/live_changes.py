@@ -1,6 +1,6 @@
 """A live teammate's permission mode or model changed, the lead's half: checked and sent signed (`mode_set_request` /
 `model_set_request`; ours take both, Claude Code 2.1.197 the mode); what a real `claude` takes from no inbox, the lead
-restarts it with at its next pause. The teammate's half is `TeammateRuntime.take_change`."""
+restarts it with at its next pause. The teammate's half is team/teammate/live_changes.py."""
 
 from __future__ import annotations
 

@@ -6,33 +6,24 @@ from __future__ import annotations
 import functools
 import os
 import threading
-import time
-import uuid
 from collections.abc import Callable
 from typing import Any
 
 from agentteams import diagnostics
 from agentteams.agent import workers
-from agentteams.agent.loop import AgentEvent, Answer, PermissionAsk, TurnResult
-from agentteams.agent.permissions.policy import parse_mode
+from agentteams.agent.loop import AgentEvent
 from agentteams.agent.prompts import claim_prompt
 from agentteams.agent.session import Session, SessionOptions
 from agentteams.errors import AgentTeamsError, NotFoundError
 from agentteams.model.types import Block, ModelClient
 from agentteams.store import write_failures
 from agentteams.store.api import Store
-from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.fs.watch import WakeEvent, wait_in_slices
 from agentteams.store.outages import AwayClock, StoreUnavailable
 from agentteams.store.paths import LEAD_NAME, Layout
 from agentteams.store.presence import Presence, State
 from agentteams.store.protocol import (
     CompactRequest,
-    IdleNotification,
-    ModelSetRequest,
-    ModeSetRequest,
-    PermissionRequest,
-    PermissionResponse,
     PlanApprovalResponse,
     ShutdownRequest,
     parse_message,
@@ -42,16 +33,17 @@ from agentteams.store.signing import LeadVerifyKey
 from agentteams.team import heartbeat
 from agentteams.team.budget import held
 from agentteams.team.delivery import TeamEvent, mark_read, message_block, wake_order
-from agentteams.team.held_writes import HeldWrites, refused
 from agentteams.team.lease_keeper import LeaseKeeper
 from agentteams.team.steering import steerable, teammate_blocks
-from agentteams.team.team_hooks import idle_gate
 from agentteams.team.teammate.budget_stop import BudgetStop
+from agentteams.team.teammate.idle_gate import until_idle_allowed
 from agentteams.team.teammate.lead_watch import LeadWatch
+from agentteams.team.teammate.live_changes import LiveChanges
 from agentteams.team.teammate.next_turn import TurnNotes, Work
-from agentteams.team.teammate.plan_verdict import pending_plan
+from agentteams.team.teammate.permission_ask import LeadPermission
+from agentteams.team.teammate.plan_verdict import pending_plan, take_verdict
+from agentteams.team.teammate.to_lead import ToLead
 from agentteams.team.trust import Trust
-from agentteams.tools.runtime_hooks import PERMISSION_MODES
 from agentteams.tools.team.team_tools import parse_send
 
 WAIT_SLICE = 0.5  # seconds between checks of a plain stop flag while waiting; the inbox itself wakes at once
@@ -84,7 +76,6 @@ class TeammateRuntime:
         self.me = options.identity
         self.team, self.name = options.identity.team, options.identity.name
         self.stop = stop or WakeEvent()  # setting it ends an idle wait at once (store/fs/watch.py)
-        self.permission_timeout = permission_timeout  # seconds a permission request waits for the lead
         self._outer = on_event or (lambda _e: None)
         self._team_event = on_team_event or (lambda _e: None)
         self.session = Session(
@@ -96,7 +87,7 @@ class TeammateRuntime:
         self.mailbox = self.store.mail
         self.teams = self.store.teams
         self.tasks = self.store.tasks
-        self.session.agent.ask, self.session.agent.steer = self._ask_lead, self._steer  # steer: team/steering.py
+        self.session.agent.steer = self._steer  # team/steering.py
         self.ctx = self.session.ctx
         # with a key from the lead, only its signed messages carry its authority (Claude Code 2.1.330's rule)
         self.trust = Trust(role="teammate", lead_key=lead_key)
@@ -105,8 +96,6 @@ class TeammateRuntime:
         # everything we write is signed; the key is recorded at the first turn, or before a first send if sooner
         self.store.keyring.adopt(self.team, self.name, self._record_key)
         self._held = False  # has a budget of its own (team/budget.py): its spending is written at once
-        # after plan approval a plan-mode teammate works in the mode it was started with (never plan again)
-        self.mode_after_plan = "default" if options.permission_mode == "plan" else options.permission_mode
         if options.plan_mode_required:
             self.session.policy.mode = "plan"
         record = Presence(pid=os.getpid(), session_id=options.session_id, backend=backend, pane_id=pane_id)
@@ -119,9 +108,19 @@ class TeammateRuntime:
         self._notes = TurnNotes()
         self._pending: list[Envelope] = []
         self._unmarked: set[tuple[str, ...]] = set()  # delivered, but the disk would not take the read marks
+        # the lead's mode and model changes, and the mode a plan's approval leaves it in
+        self.changes = LiveChanges(
+            self.session, self.mailbox, self.teams, self.team, self.name, self.trust, self._unmarked
+        )
         self._answering = threading.Event()  # the turn's first answer began: its request is out
         self._lead = LeadWatch(self.store, self.team)  # a dead lead may be resumed: we wait for it a while
-        self._writes = HeldWrites(self.name)  # its isActive and idle notice, if the disk refused them: written later
+        self._to_lead = ToLead(self.me, self.mailbox, self.teams)  # what a full disk refused of it is held there
+        # a tool call that needs approval is asked of the lead; its wait looks at the stop flag every WAIT_SLICE
+        self.session.agent.ask = LeadPermission(
+            self.store, self.team, self.name, self.trust, send=self._to_lead.send, config=self._config,
+            asking=lambda on: self._own.write(asking=on), stop=self.stop, interrupt=self.ctx.interrupt,
+            timeout=permission_timeout, every=WAIT_SLICE,
+        )  # fmt: skip
         settings = self.session.options.settings
         self._budget = BudgetStop(self.store, self.team, self.presence, settings, self.session.agent.over_budget)
         self.session.agent.over_budget = self._budget  # after every answer: a 60-call turn stops at its budget
@@ -136,7 +135,7 @@ class TeammateRuntime:
             with self.store.watch(self.team, self.name, tasks=True) as watcher:
                 while not self.stop.is_set():
                     self._own.came_round()
-                    self._writes.retry()  # what a full disk refused, written once it has room: the lead waits on it
+                    self._to_lead.held.retry()  # what a full disk refused, once it has room: the lead waits on it
                     config = self._config()
                     diagnostics.stamp("config")
                     entry = config.member(self.name) if config is not None else None
@@ -154,11 +153,11 @@ class TeammateRuntime:
                         # idle, else its lead waits for it for ever. Not on a new one's first look: its prompt may
                         # still be on its way, and this write would sit in the first delivery's path
                         if entry.is_active and (announced or self.session.options.resume is not None):
-                            self._set_active(False)
+                            self._to_lead.set_active(False)
                         if not announced:
                             self._set_state(self.presence.state if self.presence.state != "starting" else "idle")
                             announced = True
-                        wait_in_slices(watcher, self.stop, WAIT_SLICE, 2 if self._writes.pending else IDLE_SLICES)
+                        wait_in_slices(watcher, self.stop, WAIT_SLICE, 2 if self._to_lead.held.pending else IDLE_SLICES)
                         continue
                     announced = True
                     if self._turn(work):
@@ -172,7 +171,7 @@ class TeammateRuntime:
     def _beat(self) -> None:
         """Presence and leases; and what a store away refused (its isActive), while a long turn keeps the loop."""
         self._leases.riding(self._own.beat, self.team)()
-        self._writes.retry_soon()
+        self._to_lead.held.retry_soon()
 
     def pane_attached(self, pane_id: str) -> None:
         """Started before its pane: the pane's id, in the presence record at once (from the launcher's thread)."""
@@ -234,7 +233,7 @@ class TeammateRuntime:
             inbox = self.mailbox.unread(self.team, self.name)
         except StoreUnavailable:  # the store said it was away, once: what came meanwhile waits there for a later look
             return []
-        self.modes_mid_turn(inbox)  # a mode change applies at once
+        self.changes.mid_turn(inbox, self._config)  # a mode change applies at once
         unread = steerable(inbox, self._pending, self._unmarked)
         config = self._config() if unread else None
         envs = wake_order(self._judged(unread, config), config.lead_name) if config is not None else []
@@ -250,7 +249,7 @@ class TeammateRuntime:
                 continue
             seen.add(env.msg_id or "")
             verdict = self.trust.judge(env, config)
-            if self.take_change(env, verdict, config.lead_name):  # a mode or model change, taken (or refused) now
+            if self.changes.take(env, verdict, config.lead_name):  # a mode or model change, taken (or refused) now
                 continue
             msg = parse_message(env.text)
             if isinstance(msg, ShutdownRequest) and env.sender == config.lead_name and verdict != "forged":
@@ -262,7 +261,7 @@ class TeammateRuntime:
         """The message as the model reads it; None for a frame with no effect to show."""
         msg = parse_message(env.text)
         if isinstance(msg, PlanApprovalResponse) and env.sender == config.lead_name:
-            return self.answer_plan(env, msg)
+            return take_verdict(env, msg, self.ctx.signals, self.changes, keyed=self.trust.lead_key is not None)
         if isinstance(msg, CompactRequest) and env.sender == config.lead_name and not env.unverified:
             self._compact(msg.instructions or "")
             return None
@@ -289,7 +288,7 @@ class TeammateRuntime:
         # past its budget it still answers its lead's shutdown request (the lead asks once the budget is spent)
         self._budget.answering_shutdown = any(isinstance(parse_message(e.text), ShutdownRequest) for e in work.envs)
         try:
-            result = self._until_idle_allowed(self.session.run(work.prompt))
+            result = until_idle_allowed(self.session, self.team, self.name, self.stop, self.session.run(work.prompt))
             final = result.text or None
             if result.stop_reason == "interrupted":
                 reason = "interrupted"
@@ -306,29 +305,17 @@ class TeammateRuntime:
         if self.ctx.signals.exit_requested:
             self._set_state("stopping")
             return True
-        self._set_active(False)
+        self._to_lead.set_active(False)
         self._set_state("awaiting_plan_approval" if self.ctx.signals.awaiting_plan_approval else "idle")
-        self._send_idle(reason, failure, final)
+        self._to_lead.idle_notice(self._notes, reason, failure, final)
         return False
-
-    def _until_idle_allowed(self, result: TurnResult) -> TurnResult:
-        """Turn-end hooks (teamhooks.idle_gate): a block keeps this teammate working with the feedback as its next
-        prompt, until they let it go idle; `continue: false` stops the teammate."""
-        while result.stop_reason == "end_turn" and not self.stop.is_set() and not self.ctx.signals.exit_requested:
-            feedback, stop = idle_gate(self.session, self.team, self.name)
-            if stop:  # the hook's stopReason is already a warning line
-                self.stop.set()
-            if feedback is None or stop:
-                break
-            result = self.session.run(feedback)
-        return result
 
     def _mark_working(self, work: Work) -> None:
         # at once on the first turn, with the first isActive write: our public key (team/trust.py)
         if not self.store.keyring.recorded(self.team, self.name):
             if work.envs:  # a claimed task's turn has no unread message keeping its lead from taking the team for idle
                 self._answering.wait(MARK_AFTER)  # off the delivery path: once the request has left
-            self._set_active(True)
+            self._to_lead.set_active(True)
         self._set_state("working", current_task=work.task_id or self.presence.current_task)
 
     def _record_key(self, public: str) -> None:
@@ -350,36 +337,6 @@ class TeammateRuntime:
             self.trust.delivered(self._pending)
             self._pending = []
 
-    def _send_idle(self, reason: str, failure: str | None, final: str | None) -> None:
-        """The idle notice, with the turn's final text as `result` (as Claude Code 2.1.330 sends it)."""
-        notes = self._notes
-        msg = IdleNotification(
-            sender=self.name, timestamp=now_iso(), idle_reason=reason, summary=notes.peer_dm,
-            completed_task_id=notes.completed_task, completed_status="resolved" if notes.completed_task else None,
-            failure_reason=failure, result=final,
-        )  # fmt: skip
-        notice = functools.partial(self._send_lead, msg.to_text(), hold=True)
-        self._writes.write("idle notice", notice, "inbox", f"{self.name}'s idle notice to its lead")
-
-    def _send_lead(self, text: str, *, hold: bool = False) -> None:
-        """`hold`: a refused send raises (HeldWrites sends it again later) instead of being a warning."""
-        try:
-            self.mailbox.send(self.team, self._lead_name(), text, sender=self.name, color=self.me.color)
-        except AgentTeamsError as e:
-            if hold and refused(e):
-                raise
-            if isinstance(e, (NotFoundError, StoreUnavailable)):  # its team is gone (the loop stops it, the lead says
-                # why), or its store is away past its deadline (it said so once)
-                diagnostics.debug("%s: could not reach the lead: %s", self.name, e)
-                return
-            diagnostics.warning("%s: could not reach the lead: %s", self.name, e)
-
-    def _lead_name(self) -> str:
-        try:
-            return self.teams.read(self.team).lead_name
-        except AgentTeamsError:
-            return self.me.lead
-
     # -- what the agent does ------------------------------------------------------------------------
 
     def _on_agent_event(self, event: AgentEvent) -> None:
@@ -398,7 +355,7 @@ class TeammateRuntime:
     def _note_tool(self, tool: str, args: dict[str, Any]) -> None:
         if tool == "SendMessage":
             out = parse_send(args)
-            if out.kind == "message" and out.to and out.to != self._lead_name():
+            if out.kind == "message" and out.to and out.to != self._to_lead.lead_name():
                 first = (out.content or "").strip().splitlines()
                 about = out.summary or (first[0] if first else "")
                 self._notes.peer_dm = f"[to {out.to}] {about[:80]}"
@@ -407,125 +364,7 @@ class TeammateRuntime:
             self._notes.completed_task = str(args.get("taskId") or args.get("task_id") or "") or None
             self._set_state(self.presence.state, current_task=None)
 
-    def _ask_lead(self, ask: PermissionAsk) -> Answer:
-        """A tool needs approval: ask the lead by message and wait for its answer (deny on timeout)."""
-        request_id = f"perm-{uuid.uuid4().hex[:12]}"
-        msg = PermissionRequest(request_id=request_id, agent_id=f"{self.name}@{self.team}", tool_name=ask.tool,
-                                description=ask.reason, input=ask.input, permission_suggestions=[])  # fmt: skip
-        self._send_lead(msg.to_text())
-        self._own.write(asking=True)  # a resumed lead restarts it now, with a key whose answers it can verify
-        try:
-            return self._answer_to(request_id, ask.tool)
-        finally:
-            self._own.write(asking=False)
-
-    def _answer_to(self, request_id: str, tool: str) -> Answer:
-        deadline = time.monotonic() + self.permission_timeout  # wall clock: other messages do not extend it
-        with self.store.watch(self.team, self.name) as watcher:
-            while not self.stop.is_set() and not self.ctx.interrupt.is_set():
-                for env in self.mailbox.unread(self.team, self.name):
-                    answer = parse_message(env.text)
-                    if isinstance(answer, PermissionResponse) and answer.request_id == request_id:
-                        self.mailbox.mark_delivered(self.team, self.name, [env])
-                        if self.trust.judge(env, self._config()) == "forged":
-                            diagnostics.warning("%s: an unverified answer to %s; denied", self.name, tool)
-                            return "deny"
-                        self.trust.delivered([env])
-                        return "allow" if answer.subtype == "success" else "deny"
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                watcher.wait(min(WAIT_SLICE, left))
-        return "deny"
-
-    def _set_active(self, active: bool) -> None:
-        """A full or read-only disk holds it (HeldWrites): the lead takes the team for idle only once it is written."""
-        put = functools.partial(self._put_active, active)
-        self._writes.write("isActive", put, "team files", f"of team {self.team}")
-
-    def _put_active(self, active: bool) -> None:
-        try:
-            self.teams.set_active(self.team, self.name, active)
-        except AgentTeamsError as e:  # removed from the team: the loop notices and stops
-            if refused(e):
-                raise
-            diagnostics.debug("%s: could not set isActive: %s", self.name, e)
-
     def _set_state(self, state: State, **fields: Any) -> None:
         tokens, window = self.session.context_use()  # how full its conversation is: `status` shows the %
         self._own.write(state=state, context_tokens=tokens, context_window=window, **fields)
         self._team_event(TeamEvent("state", self.name, state, color=self.me.color))
-
-    # -- the lead's verdict on a plan ------------------------------------------------------------------------------
-
-    def answer_plan(self, env: Envelope, msg: PlanApprovalResponse) -> str | None:
-        """Leave plan mode on approval; either way the model reads the verdict as plain words."""
-        signals = self.ctx.signals
-        if env.unverified:  # no authority: a plan it answers is resolved as rejected, its text shown marked
-            if signals.awaiting_plan_approval:
-                signals.awaiting_plan_approval = signals.plan_digest = None
-            return message_block(env)
-        if msg.request_id != signals.awaiting_plan_approval:
-            diagnostics.debug("%s: a plan verdict for %s answers no plan of ours", self.name, msg.request_id)
-            return None
-        digest = msg.plan_digest
-        if self.trust.lead_key is not None and msg.approved and digest != signals.plan_digest:
-            diagnostics.warning("%s: a plan approval names another plan (digest %s); ignored", self.name, digest)
-            return None
-        signals.awaiting_plan_approval = signals.plan_digest = None
-        if msg.approved:
-            wanted = msg.permission_mode  # a mode we do not know (a newer CLI's) falls back like no mode at all
-            mode = wanted if wanted in PERMISSION_MODES and wanted != "plan" else self.mode_after_plan
-            self.session.policy.mode = parse_mode(mode)
-            self.teams.set_mode(self.team, self.name, mode)
-            text = "[Plan Approved] Your plan was approved by the team lead: you may now make changes."
-        else:
-            text = f"[Plan Rejected] The team lead rejected your plan. Feedback: {msg.feedback or '(none)'}"
-        return message_block(Envelope(sender=env.sender, text=text, timestamp=env.timestamp, color=env.color))
-
-    # -- live changes from the lead (its half: team/lead/live_changes.py) ----------------------------------
-
-    def take_change(self, env: Envelope, verdict: str, lead: str) -> bool:
-        """A mode or model change, for each message it reads: True when `env` was a change (now applied, or ignored
-        because the lead's signature is not on it), which then never reaches the model."""
-        msg = parse_message(env.text)
-        if not isinstance(msg, (ModeSetRequest, ModelSetRequest)):
-            return False
-        if not mark_read(self.mailbox, self.team, self.name, [env]):
-            self._unmarked.add(env.identity)  # a full disk: never taken twice
-        self.trust.delivered([env])
-        if verdict != "verified" or env.sender != lead:  # with no key from the lead nothing can prove it its word
-            diagnostics.warning(
-                "%s: a %s from %s without the lead's signature: ignored", self.name, msg.TYPE, env.sender
-            )
-            return True
-        if isinstance(msg, ModeSetRequest):
-            self._set_mode(msg.mode)
-        else:
-            try:
-                self.session.set_model(msg.model)
-                self.teams.set_member_fields(self.team, self.name, model=self.session.model)
-            except AgentTeamsError as e:
-                diagnostics.warning("%s: cannot use model %s: %s", self.name, msg.model, e)
-        return True
-
-    def modes_mid_turn(self, inbox: list[Envelope]) -> None:
-        """At a tool result in a turn: a mode change applies at once (the next tool call obeys it); a model change
-        waits for the next turn, as other frames do."""
-        frames = [
-            e for e in inbox if e.identity not in self._unmarked and isinstance(parse_message(e.text), ModeSetRequest)
-        ]
-        if frames:
-            config = self._config()
-            for env in frames:
-                self.take_change(env, self.trust.judge(env, config), config.lead_name if config else LEAD_NAME)
-
-    def _set_mode(self, mode: str) -> None:
-        started = self.session.options.permission_mode
-        if mode not in PERMISSION_MODES or (mode == "bypassPermissions" and started != mode):
-            diagnostics.warning("%s: refusing a change to permission mode %r", self.name, mode)
-            return
-        now = self.session.policy.mode
-        self.mode_after_plan = (now if now != "plan" else self.mode_after_plan) if mode == "plan" else mode
-        self.session.policy.mode = parse_mode(mode)
-        self.teams.set_mode(self.team, self.name, mode)
