@@ -3,7 +3,6 @@ memory, and `rewind_files` putting the files back as they were at a prompt (Clau
 
 from __future__ import annotations
 
-import difflib
 import os
 import stat
 from collections.abc import Mapping
@@ -132,6 +131,8 @@ class FileCheckpoints:
 
 def line_counts(now: Content, then: Content) -> tuple[int, int]:
     """The lines a rewind adds and removes going from `now` to `then` (an absent file has none)."""
+    import difflib  # ~1 ms: loaded when a rewind is weighed, not at every session's start
+
     old = (now or b"").decode("utf-8", "replace").splitlines()
     new = (then or b"").decode("utf-8", "replace").splitlines()
     added = removed = 0

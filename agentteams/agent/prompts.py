@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from agentteams.settings.output_styles import OutputStyle
@@ -106,6 +107,15 @@ def system_prompt(
     if append:
         parts.append(append)
     return styled("\n\n".join(parts), style)
+
+
+def chosen_style(merged: dict[str, Any], cwd: Path, root: Path) -> OutputStyle | None:
+    """The output style the settings' `outputStyle` names (settings/output_styles.py, loaded only when it is set)."""
+    if not merged.get("outputStyle"):
+        return None
+    from agentteams.settings.output_styles import chosen
+
+    return chosen(merged, cwd, root)
 
 
 def style_section(style: OutputStyle) -> str:

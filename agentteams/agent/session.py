@@ -25,18 +25,15 @@ from agentteams.agent.memory import Memory, load_memory
 from agentteams.agent.permissions import live_changes
 from agentteams.agent.permissions.policy import PermissionPolicy, offered_tools, parse_mode, parse_rules
 from agentteams.agent.permissions.settings_rules import settings_rules
-from agentteams.agent.prompts import Identity, style_switched, styled, system_prompt
+from agentteams.agent.prompts import Identity, chosen_style, style_switched, styled, system_prompt
 from agentteams.agent.session_options import SessionOptions, TurnExtras, command_extras, follow_plan_mode, with_note
 from agentteams.agent.side_calls import side_caller
 from agentteams.agent.subagent_run import SubagentCalls, SubagentRecord
-from agentteams.agent.subagents import SubagentKit, Subagents
 from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import plan_model, resolve_model
 from agentteams.model.pricing import UsageLedger
 from agentteams.model.types import ModelClient
 from agentteams.settings.agents import TEAMMATE_TOOLS, load_agents
-from agentteams.settings.output_styles import OutputStyle
-from agentteams.settings.output_styles import chosen as chosen_style
 from agentteams.store.api import Store
 from agentteams.store.opener import open_store
 from agentteams.store.paths import LEAD_NAME, Layout
@@ -45,11 +42,12 @@ from agentteams.store.transcripts.writer import Entrypoint, Transcript
 from agentteams.tools.base import Tool, ToolContext
 from agentteams.tools.registry import agent_tools, all_tools
 from agentteams.tools.runtime_hooks import PermissionMode, RuntimeHooks
-from agentteams.tools.spawn_limits import SpawnLimits
 
 if TYPE_CHECKING:
     from agentteams.agent.hooks.spec import HookCommand
     from agentteams.agent.structured import StructuredOutput
+    from agentteams.agent.subagents import Subagents
+    from agentteams.settings.output_styles import OutputStyle
 
 
 __all__ = ["RESTRICTED_AWAY", "Session", "SessionOptions", "TurnExtras", "command_extras"]  # the options live beside
@@ -158,7 +156,10 @@ class Session:
 
     @functools.cached_property
     def subagents(self) -> Subagents:
-        """The subagents its Task calls start, within claude's spawn caps (read from the environment once)."""
+        """The subagents its Task calls start (their module loaded then), within claude's spawn caps."""
+        from agentteams.agent.subagents import SubagentKit, Subagents
+        from agentteams.tools.spawn_limits import SpawnLimits
+
         return Subagents(SubagentKit(
             self.client, self.policy, self.store, self.agents, self.options.cwd, lambda: self.options.session_id,
             self.options.interactive, self.options.max_turns, self._secrets, lambda: self.model, lambda: self.context,

@@ -140,7 +140,8 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     if streaming:  # hook runs as lines from the first: SessionStart's runs while the lead is built
         hook_lines.start(options, emit)
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
-                       on_event=on_event, on_turn_end=turns.append, seed=seed)  # fmt: skip
+                       on_event=on_event, on_turn_end=turns.append, seed=seed,
+                       peers="first_request")  # fmt: skip  # the prompt's request goes before the endpoint
     prompt = seed.first_prompt(prompt) if seed is not None else prompt  # a team file's (cli/commands/launch.py)
     runtime = parts.runtime
     session = runtime.session
@@ -154,9 +155,7 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
         compact = compact_instructions(prompt)
         if compact is not None:
             return compacted(session, compact, options.session_id, output_format, start)
-        from agentteams.agent.typed_input import with_mentions
-
-        runtime.submit(*with_mentions(*custom_command(prompt, options), session))  # @path as the REPL reads it
+        runtime.submit(*first_turn(prompt, options, session))
         wait_settled(runtime)
     finally:
         parts.close(team_down=True)
@@ -230,6 +229,17 @@ def compacted(session: Any, instructions: str, session_id: str, output_format: s
         said = str(e)
     done = [TurnResult(said, "end_turn", 0, Usage())]
     return report(done, session, session_id, output_format, time.monotonic() - start, extra)
+
+
+def first_turn(prompt: str, options: Any, session: Any) -> tuple[str, Any]:
+    """(prompt, turn extras) of a -p run: a custom command expanded, then each `@path` attached as the REPL attaches
+    it (its module loads only for a prompt that may mention one)."""
+    turn = custom_command(prompt, options)
+    if "@" not in turn[0]:
+        return turn
+    from agentteams.agent.typed_input import with_mentions
+
+    return with_mentions(*turn, session)
 
 
 def custom_command(prompt: str, options: Any) -> tuple[str, Any]:

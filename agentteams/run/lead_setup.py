@@ -17,7 +17,7 @@ from agentteams.agent.structured import attach
 from agentteams.backends.tmux import inside_tmux
 from agentteams.errors import AgentTeamsError
 from agentteams.model.types import ModelClient
-from agentteams.run.peer_setup import TurnEnders, start_peers
+from agentteams.run.peer_setup import PeerStart, TurnEnders, When, start_peers
 from agentteams.team.delivery import TeamEvent
 from agentteams.team.lead.permission_relay import PermissionJudge
 from agentteams.team.lead.runtime import LeadRuntime
@@ -33,6 +33,7 @@ class LeadParts:
     runtime: LeadRuntime
     backend: str
     stoppers: list[Callable[[], None]] = field(default_factory=list)
+    peers: PeerStart | None = None  # the session's place among the other sessions on this machine
 
     def close(self, *, team_down: bool = True, timeout: float = 20.0) -> None:
         """Stop the runtime; with `team_down`, a team still standing is shut down first (nothing orphaned).
@@ -82,12 +83,13 @@ def build_lead(
     on_teammate_event: Callable[[str, AgentEvent], None] | None = None,
     ask: Callable[[PermissionAsk], Answer] | None = None, judge: PermissionJudge | None = None,
     on_turn_end: Callable[[Any], None] | None = None, seed: TeamSeed | None = None, warm: bool = False,
-    config: ModelConfig | None = None,
+    config: ModelConfig | None = None, peers: When = "now",
 ) -> LeadParts:  # fmt: skip
     """Everything a lead needs, started; the model client is built (and the key checked) first, from `config` when
     the caller has checked it already. A `seed` (a team file's) makes the team and its tasks before the runtime starts
     and spawns its roles right after. `warm`: the first prompt is still to come (a person types it, a program sends
-    it): the HTTP stack loads meanwhile."""
+    it): the HTTP stack loads meanwhile. `peers`: when the session's endpoint among the other sessions is published
+    (run/peer_setup.py)."""
     from agentteams.agent.session import Session
     from agentteams.model.anthropic_client import AnthropicClient
     from agentteams.model.config import ModelConfig
@@ -128,10 +130,10 @@ def build_lead(
         session.transcript.named(options.name)
     enders = TurnEnders([on_turn_end] if on_turn_end is not None else [])  # the peer endpoint's joins them
     runtime = LeadRuntime(session, spawner, on_team_event=on_team_event, judge=judge, on_turn_end=enders)
-    stoppers += start_peers(runtime, on_team_event, enders)  # other sessions on this machine: a record, a socket
+    published = start_peers(runtime, on_team_event, enders, peers)  # other sessions here: a record, a socket
     if options.resume is not None and not options.fork_session:  # a resumed lead leads its team again
         runtime.resume_team()
-    parts = LeadParts(runtime, spawner.backend, stoppers)
+    parts = LeadParts(runtime, spawner.backend, [*stoppers, published.close], published)
     try:
         if seed is not None:
             seed.create(runtime.session)

@@ -77,8 +77,9 @@ def test_a_message_reaches_an_idle_session_of_ours(cli: Cli, work: Path, config_
         wait_until(lambda: bool(_carrying(server, "PEERMARK hello")), 30, "the message in the receiver's request")
         got = _last_user(_carrying(server, "PEERMARK hello")[0])
         assert '<cross-session-message from="uds:' in got and 'from-name="snd" from-mode="bypass"' in got
-        result = [r for r in server.requests if "rcv [" not in _last_user(r) and '"success":true' in _last_user(r)]
-        assert result, "the sender's tool result says it was sent"
+        # the sender's next request and the receiver's turn race: each is awaited
+        wait_until(lambda: any("rcv [" not in _last_user(r) and '"success":true' in _last_user(r)
+                               for r in server.requests), 30, "the sender's result saying it was sent")  # fmt: skip
         for proc in (rcv, snd):
             assert proc.stdin is not None
             proc.stdin.close()

@@ -19,6 +19,7 @@ from agentteams.errors import AgentTeamsError
 
 Emit = Callable[[dict[str, Any]], None]
 REQUEST_TIMEOUT = 600.0  # seconds an answer from the program may take (a person may be asked there)
+IDLE_AFTER = 1.0  # seconds without a message from the program after which the session counts as waiting for it
 _ENDED = "\0ended"  # a pending request's error once the program's input ended
 
 
@@ -63,10 +64,18 @@ class ControlChannel:
         self._worker.start()
         self._reader.start()
 
-    def messages(self) -> Iterator[dict[str, Any]]:
+    def messages(self, idle: Callable[[], None] | None = None) -> Iterator[dict[str, Any]]:
         """The program's `user` messages (and anything else that is not control traffic), in order, until its input
-        ends."""
-        while (obj := self._messages.get()) is not None:
+        ends; `idle` is called once, the first time none has come for IDLE_AFTER seconds."""
+        waiting = [idle] if idle is not None else []
+        while True:
+            try:
+                obj = self._messages.get(timeout=IDLE_AFTER) if waiting else self._messages.get()
+            except queue.Empty:
+                waiting.pop()()
+                continue
+            if obj is None:
+                return
             yield obj
 
     def came_before(self, message: dict[str, Any], moment: float) -> bool:

@@ -78,7 +78,7 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     stop_hook_lines = hook_lines.start(options, headless.emit)  # from the first: SessionStart runs in build_lead
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
                        on_event=on_event, on_turn_end=turns.append, ask=asks if stdio else None,
-                       judge=asks.judge if stdio else None, warm=True)  # fmt: skip
+                       judge=asks.judge if stdio else None, warm=True, peers="first_request")  # fmt: skip
     runtime, code = parts.runtime, 0
     runtime.session.policy.interactive = stdio  # a question has someone to go to: the program
     runtime.session.agent.settings.stream_events = flags.partial_messages
@@ -87,7 +87,8 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     channel.start()
     ended = 0.0  # when the last turn ended
     try:
-        for message in channel.messages():
+        # the endpoint among other sessions: once the first request has left, or once the program keeps us waiting
+        for message in channel.messages(idle=parts.peers.go if parts.peers is not None else None):
             # what came while the last turn ran goes in as one prompt, a line each, as Claude Code takes it in
             text = user_text(message)
             came = [message]

@@ -145,12 +145,15 @@ def _servers_of(text: str, where: str) -> dict[str, Any]:
 
 def _user_state(cwd: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the user's state, this project's entry in it); empty when missing or unreadable."""
-    from agentteams.settings.mcp_scopes import project_key
     from agentteams.settings.trust import read_state
 
     data = read_state()
     projects = data.get("projects")
-    entry = projects.get(project_key(cwd)) if isinstance(projects, dict) else None  # the repository's root, if any
+    entry = None
+    if isinstance(projects, dict) and projects:  # the scopes' module loads only when there is a project to look up
+        from agentteams.settings.mcp_scopes import project_key
+
+        entry = projects.get(project_key(cwd))  # keyed by the repository's root, if any
     return data, entry if isinstance(entry, dict) else {}
 
 

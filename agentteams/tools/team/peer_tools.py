@@ -8,9 +8,17 @@ from typing import Any, ClassVar
 from agentteams.store.fs.atomic_json import dump_compact
 from agentteams.store.paths import LEAD_NAME
 from agentteams.tools.base import ToolContext, ToolResult
+from agentteams.tools.runtime_hooks import PeerHooks
 from agentteams.tools.team.task_tools import CoordinationTool
 
 NO_PEERS = "This session takes no part in messages between sessions (a teammate talks to its team with SendMessage)."
+
+
+def _peers(ctx: ToolContext) -> PeerHooks | None:
+    """The session's endpoint, once its start (begun after the session's first request) is over; None without one."""
+    if (pending := ctx.hooks.peers_pending) is not None:
+        pending()
+    return ctx.hooks.peers
 
 
 def _teammates(ctx: ToolContext) -> list[str]:
@@ -39,7 +47,7 @@ class ListAgentsTool(CoordinationTool):
     }
 
     def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        peers = ctx.hooks.peers
+        peers = _peers(ctx)
         if peers is None:
             return ToolResult(NO_PEERS)
         return ToolResult(peers.listing(_teammates(ctx)))
@@ -48,7 +56,7 @@ class ListAgentsTool(CoordinationTool):
 def send_to_peer(args: dict[str, Any], to: str | None, ctx: ToolContext) -> ToolResult | None:
     """SendMessage to another session, when `to` is not one of the team's members and this session has peers;
     None to go on as a team message."""
-    peers = ctx.hooks.peers
+    peers = _peers(ctx)
     if peers is None or not to or to == "*" or args.get("type") not in (None, "message"):
         return None
     body = args.get("message")

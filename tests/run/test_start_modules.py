@@ -1,0 +1,89 @@
+"""What a cold start loads before its first request (issue 30, fast from cold): a `-p` run and an SDK stream-json
+session send it without the modules only some sessions use (messages between sessions, @-mentions, subagents, output
+styles, the MCP scopes, diffs), each loaded once used: a session that lists its peers still reaches them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentteams.mockapi import MockServer
+from tests.support.cli import Cli
+from tests.support.headless import KEY, script, tool
+from tests.support.stream_json import STREAM_ARGS, sdk_user_line
+
+pytestmark = pytest.mark.proc
+
+# loaded by a session that uses them, never on the way to its first request
+OFF_THE_START_PATH = (
+    "agentteams.agent.peers",
+    "agentteams.agent.peer_texts",
+    "agentteams.store.peer_wire",
+    "agentteams.store.peer_records",
+    "agentteams.procs.peer_socket",  # messages between sessions: after the request
+    "agentteams.agent.typed_input",  # only for a prompt with an @
+    "agentteams.agent.subagents",  # at the first Task call
+    "agentteams.settings.output_styles",  # only when outputStyle is set
+    "agentteams.settings.mcp_scopes",  # only when the state file has projects
+    "difflib",  # a rewind's line counts
+    "anthropic",
+    "httpx",  # Anthropic's API is reached without the SDK and its HTTP library
+)
+
+# the CLI as its console script runs it, the modules loaded when the session's first model call starts written out
+_PROBE = """
+import json, os, sys
+from agentteams.agent import loop
+call = loop.Agent._call_model
+def first(self, *args, **kwargs):
+    out = os.environ.pop("START_MODULES_OUT", None)
+    if out:
+        with open(out, "w") as f:
+            json.dump(sorted(sys.modules), f)
+    return call(self, *args, **kwargs)
+loop.Agent._call_model = first
+sys.argv = ["agentteams", *sys.argv[1:]]
+from agentteams.cli import main
+main()
+"""
+
+
+def _loaded(cli: Cli, work: Path, url: str, out: Path, *args: str, stdin: str = "") -> set[str]:
+    env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": url, "AGENTTEAMS_NO_WARM": "1",
+           "START_MODULES_OUT": str(out)}  # fmt: skip
+    proc = subprocess.run([sys.executable, "-c", _PROBE, *args], env=env, cwd=work, input=stdin, capture_output=True,
+                          text=True, timeout=60, check=False)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return set(json.loads(out.read_text()))
+
+
+def test_a_p_run_sends_its_first_request_without_them(cli: Cli, work: Path, tmp_path: Path) -> None:
+    with MockServer(script("hello")) as server:
+        loaded = _loaded(cli, work, server.base_url, tmp_path / "p.json", "-p", "hi")
+    assert "agentteams.agent.session" in loaded  # the probe saw the session's first call
+    assert sorted(set(OFF_THE_START_PATH) & loaded) == []
+
+
+def test_an_sdk_session_sends_its_first_request_without_them(cli: Cli, work: Path, tmp_path: Path) -> None:
+    with MockServer(script("hello")) as server:
+        loaded = _loaded(cli, work, server.base_url, tmp_path / "sdk.json", *STREAM_ARGS, stdin=sdk_user_line("hi"))
+    assert "agentteams.run.sdk.session" in loaded
+    assert sorted(set(OFF_THE_START_PATH) & loaded) == []
+
+
+def test_a_p_run_that_lists_its_peers_has_its_place_among_them(cli: Cli, work: Path) -> None:
+    """The session's endpoint is published after its first request: a ListAgents call in that request's answer waits
+    for it, and is answered as a published session's."""
+    env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "AGENTTEAMS_NO_WARM": "1"}
+    with MockServer(script(tool("ListAgents"), "listed")) as server:
+        proc = cli("-p", "hi", "-n", "lister", "--dangerously-skip-permissions", cwd=work,
+                   env={**env, "ANTHROPIC_BASE_URL": server.base_url})  # fmt: skip
+        results = [b for r in server.requests for m in r["body"]["messages"][-1:] if isinstance(m["content"], list)
+                   for b in m["content"] if b.get("type") == "tool_result"]  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "listed"
+    assert len(results) == 1 and "This session is lister [" in json.dumps(results[0]), results
