@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from agentteams.agent.mcp_servers import McpFlags
 from agentteams.model.aliases import resolve_model
 from agentteams.model.reasoning import Reasoning
 from agentteams.settings.types import Settings
+from agentteams.tools.mcp.config import McpFlags  # not agent/mcp_servers: the REPL draws its prompt first
 
 if TYPE_CHECKING:  # types only: every start composes options, and the interactive one draws its prompt next
     from agentteams.agent.loop import Agent

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from agentteams.errors import AgentTeamsError
-from agentteams.run.stream_lines import StreamLines, interrupt_mark
 
 FORMATS = ("text", "json", "stream-json")
 INPUT_FORMATS = ("text", "stream-json")
@@ -119,8 +118,8 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     """Run `prompt` to the end (a team it starts is shut down first) and print the outcome; the exit code."""
     from agentteams.agent.loop import AgentEvent
     from agentteams.model.aliases import resolve_model
-    from agentteams.run import hook_lines
     from agentteams.run.lead_setup import build_lead
+    from agentteams.run.stream_lines import StreamLines  # a -p run's: the REPL only checks its flags here
 
     resolve_model(options.model)  # an unknown alias fails before anything else
     streaming = output_format == "stream-json"
@@ -138,6 +137,8 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
                 emit(line)
 
     if streaming:  # hook runs as lines from the first: SessionStart's runs while the lead is built
+        from agentteams.run import hook_lines
+
         hook_lines.start(options, emit)
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
                        on_event=on_event, on_turn_end=turns.append, seed=seed,
@@ -188,6 +189,8 @@ def _interrupted_how(session: Any) -> tuple[str, str]:
     answer streamed (its marker is the last message) or while tools ran."""
     messages = session.agent.messages
     last = messages[-1] if messages else {}
+    from agentteams.run.stream_lines import interrupt_mark
+
     streaming = interrupt_mark(last)
     content = last.get("content")
     kind = content[-1].get("type", "n/a") if isinstance(content, list) and content and not streaming else "n/a"

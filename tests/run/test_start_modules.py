@@ -16,8 +16,6 @@ from tests.support.cli import Cli
 from tests.support.headless import KEY, script, tool
 from tests.support.stream_json import STREAM_ARGS, sdk_user_line
 
-pytestmark = pytest.mark.proc
-
 # loaded by a session that uses them, never on the way to its first request
 OFF_THE_START_PATH = (
     "agentteams.agent.peers",
@@ -28,7 +26,7 @@ OFF_THE_START_PATH = (
     "agentteams.agent.typed_input",  # only for a prompt with an @
     "agentteams.agent.subagents",  # at the first Task call
     "agentteams.settings.output_styles",  # only when outputStyle is set
-    "agentteams.settings.mcp_scopes",  # only when the state file has projects
+    "agentteams.settings.mcp_scopes",  # only when a project in the state file has MCP servers or approvals
     "difflib",  # a rewind's line counts
     "anthropic",
     "httpx",  # Anthropic's API is reached without the SDK and its HTTP library
@@ -61,13 +59,19 @@ def _loaded(cli: Cli, work: Path, url: str, out: Path, *args: str, stdin: str = 
     return set(json.loads(out.read_text()))
 
 
-def test_a_p_run_sends_its_first_request_without_them(cli: Cli, work: Path, tmp_path: Path) -> None:
+@pytest.mark.proc
+def test_a_p_run_sends_its_first_request_without_them(cli: Cli, work: Path, tmp_path: Path, config_root: Path) -> None:
+    # a state file as an interactive claude leaves it: the project's MCP keys there, empty
+    project = {"hasTrustDialogAccepted": True, "mcpServers": {}, "enabledMcpjsonServers": [],
+               "disabledMcpjsonServers": []}  # fmt: skip
+    (config_root / ".claude.json").write_text(json.dumps({"projects": {str(work): project}}))
     with MockServer(script("hello")) as server:
         loaded = _loaded(cli, work, server.base_url, tmp_path / "p.json", "-p", "hi")
     assert "agentteams.agent.session" in loaded  # the probe saw the session's first call
     assert sorted(set(OFF_THE_START_PATH) & loaded) == []
 
 
+@pytest.mark.proc
 def test_an_sdk_session_sends_its_first_request_without_them(cli: Cli, work: Path, tmp_path: Path) -> None:
     with MockServer(script("hello")) as server:
         loaded = _loaded(cli, work, server.base_url, tmp_path / "sdk.json", *STREAM_ARGS, stdin=sdk_user_line("hi"))
@@ -75,6 +79,7 @@ def test_an_sdk_session_sends_its_first_request_without_them(cli: Cli, work: Pat
     assert sorted(set(OFF_THE_START_PATH) & loaded) == []
 
 
+@pytest.mark.proc
 def test_a_p_run_that_lists_its_peers_has_its_place_among_them(cli: Cli, work: Path) -> None:
     """The session's endpoint is published after its first request: a ListAgents call in that request's answer waits
     for it, and is answered as a published session's."""
@@ -87,3 +92,16 @@ def test_a_p_run_that_lists_its_peers_has_its_place_among_them(cli: Cli, work: P
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "listed"
     assert len(results) == 1 and "This session is lister [" in json.dumps(results[0]), results
+
+
+def test_the_repl_draws_its_prompt_before_the_session_s_modules(tmp_path: Path) -> None:
+    """What the interactive start imports before its prompt is drawn (the lead is composed after, while the person
+    types): the command line's reading, the options, the REPL; not the MCP start-up nor a -p run's output lines."""
+    code = ("import json, sys\nimport agentteams.run.agent, agentteams.run.interactive, agentteams.run.headless, "
+            "agentteams.agent.session_options, agentteams.ui.repl\nprint(json.dumps(sorted(sys.modules)))")  # fmt: skip
+    loaded = set(json.loads(subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+                                           text=True, check=True).stdout))  # fmt: skip
+    assert "agentteams.ui.repl" in loaded
+    before_prompt = ("agentteams.agent.mcp_servers", "agentteams.agent.mcp_wait", "agentteams.run.stream_lines",
+                     "agentteams.run.hook_lines", "agentteams.agent.session", *OFF_THE_START_PATH)  # fmt: skip
+    assert sorted(set(before_prompt) & loaded) == []

@@ -150,11 +150,17 @@ def _user_state(cwd: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     data = read_state()
     projects = data.get("projects")
     entry = None
-    if isinstance(projects, dict) and projects:  # the scopes' module loads only when there is a project to look up
+    # claude writes these keys empty in every project: the scopes' module loads only when one project sets one
+    if isinstance(projects, dict) and any(isinstance(p, dict) and any(p.get(k) for k in _PROJECT_KEYS)
+                                          for p in projects.values()):  # fmt: skip
         from agentteams.settings.mcp_scopes import project_key
 
         entry = projects.get(project_key(cwd))  # keyed by the repository's root, if any
     return data, entry if isinstance(entry, dict) else {}
+
+
+# what a project's entry in the state file holds for its MCP servers (discover reads nothing else of it)
+_PROJECT_KEYS = ("mcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers", "enableAllProjectMcpServers")
 
 
 def approval(name: str, settings: Mapping[str, Any], project: Mapping[str, Any]) -> str | None:
