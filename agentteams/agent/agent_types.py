@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentteams import diagnostics
 from agentteams.agent.prompts import Identity
-from agentteams.model.aliases import UnknownModelError, resolve_model
+from agentteams.model.aliases import UnknownModelError, known_model
 from agentteams.settings.agents import BUILT_IN, AgentCatalog, AgentDef, built_in_type
 from agentteams.store.paths import LEAD_NAME
 from agentteams.tools.subagent import SUBAGENT_TOOLS
@@ -27,10 +27,10 @@ def own_type(agents: AgentCatalog, me: Identity | None) -> AgentDef | None:
 def agent_model(agent: AgentDef | None, caller: str) -> str:
     """The model an agent of this type runs on, started by one running on `caller`; a model name we cannot
     resolve is said once and the caller's is used."""
-    if agent is None:
-        return caller
+    if agent is None or agent.model_for(caller) == caller:
+        return caller  # the caller's model, whatever name it was given by
     try:
-        return resolve_model(agent.model_for(caller))
+        return known_model(agent.model_for(caller))
     except UnknownModelError as e:
         diagnostics.warning("agent type %r (%s): %s; it runs on %s", agent.name, agent.path, e, caller)
         return caller

@@ -21,7 +21,7 @@ from agentteams.model.catalog import (
     alias_model,
     default_alias,
 )
-from agentteams.model.providers import selected
+from agentteams.model.providers import alias_id, selected
 
 # alias -> (its model on Anthropic's API, the environment variable that overrides it on any provider)
 MODEL_ALIASES: dict[Alias, tuple[str, str]] = {
@@ -38,6 +38,8 @@ NATIVE_LONG = ("claude-opus-4-7", "claude-opus-4-8", "claude-opus-5", "claude-so
 # A full id: `claude-…`, a Bedrock id (`anthropic.claude-…`, `us.anthropic.claude-…`), an ARN,
 # or any provider-prefixed form (`vertex/claude-…`, `…:claude-…`).
 _FULL_ID = re.compile(r"^(claude-|arn:)|[./:]claude-", re.IGNORECASE)
+_NAMES_HINT = (f"use an alias ({', '.join([*MODEL_ALIASES, *SYNONYMS, 'default'])}) or a full model id such as "
+               f"{MODEL_ALIASES[DEFAULT_ALIAS][0]}")  # fmt: skip
 
 
 class UnknownModelError(AgentTeamsError):
@@ -55,8 +57,10 @@ def host_of(env: Mapping[str, str]) -> Host:
 
 
 def resolve_model(name: str, env: Mapping[str, str] | None = None) -> str:
-    """Return the full model id for an alias (on the provider in use) or a full id; raise `UnknownModelError` for
-    anything else. `opusplan` names what it sends outside plan mode (sonnet's model)."""
+    """The model id a name sends: an alias's model on the provider in use (its own id there, `[1m]` kept where the
+    model's window is not 1M already), a retired id's successor, else the name as given, as 2.1.332 takes any name
+    (`--model`, `ANTHROPIC_MODEL`, `/model`, `set_model`); `UnknownModelError` only for an empty one. `opusplan`
+    names what it sends outside plan mode (sonnet's model)."""
     environ = os.environ if env is None else env
     key = name.strip().lower()
     suffix = LONG_SUFFIX if key.endswith(LONG_SUFFIX) else ""
@@ -64,20 +68,27 @@ def resolve_model(name: str, env: Mapping[str, str] | None = None) -> str:
     host = host_of(environ)
     alias = default_alias(host) if key == "default" else SYNONYMS.get(key) or _NAMED.get(key)
     if alias is not None:
-        return _alias_model(alias, host, environ) + suffix
+        model = _alias_model(alias, host, environ)
+        return model if long_context(model) else model + suffix  # 2.1.332 names a native 1M model without it
     if host in RETIRED_ON and (successor := RETIRED.get(key)) is not None:
         return _alias_model(successor, host, environ)
-    stripped = name.strip()
-    if stripped and _FULL_ID.search(stripped):
-        return stripped
-    raise UnknownModelError(
-        f"unknown model {name!r}: use an alias ({', '.join(alias_names())}) or a full model id such as "
-        f"{MODEL_ALIASES[DEFAULT_ALIAS][0]}"
-    )
+    if not name.strip():
+        raise UnknownModelError(f"no model named: {_NAMES_HINT}")
+    return name.strip()
+
+
+def known_model(name: str, env: Mapping[str, str] | None = None) -> str:
+    """`resolve_model`, but a name that is neither an alias nor a full id is an `UnknownModelError` (our team files
+    and agent types check their names before anything runs)."""
+    key = name.strip().lower().removesuffix(LONG_SUFFIX)
+    if key not in _NAMED and key not in SYNONYMS and key != "default" and not _FULL_ID.search(name.strip()):
+        raise UnknownModelError(f"unknown model {name!r}: {_NAMES_HINT}")
+    return resolve_model(name, env)
 
 
 def _alias_model(alias: Alias, host: Host, env: Mapping[str, str]) -> str:
-    return env.get(MODEL_ALIASES[alias][1], "").strip() or alias_model(alias, host)
+    """An override (ANTHROPIC_DEFAULT_*_MODEL) as given, else the alias's model as the provider names it."""
+    return env.get(MODEL_ALIASES[alias][1], "").strip() or alias_id(alias_model(alias, host), host, env)
 
 
 def plan_model(name: str, env: Mapping[str, str] | None = None) -> str | None:

@@ -132,6 +132,20 @@ def provider_ids(model: str) -> ProviderIds | None:
     return CATALOG.get(DATED.get(key, key))
 
 
+# the ids a model given in full is mapped from (2.1.332, observed on every provider): Anthropic's own id of each
+# model, dated for those published with a date (claude-sonnet-4-5-20250929); their undated names (claude-sonnet-4-5,
+# claude-opus-4) are sent as given
+_GIVEN: dict[str, ProviderIds] = {
+    **{dated: CATALOG[ours] for dated, ours in DATED.items() if "-20" in dated},
+    **{ours: ids for ours, ids in CATALOG.items() if ours not in DATED.values()},
+}
+
+
+def given_ids(model: str) -> ProviderIds | None:
+    """The ids of the model a full id names, where a provider sends it as its own id; None: sent as given."""
+    return _GIVEN.get(model.strip())
+
+
 # a Vertex id given as it is (`--model claude-sonnet-4-5@20250929`) -> its model's ids: Claude Code still takes that
 # model's VERTEX_REGION_* override for it (observed: 2.1.197 to 2.1.332)
 _BY_VERTEX_ID: dict[str, ProviderIds] = {ids.vertex: ids for ids in CATALOG.values() if ids.vertex is not None}
@@ -140,3 +154,27 @@ _BY_VERTEX_ID: dict[str, ProviderIds] = {ids.vertex: ids for ids in CATALOG.valu
 def vertex_ids(model: str) -> ProviderIds | None:
     """The ids of the model `model` names, whether ours or Vertex's own id of it."""
     return provider_ids(model) or _BY_VERTEX_ID.get(model.strip())
+
+
+# every name of a catalog model (ours, Anthropic's dated id, each provider's id; Bedrock's without its geography)
+_KEYS: dict[str, str] = {
+    **{(i.removeprefix("us.") if i.startswith("us.anthropic.") else i).lower(): key
+       for key, ids in CATALOG.items() for i in (ids.bedrock, ids.vertex, ids.foundry, ids.mantle, ids.anthropicAws,
+                                                 ids.anthropicGoogleCloud) if i},
+    **{dated.lower(): ours for dated, ours in DATED.items()},
+    **{key: key for key in CATALOG},
+}  # fmt: skip
+_GEOGRAPHY = ("us.", "eu.", "apac.", "global.", "us-gov.")
+
+
+def same_model(a: str, b: str) -> bool:
+    """Whether two names name one model (claude-sonnet-4-5, its dated id, its Vertex or Bedrock id), the `[1m]` form
+    apart: 2.1.332's /model says nothing when a switch keeps the model."""
+    return _key(a) == _key(b)
+
+
+def _key(name: str) -> tuple[str, bool]:
+    low = name.strip().lower()
+    bare = low.removesuffix("[1m]")
+    plain = next((bare.removeprefix(g) for g in _GEOGRAPHY if bare.startswith(g + "anthropic.")), bare)
+    return _KEYS.get(plain, plain), bare != low

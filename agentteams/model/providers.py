@@ -10,7 +10,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from agentteams.errors import AgentTeamsError
-from agentteams.model.catalog import VERTEX_REGION_PREFIX, Provider, ProviderIds, provider_ids, vertex_ids
+from agentteams.model.catalog import (
+    VERTEX_REGION_PREFIX,
+    Host,
+    Provider,
+    given_ids,
+    provider_ids,
+    vertex_ids,
+)
 from agentteams.model.urls import check_base_url, display_url
 
 LABELS: dict[Provider, str] = {
@@ -100,15 +107,14 @@ class ProviderConfig:
         return config
 
     def model_id(self, model: str) -> str:
-        """The provider's id for our model id (on Bedrock, the inference profile of this region's geography);
-        a provider id (or anything not in the catalog) passes through."""
-        ids = _ids(model)
+        """The provider's id for Anthropic's own id of a model (on Bedrock, the inference profile of this region's
+        geography); anything else passes through: an alias's id (already the provider's), an undated name, a model
+        not in the catalog, and every id on Foundry (2.1.332 sends a dated id there as given)."""
+        ids = given_ids(model) if self.kind != "foundry" else None
         found = ids.on(self.kind) if ids is not None else None
         if found is None:
             return model
-        if self.kind != "bedrock":
-            return found
-        return f"{bedrock_geography(self.region)}.{found.removeprefix('us.')}"
+        return _profile(found, self.region) if self.kind == "bedrock" else found
 
     def region_for(self, model: str) -> str:
         """The region a request for `model` goes to: Vertex's per-model override, else the configured one."""
@@ -179,8 +185,21 @@ def describe(env: Mapping[str, str]) -> str:
     return "Anthropic API" if config is None else config.summary()
 
 
-def _ids(model: str) -> ProviderIds | None:
-    return provider_ids(model)
+def alias_id(model: str, host: Host, env: Mapping[str, str]) -> str:
+    """What an alias's model (ours, e.g. claude-haiku-4-5) is on `host`: the provider's own id (Bedrock's inference
+    profile of the region's geography), which 2.1.332 shows as the model in use and sends as it is."""
+    if host == "firstParty":
+        return model
+    ids = provider_ids(model)
+    found = ids.on(host) if ids is not None else None
+    if found is None:
+        return model
+    region = _get(env, "AWS_REGION") or _get(env, "AWS_DEFAULT_REGION") or DEFAULT_BEDROCK_REGION
+    return _profile(found, region) if host == "bedrock" else found
+
+
+def _profile(bedrock_id: str, region: str) -> str:
+    return f"{bedrock_geography(region)}.{bedrock_id.removeprefix('us.')}"
 
 
 def _get(env: Mapping[str, str], name: str) -> str | None:

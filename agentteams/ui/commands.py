@@ -77,7 +77,8 @@ def _model(ctx: CommandContext, args: str) -> Outcome:
     except AgentTeamsError as e:
         ctx.renderer.warning("error", str(e))
         return "done"
-    ctx.renderer.notice(f"Set model to {args.strip()} ({model}): used from the next request on.")
+    said = args.strip() if model == args.strip() else f"{args.strip()} ({model})"  # any name goes, as in 2.1.332
+    ctx.renderer.notice(f"Set model to {said}: used from the next request on.")
     return "done"
 
 

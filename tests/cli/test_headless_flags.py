@@ -218,7 +218,7 @@ def test_the_sdk_s_model_and_mode_changes_and_interrupt_are_obeyed(
     }
     assert replies["r3"]["error_code"] == "invalid_mode" and "must be one of" in replies["r3"]["error"]
     replayed = [line for line in lines if line["type"] == "user" and line.get("isReplay")]
-    assert len(replayed) == 1 and "Set model to `claude-haiku" in replayed[0]["message"]["content"]
+    assert len(replayed) == 1 and "Set model to `haiku (claude-haiku" in replayed[0]["message"]["content"]
     assert [line["permissionMode"] for line in lines if line.get("subtype") == "status"] == ["plan"]
     proc.stdin.write(sdk_user_line("first question"))
     proc.stdin.flush()

@@ -19,7 +19,7 @@ import pytest
 
 from agentteams.mockapi import MockServer
 from agentteams.model import wire_body
-from agentteams.model.aliases import UnknownModelError, resolve_model, wire_model
+from agentteams.model.aliases import UnknownModelError, known_model, resolve_model, wire_model
 from agentteams.model.anthropic_client import AnthropicClient, ModelAPIError, build_params, parse_retry_after
 from agentteams.model.config import MissingCredentialsError, ModelConfig
 from agentteams.model.pricing import Price, UsageLedger, cost_usd, price_for
@@ -304,8 +304,10 @@ def test_model_aliases(monkeypatch: pytest.MonkeyPatch) -> None:
     assert resolve_model("sonnet") == "claude-sonnet-5-5"  # Claude Code 2.1.330's (interop/test_interop_models.py)
     assert resolve_model("Opus") == resolve_model("default") == "claude-opus-5-5"
     assert resolve_model("haiku") == "claude-haiku-5-5"
-    assert (
-        resolve_model("sonnet[1m]") == "claude-sonnet-5-5[1m]" and resolve_model("Default[1M]") == "claude-opus-5-5[1m]"
+    # 2.1.332 names a model whose window is 1M already without `[1m]` (its set_model reply)
+    assert resolve_model("sonnet[1m]") == "claude-sonnet-5-5" and resolve_model("Default[1M]") == "claude-opus-5-5"
+    assert resolve_model("sonnet[1m]", {"ANTHROPIC_DEFAULT_SONNET_MODEL": "claude-sonnet-4-5"}) == (
+        "claude-sonnet-4-5[1m]"
     )
     assert wire_model("claude-sonnet-4-6[1m]") == ("claude-sonnet-4-6", ["context-1m-2025-08-07"])
     assert wire_model("claude-sonnet-5-5[1m]") == ("claude-sonnet-5-5", [])  # a 1M window of its own
@@ -315,11 +317,13 @@ def test_model_aliases(monkeypatch: pytest.MonkeyPatch) -> None:
     for full in ("claude-3-5-haiku-20241022", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
                  "arn:aws:bedrock:us-east-1:123:inference-profile/x"):  # fmt: skip
         assert resolve_model(full) == full
-    for bad in ("gpt-4", "", "sonet"):
+    assert resolve_model(" gpt-4 ") == "gpt-4" and resolve_model("sonet") == "sonet"  # 2.1.332 takes any name
+    for bad, check in (("", resolve_model), ("gpt-4", known_model), ("sonet", known_model)):
         with pytest.raises(UnknownModelError) as info:
-            resolve_model(bad)
+            check(bad)
         text = assert_one_line(info.value)
         assert "sonnet, opus, haiku, fable, best, opusplan, default" in text
+    assert known_model("claude-x") == "claude-x" and known_model("haiku") == "claude-haiku-5-5"
     assert resolve_model("fable", {}) == "claude-fable-5-2" and resolve_model("best", {}) == "claude-opus-5-5"
 
 

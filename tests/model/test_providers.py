@@ -127,7 +127,10 @@ def test_a_bad_setting_is_one_line_naming_its_variable(env: dict[str, str], name
      ("opusplan", "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-5-5"),
      ("claude-sonnet-4-6", "us.anthropic.claude-sonnet-4-6", "claude-sonnet-4-6"),
      ("claude-opus-4-8", "us.anthropic.claude-opus-4-8", "claude-opus-4-8"),
-     ("claude-opus-4-1-20250805", "us.anthropic.claude-opus-4-1-20250805-v1:0", "claude-opus-4-1@20250805")],
+     ("claude-opus-4-1-20250805", "us.anthropic.claude-opus-4-1-20250805-v1:0", "claude-opus-4-1@20250805"),
+     # an undated name of a model published with a date is sent as given (2.1.332, every provider)
+     ("claude-sonnet-4-5", "claude-sonnet-4-5", "claude-sonnet-4-5"),
+     ("claude-opus-4", "claude-opus-4", "claude-opus-4")],
 )  # fmt: skip
 def test_aliases_and_our_ids_map_as_claude_code_maps_them(model: str, bedrock: str, vertex: str) -> None:
     """On a provider the aliases name the models Claude Code 2.1.332 gives them there (model/catalog.py; the whole
@@ -145,7 +148,8 @@ def test_aliases_and_our_ids_map_as_claude_code_maps_them(model: str, bedrock: s
 )  # fmt: skip
 def test_bedrock_ids_use_the_inference_profile_of_the_regions_geography(region: str, geography: str) -> None:
     config = provider(bedrock_env(AWS_REGION=region))
-    assert config.model_id("claude-haiku-4-5") == f"{geography}.anthropic.claude-haiku-4-5-20251001-v1:0"
+    assert config.model_id("claude-haiku-4-5-20251001") == f"{geography}.anthropic.claude-haiku-4-5-20251001-v1:0"
+    assert resolve_model("haiku", bedrock_env(AWS_REGION=region)) == config.model_id("claude-haiku-4-5-20251001")
 
 
 @pytest.mark.parametrize(
@@ -281,7 +285,7 @@ def test_bedrock_through_the_sdk_streams_from_the_invoke_route(
     env = {**bedrock_env(AWS_REGION="eu-west-3", ANTHROPIC_BEDROCK_BASE_URL=server.base_url), **credentials}
     if "AWS_BEARER_TOKEN_BEDROCK" in credentials:  # the SDK takes a Bedrock API key or AWS keys, not both
         env = {k: v for k, v in env.items() if not k.startswith("AWS_") or k in credentials or k == "AWS_REGION"}
-    assert ask(env, "claude-haiku-4-5") == ANSWER
+    assert ask(env, "claude-haiku-4-5-20251001") == ANSWER
     [record] = server.requests
     model = "eu.anthropic.claude-haiku-4-5-20251001-v1:0"  # the profile of eu-west-3's geography
     assert record["path"] == f"/model/{model}/invoke-with-response-stream"
@@ -294,8 +298,8 @@ def test_bedrock_through_the_sdk_streams_from_the_invoke_route(
 def test_vertex_through_the_sdk_streams_from_the_raw_predict_route(server: MockServer) -> None:
     env = vertex_env(CLOUD_ML_REGION="europe-west1", VERTEX_REGION_CLAUDE_HAIKU_4_5="us-east5",
                      ANTHROPIC_VERTEX_BASE_URL=f"{server.base_url}/v1")  # fmt: skip
-    assert ask(env, "claude-sonnet-4-5") == ANSWER
-    assert ask(env, "claude-haiku-4-5") == ANSWER
+    assert ask(env, "claude-sonnet-4-5-20250929") == ANSWER
+    assert ask(env, "claude-haiku-4-5-20251001") == ANSWER
     first, second = server.requests
     assert first["path"] == ("/v1/projects/proj-7/locations/europe-west1/publishers/anthropic/models/"
                              "claude-sonnet-4-5@20250929:streamRawPredict")  # fmt: skip

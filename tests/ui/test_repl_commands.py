@@ -93,7 +93,7 @@ def test_model_clear_cost_unknown_and_custom_commands(
 
     shown = run(pane, "/model", "Switch with /model NAME")
     assert "Model: claude-opus-5-5 (opus)" in shown and re.search(r"sonnet +claude-sonnet-5-5", shown), shown
-    assert "unknown model 'gpt-4'" in run(pane, "/model gpt-4", "unknown model")
+    assert "Set model to gpt-4:" in run(pane, "/model gpt-4", "Set model to gpt-4")  # any name, as 2.1.332
     run(pane, "/model sonnet", "Set model to sonnet (claude-sonnet-5-5)")
     pane.submit("FIRST-QUESTION")
     pane.wait_text("⏺ ANSWER-1")

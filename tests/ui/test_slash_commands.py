@@ -180,9 +180,11 @@ def test_unknown_commands_are_an_error_line_and_paths_stay_prompts(repl: Repl) -
     assert repl.rig.model.calls == 1 and repl.rig.model.user_text(0).endswith("/usr/bin/env is a path")
 
 
-def test_model_switches_the_next_request_and_refuses_unknown_names(repl: Repl) -> None:
+def test_model_switches_the_next_request_and_takes_any_name(repl: Repl) -> None:
     assert "Model: claude-opus-5-5 (opus)" in repl.line("/model")  # Claude Code 2.1.330's default
-    assert "unknown model 'gpt-4'" in repl.line("/model gpt-4")
+    assert "Set model to gpt-4: used" in repl.line("/model gpt-4")  # 2.1.332 sends any name as given
+    repl.line("hello")
+    assert repl.rig.model.requests[-1].model == "gpt-4"
     assert "Set model to sonnet (claude-sonnet-5-5)" in repl.line("/model sonnet")
     repl.line("hello")
     request = repl.rig.model.requests[-1]

@@ -12,6 +12,7 @@ from typing import Any
 from agentteams.agent.permissions.policy import parse_mode
 from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import switch_refusal
+from agentteams.model.catalog import same_model
 from agentteams.run.init_info import mcp_servers, server_info
 from agentteams.run.sdk import mcp_control
 from agentteams.run.sdk.asks import sdk_hooks
@@ -101,10 +102,13 @@ class ControlAnswers:
             name = str(request.get("model") or self.options.model)
             if (refusal := switch_refusal(name)) is not None:
                 raise ControlRefused(refusal, "alias_1m_unsupported", model=session.model)
+            was = session.model
             session.set_model(name)
-            before.append(
-                self._replayed(f"<local-command-stdout>Set model to `{session.model}`</local-command-stdout>")
-            )
+            # as 2.1.332's /model says it: an alias with the model it names, any other name as given; nothing when
+            # the switch keeps the model (another name of it: dated, undated, the provider's)
+            said = name.strip() if session.model == name.strip() else f"{name.strip()} ({session.model})"
+            if not same_model(session.model, was):
+                before.append(self._replayed(f"<local-command-stdout>Set model to `{said}`</local-command-stdout>"))
             return {"model": session.model}
         if subtype == "set_permission_mode":
             mode = str(request.get("mode"))

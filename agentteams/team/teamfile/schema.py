@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from agentteams.errors import AgentTeamsError
-from agentteams.model.aliases import UnknownModelError, resolve_model
+from agentteams.model.aliases import UnknownModelError, known_model
 from agentteams.store.paths import LEAD_NAME
 from agentteams.team.spawn.base import NAME_PATTERN
 from agentteams.team.teamfile.toml_positions import Path as KeyPath
@@ -102,7 +102,7 @@ class _Checker:
 
     def model(self, name: str | None, path: KeyPath, what: str) -> None:
         try:
-            resolve_model(name) if name is not None else None
+            known_model(name) if name is not None else None
         except UnknownModelError as e:
             raise self.fail(path, f"{what}: {e}") from None
 
