@@ -67,6 +67,18 @@ class Listener:
             if self.path.is_socket():
                 self.path.unlink()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self._bind(sock)
+            sock.listen(16)
+        except BaseException:  # nothing of a start that failed stays: its socket, its claim on the path
+            sock.close()
+            with _CLAIMED_LOCK:
+                _CLAIMED.discard(str(self.path))
+            raise
+        self._sock = sock
+        threading.Thread(target=self._accept, name="peer-socket", daemon=True).start()
+
+    def _bind(self, sock: socket.socket) -> None:
         old = os.umask(0o177)  # the socket is made 0600, with no moment open to others
         try:
             try:
@@ -76,9 +88,6 @@ class Listener:
                 sock.bind(str(self.path))
         finally:
             os.umask(old)
-        sock.listen(16)
-        self._sock = sock
-        threading.Thread(target=self._accept, name="peer-socket", daemon=True).start()
 
     def _accept(self) -> None:
         assert self._sock is not None
@@ -107,6 +116,8 @@ class Listener:
         if self._closed.is_set() or self._sock is None:
             return  # never started (its path may be another listener's): nothing of its own to take away
         self._closed.set()
+        with contextlib.suppress(OSError):  # wakes the accepting thread: a close alone leaves it blocked for good
+            self._sock.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             self._sock.close()
         with contextlib.suppress(FileNotFoundError):
