@@ -28,6 +28,8 @@ OFF_THE_START_PATH = (
     "agentteams.settings.output_styles",  # only when outputStyle is set
     "agentteams.settings.mcp_scopes",  # only when a project in the state file has MCP servers or approvals
     "difflib",  # a rewind's line counts
+    "agentteams.agent.permissions.bash_judge",  # the shell's judges: at the first command or path judged
+    "agentteams.agent.permissions.path_commands",
     "anthropic",
     "httpx",  # Anthropic's API is reached without the SDK and its HTTP library
 )

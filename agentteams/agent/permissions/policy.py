@@ -1,27 +1,39 @@
-"""Permission decisions: the six modes, allow/ask/deny rules (flags and settings), session allow-always.
-
-Pure logic: `PermissionPolicy.decide` says allow, deny or ask; asking the person is the UI's job.
-"""
+"""Permission decisions: the six modes, allow/ask/deny rules (flags and settings), session allow-always. Pure logic:
+`PermissionPolicy.decide` says allow, deny or ask; asking the person is the UI's job."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast
 
-from agentteams.agent.permissions import bash_judge
-from agentteams.agent.permissions.bash_judge import Places, line_of
-from agentteams.agent.permissions.bash_rules import command_covered, command_matches, command_prefix
-from agentteams.agent.permissions.path_commands import protected_reason
 from agentteams.agent.permissions.path_rules import absolute, path_covered
-from agentteams.agent.permissions.shell_commands import ShellLine
 from agentteams.agent.permissions.web_rules import domain_covered, domain_rule_pattern
 from agentteams.errors import AgentTeamsError
 from agentteams.tools.mcp.names import rule_names
 from agentteams.tools.runtime_hooks import PERMISSION_MODES, PermissionMode
+
+
+class _Later:
+    """A module imported at its first use."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib.import_module(self._name), attr)
+
+
+if TYPE_CHECKING:
+    from agentteams.agent.permissions import bash_judge, bash_rules, path_commands
+    from agentteams.agent.permissions.shell_commands import ShellLine
+else:  # the shell's parser and judges (~5 ms) load at the first command or path judged, not at a session's start
+    bash_judge, bash_rules, path_commands = (_Later(f"agentteams.agent.permissions.{m}")
+                                             for m in ("bash_judge", "bash_rules", "path_commands"))  # fmt: skip
 
 Behavior = Literal["allow", "deny", "ask"]
 
@@ -77,7 +89,7 @@ class Rule:
         if target is None:
             return False
         if kind == "execute":  # a command: a deny rule looks at every part; allowing is the policy's to judge
-            return command_covered(self.pattern, line_of(target, str(cwd)), deny=deny)
+            return bash_rules.command_covered(self.pattern, bash_judge.line_of(target, str(cwd)), deny=deny)
         if kind == "web":  # a host (`domain:…`)
             return domain_covered(self.pattern, target, deny=deny)
         return path_covered(self, target, cwd, deny=deny)
@@ -185,11 +197,11 @@ class PermissionPolicy:
         patterns = [r for r in naming if r.pattern is not None]
         if not patterns:
             return None, None
-        line = line_of(command, str(self.cwd))
+        line = bash_judge.line_of(command, str(self.cwd))
         used: list[Rule] = []
 
         def allowed(text: str) -> bool:
-            rule = next((r for r in patterns if command_matches(r.pattern or "", text)), None)
+            rule = next((r for r in patterns if bash_rules.command_matches(r.pattern or "", text)), None)
             used.extend([rule] if rule is not None else [])
             return rule is not None
 
@@ -199,7 +211,7 @@ class PermissionPolicy:
         shown = ", ".join(f"{r} ({self._source(r)})" for r in dict.fromkeys(used)) or "the read-only commands"
         return Decision("allow", f"every command in it is allowed: {shown}"), None
 
-    def _places(self) -> Places:
+    def _places(self) -> bash_judge.Places:
         roots = tuple(os.path.realpath(absolute(str(d), self.cwd)) for d in [self.cwd, *self.additional_dirs])
         refused = [*self.disallowed, *self.asked]
 
@@ -210,12 +222,12 @@ class PermissionPolicy:
             allowing = [*self.allowed, *self.session_rules]
             return any(r.pattern is not None and r.covers("Edit", "edit", path, self.cwd, deny=False) for r in allowing)
 
-        return Places(str(self.cwd), roots, os.path.expanduser("~"), readable, editable)
+        return bash_judge.Places(str(self.cwd), roots, os.path.expanduser("~"), readable, editable)
 
     def _files_ruled(self, tool_name: str, command: str, rules: list[Rule]) -> str | None:
         """A Read or Edit rule among `rules` that names a file the command reads or writes, as Claude Code
         applies them to Bash too (`Edit(./dist/**)` denied: `touch dist/x` is too)."""
-        for kind, _cmd, path in bash_judge.paths_touched(line_of(command, str(self.cwd)), self._places()):
+        for kind, _cmd, path in bash_judge.paths_touched(bash_judge.line_of(command, str(self.cwd)), self._places()):
             tools = ("Edit", "Write") if kind == "edit" else ("Read",)
             for rule in rules:
                 if any(rule.covers(t, kind, path, self.cwd, deny=True) for t in tools):
@@ -265,7 +277,7 @@ class PermissionPolicy:
     def _hidden_from_rules(self, tool_name: str, command: str) -> str | None:
         """Why a deny or ask rule for commands cannot be sure it does not apply: part of the line is known only
         when it runs (`$CMD x`, `eval "$S"`, a line that does not parse)."""
-        hidden = line_of(command, str(self.cwd)).hidden
+        hidden = bash_judge.line_of(command, str(self.cwd)).hidden
         rules = [r for r in [*self.disallowed, *self.asked] if r.pattern is not None and r.names(tool_name, "execute")]
         if not hidden or not rules:
             return None
@@ -277,11 +289,11 @@ class PermissionPolicy:
         if self.mode == "bypassPermissions" or not target:
             return None
         if kind == "execute":
-            return bash_judge.protected_write(line_of(target, str(self.cwd)), self._places())
+            return bash_judge.protected_write(bash_judge.line_of(target, str(self.cwd)), self._places())
         if kind != "edit" or self._is_plan_file(target):
             return None
         real = os.path.realpath(absolute(target, self.cwd))
-        return protected_reason(real, self._places().root_of(real), os.path.expanduser("~"))
+        return path_commands.protected_reason(real, self._places().root_of(real), os.path.expanduser("~"))
 
     def _nobody_to_ask(self, why: str) -> Decision:
         return Decision("deny", f"{why}; nobody can be asked in a non-interactive session")
@@ -319,7 +331,7 @@ class PermissionPolicy:
         free = {"coordinate", "plan", *(("read",) if inside else ())}
         if self.mode == "bypassPermissions" or kind in free:
             return Decision("allow", f"{self.mode} mode allows {kind} tools")
-        line = line_of(target, str(self.cwd)) if kind == "execute" and target else None
+        line = bash_judge.line_of(target, str(self.cwd)) if kind == "execute" and target else None
         if line is not None and bash_judge.only_reads(line, self._places()):
             return Decision("allow", "a command that only reads in the working directories runs unasked")
         if self.mode == "acceptEdits" and self._accepts(kind, line, inside):
@@ -345,7 +357,7 @@ class PermissionPolicy:
 
     def _hint(self, tool_name: str, kind: str, line: ShellLine | None) -> str:
         if kind == "execute" and line is not None and (parts := bash_judge.top_level_texts(line)):
-            rules = " ".join(f"{tool_name}({command_prefix(p)}:*)" for p in parts)
+            rules = " ".join(f"{tool_name}({bash_rules.command_prefix(p)}:*)" for p in parts)
             return f'--allowedTools "{rules}" or --permission-mode bypassPermissions'
         mode = "acceptEdits" if kind == "edit" else "bypassPermissions"
         return f'--allowedTools "{tool_name}" or --permission-mode {mode}'
@@ -363,8 +375,8 @@ class PermissionPolicy:
         if target is None:
             new = [Rule(tool_name)]
         elif (how := kind or {"Bash": "execute", "WebFetch": "web"}.get(tool_name, "path")) == "execute":
-            texts = bash_judge.top_level_texts(line_of(target, str(self.cwd))) or [target]
-            new = [Rule(tool_name, f"{command_prefix(p)}:*") for p in texts]
+            texts = bash_judge.top_level_texts(bash_judge.line_of(target, str(self.cwd))) or [target]
+            new = [Rule(tool_name, f"{bash_rules.command_prefix(p)}:*") for p in texts]
         else:
             pattern = domain_rule_pattern(target) if how == "web" else absolute(target, self.cwd)
             new = [Rule(tool_name, pattern, literal=how != "web")]
