@@ -4,16 +4,14 @@ project (a later one of the same name wins); `outputStyle` in any settings file 
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from agentteams.errors import AgentTeamsError
+from agentteams.settings.edit import edit_file
 from agentteams.settings.frontmatter import FrontMatterError, read_markdown
 from agentteams.settings.load import paths_for
-from agentteams.store.fs.atomic_json import atomic_write_json, read_bytes
 
 DEFAULT = "default"  # no style: the prompt as it is
 Origin = Literal["built-in", "user", "project"]
@@ -140,14 +138,4 @@ def write_choice(cwd: Path, name: str) -> Path:
     """`outputStyle` set in the project's local settings (`.claude/settings.local.json`), where /output-style writes
     it, every other key kept; the file. An AgentTeamsError says why the file was left alone."""
     path = paths_for(cwd)["local"]
-    raw = read_bytes(path)
-    try:
-        data = json.loads(raw) if raw and raw.strip() else {}
-    except ValueError as e:
-        raise AgentTeamsError(f"{path} is not valid JSON ({e}): the output style was not saved") from None
-    if not isinstance(data, dict):
-        raise AgentTeamsError(f"{path} is not a JSON object: the output style was not saved")
-    data["outputStyle"] = name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_json(path, data)
-    return path
+    return edit_file(path, lambda data: data.update(outputStyle=name), "the output style was not saved")
