@@ -83,6 +83,7 @@ class PeerEndpoint:
     _held: list[Frame] = field(default_factory=list)
     _busy: bool = False
     _writes: threading.Condition = field(default_factory=threading.Condition)
+    _record_lock: threading.Lock = field(default_factory=threading.Lock)  # no write of the record lands after close
     _status: peer_records.Status | None = None
 
     # -- life ----------------------------------------------------------------------------------------
@@ -104,16 +105,17 @@ class PeerEndpoint:
             self.remote.start(self.record.to_json(), self._dispatch)
 
     def close(self) -> None:
-        with self._writes:
-            self._status = None
-            self._writes.notify_all()
         if self._listener is not None:
             self._listener.close()
         if self.remote is not None:
             self.remote.close()
-        if self.record is not None:
-            peer_records.remove_record(self.layout, self.record)
-            self.record = None
+        with self._record_lock:  # after a write in flight (its file would outlive the removal); none starts now
+            record, self.record = self.record, None
+        with self._writes:  # the record's writer sees it gone and ends
+            self._status = None
+            self._writes.notify_all()
+        if record is not None:
+            peer_records.remove_record(self.layout, record)
 
     def _keep_record(self) -> None:
         """Status changes are written here, never on a turn's path (each write is fsync'd)."""
@@ -127,15 +129,16 @@ class PeerEndpoint:
             self._write(status)
 
     def _write(self, status: peer_records.Status | None) -> None:
-        record = self.record
-        if record is None:
-            return
-        if self._key is not None:
-            record.raw[peer_records.KEY_FIELD] = self._key.public
-        try:
-            peer_records.write_record(self.layout, record, status)
-        except (OSError, AgentTeamsError) as e:
-            diagnostics.warning("could not update this session's record: %s", e)
+        with self._record_lock:
+            record = self.record
+            if record is None:
+                return
+            if self._key is not None:
+                record.raw[peer_records.KEY_FIELD] = self._key.public
+            try:
+                peer_records.write_record(self.layout, record, status)
+            except (OSError, AgentTeamsError) as e:
+                diagnostics.warning("could not update this session's record: %s", e)
         if self.remote is not None:
             self.remote.publish(record.to_json())
 
