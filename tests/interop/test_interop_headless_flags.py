@@ -5,7 +5,6 @@ request-shaping and prompt-file flags reach the model alike; both refuse misused
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,8 @@ from agentteams.mockapi import MockServer
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
-from tests.support.headless import KEY
+from tests.support.headless import serve
+from tests.support.script_runs import SIDE, WHICH, Run, both, both_refuse, command, model_requests, real_config
 from tests.support.stream_json import STREAM_ARGS, handshake, read_turn, sdk_user_line
 
 pytestmark = pytest.mark.timeout(120)
@@ -80,17 +80,13 @@ def converse(argv: list[str], env: dict[str, str], cwd: Path) -> list[list[dict[
 
 
 def test_stream_json_conversation_has_the_real_clis_shape(
-    claude: Path, claude_version: str, cli: Cli, tmp_path: Path, servers: list[MockServer]
+    claude: Path, claude_version: str, cli: Cli, tmp_path: Path, proj: Path, servers: list[MockServer]
 ) -> None:
-    cwd = tmp_path / "proj"
-    cwd.mkdir()
-    real_server, our_server = MockServer(script()).start(), MockServer(script()).start()
-    servers += [real_server, our_server]
-    config = tmp_path / "real-config"
-    rc.seed_home(config, [cwd], rc.DEFAULT)
-    real = converse([str(claude), *STREAM_ARGS], rc.claude_env(config, real_server.base_url), cwd)
-    env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": our_server.base_url}
-    ours = converse(cli.argv(*STREAM_ARGS), env, cwd)
+    config = real_config(tmp_path, proj)
+    real, ours = [
+        converse(*command(which, claude, cli, config, STREAM_ARGS, serve(servers, script()).base_url), proj)
+        for which in WHICH
+    ]
     shapes = (["system", "assistant", "result"], ["system", "assistant", "assistant", "user", "assistant", "result"])
     for real_turn, our_turn, answer, shape in zip(real, ours, ("FIRST-ANSWER", "SECOND-ANSWER"), shapes, strict=True):
         assert [e["type"] for e in real_turn] == [e["type"] for e in our_turn] == shape
@@ -123,59 +119,33 @@ def test_stream_json_conversation_has_the_real_clis_shape(
     ],
 )
 def test_both_refuse_the_same_misuse_in_one_line(
-    claude: Path, cli: Cli, tmp_path: Path, args: tuple[str, ...], stdin: str | None
+    claude: Path, cli: Cli, tmp_path: Path, proj: Path, args: tuple[str, ...], stdin: str | None
 ) -> None:
-    cwd = tmp_path / "proj"
-    cwd.mkdir()
-    config = tmp_path / "real-config"
-    rc.seed_home(config, [cwd], rc.DEFAULT)
-    unreachable = "http://127.0.0.1:9"
-    env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": unreachable}
-    for argv, run_env in (([str(claude), *args], rc.claude_env(config, unreachable)), (cli.argv(*args), env)):
-        proc = subprocess.run(argv, env=run_env, cwd=cwd, input=stdin or "", capture_output=True, text=True,
-                              timeout=60, check=False)  # fmt: skip
-        assert proc.returncode == 1 and proc.stdout == "", (argv[0], proc)
-        assert len(proc.stderr.strip().splitlines()) == 1, (argv[0], proc.stderr)
+    for which, proc in both_refuse(claude, cli, tmp_path, proj, *args, stdin=stdin or ""):
+        assert len(proc.stderr.strip().splitlines()) == 1, (which, proc.stderr)
 
 
 def test_both_fall_back_once_after_the_retries_on_overload(
-    claude: Path, cli: Cli, tmp_path: Path, servers: list[MockServer]
+    claude: Path, cli: Cli, tmp_path: Path, proj: Path, servers: list[MockServer]
 ) -> None:
     from tests.support.headless import overloaded
 
-    cwd = tmp_path / "proj"
-    cwd.mkdir()
-    config = tmp_path / "real-config"
-    rc.seed_home(config, [cwd], rc.DEFAULT)
     args = ("-p", "hi", "--model", "sonnet", "--fallback-model", "opus")
+    spec = overloaded(3)
+    spec["routes"].append(SIDE)
     retries = {"CLAUDE_CODE_MAX_RETRIES": "2"}
-    for name in ("real", "ours"):
-        spec = overloaded(3)
-        spec["routes"].append({"name": "other", "turns": [{"content": [{"type": "text", "text": "x"}], "repeat": 50}]})
-        server = MockServer(spec).start()
-        servers.append(server)
-        if name == "real":
-            argv, env = [str(claude), *args], rc.claude_env(config, server.base_url, extra=retries)
-        else:
-            argv = cli.argv(*args)
-            env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url, **retries}
-        proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=90, check=False)
+    for name, proc, server in both(claude, cli, tmp_path, proj, servers, spec, *args, extra=retries):
         assert (proc.returncode, proc.stdout.strip()) == (0, "FELL"), (name, proc.stderr)
-        models = [r["body"]["model"] for r in server.requests
-                  if r["path"].startswith("/v1/messages") and r["body"].get("tools")]  # fmt: skip
+        models = [r["body"]["model"] for r in model_requests(server)]
         assert len(models) == 4 and len(set(models[:3])) == 1, (name, models)  # 1 try + 2 retries, then once more
         assert "sonnet" in models[0] and "opus" in models[3], (name, models)
 
 
 def test_system_prompt_and_its_append_reach_the_model_as_the_real_cli_sends_them(
-    claude: Path, cli: Cli, tmp_path: Path, servers: list[MockServer]
+    claude: Path, cli: Cli, tmp_path: Path, proj: Path, servers: list[MockServer]
 ) -> None:
-    cwd = tmp_path / "proj"
-    cwd.mkdir()
-    config = tmp_path / "real-config"
-    rc.seed_home(config, [cwd], rc.DEFAULT)
     args = ("-p", "hi", "--system-prompt", "SYS-REPLACED", "--append-system-prompt", "SYS-APPENDED")
-    systems = [system_sent(argv, env, cwd, servers) for argv, env in both(claude, cli, config, args)]
+    systems = [system_sent(run) for run in both(claude, cli, tmp_path, proj, servers, script(), *args)]
     assert systems[0] == systems[1] == "SYS-REPLACED\n\nSYS-APPENDED"
 
 
@@ -215,24 +185,18 @@ def shaped(request: dict[str, Any], stderr: str) -> dict[str, Any]:
 @ccv.only(rc.NEWEST)
 @pytest.mark.parametrize(("args", "keys"), SHAPED)
 def test_the_request_shaping_flags_shape_ours_as_the_real_cli_shapes_its(
-    claude: Path, cli: Cli, tmp_path: Path, servers: list[MockServer], args: tuple[str, ...], keys: tuple[str, ...]
+    claude: Path,
+    cli: Cli,
+    tmp_path: Path,
+    proj: Path,
+    servers: list[MockServer],
+    args: tuple[str, ...],
+    keys: tuple[str, ...],
 ) -> None:
-    cwd = tmp_path / "proj"
-    cwd.mkdir()
-    config = tmp_path / "real-config"
-    rc.seed_home(config, [cwd], rc.NEWEST)
     views = []
-    for real in (True, False):
-        server = MockServer(script()).start()
-        servers.append(server)
-        if real:
-            argv, env = [str(claude), "-p", "hi", *args], rc.claude_env(config, server.base_url)
-        else:
-            argv = cli.argv("-p", "hi", *args)
-            env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
-        proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=90, check=False)
-        assert proc.returncode == 0, proc.stderr
-        [request] = [r for r in server.requests if r["path"].startswith("/v1/messages") and r["body"].get("tools")]
+    for which, proc, server in both(claude, cli, tmp_path, proj, servers, script(), "-p", "hi", *args):
+        assert proc.returncode == 0, (which, proc.stderr)
+        [request] = model_requests(server)
         view = shaped(request, proc.stderr)
         views.append({k: view[k] for k in keys})
     assert views[0] == views[1]
@@ -240,17 +204,13 @@ def test_the_request_shaping_flags_shape_ours_as_the_real_cli_shapes_its(
 
 @ccv.only(rc.NEWEST)
 def test_prompt_files_reach_the_model_as_the_real_cli_joins_them(
-    claude: Path, cli: Cli, tmp_path: Path, servers: list[MockServer]
+    claude: Path, cli: Cli, tmp_path: Path, proj: Path, servers: list[MockServer]
 ) -> None:
-    cwd = tmp_path / "proj"
-    cwd.mkdir()
-    (cwd / "sys.txt").write_text("FILE-SYS\n")
-    (cwd / "app.txt").write_text("FILE-APP\n")
-    config = tmp_path / "real-config"
-    rc.seed_home(config, [cwd], rc.NEWEST)
+    (proj / "sys.txt").write_text("FILE-SYS\n")
+    (proj / "app.txt").write_text("FILE-APP\n")
     args = ("-p", "hi", "--system-prompt-file", "sys.txt", "--append-system-prompt-file", "app.txt",
             "--append-system-prompt", "X")  # fmt: skip
-    systems = [system_sent(argv, env, cwd, servers) for argv, env in both(claude, cli, config, args)]
+    systems = [system_sent(run) for run in both(claude, cli, tmp_path, proj, servers, script(), *args)]
     assert systems[0] == systems[1] == "FILE-SYS\n\n\nFILE-APP\n\nX"
 
 
@@ -261,19 +221,10 @@ def test_prompt_files_reach_the_model_as_the_real_cli_joins_them(
      ("--thinking", "foo"), ("--thinking-display", "foo"), ("--max-thinking-tokens", "abc")],
 )  # fmt: skip
 def test_both_refuse_a_bad_prompt_file_or_value_in_one_line(
-    claude: Path, cli: Cli, tmp_path: Path, args: tuple[str, ...]
+    claude: Path, cli: Cli, tmp_path: Path, proj: Path, args: tuple[str, ...]
 ) -> None:
-    cwd = tmp_path / "proj"
-    cwd.mkdir()
-    config = tmp_path / "real-config"
-    rc.seed_home(config, [cwd], rc.NEWEST)
-    unreachable = "http://127.0.0.1:9"
-    env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": unreachable}
     said = []
-    for argv, run_env in (([str(claude), "-p", "hi", *args], rc.claude_env(config, unreachable)),
-                          (cli.argv("-p", "hi", *args), env)):  # fmt: skip
-        proc = subprocess.run(argv, env=run_env, cwd=cwd, capture_output=True, text=True, timeout=60, check=False)
-        assert proc.returncode == 1 and proc.stdout == "", (argv[0], proc)
+    for _, proc in both_refuse(claude, cli, tmp_path, proj, "-p", "hi", *args):
         [line] = proc.stderr.strip().splitlines()
         said.append(line.split("rror: ", 1)[1])  # after claude's `Error: ` / `error: `, our `agentteams: error: `
     assert said[0] == said[1]
@@ -285,32 +236,21 @@ HOOK_FIELDS = ("type", "subtype", "hook_name", "hook_event", "output", "stdout",
 @ccv.only(rc.NEWEST)
 @pytest.mark.parametrize("flag", [(), ("--include-hook-events",)])
 def test_hook_runs_are_the_same_lines_as_the_real_clis(
-    claude: Path, cli: Cli, tmp_path: Path, servers: list[MockServer], flag: tuple[str, ...]
+    claude: Path, cli: Cli, tmp_path: Path, proj: Path, servers: list[MockServer], flag: tuple[str, ...]
 ) -> None:
     import json
 
-    cwd = tmp_path / "proj"
-    (cwd / ".claude").mkdir(parents=True)
+    (proj / ".claude").mkdir()
     hook = [{"matcher": "", "hooks": [{"type": "command", "command": "echo OUT; echo ERR >&2"}]}]
     events = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
-    (cwd / ".claude" / "settings.json").write_text(json.dumps({"hooks": dict.fromkeys(events, hook)}))
-    config = tmp_path / "real-config"
-    rc.seed_home(config, [cwd], rc.NEWEST)
+    (proj / ".claude" / "settings.json").write_text(json.dumps({"hooks": dict.fromkeys(events, hook)}))
     bash = {"content": [{"type": "tool_use", "name": "Bash", "input": {"command": "echo RAN"}}]}
     spec = script()
     spec["routes"][0]["turns"] = [bash, {"content": [{"type": "text", "text": "DONE"}]}]
     args = (*STREAM_ARGS, "--dangerously-skip-permissions", *flag)
     seen = []
-    for real in (True, False):
-        server = MockServer(spec).start()
-        servers.append(server)
-        if real:
-            argv, env = [str(claude), *args], rc.claude_env(config, server.base_url)
-        else:
-            argv, env = cli.argv(*args), {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
-        proc = subprocess.run(argv, env=env, cwd=cwd, input=sdk_user_line("hi"), capture_output=True, text=True,
-                              timeout=90, check=False)  # fmt: skip
-        assert proc.returncode == 0, proc.stderr
+    for which, proc, _ in both(claude, cli, tmp_path, proj, servers, spec, *args, stdin=sdk_user_line("hi")):
+        assert proc.returncode == 0, (which, proc.stderr)
         lines = [json.loads(line) for line in proc.stdout.splitlines()]
         hooks = [e for e in lines if str(e.get("subtype", "")).startswith("hook_")]
         assert all(set(e) - set(HOOK_FIELDS) == {"hook_id", "uuid", "session_id"} for e in hooks)
@@ -320,25 +260,10 @@ def test_hook_runs_are_the_same_lines_as_the_real_clis(
     assert seen[0] == seen[1] and len(seen[0]) == (10 if flag else 2)
 
 
-Envs = Callable[[str], dict[str, str]]  # a run's environment for its scripted server's base URL
-
-
-def both(claude: Path, cli: Cli, config: Path, args: tuple[str, ...]) -> list[tuple[list[str], Envs]]:
-    """The real CLI's and our command line for `args`, each with its environment for a server's base URL."""
-    return [
-        ([str(claude), *args], lambda base: rc.claude_env(config, base)),
-        (cli.argv(*args), lambda base: {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": base}),
-    ]
-
-
-def system_sent(argv: list[str], env: Envs, cwd: Path, servers: list[MockServer]) -> str:
-    """Run `argv` against a scripted server of its own: the system prompt's text its model request carried (the last
-    block of a list: the real CLI's own)."""
-    server = MockServer(script()).start()
-    servers.append(server)
-    proc = subprocess.run(argv, env=env(server.base_url), cwd=cwd, capture_output=True, text=True, timeout=90,
-                          check=False)  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
-    [body] = [r["body"] for r in server.requests if r["path"].startswith("/v1/messages") and r["body"].get("tools")]
+def system_sent(run: Run) -> str:
+    """The system prompt's text a run's model request carried (the last block of a list: the real CLI's own)."""
+    which, proc, server = run
+    assert proc.returncode == 0, (which, proc.stderr)
+    [body] = [r["body"] for r in model_requests(server)]
     system = body["system"]
     return system if isinstance(system, str) else str(system[-1]["text"])

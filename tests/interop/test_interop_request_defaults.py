@@ -3,7 +3,6 @@ max_tokens, thinking, effort, context management and their betas, the flags incl
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from agentteams.mockapi import MockServer
 from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
-from tests.support.headless import KEY
+from tests.support.script_runs import both
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -40,25 +39,14 @@ def shape(request: dict[str, Any]) -> dict[str, Any]:
 @ccv.only(rc.NEWEST)
 @pytest.mark.parametrize("args", [(), ("--effort", "low"), ("--model", "claude-sonnet-4-5")])
 def test_a_subagents_requests_are_shaped_as_the_real_clis(
-    claude: Path, cli: Cli, tmp_path: Path, args: tuple[str, ...]
+    claude: Path, cli: Cli, tmp_path: Path, proj: Path, servers: list[MockServer], args: tuple[str, ...]
 ) -> None:
-    cwd = tmp_path / "proj"
-    cwd.mkdir()
-    config = tmp_path / "real-config"
-    rc.seed_home(config, [cwd], rc.NEWEST)
     seen = []
-    for real in (True, False):
-        with MockServer(script()) as server:
-            line = ("-p", "MAINMARK go", "--dangerously-skip-permissions", *args)
-            if real:
-                argv, env = [str(claude), *line], rc.claude_env(config, server.base_url)
-            else:
-                argv = cli.argv(*line)
-                env = {**cli.env(), "ANTHROPIC_API_KEY": KEY, "ANTHROPIC_BASE_URL": server.base_url}
-            proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=90, check=False)
-            assert proc.returncode == 0, proc.stderr
-            subs = [r for r in server.requests if r.get("route") == "sub"]
-            mains = [r for r in server.requests if r.get("route") == "main"]
+    line = ("-p", "MAINMARK go", "--dangerously-skip-permissions", *args)
+    for which, proc, server in both(claude, cli, tmp_path, proj, servers, script(), *line):
+        assert proc.returncode == 0, (which, proc.stderr)
+        subs = [r for r in server.requests if r.get("route") == "sub"]
+        mains = [r for r in server.requests if r.get("route") == "main"]
         assert subs and mains, [r.get("route") for r in server.requests]
         seen.append((shape(mains[0]), shape(subs[0])))
     (real_main, real_sub), (our_main, our_sub) = seen
