@@ -105,7 +105,9 @@ class PeerStart:
 
     def close(self) -> None:
         with self._lock:
-            self._closing, publishing = True, self._publishing
+            self._closing, publishing, begun = True, self._publishing, self._begun
+        if not begun:  # it never will now: a tool waiting for it (`wait`) goes on without it
+            self._done.set()
         if publishing:  # being published or done: what it wrote goes away again
             self._done.wait()
         if self._endpoint is not None:
