@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from agentteams.cli import COMMANDS, GROUPS
+from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.mcp_lab import SERVER
@@ -114,3 +115,27 @@ def test_every_subcommand_of_claude_help_is_one_of_ours(claude: Path, claude_ver
     assert {"mcp", "auth", "doctor", "update"} <= set(words), words  # the parse found the section
     unknown = [w for w in words if w not in COMMANDS and w not in GROUPS]
     assert unknown == [], f"claude {claude_version} has subcommands agentteams does not know: {unknown}"
+
+
+@ccv.only(rc.NEWEST)
+def test_servers_that_fail_are_listed_in_claudes_words(claude: Path, claude_version: str, cli: Cli,
+                                                       tmp_path: Path) -> None:  # fmt: skip
+    config, work = tmp_path / "cc", tmp_path / "work"
+    work.mkdir()
+    unrunnable = tmp_path / "server.sh"
+    unrunnable.write_text("#!/bin/sh\n")
+    unrunnable.chmod(0o644)
+    env = {**_env(config), "MCP_TIMEOUT": "2000"}
+    ours = cli.with_env(env)
+    adds = (["missing", "--", str(tmp_path / "no-such-server")], ["unrunnable", "--", str(unrunnable)],
+            ["exits", "--", "sh", "-c", "exit 3"], ["silent", "--", "sleep", "60"],
+            ["-t", "http", "refused", f"{OFFLINE}/mcp"], ["-t", "sse", "refused-sse", f"{OFFLINE}/sse"])  # fmt: skip
+    for args in adds:
+        assert ours("mcp", "add", *args, cwd=work).returncode == 0
+    theirs = subprocess.run([str(claude), "mcp", "list"], env=env, cwd=work, capture_output=True, text=True,
+                            timeout=120, check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+    listed = ours("mcp", "list", cwd=work)
+    assert theirs.returncode == listed.returncode == 0, (theirs.stderr, listed.stderr)
+    rows = {which: sorted(ln for ln in out.splitlines() if ": " in ln) for which, out in
+            (("claude", theirs.stdout), ("ours", listed.stdout))}  # fmt: skip
+    assert rows["ours"] == rows["claude"] and len(rows["ours"]) == 6, rows

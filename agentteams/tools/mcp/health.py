@@ -5,10 +5,12 @@ is connected to with our MCP client to see that it starts and lists its tools.""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from agentteams.settings.mcp_scopes import Entry, Scope, all_entries, project_state
 from agentteams.settings.trust import trusted_by
@@ -84,4 +86,30 @@ def check(rows: list[Checked]) -> list[Checked]:
                 failed[name] = conn.error or f"did not start within {startup:g} s"
     finally:
         hub.close()
-    return [Checked(r.name, r.scope, r.raw, "failed", failed[r.name]) if r.name in failed else r for r in rows]
+    return [Checked(r.name, r.scope, r.raw, "failed", listed(failed[r.name], r.name, r.raw, startup))
+            if r.name in failed else r for r in rows]  # fmt: skip
+
+
+# our one-line reasons -> claude 2.1.332's words for them in `mcp list` (observed: a missing or non-executable
+# command, a server that exits, one that never answers, a refused or unknown host)
+_SPAWN = re.compile(r"^\[Errno (2|13)\] (?:No such file or directory|Permission denied): '(.*)'$")
+_NO_HOST = re.compile(r"^\[Errno -[235]\] ")
+_REFUSED = "ECONNREFUSED: Unable to connect. Is the computer able to access the url?"
+
+
+def listed(reason: str, name: str, raw: Mapping[str, Any], startup: float) -> str:
+    """A failed server's reason as claude's `mcp list` words it; a reason it has no words for stays ours."""
+    url = str(raw.get("url") or "")
+    sse = "SSE error: " if raw.get("type") == "sse" else ""
+    if (spawn := _SPAWN.match(reason)) is not None:
+        code, what = ("ENOENT", "no such file or directory") if spawn[1] == "2" else ("EACCES", "permission denied")
+        return f"{code}: {what}, posix_spawn '{spawn[2]}'"
+    if reason == "Connection closed":
+        return "CONNECTION_CLOSED: Connection closed"
+    if reason.startswith("did not start within"):
+        return f'MCP server "{name}" connection timed out after {int(startup * 1000)}ms'
+    if reason == "All connection attempts failed" and url:
+        return sse + _REFUSED
+    if _NO_HOST.match(reason) and url:
+        return f"{sse}ENOTFOUND: getaddrinfo ENOTFOUND {urlsplit(url).hostname}"
+    return reason
