@@ -182,7 +182,7 @@ def stop(layout: Layout, job: Job) -> None:
     """End the session and everything in its tmux server (its teammates' panes too); its conversation is kept."""
     if not job.ours:
         raise claude_only(job, "stop")
-    jobs.write_job(layout, job, state="stopped")  # first: the session's own last word (completed) then leaves it
+    jobs.update_job(layout, job.id, lambda _now: {"state": "stopped"})  # first: the session's last word leaves it
     if running(layout, job):
         _end(job)
     _remove_socket(job.id)
@@ -211,9 +211,9 @@ def respawn(layout: Layout, job: Job) -> Job:
     try:
         _launch(job, ["--resume", job.session_id, *args])
     except (TmuxError, OSError) as e:
-        jobs.write_job(layout, job, state="failed")
+        jobs.update_job(layout, job.id, lambda _now: {"state": "failed"})
         raise BackgroundError(f"cannot restart {job.id}: {e}") from None
-    return jobs.write_job(layout, job, state="idle")
+    return jobs.update_job(layout, job.id, lambda _now: {"state": "idle"}) or job  # the record as it is now, not `job`
 
 
 def remove(layout: Layout, job: Job) -> None:
@@ -246,10 +246,14 @@ class JobReporter:
         if state == self._state:
             return
         self._state = state
+
+        def change(job: Job) -> dict[str, object] | None:
+            if job.state not in jobs.LIVE_STATES:  # `stop` wrote "stopped" first: it stays
+                return None
+            return {"state": state, "raw": {**job.raw, "tempo": _TEMPO[state]}}
+
         with contextlib.suppress(AgentTeamsError, OSError):  # a record we cannot write never stops the session
-            job = jobs.read_job(self.layout, self.job_id)
-            if job is not None and job.state in jobs.LIVE_STATES:  # `stop` wrote "stopped" first: it stays
-                jobs.write_job(self.layout, job, state=state, raw={**job.raw, "tempo": _TEMPO[state]})
+            jobs.update_job(self.layout, self.job_id, change)
 
     def ended(self) -> None:
         self.set("completed")

@@ -7,13 +7,14 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
 from agentteams import diagnostics
-from agentteams.errors import CorruptFileError, InvalidNameError
+from agentteams.errors import CorruptFileError, InvalidNameError, NotFoundError
 from agentteams.store.fs import safe_paths
 from agentteams.store.fs.atomic_json import atomic_write_json, parse_json_bytes, read_bytes
 from agentteams.store.paths import Layout
@@ -110,6 +111,23 @@ def write_job(layout: Layout, job: Job, **changes: Any) -> Job:
     job.raw = {**job.to_json(), "updatedAt": iso_now()}
     atomic_write_json(path, job.raw)
     return job
+
+
+def update_job(layout: Layout, job_id: str, change: Callable[[Job], Mapping[str, Any] | None]) -> Job | None:
+    """Read a record, change it and write it back under its lock, so that two of our processes never interleave
+    (`stop`'s state is not lost under the session's own report); `change` gives the fields to set, None to leave it.
+    None when there is no record."""
+    from agentteams.store.fs.locking import run_locked
+
+    def work() -> Job | None:
+        job = read_job(layout, job_id)
+        changes = change(job) if job is not None else None
+        return write_job(layout, job, **changes) if job is not None and changes is not None else job
+
+    try:
+        return run_locked(job_file(layout, job_id), work)
+    except NotFoundError:  # its directory is gone (`rm`): no record to change
+        return None
 
 
 def list_jobs(layout: Layout) -> list[Job]:
