@@ -11,7 +11,7 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentteams.backends.tmux import PaneRecord, probe_panes
 from agentteams.errors import AgentTeamsError, CorruptFileError, NotFoundError, UnsafePathError
@@ -19,23 +19,15 @@ from agentteams.store.api import Store
 from agentteams.store.fs import safe_paths
 from agentteams.store.paths import LEAD_NAME, Layout, team_dir_name
 from agentteams.store.presence import Presence
-from agentteams.store.protocol import (
-    IdleNotification,
-    Message,
-    PermissionRequest,
-    PermissionResponse,
-    PlanApprovalResponse,
-    ShutdownRejected,
-    TaskAssignment,
-    TaskCompleted,
-    parse_message,
-)
 from agentteams.store.records import Envelope, Member, TeamConfig
 from agentteams.store.task_text import task_line
 from agentteams.store.values import BoardTask
 from agentteams.team.budget_limit import Budget
 from agentteams.team.nodes.view import node_state
 from agentteams.team.teammate.lead_watch import lead_gone
+
+if TYPE_CHECKING:
+    from agentteams.store.protocol import Message  # imported when a message is one (16 classes: ~10 ms of `status`)
 
 LABEL_CHARS = 100
 
@@ -161,6 +153,16 @@ def _first_line(text: str) -> str:
 
 def protocol_label(msg: Message) -> str:
     """A protocol message as a few words: `idle`, `shutdown request`, `task #2 assigned: Write tests`."""
+    from agentteams.store.protocol import (
+        IdleNotification,
+        PermissionRequest,
+        PermissionResponse,
+        PlanApprovalResponse,
+        ShutdownRejected,
+        TaskAssignment,
+        TaskCompleted,
+    )
+
     if isinstance(msg, IdleNotification):
         parts = [f"completed #{msg.completed_task_id}" if msg.completed_task_id else "", msg.summary or ""]
         parts.append(f"failed: {msg.failure_reason}" if msg.failure_reason else "")
@@ -183,7 +185,11 @@ def protocol_label(msg: Message) -> str:
 
 def message_label(env: Envelope, recipient: str, lead: str) -> tuple[str, str]:
     """(kind, label) of one message; a peer DM reads `[to bob] <summary>` as in idle notices."""
-    msg = parse_message(env.text)
+    msg = None
+    if env.text.lstrip().startswith("{"):  # only such text can be a protocol message (protocol.parse_message)
+        from agentteams.store.protocol import parse_message
+
+        msg = parse_message(env.text)
     if msg is not None:
         return str(msg.to_json().get("type") or "unknown"), _first_line(protocol_label(msg))
     about = _first_line(env.summary or env.text)

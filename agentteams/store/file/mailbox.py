@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError, CorruptFileError, LockLostError, LockTimeoutError, NotFoundError
@@ -30,8 +31,10 @@ from agentteams.store.fs import safe_paths
 from agentteams.store.fs.atomic_json import atomic_write_bytes, dump_compact, dump_json, encode, quarantine, read_bytes
 from agentteams.store.fs.locking import FileLock, ensure_file, run_locked
 from agentteams.store.paths import Layout, agent_name, path_part, refuse_control
-from agentteams.store.protocol import Message
 from agentteams.store.records import Envelope, TeamConfig
+
+if TYPE_CHECKING:
+    from agentteams.store.protocol import Message  # a hint: reading an inbox (`status`) needs no protocol classes
 
 __all__ = ["FULL_CHECK_BYTES", "KEEP_DELIVERED", "Mailbox"]
 

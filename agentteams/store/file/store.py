@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from agentteams.store.file.teams import TeamStore
     from agentteams.store.fs.watch import FileWatcher
     from agentteams.store.presence import Presence
+    from agentteams.store.records import Envelope
     from agentteams.store.signing import Keyring
 
 
@@ -67,7 +68,7 @@ class FileStore:
         if self._mail is None:
             from agentteams.store.file.mailbox import Mailbox
 
-            self._mail = Mailbox(self.layout, self.teams, self.keyring.seal)
+            self._mail = Mailbox(self.layout, self.teams, self._seal)
         return self._mail
 
     @property
@@ -78,6 +79,10 @@ class FileStore:
             # the mailbox (for task_assignment messages, signed like every send) is got on first use, not here
             self._tasks = TaskStore(self.layout, lambda: self.mail)
         return self._tasks
+
+    def _seal(self, team: str, recipient: str, env: Envelope) -> None:
+        """The keyring's seal, the keyring (and the crypto it loads) made by the first send: a reader never needs it."""
+        self.keyring.seal(team, recipient, env)
 
     @property
     def keyring(self) -> Keyring:

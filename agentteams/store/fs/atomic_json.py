@@ -45,8 +45,9 @@ def encode(text: str) -> bytes:
     return text.encode("utf-8", "surrogatepass")
 
 
-def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
-    """Create `<path>.tmp.<8 hex>` in the same directory, let `fill` write it, fsync, rename over `path`.
+def _atomic_write(path: Path, fill: Callable[[int], None], *, durable: bool = True) -> None:
+    """Create `<path>.tmp.<8 hex>` in the same directory, let `fill` write it, fsync (when `durable`), rename over
+    `path`.
 
     Under a lock, the rename happens only while the lock is still ours (else LockLostError, nothing replaced).
     """
@@ -56,7 +57,8 @@ def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
         try:
             fill(fd)
             diagnostics.stamp("filled")
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         check_held()
@@ -69,9 +71,9 @@ def _atomic_write(path: Path, fill: Callable[[int], None]) -> None:
         raise
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Replace `path` with `data`, atomically and durably."""
-    _atomic_write(path, lambda fd: safe_paths.write_all(fd, data))
+def atomic_write_bytes(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data`, atomically and (unless told otherwise: a cache) durably."""
+    _atomic_write(path, lambda fd: safe_paths.write_all(fd, data), durable=durable)
 
 
 def atomic_write_spliced(path: Path, keep: int, tail: bytes) -> None:

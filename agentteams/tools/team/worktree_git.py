@@ -8,13 +8,16 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from agentteams.backends import git
 from agentteams.errors import AgentTeamsError, NotFoundError
-from agentteams.settings.types import Settings
 from agentteams.store.api import Teams
 from agentteams.store.paths import team_dir_name
 from agentteams.store.records import TeamConfig
+
+if TYPE_CHECKING:
+    from agentteams.settings.types import Settings  # for a hint: `status` lists trees without loading settings
 
 ROOT_KEY = "teammateWorktreeRoot"  # settings: where teammates' worktrees go (default <repo>/.claude/worktrees)
 ISOLATION_KEY = "teammateIsolation"  # settings: "worktree" gives every teammate its own unless the spawn says
