@@ -7,9 +7,10 @@ from __future__ import annotations
 import contextlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
 from agentteams.store.fs.atomic_json import epoch_ms, json_object
 from agentteams.store.redis.connection import Client
@@ -50,6 +51,18 @@ def ack_key(msg_id: str) -> str:
     return f"{ACK_PREFIX}{msg_id}"
 
 
+def _objects(raws: Iterable[str], what: str) -> list[dict[str, Any]]:
+    """Each raw value that is a JSON object; one line for each that is not (an inbox entry is gone once popped)."""
+    out = []
+    for raw in raws:
+        obj = json_object(raw)
+        if obj is None:
+            diagnostics.warning("ignoring %s in the store: not a JSON object: %.200r", what, raw)
+        else:
+            out.append(obj)
+    return out
+
+
 class RedisPeers:
     """Session records and their inboxes in one Redis database, outside every team's hash tag (a session belongs
     to no team; no script touches these keys together)."""
@@ -83,8 +96,8 @@ class RedisPeers:
             ids = [str(i) for i in self.client.zrangebyscore(INDEX_KEY, epoch_ms(), "+inf")]
             if not ids:
                 return []
-            found = (json_object(raw) for raw in self.client.mget([_record_key(i) for i in ids]))
-            return [r for r in found if r is not None]
+            raws = self.client.mget([_record_key(i) for i in ids])
+            return _objects((raw for raw in raws if raw is not None), "a session record")  # None: its lease ended
 
     def push(self, session_id: str, entry: dict[str, Any]) -> bool:
         """Queue an entry in a live session's inbox; False when its record is gone (it ended or died)."""
@@ -105,7 +118,7 @@ class RedisPeers:
             raws = [first[1]] if first else []
             while (more := self.client.lpop(key)) is not None:
                 raws.append(more)
-            return [e for e in (json_object(r) for r in raws) if e is not None]
+            return _objects(raws, "a message")
 
     def taken(self, key: str) -> None:
         """Tell the sender waiting on `key` that its entry was taken."""
