@@ -12,10 +12,10 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from agentteams.mockapi import MockServer
 from tests.support import redis_team as rt
 from tests.support.cli import Cli
 from tests.support.fault_ledger import FaultLedger
@@ -32,13 +32,23 @@ def store_lines(text: str) -> list[str]:
     return [line for line in text.splitlines() if any(s in line for s in STORE_LINES)]
 
 
+def refused_within(cli: Cli, url: str, bound: float, ledger: FaultLedger, **run: Any) -> list[str]:
+    """`task list` on the store at `url` must fail within `bound` s (else a hang in the ledger): its stderr lines."""
+    began = time.monotonic()
+    listed = cli("--store", url, "task", "list", TEAM, **run)
+    took = time.monotonic() - began
+    ledger.hangs += int(took > bound)
+    assert listed.returncode == 1 and took <= bound, (took, listed.stderr)
+    lines: list[str] = listed.stderr.strip().splitlines()
+    return lines
+
+
 def test_a_redis_paused_past_its_deadline_is_said_once_and_kills_no_member(
     cli: Cli, tmp_path: Path, redis_server: RedisServer, ledger: FaultLedger
 ) -> None:
-    gate, log = tmp_path / "go", tmp_path / "work.log"
     store = rt.store_of(redis_server)
-    with MockServer(rt.scenario(gate, log)) as api:
-        team = rt.start_team(cli, redis_server, api, tmp_path, ENV)
+    with rt.gated_team(cli, redis_server, tmp_path, ENV) as run:
+        team = run.team
         before = rt.claims(store)
         os.kill(redis_server.proc.pid, signal.SIGSTOP)
         ledger.faults += 1
@@ -47,15 +57,10 @@ def test_a_redis_paused_past_its_deadline_is_said_once_and_kills_no_member(
             wait_until(lambda: "is not answering" in team.stderr(), 10, "the lead to say the store does not answer",
                        explain=team.stderr)  # fmt: skip
             # a command run meanwhile ends within its deadline, in one line
-            began = time.monotonic()
-            listed = cli("--store", redis_server.url, "task", "list", TEAM, env={**cli.env(), **ENV}, timeout=30)
-            took = time.monotonic() - began
-            ledger.hangs += int(took > 8)
-            assert listed.returncode == 1 and took <= 8, (took, listed.stderr)
-            assert listed.stderr.strip().splitlines() == [
+            assert refused_within(cli, redis_server.url, 8, ledger, env={**cli.env(), **ENV}, timeout=30) == [
                 f"agentteams: error: the store at {redis_server.url} did not answer within 2 s (it took the "
                 "connection but sent nothing back); set AGENTTEAMS_STORE_TIMEOUT for a slower one"
-            ], listed.stderr
+            ]
             wait_until(lambda: "has been away" in team.stderr(), 15, "the lead to give up waiting on its commands")
             left = PAUSE - (time.monotonic() - stopped)
             if left > 0:
@@ -69,14 +74,13 @@ def test_a_redis_paused_past_its_deadline_is_said_once_and_kills_no_member(
             assert rt.members(store) == sorted(["team-lead", *rt.NAMES]), team.stderr()
             assert rt.claims(store) == before, f"a task changed owner after the pause:\n{team.stderr()}"
             time.sleep(0.2)  # sampling the store through a window, not waiting for an event
-        gate.touch()
+        run.gate.touch()
         wait_until(team.ended, 120, "the team to finish", explain=team.stderr)
         err, out = team.stderr(), team.out.read_text()
-        rt.stop_nodes(team)
-        node_errs = {n: p.read_text() for n, p in team.node_errs.items()}
+    node_errs = team.node_texts()
     assert team.lead.returncode == 0, err
     assert "LEAD-DONE" in out, out
-    done = sorted(log.read_text().split())
+    done = sorted(run.log.read_text().split())
     ledger.duplicates += len(done) - len(set(done))
     assert {line.split("-by-")[1] for line in done} == set(rt.NAMES), f"each teammate did its own task: {done}"
     # one line each when it stopped answering, when the commands gave up, when it was back: not one per retry
@@ -123,27 +127,17 @@ def test_a_redis_that_never_answers_is_one_line_within_the_deadline(
 ) -> None:
     """The default deadline (5 s): a command used to wait 82 s for its error."""
     url = f"redis://127.0.0.1:{silent_server}/0"
-    began = time.monotonic()
-    listed = cli("--store", url, "task", "list", "proj", timeout=120)
-    took = time.monotonic() - began
     ledger.faults += 1
-    ledger.hangs += int(took > 15)
-    assert listed.returncode == 1 and took <= 15, (took, listed.stderr)
-    assert listed.stderr.strip().splitlines() == [
+    assert refused_within(cli, url, 15, ledger, timeout=120) == [
         f"agentteams: error: the store at {url} did not answer within 5 s (it took the connection but sent nothing "
         "back); set AGENTTEAMS_STORE_TIMEOUT for a slower one"
-    ], listed.stderr
+    ]
 
 
 def test_an_unreachable_redis_is_one_line_at_once(cli: Cli, ledger: FaultLedger) -> None:
     url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
-    began = time.monotonic()
-    listed = cli("--store", url, "task", "list", "proj", timeout=60)
-    took = time.monotonic() - began
     ledger.faults += 1
-    ledger.hangs += int(took > 5)
-    assert listed.returncode == 1 and took <= 5, (took, listed.stderr)
-    lines = listed.stderr.strip().splitlines()
+    lines = refused_within(cli, url, 5, ledger, timeout=60)
     assert len(lines) == 1 and lines[0].startswith(f"agentteams: error: cannot reach the store at {url}:"), lines
     assert "Connection refused" in lines[0], lines
 
@@ -153,14 +147,13 @@ def test_a_redis_gone_for_good_mid_team_ends_the_run_within_bounds(
 ) -> None:
     """Killed and never started again: the lead and its teammates stop waiting once it has been away past
     AGENTTEAMS_STORE_GIVE_UP (600 s by default; 6 s here), each saying so in one line."""
-    gate, log = tmp_path / "go", tmp_path / "work.log"
     env = {**ENV, "AGENTTEAMS_STORE_GIVE_UP": "6"}
-    with MockServer(rt.scenario(gate, log)) as api:
-        team = rt.start_team(cli, redis_server, api, tmp_path, env)
+    with rt.gated_team(cli, redis_server, tmp_path, env) as run:
+        team = run.team
         redis_server.stop()
         ledger.faults += 1
         gone = time.monotonic()
-        gate.touch()  # the teammates finish their commands into a store that is not there
+        run.gate.touch()  # the teammates finish their commands into a store that is not there
         bound = 4 + 6 + 15  # the commands' deadline, the give-up, and a loaded machine's rounds
         wait_until(team.ended, 2 * bound, "the lead to end once the store has been away past its limit",
                    explain=team.stderr)  # fmt: skip
@@ -169,8 +162,7 @@ def test_a_redis_gone_for_good_mid_team_ends_the_run_within_bounds(
         err = team.stderr()
         wait_until(lambda: all(f"{n}: the store at" in "".join(p.read_text() for p in team.node_errs.values())
                                for n in rt.NAMES), bound, "every teammate to stop waiting")  # fmt: skip
-        rt.stop_nodes(team)
-        node_errs = {n: p.read_text() for n, p in team.node_errs.items()}
+    node_errs = team.node_texts()
     assert took <= bound, f"the lead ended {took:.0f} s after the store went"
     assert err.count("has ended here") == 1 and "past the 6 s a team waits for its store" in err, err
     assert len(store_lines(err)) == 2, f"unreachable, then given up on: one line each\n{err}"

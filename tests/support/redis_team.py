@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,20 @@ class NodeTeam:
 
     def ended(self) -> bool:
         return self.lead.poll() is not None
+
+    def node_texts(self) -> dict[str, str]:
+        """Each node's stderr as it stands."""
+        return {n: p.read_text() for n, p in self.node_errs.items()}
+
+
+@dataclass(frozen=True)
+class GatedTeam:
+    """A started team held at its gate: touch `gate` to let the teammates finish; `log` is their work log."""
+
+    team: NodeTeam
+    gate: Path
+    log: Path
+    api: MockServer
 
 
 def store_of(redis: RedisServer) -> RedisStore:
@@ -181,3 +196,18 @@ def stop_nodes(team: NodeTeam) -> None:
         if proc.poll() is None:
             proc.terminate()
             proc.wait(timeout=20)
+
+
+@contextlib.contextmanager
+def gated_team(
+    cli: Cli, redis: RedisServer, tmp: Path, env: dict[str, str], gone: str | None = None
+) -> Iterator[GatedTeam]:
+    """The scenario's team started on `redis` against a scripted server of its own, every teammate at the gate
+    (`start_team`); its nodes stopped afterwards, while the server still answers."""
+    gate, log = tmp / "go", tmp / "work.log"
+    with MockServer(scenario(gate, log, gone)) as api:
+        team = start_team(cli, redis, api, tmp, env)
+        try:
+            yield GatedTeam(team, gate, log, api)
+        finally:
+            stop_nodes(team)
