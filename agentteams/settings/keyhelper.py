@@ -6,7 +6,6 @@ The key lives only in the returned mapping (for the model client): never in os.e
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -33,6 +32,8 @@ class KeyHelperError(AgentTeamsError):
 
 def run_key_helper(command: str, cwd: Path, timeout: float = HELPER_TIMEOUT) -> str:
     """Run `command` with /bin/sh, as Claude Code does; its stdout, stripped, is the key."""
+    import subprocess  # only a session with an apiKeyHelper runs one
+
     env = without_secrets(os.environ)
     try:
         proc = subprocess.run(

@@ -30,6 +30,9 @@ OFF_THE_START_PATH = (
     "difflib",  # a rewind's line counts
     "agentteams.agent.permissions.bash_judge",  # the shell's judges: at the first command or path judged
     "agentteams.agent.permissions.path_commands",
+    "subprocess",  # a command's run (Bash, Grep with rg, an apiKeyHelper), not a tool's offer
+    "agentteams.tools.team.worktree_git",  # git's, at a TeamMerge
+    "agentteams.backends.git",
     "anthropic",
     "httpx",  # Anthropic's API is reached without the SDK and its HTTP library
 )
@@ -106,4 +109,4 @@ def test_the_repl_draws_its_prompt_before_the_session_s_modules(tmp_path: Path) 
     assert "agentteams.ui.repl" in loaded
     before_prompt = ("agentteams.agent.mcp_servers", "agentteams.agent.mcp_wait", "agentteams.run.stream_lines",
                      "agentteams.run.hook_lines", "agentteams.agent.session", *OFF_THE_START_PATH)  # fmt: skip
-    assert sorted(set(before_prompt) & loaded) == []
+    assert sorted(set(before_prompt) & loaded) == ["subprocess"]  # asyncio's, for the prompt's event loop

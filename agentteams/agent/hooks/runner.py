@@ -9,7 +9,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import threading
 import time
 import uuid
@@ -80,6 +79,8 @@ def run_command(hook: HookCommand, payload: str, cwd: Path, env: dict[str, str])
     program's hook is its callback, whose JSON answer is read as a command's JSON output."""
     if hook.callback is not None:
         return _call_back(hook, payload)
+    import subprocess  # a command's run: a stream-json session observes hooks before (and without) any
+
     try:
         proc = subprocess.Popen(
             ["/bin/sh", "-c", hook.command], cwd=cwd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,

@@ -4,7 +4,6 @@ once with `--version` in the background."""
 from __future__ import annotations
 
 import re
-import subprocess
 import threading
 
 from agentteams import diagnostics
@@ -25,6 +24,8 @@ class VersionProbe:
             self._thread.start()
 
     def _ask(self) -> None:
+        import subprocess
+
         try:
             proc = subprocess.run(
                 [*self.command, "--version"], capture_output=True, text=True, timeout=VERSION_WAIT, check=False,

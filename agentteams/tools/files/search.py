@@ -8,8 +8,6 @@ import contextlib
 import itertools
 import os
 import re
-import shutil
-import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,6 +208,8 @@ def rg_command(rg: str, q: GrepQuery) -> list[str]:
 
 def run_rg(rg: str, q: GrepQuery) -> list[str]:
     """ripgrep's output lines; ValueError with its message when it fails."""
+    import subprocess  # loaded by a search, not by every session that offers the tool
+
     try:
         cwd = q.root if q.root.is_dir() else q.root.parent  # rg matches a `--glob` with a `/` from its cwd
         done = subprocess.run(
@@ -388,6 +388,8 @@ class GrepTool(Tool):
         q = parse_query(args, ctx)
         if not q.root.exists():
             return ToolResult.error(f"Path does not exist: {q.root}")
+        import shutil
+
         rg = shutil.which("rg") if self.use_ripgrep else None
         try:
             if q.root.is_file() and is_binary(q.root):

@@ -12,13 +12,15 @@ import re
 import secrets
 import select
 import string
-import subprocess
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Literal, cast
+from typing import TYPE_CHECKING, BinaryIO, Literal, cast
 
 from agentteams.tools.shell.process import child_env, group_alive, kill_group, sigint_deferred
+
+if TYPE_CHECKING:
+    import subprocess  # a command's run loads it, not a session's start
 
 MAX_KEPT_CHARS = 1_000_000  # unread output kept per shell; beyond it the oldest unread output is dropped (counted)
 MAX_READ_CHARS = 30_000  # one read's answer: the newest part of the new output
@@ -129,6 +131,8 @@ class BackgroundShell:
             self._dropped += cut
 
     def _wait(self, timeout_s: float) -> None:
+        import subprocess
+
         try:
             code = self.proc.wait(timeout_s)
         except subprocess.TimeoutExpired:
@@ -189,6 +193,8 @@ class ShellRegistry:
 
     def start(self, command: str, cwd: Path, timeout_ms: int) -> BackgroundShell:
         """Start `command` in the background (OSError if bash cannot start)."""
+        import subprocess  # loaded by a command's run, not by every session that offers the tool
+
         with self._lock:
             if self._closed:
                 raise OSError("the agent is ending: no new background commands")
@@ -225,6 +231,8 @@ class ShellRegistry:
 
     def close(self) -> None:
         """Stop every background group and let the guard go (the agent is ending)."""
+        import subprocess
+
         with self._lock:
             self._closed = True
             shells = list(self._shells.values())
@@ -242,6 +250,8 @@ class ShellRegistry:
                 guard.wait(5)
 
     def _ensure_guard(self) -> None:
+        import subprocess
+
         if self._guard is not None:
             return
         self._guard = subprocess.Popen(

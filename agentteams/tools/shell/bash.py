@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from agentteams.tools.base import Tool, ToolContext, ToolResult, require_str
 from agentteams.tools.shell.background_tools import start_background
@@ -20,6 +19,9 @@ from agentteams.tools.shell.process import (
     sigint_deferred,
     wait_for,
 )
+
+if TYPE_CHECKING:
+    import subprocess  # a command's run loads it, not a session's start
 
 
 class BashTool(Tool):
@@ -57,6 +59,8 @@ class BashTool(Tool):
             return ToolResult.error(f"The working directory {ctx.cwd} does not exist")
         if args.get("run_in_background") is True:
             return start_background(command, args, ctx)
+        import subprocess  # loaded by a command's run, not by every session that offers the tool
+
         timeout_ms = parse_timeout(args)
         proc: subprocess.Popen[bytes] | None = None
         started = False

@@ -8,16 +8,18 @@ import contextlib
 import os
 import select
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from agentteams.settings.keyhelper import without_secrets
 from agentteams.tools.errors import ToolInputError
+
+if TYPE_CHECKING:
+    import subprocess  # a command's run loads it, not a session's start
 
 DEFAULT_TIMEOUT_MS = 120_000
 MAX_TIMEOUT_MS = 600_000

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from agentteams.tools.base import ToolContext, ToolResult, require_str
-from agentteams.tools.team import worktree_git
 from agentteams.tools.team.task_tools import CoordinationTool
 
 DIFF_CHARS = 30_000  # a review longer than this is cut: the model reads the rest with git itself
@@ -32,6 +31,8 @@ class TeamMergeTool(CoordinationTool):
     }
 
     def execute(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        from agentteams.tools.team import worktree_git  # git's module: loaded by a merge, not by offering the tool
+
         team = ctx.team_name
         if not team:
             return ToolResult.error("There is no team: TeamMerge merges a teammate's worktree branch.")
