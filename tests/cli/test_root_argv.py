@@ -47,20 +47,25 @@ def _every_option() -> list[list[str]]:
     return [line for line in lines if line]
 
 
-def _sdk_lines() -> list[list[str]]:
-    """What the Python Agent SDK puts on the command line for a few option sets (its own builder, not a copy)."""
+# option sets the Python Agent SDK turns into command lines (its own builder, not a copy: imported by the test that
+# uses it, not at collection in every worker)
+SDK_OPTION_SETS: list[dict[str, Any]] = [
+    {},
+    {"permission_mode": "bypassPermissions", "max_turns": 3, "allowed_tools": ["Read", "Bash"], "model": "sonnet",
+     "system_prompt": "be brief", "add_dirs": ["/tmp"], "include_partial_messages": True},
+    {"disallowed_tools": ["Write"], "continue_conversation": True, "fork_session": True, "settings": "{}",
+     "setting_sources": ["user", "project"], "permission_prompt_tool_name": "stdio", "fallback_model": "haiku"},
+]  # fmt: skip
+
+
+def _sdk_line(options: dict[str, Any]) -> list[str]:
+    """What the Python Agent SDK puts on the command line for these options."""
     from claude_agent_sdk import ClaudeAgentOptions
     from claude_agent_sdk._internal.transport.subprocess_cli import SubprocessCLITransport
 
-    sets: list[dict[str, Any]] = [
-        {},
-        {"permission_mode": "bypassPermissions", "max_turns": 3, "allowed_tools": ["Read", "Bash"], "model": "sonnet",
-         "system_prompt": "be brief", "add_dirs": ["/tmp"], "include_partial_messages": True},
-        {"disallowed_tools": ["Write"], "continue_conversation": True, "fork_session": True, "settings": "{}",
-         "setting_sources": ["user", "project"], "permission_prompt_tool_name": "stdio", "fallback_model": "haiku"},
-    ]  # fmt: skip
-    built = [SubprocessCLITransport(prompt="x", options=ClaudeAgentOptions(cli_path="/bin/true", **o)) for o in sets]
-    return [t._build_command()[1:] for t in built]
+    built = SubprocessCLITransport(prompt="x", options=ClaudeAgentOptions(cli_path="/bin/true", **options))
+    line: list[str] = built._build_command()[1:]
+    return line
 
 
 PLAIN = [
@@ -75,13 +80,22 @@ LEFT_TO_TYPER = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("argv", [*PLAIN, *_every_option(), *_sdk_lines()], ids=repr)
-def test_a_plain_line_reads_as_typer_reads_it(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def _reads_as_typer(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     ours = root_argv.parse(optional_value(argv))
     assert ours is not None, "a plain line was left to typer"
     typers = _by_typer(argv, monkeypatch)
     assert ours == typers
     assert flags_from_options(ours) == flags_from_options(typers)  # the real one: the module's is patched here
+
+
+@pytest.mark.parametrize("argv", [*PLAIN, *_every_option()], ids=repr)
+def test_a_plain_line_reads_as_typer_reads_it(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    _reads_as_typer(argv, monkeypatch)
+
+
+@pytest.mark.parametrize("options", SDK_OPTION_SETS, ids=repr)
+def test_the_sdk_s_line_reads_as_typer_reads_it(options: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    _reads_as_typer(_sdk_line(options), monkeypatch)
 
 
 @pytest.mark.parametrize("argv", LEFT_TO_TYPER, ids=repr)
