@@ -128,7 +128,7 @@ def window(value: str | None) -> int | None:
         number = 0.0
     if 0 < number < 1000:  # a shorthand in thousands
         number *= 1000
-    if number < LEAST_WINDOW:
+    if not LEAST_WINDOW <= number < float("inf"):  # `nan` and `inf` too: claude refuses them, int() would raise
         raise AgentTeamsError(f"--autocompact must be auto, or at least 100k tokens (500k, 200000, or 200), "
                               f"got {value!r}")  # fmt: skip
     return int(number)

@@ -68,8 +68,10 @@ def test_what_claude_accepts_passes() -> None:
 
 def test_the_autocompact_window_reads_as_claude_reads_it() -> None:
     assert (window("auto"), window("200000"), window("500k"), window("200")) == (None, 200_000, 500_000, 200_000)
-    with pytest.raises(AgentTeamsError):
-        window("99k")
+    assert window("1e6") == 1_000_000
+    for refused in ("99k", "nan", "inf", "1e400", "nank"):  # one line each, as claude's; not a crash
+        with pytest.raises(AgentTeamsError, match="at least 100k"):
+            window(refused)
 
 
 def test_the_debug_filter_keeps_or_drops_categories() -> None:
