@@ -1,6 +1,6 @@
 """A session's messaging socket where claude 2.1.332 puts its (`/tmp/cc-socks/<pid>.sock`; `cc-socks-<uid>` for others
 than root): the directory 0700 and ours, the socket 0600, only our uid heard (SO_PEERCRED); a connection is read to
-its end (bounded) and closed, the close being the sender's only answer, and what it carried is handled after."""
+its end (bounded), what it carried handed on, then closed: the close is the sender's only answer (it was taken)."""
 
 from __future__ import annotations
 
