@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import time
 from typing import Any
 
 import pytest
@@ -244,7 +246,9 @@ def test_a_claim_reads_the_task_and_its_blockers_not_the_board(tasks: TaskStore,
 def test_claim_next_looks_with_one_read_and_no_lock(tasks: TaskStore, layout: Layout) -> None:
     """A teammate's look for work (the busy check on) reads the board once, without a lock, when it finds nothing or
     finds the agent busy; a claim then reads it once more under the list lock, as Claude Code's busy check does.
-    Without the busy check, a claim reads only its task and that task's blockers again."""
+    Both are the board view's reads (store/file/board_cache.py): files as recent as the racy window are read each
+    time, older ones come from our stat-checked copy. Without the busy check, a claim reads only its task and that
+    task's blockers again."""
     docs: list[dict[str, Any]] = [{"subject": f"s{i}", "status": "completed"} for i in range(30)]
     docs += [{"subject": "blocked by a done one", "blockedBy": ["30"]}, {"subject": "next"}, {"subject": "last"}]
     write_board(layout, "t", docs)
@@ -252,10 +256,11 @@ def test_claim_next_looks_with_one_read_and_no_lock(tasks: TaskStore, layout: La
     with counting_task_reads() as reads:
         first = tasks.claim_next("t", "alice", check_busy=True)
     assert first.task is not None and first.task.id == "31"
-    assert reads == {**dict.fromkeys(everything, 2), "31": 3}
+    assert reads == {**dict.fromkeys(everything, 2), "31": 3}  # every file just written: racily recent, read
     with counting_task_reads() as reads:
         busy = tasks.claim_next("t", "alice", check_busy=True)
-    assert (busy.reason, busy.busy_with, reads) == ("agent_busy", ["31"], everything)
+    assert (busy.reason, busy.busy_with, reads) == ("agent_busy", ["31"], {**everything, "32": 2})
+    assert busy.task is not None and busy.task.id == "32" and busy.task.subject == "next"  # the record, read again
     with counting_task_reads() as reads:
         second = tasks.claim_next("t", "bob")
     assert second.task is not None and second.task.id == "32"
@@ -264,3 +269,28 @@ def test_claim_next_looks_with_one_read_and_no_lock(tasks: TaskStore, layout: La
     with counting_task_reads() as reads:
         assert tasks.claim_next("t", "dave", check_busy=True).reason == "task_not_found"
     assert reads == everything
+
+
+def test_claims_on_a_settled_board_read_only_what_changed(tasks: TaskStore, layout: Layout) -> None:
+    """Issue 30: on a board whose files are older than the racy window, a look for work and a busy-checked claim read
+    no task file but the ones changed since (our copy of the board is stat-checked), however large the board."""
+    docs: list[dict[str, Any]] = [{"subject": f"s{i}", "status": "completed"} for i in range(300)]
+    docs += [{"subject": "next"}, {"subject": "after next", "blockedBy": ["301"]}, {"subject": "free"}]
+    write_board(layout, "t", docs)
+    then = time.time_ns() - 10 * 10**9
+    for f in layout.task_dir("t").glob("*.json"):
+        os.utime(f, ns=(then, then))
+    tasks.board("t")  # a look (status, a teammate's look) has made the copy
+    with counting_task_reads() as reads:
+        claimed = tasks.claim_next("t", "alice", check_busy=True)
+    assert claimed.success and claimed.task is not None and claimed.task.id == "301"
+    assert reads == {"301": 1}  # the claimed task, under its lock
+    with counting_task_reads() as reads:
+        busy = tasks.claim_next("t", "alice", check_busy=True)
+    assert (busy.reason, busy.busy_with) == ("agent_busy", ["301"])  # the claim just written is seen
+    assert busy.task is not None and busy.task.id == "303"
+    assert reads == {"301": 1, "303": 1}  # 301 racily recent; 303 the record the answer carries
+    with counting_task_reads() as reads:
+        picked = tasks.claim_next("t", "bob", check_busy=True)
+    assert picked.success and picked.task is not None and picked.task.id == "303"  # 302 waits for 301
+    assert reads == {"301": 2, "303": 1}  # the look and the claim's board, then the claimed task under its lock

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from typing import TypeVar
 
 from agentteams import diagnostics
 from agentteams.errors import CorruptFileError
@@ -12,6 +13,7 @@ from agentteams.store.fs import safe_paths
 from agentteams.store.fs.atomic_json import atomic_write_bytes, parse_json_bytes, read_bytes
 from agentteams.store.paths import Layout
 from agentteams.store.records import LEAD_PROCESS, Task
+from agentteams.store.values import BoardTask
 
 
 def task_ids(names: Sequence[str]) -> list[int]:
@@ -52,7 +54,10 @@ def still_open(layout: Layout, team: str, task_id: str) -> bool:
         return False
 
 
-def first_claimable(tasks: Sequence[Task]) -> Task | None:
+Listed = TypeVar("Listed", Task, BoardTask)  # a record, or a view's lean task (a claim's look)
+
+
+def first_claimable(tasks: Sequence[Listed]) -> Listed | None:
     """Lowest-id pending, unowned task whose blockers are all resolved."""
     open_ids = {t.id for t in tasks if not t.resolved}
     for t in tasks:

@@ -131,7 +131,7 @@ class TaskStore:
         return [now.get(t.id, t) for t in listed], back
 
     @staticmethod
-    def open_ids(tasks: Sequence[Task]) -> set[str]:
+    def open_ids(tasks: Sequence[Task | BoardTask]) -> set[str]:
         return {t.id for t in tasks if not t.resolved}
 
     def find_claimable(self, team: str) -> Task | None:
@@ -297,15 +297,15 @@ class TaskStore:
             return ClaimResult(False, reason="task_not_found")
         order = self._order(team)
         if check_busy:
-            with self._list_lock(team):
-                claim = functools.partial(self._claim, team, task_id, agent, order, self.list_tasks(team))
+            with self._list_lock(team):  # the board as a view reads it: a stat per file once our copy is current
+                claim = functools.partial(self._claim, team, task_id, agent, order, self.board(team))
                 return run_locked(self.layout.task_file(team, task_id), claim)
         return run_locked(
             self.layout.task_file(team, task_id), functools.partial(self._claim, team, task_id, agent, order)
         )
 
     def _claim(
-        self, team: str, task_id: str, agent: str, order: Order, listed: list[Task] | None = None
+        self, team: str, task_id: str, agent: str, order: Order, listed: list[BoardTask] | None = None
     ) -> ClaimResult:
         """The claim's checks and write; the caller holds the task's lock. With `listed` (every task, read under
         the list lock the caller holds) the blockers are looked up there and the agent checked for other open
@@ -336,12 +336,16 @@ class TaskStore:
         """Claim the lowest-id claimable task (retried when another agent wins the race). The look is one read of the
         board without a lock, and a look that finds nothing, or finds the agent busy, stops there: a lock would wake
         every watcher of the task dir, the looker's own too, so an idle team would spin. Only a claim itself locks
-        (with `check_busy`, the list lock and a read of the board under it, as Claude Code)."""
-        while (task := task_files.first_claimable(listed := self.list_tasks(team))) is not None:
+        (with `check_busy`, the list lock and a read of the board under it, as Claude Code). Both reads are the
+        view's (`board`): a stat per task file, a file read only when it changed since our copy of the board."""
+        while (found := task_files.first_claimable(listed := self.board(team))) is not None:
             busy = [t.id for t in listed if check_busy and t.owner == agent and not t.resolved]
             if busy:
+                task = self._load(team, found.id, under_lock=False)  # the one record the answer carries
+                if task is None:
+                    continue  # deleted meanwhile: look again
                 return ClaimResult(False, task, "agent_busy", busy)
-            result = self.claim(team, task.id, agent, check_busy=check_busy)
+            result = self.claim(team, found.id, agent, check_busy=check_busy)
             if result.success or result.reason == "agent_busy":
                 return result
         return ClaimResult(False, reason="task_not_found")
