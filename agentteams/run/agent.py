@@ -156,6 +156,8 @@ def agents_with(text: str, cwd: Path, scopes: Collection[str] = FILE_SOURCES) ->
 
 def plugins_at(dirs: list[str]) -> tuple[Plugin, ...]:
     """`--plugin-dir`s, each read now: a directory that is not a plugin is one line and an exit."""
+    if not dirs:  # the plugins' and commands' modules load only for a run that names a plugin
+        return ()
     from agentteams.settings.plugins import load_plugin
 
     return tuple(load_plugin(Path(d)) for d in dirs)

@@ -37,6 +37,9 @@ OFF_THE_START_PATH = (
     "httpx",  # Anthropic's API is reached without the SDK and its HTTP library
 )
 
+# and by a -p run with no --plugin-dir, /command nor file with front matter (an SDK session's init line lists commands)
+P_ALSO = ("agentteams.settings.plugins", "agentteams.settings.commands", "agentteams.settings.frontmatter")
+
 # the CLI as its console script runs it, the modules loaded when the session's first model call starts written out
 _PROBE = """
 import json, os, sys
@@ -73,7 +76,7 @@ def test_a_p_run_sends_its_first_request_without_them(cli: Cli, work: Path, tmp_
     with MockServer(script("hello")) as server:
         loaded = _loaded(cli, work, server.base_url, tmp_path / "p.json", "-p", "hi")
     assert "agentteams.agent.session" in loaded  # the probe saw the session's first call
-    assert sorted(set(OFF_THE_START_PATH) & loaded) == []
+    assert sorted(set(OFF_THE_START_PATH + P_ALSO) & loaded) == []
 
 
 @pytest.mark.proc
