@@ -150,10 +150,8 @@ def real_lead_scenario() -> dict[str, Any]:
         "lead: asked alice to stop",
     ]  # fmt: skip
     me = {"system": OUR_TEAMMATE_SYSTEM, "tools": True}
-    approve = {"type": "shutdown_response", "request_id": rc.REQUEST_ID, "approve": True}
     return {"routes": [
-        {"name": "alice-shutdown", "match": {**me, "last_prompt": "shutdown_request"},
-         "turns": [tool("SendMessage", to="team-lead", message=approve)]},
+        rc.approving_route(me),
         {"name": "alice-second", "match": {**me, "last_prompt": "LEAD-SECOND"},
          "turns": [tool("SendMessage", to="team-lead", message="OURS-REPLY-2 checked again", summary="again"),
                    say("alice: second reply sent")]},

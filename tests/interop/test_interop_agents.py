@@ -47,10 +47,8 @@ def scenario(victim: Path) -> dict[str, Any]:
         "lead: asked alice to stop",
     ]  # fmt: skip
     me = {"system": MARK, "tools": True}
-    approve = {"type": "shutdown_response", "request_id": rc.REQUEST_ID, "approve": True}
     return {"routes": [
-        {"name": "alice-shutdown", "match": {**me, "last_prompt": "shutdown_request"},
-         "turns": [tool("SendMessage", to="team-lead", message=approve)]},
+        rc.approving_route(me),
         {"name": "alice", "match": me, "idle": "Noted.", "turns": [
             tool("Write", file_path=str(victim), content="x"),
             tool("SendMessage", to="team-lead", message="OURS-TYPED-REPLY checked", summary="checked"),

@@ -191,6 +191,14 @@ def approve_shutdown_turn(lead: str = "team-lead") -> dict[str, Any]:
     return {"wait_for_last": "shutdown_request", **turn}
 
 
+def approving_route(me: dict[str, Any], name: str = "alice-shutdown") -> dict[str, Any]:
+    """The route of a teammate (`me`: its match) whose latest prompt is a real lead's shutdown_request: it approves
+    at once with a SendMessage to the lead."""
+    approve = {"type": "shutdown_response", "request_id": REQUEST_ID, "approve": True}
+    turn = send_message_turn("team-lead", approve)
+    return {"name": name, "match": {**me, "last_prompt": "shutdown_request"}, "turns": [turn]}
+
+
 def message_tags(requests: list[dict[str, Any]], marker: str) -> list[str]:
     """The opening tag of every `<teammate-message>` block holding `marker`, in request order, each block once."""
     seen: dict[str, str] = {}
