@@ -19,8 +19,14 @@ from agentteams.tools.base import ToolInputError
 from agentteams.tools.team import worktree_git
 from tests.support.fake_model import FakeModel, text
 from tests.support.hookscript import HookLab
-from tests.support.runtime import TEAM, running_lead
+from tests.support.runtime import TEAM, quick_polls, running_lead
 from tests.support.wait import wait_until
+
+
+@pytest.fixture(autouse=True)
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lead's team thread looks every 20 ms: closing a lead waits for its look (2 s each at the default)."""
+    quick_polls(monkeypatch)
 
 
 def sh(repo: Path, *args: str) -> str:
