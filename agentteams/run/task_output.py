@@ -4,13 +4,14 @@ stopped command's output): `<tmp>/agentteams-<uid>/<session>/tasks/<id>.output`,
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 
 def write_task_output(session_id: str, task_id: str, text: str) -> Path:
     """Leave `text` as the task's output; its path (named to the program even when the write failed: the text is in
     the tool's result too)."""
+    import tempfile  # with shutil: loaded by a task's output, not by every session's start
+
     from agentteams.store.fs import safe_paths
     from agentteams.store.fs.atomic_json import atomic_write_bytes
 

@@ -33,6 +33,8 @@ OFF_THE_START_PATH = (
     "subprocess",  # a command's run (Bash, Grep with rg, an apiKeyHelper), not a tool's offer
     "agentteams.tools.team.worktree_git",  # git's, at a TeamMerge
     "agentteams.backends.git",
+    "shutil",  # with bz2 and lzma: a team's removal, a task's output file (tempfile), rg's lookup
+    "tempfile",
     "anthropic",
     "httpx",  # Anthropic's API is reached without the SDK and its HTTP library
 )

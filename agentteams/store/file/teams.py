@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -190,6 +189,8 @@ def _remove_tree(path: Path, attempts: int = 20) -> None:
     """rmtree that outlasts a departing agent's last writes: an entry that vanishes mid-walk (the temporary file
     of an atomic write, renamed into place) is passed over, and a file appearing mid-removal (ENOTEMPTY) is
     caught by walking again, until `path` itself is gone."""
+    import shutil  # (with bz2 and lzma) loaded by a team's removal, not by every session's start
+
     for attempt in range(attempts):
         try:
             shutil.rmtree(path, onerror=_pass_over_vanished)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -130,6 +129,8 @@ def own_executable() -> list[str]:
     script = Path(sys.executable).with_name("agentteams")
     if script.is_file() and os.access(script, os.X_OK):
         return [str(script)]
+    import shutil  # (with bz2 and lzma) only when the console script is not beside this interpreter
+
     found = shutil.which("agentteams")
     return [found] if found else [sys.executable, "-m", "agentteams"]
 
