@@ -169,9 +169,10 @@ def test_bench_board_runs_and_counts_one_read_per_task(tmp_path: Path, config_ro
     assert "load average" in proc.stdout and "status of 400 tasks" in proc.stdout
     rows = {r["tasks"]: r for r in json.loads(out.read_text())["rows"]}
     assert set(rows) == {12, 400}
-    for n, row in rows.items():  # a listing reads each file once, a claim its task, a look the board, a pick it twice
+    for n, row in rows.items():  # a listing reads each file once, a claim its task; a look and a pick (the board's
+        # view: a stat per file) only the files written since the board's copy (the round's claims) and their task
         reads = (row["tasklist_reads"], row["claim_reads"], row["look_reads"], row["claim_next_reads"])
-        assert reads == (n, 1, n, 2 * n + 1), row
+        assert reads[:2] == (n, 1) and 1 <= reads[2] <= 3 and 1 <= reads[3] <= 6, row
         assert row["status_first_ms"] > 0 and row["status_ms"] > 0
         assert row["tasklist_tokens"] == row["tasklist_bytes"] // 4
 
