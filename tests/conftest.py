@@ -32,7 +32,8 @@ os.environ[SANDBOXED_VAR] = "1"
 # The tests' temporary directories (tmp_path) on tmpfs where the machine has one: the stores' atomic writes fsync
 # every file, and on a disk shared with other work each fsync took ~8 ms (tests/store ran 55 s, 18 s on tmpfs). What
 # the tests check is unchanged: the same calls are made, only their cost differs; the fault suite mounts its own
-# small disks. An explicit PYTEST_DEBUG_TEMPROOT or --basetemp wins. Sockets live under /tmp (short AF_UNIX paths).
+# small disks. An explicit PYTEST_DEBUG_TEMPROOT or --basetemp wins. A socket in tmp_path (a test's tmux.sock) stays
+# well under the AF_UNIX limit: /dev/shm is 4 bytes longer than /tmp and its numbered dirs start afresh.
 SHM = Path("/dev/shm")
 if SHM.is_dir() and os.access(SHM, os.W_OK | os.X_OK):
     os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", str(SHM))
