@@ -13,7 +13,7 @@ from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
 
 if TYPE_CHECKING:
-    from agentteams.settings.types import Settings
+    from agentteams.settings.types import Settings, Source
 
 TRUE_WORDS = ("true", "1", "yes", "on", "")  # --prompt-suggestions' values (alone: true), as claude takes them
 FALSE_WORDS = ("false", "0", "no", "off")
@@ -182,14 +182,31 @@ def minimal() -> bool:
 
 
 def settings_for(more: MoreFlags, found: Settings) -> Settings:
-    """The settings as the options leave them: --bare and --safe-mode run no hooks but the managed file's, and
-    --safe-mode reads no commands or agent files of the user or the project."""
+    """The settings as the options leave them: --bare and --safe-mode run no hooks but the managed file's (an
+    organization's policy still applies, as claude's), and --safe-mode reads no commands or agent files of the user
+    or the project."""
     if not (more.bare or more.safe_mode or minimal()):
         return found
-    managed = found.origins.get("hooks")
-    hooks = found.hooks if managed is not None and getattr(managed, "scope", "") == "managed" else {}
+    hooks, origins = managed_hooks(found)
     merged = {k: v for k, v in found.merged.items() if k != "hooks"} | ({"hooks": hooks} if hooks else {})
     sources = found.sources
     if more.safe_mode or os.environ.get("CLAUDE_CODE_SAFE_MODE"):
         sources = tuple(s for s in sources if s not in ("user", "project", "local"))
-    return dataclasses.replace(found, hooks=hooks, merged=merged, sources=sources)
+    return dataclasses.replace(found, hooks=hooks, merged=merged, sources=sources, origins=origins)
+
+
+def managed_hooks(found: Settings) -> tuple[dict[str, Any], dict[str, Source]]:
+    """The matcher groups the managed file set, by event, and the settings' origins with theirs at their new places
+    (an origin is per group: `hooks.<event>[i]`)."""
+    hooks: dict[str, Any] = {}
+    origins = {k: v for k, v in found.origins.items() if not k.startswith("hooks.")}
+    for event, groups in found.hooks.items():
+        kept: list[Any] = []
+        for i, group in enumerate(groups if isinstance(groups, list) else []):
+            origin = found.origins.get(f"hooks.{event}[{i}]")
+            if origin is not None and origin.scope == "managed":
+                origins[f"hooks.{event}[{len(kept)}]"] = origin
+                kept.append(group)
+        if kept:
+            hooks[event] = kept
+    return hooks, origins

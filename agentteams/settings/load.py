@@ -254,6 +254,10 @@ def _merge(into: dict[str, Any], data: dict[str, Any], src: Source, origins: dic
                 if item not in old:  # concatenated across scopes, each entry once
                     origins[f"{path}[{len(old)}]"] = src
                     old.append(item)
+                elif src.scope == "managed" and path.startswith("hooks."):
+                    # the policy's hook stays the policy's when a lower file holds the same group (--bare and
+                    # --safe-mode keep the managed file's hooks only: a copy must not take it away)
+                    origins[f"{path}[{old.index(item)}]"] = src
         else:
             _drop(origins, path)
             into[key] = value

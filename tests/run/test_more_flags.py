@@ -3,13 +3,17 @@ out as claude's optional values may be, and the debug log's category filter (run
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from agentteams.cli import root_argv
 from agentteams.errors import AgentTeamsError
 from agentteams.run import debug_log
 from agentteams.run.agent import flags_from_options
-from agentteams.run.more_flags import Mode, MoreFlags, check, window
+from agentteams.run.more_flags import Mode, MoreFlags, check, settings_for, window
 from agentteams.run.session_choice import optional_value
 
 PRINT = Mode(True, "text", "text")
@@ -83,3 +87,26 @@ def test_the_debug_filter_keeps_or_drops_categories() -> None:
     assert debug_log.parse_filter("hooks,!api").keeps("anything at all")  # a mix is no filter, as claude's
     assert debug_log.categories('MCP server "files": connected') >= {"mcp", "files"}
     assert "init" in debug_log.categories("[init] configure")
+
+
+def test_bare_and_safe_mode_keep_the_managed_files_hooks_only(tmp_path: Path) -> None:
+    from agentteams.agent.hooks.spec import configured
+    from agentteams.settings.load import load_settings
+
+    def group(command: str) -> dict[str, Any]:
+        return {"matcher": "Bash", "hooks": [{"type": "command", "command": command}]}
+
+    policy, mine = group("/opt/policy-check"), group("./my-hook")
+    root, cwd, managed = tmp_path / "root", tmp_path / "proj", tmp_path / "managed-settings.json"
+    root.mkdir()
+    cwd.mkdir()
+    # the user's file holds its own hook and a copy of the policy's: the copy must not take the policy's away
+    (root / "settings.json").write_text(json.dumps({"hooks": {"PreToolUse": [mine, policy], "Stop": [mine]}}))
+    managed.write_text(json.dumps({"hooks": {"PreToolUse": [policy]}}))
+    found = load_settings(cwd, root=root, managed=managed)
+    assert found.hooks["PreToolUse"] == [mine, policy]
+    for more in (MoreFlags(bare=True), MoreFlags(safe_mode=True)):
+        kept = settings_for(more, found)
+        assert kept.hooks == {"PreToolUse": [policy]} == kept.merged["hooks"]
+        [hook], _ = configured(kept)
+        assert (hook.command, hook.source) == ("/opt/policy-check", str(managed))
