@@ -144,6 +144,8 @@ def _inside(path: Path, root: Path) -> bool:
 
 def find(layout: Layout, key: str) -> Job:
     """A job by its id, its session id, or part of its name (one match); one clear line when none or several."""
+    if not key.strip():  # every name holds "": it must not pick the only session there is
+        raise BackgroundError("name a background session: its id, or part of its name")
     every = jobs.list_jobs(layout)
     exact = [j for j in every if key in (j.id, j.session_id)]
     found = exact or [j for j in every if key.lower() in j.label.lower()]

@@ -61,3 +61,14 @@ def test_the_session_leaves_a_stopped_record_stopped(tmp_path: Path) -> None:
 def test_no_record_no_update(tmp_path: Path) -> None:
     assert jobs.update_job(Layout(tmp_path / "claude"), JOB_ID, lambda _j: {"state": "stopped"}) is None
     assert not (tmp_path / "claude" / "jobs" / JOB_ID / "state.json").exists()
+
+
+def test_a_blank_key_names_no_session(tmp_path: Path) -> None:
+    from agentteams.run.background import BackgroundError, find
+
+    layout = Layout(tmp_path / "claude")
+    _job(layout)  # the only one: a blank key held in every name would pick it
+    for key in ("", "  "):
+        with pytest.raises(BackgroundError, match="name a background session"):
+            find(layout, key)
+    assert find(layout, JOB_ID).id == JOB_ID

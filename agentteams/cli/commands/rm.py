@@ -8,7 +8,7 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_mar
 
 
 @app.command(context_settings={"help_option_names": ["-h", "--help"]})
-def rm(session: Annotated[str, typer.Argument(help="The session's id.")]) -> None:
+def rm(session: Annotated[str, typer.Argument(help="The session's id, or part of its name.")]) -> None:
     """Remove a background session from the list (`agentteams -r` still lists its conversation)."""
     from agentteams.run import background
     from agentteams.store.paths import Layout
