@@ -152,11 +152,11 @@ class PeerEndpoint:
 
     def idle(self, last_text: str) -> None:
         """The session finished a turn with nothing queued: its record says so, and whoever asked is told once."""
-        self._busy = False
         with self._writes:
             self._status = "idle"
             self._writes.notify_all()
-        with self._lock:
+        with self._lock:  # with _subscribe's check: one that saw the turn still busy is in `owed`
+            self._busy = False
             owed, self._subscribers = self._subscribers, {}
         for msg_id, address in owed.items():
             self._notify_idle(msg_id, address, last_text)
@@ -373,10 +373,10 @@ class PeerEndpoint:
     def _subscribe(self, frame: Frame) -> None:
         if self.wiring.policy() == "refuse":
             return
-        if self._busy:
-            with self._lock:
+        with self._lock:  # checked and added at once: an `idle` between the two would never tell it
+            if self._busy:
                 self._subscribers[frame.msg_id] = frame.sender
-            return
+                return
         self._notify_idle(frame.msg_id, frame.sender, "")  # idle already: told at once
 
     def _status_to(self, frame: Frame, status: str, **fields: str) -> None:

@@ -1,5 +1,6 @@
 """A session's endpoint among other sessions, once closed, leaves no thread and no file: its record's writer ends, and
-its record, key file and socket are gone, a status change made just before the close included."""
+its record, key file and socket are gone, a status change made just before the close included; and a notify_when_idle
+is never lost to the turn's end."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from agentteams.agent.peers import PeerEndpoint, PeerWiring
 from agentteams.store import peer_records
 from agentteams.store.paths import Layout
+from agentteams.store.peer_wire import Frame
 
 
 def _writers() -> set[threading.Thread]:
@@ -33,3 +35,39 @@ def test_close_ends_the_record_writer_and_removes_every_file(tmp_path: Path, mon
     assert not writer.is_alive(), "the record's writer outlived the endpoint"
     assert sorted(peer_records.sessions_dir(layout).iterdir()) == []
     assert not Path(record.socket_path).exists()
+
+
+def test_a_subscription_made_as_the_turn_ends_is_told(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """notify_when_idle arriving while busy, and the turn's end coming before it is recorded: the asker is still told
+    (it was told to wait for the notice, not to poll)."""
+    wiring = PeerWiring(mode=lambda: "default", policy=lambda: None, hear=lambda _t: None, show=lambda _t: None)
+    endpoint = PeerEndpoint(Layout(tmp_path / "claude"), "idling", tmp_path, "idling", wiring)
+    told: list[str] = []
+    monkeypatch.setattr(endpoint, "_notify_idle", lambda msg_id, _address, _text: told.append(msg_id))
+    entered, release = threading.Event(), threading.Event()
+    asking = threading.Thread(target=endpoint._subscribe, args=(Frame("notify_when_idle", "m1", "uds:/x"),))
+
+    class _Gate:
+        """The endpoint's lock; the asker's first taking of it waits until the turn has ended."""
+
+        def __init__(self) -> None:
+            self.lock, self.gated = threading.Lock(), True
+
+        def __enter__(self) -> None:
+            if self.gated and threading.current_thread() is asking:
+                self.gated = False
+                entered.set()
+                assert release.wait(10.0)
+            self.lock.acquire()
+
+        def __exit__(self, *_exc: object) -> None:
+            self.lock.release()
+
+    endpoint.busy()
+    monkeypatch.setattr(endpoint, "_lock", _Gate())
+    asking.start()
+    assert entered.wait(10.0)
+    endpoint.idle("done")  # the turn ends while the notify_when_idle is on its way in
+    release.set()
+    asking.join(10.0)
+    assert told == ["m1"]
