@@ -163,7 +163,11 @@ class RemotePeers:
 
     def _handle(self, obj: object) -> None:
         frame = peer_wire.parse_frame(obj)
-        if frame is None or self._arrived is None or not frame.sender.startswith(peer_records.REMOTE_SCHEME):
+        if frame is None:  # taken all the same (its sender stops waiting): the line is all that is left of it
+            lost, what = peer_wire.unread(obj)
+            (diagnostics.warning if lost else diagnostics.debug)("dropped %s from another machine", what)
+            return
+        if self._arrived is None or not frame.sender.startswith(peer_records.REMOTE_SCHEME):
             return
         sender = self._verified(frame)
         if sender is None:

@@ -303,7 +303,9 @@ class PeerEndpoint:
         if decoded is None or not hmac.compare_digest(decoded[0].encode(), self._token.encode()):
             return  # not our token: dropped unread, as claude drops it
         frame = peer_wire.parse_frame(decoded[1])
-        if frame is None:
+        if frame is None:  # its sender was told it was taken (the close): the line is all that is left of it
+            lost, what = peer_wire.unread(decoded[1])
+            (diagnostics.warning if lost else diagnostics.debug)("dropped %s from another session", what)
             return
         sender = self._verified(frame, inbound.pid)
         if sender is None:

@@ -118,6 +118,17 @@ def parse_frame(obj: object) -> Frame | None:
                  finished_at=finished if isinstance(finished, int) else 0, raw=obj)  # fmt: skip
 
 
+def unread(obj: object) -> tuple[bool, str]:
+    """What `parse_frame` refused, in words, and whether to say so as a warning: a control action this protocol does
+    not define (a newer claude's) is only a debug line; anything else lost a message."""
+    if not isinstance(obj, dict):
+        return True, f"a frame that is not a JSON object ({type(obj).__name__})"
+    kind, action = obj.get("type"), obj.get("action")
+    if kind == "control" and isinstance(obj.get("from"), str) and action not in CONTROLS:
+        return False, f"a control frame of an action this session does not know ({str(action)[:40]!r})"
+    return True, f"a frame this session cannot read (type {str(kind)[:40]!r}, from {str(obj.get('from'))[:120]!r})"
+
+
 def encode(token: str, frame: dict[str, Any]) -> bytes:
     """The bytes of one connection: the auth line, then the frame."""
     auth = json.dumps({"type": "auth", "token": token}, separators=(",", ":"))
