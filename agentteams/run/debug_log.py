@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from agentteams import diagnostics
+from agentteams.store.fs.safe_paths import DIR_MODE, FILE_MODE
 
 
 @dataclass(frozen=True)
@@ -87,8 +88,10 @@ def start(filter_text: str | None, file: str | None, to_stderr: bool, session_id
         diagnostics.debug("Debug log of agentteams session %s (%s)", session_id, os.getpid())
         return None
     path = Path(file).expanduser() if file else root / "debug" / f"{session_id}.txt"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    stream = path.open("a", encoding="utf-8")
+    path.parent.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    # private to the user, as the store's files: the log holds prompts, tool input and output
+    stream = os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, FILE_MODE), "a",
+                       encoding="utf-8")  # fmt: skip
     if not file:  # `debug/latest` names the newest session's log, as claude's does
         latest = path.parent / "latest"
         with contextlib.suppress(OSError):

@@ -4,11 +4,14 @@ out as claude's optional values may be, and the debug log's category filter (run
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from agentteams import diagnostics
 from agentteams.cli import root_argv
 from agentteams.errors import AgentTeamsError
 from agentteams.run import debug_log
@@ -87,6 +90,20 @@ def test_the_debug_filter_keeps_or_drops_categories() -> None:
     assert debug_log.parse_filter("hooks,!api").keeps("anything at all")  # a mix is no filter, as claude's
     assert debug_log.categories('MCP server "files": connected') >= {"mcp", "files"}
     assert "init" in debug_log.categories("[init] configure")
+
+
+def test_the_debug_log_is_private_to_the_user(tmp_path: Path) -> None:
+    """It holds prompts and tool output: 0600 (its directory 0700) whatever the umask, as the store's files."""
+    old = os.umask(0o022)
+    try:
+        default = debug_log.start(None, None, False, "sid", tmp_path / "root")
+        named = debug_log.start(None, str(tmp_path / "named.log"), False, "sid", tmp_path / "root")
+    finally:
+        os.umask(old)
+        diagnostics.set_debug(None)
+    assert default is not None and named is not None
+    assert stat.S_IMODE(default.stat().st_mode) == 0o600 and stat.S_IMODE(named.stat().st_mode) == 0o600
+    assert stat.S_IMODE(default.parent.stat().st_mode) == 0o700
 
 
 def test_bare_and_safe_mode_keep_the_managed_files_hooks_only(tmp_path: Path) -> None:
