@@ -7,9 +7,8 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
@@ -29,9 +28,10 @@ FILE_SOURCES = ("user", "project", "local")  # what --setting-sources may name
 BARE_TOOLS = ("Bash", "Read", "Edit")  # --bare: the three tools claude 2.1.332 offers then
 
 
-@dataclass(frozen=True)
-class AgentFlags:
-    """The agent command's options as given (None or empty: not given)."""
+class AgentFlags(NamedTuple):
+    """The agent command's options as given (None or empty: not given). A named tuple, not a dataclass: it is made on
+    every start, and a frozen dataclass of this many fields costs milliseconds of the cold start to define. Its lists'
+    defaults are never changed (flags_from_options gives each field a list of its own)."""
 
     prompt: str | None = None
     print_mode: bool = False
@@ -43,12 +43,12 @@ class AgentFlags:
     model: str | None = None
     append_system_prompt: str | None = None
     system_prompt: str | None = None
-    add_dir: list[str] = field(default_factory=list)
+    add_dir: list[str] = []  # noqa: RUF012
     fallback_model: str | None = None
     permission_mode: str | None = None
     skip_permissions: bool = False
-    allowed_tools: list[str] = field(default_factory=list)
-    disallowed_tools: list[str] = field(default_factory=list)
+    allowed_tools: list[str] = []  # noqa: RUF012
+    disallowed_tools: list[str] = []  # noqa: RUF012
     session_id: str | None = None
     cont: bool = False
     resume: str | None = None
@@ -60,7 +60,7 @@ class AgentFlags:
     teammate_isolation: str | None = None
     teammate_command: str | None = None
     settings: str | None = None
-    mcp_config: list[str] = field(default_factory=list)
+    mcp_config: list[str] = []  # noqa: RUF012
     strict_mcp_config: bool = False
     # a teammate's, set by the lead that spawns it
     agent_id: str | None = None
@@ -79,7 +79,7 @@ class AgentFlags:
     setting_sources: str | None = None  # `--setting-sources user,project,local`: the settings files read
     tools: str | None = None  # `--tools`: the built-in tools offered ("" none, "default" all, or names)
     json_schema: str | None = None  # `--json-schema`: the answer through StructuredOutput, fitting this schema
-    plugin_dirs: list[str] = field(default_factory=list)  # `--plugin-dir`: plugins to load
+    plugin_dirs: list[str] = []  # noqa: RUF012  # `--plugin-dir`: plugins to load
     system_prompt_file: str | None = None  # `--system-prompt-file`: --system-prompt, read from a file
     append_system_prompt_file: str | None = None  # `--append-system-prompt-file`
     # what the model is asked to think and spend (model/reasoning.py)
@@ -87,10 +87,10 @@ class AgentFlags:
     max_thinking_tokens: str | None = None
     thinking_display: str | None = None
     effort: str | None = None
-    betas: list[str] = field(default_factory=list)
+    betas: list[str] = []  # noqa: RUF012
     task_budget: str | None = None
     hook_events: bool = False  # `--include-hook-events`
-    more: MoreFlags = field(default_factory=MoreFlags)  # claude 2.1.332's newer options (run/more_flags.py)
+    more: MoreFlags = MoreFlags()  # claude 2.1.332's newer options (run/more_flags.py)
 
 
 def mcp_flags(values: list[str], strict: bool, cwd: Path) -> McpFlags:
