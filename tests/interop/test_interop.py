@@ -16,7 +16,6 @@ from typing import Any
 
 import pytest
 
-from agentteams.errors import AgentTeamsError
 from agentteams.mockapi import MockServer
 from agentteams.store.paths import Layout
 from agentteams.store.presence import read_presence
@@ -223,11 +222,7 @@ def test_our_teammate_in_a_real_claude_lead_team(
         lead_session = rc.read_config(config_file)["leadSessionId"]
 
         def member() -> dict[str, Any] | None:
-            try:
-                members = rc.read_config(config_file)["members"]
-            except (OSError, ValueError, KeyError, AgentTeamsError):
-                return None
-            return next((m for m in members if m.get("name") == "alice"), None)
+            return rc.member_of(config_file, "alice")
 
         typed, typed_ms = time.monotonic(), int(time.time() * 1000)
         lead.submit("LEADMARKER go")

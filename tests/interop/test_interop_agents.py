@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from agentteams.errors import AgentTeamsError
 from agentteams.mockapi import MockServer
 from agentteams.model.aliases import resolve_model
 from agentteams.store.paths import Layout
@@ -85,11 +84,7 @@ def test_our_teammate_as_a_custom_type_in_a_real_claude_lead_team(
         config_file = config_root / "teams" / team / "config.json"
 
         def member() -> dict[str, Any] | None:
-            try:
-                members = rc.read_config(config_file)["members"]
-            except (OSError, ValueError, KeyError, AgentTeamsError):
-                return None
-            return next((m for m in members if m.get("name") == "alice"), None)
+            return rc.member_of(config_file, "alice")
 
         lead.submit("LEADMARKER go")
         watch(lambda: read_presence(layout, team, "alice") is not None, 30, "our teammate to start", explain)
@@ -177,11 +172,7 @@ def test_a_real_claude_teammate_of_a_custom_type_in_our_team(
             return f"routes so far: {routes}\n" + "\n".join(f"--- {p}:\n{tmux.capture(p)}" for p in tmux.panes())
 
         def member() -> dict[str, Any] | None:
-            try:
-                members = rc.read_config(layout.teams_dir / TEAM / "config.json")["members"]
-            except (OSError, ValueError, KeyError, AgentTeamsError):
-                return None
-            return next((m for m in members if m.get("name") == "alice"), None)
+            return rc.member_of(layout.teams_dir / TEAM / "config.json", "alice")
 
         watch(lambda: (m := member()) is not None and bool(m.get("tmuxPaneId")), 30, "alice's pane", explain)
         spawned = member()

@@ -342,3 +342,15 @@ def read_config(path: Path) -> dict[str, Any]:
     from agentteams.store.paths import Layout
 
     return TeamStore(Layout(path.parent.parent.parent)).read(path.parent.name).to_json()
+
+
+def member_of(config_file: Path, name: str) -> dict[str, Any] | None:
+    """`name`'s entry in a team config a real CLI writes: None while it is not there, or the file not there or not
+    readable yet."""
+    from agentteams.errors import AgentTeamsError
+
+    try:
+        members = read_config(config_file)["members"]
+    except (OSError, ValueError, KeyError, AgentTeamsError):
+        return None
+    return next((m for m in members if m.get("name") == name), None)
