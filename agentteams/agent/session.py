@@ -351,6 +351,7 @@ class Session:
             model = model_of() if model_of else self.model  # a subagent may run on a model of its own
             if sub is not None:
                 sub.saw(event)
+                event.agent_id = event.agent_id or sub.transcript.agent_id or ""  # whose (a background one: no thread)
             else:  # before anyone hears of a Task call: its subagent's id goes with it
                 self.subagent_calls.started(event)
             journal(event, model)

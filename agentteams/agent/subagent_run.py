@@ -8,9 +8,10 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agentteams.agent.turn_types import AgentEvent
 from agentteams.errors import UnsafePathError
@@ -18,6 +19,9 @@ from agentteams.store import write_failures
 from agentteams.store.fs import safe_paths
 from agentteams.store.fs.atomic_json import atomic_write_bytes
 from agentteams.store.transcripts.writer import Transcript
+
+if TYPE_CHECKING:
+    from agentteams.agent.background_agents import BackgroundAgents, Finished
 
 TASK_TOOLS = ("Task", "Agent")  # the tool under both its names (claude renamed Task to Agent)
 
@@ -84,7 +88,8 @@ class SubagentRecord:
 
     @classmethod
     def open(cls, parent: Transcript, call: SubagentCall, *, kind: str, built_in: bool, model: str, named: bool,
-             interactive: bool, secrets: tuple[str | None, ...], depth: int = 1) -> SubagentRecord:  # fmt: skip
+             interactive: bool, secrets: tuple[str | None, ...], depth: int = 1,
+             shape: str = "foreground") -> SubagentRecord:  # fmt: skip
         transcript = Transcript(
             subagent_file(parent.path, call.agent_id), parent.session_id, cwd=parent.cwd, secrets=secrets,
             team=parent.team, entrypoint=parent.entrypoint, mirror=parent.mirror, agent_id=call.agent_id,
@@ -94,7 +99,7 @@ class SubagentRecord:
         meta: dict[str, Any] = {"agentType": kind, "isBuiltIn": built_in, "description": call.description}
         if call.tool_use_id:
             meta["toolUseId"] = call.tool_use_id
-        meta.update(spawnDepth=depth, requestShape="foreground", requestNonInteractive=not interactive, model=model,
+        meta.update(spawnDepth=depth, requestShape=shape, requestNonInteractive=not interactive, model=model,
                     modelNotNamed=not named)  # fmt: skip
         record = cls(transcript, meta)
         record._save()
@@ -128,3 +133,30 @@ class SubagentRecord:
             write_failures.failed("transcript", path, e)
         if self.transcript.mirror is not None:  # the store keeps the metadata as an entry of the subagent's key
             self.transcript.mirror(self.transcript.path, {"type": "agent_metadata", **self.meta})
+
+
+class Background:
+    """A session's background subagents as its runtime sees them: attached to its main agent's Task calls at the
+    start, their module loaded at the first such call (off the start path); `deliver` hears of each as it ends."""
+
+    def __init__(self, session: Any, deliver: Callable[[Finished], None]) -> None:
+        self._session, self._deliver = session, deliver
+        self.agents: BackgroundAgents | None = None
+        session.ctx.hooks.start_subagent = self._start
+
+    def _start(self, kind: str, prompt: str, model: str | None) -> tuple[str, str]:
+        from agentteams.agent.background_agents import BackgroundAgents
+
+        if self.agents is None:
+            self.agents = BackgroundAgents(self._deliver)
+        session = self._session  # its caps checked now: a refusal raises before anything runs
+        call, work = session.subagents.start(kind, prompt, model, session.agent, 0)
+        output = str(subagent_file(session.transcript.path, call.agent_id))
+        self.agents.launch(call.agent_id, call.tool_use_id, call.description, kind, output, work)
+        return call.agent_id, output
+
+    def running(self) -> int:
+        return 0 if self.agents is None else self.agents.running()
+
+    def wait_all(self, timeout: float | None = None) -> bool:
+        return True if self.agents is None else self.agents.wait_all(timeout)

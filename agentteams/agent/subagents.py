@@ -16,7 +16,7 @@ from agentteams.agent.hooks.points import HookPoints
 from agentteams.agent.loop import Agent, AgentEvent, AgentSettings
 from agentteams.agent.permissions.policy import PermissionPolicy
 from agentteams.agent.prompts import SUBAGENT_GUIDANCE, system_prompt
-from agentteams.agent.subagent_run import TASK_TOOLS, SubagentCalls, SubagentRecord
+from agentteams.agent.subagent_run import TASK_TOOLS, SubagentCall, SubagentCalls, SubagentRecord
 from agentteams.model.aliases import resolve_model
 from agentteams.model.types import Block, ModelClient
 from agentteams.settings.agents import AgentCatalog
@@ -94,9 +94,31 @@ class Subagents:
         finally:
             slot()
 
-    def _run(self, kind: str, prompt: str, model: str | None, caller: Agent,
-             depth: int) -> tuple[str, dict[str, Any]]:  # fmt: skip
+    def start(self, kind: str, prompt: str, model: str | None, caller: Agent,
+              depth: int) -> tuple[SubagentCall, Callable[[], tuple[str, dict[str, Any]]]]:  # fmt: skip
+        """A background subagent, checked against the caps now (a refusal raises ToolInputError, as `run`'s): its
+        call, and the work that runs it to its end (in a thread of the caller's choosing), its slot held till then."""
+        if depth >= self.limits.depth:
+            raise ToolInputError(depth_refusal(depth, self.limits.depth))
+        slot = self.running.take()
+        if isinstance(slot, str):
+            raise ToolInputError(slot)
+        call = self.kit.calls.take()  # the calling thread's: the Task call's tool_start named its id there
+        history = list(caller.messages)  # a fork's: as the call found it (the caller goes on meanwhile)
+
+        def work() -> tuple[str, dict[str, Any]]:
+            try:
+                return self._run(kind, prompt, model, caller, depth + 1, call, "background", history)
+            finally:
+                slot()
+
+        return call, work
+
+    def _run(self, kind: str, prompt: str, model: str | None, caller: Agent, depth: int,
+             call: SubagentCall | None = None, shape: str = "foreground",
+             history: list[dict[str, Any]] | None = None) -> tuple[str, dict[str, Any]]:  # fmt: skip
         kit = self.kit
+        history = list(caller.messages) if history is None else history
         fork = kind == FORK_TYPE
         custom = None if fork else kit.agents.get(kind)
         if fork:  # the caller's own model and settings: the request's prefix is the caller's, byte for byte
@@ -113,10 +135,10 @@ class Subagents:
                 task_completed=kit.hooks.task_completed,
             ),
         )  # fmt: skip
-        call = kit.calls.take()
+        call = call or kit.calls.take()
         record = SubagentRecord.open(kit.transcript(), call, kind=kind, built_in=custom is None, model=sub_model,
                                      named=model is not None, interactive=kit.interactive, secrets=kit.secrets,
-                                     depth=depth)  # fmt: skip
+                                     depth=depth, shape=shape)  # fmt: skip
         name = f"{parent.agent_name}/{kind}"
         if fork:
             # its caller's name too: a request is shaped (max_tokens, thinking, effort) by whose it is, and the
@@ -143,9 +165,9 @@ class Subagents:
         ctx.hooks.run_subagent = self.runner(lambda: sub, depth, forked=fork)
         opening: str | list[Block] = prompt
         if fork:
-            sub.messages = list(caller.messages)  # its answer that made this call is the newest message
+            sub.messages = history  # its answer that made this call is the newest message
             sub.offered = caller.offered  # a forked teammate's offer its lead's tools
-            opening = fork_opening(caller.messages[-1] if caller.messages else {}, prompt)
+            opening = fork_opening(history[-1] if history else {}, prompt)
         answer = ""
         try:
             answer = sub.run(opening).text

@@ -132,6 +132,7 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     def on_event(event: AgentEvent) -> None:
         if event.kind in ("user", "answering", "text") and event.kind not in marks:
             marks[event.kind] = time.monotonic()
+        background.turn_began(len(turns), event)  # whether a background agent's notice began a turn
         if streaming:
             for line in lines(event):
                 emit(line)
@@ -147,6 +148,8 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     runtime = parts.runtime
     session = runtime.session
     session.agent.settings.stream_events = streaming and partial_messages
+    background = lines.subagents.follow(session, runtime.hear, emit_all if streaming else None,
+                                        lambda: init_line(session, options))  # fmt: skip
     if streaming:
         session.on_subagent_event = lambda event: emit_all(lines.subagent(event))
         session.mcp.wait_ready()  # as claude's: the init line tells the MCP servers' state after the wait
@@ -157,7 +160,7 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
         if compact is not None:
             return compacted(session, compact, options.session_id, output_format, start)
         runtime.submit(*first_turn(prompt, options, session))
-        wait_settled(runtime)
+        background.settle(lambda: wait_settled(runtime))  # a background agent's notice is a turn of its own
     finally:
         parts.close(team_down=True)
     from agentteams.store import write_failures
@@ -167,13 +170,22 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
         failed = write_failures.summary()  # what the disk refused may be why
         why = "the run ended before the model answered" + (f"; {failed}" if failed else "")
         raise runtime.last_error or AgentTeamsError(why)
-    timing = _timing(marks, start) if done[-1].stop_reason in ("end_turn", "exit_requested") else None
+    # turns a background agent's notice started are each said before the last, as claude's -p says them
+    done, timing = background.results(done, _timing(marks, start) if done[-1].stop_reason in (
+        "end_turn", "exit_requested") else None, output_format, lambda t: _echo(f"{t}\n"), emit,
+        lambda turns: _summary(turns, session, options.session_id, start))  # fmt: skip
     code = report(done, session, options.session_id, output_format, time.monotonic() - start, timing)
     if (failed := write_failures.summary_unless_last()) is not None:  # the last line says what was not saved
         from agentteams import diagnostics
 
         diagnostics.warning("%s", failed)
     return code
+
+
+def _summary(turns: list[Any], session: Any, session_id: str, start: float) -> dict[str, Any]:
+    from agentteams.run import result_line
+
+    return result_line.summary(turns, session, session_id, time.monotonic() - start)
 
 
 def _timing(marks: dict[str, float], start: float) -> dict[str, int]:

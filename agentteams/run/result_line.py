@@ -109,15 +109,19 @@ def subagent_stats(session: Any) -> dict[str, Any]:
                 finished.add(block["tool_use_id"])
                 if block.get("is_error"):
                     failed.add(block["tool_use_id"])
-    background = sum(1 for a in calls.values() if a.get("run_in_background") is True)
+    asked = [a.get("run_in_background") for a in calls.values()]
+    background, foreground = asked.count(True), asked.count(False)
+    # where the session runs them in the background (2.1.332's default), every call but a foreground one went there
+    behind = session.ctx.hooks.start_subagent is not None
+    launched = sum(1 for use, a in calls.items() if use not in failed and a.get("run_in_background") is not False)
     by_type: dict[str, int] = {}
     for args in calls.values():
         kind = str(args.get("subagent_type") or "general-purpose")
         by_type[kind] = by_type.get(kind, 0) + 1
     return {
-        "spawned": len(calls), "requested": {"background": background, "foreground": len(calls) - background,
-                                             "unset": 0},
-        "started_in_background": background, "max_depth": 1 if calls else 0, "spawned_by_subagents": 0,
+        "spawned": len(calls), "requested": {"background": background, "foreground": foreground,
+                                             "unset": len(calls) - background - foreground},
+        "started_in_background": launched if behind else 0, "max_depth": 1 if calls else 0, "spawned_by_subagents": 0,
         "completed": len(finished - failed), "failed": len(failed), "killed": {"parent": 0, "user": 0, "system": 0},
         "refused": {"depth_limit": 0, "concurrency_limit": 0, "budget": 0}, "by_type": by_type,
     }  # fmt: skip

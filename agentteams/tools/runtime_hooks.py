@@ -19,6 +19,8 @@ MODE_ALIASES = {"auto": "acceptEdits", "bubble": "default", "manual": "default"}
 
 # (subagent type, prompt, model or None) -> the subagent's final text, and the call's structured result
 SubagentRunner = Callable[[str, str, str | None], tuple[str, dict[str, Any]]]
+# (subagent type, prompt, model or None) -> the started background subagent's id and the file its report goes to
+BackgroundStarter = Callable[[str, str, str | None], tuple[str, str]]
 # the Task tool's arguments -> what the model is told about the new teammate
 TeammateSpawner = Callable[[dict[str, Any]], str]
 # (teammate, "mode" | "model", value) -> what the lead's model is told; ToolInputError when it cannot be done
@@ -63,6 +65,8 @@ class RuntimeHooks:
     model: str = ""
     permission_mode: Callable[[], PermissionMode] = _default_mode
     run_subagent: SubagentRunner | None = None
+    # a session's main agent whose runtime delivers a background subagent's report when it ends (agent/background)
+    start_subagent: BackgroundStarter | None = None
     ask_model: Callable[[ModelRequest], ModelResponse] | None = None  # one side request, its usage counted
     spawn_teammate: TeammateSpawner | None = None
     set_teammate: TeammateSetter | None = None  # a lead's: change a live teammate's mode or model

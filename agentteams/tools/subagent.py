@@ -1,6 +1,5 @@
-"""The `Task` tool: run a synchronous subagent (general-purpose, Explore, Plan or a custom agent type from
-`.claude/agents`) and return its answer. The runner comes from the runtime through `ctx.hooks.run_subagent`, so
-tools stay below the agent loop."""
+"""The `Task` tool: a subagent (general-purpose, Explore, Plan or a `.claude/agents` type) in the background, its report
+delivered later (`ctx.hooks.start_subagent`), or run to its answer (`run_subagent`; `run_in_background: false`)."""
 
 from __future__ import annotations
 
@@ -38,6 +37,12 @@ class TaskTool(Tool):
             "prompt": {"type": "string", "description": "Everything the subagent needs to know."},
             "subagent_type": {"type": "string", "enum": list(SUBAGENT_TOOLS)},
             "model": {"type": "string", "description": "sonnet, opus, haiku or a model id."},
+            "run_in_background": {
+                "type": "boolean",
+                "description": "In the background (the default, where this session can deliver a report later): "
+                "you go on at once and the report comes as a notification when the subagent ends. false: wait for "
+                "the report (only when your very next step needs it).",
+            },
             "name": {"type": "string", "description": "A teammate's name (with team_name)."},
             "team_name": {"type": "string", "description": "The team the teammate joins."},
             "mode": {
@@ -133,9 +138,27 @@ class TaskTool(Tool):
         if runner is None:
             return ToolResult.error("subagents are not available in this session")
         model = args.get("model") if isinstance(args.get("model"), str) else None
+        start = ctx.hooks.start_subagent  # only where a runtime delivers the report later (the session's main agent)
+        if args.get("run_in_background") is not False and start is not None:  # 2.1.332's default: the background
+            agent_id, output = start(str(kind), prompt, model)  # a refused spawn raises as the runner's does
+            detail = {"isAsync": True, "status": "async_launched", "agentId": agent_id,
+                      "description": str(args.get("description") or ""), "prompt": prompt,
+                      "outputFile": output}  # fmt: skip
+            return ToolResult(launched(agent_id, output), data=detail)
         answer, detail = runner(str(kind), prompt, model)  # a refused spawn raises ToolInputError with claude's words
         return ToolResult(answer or "(the subagent returned no text)", data=detail)
 
     def spec_types(self) -> list[str]:
         """The subagent types a call may name: the built-in ones, the custom ones, then fork when it is on."""
         return [*self.agents.names(), *([FORK_TYPE] if self.fork else [])]
+
+
+def launched(agent_id: str, output_file: str) -> str:
+    """What a background Task call answers at once (our words; claude's says the like)."""
+    return (
+        "The agent is now working in the background; you are notified when it finishes, with its report. Until "
+        "then you know nothing of its results: do not guess them, and do not take up the same files or topic. Go "
+        "on with other work or answer the user meanwhile.\n"
+        f"agentId: {agent_id}\n"
+        f"output_file: {output_file} (its transcript: do not read it, the notification carries the report)"
+    )

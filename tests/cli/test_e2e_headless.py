@@ -142,7 +142,7 @@ def test_a_400_is_one_clear_error(cli: Cli, work: Path, servers: list[MockServer
         (("-p", "go"), None, None, "ANTHROPIC_API_KEY"),
         (("-p", "go"), KEY, "http://127.0.0.1:9", "127.0.0.1:9"),
         (("-p", "go"), KEY, "not a url", "ANTHROPIC_BASE_URL"),
-        (("-p", "go", "--model", "gpt-9"), KEY, None, "sonnet"),
+        (("-p", "go", "--model", " "), KEY, None, "sonnet"),  # no name (any other is sent as given, as claude)
         (("-p", "go", "--output-format", "yaml"), KEY, None, "--output-format"),
         (("-p", "go", "--permission-mode", "yolo"), KEY, None, "acceptEdits"),
     ],
@@ -161,7 +161,8 @@ def test_an_explore_subagent_reports_back(cli: Cli, work: Path, servers: list[Mo
         {"name": "sub", "match": {"system": "You are a subagent"}, "turns": turns(
             tool("Read", file_path="notes.txt"), "SUBAGENT-REPORT: the notes say draft")},
         {"name": "main", "match": {"tools": True}, "turns": turns(
-            tool("Task", description="look at notes", prompt="What do the notes say?", subagent_type="Explore"),
+            tool("Task", description="look at notes", prompt="What do the notes say?", subagent_type="Explore",
+                 run_in_background=False),
             "The subagent says the notes are a draft.")},
     ]}  # fmt: skip
     server = serve(servers, spec)

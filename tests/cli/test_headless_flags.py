@@ -244,7 +244,9 @@ def test_the_sdk_s_model_and_mode_changes_and_interrupt_are_obeyed(
 
 
 def test_agents_json_adds_agent_types_a_subagent_starts_as(cli: Cli, work: Path, servers: list[MockServer]) -> None:
-    task = tool("Task", subagent_type="reviewer", description="review", prompt="Review notes.txt")
+    task = tool(
+        "Task", subagent_type="reviewer", description="review", prompt="Review notes.txt", run_in_background=False
+    )
     server = serve(servers, {"routes": [
         {"name": "reviewer", "match": {"system": "REVIEWER-INSTRUCTIONS"}, "turns": ["REVIEWED"]},
         {"name": "main", "turns": [{"content": [task]}, "MAIN-DONE"]},

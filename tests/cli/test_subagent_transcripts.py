@@ -34,7 +34,8 @@ def test_a_subagent_writes_its_own_transcript_and_metadata(
         {"name": "sub", "match": {"system": "You are a subagent"}, "turns": turns(
             tool("Read", file_path="notes.txt"), "SUBAGENT-REPORT: the notes say draft")},
         {"name": "main", "match": {"tools": True}, "turns": turns(
-            tool("Task", description="look at notes", prompt="What do the notes say?", subagent_type="Explore"),
+            tool("Task", description="look at notes", prompt="What do the notes say?", subagent_type="Explore",
+                 run_in_background=False),
             "They are a draft.")},
     ]}  # fmt: skip
     server = serve(servers, spec)

@@ -80,8 +80,8 @@ def test_agent_calls_of_one_answer_run_side_by_side_and_the_third_past_a_cap_of_
 ) -> None:
     hold = 2.5  # seconds each subagent takes to answer
     cap = {"CLAUDE_CODE_MAX_CONCURRENT_SUBAGENTS": "2"}
-    # claude's foreground (run_in_background: false) and its default (in -p, the background; ours has only the
-    # foreground): in either, the first two run at once and the third is refused, in the same words
+    # claude's foreground (run_in_background: false) and its default (in -p, the background, in ours too): in
+    # either, the first two run at once and the third is refused, in the same words
     for background in (False, None):
         script = sp.side_by_side_script(3, background, hold_ms=int(hold * 1000))
         claude_records, ours = both(claude, cli, tmp_path, f"side-{background}", script, cap)
@@ -91,7 +91,7 @@ def test_agent_calls_of_one_answer_run_side_by_side_and_the_third_past_a_cap_of_
             assert sp.workers_started(records) == ["WORKER0", "WORKER1"]
             assert abs(workers[0]["ts"] - workers[1]["ts"]) < hold
         # in the foreground each CLI's next request waits for both subagents and carries both reports
-        for records in (claude_records, ours) if background is False else (ours,):
+        for records in (claude_records, ours) if background is False else ():
             after = sp.messages_requests(records, "main")[1]
             assert after["ts"] >= max(w["ts"] for w in sp.messages_requests(records, "worker")) + hold
             reports = [t for t in sp.tool_result_texts([after], "main") if "worker done" in t]
