@@ -42,12 +42,19 @@ class SubagentLines:
         self._running: dict[int, _Running] = {}  # by the thread that runs the call
         self._deferred: dict[int, _Running] = {}  # a call that may go to the background: said once its result says
         self._behind: dict[str, _Running] = {}  # background subagents still at work, by their id
+        self._run: BackgroundRun | None = None  # what `follow` made
 
     def follow(self, session: Any, hear: Callable[[str], None], emit: Callable[[list[Line]], None] | None,
                opening: Callable[[], Line] | None = None) -> BackgroundRun:  # fmt: skip
         """`session`'s Task calls in the background by default, said in these lines (agent/background_agents);
         `opening` makes the line a turn begins with."""
-        return BackgroundRun(session, self, hear, emit, opening)
+        self._run = BackgroundRun(session, self, hear, emit, opening)
+        return self._run
+
+    def turn_began(self, index: int, event: Any) -> None:
+        """An event of the lead's, from the start of a run: whether it begins turn `index` with a notice."""
+        if self._run is not None:
+            self._run.turn_began(index, event)
 
     def main_event(self, event: Any) -> list[Line]:
         """Lines for the lead's own events: a subagent's start and end."""
