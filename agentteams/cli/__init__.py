@@ -65,7 +65,9 @@ def click_command(app: typer.Typer) -> typer.core.TyperCommand | typer.core.Type
 
 
 def _one_line(level: str, message: str) -> None:
-    _say(f"agentteams: {level}: {message}")
+    from agentteams.inert_text import inert  # a warning may carry another session's words: shown, never obeyed
+
+    _say(f"agentteams: {level}: {inert(message)}")
 
 
 def _say(line: str) -> None:

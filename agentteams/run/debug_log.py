@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TextIO
 
 from agentteams import diagnostics
+from agentteams.inert_text import inert
 from agentteams.store.fs.safe_paths import DIR_MODE, FILE_MODE
 
 
@@ -76,7 +77,7 @@ class DebugLog:
             return
         stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         with self._lock, contextlib.suppress(OSError, ValueError):  # a full disk or a gone reader loses only the log
-            self._stream.write(f"{stamp} [DEBUG] {message}\n")
+            self._stream.write(f"{stamp} [DEBUG] {inert(message)}\n")  # on stderr, or a file shown later
             self._stream.flush()
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,26 @@ def test_logs_shows_a_transcripts_text_inert(tmp_path: Path) -> None:
                         ({"type": "tool_result", "content": CLEAR}, "user")):  # fmt: skip
         text = block_text(block, role)
         assert text is not None and obeys(text.plain) == [] and "^[" in text.plain
+
+
+def test_a_print_runs_warnings_and_debug_lines_show_another_sessions_words_inert(
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """-p has no REPL to render its notices: a message held from another session is a warning line on stderr (the
+    CLI's sink), and --debug-to-stderr copies it to stderr again."""
+    from agentteams import diagnostics
+    from agentteams.agent.peer_texts import held_line
+    from agentteams.cli import _one_line
+    from agentteams.run.debug_log import DebugLog, Filter
+    from agentteams.store.peer_wire import Frame
+
+    frame = Frame("user", "m1", f"uds:/tmp/x{TITLE}.sock", HOSTILE, {"from-name": f"evil{CLIPBOARD}"})
+    diagnostics.set_sink(_one_line)
+    diagnostics.set_debug(DebugLog(sys.stderr, Filter()))
+    try:
+        diagnostics.warning("%s", held_line(frame, "held"))
+    finally:
+        diagnostics.set_sink(None)
+        diagnostics.set_debug(None)
+    shown = capsys.readouterr().err
+    assert shown.count("Held a message") == 2 and obeys(shown) == [] and shown.count("^[]") == 8, shown
