@@ -220,7 +220,7 @@ class Server:
         """In a child: let go of everything that is the server's."""
         signal.set_wakeup_fd(-1)
         self.sel.close()
-        self.listener.close()
+        self.listener.close()  # never shutdown(): the socket is the server's and its spare's too, it would end theirs
         for fd in (self.wake_r, self.wake_w, *self.private_fds):
             os.close(fd)
 
