@@ -19,7 +19,7 @@ from agentteams.agent.prompts import SUBAGENT_GUIDANCE, system_prompt
 from agentteams.agent.subagent_run import TASK_TOOLS, SubagentCall, SubagentCalls, SubagentRecord
 from agentteams.model.aliases import resolve_model
 from agentteams.model.types import Block, ModelClient
-from agentteams.settings.agents import AgentCatalog
+from agentteams.settings.agents import AgentCatalog, AgentDef
 from agentteams.store.api import Store
 from agentteams.store.transcripts.writer import Transcript
 from agentteams.tools.base import Tool, ToolContext
@@ -139,7 +139,21 @@ class Subagents:
         record = SubagentRecord.open(kit.transcript(), call, kind=kind, built_in=custom is None, model=sub_model,
                                      named=model is not None, interactive=kit.interactive, secrets=kit.secrets,
                                      depth=depth, shape=shape)  # fmt: skip
-        name = f"{parent.agent_name}/{kind}"
+        answer = ""
+        try:  # the agent is built in here too: a record opened is finished whatever fails after it
+            sub, opening = self._agent(kind, prompt, caller, depth, call, ctx, record, history, custom, sub_model)
+            answer = sub.run(opening).text
+        finally:  # finished however it ended, as Claude Code marks a subagent that failed
+            detail = record.finish(prompt, answer)
+        return answer, detail
+
+    def _agent(self, kind: str, prompt: str, caller: Agent, depth: int, call: SubagentCall, ctx: ToolContext,
+               record: SubagentRecord, history: list[dict[str, Any]],
+               custom: AgentDef | None, sub_model: str) -> tuple[Agent, str | list[Block]]:  # fmt: skip
+        """The subagent and its opening message: a fork of `caller`, or an agent of type `kind` (`custom`'s if one of
+        the session's agent files defines it)."""
+        kit, fork = self.kit, kind == FORK_TYPE
+        name = f"{kit.parent_ctx.agent_name}/{kind}"
         if fork:
             # its caller's name too: a request is shaped (max_tokens, thinking, effort) by whose it is, and the
             # fork's must be its caller's in every part that keys the cache
@@ -168,12 +182,7 @@ class Subagents:
             sub.messages = history  # its answer that made this call is the newest message
             sub.offered = caller.offered  # a forked teammate's offer its lead's tools
             opening = fork_opening(history[-1] if history else {}, prompt)
-        answer = ""
-        try:
-            answer = sub.run(opening).text
-        finally:  # finished however it ended, as Claude Code marks a subagent that failed
-            detail = record.finish(prompt, answer)
-        return answer, detail
+        return sub, opening
 
 
 def fork_opening(answer: dict[str, Any], directive: str) -> list[Block]:
