@@ -66,6 +66,10 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
             on_team_event=on_team_event, ask=ask, judge=judge, on_turn_end=on_turn_end, seed=seed,
             warm=prompt is None, config=config,  # the person types the first prompt: the HTTP stack loads meanwhile
         )  # fmt: skip
+        from agentteams.agent.subagent_run import Background
+
+        # Task calls in the background, as claude 2.1.332's: a report comes back to the lead as a notice
+        Background(parts.runtime.session, lambda finished: parts.runtime.hear(finished.notice()))
         composed.append(parts)
         return parts
 

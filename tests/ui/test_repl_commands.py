@@ -289,3 +289,19 @@ def test_slash_mcp_lists_the_servers_and_their_state(start_repl: Start, work: Pa
     assert "srv (stdio, flag) connected, 3 tools" in shown
     assert "proj (-, project) needs approval: add it to enabledMcpjsonServers" in " ".join(shown.split())
     assert len(list(ready.iterdir())) == 1  # one server started: srv
+
+
+def test_a_task_call_runs_in_the_background_and_its_report_starts_a_turn(start_repl: Start) -> None:
+    call = tool_turn("Task", description="look around", prompt="SUBTASK look", subagent_type="general-purpose")
+    sub = {"name": "sub", "match": {"tools": True, "first_user": "SUBTASK"},
+           "turns": [{"text": "SUB-REPORT", "delay_ms": 1500}]}  # fmt: skip
+    pane, server = start_repl({"routes": [sub, lead_route(call, {"text": "LEAD-WAITING"},
+                                                          {"text": "LEAD-NOTIFIED"})]})  # fmt: skip
+    pane.idle(timeout=START)
+    pane.submit("go")
+    pane.wait_text("⏺ LEAD-WAITING")
+    pane.wait_text("⏺ LEAD-NOTIFIED")  # no prompt typed: the subagent's notice started the turn
+    lead = [b for b in model_calls(server) if "SUBTASK" not in json.dumps(b["messages"][0])]
+    notice = json.dumps(lead[-1]["messages"][-1])
+    assert "<task-notification>" in notice and "<result>SUB-REPORT</result>" in notice, notice
+    assert "SUB-REPORT" not in json.dumps(lead[1]["messages"])  # the call itself answered at once
