@@ -9,11 +9,13 @@ import secrets
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from agentteams import diagnostics
 from agentteams.agent import peer_texts
+from agentteams.agent.peer_outbox import Outbox
 from agentteams.errors import AgentTeamsError
 from agentteams.procs import peer_socket
 from agentteams.procs.peer_socket import Inbound, Listener
@@ -85,6 +87,7 @@ class PeerEndpoint:
     _writes: threading.Condition = field(default_factory=threading.Condition)
     _record_lock: threading.Lock = field(default_factory=threading.Lock)  # no write of the record lands after close
     _status: peer_records.Status | None = None
+    _notices: Outbox = field(default_factory=Outbox)  # idle notices: sent off the turn's path
 
     # -- life ----------------------------------------------------------------------------------------
 
@@ -105,6 +108,7 @@ class PeerEndpoint:
             self.remote.start(self.record.to_json(), self._dispatch)
 
     def close(self) -> None:
+        self._notices.close()  # the notices owed go out first: they name this session's address, going with it
         if self._listener is not None:
             self._listener.close()
         if self.remote is not None:
@@ -158,8 +162,8 @@ class PeerEndpoint:
         with self._lock:  # with _subscribe's check: one that saw the turn still busy is in `owed`
             self._busy = False
             owed, self._subscribers = self._subscribers, {}
-        for msg_id, address in owed.items():
-            self._notify_idle(msg_id, address, last_text)
+        for msg_id, address in owed.items():  # each may wait for a receiver that does not answer: never the turn
+            self._notices.post(partial(self._notify_idle, msg_id, address, last_text), f"tell {address} it is idle")
 
     def _notify_idle(self, msg_id: str, address: str, last_text: str) -> None:
         frame = peer_wire.control_frame("peer_idle_notice", self._me(address), orig_msg_id=msg_id, state="idle",
@@ -379,7 +383,8 @@ class PeerEndpoint:
             if self._busy:
                 self._subscribers[frame.msg_id] = frame.sender
                 return
-        self._notify_idle(frame.msg_id, frame.sender, "")  # idle already: told at once
+        told = partial(self._notify_idle, frame.msg_id, frame.sender, "")  # idle already: told now, off this thread
+        self._notices.post(told, f"tell {frame.sender} it is idle")
 
     def _status_to(self, frame: Frame, status: str, **fields: str) -> None:
         reply = peer_wire.control_frame("peer_message_status", self._me(frame.sender), status=status, **fields,

@@ -13,6 +13,7 @@ from agentteams.agent.peers import PeerEndpoint, PeerWiring
 from agentteams.store import peer_records
 from agentteams.store.paths import Layout
 from agentteams.store.peer_wire import Frame
+from tests.support.wait import wait_until
 
 
 def _writers() -> set[threading.Thread]:
@@ -70,4 +71,35 @@ def test_a_subscription_made_as_the_turn_ends_is_told(tmp_path: Path, monkeypatc
     endpoint.idle("done")  # the turn ends while the notify_when_idle is on its way in
     release.set()
     asking.join(10.0)
-    assert told == ["m1"]
+    wait_until(lambda: told == ["m1"], 10, "the idle notice")  # sent from the endpoint's outbox thread
+    endpoint.close()
+
+
+def test_a_turns_end_never_waits_for_a_receiver_that_does_not_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    """Each idle notice may wait for its receiver: the turn's end hands them on and returns; a close lets those
+    owed go out (a -p run closes as its turn ends), then leaves no thread."""
+    wiring = PeerWiring(mode=lambda: "default", policy=lambda: None, hear=lambda _t: None, show=lambda _t: None)
+    endpoint = PeerEndpoint(Layout(tmp_path / "claude"), "idling", tmp_path, "idling", wiring)
+    answering, told = threading.Event(), []
+
+    def post(address: str, frame: dict[str, object]) -> None:
+        if address == "uds:/silent":
+            assert answering.wait(30.0)
+        told.append(address)
+
+    monkeypatch.setattr(endpoint, "_post", post)
+    endpoint.busy()
+    for msg_id, address in (("m1", "uds:/silent"), ("m2", "uds:/quick")):
+        endpoint._subscribe(Frame("notify_when_idle", msg_id, address))
+    ended = threading.Thread(target=endpoint.idle, args=("done",), name="turn-end")
+    ended.start()
+    ended.join(10.0)
+    assert not ended.is_alive(), "the turn's end waited for a session that does not answer"
+    assert told == []
+    answering.set()
+    endpoint.close()
+    assert told == ["uds:/silent", "uds:/quick"]  # in order, before the close returned
+    worker = endpoint._notices._worker
+    assert worker is not None and not worker.is_alive(), "the outbox's thread outlived the endpoint"
