@@ -74,6 +74,7 @@ def both_refuse(claude: Path, cli: Cli, tmp_path: Path, cwd: Path, *args: str,
         runs.append((which, proc))
     return runs
 
+
 def model_requests(server: MockServer) -> list[dict[str, Any]]:
     """The requests for the model that offered tools: the conversation's own, not the real CLI's side calls."""
     return [r for r in server.requests if r["path"].startswith("/v1/messages") and r["body"].get("tools")]
