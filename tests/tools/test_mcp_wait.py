@@ -5,6 +5,7 @@ first-turn notice staying put for a conversation."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 import time
 from types import SimpleNamespace
@@ -189,3 +190,15 @@ def test_a_server_given_up_before_its_start_began_is_never_started() -> None:
         assert hub.conns["late"].status == "failed" and "late" not in hub._tasks
     finally:
         hub.close()
+
+
+def test_a_server_given_up_while_the_loop_is_busy_is_failed_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the loop (importing the SDK, starting a server) runs nothing past CLOSE_WAIT: its mark comes later, and the first
+    # request, made as give_up returns, must already say the server failed (CI under load said "still connecting")
+    monkeypatch.setattr(hub_module, "CLOSE_WAIT", 0.05)
+    hub = held_hub("slow")
+    hub._loop = cast(Any, SimpleNamespace(submit=lambda job: (job.close(), concurrent.futures.Future())[1]))
+    hub.give_up(["slow"], "did not start within 2 s")
+    assert hub.conns["slow"].status == "pending"  # not marked yet
+    assert hub.connecting() == [] and hub.failed() == [("slow", "did not start within 2 s")]
+    assert hub.lines()[0].status == "failed" and hub.lines()[0].detail == "did not start within 2 s"

@@ -141,15 +141,22 @@ class McpHub:
         found = [(name, t) for name, c in self.conns.items() if c.tools and name not in self.disabled for t in c.tools]
         return sorted(found, key=lambda st: (st[0], st[1].name))
 
+    def _state(self, conn: Connection) -> tuple[str, str]:
+        """A connection's status and error, a pending one given up on failed at once: `give_up` returns before a busy
+        loop has marked it (its first request would say it is still connecting)."""
+        why = self._given_up.get(conn.config.name)
+        return ("failed", why) if conn.status == "pending" and why is not None else (conn.status, conn.error)
+
     def connecting(self) -> list[str]:
         """The servers still connecting (or not started yet: the hub starts them once the first request is out)."""
         conns = self.conns
-        return [c.name for c in self.servers if c.name not in self.disabled
+        return [c.name for c in self.servers if c.name not in self.disabled and c.name not in self._given_up
                 and (c.name not in conns or conns[c.name].status == "pending")]  # fmt: skip
 
     def failed(self) -> list[tuple[str, str]]:
         """(server, why) of each server that failed to connect (not one that stopped after it had run)."""
-        return [(n, c.error) for n, c in self.conns.items() if c.status == "failed" and not c.dropped]
+        states = [(n, c, self._state(c)) for n, c in self.conns.items()]
+        return [(n, why) for n, c, (status, why) in states if status == "failed" and not c.dropped]
 
     def wait_all(self, until: float, interrupt: threading.Event | None = None) -> list[str]:
         """Until every server has connected or failed, the monotonic clock reaches `until`, or the person
@@ -167,7 +174,7 @@ class McpHub:
         from agentteams.tools.mcp.connection import Connection
 
         with self._lock:
-            self._given_up |= dict.fromkeys(names, why)
+            self._given_up = {**self._given_up, **dict.fromkeys(names, why)}  # a new dict: read without the lock
             loop = self._loop
             if loop is None:  # its start still under way (importing the SDK): failed from now, never started
                 configs = [c for c in self.servers if c.name in names]
@@ -310,6 +317,7 @@ class McpHub:
         from agentteams.tools.mcp.connection import Connection
 
         conn = Connection(config)
+        self._given_up = {n: why for n, why in self._given_up.items() if n != config.name}  # started anew
         self.conns = {**self.conns, config.name: conn}  # a new dict: readers on other threads iterate the old one
         self._tasks[config.name] = self._loop.submit(
             conn.serve(_seconds("MCP_TIMEOUT", DEFAULT_STARTUP), self._ready, self._lost)
@@ -347,8 +355,9 @@ class McpHub:
         rows = []
         for config in self.servers:
             conn = self.conns.get(config.name)  # none yet: pending, the hub starts it after the first request
-            state = "disabled" if config.name in self.disabled else conn.status if conn else "pending"
-            tools, error = (len(conn.tools), conn.error) if conn else (0, "")
+            status, error = self._state(conn) if conn else ("pending", "")
+            state = "disabled" if config.name in self.disabled else status
+            tools = len(conn.tools) if conn else 0
             rows.append(ServerLine(config.name, state, config.transport, config.origin, tools, error))
         for p in self.pending:  # "needs approval: how to give it", or "rejected (...)"
             status, _, how = p.why.partition(": ")
