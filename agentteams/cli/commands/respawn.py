@@ -23,6 +23,22 @@ def respawn(
     chosen = [background.find(layout, session)] if session is not None else [
         row.job for row in background.listing(layout) if row.job.ours
     ]  # fmt: skip
-    for job in chosen:
-        background.respawn(layout, job)
+    if session is not None:  # one: its failure is the command's one line
+        background.respawn(layout, chosen[0])
+        typer.echo(f"respawned {chosen[0].id}")
+        return
+    failed = 0
+    for job in chosen:  # each is tried: one that cannot restart says so in its line and leaves the others be
+        try:
+            background.respawn(layout, job)
+        except AgentTeamsError as e:  # it names the session
+            failed += 1
+            typer.echo(f"agentteams: error: {e}", err=True)
+            continue
+        except OSError as e:  # its record or tmux server could not be reached
+            failed += 1
+            typer.echo(f"agentteams: error: cannot restart {job.id}: {e.strerror or e}", err=True)
+            continue
         typer.echo(f"respawned {job.id}")
+    if failed:
+        raise typer.Exit(1)
