@@ -132,7 +132,7 @@ def run(prompt: str, options: Any, output_format: str, *, teammate_mode: str = "
     def on_event(event: AgentEvent) -> None:
         if event.kind in ("user", "answering", "text") and event.kind not in marks:
             marks[event.kind] = time.monotonic()
-        lines.subagents.turn_began(len(turns), event)  # whether a background agent's notice began a turn
+        emit_all(lines.subagents.turn_began(len(turns), event))  # a background agent's notice began a turn?
         if streaming:
             for line in lines(event):
                 emit(line)

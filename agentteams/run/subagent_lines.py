@@ -51,10 +51,15 @@ class SubagentLines:
         self._run = BackgroundRun(session, self, hear, emit, opening)
         return self._run
 
-    def turn_began(self, index: int, event: Any) -> None:
-        """An event of the lead's, from the start of a run: whether it begins turn `index` with a notice."""
-        if self._run is not None:
-            self._run.turn_began(index, event)
+    def turn_began(self, index: int, event: Any) -> list[Line]:
+        """An event of the lead's, from the start of a run: whether it begins turn `index` with a notice (then the
+        turn's init line, for the program)."""
+        return self._run.turn_began(index, event) if self._run is not None else []
+
+    def notice_turn_ended(self) -> dict[str, Any] | None:
+        """A driven session's turn ended: if a background agent's notice began it, its result's extra fields (its
+        own result line, as claude 2.1.332 writes one at once); None for any other turn."""
+        return self._run.notice_turn_ended() if self._run is not None else None
 
     def main_event(self, event: Any) -> list[Line]:
         """Lines for the lead's own events: a subagent's start and end."""
@@ -187,6 +192,8 @@ class BackgroundRun:
         self._lines, self._hear, self._emit, self._opening = lines, hear, emit, opening
         self._run_ids: dict[str, str] = {}
         self.origins: dict[int, dict[str, Any]] = {}  # turn index -> the notice that began it, as claude names it
+        self._results = 0  # a driven session's turns so far (its result lines are numbered)
+        self._noticed: dict[str, Any] | None = None  # the origin of the turn running now, a notice began it
         self.agents = Background(session, self._delivered)
         lines.background = True
 
@@ -201,16 +208,24 @@ class BackgroundRun:
             self._emit(said)
         self._hear(finished.notice())
 
-    def turn_began(self, index: int, event: Any) -> None:
-        """An event of the lead's: one that begins turn `index` with a background agent's notice gives it an origin."""
+    def turn_began(self, index: int, event: Any) -> list[Line]:
+        """An event of the lead's: one that begins turn `index` with a background agent's notice gives it an origin
+        (and, for a program, the init line a turn opens with)."""
         message = event.message if event.kind == "user" and self.started else None
         text = message.get("content") if isinstance(message, dict) else None
         if isinstance(text, str) and text.startswith("<task-notification>"):
             agent_id = text.partition("<task-id>")[2].partition("</task-id>")[0]
             run_id = self._run_ids.get(agent_id, agent_id)
-            self.origins[index] = {"kind": "task-notification", "producer": "session-task", "runId": run_id}
+            self.origins[index] = self._noticed = {"kind": "task-notification", "producer": "session-task",
+                                                   "runId": run_id}  # fmt: skip
             if self._emit is not None and self._opening is not None:  # its turn opens with an init line, as each
-                self._emit([self._opening()])
+                return [self._opening()]
+        return []
+
+    def notice_turn_ended(self) -> dict[str, Any] | None:
+        origin, self._noticed = self._noticed, None
+        self._results += 1
+        return None if origin is None else {"origin": origin, "result_index": self._results - 1}
 
     def settle(self, settled: Callable[[], None]) -> None:
         """`settled` (the lead has nothing left to do), again after each background agent's notice, till none runs."""

@@ -62,8 +62,8 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     opener = turn_open.Opener()
 
     def on_event(event: AgentEvent) -> None:
-        opener.flush()
-        for line in [*answers.tasks.started(event), *lines(event)]:
+        opener.flush()  # a background agent's notice begins a turn of its own: its init line first
+        for line in [*lines.subagents.turn_began(len(turns), event), *answers.tasks.started(event), *lines(event)]:
             headless.emit(line)
 
     stdio = flags.permission_prompt_tool == PROMPT_TOOL_STDIO
@@ -77,12 +77,15 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
     program_servers.set_relay(lambda server, message: _mcp_answer(channel, server, message))
     stop_hook_lines = hook_lines.start(options, headless.emit)  # from the first: SessionStart runs in build_lead
     parts = build_lead(options, teammate_mode=teammate_mode, teammate_command=teammate_command,
-                       on_event=on_event, on_turn_end=turns.append, ask=asks if stdio else None,
+                       on_event=on_event, on_turn_end=lambda r: _ended(r, turns, lines, runtime, options),
+                       ask=asks if stdio else None,
                        judge=asks.judge if stdio else None, warm=True, peers="first_request")  # fmt: skip
     runtime, code = parts.runtime, 0
     runtime.session.policy.interactive = stdio  # a question has someone to go to: the program
     runtime.session.agent.settings.stream_events = flags.partial_messages
     runtime.session.on_subagent_event = lambda event: headless.emit_all([*opener.take(), *lines.subagent(event)])
+    background = lines.subagents.follow(runtime.session, runtime.hear, headless.emit_all,
+                                        lambda: headless.init_line(runtime.session, options))  # fmt: skip
     answers.runtime, asks.session, answers.lines = runtime, runtime.session, lines
     channel.start()
     ended = 0.0  # when the last turn ended
@@ -104,10 +107,21 @@ def run(options: Any, flags: SdkFlags, *, teammate_mode: str = "auto", teammate_
                 replayed = [_replayed(m, options.session_id) for m in came] if flags.replay else []
                 code = _turn(runtime, options, flags.output_format, "\n".join(prompts), turns, echo, opener, replayed)
             ended = time.monotonic()
+        background.settle(lambda: headless.wait_settled(runtime))  # stdin ended: as claude, their notices first
     finally:
         parts.close(team_down=True)
         stop_hook_lines()
     return code
+
+
+def _ended(result: Any, turns: list[Any], lines: StreamLines, runtime: Any, options: Any) -> None:
+    """A turn ended: a program's turn's result is its caller's to report; a background agent's notice's turn gets
+    its own result line at once, as claude 2.1.332 writes it (numbered, its origin named)."""
+    said = lines.subagents.notice_turn_ended()
+    if said is None or result is None:
+        turns.append(result)
+        return
+    headless.report([result], runtime.session, options.session_id, "stream-json", 0.0, said)
 
 
 def _joining(first: dict[str, Any], text: str | None) -> Callable[[dict[str, Any]], bool]:
