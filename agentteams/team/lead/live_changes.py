@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Literal
 
 from agentteams.errors import AgentTeamsError
-from agentteams.model.aliases import resolve_model
+from agentteams.model.aliases import known_model
 from agentteams.store.fs.atomic_json import now_iso
 from agentteams.store.paths import LEAD_NAME
 from agentteams.store.protocol import Message, ModelSetRequest, ModeSetRequest
@@ -78,7 +78,7 @@ class LiveChanges:
 
     def _model(self, team: str, member: Member, name: str, ours: bool) -> str:
         try:
-            model = resolve_model(name)
+            model = known_model(name)  # a team member's model is checked as the team file's are
         except AgentTeamsError as e:
             raise ToolInputError(str(e)) from None
         if not ours:  # no Claude Code teammate takes a model from its inbox
