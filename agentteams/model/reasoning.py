@@ -8,12 +8,14 @@ import dataclasses
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from agentteams import diagnostics
 from agentteams.errors import AgentTeamsError
 from agentteams.model.aliases import LONG_BETA
-from agentteams.model.types import ModelClient, ModelRequest, ModelResponse, StreamCallbacks
+
+if TYPE_CHECKING:  # annotations only: the REPL reads the options (Reasoning) before its prompt, the types load later
+    from agentteams.model.types import ModelClient, ModelRequest, ModelResponse, StreamCallbacks
 
 THINKING_MODES = ("enabled", "adaptive", "disabled")
 DISPLAYS = ("summarized", "omitted", "highlights")

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Any, Literal, Protocol, get_args
 
-from agentteams.model.types import ModelRequest, ModelResponse
+if TYPE_CHECKING:  # the REPL reads the permission modes here before its prompt: the model's types load later
+    from agentteams.model.types import ModelRequest, ModelResponse
 
 PermissionMode = Literal["default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "delegate"]
 PERMISSION_MODES: tuple[str, ...] = get_args(PermissionMode)

@@ -113,5 +113,6 @@ def test_the_repl_draws_its_prompt_before_the_session_s_modules(tmp_path: Path) 
                                            text=True, check=True).stdout))  # fmt: skip
     assert "agentteams.ui.repl" in loaded
     before_prompt = ("agentteams.agent.mcp_servers", "agentteams.agent.mcp_wait", "agentteams.run.stream_lines",
+                     "agentteams.model.types",
                      "agentteams.run.hook_lines", "agentteams.agent.session", *OFF_THE_START_PATH)  # fmt: skip
     assert sorted(set(before_prompt) & loaded) == ["subprocess"]  # asyncio's, for the prompt's event loop
