@@ -147,3 +147,16 @@ def test_the_team_is_not_settled_while_a_shutdown_request_is_unanswered(tmp_path
         lead.approve_shutdown("bob")
         lead.settle()
         assert lead.runtime.settled() and lead.members() == ["team-lead", "alice"]
+
+
+def test_closing_the_lead_ends_its_team_thread_without_waiting_out_a_look(
+    tmp_path: Path, layout: Layout, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentteams.team.lead import runtime as lead_runtime
+
+    monkeypatch.setattr(lead_runtime, "CHECK_EVERY", 60.0)  # a look far longer than close's 5 s join
+    with running_lead(layout, tmp_path, FakeModel([]), "alice") as lead:
+        thread = lead.runtime.team_thread
+        assert thread is not None
+        wait_until(lambda: lead.runtime._team_waiter is not None, WAIT, "the team thread's watch")
+    assert not thread.is_alive()  # close woke it: it did not sit out its 60 s look

@@ -43,6 +43,7 @@ from agentteams.team.turns_owed import TurnsOwed
 from agentteams.tools.base import ToolInputError
 
 if TYPE_CHECKING:
+    from agentteams.store.api import Waiter
     from agentteams.team.lead.adopt import Adopted
 
 JOIN_WAIT = 2.0  # seconds for the lead's team thread to end when the team is disbanded: four of its rounds
@@ -79,6 +80,7 @@ class LeadRuntime:
         self.last_error: AgentTeamsError | None = None
         self._threads: list[threading.Thread] = []
         self.team_thread: threading.Thread | None = None
+        self._team_waiter: Waiter | None = None  # the team thread's watch, woken by close so it ends at once
         pane = current_pane() or ""
         self._presence = heartbeat.LeadPresence(self.store, self.ctx.session_id, pane)  # beaten by the team thread
         self._leases = LeaseKeeper(self.tasks, LEAD_NAME, self.store.steady)  # renewed and swept by the team thread
@@ -205,6 +207,8 @@ class LeadRuntime:
 
     def close(self) -> None:
         self._queue.close()
+        if (waiter := self._team_waiter) is not None:
+            waiter.wake()  # sticky: a round between its closing check and its wait ends at once too
         self.ctx.interrupt.set()
         for t in self._threads:
             if t is not threading.current_thread():
@@ -306,6 +310,7 @@ class LeadRuntime:
 
         self.store.keyring.recorded(team, LEAD_NAME)
         with self.store.watch(team, LEAD_NAME) as files, team_wait.TeamWait(files, self.handles) as watcher:
+            self._team_waiter = files
             while not self._queue.closing and self.team == team:
                 try:
                     if self._loss.lost(team):
@@ -334,6 +339,7 @@ class LeadRuntime:
                     watcher.wait(CHECK_EVERY, stretch=not self._budget.watching)
                 except StoreUnavailable:  # it fails at once until the store is back: one round per CHECK_EVERY
                     time.sleep(CHECK_EVERY)
+            self._team_waiter = None
         self.store.presence.remove(team, LEAD_NAME)
 
     def _answered(self, who: str, msg: PermissionRequest, allow: bool) -> None:
