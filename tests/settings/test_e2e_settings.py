@@ -260,4 +260,6 @@ def test_a_broken_agent_file_is_one_line_and_the_others_still_work(
     task = server.requests[0]["body"]["tools"]
     enum = next(t for t in task if t["name"] == "Task")["input_schema"]["properties"]["subagent_type"]["enum"]
     assert enum == ["general-purpose", "Explore", "Plan", "reviewer", "fork"]
-    assert AGENT_MARK in json.dumps(server.requests[1]["body"]["system"])  # the good file still runs
+    # the good file still runs: its subagent's request, which races its caller's next one (the Task call's result
+    # comes back at once while the subagent works in the background), so it is found by its prompt, not its place
+    assert any(AGENT_MARK in json.dumps(r["body"]["system"]) for r in server.requests[1:]), server.requests
