@@ -44,7 +44,7 @@ _agentteams_options() {
         "msg broadcast") echo "--from --json --help" ;;
         "msg read") echo "--unread --all --mark-read --json --help" ;;
         "mock-api") echo "--script --port --log --host --help" ;;
-        "status") echo "--json --help" ;;
+        "status") echo "--json --all --help" ;;
         "watch") echo "--help" ;;
         "attach") echo "--help" ;;
         "logs") echo "--follow -f --help" ;;
