@@ -133,3 +133,27 @@ def test_a_refusing_session_tells_the_sender(cli: Cli, work: Path, config_root: 
         for proc in (rcv, snd):
             assert proc.stdin is not None
             proc.stdin.close()
+
+
+def test_a_held_messages_line_on_a_print_runs_stderr_is_inert(cli: Cli, work: Path, config_root: Path) -> None:
+    """-p has no screen of its own for the notice: it is a warning line on stderr, where the sender's words must
+    not reach the terminal as escape sequences (a title, the clipboard)."""
+    (work / ".claude").mkdir()
+    (work / ".claude" / "settings.json").write_text(json.dumps({"crossSessionInbound": "hold"}))
+    hostile = "PEERMARK held \x1b]0;PWNED\x07\x1b]52;c;ZXZpbA==\x07 end"
+    script = _routes(["rcv read it."], [_send("rcv", hostile), "snd sent."])
+    with MockServer(script) as server:
+        rcv = _session(cli, work, server.base_url, "rcv")
+        wait_until(lambda: _record(config_root, "rcv") is not None, 30, "the receiver's sessions record")
+        snd = _session(cli, work, server.base_url, "snd")
+        _say(snd, "SENDTO rcv")
+        wait_until(lambda: any('"success":true' in _last_user(r) for r in server.requests), 30, "the send's result")
+        for proc in (snd, rcv):
+            assert proc.stdin is not None
+            proc.stdin.close()
+        for proc in (snd, rcv):
+            proc.wait(timeout=30)
+        assert rcv.stderr is not None
+        err = rcv.stderr.read()
+    [line] = [x for x in err.splitlines() if "Held a message" in x]
+    assert "PEERMARK held ^[]0;PWNED^G^[]52;c;ZXZpbA==^G end" in line and "\x1b" not in err and "\x07" not in err
