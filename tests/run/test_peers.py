@@ -15,14 +15,11 @@ from agentteams.mockapi import MockServer
 from agentteams.mockapi.reqtext import content_text
 from tests.support.cli import Cli
 from tests.support.headless import KEY
-from tests.support.stream_json import STREAM_ARGS, sdk_user_line
+from tests.support.peer_script import carrying, last_user, routes, say, send
+from tests.support.stream_json import STREAM_ARGS
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.proc
-
-
-def _send(to: str, body: str) -> dict[str, Any]:
-    return {"content": [{"type": "tool_use", "name": "SendMessage", "input": {"to": to, "message": body}}]}
 
 
 def _session(cli: Cli, cwd: Path, url: str, name: str) -> subprocess.Popen[str]:
@@ -39,32 +36,8 @@ def _record(config_root: Path, name: str) -> dict[str, Any] | None:
     return None
 
 
-def _last_user(request: dict[str, Any]) -> str:
-    return content_text(request["body"]["messages"][-1].get("content"))
-
-
-def _carrying(server: MockServer, marker: str) -> list[dict[str, Any]]:
-    """The requests whose newest user message holds `marker` (a message from another session: in its wrapper)."""
-    wrapped = "[Cross-session" in marker or "<cross-session-message" in marker
-    return [r for r in server.requests if r["body"].get("tools") and marker in _last_user(r)
-            and (wrapped or "<cross-session-message" in _last_user(r))]  # fmt: skip
-
-
-def _say(proc: subprocess.Popen[str], text: str) -> None:
-    assert proc.stdin is not None
-    proc.stdin.write(sdk_user_line(text))
-    proc.stdin.flush()
-
-
-def _routes(receiver: list[Any], sender: list[Any]) -> dict[str, Any]:
-    return {"routes": [
-        {"name": "snd", "match": {"tools": True, "first_user": "SENDTO"}, "turns": sender, "idle": "snd idle."},
-        {"name": "rcv", "match": {"tools": True}, "turns": receiver, "idle": "rcv idle."},
-    ]}  # fmt: skip
-
-
 def test_a_message_reaches_an_idle_session_of_ours(cli: Cli, work: Path, config_root: Path) -> None:
-    script = _routes(["rcv read it."], [_send("rcv", "PEERMARK hello from snd"), "snd sent."])
+    script = routes(["rcv read it."], [send("rcv", "PEERMARK hello from snd"), "snd sent."])
     with MockServer(script) as server:
         rcv = _session(cli, work, server.base_url, "rcv")
         wait_until(lambda: _record(config_root, "rcv") is not None, 30, "the receiver's sessions record")
@@ -73,12 +46,12 @@ def test_a_message_reaches_an_idle_session_of_ours(cli: Cli, work: Path, config_
         assert (record["peerProtocol"], record["kind"], record["entrypoint"]) == (1, "interactive", "sdk-cli")
         assert record["messagingSocketPath"].endswith(f"/{record['pid']}.sock")
         snd = _session(cli, work, server.base_url, "snd")
-        _say(snd, "SENDTO rcv")
-        wait_until(lambda: bool(_carrying(server, "PEERMARK hello")), 30, "the message in the receiver's request")
-        got = _last_user(_carrying(server, "PEERMARK hello")[0])
+        say(snd, "SENDTO rcv")
+        wait_until(lambda: bool(carrying(server, "PEERMARK hello")), 30, "the message in the receiver's request")
+        got = last_user(carrying(server, "PEERMARK hello")[0])
         assert '<cross-session-message from="uds:' in got and 'from-name="snd" from-mode="bypass"' in got
         # the sender's next request and the receiver's turn race: each is awaited
-        wait_until(lambda: any("rcv [" not in _last_user(r) and '"success":true' in _last_user(r)
+        wait_until(lambda: any("rcv [" not in last_user(r) and '"success":true' in last_user(r)
                                for r in server.requests), 30, "the sender's result saying it was sent")  # fmt: skip
         for proc in (rcv, snd):
             assert proc.stdin is not None
@@ -93,20 +66,20 @@ def test_a_busy_session_of_ours_gets_it_at_its_next_tool_result(
     gate = tmp_path / "gate"
     wait = {"content": [{"type": "tool_use", "name": "Bash", "input": {
         "command": f"while [ ! -e {gate} ]; do sleep 0.05; done; echo opened", "description": "wait"}}]}  # fmt: skip
-    script = _routes([wait, {"wait_for": "PEERMARK busy", "text": "rcv read it."}],
-                     [_send("rcv", "PEERMARK busy one"), "snd sent."])  # fmt: skip
+    script = routes([wait, {"wait_for": "PEERMARK busy", "text": "rcv read it."}],
+                     [send("rcv", "PEERMARK busy one"), "snd sent."])  # fmt: skip
     with MockServer(script) as server:
         rcv = _session(cli, work, server.base_url, "rcv")
-        _say(rcv, "RCVWORK")
+        say(rcv, "RCVWORK")
         wait_until(lambda: (_record(config_root, "rcv") or {}).get("status") == "busy", 30, "the receiver busy")
         wait_until(lambda: any(r.get("route") == "rcv" for r in server.requests), 30, "the receiver's Bash call")
         snd = _session(cli, work, server.base_url, "snd")
-        _say(snd, "SENDTO rcv")
-        wait_until(lambda: any('"success":true' in _last_user(r) for r in server.requests), 30, "the send's result")
-        assert not _carrying(server, "PEERMARK busy"), "nothing reaches the receiver before its tool is done"
+        say(snd, "SENDTO rcv")
+        wait_until(lambda: any('"success":true' in last_user(r) for r in server.requests), 30, "the send's result")
+        assert not carrying(server, "PEERMARK busy"), "nothing reaches the receiver before its tool is done"
         gate.touch()
-        wait_until(lambda: bool(_carrying(server, "PEERMARK busy one")), 30, "the message after the tool result")
-        last = _carrying(server, "PEERMARK busy one")[0]["body"]["messages"][-1]["content"]
+        wait_until(lambda: bool(carrying(server, "PEERMARK busy one")), 30, "the message after the tool result")
+        last = carrying(server, "PEERMARK busy one")[0]["body"]["messages"][-1]["content"]
         kinds = [b.get("type") for b in last]
         assert kinds[0] == "tool_result" and "opened" in content_text([last[0]]), kinds
         assert any(b.get("type") == "text" and "PEERMARK busy one" in b.get("text", "") for b in last[1:])
@@ -119,16 +92,16 @@ def test_a_refusing_session_tells_the_sender(cli: Cli, work: Path, config_root: 
     (work / ".claude").mkdir()
     (work / ".claude" / "settings.json").write_text(json.dumps({"crossSessionInbound": "refuse"}))
     notice = {"wait_for": "Cross-session delivery notice", "text": "snd heard the refusal."}
-    script = _routes(["rcv read it."], [_send("rcv", "PEERMARK refused"), "snd sent.", notice])
+    script = routes(["rcv read it."], [send("rcv", "PEERMARK refused"), "snd sent.", notice])
     with MockServer(script) as server:
         rcv = _session(cli, work, server.base_url, "rcv")
         wait_until(lambda: _record(config_root, "rcv") is not None, 30, "the receiver's sessions record")
         snd = _session(cli, work, server.base_url, "snd")
-        _say(snd, "SENDTO rcv")
-        wait_until(lambda: bool(_carrying(server, "[Cross-session delivery notice]")), 30, "the sender told")
-        told = _last_user(_carrying(server, "[Cross-session delivery notice]")[0])
+        say(snd, "SENDTO rcv")
+        wait_until(lambda: bool(carrying(server, "[Cross-session delivery notice]")), 30, "the sender told")
+        told = last_user(carrying(server, "[Cross-session delivery notice]")[0])
         assert "refused" in told
-        assert not any("PEERMARK refused" in _last_user(r) and "cross-session-message" in _last_user(r)
+        assert not any("PEERMARK refused" in last_user(r) and "cross-session-message" in last_user(r)
                        for r in server.requests), "the refused message never reaches the receiver's model"  # fmt: skip
         for proc in (rcv, snd):
             assert proc.stdin is not None
@@ -141,13 +114,13 @@ def test_a_held_messages_line_on_a_print_runs_stderr_is_inert(cli: Cli, work: Pa
     (work / ".claude").mkdir()
     (work / ".claude" / "settings.json").write_text(json.dumps({"crossSessionInbound": "hold"}))
     hostile = "PEERMARK held \x1b]0;PWNED\x07\x1b]52;c;ZXZpbA==\x07 end"
-    script = _routes(["rcv read it."], [_send("rcv", hostile), "snd sent."])
+    script = routes(["rcv read it."], [send("rcv", hostile), "snd sent."])
     with MockServer(script) as server:
         rcv = _session(cli, work, server.base_url, "rcv")
         wait_until(lambda: _record(config_root, "rcv") is not None, 30, "the receiver's sessions record")
         snd = _session(cli, work, server.base_url, "snd")
-        _say(snd, "SENDTO rcv")
-        wait_until(lambda: any('"success":true' in _last_user(r) for r in server.requests), 30, "the send's result")
+        say(snd, "SENDTO rcv")
+        wait_until(lambda: any('"success":true' in last_user(r) for r in server.requests), 30, "the send's result")
         for proc in (snd, rcv):
             assert proc.stdin is not None
             proc.stdin.close()
