@@ -24,7 +24,8 @@ the previous one has said READY; earlier ones stay up, idle), then the same with
 <claude>`. The latency runs from the `ts` of the lead request answered with the Task call (the answer is
 tiny and immediate) to the `ts` of that teammate's first model request. The lead's first answer is held
 4 s so its fork server (~2 s to pre-import the SDK) is ready: a warm lead, as a user meets one; the
-notes say when the fork server was ready and whether each teammate of ours was forked from it.
+notes say when the fork server was ready and whether each teammate of ours was forked from it. The cold case is the
+same with no hold: our lead's first Task call comes before its fork server is up (a teammate started from cold).
 
 Idle memory: after the delivery teammate's warm-up turn and idle notice (+1 s), VmRSS, VmHWM and Pss
 (`/proc/PID/smaps_rollup`) of the teammate process: ours is the pid in its presence file (a child of the
@@ -398,8 +399,8 @@ def task_turn(k: int) -> int:
     return 1 + 2 * k
 
 
-def spawn_script(k: int) -> dict[str, Any]:
-    lead = [{**tool("TeamCreate", team_name="spawnbench", description="spawn bench"), "delay_ms": LEAD_HOLD_MS}]
+def spawn_script(k: int, hold_ms: int = LEAD_HOLD_MS) -> dict[str, Any]:
+    lead = [{**tool("TeamCreate", team_name="spawnbench", description="spawn bench"), "delay_ms": hold_ms}]
     for j in range(k):
         task = tool("Task", name=f"w{j}", team_name="spawnbench", description=f"worker {j}",
                     prompt=f"You are w{j}. {spawn_mark(j)} Tell the lead you are ready.")  # fmt: skip
@@ -433,8 +434,9 @@ def watch_forkserver(world: Lab, lead_pane_pid: int, stop: threading.Event) -> l
     return seen
 
 
-def run_spawn(kind: Kind, k: int, root: Path, version: str) -> Spawn:
-    with lab(root, spawn_script(k), version) as world:
+def run_spawn(kind: Kind, k: int, root: Path, version: str, *, warm: bool = True) -> Spawn:
+    """`warm`: the lead's first answer held until its fork server is up; else its Task calls come at once."""
+    with lab(root, spawn_script(k, LEAD_HOLD_MS if warm else 0), version) as world:
         argv = [str(AGENTTEAMS), "-p", "go", "--dangerously-skip-permissions", "--teammate-mode", "tmux"]
         if kind == "real":
             argv += ["--teammate-command", str(world.claude)]
@@ -519,7 +521,7 @@ class Row:
     met: bool | None = None
 
 
-def build_rows(d: dict[Kind, Delivery], s: dict[Kind, Spawn]) -> list[Row]:
+def build_rows(d: dict[Kind, Delivery], s: dict[Kind, Spawn], cold: Spawn) -> list[Row]:
     o, r, p = (stats(d[k].samples_ms) for k in ("ours", "real", "poller"))
     n = o.n
     rows = []
@@ -532,6 +534,9 @@ def build_rows(d: dict[Kind, Delivery], s: dict[Kind, Spawn]) -> list[Row]:
     runs = len(s["ours"].samples_ms)
     rows.append(Row(f"spawn: Task -> first request, ms (median of {runs})", round(so, 1), round(sr, 1), None,
                     f"real/ours {sr / so:.1f}x", "real/ours >= 20x", sr / so >= 20))  # fmt: skip
+    sc = statistics.median(cold.samples_ms)
+    rows.append(Row(f"cold-lead spawn (no fork server yet), ms (median of {len(cold.samples_ms)})", round(sc, 1),
+                    round(sr, 1), None, f"real/ours {sr / sc:.1f}x"))  # fmt: skip
     mo, mr = d["ours"].idle, d["real"].idle
     assert mo is not None and mr is not None
     for label, ok, rk, target in (
@@ -560,14 +565,19 @@ def print_table(rows: list[Row]) -> None:
         print(f"{r.figure:<{width}}{r.ours:>9.1f}{r.real:>10.1f}{poller:>12}  {r.ratio:<32}{r.target:<32}{met}")
 
 
-def notes(d: dict[Kind, Delivery], s: dict[Kind, Spawn], elapsed: float, load: tuple[float, float]) -> list[str]:
+def notes(
+    d: dict[Kind, Delivery], s: dict[Kind, Spawn], cold: Spawn, elapsed: float, load: tuple[float, float]
+) -> list[str]:
     ours = s["ours"]
     ready = f"{ours.forkserver_ready_s:+.2f} s" if ours.forkserver_ready_s is not None else "never seen"
     send = ", ".join(f"{k} {statistics.median(v.send_ms):.1f}" for k, v in d.items())
     lines = [
         f"warm lead: its fork server was listening at {ready} from the lead's first request, its first Task call "
         f"came at {ours.first_task_s:+.2f} s; teammates forked from it: {sum(ours.forked)} of {len(ours.forked)}",
-        f"spawn samples, ms: ours {[round(x) for x in ours.samples_ms]}, "
+        f"cold lead: its first Task call came at {cold.first_task_s:+.2f} s, teammates forked from its fork server: "
+        f"{sum(cold.forked)} of {len(cold.forked)}",
+        f"spawn samples, ms: ours {[round(x) for x in ours.samples_ms]}, cold lead "
+        f"{[round(x) for x in cold.samples_ms]}, "
         f"real {[round(x) for x in s['real'].samples_ms]}",
         f"delivery includes the sender's Mailbox.send until it returned, p50 ms: {send}",
         "memory: ours = the presence-file pid (forked by the fork server; all processes: + its launcher in the pane), "
@@ -617,6 +627,8 @@ def main() -> None:
         for kind in SPAWN:
             print(f"spawn: {kind} ...", file=sys.stderr, flush=True)
             spawn[kind] = run_spawn(kind, spawns, Path(tmp) / f"spawn-{kind}", version)
+        print("spawn: ours, cold lead ...", file=sys.stderr, flush=True)
+        cold = run_spawn("ours", spawns, Path(tmp) / "spawn-ours-cold", version, warm=False)
         # the smoke run (--quick) takes the two smallest teams and a short idle window: its figures are not judged
         sized = (5, (1, 4), 5.0) if args.quick else (args.size_messages, bench_sizes.SIZES, bench_sizes.IDLE_WINDOW)
         sizes = bench_sizes.measure(sized[0], Path(tmp) / "sizes", version, sized[1], sized[2])
@@ -629,10 +641,10 @@ def main() -> None:
         print("resume ...", file=sys.stderr, flush=True)
         resume = bench_resume.measure(1 if args.quick else 3)
     elapsed, load = time.monotonic() - started, (load0, os.getloadavg()[0])
-    rows = build_rows(delivery, spawn)
+    rows = build_rows(delivery, spawn, cold)
     print(f"teams: our teammate vs real Claude Code {version} vs a 500 ms poller ({os.cpu_count()} cores)")
     print_table(rows)
-    for line in notes(delivery, spawn, elapsed, load):
+    for line in notes(delivery, spawn, cold, elapsed, load):
         print(f"* {line}")
     spawn_median = statistics.median(spawn["ours"].samples_ms)
     print("\nteam sizes, ours in tmux (delivery ms: send -> the request carrying it; spawn ms: Task -> first request)")
@@ -649,6 +661,7 @@ def main() -> None:
             "rows": [asdict(r) for r in rows],
             "delivery": {k: {**asdict(stats(v.samples_ms)), **asdict(v)} for k, v in delivery.items()},
             "spawn": {k: {**asdict(v), "median_ms": statistics.median(v.samples_ms)} for k, v in spawn.items()},
+            "spawn_cold_lead": {**asdict(cold), "median_ms": statistics.median(cold.samples_ms)},
             "messages": messages, "spawns": spawns, "run_seconds": round(elapsed, 1), "load_average": load,
             "cores": os.cpu_count(), "claude_version": version, "signing": asdict(signing),
             "steer": {k: asdict(v) for k, v in steer.items()},

@@ -108,9 +108,11 @@ def test_bench_team_quick_run_reports_every_figure(
         assert data["spawn"][kind]["median_ms"] > 0 and len(data["spawn"][kind]["samples_ms"]) == 1
         idle = data["delivery"][kind]["idle"]
         assert min(idle["rss_kb"], idle["hwm_kb"], idle["pss_kb"], idle["all_pss_kb"]) > 0
+    cold = data["spawn_cold_lead"]  # our lead's first Task before its fork server is up
+    assert cold["median_ms"] > 0 and len(cold["samples_ms"]) == 1 and cold["lead_exit"] == 0, cold
     rows = data["rows"]
-    wanted = ("delivery p50", "delivery p99", "delivery mean", "spawn", "idle RSS", "idle PSS, teammate", "peak RSS",
-              "idle PSS, all", "RSS after")  # fmt: skip
+    wanted = ("delivery p50", "delivery p99", "delivery mean", "spawn", "cold-lead spawn", "idle RSS",
+              "idle PSS, teammate", "peak RSS", "idle PSS, all", "RSS after")  # fmt: skip
     assert [sum(r["figure"].startswith(w) for r in rows) for w in wanted] == [1] * len(wanted), rows
     for row in rows:
         assert row["ours"] > 0 and row["real"] > 0, row
