@@ -180,7 +180,8 @@ def test_an_interactive_launch_gives_the_model_the_instructions_first_and_ctrl_d
         pane = tmux.start(lead_env(config_root, server), work)
         launch = cli.line("launch", str(team_file), "--dangerously-skip-permissions", "--teammate-mode", "in-process")
         tmux.respawn(pane, launch)
-        wait_until(lambda: "DEMO COMPLETE" in tmux.capture(pane, scrollback=True), 120, "the scenario to finish")
+        wait_until(lambda: "DEMO COMPLETE" in tmux.capture(pane, scrollback=True), 120, "the scenario to finish",
+                   explain=lambda: scenario_state(tmux.capture(pane, scrollback=True), server))  # fmt: skip
         first = json.dumps(next(r["body"] for r in server.requests if r["route"] == "lead")["messages"][0])
         assert 'You lead team \\"calc\\"' in first and "Keep the team on the task list" in first, first
         exclude = frozenset({tmux.server_pid()})  # before Ctrl-D: the lead, quick to leave, may take the server along
@@ -188,6 +189,13 @@ def test_an_interactive_launch_gives_the_model_the_instructions_first_and_ctrl_d
         wait_until(lambda: processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=exclude) == [], 30,
                    "the lead to leave")  # fmt: skip
     assert not (config_root / "teams" / "calc").exists()
+
+
+def scenario_state(screen: str, server: MockServer) -> str:
+    """What a stuck scenario shows: the pane, and each request's route, turn and newest user text."""
+    rows = [f"{r.get('route')} turn {r.get('turn')}: {json.dumps(r['body']['messages'][-1])[:300]}"
+            for r in server.requests]  # fmt: skip
+    return f"pane:\n{screen[-3000:]}\nrequests ({len(rows)}):\n" + "\n".join(rows[-40:])
 
 
 def test_a_role_that_cannot_start_takes_the_half_made_team_down(cli: Cli, config_root: Path, tmp_path: Path) -> None:
