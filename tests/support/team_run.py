@@ -94,7 +94,9 @@ def kill_scenario() -> dict[str, Any]:
         tool("TaskCreate", subject="Long job", description="takes a while"),
         tool("Task", name="alice", team_name=TEAM, description="worker", prompt="You are alice. START-alice"),
         waiting("Started."),
-        {**tool("TeamDelete"), "wait_for": "Teammate alice stopped unexpectedly"},
+        # held 3 s (the tests give the lead 2 s to notice): TeamDelete removes the task files, so an answer at once
+        # could take the team away before a loaded test had looked at the dead teammate's task set back to pending
+        {**tool("TeamDelete"), "wait_for": "Teammate alice stopped unexpectedly", "delay_ms": 3000},
         say("alice died; team removed. LEAD-DONE"),
     ]
     return {"routes": [
