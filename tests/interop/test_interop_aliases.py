@@ -13,7 +13,7 @@ import json
 import re
 import subprocess
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import pytest
 
@@ -23,22 +23,13 @@ from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.provider_env import PROVIDERS, provider_env
-from tests.support.stream_json import STREAM_ARGS, sdk_user_line
+from tests.support.stream_json import STREAM_ARGS, read_until, sdk_user_line
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.interop]
 MARK = "ALIASPROBE"
 FIRST = "haiku[1m]"  # given as --model: set_model takes only the picker's names
 NAMES = ("sonnet", "opus", "haiku", "fable", "best", "opusplan", "default", "sonnet[1m]", "opus[1m]", "fable[1m]")
 Sent = tuple[str, bool, str | None]  # the model id, whether the 1M-context beta was asked for, Vertex's region
-
-
-def _read_until(out: IO[str], kind: str) -> dict[str, Any]:
-    while True:
-        line = out.readline()
-        assert line, f"stdout closed before a {kind}"
-        found: dict[str, Any] = json.loads(line)
-        if found.get("type") == kind:
-            return found
 
 
 def _newest_probe(messages: list[Any]) -> str:
@@ -72,12 +63,12 @@ def table(argv: list[str], env: dict[str, str], cwd: Path, server: MockServer) -
                 proc.stdin.write(json.dumps({"type": "control_request", "request_id": f"m{i}", "request": request}))
                 proc.stdin.write("\n")
                 proc.stdin.flush()
-                if _read_until(proc.stdout, "control_response")["response"].get("subtype") != "success":
+                if read_until(proc.stdout, "control_response")["response"].get("subtype") != "success":
                     found[name] = None  # refused (2.1.330: `sonnet[1m]` where no 1M model backs it)
                     continue
             proc.stdin.write(sdk_user_line(f"{MARK} {name}"))
             proc.stdin.flush()
-            _read_until(proc.stdout, "result")  # an error result is fine: the request it made is what counts
+            read_until(proc.stdout, "result")  # an error result is fine: the request it made is what counts
             found[name] = _sent(server, name)
         proc.stdin.close()
         proc.wait(timeout=30)

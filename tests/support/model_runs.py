@@ -8,29 +8,17 @@ import json
 import re
 import subprocess
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from agentteams.mockapi import MockServer
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.provider_env import provider_env
-from tests.support.stream_json import STREAM_ARGS, sdk_user_line
+from tests.support.stream_json import STREAM_ARGS, read_until, sdk_user_line
 
 MARK = "MODELPROBE"
 SCRIPT = {"routes": [{"name": "main", "turns": [{"content": [{"type": "text", "text": "ok"}], "repeat": 200}]}]}
 Step = tuple[str, str]  # ("mode" | "model", value): a control request, each followed by a prompt
-
-
-def _read_until(out: IO[str], kind: str, replays: list[str] | None = None) -> dict[str, Any]:
-    """The next line of this type; the text of each replayed user message passed on the way goes to `replays`."""
-    while True:
-        line = out.readline()
-        assert line, f"stdout closed before a {kind}"
-        found: dict[str, Any] = json.loads(line)
-        if found.get("type") == kind:
-            return found
-        if replays is not None and found.get("type") == "user" and found.get("isReplay"):
-            replays.append(str(found["message"]["content"]))
 
 
 def _model_of(server: MockServer, n: int) -> str | None:
@@ -59,10 +47,10 @@ def drive(argv: list[str], env: dict[str, str], cwd: Path, server: MockServer, m
             proc.stdin.write(json.dumps({"type": "control_request", "request_id": f"r{n}", "request": request}) + "\n")
             proc.stdin.flush()
             replays: list[str] = []
-            reply = _read_until(proc.stdout, "control_response", replays)["response"]
+            reply = read_until(proc.stdout, "control_response", replays)["response"]
             proc.stdin.write(sdk_user_line(f"{MARK} {n}"))
             proc.stdin.flush()
-            _read_until(proc.stdout, "result", replays)
+            read_until(proc.stdout, "result", replays)
             said: tuple[Any, ...] = (
                 reply["subtype"],
                 reply.get("error_code"),

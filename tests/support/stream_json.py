@@ -41,3 +41,16 @@ def handshake(stdin: IO[str], stdout: IO[str]) -> None:
     assert (ok["response"]["subtype"], ok["response"]["request_id"]) == ("success", "req_1_init")
     assert (refused["response"]["subtype"], refused["response"]["request_id"]) == ("error", "req_2_odd")
     assert "no_such_request" in refused["response"]["error"]
+
+
+def read_until(out: IO[str], kind: str, replays: list[str] | None = None) -> dict[str, Any]:
+    """The next stream-json line of this type; the text of each replayed user message passed on the way goes to
+    `replays`."""
+    while True:
+        line = out.readline()
+        assert line, f"stdout closed before a {kind}"
+        found: dict[str, Any] = json.loads(line)
+        if found.get("type") == kind:
+            return found
+        if replays is not None and found.get("type") == "user" and found.get("isReplay"):
+            replays.append(str(found["message"]["content"]))
