@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from agentteams.team.lead.runtime import LeadRuntime
 
 OFF_VAR = "AGENTTEAMS_PEERS"  # "0": this session has no socket and no record (others cannot find or reach it)
+PUBLISH_WAIT = 10.0  # seconds a tool or the close waits for the endpoint's start: a socket and a record, or a store's
 BG_JOB_VAR = "AGENTTEAMS_BG_JOB"  # set in a background session (run/background.py): its record's kind is "bg"
 When = Literal["now", "first_request"]
 
@@ -86,7 +87,8 @@ class PeerStart:
     def wait(self) -> None:
         """Until the endpoint is published or refused (a tool's way to it: started now if it has not begun)."""
         self.go()
-        self._done.wait()
+        if not self._done.wait(PUBLISH_WAIT):  # every wait has a deadline: the tool goes on without the endpoint
+            diagnostics.warning("this session's place among other sessions is not ready after %gs", PUBLISH_WAIT)
 
     def off(self) -> None:
         """This session takes no part: nothing is published, nothing waits."""
@@ -109,7 +111,7 @@ class PeerStart:
         if not begun:  # it never will now: a tool waiting for it (`wait`) goes on without it
             self._done.set()
         if publishing:  # being published or done: what it wrote goes away again
-            self._done.wait()
+            self._done.wait(PUBLISH_WAIT)
         if self._endpoint is not None:
             self._endpoint.close()
 
