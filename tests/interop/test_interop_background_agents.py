@@ -20,6 +20,7 @@ from tests.support import ccversions as ccv
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.headless import KEY, tool
+from tests.support.procs import stdin_session
 from tests.support.script_runs import SIDE, both
 from tests.support.stream_json import STREAM_ARGS, sdk_user_line
 
@@ -86,19 +87,13 @@ def _session(argv: list[str], env: dict[str, str], cwd: Path) -> list[dict[str, 
                             stderr=subprocess.DEVNULL, text=True)  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
     lines: list[dict[str, Any]] = []
-    try:
+    with stdin_session(proc):
         proc.stdin.write(sdk_user_line("go"))
         proc.stdin.flush()
         while sum(1 for line in lines if line["type"] == "result") < 2:
             line = proc.stdout.readline()
             assert line, f"stdout closed before the notice's result: {lines}"
             lines.append(json.loads(line))
-        proc.stdin.close()
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     return lines
 
 

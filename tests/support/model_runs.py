@@ -13,6 +13,7 @@ from typing import Any
 from agentteams.mockapi import MockServer
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
+from tests.support.procs import stdin_session
 from tests.support.provider_env import provider_env
 from tests.support.stream_json import STREAM_ARGS, read_until, sdk_user_line
 
@@ -40,7 +41,7 @@ def drive(argv: list[str], env: dict[str, str], cwd: Path, server: MockServer, m
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     assert proc.stdin is not None and proc.stdout is not None
     seen: list[tuple[str, Any]] = []
-    try:
+    with stdin_session(proc):
         for n, (kind, value) in enumerate(steps):
             request = {"subtype": "set_permission_mode", "mode": value} if kind == "mode" else {
                 "subtype": "set_model", "model": value}  # fmt: skip
@@ -60,12 +61,6 @@ def drive(argv: list[str], env: dict[str, str], cwd: Path, server: MockServer, m
             if replies:
                 said = (*said, (reply.get("response") or {}).get("model"), replays)
             seen.append((f"{kind} {value}", (said, _model_of(server, n))))
-        proc.stdin.close()
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     return seen
 
 

@@ -11,7 +11,7 @@ import select
 import signal
 import subprocess
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from agentteams.pids import pid_alive
@@ -117,3 +117,18 @@ def read_until(proc: subprocess.Popen[str], needle: str, timeout: float) -> str:
             assert chunk, f"the command ended before printing {needle!r}: {raw.decode(errors='replace')!r}"
             raw += chunk
     return raw.decode(errors="replace")
+
+
+@contextlib.contextmanager
+def stdin_session(proc: subprocess.Popen[str], timeout: float = 30.0) -> Iterator[None]:
+    """A session driven through its stdin: left normally, its stdin is closed and it is waited for (`timeout` s); left
+    any way, a process still running is killed."""
+    try:
+        yield
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
