@@ -14,6 +14,7 @@ import pytest
 
 from agentteams.backends.tmux import TmuxBackend
 from agentteams.mockapi import MockServer
+from agentteams.mockapi.reqtext import content_text
 from agentteams.store.file.mailbox import Mailbox
 from agentteams.store.file.tasks import TaskStore
 from agentteams.store.file.teams import NewMember, TeamStore
@@ -122,11 +123,19 @@ def test_real_claude_teammate_turn_end_hooks(
                      "ANTHROPIC_BASE_URL": server.base_url, "CLAUDE_CONFIG_DIR": str(config_root)}  # fmt: skip
         pane = TmuxBackend(str(tmux.sock)).spawn_pane(lead_pane, "alice", "blue", argv, proj, forwarded)
         teams.set_member_fields(team, "alice", tmux_pane_id=pane)
-        wait_until(lambda: len(lab.entries("TeammateIdle")) >= 2, 60, "TeammateIdle twice (blocked, then let go)")
+
+        def explain() -> str:
+            turns = [(r.get("route"), r.get("turn"), content_text(r["body"]["messages"][-1].get("content"))[-120:])
+                     for r in server.requests]  # fmt: skip
+            events = [e["event"] for e in lab.entries()]
+            return f"hooks: {events}\nrequests: {turns}\n{tmux.capture(pane)}"
+
+        wait_until(lambda: len(lab.entries("TeammateIdle")) >= 2, 60, "TeammateIdle twice (blocked, then let go)",
+                   interval=rc.POLL, explain=explain)  # fmt: skip
         request = ShutdownRequest(request_id=ShutdownRequest.new_request_id("alice"), sender="team-lead",
                                   timestamp=now_iso())  # fmt: skip
         mailbox.send(team, "alice", request.to_text(), sender="team-lead")
-        wait_until(lambda: tmux.exited_ok(pane), 30, "alice to exit")
+        wait_until(lambda: tmux.exited_ok(pane), 30, "alice to exit", interval=rc.POLL, explain=explain)
         status = tasks.get(team, task.id).status
         bodies = [r["body"] for r in server.requests if r.get("route") == "alice"]
     events = [e["event"] for e in lab.entries()]
