@@ -83,7 +83,7 @@ def start(layout: Layout, prompt: str, args: list[str], cwd: Path, name: str | N
     session_id = job_id + str(uuid.uuid4())[8:]
     job = Job(job_id, session_id, str(cwd), prompt, "working", jobs.OURS, jobs.iso_now(), name)
     job.raw = {"detail": "starting", "tempo": "active" if prompt else "idle", "template": "bg",
-               "respawnFlags": args, "providerEnv": {"CLAUDE_CONFIG_DIR": str(layout.root)},
+               "respawnFlags": storable_flags(args), "providerEnv": {"CLAUDE_CONFIG_DIR": str(layout.root)},
                "firstTerminalAt": None}  # fmt: skip
     jobs.write_job(layout, job, state="working" if prompt else "idle")
     try:
@@ -92,6 +92,32 @@ def start(layout: Layout, prompt: str, args: list[str], cwd: Path, name: str | N
         jobs.write_job(layout, job, state="failed")
         raise BackgroundError(f"cannot start a background session: {e}") from None
     return job
+
+
+def storable_flags(args: list[str]) -> list[str]:
+    """`args` as the job file keeps them for `respawn`: an inline `--settings` JSON loses its `env` credentials (a key
+    never lands in a file; a respawned session takes its key from the environment, as any session of ours can)."""
+    from agentteams.settings.keyhelper import SECRET_VARS
+
+    def scrub(value: str) -> str:
+        try:
+            parsed = json.loads(value)
+        except ValueError:
+            return value  # a settings file's path
+        env = parsed.get("env") if isinstance(parsed, dict) else None
+        if not isinstance(env, dict) or not any(k in SECRET_VARS for k in env):
+            return value
+        return json.dumps({**parsed, "env": {k: v for k, v in env.items() if k not in SECRET_VARS}})
+
+    out: list[str] = []
+    for arg in args:
+        if out and out[-1] == "--settings":
+            out.append(scrub(arg))
+        elif arg.startswith("--settings="):
+            out.append("--settings=" + scrub(arg.removeprefix("--settings=")))
+        else:
+            out.append(arg)
+    return out
 
 
 def _launch(job: Job, argv: list[str]) -> None:

@@ -5,6 +5,7 @@ writes them; a record whose process is gone (or is another process under a reuse
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ def key_path(layout: Layout, pid: int, socket_path: str) -> Path:
     return sessions_dir(layout) / f"{pid}.{digest}.key"
 
 
+@functools.cache
 def pid_domain() -> str:
     """`linux:<machine-id>:pid:[<pid namespace>]`, claude's `pidDomain`: pids compare only within one."""
     machine = ""
@@ -188,12 +190,30 @@ def live_records(layout: Layout) -> list[SessionRecord]:
             diagnostics.warning("skipping session record %s: %s", name, e)
             continue
         record = SessionRecord.from_json(obj) if obj is not None else None
-        if record is None or record.pid != int(stem) or not pid_alive(record.pid):
+        if record is None or record.pid != int(stem):
+            continue
+        if not pid_alive(record.pid):
+            _sweep(layout, record)
             continue
         if record.proc_start and proc_start(record.pid) not in (None, record.proc_start):
             continue  # the pid was reused: not that session any more
         found.append(record)
     return sorted(found, key=lambda r: r.started_ms)
+
+
+def _sweep(layout: Layout, record: SessionRecord) -> None:
+    """A dead session's record and key files go, as claude sweeps them: only for a pid of this machine and pid
+    namespace (elsewhere a pid says nothing here), and only the record as read (a new session under the pid keeps its
+    own)."""
+    if record.raw.get("pidDomain") != pid_domain():
+        return
+    path = record_path(layout, record.pid)
+    if json_object(read_bytes(path)) != record.raw:
+        return
+    with contextlib.suppress(OSError):
+        for key in sessions_dir(layout).glob(f"{record.pid}.*.key"):
+            key.unlink()
+        path.unlink()
 
 
 def by_pid(layout: Layout, pid: int) -> SessionRecord | None:
