@@ -4,6 +4,7 @@ the real CLI must work with ours and print the same, parse the same messages and
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -38,8 +39,12 @@ def test_every_example_in_the_sdist_is_run_or_said_why_not() -> None:
 def test_an_sdk_example_does_the_same_with_ours_as_with_the_real_cli(
     claude: Path, claude_version: str, cli: Cli, tmp_path: Path, name: str
 ) -> None:
-    real = ex.run(name, claude, _env(tmp_path, "real", claude_version), tmp_path / "real" / "sdk")
-    ours = ex.run(name, Path(cli.argv()[0]), _env(tmp_path, "ours", None), tmp_path / "ours" / "sdk")
+    # side by side: each has its own copy, config root and scripted server, and several examples spend most of their
+    # time waiting (async_iterable_prompt's 30 s drain timeout), which one after the other doubled
+    with ThreadPoolExecutor(2) as pool:
+        running = pool.submit(ex.run, name, claude, _env(tmp_path, "real", claude_version), tmp_path / "real" / "sdk")
+        ours = ex.run(name, Path(cli.argv()[0]), _env(tmp_path, "ours", None), tmp_path / "ours" / "sdk")
+        real = running.result()
     if real.code == 0:
         assert ours.code == 0, f"exits {ours.code} with ours, 0 with the real CLI\nours:\n{_shown(ours)}"
     if name in ex.UNORDERED:
