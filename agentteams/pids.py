@@ -43,6 +43,28 @@ def pid_alive(pid: int) -> bool:
     return fields[:1] != [b"Z"]
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid`, nearest first (from /proc's per-thread `children` lists); empty without /proc."""
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        parent = todo.pop(0)
+        try:
+            threads = os.listdir(f"/proc/{parent}/task")
+        except OSError:
+            continue
+        for tid in threads:
+            try:
+                with open(f"/proc/{parent}/task/{tid}/children", "rb") as f:
+                    children = [int(c) for c in f.read().split()]
+            except (OSError, ValueError):
+                continue
+            fresh = [c for c in children if c not in found and c != pid]
+            found += fresh
+            todo += fresh
+    return found
+
+
 def proc_start(pid: int) -> str | None:
     """Field 22 of `/proc/<pid>/stat` (start time in clock ticks since boot), as 2.1.330 records it: a string.
 

@@ -82,6 +82,8 @@ class RuntimeHooks:
     task_completed: TaskHook | None = None  # TaskCompleted hooks: a refusal leaves the task as it was
     # a file tool is about to change this file: the session's checkpoints keep what it holds first (agent/checkpoints)
     file_changing: Callable[[Path], None] | None = None
+    # a lead's: the processes of teammates that left, waited for (bounded) before TeamDelete removes what they write
+    await_departures: Callable[[], None] | None = None
     peers: PeerHooks | None = None  # a session's (not a teammate's): other sessions on this machine
     # set while `peers` is still being started (off a run's start path): waits for that start, starting it now
     peers_pending: Callable[[], None] | None = None

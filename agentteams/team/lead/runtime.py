@@ -26,6 +26,7 @@ from agentteams.team import heartbeat
 from agentteams.team.budget import BudgetLead, BudgetWatch
 from agentteams.team.delivery import TeamEvent, team_idle
 from agentteams.team.lead import permission_relay
+from agentteams.team.lead.departures import Departures
 from agentteams.team.lead.inbox import LeadInbox
 from agentteams.team.lead.live_changes import LiveChanges
 from agentteams.team.lead.permission_relay import PermissionJudge
@@ -99,6 +100,8 @@ class LeadRuntime:
         self.ctx.hooks.spawn_teammate = self.spawn_teammate
         self.ctx.hooks.shutdown_sent = self.promises.shutdown_sent
         self.ctx.hooks.plan_digest = self.promises.plan_digest
+        self.departures = Departures()  # teammates' processes ending: TeamDelete and shutdown_team wait for them
+        self.ctx.hooks.await_departures = self.departures.wait
         session.listen(self._on_agent_event)
         session.listen(self._carried.heard)  # marked read once a model request has carried them
         session.agent.steer = self._steer
@@ -114,8 +117,7 @@ class LeadRuntime:
         return self._queue.busy
 
     def resume_team(self) -> Adopted | None:
-        """Before the runtime starts: lead the resumed session's team again (its live teammates adopted, its dead
-        ones started again with their conversations); None when it led none."""
+        """Before `start`: lead the resumed session's team again (live members adopted, dead ones revived), or None."""
         from agentteams.team.lead import adopt  # a resumed lead's only: off a new session's start
 
         claimed = adopt.claim(self.store, self.ctx.session_id)
@@ -132,8 +134,7 @@ class LeadRuntime:
         return done
 
     def hold_until_first_prompt(self) -> None:
-        """Before `start`: no turn for teammates' messages until a prompt is submitted, so a team file's
-        instructions reach the model before the news of teammates already at work."""
+        """Before `start`: teammates' news waits for a first prompt (a team file's instructions come first)."""
         self._queue.held = True
 
     def start(self) -> None:
@@ -201,6 +202,7 @@ class LeadRuntime:
         thread = self.team_thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout=JOIN_WAIT)
+        self.departures.wait()  # what has left may still be writing its last words into the team's files
         from agentteams.team.lead.team_removal import remove_team  # git's view of worktrees: only when a team goes
 
         return remove_team(self.teams, team, self.session.options.cwd)
@@ -297,9 +299,8 @@ class LeadRuntime:
         self._threads.append(self.team_thread)
 
     def _write_presence(self, state: State) -> None:
-        self._presence.write(
-            self.team, state, self.ctx.session_id, self.session.ledger.total(), self.session.context_use()
-        )
+        session = self.session
+        self._presence.write(self.team, state, self.ctx.session_id, session.ledger.total(), session.context_use())
 
     def _record_key(self, team: str, public: str) -> None:
         with contextlib.suppress(AgentTeamsError):
@@ -384,6 +385,7 @@ class LeadRuntime:
         if team:
             self.store.keyring.drop_lead_key(team, name)
         if handle is not None:
+            self.departures.note(handle)
             with contextlib.suppress(Exception):
                 self.spawner.stop(handle)
         if not team:

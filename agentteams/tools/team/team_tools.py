@@ -100,6 +100,8 @@ class TeamDeleteTool(CoordinationTool):
             )
         from agentteams.tools.team import worktree_git
 
+        if ctx.hooks.await_departures is not None:  # a teammate that just left may still be writing its last words
+            ctx.hooks.await_departures()
         removed, kept = worktree_git.close_team(store, config.name, ctx.cwd)  # a dirty worktree is kept, and said
         warnings = kept + store.delete(config.name)
         ctx.team_name = None
