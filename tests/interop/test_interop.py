@@ -125,8 +125,8 @@ def test_real_claude_teammate_in_our_team(
     assert "idle_notification" in protocol_types(from_alice), from_alice
     assert any("Teammate alice shut down" in t for t in user_texts(lead_reqs))
     # nothing left: team and tasks gone, no process with our config root (but the tmux server itself)
-    left = sorted(str(p.relative_to(layout.teams_dir)) for p in (layout.teams_dir / TEAM).rglob("*"))
-    assert not (layout.teams_dir / TEAM).exists(), f"the team dir is left behind, holding {left}"
+    leftover = sorted(str(p.relative_to(layout.teams_dir)) for p in (layout.teams_dir / TEAM).rglob("*"))
+    assert not (layout.teams_dir / TEAM).exists(), f"the team dir is left behind, holding {leftover}"
     assert not layout.task_dir(TEAM).exists(), "the task dir is left behind"
     left = processes_with_env("CLAUDE_CONFIG_DIR", str(config_root), exclude=frozenset({tmux.server_pid()}))
     assert left == [], [(p, cmdline(p)) for p in left]
