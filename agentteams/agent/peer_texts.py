@@ -90,6 +90,15 @@ def sent(name: str, summary: str | None, body: str, notify: bool, host: str = ""
     return text
 
 
+def held_question(frame: Frame, name: str, why: str) -> tuple[str, str]:
+    """The REPL's question about a held message, and the message itself (inert: another session wrote it)."""
+    from agentteams.inert_text import inert
+
+    text = (f"Held message from another session: {inert(name or frame.sender_name or 'unnamed')} ({frame.sender}), "
+            f"held because {why}. Deny drops it and tells the sender; deliver gives it to the model.")  # fmt: skip
+    return text, inert(frame.body)
+
+
 def held_line(frame: Frame, why: str) -> str:
     first = frame.body.splitlines()[0][:80] if frame.body else ""
     return (f"Held a message from {frame.sender} ({frame.sender_name or 'unnamed'}): «{first}» — {why}; not given to "

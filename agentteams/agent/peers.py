@@ -11,10 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from agentteams import diagnostics
 from agentteams.agent import peer_texts
+from agentteams.agent.peer_inbound import SETTING, HeldMessages, Policy
 from agentteams.agent.peer_outbox import Outbox
 from agentteams.errors import AgentTeamsError
 from agentteams.procs import peer_socket
@@ -29,21 +30,6 @@ from agentteams.store.peer_wire import Frame
 if TYPE_CHECKING:  # only with a Redis store: a session without one never loads it
     from agentteams.agent.peer_remote import RemotePeers
 
-Policy = Literal["accept", "hold", "refuse"]
-POLICIES: tuple[Policy, ...] = ("accept", "hold", "refuse")
-SETTING = "crossSessionInbound"
-
-
-def policy_setting(value: object) -> Policy | None:
-    """The setting's policy; None when it is not set. An unknown value holds, as claude holds while one is present."""
-    if value is None:
-        return None
-    if value in POLICIES:
-        return "accept" if value == "accept" else "hold" if value == "hold" else "refuse"
-    diagnostics.warning('%s: unknown value %r, messages from other sessions are held (use "accept", "hold" or '
-                        '"refuse")', SETTING, value)  # fmt: skip
-    return "hold"
-
 
 @dataclass
 class PeerWiring:
@@ -53,6 +39,7 @@ class PeerWiring:
     policy: Callable[[], Policy | None]  # the crossSessionInbound setting, None when unset
     hear: Callable[[str], None]  # text for the model: a new turn when idle, else at its next tool result
     show: Callable[[str], None]  # a line for the person only
+    ask_held: Callable[[str, str], bool] | None = None  # a REPL's question about a held message: True delivers it
 
 
 @dataclass
@@ -82,7 +69,7 @@ class PeerEndpoint:
     _sent: dict[str, _Sent] = field(default_factory=dict)  # msg_id -> where it went (statuses name it)
     _asked: dict[str, _Sent] = field(default_factory=dict)  # notify_when_idle we sent: msg_id -> whom
     _subscribers: dict[str, str] = field(default_factory=dict)  # notify_when_idle we owe: msg_id -> address
-    _held: list[Frame] = field(default_factory=list)
+    _held: HeldMessages | None = None  # made at `start`, with the wiring's way to ask
     _busy: bool = False
     _writes: threading.Condition = field(default_factory=threading.Condition)
     _record_lock: threading.Lock = field(default_factory=threading.Lock)  # no write of the record lands after close
@@ -96,6 +83,7 @@ class PeerEndpoint:
             from agentteams.agent.peer_remote import open_remote
 
             self.remote = open_remote(self.session_id)
+        self._held = HeldMessages(self.wiring.ask_held, self._settle_held)
         path = str(peer_socket.socket_path())
         self.record = peer_records.new_record(self.session_id, str(self.cwd), self.name, path, self.kind,
                                               self.entrypoint, None)  # fmt: skip
@@ -108,6 +96,8 @@ class PeerEndpoint:
             self.remote.start(self.record.to_json(), self._dispatch)
 
     def close(self) -> None:
+        for frame in self._held.take_all() if self._held is not None else []:
+            self._status_to(frame, "expired", reason="The receiving session ended before its user let the message in.")
         self._notices.close()  # the notices owed go out first: they name this session's address, going with it
         if self._listener is not None:
             self._listener.close()
@@ -245,9 +235,9 @@ class PeerEndpoint:
         try:
             if body:
                 frame = peer_wire.user_frame(self._me(target.address), self.name, self._mode(), body)
-                self._post(target.address, frame, target)
-                with self._lock:
+                with self._lock:  # before it leaves: the receiver's "held" or "refused" may come back at once
                     self._sent[frame["msg_id"]] = _Sent(target.address, target.name)
+                self._post(target.address, frame, target)
             if notify:
                 ask = peer_wire.control_frame("notify_when_idle", self._me(target.address), from_mode=self._mode())
                 with self._lock:
@@ -367,8 +357,8 @@ class PeerEndpoint:
             self.wiring.show(f"Refused a message from {sender.name}{where} ({frame.sender}): {why}.")
             return
         if verdict == "hold":
-            with self._lock:
-                self._held.append(frame)
+            assert self._held is not None  # made at start, before any frame can come
+            self._held.hold(frame, sender, peer_texts.held_question(frame, sender.name, why))
             self._status_to(frame, "held", reason="Your message waits for the receiving user's approval before "
                             "it reaches their session's model.")  # fmt: skip
             self.wiring.show(peer_texts.held_line(frame, why))
@@ -395,5 +385,12 @@ class PeerEndpoint:
             diagnostics.warning("could not tell %s what became of its message: %s", frame.sender, e)
 
     def held(self) -> list[Frame]:
-        with self._lock:
-            return list(self._held)
+        return self._held.frames() if self._held is not None else []
+
+    def _settle_held(self, frame: Frame, sender: SessionRecord, deliver: bool) -> None:
+        if not deliver:
+            self._status_to(frame, "denied", reason="The receiving session's user declined your message.")
+            return
+        self._status_to(frame, "delivered", reason="The receiving session's user let your message in.")
+        self._busy = True
+        self.wiring.hear(peer_texts.inbound(frame, sender.name, sender.host))

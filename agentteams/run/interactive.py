@@ -27,7 +27,7 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
     from agentteams.model.aliases import resolve_model
     from agentteams.store.paths import Layout
     from agentteams.ui.lead_start import Deferred
-    from agentteams.ui.questions import Question, Questions
+    from agentteams.ui.questions import Question, Questions, held_message_question
     from agentteams.ui.render import Renderer, make_console
     from agentteams.ui.repl import Repl
     from agentteams.ui.team_view import TeamView
@@ -65,6 +65,7 @@ def run(prompt: str | None, options: Any, *, teammate_mode: str, teammate_comman
             options, teammate_mode=teammate_mode, teammate_command=teammate_command, on_event=on_event,
             on_team_event=on_team_event, ask=ask, judge=judge, on_turn_end=on_turn_end, seed=seed,
             warm=prompt is None, config=config,  # the person types the first prompt: the HTTP stack loads meanwhile
+            ask_held=lambda text, message: questions.ask(held_message_question(text, message)) == "deliver",
         )  # fmt: skip
         from agentteams.agent.subagent_run import Background
 

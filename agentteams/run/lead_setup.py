@@ -83,13 +83,13 @@ def build_lead(
     on_teammate_event: Callable[[str, AgentEvent], None] | None = None,
     ask: Callable[[PermissionAsk], Answer] | None = None, judge: PermissionJudge | None = None,
     on_turn_end: Callable[[Any], None] | None = None, seed: TeamSeed | None = None, warm: bool = False,
-    config: ModelConfig | None = None, peers: When = "now",
+    config: ModelConfig | None = None, peers: When = "now", ask_held: Callable[[str, str], bool] | None = None,
 ) -> LeadParts:  # fmt: skip
     """Everything a lead needs, started; the model client is built (and the key checked) first, from `config` when
     the caller has checked it already. A `seed` (a team file's) makes the team and its tasks before the runtime starts
     and spawns its roles right after. `warm`: the first prompt is still to come (a person types it, a program sends
     it): the HTTP stack loads meanwhile. `peers`: when the session's endpoint among the other sessions is published
-    (run/peer_setup.py)."""
+    (run/peer_setup.py); `ask_held`: a REPL's question about a message another session sent that the policy held."""
     from agentteams.agent.session import Session
     from agentteams.model.anthropic_client import AnthropicClient
     from agentteams.model.config import ModelConfig
@@ -130,7 +130,7 @@ def build_lead(
         session.transcript.named(options.name)
     enders = TurnEnders([on_turn_end] if on_turn_end is not None else [])  # the peer endpoint's joins them
     runtime = LeadRuntime(session, spawner, on_team_event=on_team_event, judge=judge, on_turn_end=enders)
-    published = start_peers(runtime, on_team_event, enders, peers)  # other sessions here: a record, a socket
+    published = start_peers(runtime, on_team_event, enders, peers, ask_held)  # other sessions here: a record, a socket
     if options.resume is not None and not options.fork_session:  # a resumed lead leads its team again
         runtime.resume_team()
     parts = LeadParts(runtime, spawner.backend, [*stoppers, published.close], published)

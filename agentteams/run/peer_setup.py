@@ -43,11 +43,11 @@ class TurnEnders(list[Callable[[Any], None]]):
 
 def start_peers(
     runtime: LeadRuntime, on_team_event: Callable[[TeamEvent], None] | None, turn_enders: TurnEnders,
-    when: When = "now",
+    when: When = "now", ask_held: Callable[[str, str], bool] | None = None,
 ) -> PeerStart:  # fmt: skip
     """The session's endpoint, published now or once its first request has left (a -p or SDK session: its modules,
     files, socket and threads then stay off the way to that request; a tool that needs it waits for it)."""
-    start = PeerStart(runtime, on_team_event, turn_enders)
+    start = PeerStart(runtime, on_team_event, turn_enders, ask_held)
     if os.environ.get(OFF_VAR) == "0":
         start.off()
     elif when == "now":
@@ -68,8 +68,9 @@ class PeerStart:
     start still loading its modules when the session closes publishes nothing."""
 
     def __init__(self, runtime: LeadRuntime, on_team_event: Callable[[TeamEvent], None] | None,
-                 turn_enders: TurnEnders) -> None:  # fmt: skip
+                 turn_enders: TurnEnders, ask_held: Callable[[str, str], bool] | None = None) -> None:  # fmt: skip
         self._runtime, self._on_team_event, self._turn_enders = runtime, on_team_event, turn_enders
+        self._ask_held = ask_held  # a REPL's: a held message is put to the person
         self._lock = threading.Lock()
         self._begun = self._closing = self._publishing = False
         self._done = threading.Event()
@@ -116,7 +117,8 @@ class PeerStart:
             self._endpoint.close()
 
     def _publish(self) -> None:
-        from agentteams.agent.peers import SETTING, PeerEndpoint, PeerWiring, policy_setting
+        from agentteams.agent.peer_inbound import SETTING, policy_setting
+        from agentteams.agent.peers import PeerEndpoint, PeerWiring
         from agentteams.store.paths import Layout
         from agentteams.team.delivery import TeamEvent
 
@@ -133,7 +135,7 @@ class PeerStart:
         wiring = PeerWiring(
             mode=lambda: str(runtime.ctx.hooks.permission_mode()),
             policy=lambda: policy_setting(options.settings.merged.get(SETTING)),
-            hear=runtime.hear, show=show,
+            hear=runtime.hear, show=show, ask_held=self._ask_held,
         )  # fmt: skip
         cwd, sid = str(options.cwd), runtime.ctx.session_id
         endpoint = PeerEndpoint(Layout.from_env(), sid, options.cwd, session_name(options.name, cwd, sid), wiring,

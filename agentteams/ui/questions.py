@@ -42,6 +42,15 @@ def permission_question(text: str, always: str, *, detail: str = "", detail_synt
     return Question(text, prompt, choices, fallback="deny", detail=detail, detail_syntax=detail_syntax)
 
 
+def held_message_question(text: str, message: str) -> Question:
+    """Claude's dialog for a message another session sent that the inbound policy held: deny (the default) or
+    deliver."""
+    choices = {"1": "deny", "n": "deny", "no": "deny", "deny": "deny", "2": "deliver", "d": "deliver",
+               "deliver": "deliver"}  # fmt: skip
+    return Question(text, "1 deny (the sender is told) · 2 deliver to the model > ", choices, fallback="deny",
+                    detail=message)  # fmt: skip
+
+
 class Questions:
     """The queue of open questions; the oldest is the current one, answered by the next line entered."""
 
