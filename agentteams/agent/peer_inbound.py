@@ -42,10 +42,11 @@ class HeldMessages:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _held: list[tuple[Frame, SessionRecord]] = field(default_factory=list)
 
-    def hold(self, frame: Frame, sender: SessionRecord, question: tuple[str, str]) -> None:
+    def hold(self, frame: Frame, sender: SessionRecord, question: tuple[str, str] | None) -> None:
+        """Keep it; `question` (its text, the message) is put to the person, where one can be asked."""
         with self._lock:
             self._held.append((frame, sender))
-        if self.ask is not None:  # the person may take minutes: never on the socket's reading thread
+        if self.ask is not None and question is not None:  # the person may take minutes: not on the socket's thread
             threading.Thread(target=self._put, args=(frame, question), name="peer-held", daemon=True).start()
 
     def _put(self, frame: Frame, question: tuple[str, str]) -> None:

@@ -95,7 +95,7 @@ def held_question(frame: Frame, name: str, why: str) -> tuple[str, str]:
     from agentteams.inert_text import inert
 
     text = (f"Held message from another session: {inert(name or frame.sender_name or 'unnamed')} ({frame.sender}), "
-            f"held because {why}. Deny drops it and tells the sender; deliver gives it to the model.")  # fmt: skip
+            f"held because {why}. Set crossSessionInbound to \"accept\" to take such messages unasked.")  # fmt: skip
     return text, inert(frame.body)
 
 

@@ -358,7 +358,10 @@ class PeerEndpoint:
             return
         if verdict == "hold":
             assert self._held is not None  # made at start, before any frame can come
-            self._held.hold(frame, sender, peer_texts.held_question(frame, sender.name, why))
+            # claude asks the person only about a message held for its sender's other permission-mode class; one held
+            # by the setting waits (here: until the session ends, when its sender hears it expired)
+            asked = self.wiring.policy() is None
+            self._held.hold(frame, sender, peer_texts.held_question(frame, sender.name, why) if asked else None)
             self._status_to(frame, "held", reason="Your message waits for the receiving user's approval before "
                             "it reaches their session's model.")  # fmt: skip
             self.wiring.show(peer_texts.held_line(frame, why))

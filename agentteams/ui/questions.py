@@ -47,8 +47,8 @@ def held_message_question(text: str, message: str) -> Question:
     deliver."""
     choices = {"1": "deny", "n": "deny", "no": "deny", "deny": "deny", "2": "deliver", "d": "deliver",
                "deliver": "deliver"}  # fmt: skip
-    return Question(text, "1 deny (the sender is told) · 2 deliver to the model > ", choices, fallback="deny",
-                    detail=message)  # fmt: skip
+    prompt = "1 deny — drop it and tell the sender it was declined · 2 deliver this message to the model > "
+    return Question(text, prompt, choices, fallback="deny", detail=message)
 
 
 class Questions:

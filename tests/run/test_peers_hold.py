@@ -1,6 +1,7 @@
-"""Messages another session sends that the receiver's `crossSessionInbound: "hold"` holds (issue 31, item 2): a REPL
-puts each to the person, as claude's dialog does (deny, the default, or deliver), and the sender hears which; a session
-nobody can ask (SDK, -p) keeps them until it ends, and then each sender hears that its message expired."""
+"""Messages from other sessions that the receiver holds (issue 31, item 2), as claude 2.1.332 holds them (seen offline,
+tests/interop/test_interop_peers_hold.py): one from a sender of another permission-mode class is put to the person in
+the REPL (deny, the default, or deliver) and its sender hears which; one held by `crossSessionInbound: "hold"` is not
+asked about, and like any held message nobody answered, its sender hears it expired when the session ends."""
 
 from __future__ import annotations
 
@@ -51,13 +52,12 @@ def _script() -> dict[str, Any]:
 def test_a_repl_asks_the_person_and_the_sender_hears_delivered_or_declined(
     start_repl: Start, cli: Cli, work: Path, config_root: Path
 ) -> None:
-    _hold(work)
     pane, server = start_repl(_script(), "-n", "rcv", "--permission-mode", "default")
     wait_until(lambda: (config_root / "sessions").is_dir() and _named(config_root, "rcv"), 30, "the REPL's record")
     snd = _sender(cli, work, server.base_url)
     try:
         say(snd, "SENDTO rcv")
-        pane.wait_text(QUESTION)  # the sender bypasses, the REPL asks: another permission class, and the setting
+        pane.wait_text(QUESTION)  # the sender bypasses, the REPL asks: another permission-mode class
         assert "PEERMARK one" in pane.screen() and not carrying(server, "PEERMARK one")
         pane.type("2")
         pane.press("Enter")
@@ -68,6 +68,28 @@ def test_a_repl_asks_the_person_and_the_sender_hears_delivered_or_declined(
         pane.press("Enter")
         wait_until(lambda: bool(_notices(server, "was declined")), 30, "the sender told it was declined")
         assert not carrying(server, "PEERMARK two"), "a declined message never reaches the model"
+    finally:
+        assert snd.stdin is not None
+        snd.stdin.close()
+        snd.wait(timeout=30)
+
+
+def test_a_message_held_by_the_setting_is_not_asked_about_and_expires_with_the_repl(
+    start_repl: Start, cli: Cli, work: Path, config_root: Path
+) -> None:
+    _hold(work)
+    pane, server = start_repl(_script(), "-n", "rcv", "--dangerously-skip-permissions")  # the sender's class too
+    wait_until(lambda: (config_root / "sessions").is_dir() and _named(config_root, "rcv"), 30, "the REPL's record")
+    snd = _sender(cli, work, server.base_url)
+    try:
+        say(snd, "SENDTO rcv")
+        wait_until(lambda: bool(_notices(server, "is held by that session")), 30, "the sender told it is held")
+        pane.wait_text("Held a message from")
+        assert QUESTION not in pane.screen()
+        pane.press("C-d")
+        wait_until(lambda: pane.exit_status() is not None, 30, "the REPL to leave")
+        wait_until(lambda: bool(_notices(server, "expired")), 30, "the sender told it expired")
+        assert not carrying(server, "PEERMARK one")
     finally:
         assert snd.stdin is not None
         snd.stdin.close()
