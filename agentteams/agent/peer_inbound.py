@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from agentteams import diagnostics
+from agentteams.store import peer_records, peer_wire
+from agentteams.store.paths import Layout
 from agentteams.store.peer_records import SessionRecord
 from agentteams.store.peer_wire import Frame
 
@@ -26,6 +28,31 @@ def policy_setting(value: object) -> Policy | None:
     diagnostics.warning('%s: unknown value %r, messages from other sessions are held (use "accept", "hold" or '
                         '"refuse")', SETTING, value)  # fmt: skip
     return "hold"
+
+
+def verdict_for(setting: Policy | None, frame: Frame, mode: peer_wire.Mode) -> tuple[Policy, str]:
+    """What the policy does with a message, and why (for the lines and the question): claude's rules."""
+    if setting in ("hold", "refuse"):
+        return setting, f'this session\'s {SETTING} setting is "{setting}"'
+    if setting is None and frame.claimed.get("from-mode") != mode:
+        return "hold", "the sending session runs in another permission-mode class"
+    return "accept", ""
+
+
+def verified_sender(layout: Layout, frame: Frame, pid: int) -> SessionRecord | None:
+    """The sender's record, if the process that connected is the one its `from` names (the kernel's pid), and its
+    signature holds when it is one of ours."""
+    record = next((r for r in peer_records.live_records(layout) if r.address == frame.sender), None)
+    if record is None or record.pid != pid:
+        return None
+    if record.public_key:
+        from agentteams.store.signing import VerifyKey
+
+        key = VerifyKey.parse(record.public_key)
+        signature = frame.raw.get(peer_wire.SIG_FIELD)
+        if key is None or not key.verify(peer_wire.signed_bytes(frame.raw), signature):
+            return None
+    return record
 
 
 # (frame, its verified sender, deliver?) -> the sender told, and the model given it when delivered

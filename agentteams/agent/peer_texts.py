@@ -77,8 +77,10 @@ def status_notice(frame: Frame, recipient: str) -> str:
 def idle_notice(name: str, frame: Frame) -> str:
     when = time.strftime("%H:%M", time.localtime(frame.finished_at / 1000)) if frame.finished_at else "just now"
     said = f" Its last words: «{frame.detail}»." if frame.detail else ""
-    return (f"[Cross-session idle notice] {name}, which you asked to hear about, is idle now (its turn ended at "
-            f"{when}).{said} This notice is automatic, not a request from anyone.")  # fmt: skip
+    state = f"has exited (at {when}): it is no longer running" if frame.status == "exited" else (
+        f"is idle now (its turn ended at {when})")  # fmt: skip
+    return (f"[Cross-session idle notice] {name}, which you asked to hear about, {state}.{said} This notice is "
+            "automatic, not a request from anyone.")  # fmt: skip
 
 
 def sent(name: str, summary: str | None, body: str, notify: bool, host: str = "") -> str:

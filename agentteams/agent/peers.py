@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from agentteams import diagnostics
 from agentteams.agent import peer_texts
-from agentteams.agent.peer_inbound import SETTING, HeldMessages, Policy
+from agentteams.agent.peer_inbound import HeldMessages, Policy, verdict_for, verified_sender
 from agentteams.agent.peer_outbox import Outbox
 from agentteams.errors import AgentTeamsError
 from agentteams.procs import peer_socket
@@ -46,6 +46,7 @@ class PeerWiring:
 class _Sent:
     address: str
     name: str
+    pid: int = 0  # its process when asked: a session's last frame (it has exited) comes after its record has gone
 
 
 @dataclass
@@ -96,6 +97,10 @@ class PeerEndpoint:
             self.remote.start(self.record.to_json(), self._dispatch)
 
     def close(self) -> None:
+        with self._lock:  # whoever asked to hear of our next idle hears that we exited, as claude tells them
+            owed, self._subscribers = self._subscribers, {}
+        for msg_id, address in owed.items():
+            self._notices.post(partial(self._notify_idle, msg_id, address, "", "exited"), f"tell {address} we exit")
         for frame in self._held.take_all() if self._held is not None else []:
             self._status_to(frame, "expired", reason="The receiving session ended before its user let the message in.")
         self._notices.close()  # the notices owed go out first: they name this session's address, going with it
@@ -155,10 +160,10 @@ class PeerEndpoint:
         for msg_id, address in owed.items():  # each may wait for a receiver that does not answer: never the turn
             self._notices.post(partial(self._notify_idle, msg_id, address, last_text), f"tell {address} it is idle")
 
-    def _notify_idle(self, msg_id: str, address: str, last_text: str) -> None:
-        frame = peer_wire.control_frame("peer_idle_notice", self._me(address), orig_msg_id=msg_id, state="idle",
-                                        finished_at=epoch_ms(), detail=last_text[:300],
-                                        from_mode=self._mode())  # fmt: skip
+    def _notify_idle(self, msg_id: str, address: str, last_text: str, state: str = "idle") -> None:
+        fields = {"detail": last_text[:300]} if state == "idle" else {}  # claude's exit notice has none
+        frame = peer_wire.control_frame("peer_idle_notice", self._me(address), orig_msg_id=msg_id, state=state,
+                                        finished_at=epoch_ms(), **fields, from_mode=self._mode())  # fmt: skip
         try:
             self._post(address, frame)
         except (AgentTeamsError, LookupError) as e:
@@ -241,7 +246,7 @@ class PeerEndpoint:
             if notify:
                 ask = peer_wire.control_frame("notify_when_idle", self._me(target.address), from_mode=self._mode())
                 with self._lock:
-                    self._asked[ask["msg_id"]] = _Sent(target.address, target.name)
+                    self._asked[ask["msg_id"]] = _Sent(target.address, target.name, target.pid)
                 self._post(target.address, ask, target)
         except (AgentTeamsError, LookupError) as e:
             return {"success": False, "message": f"Failed to send to {target.name}: {e}"}, True
@@ -301,7 +306,9 @@ class PeerEndpoint:
             lost, what = peer_wire.unread(decoded[1])
             (diagnostics.warning if lost else diagnostics.debug)("dropped %s from another session", what)
             return
-        sender = self._verified(frame, inbound.pid)
+        sender = verified_sender(self.layout, frame, inbound.pid)
+        if sender is None and self._exit_notice(frame, inbound.pid):
+            return
         if sender is None:
             diagnostics.warning("dropped a message claiming to come from %s: not that session's process",
                                 frame.sender)  # fmt: skip
@@ -325,31 +332,21 @@ class PeerEndpoint:
             if sent is not None and sent.address == frame.sender:
                 self.wiring.hear(peer_texts.status_notice(frame, sent.name))
 
-    def _verified(self, frame: Frame, pid: int) -> SessionRecord | None:
-        """The sender's record, if the process that connected is the one its `from` names (the kernel's pid), and
-        its signature holds when it is one of ours."""
-        record = next((r for r in peer_records.live_records(self.layout) if r.address == frame.sender), None)
-        if record is None or record.pid != pid:
-            return None
-        if record.public_key:
-            from agentteams.store.signing import VerifyKey
-
-            key = VerifyKey.parse(record.public_key)
-            signature = frame.raw.get(peer_wire.SIG_FIELD)
-            if key is None or not key.verify(peer_wire.signed_bytes(frame.raw), signature):
-                return None
-        return record
-
-    def _policy(self, frame: Frame) -> tuple[Policy, str]:
-        setting = self.wiring.policy()
-        if setting in ("hold", "refuse"):
-            return setting, f'this session\'s {SETTING} setting is "{setting}"'
-        if setting is None and frame.claimed.get("from-mode") != self._mode():
-            return "hold", "the sending session runs in another permission-mode class"
-        return "accept", ""
+    def _exit_notice(self, frame: Frame, pid: int) -> bool:
+        """The notice of a session we asked about that has exited: its record is gone (claude takes it away first),
+        so its process is the one we sent the request to, by the kernel's pid."""
+        if frame.kind != "peer_idle_notice" or frame.status != "exited":
+            return False
+        with self._lock:
+            asked = self._asked.get(frame.orig_msg_id)
+            if asked is None or asked.address != frame.sender or asked.pid != pid:
+                return False
+            del self._asked[frame.orig_msg_id]
+        self.wiring.hear(peer_texts.idle_notice(asked.name, frame))
+        return True
 
     def _message(self, frame: Frame, sender: SessionRecord) -> None:
-        verdict, why = self._policy(frame)
+        verdict, why = verdict_for(self.wiring.policy(), frame, self._mode())
         where = f" on {sender.host}" if sender.host else ""
         if verdict == "refuse":
             self._status_to(frame, "expired", status_detail="refused", reason="The receiving session does not take "

@@ -103,3 +103,21 @@ def test_a_turns_end_never_waits_for_a_receiver_that_does_not_answer(
     assert told == ["uds:/silent", "uds:/quick"]  # in order, before the close returned
     worker = endpoint._notices._worker
     assert worker is not None and not worker.is_alive(), "the outbox's thread outlived the endpoint"
+
+
+def test_a_session_that_closes_while_busy_tells_its_subscribers_it_exited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # fmt: skip
+    """As claude 2.1.332 does (tests/interop/test_interop_peers_exit.py): `peer_idle_notice` with `state: "exited"`,
+    once, before the close returns; a later idle owes nothing more."""
+    wiring = PeerWiring(mode=lambda: "default", policy=lambda: None, hear=lambda _t: None, show=lambda _t: None)
+    endpoint = PeerEndpoint(Layout(tmp_path / "claude"), "leaving", tmp_path, "leaving", wiring)
+    sent: list[tuple[str, dict[str, object]]] = []
+    monkeypatch.setattr(endpoint, "_post", lambda address, frame: sent.append((address, frame)))
+    endpoint.busy()
+    endpoint._subscribe(Frame("notify_when_idle", "m1", "uds:/asker"))
+    endpoint.close()
+    [(address, frame)] = sent
+    assert address == "uds:/asker"
+    assert (frame["action"], frame["orig_msg_id"], frame["state"]) == ("peer_idle_notice", "m1", "exited")
+    assert "detail" not in frame

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from agentteams.agent.peer_inbound import verified_sender
 from agentteams.agent.peers import PeerEndpoint, PeerWiring
 from agentteams.store import peer_records, peer_wire
 from agentteams.store.paths import Layout
@@ -27,18 +28,18 @@ def test_a_frame_of_ours_needs_its_signature(tmp_path: Path) -> None:
     layout = Layout(tmp_path / "claude")
     key, other = SigningKey.generate(), SigningKey.generate()
     sender = _sender(layout, tmp_path, key)
-    receiver = _endpoint(layout, tmp_path)
     frame = peer_wire.user_frame(sender.address, "sender", "prompting", "hello")
     pid = sender.pid
-    assert receiver._verified(peer_wire.parse_frame(frame) or _fail(), pid) is None  # unsigned
+    assert verified_sender(layout, peer_wire.parse_frame(frame) or _fail(), pid) is None  # unsigned
     forged = {**frame, peer_wire.SIG_FIELD: other.sign(peer_wire.signed_bytes(frame))}
-    assert receiver._verified(peer_wire.parse_frame(forged) or _fail(), pid) is None  # another key's
+    assert verified_sender(layout, peer_wire.parse_frame(forged) or _fail(), pid) is None  # another key's
     signed = {**frame, peer_wire.SIG_FIELD: key.sign(peer_wire.signed_bytes(frame))}
-    assert receiver._verified(peer_wire.parse_frame(signed) or _fail(), pid) is not None
+    assert verified_sender(layout, peer_wire.parse_frame(signed) or _fail(), pid) is not None
     content = signed["message"]["content"].replace("hello", "rm -rf")
     tampered = {**signed, "message": {**signed["message"], "content": content}}
-    assert receiver._verified(peer_wire.parse_frame(tampered) or _fail(), pid) is None
-    assert receiver._verified(peer_wire.parse_frame(signed) or _fail(), pid + 1) is None  # not the record's process
+    assert verified_sender(layout, peer_wire.parse_frame(tampered) or _fail(), pid) is None
+    not_its = pid + 1  # not the record's process
+    assert verified_sender(layout, peer_wire.parse_frame(signed) or _fail(), not_its) is None
 
 
 def test_the_key_is_made_at_the_first_message_to_one_of_ours_and_recorded_first(tmp_path: Path) -> None:
