@@ -350,6 +350,10 @@ def _dispatch(flags: AgentFlags, options: SessionOptions, where: str, command: s
             flags.agent_type, flags.plan_mode_required, flags.lead_verify_key, model_given=flags.model is not None,
         )  # fmt: skip
         return teammate.run(options, who, flags.prompt)
+    if flags.input_format == "stream-json" or flags.print_mode:  # the SDK's close sends SIGTERM 5 s after stdin ends
+        from agentteams.procs.term_signal import leave_on_sigterm
+
+        leave_on_sigterm()
     if flags.session_mirror and flags.output_format == "stream-json":  # a program keeps the session in a store
         from agentteams.run.sdk.mirror import mirror_line
 

@@ -103,11 +103,11 @@ def reported(on_event: Callable[[AgentEvent], None], on_turn_end: Callable[[Any]
 
     reporter = JobReporter.from_env()
     assert reporter is not None
-    import signal
+    from agentteams.procs.term_signal import leave_on_sigterm
 
     # `agentteams stop` ends a background session with SIGTERM: leave as Ctrl-D does, the team taken down (run's
     # finally), rather than die with teammates left waiting for a lead that never comes back
-    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    leave_on_sigterm()
 
     def event(e: AgentEvent) -> None:
         if e.kind == "user":
