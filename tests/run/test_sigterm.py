@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -48,11 +49,39 @@ def test_sigterm_mid_turn_ends_the_session_gracefully(
                 proc.stdin.flush()
             wait_until(lambda: _busy_record(config_root) is not None, 30, "the session busy in its Bash call")
             proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=30) == 143
+            _out, err = proc.communicate(timeout=30)
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-        assert _busy_record(config_root) is None and not list((config_root / "sessions").glob("*.json")), (
-            "its record outlived it"
-        )
+        assert proc.returncode == 143, err
+        assert "did not end within" not in err, err  # the graceful end's deadline (procs/term_signal.py)
+        assert not list((config_root / "sessions").glob("*.json")), f"its record outlived it\n{err}"
+
+
+HANGING_END = """
+import sys, threading, time
+from agentteams.procs import term_signal
+term_signal.GRACE = 0.5
+term_signal.leave_on_sigterm()
+print("ready", flush=True)
+try:
+    time.sleep(60)
+finally:
+    threading.Event().wait()  # a graceful end that never ends
+"""
+
+
+def test_a_graceful_end_that_hangs_is_cut_short_at_its_deadline_and_says_where() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", HANGING_END], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
+        proc.send_signal(signal.SIGTERM)
+        _out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143
+    assert "did not end within 0.5s of SIGTERM" in err and "Thread" in err, err
