@@ -353,7 +353,7 @@ def _dispatch(flags: AgentFlags, options: SessionOptions, where: str, command: s
     if flags.input_format == "stream-json" or flags.print_mode:  # the SDK's close sends SIGTERM 5 s after stdin ends
         from agentteams.procs.term_signal import leave_on_sigterm
 
-        leave_on_sigterm()
+        leave_on_sigterm(relay=True)
     if flags.session_mirror and flags.output_format == "stream-json":  # a program keeps the session in a store
         from agentteams.run.sdk.mirror import mirror_line
 
