@@ -14,7 +14,11 @@ import json, os, sys, time
 event, log, rules = sys.argv[1], sys.argv[2], sys.argv[3]
 raw = sys.stdin.read()
 keys = [k for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if k in os.environ]
-entry = {"event": event, "payload": json.loads(raw), "raw": raw, "key_vars": keys, "t": time.time(),
+# when this process was made (its start in /proc, in clock ticks since boot): the moment the CLI ran the hook, before
+# this interpreter's own start-up, which a loaded machine can stretch to a second
+ticks = int(open("/proc/self/stat").read().rpartition(")")[2].split()[19])
+spawned = time.time() - (time.clock_gettime(time.CLOCK_BOOTTIME) - ticks / os.sysconf("SC_CLK_TCK"))
+entry = {"event": event, "payload": json.loads(raw), "raw": raw, "key_vars": keys, "t": time.time(), "spawned": spawned,
          "project_dir": os.environ.get("CLAUDE_PROJECT_DIR"), "cwd": os.getcwd()}
 with open(log, "a") as f:
     f.write(json.dumps(entry) + "\n")

@@ -148,8 +148,12 @@ def test_teammate_died_fires_within_2s_of_a_kill(
         run = finish(rc, tmp_path, server)
     assert run.rc == 0, run.err
     [died] = lab.entries("TeammateDied")
-    assert died["t"] - killed < 2.0, f"TeammateDied fired {died['t'] - killed:.2f} s after the kill"
-    print(f"\n[hooks] TeammateDied hook ran {died['t'] - killed:.2f} s after the kill -9")
+    # when the lead ran the hook (its process made, to the clock tick), not when the hook's interpreter had started:
+    # under CI's load that start-up is the hook's time, not the lead's noticing (CI saw 2.05 s from the kill)
+    ran = died["spawned"]
+    late = f"TeammateDied ran {ran - killed:.2f} s after the kill (its script began at {died['t'] - killed:.2f} s)"
+    assert ran - killed < 2.0, late
+    print(f"\n[hooks] TeammateDied hook ran {ran - killed:.2f} s after the kill -9")
     payload = check_payload(died, work)
     assert (payload["teammate_name"], payload["team_name"], payload["agent_id"]) == ("alice", TEAM, f"alice@{TEAM}")
     assert "unexpectedly" in payload["reason"]
