@@ -5,7 +5,6 @@ fixture ends every claude process it started."""
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -16,15 +15,12 @@ from agentteams.mockapi import MockServer
 from agentteams.mockapi.reqtext import content_text
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
+from tests.support.peer_script import session_record, tool
 from tests.support.stream_json import STREAM_ARGS, sdk_user_line
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def _tool(name: str, **args: Any) -> dict[str, Any]:
-    return {"content": [{"type": "tool_use", "name": name, "input": args}]}
 
 
 def _last_user(request: dict[str, Any]) -> str:
@@ -36,14 +32,6 @@ def _delivered(server: MockServer, marker: str) -> list[str]:
     return [t for t in texts if marker in t and "<cross-session-message" in t]
 
 
-def _record(config_root: Path, name: str) -> dict[str, Any] | None:
-    for path in (config_root / "sessions").glob("*.json"):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("name") == name:
-            return data  # type: ignore[no-any-return]
-    return None
-
-
 @pytest.mark.parametrize("claude_version", [rc.NEWEST])
 def test_real_claude_and_ours_message_each_other(
     claude: Path, claude_version: str, cli: Cli, tmux: Tmux, config_root: Path, tmp_path: Path
@@ -52,10 +40,10 @@ def test_real_claude_and_ours_message_each_other(
     proj.mkdir()
     script = {"routes": [
         {"name": "theirs", "match": {"tools": True, "any": "CLAUDESEND"}, "idle": "claude idle.", "turns": [
-            _tool("ListAgents"), _tool("ToolSearch", query="select:SendMessage"),
-            _tool("SendMessage", to="ours", message="PEERMARK-FROM-CLAUDE hello"), "claude sent."]},
+            tool("ListAgents"), tool("ToolSearch", query="select:SendMessage"),
+            tool("SendMessage", to="ours", message="PEERMARK-FROM-CLAUDE hello"), "claude sent."]},
         {"name": "ours-send", "match": {"tools": True, "any": "OURSEND"}, "idle": "ours idle.", "turns": [
-            _tool("ListAgents"), _tool("SendMessage", to="theirs", message="PEERMARK-FROM-OURS hello"), "ours sent."]},
+            tool("ListAgents"), tool("SendMessage", to="theirs", message="PEERMARK-FROM-OURS hello"), "ours sent."]},
         {"name": "heard", "match": {"tools": True, "any": "PEERMARK-FROM"}, "turns": ["read it."], "idle": "read."},
     ]}  # fmt: skip
     with MockServer(script, log_path=tmp_path / "req.jsonl") as server:
@@ -71,9 +59,9 @@ def test_real_claude_and_ours_message_each_other(
             routes = [(r.get("route"), r.get("turn")) for r in server.requests]
             return f"routes: {routes}\n--- claude:\n{tmux.capture(pane)}"
 
-        wait_until(lambda: (_record(config_root, "theirs") or {}).get("status") == "idle", 60, "claude's record",
+        wait_until(lambda: (session_record(config_root, "theirs") or {}).get("status") == "idle", 60, "claude's record",
                    explain=explain)  # fmt: skip
-        wait_until(lambda: _record(config_root, "ours") is not None, 30, "our record", explain=explain)
+        wait_until(lambda: session_record(config_root, "ours") is not None, 30, "our record", explain=explain)
 
         # real claude -> ours: its ListAgents lists ours, its SendMessage reaches our model
         tmux.send(pane, "CLAUDESEND go", literal=True)

@@ -4,12 +4,10 @@ takes that last frame by the process it asked (the kernel's pid), and its model 
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,23 +15,12 @@ from agentteams.mockapi import MockServer
 from agentteams.mockapi.reqtext import content_text
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
+from tests.support.peer_script import session_record, tool
 from tests.support.stream_json import STREAM_ARGS, sdk_user_line
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def _tool(name: str, **args: Any) -> dict[str, Any]:
-    return {"content": [{"type": "tool_use", "name": name, "input": args}]}
-
-
-def _record(config_root: Path, name: str) -> dict[str, Any] | None:
-    for path in (config_root / "sessions").glob("*.json"):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("name") == name:
-            return data  # type: ignore[no-any-return]
-    return None
 
 
 @pytest.mark.parametrize("claude_version", [rc.NEWEST])
@@ -45,9 +32,9 @@ def test_a_real_claude_that_exits_tells_ours_which_asked(
     never = tmp_path / "never"
     script = {"routes": [
         {"name": "ours", "match": {"tools": True, "any": "OURSEND"}, "idle": "ours idle.", "turns": [
-            _tool("SendMessage", to="theirs", notify_when_idle=True), "ours subscribed."]},
+            tool("SendMessage", to="theirs", notify_when_idle=True), "ours subscribed."]},
         {"name": "theirs", "match": {"tools": True, "any": "CLAUDEWORK"}, "idle": "claude idle.", "turns": [
-            _tool("Bash", command=f"until [ -f {never} ]; do sleep 1; done", description="wait")]},
+            tool("Bash", command=f"until [ -f {never} ]; do sleep 1; done", description="wait")]},
     ]}  # fmt: skip
     with MockServer(script) as server:
         rc.seed_home(config_root, [proj], claude_version)
@@ -59,18 +46,18 @@ def test_a_real_claude_that_exits_tells_ours_which_asked(
                               cwd=proj, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                               text=True) as ours:  # fmt: skip
             assert ours.stdin is not None
-            wait_until(lambda: (_record(config_root, "theirs") or {}).get("status") == "idle", 60, "claude's record",
-                       interval=rc.POLL)  # fmt: skip
+            wait_until(lambda: (session_record(config_root, "theirs") or {}).get("status") == "idle", 60,
+                       "claude's record", interval=rc.POLL)  # fmt: skip
             tmux.send(pane, "CLAUDEWORK go", literal=True)
             wait_until(lambda: "CLAUDEWORK go" in tmux.capture(pane), 10, "the prompt typed", interval=rc.POLL)
             tmux.send(pane, "Enter")
-            wait_until(lambda: (_record(config_root, "theirs") or {}).get("status") == "busy", 30, "claude busy",
-                       interval=rc.POLL)  # fmt: skip
+            wait_until(lambda: (session_record(config_root, "theirs") or {}).get("status") == "busy", 30,
+                       "claude busy", interval=rc.POLL)  # fmt: skip
             ours.stdin.write(sdk_user_line("OURSEND go"))
             ours.stdin.flush()
             wait_until(lambda: any(r.get("route") == "ours" and r.get("turn") == 1 for r in server.requests), 30,
                        "our subscription sent", interval=rc.POLL)  # fmt: skip
-            record = _record(config_root, "theirs")
+            record = session_record(config_root, "theirs")
             assert record is not None and record["status"] == "busy", "claude still busy: no idle notice yet"
             os.kill(record["pid"], signal.SIGTERM)
 

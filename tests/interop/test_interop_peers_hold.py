@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -16,16 +15,13 @@ from agentteams.mockapi.reqtext import content_text
 from tests.support import realclaude as rc
 from tests.support.cli import Cli
 from tests.support.lead_pane import LeadPane
+from tests.support.peer_script import tool
 from tests.support.stream_json import STREAM_ARGS, sdk_user_line
 from tests.support.tmuxlab import Tmux
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.timeout(120)
 DIALOG = "Held message from another session"  # claude's dialog's title, and our question's opening
-
-
-def _tool(name: str, **args: Any) -> dict[str, Any]:
-    return {"content": [{"type": "tool_use", "name": name, "input": args}]}
 
 
 def _live(config_root: Path, name: str, status: str | None = None) -> bool:
@@ -48,7 +44,7 @@ def test_claudes_dialog_declines_ours_and_we_hear_it(
     proj.mkdir()
     script = {"routes": [
         {"name": "ours", "match": {"tools": True, "any": "OURSEND"}, "idle": "ours idle.", "turns": [
-            _tool("SendMessage", to="theirs", message="PEERMARK-ONE hello"), "ours sent."]},
+            tool("SendMessage", to="theirs", message="PEERMARK-ONE hello"), "ours sent."]},
         {"name": "theirs", "match": {"tools": True}, "turns": ["read it."], "idle": "read."},
     ]}  # fmt: skip
     with MockServer(script) as server:
@@ -95,8 +91,8 @@ def test_our_question_lets_claudes_message_in_and_claude_hears_it_released(
     proj.mkdir()
     script = {"routes": [
         {"name": "theirs", "match": {"tools": True, "any": "CLAUDESEND"}, "idle": "claude idle.", "turns": [
-            _tool("ListAgents"), _tool("ToolSearch", query="select:SendMessage"),
-            _tool("SendMessage", to="ours", message="PEERMARK-FROM-CLAUDE hello"), "claude sent."]},
+            tool("ListAgents"), tool("ToolSearch", query="select:SendMessage"),
+            tool("SendMessage", to="ours", message="PEERMARK-FROM-CLAUDE hello"), "claude sent."]},
         {"name": "ours", "match": {"tools": True}, "turns": ["read it."], "idle": "read."},
     ]}  # fmt: skip
     with MockServer(script) as server:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -15,7 +14,7 @@ from agentteams.mockapi import MockServer
 from agentteams.mockapi.reqtext import content_text
 from tests.support.cli import Cli
 from tests.support.headless import KEY
-from tests.support.peer_script import carrying, last_user, routes, say, send
+from tests.support.peer_script import carrying, last_user, routes, say, send, session_record
 from tests.support.stream_json import STREAM_ARGS
 from tests.support.wait import wait_until
 
@@ -28,20 +27,12 @@ def _session(cli: Cli, cwd: Path, url: str, name: str) -> subprocess.Popen[str]:
                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
 
 
-def _record(config_root: Path, name: str) -> dict[str, Any] | None:
-    for path in (config_root / "sessions").glob("*.json"):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("name") == name:
-            return data  # type: ignore[no-any-return]
-    return None
-
-
 def test_a_message_reaches_an_idle_session_of_ours(cli: Cli, work: Path, config_root: Path) -> None:
     script = routes(["rcv read it."], [send("rcv", "PEERMARK hello from snd"), "snd sent."])
     with MockServer(script) as server:
         rcv = _session(cli, work, server.base_url, "rcv")
-        wait_until(lambda: _record(config_root, "rcv") is not None, 30, "the receiver's sessions record")
-        record = _record(config_root, "rcv")
+        wait_until(lambda: session_record(config_root, "rcv") is not None, 30, "the receiver's sessions record")
+        record = session_record(config_root, "rcv")
         assert record is not None
         assert (record["peerProtocol"], record["kind"], record["entrypoint"]) == (1, "interactive", "sdk-cli")
         assert record["messagingSocketPath"].endswith(f"/{record['pid']}.sock")
@@ -57,7 +48,7 @@ def test_a_message_reaches_an_idle_session_of_ours(cli: Cli, work: Path, config_
             assert proc.stdin is not None
             proc.stdin.close()
             proc.wait(timeout=30)
-        assert _record(config_root, "rcv") is None, "a session that ended takes its record away"
+        assert session_record(config_root, "rcv") is None, "a session that ended takes its record away"
 
 
 def test_a_busy_session_of_ours_gets_it_at_its_next_tool_result(
@@ -71,7 +62,7 @@ def test_a_busy_session_of_ours_gets_it_at_its_next_tool_result(
     with MockServer(script) as server:
         rcv = _session(cli, work, server.base_url, "rcv")
         say(rcv, "RCVWORK")
-        wait_until(lambda: (_record(config_root, "rcv") or {}).get("status") == "busy", 30, "the receiver busy")
+        wait_until(lambda: (session_record(config_root, "rcv") or {}).get("status") == "busy", 30, "the receiver busy")
         wait_until(lambda: any(r.get("route") == "rcv" for r in server.requests), 30, "the receiver's Bash call")
         snd = _session(cli, work, server.base_url, "snd")
         say(snd, "SENDTO rcv")
@@ -95,7 +86,7 @@ def test_a_refusing_session_tells_the_sender(cli: Cli, work: Path, config_root: 
     script = routes(["rcv read it."], [send("rcv", "PEERMARK refused"), "snd sent.", notice])
     with MockServer(script) as server:
         rcv = _session(cli, work, server.base_url, "rcv")
-        wait_until(lambda: _record(config_root, "rcv") is not None, 30, "the receiver's sessions record")
+        wait_until(lambda: session_record(config_root, "rcv") is not None, 30, "the receiver's sessions record")
         snd = _session(cli, work, server.base_url, "snd")
         say(snd, "SENDTO rcv")
         wait_until(lambda: bool(carrying(server, "[Cross-session delivery notice]")), 30, "the sender told")
@@ -117,7 +108,7 @@ def test_a_held_messages_line_on_a_print_runs_stderr_is_inert(cli: Cli, work: Pa
     script = routes(["rcv read it."], [send("rcv", hostile), "snd sent."])
     with MockServer(script) as server:
         rcv = _session(cli, work, server.base_url, "rcv")
-        wait_until(lambda: _record(config_root, "rcv") is not None, 30, "the receiver's sessions record")
+        wait_until(lambda: session_record(config_root, "rcv") is not None, 30, "the receiver's sessions record")
         snd = _session(cli, work, server.base_url, "snd")
         say(snd, "SENDTO rcv")
         wait_until(lambda: any('"success":true' in last_user(r) for r in server.requests), 30, "the send's result")

@@ -3,12 +3,28 @@ session, a SendMessage call, and the requests that carry a message from another 
 
 from __future__ import annotations
 
+import json
 import subprocess
+from pathlib import Path
 from typing import Any
 
 from agentteams.mockapi import MockServer
 from agentteams.mockapi.reqtext import content_text
 from tests.support.stream_json import sdk_user_line
+
+
+def tool(name: str, **args: Any) -> dict[str, Any]:
+    """A scripted turn calling one tool."""
+    return {"content": [{"type": "tool_use", "name": name, "input": args}]}
+
+
+def session_record(config_root: Path, name: str) -> dict[str, Any] | None:
+    """The live sessions' record (`sessions/<pid>.json`) named `name`, if any."""
+    for path in (config_root / "sessions").glob("*.json"):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("name") == name:
+            return data  # type: ignore[no-any-return]
+    return None
 
 
 def send(to: str, body: str) -> dict[str, Any]:
